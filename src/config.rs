@@ -1,0 +1,322 @@
+//! Configuration: symfonic's `FrameworkConfig` gate keys, and the replay
+//! config file that names the variants to compare (TOML or JSON).
+//!
+//! Unknown keys are refused everywhere, so a typo such as `read_only_tool`
+//! is an error naming the key and the valid ones instead of a silently
+//! ignored setting.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// The gate keys of symfonic's `FrameworkConfig`, with its defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FrameworkConfig {
+    pub metacognition_confidence_threshold: f64,
+    pub metacognition_sensitive_tags: Vec<String>,
+    pub metacognition_selective_gate: bool,
+    pub metacognition_trivial_ack_patterns: Vec<String>,
+    pub read_only_tools: Vec<String>,
+}
+
+impl Default for FrameworkConfig {
+    fn default() -> Self {
+        FrameworkConfig {
+            metacognition_confidence_threshold: 0.6,
+            metacognition_sensitive_tags: Vec::new(),
+            metacognition_selective_gate: false,
+            metacognition_trivial_ack_patterns: Vec::new(),
+            read_only_tools: Vec::new(),
+        }
+    }
+}
+
+/// The same keys, each optional: a layer over the shared settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkLayer {
+    pub metacognition_confidence_threshold: Option<f64>,
+    pub metacognition_sensitive_tags: Option<Vec<String>>,
+    pub metacognition_selective_gate: Option<bool>,
+    pub metacognition_trivial_ack_patterns: Option<Vec<String>>,
+    pub read_only_tools: Option<Vec<String>>,
+}
+
+impl FrameworkLayer {
+    pub fn apply(&self, base: &FrameworkConfig) -> FrameworkConfig {
+        let mut c = base.clone();
+        if let Some(v) = self.metacognition_confidence_threshold {
+            c.metacognition_confidence_threshold = v;
+        }
+        if let Some(v) = &self.metacognition_sensitive_tags {
+            c.metacognition_sensitive_tags = v.clone();
+        }
+        if let Some(v) = self.metacognition_selective_gate {
+            c.metacognition_selective_gate = v;
+        }
+        if let Some(v) = &self.metacognition_trivial_ack_patterns {
+            c.metacognition_trivial_ack_patterns = v.clone();
+        }
+        if let Some(v) = &self.read_only_tools {
+            c.read_only_tools = v.clone();
+        }
+        c
+    }
+}
+
+/// Prices of one critic model, in USD per million tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    pub usd_per_mtok_in: f64,
+    pub usd_per_mtok_out: f64,
+}
+
+/// `[cost]`: how to price recorded critic tokens.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostConfig {
+    pub default_model: Option<String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelPrice>,
+}
+
+/// `[check]`: release budgets (see `critic-gate check`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    pub max_safety_regressions: Option<u64>,
+    pub max_safety_regression_rate: Option<f64>,
+    pub min_skip_rate: Option<f64>,
+    pub max_added_call_rate: Option<f64>,
+    pub min_label_coverage: Option<f64>,
+    pub max_rejected: Option<u64>,
+    pub variant: Option<Vec<String>>,
+}
+
+/// A map that keeps the order its keys were written in.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ordered<T>(pub Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of variants")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Ordered<T>, A::Error> {
+                let mut out: Vec<(String, T)> = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, T>()? {
+                    if out.iter().any(|(e, _)| *e == k) {
+                        return Err(de::Error::custom(format!("variant {k:?} is defined twice")));
+                    }
+                    out.push((k, v));
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// The config file of `replay`, `explain` and `check`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub baseline: Option<String>,
+    pub metacognition_confidence_threshold: Option<f64>,
+    pub metacognition_sensitive_tags: Option<Vec<String>>,
+    pub metacognition_selective_gate: Option<bool>,
+    pub metacognition_trivial_ack_patterns: Option<Vec<String>>,
+    pub read_only_tools: Option<Vec<String>>,
+    pub variants: Option<Ordered<FrameworkLayer>>,
+    pub cost: Option<CostConfig>,
+    pub check: Option<CheckConfig>,
+}
+
+/// A named gate config to evaluate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub config: FrameworkConfig,
+}
+
+/// Everything a config file says, resolved and validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub variants: Vec<Variant>,
+    /// Index into `variants`.
+    pub baseline: usize,
+    pub cost: CostConfig,
+    pub check: CheckConfig,
+}
+
+/// A config that cannot be used, with what is wrong and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl FrameworkConfig {
+    /// Checks what serde cannot: the threshold's range. (Patterns are checked
+    /// when a [`crate::gate::Gate`] compiles them.)
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = self.metacognition_confidence_threshold;
+        if !(0.0..=1.0).contains(&t) {
+            return Err(ConfigError(format!(
+                "metacognition_confidence_threshold must be in [0, 1] (confidence is), got {t}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ConfigFile {
+    /// Parse TOML, or JSON when `path` ends in `.json`.
+    pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        let name = path.display();
+        if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(text).map_err(|e| ConfigError(format!("{name}: {e}")))
+        } else {
+            toml::from_str(text).map_err(|e| ConfigError(format!("{name}: {}", e.to_string().trim_end())))
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: cannot read config: {e}", path.display())))?;
+        ConfigFile::parse(&text, path)
+    }
+
+    fn shared(&self) -> FrameworkLayer {
+        FrameworkLayer {
+            metacognition_confidence_threshold: self.metacognition_confidence_threshold,
+            metacognition_sensitive_tags: self.metacognition_sensitive_tags.clone(),
+            metacognition_selective_gate: self.metacognition_selective_gate,
+            metacognition_trivial_ack_patterns: self.metacognition_trivial_ack_patterns.clone(),
+            read_only_tools: self.read_only_tools.clone(),
+        }
+    }
+
+    /// Resolve variants (default: `legacy` with the flag off and `smart` with
+    /// it on) and the baseline.
+    pub fn plan(&self) -> Result<Plan, ConfigError> {
+        let shared = self.shared().apply(&FrameworkConfig::default());
+        let variants: Vec<Variant> = match &self.variants {
+            Some(Ordered(vs)) if !vs.is_empty() => vs
+                .iter()
+                .map(|(name, layer)| Variant { name: name.clone(), config: layer.apply(&shared) })
+                .collect(),
+            Some(_) => return Err(ConfigError("[variants] is empty: name at least one variant".into())),
+            None => vec![
+                Variant {
+                    name: "legacy".into(),
+                    config: FrameworkConfig { metacognition_selective_gate: false, ..shared.clone() },
+                },
+                Variant {
+                    name: "smart".into(),
+                    config: FrameworkConfig { metacognition_selective_gate: true, ..shared },
+                },
+            ],
+        };
+        for v in &variants {
+            if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) {
+                return Err(ConfigError(format!(
+                    "variant name {:?} is not usable in reports: use letters, digits, '-', '_' or '.'",
+                    v.name
+                )));
+            }
+            v.config.validate().map_err(|e| ConfigError(format!("variant {}: {e}", v.name)))?;
+        }
+        let baseline = match &self.baseline {
+            Some(b) => variants.iter().position(|v| &v.name == b).ok_or_else(|| {
+                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                ConfigError(format!("baseline {b:?} is not a variant; the variants are: {}", names.join(", ")))
+            })?,
+            None => variants.iter().position(|v| v.name == "legacy").unwrap_or(0),
+        };
+        let cost = self.cost.clone().unwrap_or_default();
+        for (model, p) in &cost.models {
+            for (k, x) in [("usd_per_mtok_in", p.usd_per_mtok_in), ("usd_per_mtok_out", p.usd_per_mtok_out)] {
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(ConfigError(format!("cost.models.{model}.{k} must be a non-negative number, got {x}")));
+                }
+            }
+        }
+        Ok(Plan { variants, baseline, cost, check: self.check.clone().unwrap_or_default() })
+    }
+}
+
+impl Plan {
+    /// The plan with no config file: symfonic's defaults, legacy vs smart.
+    pub fn default_plan() -> Plan {
+        ConfigFile::default().plan().expect("defaults are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(toml: &str) -> Result<Plan, ConfigError> {
+        ConfigFile::parse(toml, Path::new("gate.toml"))?.plan()
+    }
+
+    #[test]
+    fn defaults_are_symfonics() {
+        let p = Plan::default_plan();
+        assert_eq!(p.variants.len(), 2);
+        assert_eq!(p.variants[0].name, "legacy");
+        assert!(!p.variants[0].config.metacognition_selective_gate);
+        assert!(p.variants[1].config.metacognition_selective_gate);
+        assert_eq!(p.variants[1].config.metacognition_confidence_threshold, 0.6);
+        assert_eq!(p.baseline, 0);
+    }
+
+    #[test]
+    fn typo_names_the_key_and_the_valid_ones() {
+        let e = plan("read_only_tool = [\"x\"]").unwrap_err().0;
+        assert!(e.contains("read_only_tool"), "{e}");
+        assert!(e.contains("read_only_tools"), "{e}");
+        let e = plan("[variants.a]\nread_only_tool = []").unwrap_err().0;
+        assert!(e.contains("unknown field `read_only_tool`"), "{e}");
+    }
+
+    #[test]
+    fn threshold_out_of_range_is_refused() {
+        let e = plan("metacognition_confidence_threshold = 1.5").unwrap_err().0;
+        assert!(e.contains("metacognition_confidence_threshold must be in [0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn variants_keep_their_order_and_share_top_level_keys() {
+        let p = plan(
+            "read_only_tools = [\"search_docs\"]\nbaseline = \"old\"\n[variants.new]\nmetacognition_selective_gate = true\n[variants.old]\n",
+        )
+        .unwrap();
+        assert_eq!(p.variants[0].name, "new");
+        assert_eq!(p.variants[1].name, "old");
+        assert_eq!(p.baseline, 1);
+        assert_eq!(p.variants[1].config.read_only_tools, vec!["search_docs".to_string()]);
+        assert!(plan("baseline = \"nope\"").unwrap_err().0.contains("not a variant"));
+    }
+
+    #[test]
+    fn json_configs_work_too() {
+        let c = ConfigFile::parse(r#"{"metacognition_selective_gate": true}"#, Path::new("c.json")).unwrap();
+        assert_eq!(c.metacognition_selective_gate, Some(true));
+        assert!(ConfigFile::parse(r#"{"bogus": 1}"#, Path::new("c.json")).is_err());
+    }
+}

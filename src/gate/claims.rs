@@ -1,0 +1,122 @@
+//! `draft_has_claims`: symfonic's four built-in claim patterns, run as one
+//! hand-written pass with CPython's `\b`, `\d` and `\s`.
+//!
+//! The patterns (`re.search`, no flags):
+//! `\d`, `[$€£¥]`, `\b[0-9a-fA-F]{6,}\b`, `\b[A-Z][a-zA-Z]+\s+[A-Z][a-zA-Z]+`.
+//! Each is a scan over maximal runs, so no backtracking is needed:
+//! - a hex match must start and end at word boundaries, and hex digits are
+//!   word characters, so it is a maximal run of >= 6 hex digits with a
+//!   non-word (or no) character on each side;
+//! - in the entity pattern `[a-zA-Z]+` must eat its whole letter run (the
+//!   next item, `\s`, is not a letter), so the pattern is: a capital after a
+//!   non-word character, letters, whitespace, a capital, one letter.
+//!
+//! Equality with the regexes is proved by the conformance cases and by a
+//! property test against `regex` on text where its classes equal CPython's.
+
+use crate::pyre::{is_decimal, is_space, is_word};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entity {
+    Idle,
+    /// After a capital that follows a boundary.
+    Cap1,
+    /// In the letters of the first word.
+    Word1,
+    /// In the whitespace between the words.
+    Gap,
+    /// After the second capital.
+    Cap2,
+}
+
+/// True when any built-in claim pattern has a match in `text`.
+pub fn draft_has_claims(text: &str) -> bool {
+    let mut prev_word = false;
+    let mut hex_run = 0usize;
+    let mut hex_start_ok = false;
+    let mut entity = Entity::Idle;
+    for c in text.chars() {
+        if is_decimal(c) || matches!(c, '$' | '€' | '£' | '¥') {
+            return true;
+        }
+        let word = is_word(c);
+        // Hex IDs.
+        if c.is_ascii_hexdigit() {
+            if hex_run == 0 {
+                hex_start_ok = !prev_word;
+            }
+            hex_run += 1;
+        } else {
+            if hex_run >= 6 && hex_start_ok && !word {
+                return true;
+            }
+            hex_run = 0;
+        }
+        // Two capitalised words.
+        let letter = c.is_ascii_alphabetic();
+        entity = match entity {
+            Entity::Cap1 if letter => Entity::Word1,
+            Entity::Word1 if letter => Entity::Word1,
+            Entity::Word1 | Entity::Gap if is_space(c) => Entity::Gap,
+            Entity::Gap if c.is_ascii_uppercase() => Entity::Cap2,
+            Entity::Cap2 if letter => return true,
+            // No state but Idle can restart on `c`: every failing character
+            // above is not a capital (see the module doc).
+            _ if c.is_ascii_uppercase() && !prev_word => Entity::Cap1,
+            _ => Entity::Idle,
+        };
+        prev_word = word;
+    }
+    hex_run >= 6 && hex_start_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::draft_has_claims as claims;
+
+    #[test]
+    fn digits_are_unicode_decimals_only() {
+        assert!(claims("ok ٣"));
+        assert!(claims("ok ３"));
+        assert!(!claims("ok ²"));
+        assert!(!claims("ok ½"));
+    }
+
+    #[test]
+    fn currency() {
+        assert!(claims("thanks €"));
+        assert!(claims("$"));
+        assert!(!claims("thanks ₹"));
+    }
+
+    #[test]
+    fn hex_ids_need_boundaries() {
+        assert!(claims("great, decade"));
+        assert!(claims("deadbeef"));
+        assert!(!claims("ok abcde"));
+        assert!(!claims("ok_abcdef"));
+        assert!(!claims("café"));
+        assert!(claims("okay,abcdef!"));
+        assert!(!claims("xxxxxx"));
+        assert!(!claims("ok ff ff ff"));
+        assert!(!claims("abcdefé"));
+        assert!(claims("abcdef\u{301}"));
+    }
+
+    #[test]
+    fn entities_are_two_capitalised_ascii_words() {
+        assert!(claims("Got It"));
+        assert!(claims("Thanks\tAnna Bell"));
+        assert!(claims("Thanks Anna\nBell"));
+        assert!(claims("Thanks\u{1c}Anna"));
+        assert!(!claims("sounds Good"));
+        assert!(!claims("Thanks É Bell"));
+        assert!(!claims("Thanks Ünal Bell"));
+        assert!(!claims("ok, I'll do that"));
+        assert!(!claims("Okay I'll Handle it"));
+        assert!(claims("GOT IT"));
+        assert!(!claims("éGot It"));
+        assert!(claims("Ab C Def Gh"));
+        assert!(!claims("A Bc"));
+    }
+}

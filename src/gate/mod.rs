@@ -1,0 +1,431 @@
+//! symfonic's critic gates (symfonic-core 9.12.0), ported exactly.
+//!
+//! - the legacy gate: `confidence < threshold or sensitive_hit is not None`;
+//! - the smart gate (v8.2.0, `metacognition_selective_gate`): skip only when
+//!   no hard floor holds and the draft is a trivial acknowledgement;
+//! - the middleware's composition (`_resolve_gate_fires`): flag off, legacy
+//!   only; flag on, smart only.
+//!
+//! An [`Evaluation`] keeps every signal the decision was made from, so every
+//! report is derived from the values the gate computed, never recomputed.
+//! Work that does not depend on the config (claims, the stripped length,
+//! the lowercase copy) lives in [`DraftFeatures`], computed once per turn and
+//! shared by every variant.
+
+pub mod claims;
+pub mod confidence;
+mod reasons;
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
+pub use claims::draft_has_claims;
+pub use reasons::{Floor, Reason, Reasons};
+
+use crate::config::{ConfigError, FrameworkConfig};
+use crate::pyre::{self, PySet};
+use crate::turn::{SensitiveField, ToolCall, Turn};
+
+/// symfonic's built-in trivial-ack patterns (matched against the lowered,
+/// stripped draft under `re.IGNORECASE`).
+pub const BUILTIN_ACK_PATTERNS: [&str; 5] = [
+    r"\b(ok|okay|got it|sure|done|thanks|thank you|will do|sounds good|understood|noted|on it|alright|great|perfect|no problem|you'?re welcome|acknowledged|confirmed|scheduling that|i'?ll do that|i'?ll handle)\b",
+    r"\b(vale|de acuerdo|entendido|listo|gracias|claro|perfecto|hecho|sin problema|por supuesto)\b",
+    r"\b(ok|alles klar|verstanden|erledigt|danke|gern|kein problem|in ordnung|natürlich)\b",
+    r"\b(d'accord|compris|entendu|merci|parfait|bien sûr|pas de problème|c'est fait|avec plaisir)\b",
+    r"\b(ok|certo|entendido|feito|obrigad[oa]|claro|perfeito|sem problema|com certeza)\b",
+];
+
+/// Drafts longer than this many code points are never trivial acks.
+pub const MAX_ACK_CHARS: usize = 160;
+
+/// `str.strip()` with CPython's whitespace (wider than `str::trim`).
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(pyre::is_space)
+}
+
+/// `str.lower()`: full Unicode lowercasing (with final sigma), borrowed when
+/// nothing changes.
+pub fn py_lower(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() {
+        if s.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(s.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(s)
+        }
+    } else {
+        Cow::Owned(s.to_lowercase())
+    }
+}
+
+/// Whether `s` is longer than `n` code points, without counting past `n`.
+fn longer_than(s: &str, n: usize) -> bool {
+    s.len() > n && s.chars().nth(n).is_some()
+}
+
+/// What the trivial-ack check needs of a draft, independent of the config.
+pub struct DraftFeatures<'d> {
+    pub empty: bool,
+    pub stripped: &'d str,
+    /// `len(stripped) > 160`.
+    pub too_long: bool,
+    /// `draft_has_claims(draft)`. symfonic also tests the stripped draft; the
+    /// two are equal because CPython's whitespace is never `\w`, a digit or
+    /// a currency sign, so stripping cannot create or remove a match.
+    pub claims: bool,
+    lowered: OnceCell<Cow<'d, str>>,
+}
+
+impl<'d> DraftFeatures<'d> {
+    pub fn of(draft: &'d str) -> DraftFeatures<'d> {
+        let stripped = py_strip(draft);
+        DraftFeatures {
+            empty: draft.is_empty(),
+            stripped,
+            too_long: longer_than(stripped, MAX_ACK_CHARS),
+            claims: draft_has_claims(draft),
+            lowered: OnceCell::new(),
+        }
+    }
+
+    /// `stripped.lower()`, computed on first use.
+    pub fn lowered(&self) -> &str {
+        self.lowered.get_or_init(|| py_lower(self.stripped))
+    }
+}
+
+/// The outcome of running the ack patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternCheck {
+    /// Not needed: the answer could not change the decision or any reason's
+    /// standing as a sole blocker (e.g. a long draft with several floors).
+    NotChecked,
+    Matched,
+    NoMatch,
+    /// A backtracking pattern hit its limit: treated as FIRE, and reported.
+    Aborted,
+}
+
+/// The trivial-ack check, each step recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckTrace {
+    pub empty: bool,
+    pub too_long: bool,
+    pub claims: bool,
+    pub pattern: PatternCheck,
+}
+
+impl AckTrace {
+    /// `draft_is_trivial_ack(draft, patterns)`.
+    pub fn is_trivial(&self) -> bool {
+        !self.empty && !self.too_long && !self.claims && self.pattern == PatternCheck::Matched
+    }
+}
+
+/// Where a turn's sensitive hit came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SensitiveSource {
+    Recorded,
+    ActivationLog,
+}
+
+/// Everything the gates computed for one turn under one config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation<'t> {
+    /// Resolved confidence (recorded, else computed from the log).
+    pub confidence: f64,
+    pub confidence_recorded: bool,
+    /// Resolved sensitive hit.
+    pub sensitive_hit: Option<&'t str>,
+    pub sensitive_source: SensitiveSource,
+    /// `confidence < threshold`.
+    pub low_confidence: bool,
+    pub threshold: f64,
+    /// The hard floors that hold.
+    pub floors: Reasons,
+    pub ack: AckTrace,
+    /// `metacognition_selective_gate`.
+    pub selective: bool,
+}
+
+impl Evaluation<'_> {
+    /// The legacy gate (`_gate_fires`).
+    pub fn legacy_fires(&self) -> bool {
+        self.low_confidence || self.sensitive_hit.is_some()
+    }
+
+    pub fn hard_fire(&self) -> bool {
+        !self.floors.is_empty()
+    }
+
+    pub fn took_tool_action(&self) -> bool {
+        self.floors.contains(Reason::MutatingTool)
+    }
+
+    pub fn draft_has_claims(&self) -> bool {
+        self.ack.claims
+    }
+
+    pub fn draft_is_trivial_ack(&self) -> bool {
+        self.ack.is_trivial()
+    }
+
+    /// The smart gate: fire unless `not hard_fire and draft_is_trivial_ack`.
+    pub fn smart_fires(&self) -> bool {
+        self.hard_fire() || !self.draft_is_trivial_ack() || self.ack.pattern == PatternCheck::Aborted
+    }
+
+    /// `_resolve_gate_fires`: the decision symfonic takes.
+    pub fn fires(&self) -> bool {
+        if self.selective {
+            self.smart_fires()
+        } else {
+            self.legacy_fires()
+        }
+    }
+
+    /// Why the legacy gate decided as it did.
+    pub fn legacy_reasons(&self) -> Reasons {
+        let mut r = Reasons::EMPTY;
+        if self.low_confidence {
+            r.insert(Reason::LowConfidence);
+        }
+        if self.sensitive_hit.is_some() {
+            r.insert(Reason::SensitiveHit);
+        }
+        if r.is_empty() {
+            r.insert(Reason::Confident);
+        }
+        r
+    }
+
+    /// Every reason the smart gate fires for (floors, then the ack check's
+    /// failures), or `trivial_ack` when it skips.
+    pub fn smart_reasons(&self) -> Reasons {
+        let mut r = self.floors;
+        if self.ack.empty {
+            r.insert(Reason::EmptyDraft);
+        }
+        if self.ack.too_long {
+            r.insert(Reason::TooLong);
+        }
+        match self.ack.pattern {
+            PatternCheck::NoMatch => r.insert(Reason::NoAckPattern),
+            PatternCheck::Aborted => r.insert(Reason::PatternAborted),
+            PatternCheck::Matched | PatternCheck::NotChecked => {}
+        }
+        if r.is_empty() {
+            r.insert(Reason::TrivialAck);
+        }
+        r
+    }
+
+    /// The reasons of the gate that decides (per the flag).
+    pub fn reasons(&self) -> Reasons {
+        if self.selective {
+            self.smart_reasons()
+        } else {
+            self.legacy_reasons()
+        }
+    }
+}
+
+/// A config compiled for evaluation: patterns compiled once.
+pub struct Gate {
+    config: FrameworkConfig,
+    acks: PySet,
+    read_only: Vec<String>,
+}
+
+impl Gate {
+    pub fn new(config: FrameworkConfig) -> Result<Gate, ConfigError> {
+        config.validate()?;
+        let custom = !config.metacognition_trivial_ack_patterns.is_empty();
+        let acks = if custom {
+            PySet::new(&config.metacognition_trivial_ack_patterns, true)
+        } else {
+            PySet::new(&BUILTIN_ACK_PATTERNS, true)
+        };
+        let acks = acks.map_err(|(i, e)| {
+            ConfigError(format!(
+                "metacognition_trivial_ack_patterns[{i}] = {:?} cannot be compiled: {}. \
+                 symfonic itself would fail on this pattern and degrade every turn it reviews to FIRE; \
+                 fix or remove the pattern.",
+                e.pattern, e.message
+            ))
+        })?;
+        let mut read_only = config.read_only_tools.clone();
+        read_only.sort();
+        read_only.dedup();
+        Ok(Gate { config, acks, read_only })
+    }
+
+    pub fn config(&self) -> &FrameworkConfig {
+        &self.config
+    }
+
+    /// `took_tool_action`: any call that is not a named read-only tool.
+    pub fn took_tool_action(&self, calls: &[ToolCall]) -> bool {
+        calls.iter().any(|c| match c {
+            ToolCall::Named(name) => self.read_only.binary_search(name).is_err(),
+            _ => true,
+        })
+    }
+
+    /// `any(re.search(p, lowered, re.IGNORECASE) for p in patterns)`.
+    pub fn ack_pattern(&self, lowered: &str) -> PatternCheck {
+        match self.acks.is_match(lowered) {
+            Ok(true) => PatternCheck::Matched,
+            Ok(false) => PatternCheck::NoMatch,
+            Err(pyre::MatchAborted) => PatternCheck::Aborted,
+        }
+    }
+
+    /// Evaluate one turn.
+    pub fn evaluate<'t>(&self, turn: &'t Turn<'_>) -> Evaluation<'t> {
+        let features = DraftFeatures::of(&turn.draft);
+        self.evaluate_with(turn, &features)
+    }
+
+    /// Evaluate one turn whose draft features are already computed (shared
+    /// by every variant of a replay).
+    pub fn evaluate_with<'t>(&self, turn: &'t Turn<'_>, f: &DraftFeatures<'_>) -> Evaluation<'t> {
+        let c = &self.config;
+        let (confidence, confidence_recorded) = match (turn.confidence, &turn.activation_log) {
+            (Some(x), _) => (x, true),
+            (None, Some(log)) => (log.confidence, false),
+            (None, None) => (confidence::COLD_CONFIDENCE, false),
+        };
+        let (sensitive_hit, sensitive_source) = match &turn.sensitive_hit {
+            SensitiveField::Absent => (
+                turn.activation_log.as_ref().and_then(|l| l.sensitive_hit(&c.metacognition_sensitive_tags)),
+                SensitiveSource::ActivationLog,
+            ),
+            SensitiveField::None => (None, SensitiveSource::Recorded),
+            SensitiveField::Hit(s) => (Some(s.as_ref()), SensitiveSource::Recorded),
+        };
+        let mut floors = Reasons::EMPTY;
+        if sensitive_hit.is_some() {
+            floors.insert(Reason::Sensitive);
+        }
+        if turn.fabrication_findings > 0 {
+            floors.insert(Reason::Fabrication);
+        }
+        if self.took_tool_action(&turn.tool_calls) {
+            floors.insert(Reason::MutatingTool);
+        }
+        if matches!(turn.intent_label(), Some("action" | "ambiguous")) {
+            floors.insert(Reason::Intent);
+        }
+        if f.claims {
+            floors.insert(Reason::Claims);
+        }
+        // Run the patterns when symfonic would (a non-empty, short, claim-free
+        // draft), and also when the answer decides whether a single other
+        // reason is the sole blocker of a skip; never on empty drafts.
+        let others = floors.len() + f.too_long as usize;
+        let symfonic_checks = !f.empty && !f.too_long && !f.claims;
+        let pattern = if symfonic_checks || (!f.empty && others <= 1) {
+            self.ack_pattern(f.lowered())
+        } else {
+            PatternCheck::NotChecked
+        };
+        Evaluation {
+            confidence,
+            confidence_recorded,
+            sensitive_hit,
+            sensitive_source,
+            low_confidence: confidence < c.metacognition_confidence_threshold,
+            threshold: c.metacognition_confidence_threshold,
+            floors,
+            ack: AckTrace { empty: f.empty, too_long: f.too_long, claims: f.claims, pattern },
+            selective: c.metacognition_selective_gate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(selective: bool) -> Gate {
+        Gate::new(FrameworkConfig { metacognition_selective_gate: selective, ..Default::default() }).unwrap()
+    }
+
+    fn turn(json: &str) -> Turn<'_> {
+        Turn::parse(json).unwrap()
+    }
+
+    #[test]
+    fn cold_ack_legacy_fires_smart_skips() {
+        let t = turn(r#"{"run_id":"r","draft":"Got it, thanks!"}"#);
+        let legacy = gate(false).evaluate(&t);
+        assert!(legacy.fires());
+        assert_eq!(legacy.reasons().to_string(), "low_confidence");
+        let smart = gate(true).evaluate(&t);
+        assert!(!smart.fires());
+        assert_eq!(smart.reasons().to_string(), "trivial_ack");
+    }
+
+    #[test]
+    fn claims_fire_the_smart_gate() {
+        let t = turn(r#"{"run_id":"r","draft":"Done. Q3 revenue was $4.2M."}"#);
+        let e = gate(true).evaluate(&t);
+        assert!(e.fires());
+        assert_eq!(e.reasons().to_string(), "claims");
+        // The pattern ran ("done" matches), so claims is the sole blocker.
+        assert_eq!(e.ack.pattern, PatternCheck::Matched);
+    }
+
+    #[test]
+    fn every_reason_is_kept() {
+        let t = turn(
+            r#"{"run_id":"r","draft":"Sure","intent_verdict":{"label":"action"},"tool_calls_this_turn":[{"name":"x"}],"sensitive_hit":"","fabrication_findings":[{}]}"#,
+        );
+        let e = gate(true).evaluate(&t);
+        assert_eq!(e.reasons().to_string(), "sensitive;fabrication;mutating_tool;intent");
+        assert!(e.draft_is_trivial_ack());
+        assert_eq!(e.legacy_reasons().to_string(), "low_confidence;sensitive_hit");
+    }
+
+    #[test]
+    fn long_drafts_with_one_floor_are_still_checked() {
+        let long = format!("thanks {}", "y".repeat(200));
+        let json = format!(r#"{{"run_id":"r","draft":"{long}"}}"#);
+        let e = gate(true).evaluate(&turn(&json));
+        assert_eq!(e.ack.pattern, PatternCheck::Matched);
+        assert_eq!(e.reasons().to_string(), "too_long");
+        assert!(!e.draft_is_trivial_ack());
+    }
+
+    #[test]
+    fn whitespace_only_drafts_are_not_empty() {
+        let f = DraftFeatures::of(" \u{1c} ");
+        assert!(!f.empty);
+        assert_eq!(f.stripped, "");
+        let e = gate(true).evaluate(&turn(r#"{"run_id":"r","draft":" "}"#));
+        assert_eq!(e.reasons().to_string(), "no_ack_pattern");
+    }
+
+    #[test]
+    fn python_strip_len_and_lower() {
+        assert_eq!(py_strip("\u{1f}\u{1e}ok\u{85}\u{3000}"), "ok");
+        assert_eq!(py_strip("\u{200b}ok"), "\u{200b}ok");
+        assert_eq!(py_lower("İ"), "i\u{307}");
+        assert_eq!(py_lower("ΣΑΣ ok"), "σας ok");
+        assert!(!longer_than(&"é".repeat(160), 160));
+        assert!(longer_than(&"é".repeat(161), 160));
+    }
+
+    #[test]
+    fn bad_pattern_is_a_config_error_naming_it() {
+        let e = Gate::new(FrameworkConfig {
+            metacognition_trivial_ack_patterns: vec!["ok".into(), "(oops".into()],
+            ..Default::default()
+        })
+        .err()
+        .unwrap();
+        assert!(e.0.contains("metacognition_trivial_ack_patterns[1] = \"(oops\""), "{e}");
+        assert!(e.0.contains("degrade every turn it reviews to FIRE"), "{e}");
+    }
+}

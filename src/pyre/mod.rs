@@ -1,0 +1,340 @@
+//! Python `re` compatibility: compile patterns written for CPython's `re`
+//! (as symfonic adopters write them) so they match exactly as they would in
+//! symfonic, using `regex` where it can and `fancy-regex` where it must.
+//!
+//! Where the two dialects differ, and what we do about it:
+//! - `\w`, `\d`, `\s` follow CPython's `str` predicates, not UTS#18: they are
+//!   rewritten into explicit classes generated from CPython (`tables.rs`).
+//! - `\b`/`\B` are defined by CPython's `\w`. `regex` only knows its own
+//!   word class, so each pattern is compiled twice: a *native* form that keeps
+//!   `regex`'s `\b` (fast, and provably equal on any text that contains no
+//!   character on which the two word/space/digit definitions disagree) and an
+//!   *exact* form that spells `\b` as look-around over CPython's class
+//!   (`fancy-regex`). [`PyPattern::is_match`] picks per haystack.
+//! - Look-around, backreferences, atomic groups and conditionals need
+//!   `fancy-regex`, run with a backtracking limit so a hostile pattern cannot
+//!   hang a replay; hitting the limit is reported, never guessed.
+//! - Under `re.IGNORECASE`, CPython also equates `i`/`ı`/`İ`; the translator
+//!   adds them where an `i` can match.
+//! - `$` is translated to `regex`'s `$` (end of text). CPython's `$` also
+//!   matches before a final `\n`; the gate only ever matches stripped text,
+//!   which cannot end in `\n`, so the two agree wherever the gate uses them.
+
+pub mod tables;
+mod translate;
+
+use std::fmt;
+use std::sync::OnceLock;
+
+pub use translate::{translate, Dialect, Translated};
+
+/// Steps fancy-regex may backtrack per match before giving up.
+pub const BACKTRACK_LIMIT: usize = 200_000;
+
+/// A sorted table of inclusive code-point ranges.
+#[derive(Clone, Debug)]
+pub struct CharTable(Vec<(char, char)>);
+
+impl CharTable {
+    pub fn from_ranges(ranges: &[(char, char)]) -> CharTable {
+        CharTable(ranges.to_vec())
+    }
+
+    pub fn contains(&self, c: char) -> bool {
+        in_ranges(&self.0, c)
+    }
+
+    pub fn ranges(&self) -> &[(char, char)] {
+        &self.0
+    }
+}
+
+/// Binary search of `c` in sorted, disjoint inclusive ranges.
+#[inline]
+pub fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
+    ranges
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// CPython `\w` (`str.isalnum()` or `_`).
+#[inline]
+pub fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        in_ranges(tables::PY_WORD, c)
+    }
+}
+
+/// CPython `\d` (`str.isdecimal()`).
+#[inline]
+pub fn is_decimal(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        in_ranges(tables::PY_DECIMAL, c)
+    }
+}
+
+/// CPython `\s` (`str.isspace()`), which is also what `str.strip()` removes.
+#[inline]
+pub fn is_space(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
+    } else {
+        in_ranges(tables::PY_SPACE, c)
+    }
+}
+
+/// The characters on which CPython's and `regex`'s `\w`, `\s` or `\d`
+/// disagree. On text free of them, `regex`'s `\b` is CPython's `\b`.
+fn disagreement() -> &'static CharTable {
+    static TABLE: OnceLock<CharTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange, HirKind};
+        let rust_class = |pat: &str| -> ClassUnicode {
+            let hir = regex_syntax::Parser::new().parse(pat).expect("built-in class");
+            match hir.kind() {
+                HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => c.clone(),
+                _ => unreachable!("{pat} is a Unicode class"),
+            }
+        };
+        let py_class = |t: &[(char, char)]| {
+            ClassUnicode::new(t.iter().map(|&(a, b)| ClassUnicodeRange::new(a, b)))
+        };
+        let mut all = ClassUnicode::empty();
+        for (pat, table) in [
+            (r"\w", tables::PY_WORD),
+            (r"\s", tables::PY_SPACE),
+            (r"\d", tables::PY_DECIMAL),
+        ] {
+            let mut diff = rust_class(pat);
+            diff.symmetric_difference(&py_class(table));
+            all.union(&diff);
+        }
+        CharTable(all.iter().map(|r| (r.start(), r.end())).collect())
+    })
+}
+
+/// True when `regex`'s Unicode `\b` equals CPython's on every position of
+/// `text` (no character of `text` is classed differently by the two).
+#[inline]
+pub fn native_boundaries_agree(text: &str) -> bool {
+    if text.is_ascii() {
+        // On ASCII the only disagreement is CPython counting U+001C..U+001F
+        // as whitespace.
+        !text.bytes().any(|b| (0x1c..=0x1f).contains(&b))
+    } else {
+        let table = disagreement();
+        !text.chars().any(|c| table.contains(c))
+    }
+}
+
+/// Why a pattern could not be compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError {
+    pub pattern: String,
+    pub message: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.pattern, self.message)
+    }
+}
+
+/// The backtracking limit was hit: the pattern's answer is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchAborted;
+
+enum Engine {
+    Plain(regex::Regex),
+    Fancy(fancy_regex::Regex),
+}
+
+impl Engine {
+    fn build(src: &str, fancy: bool) -> Result<Engine, String> {
+        if fancy {
+            fancy_regex::RegexBuilder::new(src)
+                .backtrack_limit(BACKTRACK_LIMIT)
+                .build()
+                .map(Engine::Fancy)
+                .map_err(|e| e.to_string())
+        } else {
+            regex::RegexBuilder::new(src)
+                .size_limit(64 << 20)
+                .build()
+                .map(Engine::Plain)
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    #[inline]
+    fn is_match(&self, text: &str) -> Result<bool, MatchAborted> {
+        match self {
+            Engine::Plain(re) => Ok(re.is_match(text)),
+            Engine::Fancy(re) => re.is_match(text).map_err(|_| MatchAborted),
+        }
+    }
+}
+
+/// A set of Python patterns, any of which may match (`any(re.search(...))`),
+/// each compiled once, matched case-insensitively when built with
+/// `ignore_case` (as symfonic does for ack patterns).
+pub struct PySet {
+    /// All patterns `regex` can run, alternated into one automaton, in the
+    /// form that keeps `regex`'s `\b`.
+    native: Option<Engine>,
+    /// The same patterns, `\b` spelled over CPython's word class. Only built
+    /// when some pattern uses `\b`/`\B`.
+    exact: Option<Engine>,
+    /// Patterns that need backtracking, each as (native, exact).
+    fancy: Vec<(Engine, Engine)>,
+}
+
+impl PySet {
+    pub fn new<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> Result<PySet, (usize, PatternError)> {
+        let mut plain_native = Vec::new();
+        let mut plain_exact = Vec::new();
+        let mut any_boundary = false;
+        let mut fancy = Vec::new();
+        for (i, p) in patterns.iter().enumerate() {
+            let p = p.as_ref();
+            let err = |message: String| {
+                (i, PatternError { pattern: p.to_string(), message })
+            };
+            let t = translate(p, ignore_case).map_err(err)?;
+            if t.needs_fancy {
+                let native = Engine::build(&t.native, true).map_err(err)?;
+                let exact = Engine::build(&t.exact, true).map_err(err)?;
+                fancy.push((native, exact));
+            } else {
+                // Compile alone first, so an error names this pattern.
+                Engine::build(&t.native, false).map_err(err)?;
+                if t.uses_boundary {
+                    any_boundary = true;
+                    Engine::build(&t.exact, true).map_err(err)?;
+                }
+                plain_native.push(format!("(?:{})", t.native));
+                plain_exact.push(format!("(?:{})", t.exact));
+            }
+        }
+        let (native, exact) = if plain_native.is_empty() {
+            (None, None)
+        } else {
+            let native = Engine::build(&plain_native.join("|"), false)
+                .map_err(|m| (0, PatternError { pattern: plain_native.join("|"), message: m }))?;
+            let exact = if any_boundary {
+                Some(
+                    Engine::build(&plain_exact.join("|"), true)
+                        .map_err(|m| (0, PatternError { pattern: plain_exact.join("|"), message: m }))?,
+                )
+            } else {
+                None
+            };
+            (Some(native), exact)
+        };
+        Ok(PySet { native, exact, fancy })
+    }
+
+    /// `any(re.search(p, text, flags) for p in patterns)`.
+    pub fn is_match(&self, text: &str) -> Result<bool, MatchAborted> {
+        let agree = self.exact.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+        if let Some(native) = &self.native {
+            let engine = match (&self.exact, agree) {
+                (Some(exact), false) => exact,
+                _ => native,
+            };
+            if engine.is_match(text)? {
+                return Ok(true);
+            }
+        }
+        let mut aborted = false;
+        for (native, exact) in &self.fancy {
+            let engine = if agree { native } else { exact };
+            match engine.is_match(text) {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
+                Err(MatchAborted) => aborted = true,
+            }
+        }
+        if aborted {
+            Err(MatchAborted)
+        } else {
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, t: &str) -> bool {
+        PySet::new(&[p], true).unwrap().is_match(t).unwrap()
+    }
+
+    #[test]
+    fn python_word_boundary_around_combining_marks() {
+        // U+0307 is not \w in CPython, so `\bok\b` matches "ok\u{307}".
+        assert!(m(r"\bok\b", "ok\u{307}"));
+        assert!(!m(r"\bok\b", "oké"));
+    }
+
+    #[test]
+    fn python_space_includes_information_separators() {
+        assert!(m(r"a\sb", "a\u{1c}b"));
+        assert!(is_space('\u{1f}'));
+        assert!(!is_space('\u{180e}'));
+    }
+
+    #[test]
+    fn dotless_i_matches_i_under_ignorecase() {
+        assert!(m(r"\bwill do\b", "wıll do"));
+        assert!(m(r"[a-z]+", "ı"));
+        assert!(!PySet::new(&[r"will"], false).unwrap().is_match("wıll").unwrap());
+    }
+
+    #[test]
+    fn lookaround_and_backrefs_work() {
+        assert!(m(r"^(?!.*\bnot\b).*\b(ok|fine)\b", "fine by me"));
+        assert!(!m(r"^(?!.*\bnot\b).*\b(ok|fine)\b", "not fine"));
+        assert!(m(r"(?<!not )\bgood\b", "good"));
+        assert!(!m(r"(?<!not )\bgood\b", "not good"));
+        assert!(m(r"(\w)\1", "ok, thanks aa"));
+        assert!(m(r"(?P<x>o)(?P=x)", "oo"));
+    }
+
+    #[test]
+    fn lookbehind_over_multibyte_text() {
+        assert!(m(r"(?<=é)\bok", "é ok") == false);
+        assert!(m(r"(?<=é )ok", "é ok"));
+        assert!(m(r"\bok\b", "\u{301}ok\u{301}"));
+    }
+
+    #[test]
+    fn invalid_pattern_names_index() {
+        let err = PySet::new(&["ok", "(unclosed"], true).err().unwrap();
+        assert_eq!(err.0, 1);
+        assert_eq!(err.1.pattern, "(unclosed");
+    }
+
+    #[test]
+    fn disagreement_set_is_small_and_excludes_ascii_letters() {
+        let t = disagreement();
+        assert!(t.contains('\u{1c}'));
+        assert!(t.contains('\u{301}'));
+        assert!(t.contains('²'));
+        assert!(!t.contains('a'));
+        assert!(!t.contains('é'));
+    }
+}

@@ -1,0 +1,518 @@
+//! Translate a CPython `re` pattern into `regex`/`fancy-regex` syntax.
+//!
+//! The translator walks the pattern once, keeping track of classes and of
+//! the `i`/`a` flags per group, and writes two forms (see the module doc of
+//! `pyre`): `native` keeps `regex`'s `\b`, `exact` spells it over CPython's
+//! `\w`. Everything else is written identically to both.
+
+use std::sync::OnceLock;
+
+use super::tables;
+
+/// Which dialect of a construct we are writing (kept for callers that want
+/// to describe the two forms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Native,
+    Exact,
+}
+
+/// A pattern in both forms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Translated {
+    pub native: String,
+    pub exact: String,
+    /// Uses look-around, backreferences, atomic groups or conditionals.
+    pub needs_fancy: bool,
+    /// Uses `\b` or `\B` (the two forms differ).
+    pub uses_boundary: bool,
+}
+
+fn class_body(ranges: &[(char, char)]) -> String {
+    let mut s = String::with_capacity(ranges.len() * 16);
+    for &(a, b) in ranges {
+        if a == b {
+            s.push_str(&format!("\\x{{{:x}}}", a as u32));
+        } else {
+            s.push_str(&format!("\\x{{{:x}}}-\\x{{{:x}}}", a as u32, b as u32));
+        }
+    }
+    s
+}
+
+fn word_body() -> &'static str {
+    static S: OnceLock<String> = OnceLock::new();
+    S.get_or_init(|| class_body(tables::PY_WORD))
+}
+fn space_body() -> &'static str {
+    static S: OnceLock<String> = OnceLock::new();
+    S.get_or_init(|| class_body(tables::PY_SPACE))
+}
+fn digit_body() -> &'static str {
+    static S: OnceLock<String> = OnceLock::new();
+    S.get_or_init(|| class_body(tables::PY_DECIMAL))
+}
+
+const ASCII_WORD: &str = "0-9A-Za-z_";
+const ASCII_SPACE: &str = " \\t\\n\\r\\x0b\\x0c";
+const ASCII_DIGIT: &str = "0-9";
+
+#[derive(Clone, Copy)]
+struct Flags {
+    ignore_case: bool,
+    ascii: bool,
+}
+
+struct Out {
+    native: String,
+    exact: String,
+}
+
+impl Out {
+    fn both(&mut self, s: &str) {
+        self.native.push_str(s);
+        self.exact.push_str(s);
+    }
+    fn ch(&mut self, c: char) {
+        self.native.push(c);
+        self.exact.push(c);
+    }
+}
+
+/// The class body (without brackets) for `\w`, `\s` or `\d`.
+fn shorthand_body(letter: char, flags: Flags) -> &'static str {
+    match (letter.to_ascii_lowercase(), flags.ascii) {
+        ('w', false) => word_body(),
+        ('s', false) => space_body(),
+        ('d', false) => digit_body(),
+        ('w', true) => ASCII_WORD,
+        ('s', true) => ASCII_SPACE,
+        ('d', true) => ASCII_DIGIT,
+        _ => unreachable!(),
+    }
+}
+
+fn shorthand_class(letter: char, flags: Flags) -> String {
+    let neg = if letter.is_ascii_uppercase() { "^" } else { "" };
+    format!("[{neg}{}]", shorthand_body(letter, flags))
+}
+
+fn literal(c: char) -> String {
+    if c.is_ascii_alphanumeric() || (!c.is_ascii() && !c.is_whitespace()) {
+        c.to_string()
+    } else {
+        format!("\\x{{{:x}}}", c as u32)
+    }
+}
+
+/// Parses an escape that denotes one character (after the backslash, at
+/// `chars[*i]`). Returns None if the escape is not a character escape.
+fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<char>, String> {
+    let c = chars[*i];
+    let hex = |i: &mut usize, n: usize, what: &str| -> Result<char, String> {
+        let digits: String = chars.get(*i + 1..*i + 1 + n).map(|s| s.iter().collect()).unwrap_or_default();
+        if digits.len() != n || !digits.chars().all(|d| d.is_ascii_hexdigit()) {
+            return Err(format!("incomplete escape \\{what}{digits}"));
+        }
+        *i += n;
+        let v = u32::from_str_radix(&digits, 16).unwrap();
+        char::from_u32(v).ok_or_else(|| format!("bad escape \\{what}{digits}"))
+    };
+    Ok(Some(match c {
+        'a' => '\x07',
+        'f' => '\x0c',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\x0b',
+        'x' => hex(i, 2, "x")?,
+        'u' => hex(i, 4, "u")?,
+        'U' => hex(i, 8, "U")?,
+        'b' if in_class => '\x08',
+        '0'..='7' => {
+            // Octal: `\0`, `\0o`, `\0oo`, or three octal digits. Other digit
+            // escapes are backreferences (handled by the caller).
+            let mut j = *i;
+            let mut digits = String::new();
+            while j < chars.len() && digits.len() < 3 && ('0'..='7').contains(&chars[j]) {
+                digits.push(chars[j]);
+                j += 1;
+            }
+            if c == '0' || digits.len() == 3 {
+                *i = j - 1;
+                let v = u32::from_str_radix(&digits, 8).unwrap();
+                if v > 0o377 {
+                    return Err(format!("octal escape value \\{digits} outside of range 0-0o377"));
+                }
+                char::from_u32(v).unwrap()
+            } else if in_class {
+                return Err(format!("bad escape \\{c}"));
+            } else {
+                return Ok(None);
+            }
+        }
+        'N' => return Err("named Unicode escapes (\\N{...}) are not supported; write the character itself".into()),
+        c if c.is_ascii_alphanumeric() => return Ok(None),
+        c => c,
+    }))
+}
+
+/// Translate `pattern` (CPython `re` syntax). `ignore_case` is `re.IGNORECASE`.
+pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = Out { native: String::new(), exact: String::new() };
+    let mut needs_fancy = false;
+    let mut uses_boundary = false;
+    let mut flags = Flags { ignore_case, ascii: false };
+    let mut stack: Vec<Flags> = Vec::new();
+    if ignore_case {
+        out.both("(?i)");
+    }
+    let mut i = 0;
+    let n = chars.len();
+    while i < n {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                i += 1;
+                if i >= n {
+                    return Err("bad escape (end of pattern)".into());
+                }
+                let e = chars[i];
+                match e {
+                    'w' | 'W' | 's' | 'S' | 'd' | 'D' => out.both(&shorthand_class(e, flags)),
+                    'b' | 'B' => {
+                        uses_boundary = true;
+                        if flags.ascii {
+                            out.both(if e == 'b' { "(?-u:\\b)" } else { "(?-u:\\B)" });
+                        } else {
+                            out.native.push_str(if e == 'b' { "\\b" } else { "\\B" });
+                            let w = shorthand_class('w', flags);
+                            if e == 'b' {
+                                out.exact.push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
+                            } else {
+                                out.exact.push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
+                            }
+                        }
+                    }
+                    'A' => out.both("\\A"),
+                    'Z' => out.both("\\z"),
+                    '1'..='9' => {
+                        let mut j = i;
+                        let mut digits = String::new();
+                        while j < n && digits.len() < 3 && chars[j].is_ascii_digit() {
+                            digits.push(chars[j]);
+                            j += 1;
+                        }
+                        let is_octal = digits.len() == 3 && digits.chars().all(|d| ('0'..='7').contains(&d));
+                        if is_octal {
+                            let ch = char_escape(&chars, &mut i, false)?.unwrap();
+                            push_literal(&mut out, ch, flags);
+                        } else {
+                            let group: String = digits.chars().take(2).collect();
+                            i += group.len() - 1;
+                            needs_fancy = true;
+                            out.both(&format!("\\{group}"));
+                        }
+                    }
+                    _ => match char_escape(&chars, &mut i, false)? {
+                        Some(ch) => push_literal(&mut out, ch, flags),
+                        None => return Err(format!("bad escape \\{e}")),
+                    },
+                }
+                i += 1;
+            }
+            '[' => {
+                i = translate_class(&chars, i, flags, &mut out)?;
+            }
+            '(' => {
+                stack.push(flags);
+                if chars.get(i + 1) == Some(&'?') {
+                    i += 2;
+                    let rest: String = chars[i..].iter().take(3).collect();
+                    if rest.starts_with(':') {
+                        out.both("(?:");
+                        i += 1;
+                    } else if rest.starts_with("P<") {
+                        let close = chars[i..].iter().position(|&c| c == '>').ok_or("missing >, unterminated name")?;
+                        let name: String = chars[i + 2..i + close].iter().collect();
+                        out.both(&format!("(?P<{name}>"));
+                        i += close + 1;
+                    } else if rest.starts_with("P=") {
+                        let close = chars[i..].iter().position(|&c| c == ')').ok_or("missing ), unterminated name")?;
+                        let name: String = chars[i + 2..i + close].iter().collect();
+                        needs_fancy = true;
+                        out.both(&format!("\\k<{name}>"));
+                        stack.pop();
+                        i += close + 1;
+                    } else if rest.starts_with('=') || rest.starts_with('!') {
+                        needs_fancy = true;
+                        out.both(&format!("(?{}", chars[i]));
+                        i += 1;
+                    } else if rest.starts_with("<=") || rest.starts_with("<!") {
+                        needs_fancy = true;
+                        out.both(&format!("(?<{}", chars[i + 1]));
+                        i += 2;
+                    } else if rest.starts_with('<') {
+                        // Python 3.12 does not accept (?<name>...), 3.11 neither.
+                        return Err("unknown extension ?<".into());
+                    } else if rest.starts_with('#') {
+                        let close = chars[i..].iter().position(|&c| c == ')').ok_or("missing ), unterminated comment")?;
+                        stack.pop();
+                        i += close + 1;
+                    } else if rest.starts_with('>') || rest.starts_with('(') {
+                        needs_fancy = true;
+                        out.both(&format!("(?{}", chars[i]));
+                        i += 1;
+                    } else {
+                        // Inline flags: (?aiLmsux), (?flags:...), (?flags-flags:...).
+                        let start = i;
+                        let mut on = String::new();
+                        let mut off = String::new();
+                        let mut neg = false;
+                        while i < n && (chars[i].is_ascii_alphabetic() || chars[i] == '-') {
+                            if chars[i] == '-' {
+                                neg = true;
+                            } else if neg {
+                                off.push(chars[i]);
+                            } else {
+                                on.push(chars[i]);
+                            }
+                            i += 1;
+                        }
+                        let term = chars.get(i).copied();
+                        if (on.is_empty() && off.is_empty()) || !matches!(term, Some(')') | Some(':')) {
+                            let found: String = chars[start - 1..(start + 1).min(n)].iter().collect();
+                            return Err(format!("unknown extension {found}"));
+                        }
+                        for f in on.chars().chain(off.chars()) {
+                            if !"aiLmsux".contains(f) {
+                                return Err(format!("unknown flag {f:?}"));
+                            }
+                        }
+                        if on.contains('L') || off.contains('L') {
+                            return Err("the L (locale) flag is for bytes patterns only".into());
+                        }
+                        let mut target = if term == Some(')') { *stack.last().unwrap() } else { flags };
+                        if on.contains('i') {
+                            target.ignore_case = true;
+                        }
+                        if off.contains('i') {
+                            target.ignore_case = false;
+                        }
+                        if on.contains('a') {
+                            target.ascii = true;
+                        }
+                        if on.contains('u') {
+                            target.ascii = false;
+                        }
+                        let keep = |s: &str| s.chars().filter(|f| "imsx".contains(*f)).collect::<String>();
+                        let (kon, koff) = (keep(&on), keep(&off));
+                        let rust_flags = if koff.is_empty() { kon } else { format!("{kon}-{koff}") };
+                        if term == Some(')') {
+                            // Global flags: CPython only allows them first.
+                            if start != 2 {
+                                return Err("global flags not at the start of the expression".into());
+                            }
+                            stack.pop();
+                            flags = target;
+                            if !rust_flags.is_empty() {
+                                out.both(&format!("(?{rust_flags})"));
+                            }
+                        } else if rust_flags.is_empty() {
+                            out.both("(?:");
+                            flags = target;
+                        } else {
+                            out.both(&format!("(?{rust_flags}:"));
+                            flags = target;
+                        }
+                        i += 1;
+                    }
+                } else {
+                    out.ch('(');
+                    i += 1;
+                }
+            }
+            ')' => {
+                flags = stack.pop().ok_or("unbalanced parenthesis")?;
+                out.ch(')');
+                i += 1;
+            }
+            '{' => {
+                // A repetition only if it has CPython's exact form; else literal.
+                let close = chars[i..].iter().position(|&c| c == '}');
+                let body: Option<String> = close.map(|k| chars[i + 1..i + k].iter().collect());
+                let valid = body.as_deref().is_some_and(|b| {
+                    let mut parts = b.splitn(2, ',');
+                    let lo = parts.next().unwrap();
+                    let hi = parts.next();
+                    lo.chars().all(|d| d.is_ascii_digit())
+                        && hi.is_none_or(|h| h.chars().all(|d| d.is_ascii_digit()))
+                        && !(lo.is_empty() && hi.is_none())
+                });
+                if valid {
+                    let b = body.unwrap();
+                    let b = if b.starts_with(',') { format!("0{b}") } else { b };
+                    out.both(&format!("{{{b}}}"));
+                    i += close.unwrap() + 1;
+                } else {
+                    out.both("\\{");
+                    i += 1;
+                }
+            }
+            '}' => {
+                out.both("\\}");
+                i += 1;
+            }
+            _ => {
+                if matches!(c, '.' | '^' | '$' | '*' | '+' | '?' | '|') || c.is_whitespace() || c == '#' {
+                    out.ch(c);
+                } else {
+                    push_literal(&mut out, c, flags);
+                }
+                i += 1;
+            }
+        }
+    }
+    if !stack.is_empty() {
+        return Err("missing ), unterminated subpattern".into());
+    }
+    Ok(Translated { native: out.native, exact: out.exact, needs_fancy, uses_boundary })
+}
+
+/// CPython's IGNORECASE also equates `i` with `ı` (U+0131) and `İ` (U+0130),
+/// which Unicode simple case folding does not.
+fn turkic_extra(c: char, flags: Flags) -> &'static str {
+    if flags.ignore_case && !flags.ascii && matches!(c, 'i' | 'I' | 'ı' | 'İ') {
+        "iIıİ"
+    } else {
+        ""
+    }
+}
+
+fn push_literal(out: &mut Out, c: char, flags: Flags) {
+    let extra = turkic_extra(c, flags);
+    if extra.is_empty() {
+        out.both(&literal(c));
+    } else {
+        out.both(&format!("[{extra}]"));
+    }
+}
+
+/// Translates the class starting at `chars[start] == '['`; returns the index
+/// after its closing `]`.
+fn translate_class(chars: &[char], start: usize, flags: Flags, out: &mut Out) -> Result<usize, String> {
+    let n = chars.len();
+    let mut i = start + 1;
+    out.ch('[');
+    if chars.get(i) == Some(&'^') {
+        out.ch('^');
+        i += 1;
+    }
+    let mut first = true;
+    let mut extras = String::new();
+    loop {
+        if i >= n {
+            return Err(format!("unterminated character set at position {start}"));
+        }
+        let c = chars[i];
+        if c == ']' && !first {
+            i += 1;
+            break;
+        }
+        first = false;
+        // One item: a shorthand class, or a character (maybe a range start).
+        let lo: char = if c == '\\' {
+            i += 1;
+            if i >= n {
+                return Err("bad escape (end of pattern)".into());
+            }
+            let e = chars[i];
+            if matches!(e, 'w' | 'W' | 's' | 'S' | 'd' | 'D') {
+                out.both(&shorthand_class(e, flags));
+                i += 1;
+                continue;
+            }
+            match char_escape(chars, &mut i, true)? {
+                Some(ch) => ch,
+                None => return Err(format!("bad escape \\{e}")),
+            }
+        } else {
+            c
+        };
+        i += 1;
+        // A range `lo-hi` unless the `-` is last.
+        if chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|&c| c != ']') {
+            i += 1;
+            let hi = if chars[i] == '\\' {
+                i += 1;
+                if i >= n {
+                    return Err("bad escape (end of pattern)".into());
+                }
+                let e = chars[i];
+                match char_escape(chars, &mut i, true)? {
+                    Some(ch) => ch,
+                    None => return Err(format!("bad character range {lo}-\\{e}")),
+                }
+            } else {
+                chars[i]
+            };
+            i += 1;
+            if hi < lo {
+                return Err(format!("bad character range {lo}-{hi}"));
+            }
+            out.both(&format!("{}-{}", class_char(lo), class_char(hi)));
+            for t in ['i', 'I'] {
+                if (lo..=hi).contains(&t) {
+                    extras.push_str(turkic_extra(t, flags));
+                }
+            }
+        } else {
+            out.both(&class_char(lo));
+            extras.push_str(turkic_extra(lo, flags));
+        }
+    }
+    if !extras.is_empty() {
+        out.both(&class_body(&extras.chars().map(|c| (c, c)).collect::<Vec<_>>()));
+    }
+    out.ch(']');
+    Ok(i)
+}
+
+/// A character inside a `regex` class, escaped when `regex` would read it as
+/// syntax (`[`, `&&`, `--`, `~~`, ...).
+fn class_char(c: char) -> String {
+    if c.is_alphanumeric() {
+        c.to_string()
+    } else {
+        format!("\\x{{{:x}}}", c as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_brace_is_escaped() {
+        let t = translate("a{x}", false).unwrap();
+        assert_eq!(t.native, "a\\{x\\}");
+        assert_eq!(translate("a{2,3}", false).unwrap().native, "a{2,3}");
+        assert_eq!(translate("a{,3}", false).unwrap().native, "a{0,3}");
+    }
+
+    #[test]
+    fn lookaround_needs_fancy() {
+        assert!(translate("(?<!not )good", false).unwrap().needs_fancy);
+        assert!(!translate("(?:good)", false).unwrap().needs_fancy);
+        assert!(translate(r"(a)\1", false).unwrap().needs_fancy);
+    }
+
+    #[test]
+    fn errors_read_like_python() {
+        assert!(translate("(?<name>x)", false).is_err());
+        assert!(translate("a(?i)", false).unwrap_err().contains("global flags"));
+        assert!(translate("[abc", false).unwrap_err().contains("unterminated character set"));
+        assert!(translate(r"\q", false).unwrap_err().contains("bad escape"));
+    }
+}

@@ -1,0 +1,593 @@
+//! One recorded agent turn (`shared/spec/traffic-format.md`), parsed and
+//! validated from one JSON line.
+//!
+//! Parsing borrows the large strings (the draft) from the line, so a turn
+//! costs no copy of its text; small nested objects are read as JSON values
+//! and validated into typed fields. Every rule of the spec's "What is
+//! invalid" list is checked here, and every "worth a warning" case is
+//! flagged on the turn, so the reader can report both without re-parsing.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Unexpected, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::gate::confidence::ActivationLog;
+
+/// The critic's verdict, when it ran in production.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    Approve,
+    Revise,
+    Refuse,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "approve",
+            Verdict::Revise => "revise",
+            Verdict::Refuse => "refuse",
+        }
+    }
+
+    /// A verdict that changed the draft: skipping such a turn is a safety
+    /// regression.
+    pub fn is_intervention(self) -> bool {
+        matches!(self, Verdict::Revise | Verdict::Refuse)
+    }
+}
+
+/// The recorded `ReflectionEvent`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Critic {
+    pub verdict: Option<Verdict>,
+    pub latency_ms: Option<f64>,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+    pub revised_draft: Option<String>,
+    pub refusal_message: Option<String>,
+    pub model: Option<String>,
+}
+
+/// What a tool call's `name` is, as far as the mutating-tool floor cares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolCall {
+    /// The item is not a JSON object: counts as mutating.
+    NotObject,
+    /// An object with no `name` key; `openai_style` when it has a
+    /// `function` key instead (an OpenAI-style call): counts as mutating.
+    NoName { openai_style: bool },
+    /// `name` is falsy in Python (`""`, `null`, `0`, `false`, `[]`, `{}`).
+    Falsy,
+    /// `name` is truthy but not a string: never matches a read-only tool.
+    NonString,
+    /// A string name, compared exactly with `read_only_tools`.
+    Named(String),
+}
+
+/// `sensitive_hit` as recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SensitiveField<'a> {
+    /// Not in the record: detect from the activation log.
+    #[default]
+    Absent,
+    /// `null`: production detected none.
+    None,
+    /// A tag (possibly `""`, which is still a hit).
+    Hit(Cow<'a, str>),
+}
+
+/// The intent classifier's label.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Intent<'a> {
+    /// No verdict, or a verdict without a label.
+    #[default]
+    None,
+    Label(Cow<'a, str>),
+}
+
+/// One turn.
+#[derive(Clone, Debug, Default)]
+pub struct Turn<'a> {
+    pub run_id: Cow<'a, str>,
+    pub turn: Option<u64>,
+    pub ts: Option<Cow<'a, str>>,
+    pub scope: Option<&'a RawValue>,
+    pub language: Option<Cow<'a, str>>,
+    pub draft: Cow<'a, str>,
+    pub tool_calls: Vec<ToolCall>,
+    pub fabrication_findings: usize,
+    /// `kind` of each finding that is an object with a string `kind`.
+    pub fabrication_kinds: Vec<String>,
+    pub intent: Intent<'a>,
+    pub confidence: Option<f64>,
+    pub activation_log: Option<ActivationLog>,
+    pub sensitive_hit: SensitiveField<'a>,
+    pub critic: Option<Critic>,
+    /// Top-level keys the format does not define (ignored, counted).
+    pub unknown_fields: u32,
+}
+
+impl<'a> Turn<'a> {
+    /// Parse and validate one line (without its newline).
+    pub fn parse(line: &'a str) -> Result<Turn<'a>, TurnError> {
+        let mut de = serde_json::Deserializer::from_str(line);
+        let turn = de::DeserializeSeed::deserialize(TurnSeed, &mut de).map_err(TurnError::from_json)?;
+        de.end().map_err(TurnError::from_json)?;
+        Ok(turn)
+    }
+
+    pub fn intent_label(&self) -> Option<&str> {
+        match &self.intent {
+            Intent::None => None,
+            Intent::Label(l) => Some(l),
+        }
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.critic.as_ref().and_then(|c| c.verdict)
+    }
+}
+
+/// Why a line is invalid, with the column for JSON syntax errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnError {
+    pub reason: String,
+    pub column: Option<usize>,
+}
+
+impl TurnError {
+    fn from_json(e: serde_json::Error) -> TurnError {
+        let msg = e.to_string();
+        // serde_json appends " at line L column C"; we report our own position.
+        let reason = match msg.rfind(" at line ") {
+            Some(k) => msg[..k].to_string(),
+            None => msg,
+        };
+        let column = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => Some(e.column()),
+            _ => None,
+        };
+        TurnError { reason, column }
+    }
+}
+
+impl fmt::Display for TurnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.column {
+            Some(c) => write!(f, "invalid JSON at column {c}: {}", self.reason),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+/// How a value looks, for messages: `got "high"`, `got an array`.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let mut s = s.clone();
+            if s.chars().count() > 40 {
+                s = s.chars().take(40).collect::<String>() + "…";
+            }
+            serde_json::to_string(&s).unwrap()
+        }
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+fn describe_unexpected(u: Unexpected<'_>) -> String {
+    match u {
+        Unexpected::Str(s) => describe(&Value::String(s.to_string())),
+        Unexpected::Bool(b) => b.to_string(),
+        Unexpected::Unsigned(n) => n.to_string(),
+        Unexpected::Signed(n) => n.to_string(),
+        Unexpected::Float(x) => x.to_string(),
+        Unexpected::Unit | Unexpected::Option => "null".into(),
+        Unexpected::Seq => "an array".into(),
+        Unexpected::Map => "an object".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A top-level scalar, borrowed from the line where possible.
+enum Scalar<'de> {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Str(Cow<'de, str>),
+    Array,
+    Object,
+}
+
+impl Scalar<'_> {
+    fn describe(&self) -> String {
+        describe_unexpected(match self {
+            Scalar::Null => Unexpected::Unit,
+            Scalar::Bool(b) => Unexpected::Bool(*b),
+            Scalar::U64(n) => Unexpected::Unsigned(*n),
+            Scalar::I64(n) => Unexpected::Signed(*n),
+            Scalar::F64(x) => Unexpected::Float(*x),
+            Scalar::Str(s) => Unexpected::Str(s),
+            Scalar::Array => Unexpected::Seq,
+            Scalar::Object => Unexpected::Map,
+        })
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Scalar::U64(n) => Some(n as f64),
+            Scalar::I64(n) => Some(n as f64),
+            Scalar::F64(x) => Some(x),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Scalar<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Bool(b))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::U64(n))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::I64(n))
+            }
+            fn visit_f64<E>(self, x: f64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::F64(x))
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(s)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Scalar<'de>, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Array)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Scalar<'de>, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Object)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+struct TurnSeed;
+
+impl<'de> de::DeserializeSeed<'de> for TurnSeed {
+    type Value = Turn<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Turn<'de>, D::Error> {
+        d.deserialize_any(TurnVisitor)
+    }
+}
+
+struct TurnVisitor;
+
+fn string_field<'de, E: de::Error>(key: &str, v: Scalar<'de>) -> Result<Cow<'de, str>, E> {
+    match v {
+        Scalar::Str(s) => Ok(s),
+        other => Err(E::custom(format!("{key} must be a string, got {}", other.describe()))),
+    }
+}
+
+fn non_negative<E: de::Error>(what: &str, v: &Value) -> Result<Option<f64>, E> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x >= 0.0 {
+                Ok(Some(x))
+            } else {
+                Err(E::custom(format!("{what} must be a non-negative number, got {n}")))
+            }
+        }
+        other => Err(E::custom(format!("{what} must be a non-negative number, got {}", describe(other)))),
+    }
+}
+
+fn parse_critic<E: de::Error>(v: Value) -> Result<Option<Critic>, E> {
+    let obj = match v {
+        Value::Null => return Ok(None),
+        Value::Object(o) => o,
+        other => return Err(E::custom(format!("critic must be an object or null, got {}", describe(&other)))),
+    };
+    let mut c = Critic::default();
+    let opt_string = |o: &Map<String, Value>, k: &str| -> Result<Option<String>, E> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(E::custom(format!("critic.{k} must be a string, got {}", describe(other)))),
+        }
+    };
+    c.verdict = match obj.get("verdict") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == "approve" => Some(Verdict::Approve),
+        Some(Value::String(s)) if s == "revise" => Some(Verdict::Revise),
+        Some(Value::String(s)) if s == "refuse" => Some(Verdict::Refuse),
+        Some(other) => {
+            return Err(E::custom(format!(
+                "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
+                describe(other)
+            )))
+        }
+    };
+    if let Some(v) = obj.get("reflection_latency_ms") {
+        c.latency_ms = non_negative("critic.reflection_latency_ms", v)?;
+    }
+    for (k, slot) in [("reflection_tokens_in", &mut c.tokens_in), ("reflection_tokens_out", &mut c.tokens_out)] {
+        if let Some(v) = obj.get(k) {
+            let what = format!("critic.{k}");
+            *slot = match non_negative::<E>(&what, v)? {
+                None => None,
+                Some(x) if x.fract() == 0.0 && x < 9.0e15 => Some(x as u64),
+                Some(_) => return Err(E::custom(format!("{what} must be a whole number, got {}", describe(v)))),
+            };
+        }
+    }
+    c.revised_draft = opt_string(&obj, "revised_draft")?;
+    c.refusal_message = opt_string(&obj, "refusal_message")?;
+    c.model = opt_string(&obj, "model")?;
+    Ok(Some(c))
+}
+
+fn parse_tool_calls<E: de::Error>(v: Value) -> Result<Vec<ToolCall>, E> {
+    let items = match v {
+        Value::Array(a) => a,
+        other => {
+            return Err(E::custom(format!(
+                "tool_calls_this_turn must be an array, got {}",
+                describe(&other)
+            )))
+        }
+    };
+    Ok(items
+        .into_iter()
+        .map(|item| match item {
+            Value::Object(mut o) => match o.remove("name") {
+                None => ToolCall::NoName { openai_style: o.contains_key("function") },
+                Some(Value::String(s)) if s.is_empty() => ToolCall::Falsy,
+                Some(Value::String(s)) => ToolCall::Named(s),
+                Some(Value::Null) | Some(Value::Bool(false)) => ToolCall::Falsy,
+                Some(Value::Number(n)) if n.as_f64() == Some(0.0) => ToolCall::Falsy,
+                Some(Value::Array(a)) if a.is_empty() => ToolCall::Falsy,
+                Some(Value::Object(m)) if m.is_empty() => ToolCall::Falsy,
+                Some(_) => ToolCall::NonString,
+            },
+            _ => ToolCall::NotObject,
+        })
+        .collect())
+}
+
+impl<'de> Visitor<'de> for TurnVisitor {
+    type Value = Turn<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object (one turn)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Turn<'de>, A::Error> {
+        let mut t = Turn::default();
+        let mut run_id = None;
+        let mut draft = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "run_id" => run_id = Some(string_field("run_id", map.next_value()?)?),
+                "draft" => draft = Some(string_field("draft", map.next_value()?)?),
+                "turn" => {
+                    t.turn = match map.next_value::<Scalar>()? {
+                        Scalar::Null => None,
+                        Scalar::U64(n) => Some(n),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "turn must be an integer >= 0, got {}",
+                                other.describe()
+                            )))
+                        }
+                    }
+                }
+                "ts" => {
+                    t.ts = match map.next_value::<Scalar>()? {
+                        Scalar::Null => None,
+                        v => Some(string_field("ts", v)?),
+                    }
+                }
+                "language" => {
+                    t.language = match map.next_value::<Scalar>()? {
+                        Scalar::Null => None,
+                        v => Some(string_field("language", v)?),
+                    }
+                }
+                "scope" => t.scope = Some(map.next_value::<&'de RawValue>()?),
+                "confidence" => {
+                    let v: Scalar = map.next_value()?;
+                    t.confidence = match v.as_f64() {
+                        _ if matches!(v, Scalar::Null) => None,
+                        Some(x) if (0.0..=1.0).contains(&x) => Some(x),
+                        _ => {
+                            return Err(de::Error::custom(format!(
+                                "confidence must be a number in [0, 1], got {}",
+                                v.describe()
+                            )))
+                        }
+                    }
+                }
+                "sensitive_hit" => {
+                    t.sensitive_hit = match map.next_value::<Scalar>()? {
+                        Scalar::Null => SensitiveField::None,
+                        Scalar::Str(s) => SensitiveField::Hit(s),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "sensitive_hit must be a string or null, got {}",
+                                other.describe()
+                            )))
+                        }
+                    }
+                }
+                "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(map.next_value()?)?,
+                "fabrication_findings" => match map.next_value::<Value>()? {
+                    Value::Null => {}
+                    Value::Array(a) => {
+                        t.fabrication_findings = a.len();
+                        t.fabrication_kinds = a
+                            .iter()
+                            .filter_map(|f| f.get("kind").and_then(Value::as_str).map(str::to_string))
+                            .collect();
+                    }
+                    other => {
+                        return Err(de::Error::custom(format!(
+                            "fabrication_findings must be an array or null, got {}",
+                            describe(&other)
+                        )))
+                    }
+                },
+                "intent_verdict" => {
+                    t.intent = match map.next_value::<Value>()? {
+                        Value::Null => Intent::None,
+                        Value::Object(mut o) => match o.remove("label") {
+                            None | Some(Value::Null) => Intent::None,
+                            Some(Value::String(s)) => Intent::Label(Cow::Owned(s)),
+                            Some(other) => {
+                                return Err(de::Error::custom(format!(
+                                    "intent_verdict.label must be a string or null, got {}",
+                                    describe(&other)
+                                )))
+                            }
+                        },
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "intent_verdict must be an object or null, got {}",
+                                describe(&other)
+                            )))
+                        }
+                    }
+                }
+                "activation_log" => {
+                    t.activation_log = ActivationLog::from_value(map.next_value()?).map_err(de::Error::custom)?
+                }
+                "critic" => t.critic = parse_critic(map.next_value()?)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    t.unknown_fields += 1;
+                }
+            }
+        }
+        t.run_id = run_id.ok_or_else(|| de::Error::custom("run_id is missing"))?;
+        t.draft = draft.ok_or_else(|| de::Error::custom("draft is missing"))?;
+        Ok(t)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Turn<'de>, A::Error> {
+        Err(de::Error::custom("a turn must be a JSON object, got an array"))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Turn<'de>, E> {
+        Err(E::custom(format!("a turn must be a JSON object, got {}", describe(&Value::String(s.into())))))
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Turn<'de>, E> {
+        Err(E::custom(format!("a turn must be a JSON object, got {b}")))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Turn<'de>, E> {
+        Err(E::custom("a turn must be a JSON object, got null"))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Turn<'de>, E> {
+        Err(E::custom(format!("a turn must be a JSON object, got {n}")))
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Turn<'de>, E> {
+        Err(E::custom(format!("a turn must be a JSON object, got {n}")))
+    }
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Turn<'de>, E> {
+        Err(E::custom(format!("a turn must be a JSON object, got {x}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_spec_example() {
+        let line = r#"{"run_id":"r-7f3a","turn":3,"scope":{"tenant":"acme"},"draft":"Got it, thanks!","tool_calls_this_turn":[],"fabrication_findings":[],"intent_verdict":{"label":"knowledge","confidence":0.71},"confidence":0.5,"sensitive_hit":null,"critic":{"verdict":"approve","reflection_latency_ms":2412.0,"reflection_tokens_in":3105,"reflection_tokens_out":41,"model":"claude-opus"}}"#;
+        let t = Turn::parse(line).unwrap();
+        assert_eq!(t.run_id, "r-7f3a");
+        assert!(matches!(t.draft, Cow::Borrowed(_)));
+        assert_eq!(t.turn, Some(3));
+        assert_eq!(t.intent_label(), Some("knowledge"));
+        assert_eq!(t.sensitive_hit, SensitiveField::None);
+        let c = t.critic.unwrap();
+        assert_eq!(c.verdict, Some(Verdict::Approve));
+        assert_eq!(c.tokens_in, Some(3105));
+        assert_eq!(c.latency_ms, Some(2412.0));
+    }
+
+    fn err(line: &str) -> String {
+        Turn::parse(line).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn invalid_kinds_have_clear_reasons() {
+        assert_eq!(
+            err(r#"{"run_id":"r","draft":"x","confidence":"high"}"#),
+            r#"confidence must be a number in [0, 1], got "high""#
+        );
+        assert_eq!(err(r#"{"run_id":"r","draft":"x","confidence":1.5}"#), "confidence must be a number in [0, 1], got 1.5");
+        assert_eq!(err(r#"{"draft":"x"}"#), "run_id is missing");
+        assert_eq!(err(r#"{"run_id":1,"draft":"x"}"#), "run_id must be a string, got 1");
+        assert_eq!(err(r#"{"run_id":"r"}"#), "draft is missing");
+        assert_eq!(err(r#"[1]"#), "a turn must be a JSON object, got an array");
+        assert!(err(r#"{"run_id":"r","draft":"x","intent_verdict":"action"}"#).contains("intent_verdict must be an object"));
+        assert!(err(r#"{"run_id":"r","draft":"x","intent_verdict":{"label":3}}"#).contains("label must be a string or null"));
+        assert!(err(r#"{"run_id":"r","draft":"x","tool_calls_this_turn":{}}"#).contains("must be an array"));
+        assert!(err(r#"{"run_id":"r","draft":"x","critic":{"verdict":"ok"}}"#).contains("critic.verdict"));
+        assert!(err(r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":-1}}"#).contains("non-negative"));
+        assert!(err(r#"{"run_id":"r","draft":"x","confidence":NaN}"#).starts_with("invalid JSON at column"));
+        assert!(err(r#"{"run_id":"r","draft":"x","confidence":1e400}"#).contains("out of range"));
+        assert!(err(r#"{"run_id":"r","draft":"x""#).starts_with("invalid JSON at column"));
+        assert!(err(r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":{}}}"#).contains("activated_nodes"));
+        assert!(err(r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":[{"score":"hi"}]}}"#).contains("score"));
+        assert!(err(r#"{"run_id":"r","draft":"x","turn":-1}"#).contains("turn must be an integer"));
+    }
+
+    #[test]
+    fn tool_call_names_follow_python_truthiness() {
+        let t = Turn::parse(
+            r#"{"run_id":"r","draft":"x","tool_calls_this_turn":[{"name":""},{"name":null},{"name":0},{"name":false},{"name":5},{"args":{}},{"function":{"name":"f"}},"s",{"name":"ok"}]}"#,
+        )
+        .unwrap();
+        use ToolCall::*;
+        assert_eq!(
+            t.tool_calls,
+            vec![Falsy, Falsy, Falsy, Falsy, NonString, NoName { openai_style: false }, NoName { openai_style: true }, NotObject, Named("ok".into())]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_counted() {
+        let t = Turn::parse(r#"{"run_id":"r","draft":"x","extra":1,"more":{"a":[1]}}"#).unwrap();
+        assert_eq!(t.unknown_fields, 2);
+    }
+}
