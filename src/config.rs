@@ -190,7 +190,8 @@ impl ConfigFile {
         if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(text).map_err(|e| ConfigError(format!("{name}: {e}")))
         } else {
-            toml::from_str(text).map_err(|e| ConfigError(format!("{name}: {}", e.to_string().trim_end())))
+            toml::from_str(text)
+                .map_err(|e| ConfigError(format!("{name}: {}", e.to_string().trim_end())))
         }
     }
 
@@ -217,17 +218,30 @@ impl ConfigFile {
         let variants: Vec<Variant> = match &self.variants {
             Some(Ordered(vs)) if !vs.is_empty() => vs
                 .iter()
-                .map(|(name, layer)| Variant { name: name.clone(), config: layer.apply(&shared) })
+                .map(|(name, layer)| Variant {
+                    name: name.clone(),
+                    config: layer.apply(&shared),
+                })
                 .collect(),
-            Some(_) => return Err(ConfigError("[variants] is empty: name at least one variant".into())),
+            Some(_) => {
+                return Err(ConfigError(
+                    "[variants] is empty: name at least one variant".into(),
+                ))
+            }
             None => vec![
                 Variant {
                     name: "legacy".into(),
-                    config: FrameworkConfig { metacognition_selective_gate: false, ..shared.clone() },
+                    config: FrameworkConfig {
+                        metacognition_selective_gate: false,
+                        ..shared.clone()
+                    },
                 },
                 Variant {
                     name: "smart".into(),
-                    config: FrameworkConfig { metacognition_selective_gate: true, ..shared },
+                    config: FrameworkConfig {
+                        metacognition_selective_gate: true,
+                        ..shared
+                    },
                 },
             ],
         };
@@ -238,24 +252,42 @@ impl ConfigFile {
                     v.name
                 )));
             }
-            v.config.validate().map_err(|e| ConfigError(format!("variant {}: {e}", v.name)))?;
+            v.config
+                .validate()
+                .map_err(|e| ConfigError(format!("variant {}: {e}", v.name)))?;
         }
         let baseline = match &self.baseline {
             Some(b) => variants.iter().position(|v| &v.name == b).ok_or_else(|| {
                 let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                ConfigError(format!("baseline {b:?} is not a variant; the variants are: {}", names.join(", ")))
+                ConfigError(format!(
+                    "baseline {b:?} is not a variant; the variants are: {}",
+                    names.join(", ")
+                ))
             })?,
-            None => variants.iter().position(|v| v.name == "legacy").unwrap_or(0),
+            None => variants
+                .iter()
+                .position(|v| v.name == "legacy")
+                .unwrap_or(0),
         };
         let cost = self.cost.clone().unwrap_or_default();
         for (model, p) in &cost.models {
-            for (k, x) in [("usd_per_mtok_in", p.usd_per_mtok_in), ("usd_per_mtok_out", p.usd_per_mtok_out)] {
+            for (k, x) in [
+                ("usd_per_mtok_in", p.usd_per_mtok_in),
+                ("usd_per_mtok_out", p.usd_per_mtok_out),
+            ] {
                 if !(x.is_finite() && x >= 0.0) {
-                    return Err(ConfigError(format!("cost.models.{model}.{k} must be a non-negative number, got {x}")));
+                    return Err(ConfigError(format!(
+                        "cost.models.{model}.{k} must be a non-negative number, got {x}"
+                    )));
                 }
             }
         }
-        Ok(Plan { variants, baseline, cost, check: self.check.clone().unwrap_or_default() })
+        Ok(Plan {
+            variants,
+            baseline,
+            cost,
+            check: self.check.clone().unwrap_or_default(),
+        })
     }
 }
 
@@ -296,8 +328,13 @@ mod tests {
 
     #[test]
     fn threshold_out_of_range_is_refused() {
-        let e = plan("metacognition_confidence_threshold = 1.5").unwrap_err().0;
-        assert!(e.contains("metacognition_confidence_threshold must be in [0, 1]"), "{e}");
+        let e = plan("metacognition_confidence_threshold = 1.5")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("metacognition_confidence_threshold must be in [0, 1]"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -309,13 +346,23 @@ mod tests {
         assert_eq!(p.variants[0].name, "new");
         assert_eq!(p.variants[1].name, "old");
         assert_eq!(p.baseline, 1);
-        assert_eq!(p.variants[1].config.read_only_tools, vec!["search_docs".to_string()]);
-        assert!(plan("baseline = \"nope\"").unwrap_err().0.contains("not a variant"));
+        assert_eq!(
+            p.variants[1].config.read_only_tools,
+            vec!["search_docs".to_string()]
+        );
+        assert!(plan("baseline = \"nope\"")
+            .unwrap_err()
+            .0
+            .contains("not a variant"));
     }
 
     #[test]
     fn json_configs_work_too() {
-        let c = ConfigFile::parse(r#"{"metacognition_selective_gate": true}"#, Path::new("c.json")).unwrap();
+        let c = ConfigFile::parse(
+            r#"{"metacognition_selective_gate": true}"#,
+            Path::new("c.json"),
+        )
+        .unwrap();
         assert_eq!(c.metacognition_selective_gate, Some(true));
         assert!(ConfigFile::parse(r#"{"bogus": 1}"#, Path::new("c.json")).is_err());
     }

@@ -7,6 +7,7 @@
 //! reports.
 
 pub mod config;
+pub mod explain;
 pub mod gate;
 pub mod pyre;
 pub mod turn;

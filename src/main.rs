@@ -1,1 +1,24 @@
-fn main(){}
+//! The `critic-gate` binary: a thin clap layer over the library. Each
+//! subcommand lives in `src/cli/<name>.rs`, parses its flags into a plan,
+//! and calls the library.
+//!
+//! Exit codes: 0 success (for `check`: every budget passes); 1 a `check` or
+//! `diff` budget failed; 2 the tool could not do its job (bad input, bad
+//! config, unreadable files).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("critic-gate: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -116,7 +116,8 @@ impl<'a> Turn<'a> {
     /// Parse and validate one line (without its newline).
     pub fn parse(line: &'a str) -> Result<Turn<'a>, TurnError> {
         let mut de = serde_json::Deserializer::from_str(line);
-        let turn = de::DeserializeSeed::deserialize(TurnSeed, &mut de).map_err(TurnError::from_json)?;
+        let turn =
+            de::DeserializeSeed::deserialize(TurnSeed, &mut de).map_err(TurnError::from_json)?;
         de.end().map_err(TurnError::from_json)?;
         Ok(turn)
     }
@@ -149,7 +150,9 @@ impl TurnError {
             None => msg,
         };
         let column = match e.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => Some(e.column()),
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                Some(e.column())
+            }
             _ => None,
         };
         TurnError { reason, column }
@@ -292,7 +295,10 @@ struct TurnVisitor;
 fn string_field<'de, E: de::Error>(key: &str, v: Scalar<'de>) -> Result<Cow<'de, str>, E> {
     match v {
         Scalar::Str(s) => Ok(s),
-        other => Err(E::custom(format!("{key} must be a string, got {}", other.describe()))),
+        other => Err(E::custom(format!(
+            "{key} must be a string, got {}",
+            other.describe()
+        ))),
     }
 }
 
@@ -304,10 +310,15 @@ fn non_negative<E: de::Error>(what: &str, v: &Value) -> Result<Option<f64>, E> {
             if x >= 0.0 {
                 Ok(Some(x))
             } else {
-                Err(E::custom(format!("{what} must be a non-negative number, got {n}")))
+                Err(E::custom(format!(
+                    "{what} must be a non-negative number, got {n}"
+                )))
             }
         }
-        other => Err(E::custom(format!("{what} must be a non-negative number, got {}", describe(other)))),
+        other => Err(E::custom(format!(
+            "{what} must be a non-negative number, got {}",
+            describe(other)
+        ))),
     }
 }
 
@@ -315,14 +326,22 @@ fn parse_critic<E: de::Error>(v: Value) -> Result<Option<Critic>, E> {
     let obj = match v {
         Value::Null => return Ok(None),
         Value::Object(o) => o,
-        other => return Err(E::custom(format!("critic must be an object or null, got {}", describe(&other)))),
+        other => {
+            return Err(E::custom(format!(
+                "critic must be an object or null, got {}",
+                describe(&other)
+            )))
+        }
     };
     let mut c = Critic::default();
     let opt_string = |o: &Map<String, Value>, k: &str| -> Result<Option<String>, E> {
         match o.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(E::custom(format!("critic.{k} must be a string, got {}", describe(other)))),
+            Some(other) => Err(E::custom(format!(
+                "critic.{k} must be a string, got {}",
+                describe(other)
+            ))),
         }
     };
     c.verdict = match obj.get("verdict") {
@@ -340,13 +359,21 @@ fn parse_critic<E: de::Error>(v: Value) -> Result<Option<Critic>, E> {
     if let Some(v) = obj.get("reflection_latency_ms") {
         c.latency_ms = non_negative("critic.reflection_latency_ms", v)?;
     }
-    for (k, slot) in [("reflection_tokens_in", &mut c.tokens_in), ("reflection_tokens_out", &mut c.tokens_out)] {
+    for (k, slot) in [
+        ("reflection_tokens_in", &mut c.tokens_in),
+        ("reflection_tokens_out", &mut c.tokens_out),
+    ] {
         if let Some(v) = obj.get(k) {
             let what = format!("critic.{k}");
             *slot = match non_negative::<E>(&what, v)? {
                 None => None,
                 Some(x) if x.fract() == 0.0 && x < 9.0e15 => Some(x as u64),
-                Some(_) => return Err(E::custom(format!("{what} must be a whole number, got {}", describe(v)))),
+                Some(_) => {
+                    return Err(E::custom(format!(
+                        "{what} must be a whole number, got {}",
+                        describe(v)
+                    )))
+                }
             };
         }
     }
@@ -370,7 +397,9 @@ fn parse_tool_calls<E: de::Error>(v: Value) -> Result<Vec<ToolCall>, E> {
         .into_iter()
         .map(|item| match item {
             Value::Object(mut o) => match o.remove("name") {
-                None => ToolCall::NoName { openai_style: o.contains_key("function") },
+                None => ToolCall::NoName {
+                    openai_style: o.contains_key("function"),
+                },
                 Some(Value::String(s)) if s.is_empty() => ToolCall::Falsy,
                 Some(Value::String(s)) => ToolCall::Named(s),
                 Some(Value::Null) | Some(Value::Bool(false)) => ToolCall::Falsy,
@@ -456,7 +485,9 @@ impl<'de> Visitor<'de> for TurnVisitor {
                         t.fabrication_findings = a.len();
                         t.fabrication_kinds = a
                             .iter()
-                            .filter_map(|f| f.get("kind").and_then(Value::as_str).map(str::to_string))
+                            .filter_map(|f| {
+                                f.get("kind").and_then(Value::as_str).map(str::to_string)
+                            })
                             .collect();
                     }
                     other => {
@@ -488,7 +519,8 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     }
                 }
                 "activation_log" => {
-                    t.activation_log = ActivationLog::from_value(map.next_value()?).map_err(de::Error::custom)?
+                    t.activation_log =
+                        ActivationLog::from_value(map.next_value()?).map_err(de::Error::custom)?
                 }
                 "critic" => t.critic = parse_critic(map.next_value()?)?,
                 _ => {
@@ -503,10 +535,15 @@ impl<'de> Visitor<'de> for TurnVisitor {
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Turn<'de>, A::Error> {
-        Err(de::Error::custom("a turn must be a JSON object, got an array"))
+        Err(de::Error::custom(
+            "a turn must be a JSON object, got an array",
+        ))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Turn<'de>, E> {
-        Err(E::custom(format!("a turn must be a JSON object, got {}", describe(&Value::String(s.into())))))
+        Err(E::custom(format!(
+            "a turn must be a JSON object, got {}",
+            describe(&Value::String(s.into()))
+        )))
     }
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<Turn<'de>, E> {
         Err(E::custom(format!("a turn must be a JSON object, got {b}")))
@@ -554,21 +591,49 @@ mod tests {
             err(r#"{"run_id":"r","draft":"x","confidence":"high"}"#),
             r#"confidence must be a number in [0, 1], got "high""#
         );
-        assert_eq!(err(r#"{"run_id":"r","draft":"x","confidence":1.5}"#), "confidence must be a number in [0, 1], got 1.5");
+        assert_eq!(
+            err(r#"{"run_id":"r","draft":"x","confidence":1.5}"#),
+            "confidence must be a number in [0, 1], got 1.5"
+        );
         assert_eq!(err(r#"{"draft":"x"}"#), "run_id is missing");
-        assert_eq!(err(r#"{"run_id":1,"draft":"x"}"#), "run_id must be a string, got 1");
+        assert_eq!(
+            err(r#"{"run_id":1,"draft":"x"}"#),
+            "run_id must be a string, got 1"
+        );
         assert_eq!(err(r#"{"run_id":"r"}"#), "draft is missing");
         assert_eq!(err(r#"[1]"#), "a turn must be a JSON object, got an array");
-        assert!(err(r#"{"run_id":"r","draft":"x","intent_verdict":"action"}"#).contains("intent_verdict must be an object"));
-        assert!(err(r#"{"run_id":"r","draft":"x","intent_verdict":{"label":3}}"#).contains("label must be a string or null"));
-        assert!(err(r#"{"run_id":"r","draft":"x","tool_calls_this_turn":{}}"#).contains("must be an array"));
-        assert!(err(r#"{"run_id":"r","draft":"x","critic":{"verdict":"ok"}}"#).contains("critic.verdict"));
-        assert!(err(r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":-1}}"#).contains("non-negative"));
-        assert!(err(r#"{"run_id":"r","draft":"x","confidence":NaN}"#).starts_with("invalid JSON at column"));
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","intent_verdict":"action"}"#)
+                .contains("intent_verdict must be an object")
+        );
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","intent_verdict":{"label":3}}"#)
+                .contains("label must be a string or null")
+        );
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","tool_calls_this_turn":{}}"#)
+                .contains("must be an array")
+        );
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","critic":{"verdict":"ok"}}"#)
+                .contains("critic.verdict")
+        );
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":-1}}"#)
+                .contains("non-negative")
+        );
+        assert!(err(r#"{"run_id":"r","draft":"x","confidence":NaN}"#)
+            .starts_with("invalid JSON at column"));
         assert!(err(r#"{"run_id":"r","draft":"x","confidence":1e400}"#).contains("out of range"));
         assert!(err(r#"{"run_id":"r","draft":"x""#).starts_with("invalid JSON at column"));
-        assert!(err(r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":{}}}"#).contains("activated_nodes"));
-        assert!(err(r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":[{"score":"hi"}]}}"#).contains("score"));
+        assert!(
+            err(r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":{}}}"#)
+                .contains("activated_nodes")
+        );
+        assert!(err(
+            r#"{"run_id":"r","draft":"x","activation_log":{"activated_nodes":[{"score":"hi"}]}}"#
+        )
+        .contains("score"));
         assert!(err(r#"{"run_id":"r","draft":"x","turn":-1}"#).contains("turn must be an integer"));
     }
 
@@ -581,7 +646,19 @@ mod tests {
         use ToolCall::*;
         assert_eq!(
             t.tool_calls,
-            vec![Falsy, Falsy, Falsy, Falsy, NonString, NoName { openai_style: false }, NoName { openai_style: true }, NotObject, Named("ok".into())]
+            vec![
+                Falsy,
+                Falsy,
+                Falsy,
+                Falsy,
+                NonString,
+                NoName {
+                    openai_style: false
+                },
+                NoName { openai_style: true },
+                NotObject,
+                Named("ok".into())
+            ]
         );
     }
 

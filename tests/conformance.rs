@@ -40,11 +40,17 @@ fn check(case: &Value, gates: &mut HashMap<String, Gate>) -> Vec<String> {
     cmp("took_tool_action", e.took_tool_action());
     let want_conf = x["confidence"].as_f64().unwrap();
     if (e.confidence - want_conf).abs() > 1e-12 {
-        bad.push(format!("{id}: confidence expected {want_conf} got {}", e.confidence));
+        bad.push(format!(
+            "{id}: confidence expected {want_conf} got {}",
+            e.confidence
+        ));
     }
     let want_hit = x["sensitive_hit"].as_str();
     if want_hit != e.sensitive_hit {
-        bad.push(format!("{id}: sensitive_hit expected {want_hit:?} got {:?}", e.sensitive_hit));
+        bad.push(format!(
+            "{id}: sensitive_hit expected {want_hit:?} got {:?}",
+            e.sensitive_hit
+        ));
     }
     bad
 }
@@ -60,13 +66,32 @@ fn every_conformance_case_passes() {
         n += 1;
     }
     assert_eq!(n, 3658, "the copied case file is complete");
-    assert!(failures.is_empty(), "{} mismatches of {n} cases:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches of {n} cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn the_case_file_covers_every_predicate() {
-    for prefix in ["up/", "claims/", "ack/", "pattern/", "tools/", "intent/", "conf/", "log/", "sensitive/", "random/"] {
-        let count = CASES.lines().filter(|l| l.contains(&format!("\"id\": \"{prefix}"))).count();
+    for prefix in [
+        "up/",
+        "claims/",
+        "ack/",
+        "pattern/",
+        "tools/",
+        "intent/",
+        "conf/",
+        "log/",
+        "sensitive/",
+        "random/",
+    ] {
+        let count = CASES
+            .lines()
+            .filter(|l| l.contains(&format!("\"id\": \"{prefix}")))
+            .count();
         assert!(count > 0, "no {prefix} cases");
     }
 }

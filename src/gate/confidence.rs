@@ -28,7 +28,9 @@ fn kind(v: &Value) -> String {
 fn number(v: Option<&Value>, what: impl Fn() -> String) -> Result<f64, String> {
     match v {
         None | Some(Value::Null) => Ok(0.0),
-        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| format!("{} is not a finite number", what())),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .ok_or_else(|| format!("{} is not a finite number", what())),
         Some(other) => Err(format!("{} must be a number, got {}", what(), kind(other))),
     }
 }
@@ -48,14 +50,20 @@ fn array<'v>(log: &'v Map<String, Value>, key: &str) -> Result<&'v [Value], Stri
     match log.get(key) {
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(a)) => Ok(a),
-        Some(other) => Err(format!("activation_log.{key} must be an array or null, got {}", kind(other))),
+        Some(other) => Err(format!(
+            "activation_log.{key} must be an array or null, got {}",
+            kind(other)
+        )),
     }
 }
 
 fn string_tags(v: Option<&Value>, what: impl Fn() -> String) -> Result<Vec<String>, String> {
     match v {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => Ok(a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()),
+        Some(Value::Array(a)) => Ok(a
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect()),
         Some(other) => Err(format!("{} must be an array, got {}", what(), kind(other))),
     }
 }
@@ -66,16 +74,26 @@ impl ActivationLog {
         let log = match v {
             Value::Null => return Ok(None),
             Value::Object(o) => o,
-            other => return Err(format!("activation_log must be an object or null, got {}", kind(&other))),
+            other => {
+                return Err(format!(
+                    "activation_log must be an object or null, got {}",
+                    kind(&other)
+                ))
+            }
         };
         let nodes = array(&log, "activated_nodes")?;
         let mut scores = Vec::with_capacity(nodes.len());
         let mut node_tags = Vec::with_capacity(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
-            let node = node
-                .as_object()
-                .ok_or_else(|| format!("activation_log.activated_nodes[{i}] must be an object, got {}", kind(node)))?;
-            scores.push(number(node.get("score"), || format!("activation_log.activated_nodes[{i}].score"))?);
+            let node = node.as_object().ok_or_else(|| {
+                format!(
+                    "activation_log.activated_nodes[{i}] must be an object, got {}",
+                    kind(node)
+                )
+            })?;
+            scores.push(number(node.get("score"), || {
+                format!("activation_log.activated_nodes[{i}].score")
+            })?);
             let props = match node.get("properties") {
                 None | Some(Value::Null) => None,
                 Some(Value::Object(p)) => Some(p),
@@ -86,7 +104,9 @@ impl ActivationLog {
                     ))
                 }
             };
-            let own = string_tags(node.get("tags"), || format!("activation_log.activated_nodes[{i}].tags"))?;
+            let own = string_tags(node.get("tags"), || {
+                format!("activation_log.activated_nodes[{i}].tags")
+            })?;
             let own_empty = match node.get("tags") {
                 Some(Value::Array(a)) => a.is_empty(),
                 _ => true,
@@ -104,10 +124,15 @@ impl ActivationLog {
         let edges = array(&log, "traversed_edges")?;
         let mut weights = Vec::with_capacity(edges.len());
         for (i, edge) in edges.iter().enumerate() {
-            let edge = edge
-                .as_object()
-                .ok_or_else(|| format!("activation_log.traversed_edges[{i}] must be an object, got {}", kind(edge)))?;
-            weights.push(number(edge.get("weight"), || format!("activation_log.traversed_edges[{i}].weight"))?);
+            let edge = edge.as_object().ok_or_else(|| {
+                format!(
+                    "activation_log.traversed_edges[{i}] must be an object, got {}",
+                    kind(edge)
+                )
+            })?;
+            weights.push(number(edge.get("weight"), || {
+                format!("activation_log.traversed_edges[{i}].weight")
+            })?);
         }
         let confidence = if nodes.is_empty() {
             COLD_CONFIDENCE
@@ -118,7 +143,10 @@ impl ActivationLog {
             let edge = if n == 0 { 0.0 } else { (w / 5.0).min(1.0) };
             (0.4 * seed + 0.3 * path + 0.3 * edge).clamp(0.0, 1.0)
         };
-        Ok(Some(ActivationLog { confidence, node_tags }))
+        Ok(Some(ActivationLog {
+            confidence,
+            node_tags,
+        }))
     }
 
     /// `detect_sensitive_hit(log, tags)`: the first of the node's tags, in
@@ -147,7 +175,10 @@ mod tests {
     #[test]
     fn cold_logs_are_half() {
         assert_eq!(conf(json!({})), 0.5);
-        assert_eq!(conf(json!({"activated_nodes": null, "inference_paths": [["x"]]})), 0.5);
+        assert_eq!(
+            conf(json!({"activated_nodes": null, "inference_paths": [["x"]]})),
+            0.5
+        );
         assert_eq!(conf(json!({"activated_nodes": []})), 0.5);
     }
 
@@ -156,7 +187,12 @@ mod tests {
         let v = json!({"activated_nodes": [{"score": 0.5}, {"score": 1.5}], "inference_paths": [["a"], ["b"]], "traversed_edges": [{"weight": 2.0}, {}]});
         assert_eq!(conf(v), 0.6599999999999999);
         assert_eq!(conf(json!({"activated_nodes": [{"score": -2.0}]})), 0.0);
-        assert_eq!(conf(json!({"activated_nodes": [{"score": 3.0}], "traversed_edges": [{"weight": 100.0}]})), 1.0);
+        assert_eq!(
+            conf(
+                json!({"activated_nodes": [{"score": 3.0}], "traversed_edges": [{"weight": 100.0}]})
+            ),
+            1.0
+        );
     }
 
     #[test]
@@ -168,7 +204,10 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(log.sensitive_hit(&["pii".into()]), None);
-        assert_eq!(log.sensitive_hit(&["payments".into(), "pii".into()]), Some("payments"));
+        assert_eq!(
+            log.sensitive_hit(&["payments".into(), "pii".into()]),
+            Some("payments")
+        );
         assert_eq!(log.sensitive_hit(&[]), None);
     }
 
@@ -178,7 +217,9 @@ mod tests {
         assert!(ActivationLog::from_value(json!({"activated_nodes": [1]})).is_err());
         assert!(ActivationLog::from_value(json!({"activated_nodes": [{"score": "x"}]})).is_err());
         assert!(ActivationLog::from_value(json!({"activated_nodes": [{"score": true}]})).is_err());
-        assert!(ActivationLog::from_value(json!({"activated_nodes": [{"properties": []}]})).is_err());
+        assert!(
+            ActivationLog::from_value(json!({"activated_nodes": [{"properties": []}]})).is_err()
+        );
         assert!(ActivationLog::from_value(json!({"traversed_edges": [{"weight": "w"}]})).is_err());
         assert!(ActivationLog::from_value(json!("log")).is_err());
     }

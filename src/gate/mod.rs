@@ -172,7 +172,9 @@ impl Evaluation<'_> {
 
     /// The smart gate: fire unless `not hard_fire and draft_is_trivial_ack`.
     pub fn smart_fires(&self) -> bool {
-        self.hard_fire() || !self.draft_is_trivial_ack() || self.ack.pattern == PatternCheck::Aborted
+        self.hard_fire()
+            || !self.draft_is_trivial_ack()
+            || self.ack.pattern == PatternCheck::Aborted
     }
 
     /// `_resolve_gate_fires`: the decision symfonic takes.
@@ -257,7 +259,11 @@ impl Gate {
         let mut read_only = config.read_only_tools.clone();
         read_only.sort();
         read_only.dedup();
-        Ok(Gate { config, acks, read_only })
+        Ok(Gate {
+            config,
+            acks,
+            read_only,
+        })
     }
 
     pub fn config(&self) -> &FrameworkConfig {
@@ -298,7 +304,9 @@ impl Gate {
         };
         let (sensitive_hit, sensitive_source) = match &turn.sensitive_hit {
             SensitiveField::Absent => (
-                turn.activation_log.as_ref().and_then(|l| l.sensitive_hit(&c.metacognition_sensitive_tags)),
+                turn.activation_log
+                    .as_ref()
+                    .and_then(|l| l.sensitive_hit(&c.metacognition_sensitive_tags)),
                 SensitiveSource::ActivationLog,
             ),
             SensitiveField::None => (None, SensitiveSource::Recorded),
@@ -338,7 +346,12 @@ impl Gate {
             low_confidence: confidence < c.metacognition_confidence_threshold,
             threshold: c.metacognition_confidence_threshold,
             floors,
-            ack: AckTrace { empty: f.empty, too_long: f.too_long, claims: f.claims, pattern },
+            ack: AckTrace {
+                empty: f.empty,
+                too_long: f.too_long,
+                claims: f.claims,
+                pattern,
+            },
             selective: c.metacognition_selective_gate,
         }
     }
@@ -349,7 +362,11 @@ mod tests {
     use super::*;
 
     fn gate(selective: bool) -> Gate {
-        Gate::new(FrameworkConfig { metacognition_selective_gate: selective, ..Default::default() }).unwrap()
+        Gate::new(FrameworkConfig {
+            metacognition_selective_gate: selective,
+            ..Default::default()
+        })
+        .unwrap()
     }
 
     fn turn(json: &str) -> Turn<'_> {
@@ -383,16 +400,23 @@ mod tests {
             r#"{"run_id":"r","draft":"Sure","intent_verdict":{"label":"action"},"tool_calls_this_turn":[{"name":"x"}],"sensitive_hit":"","fabrication_findings":[{}]}"#,
         );
         let e = gate(true).evaluate(&t);
-        assert_eq!(e.reasons().to_string(), "sensitive;fabrication;mutating_tool;intent");
+        assert_eq!(
+            e.reasons().to_string(),
+            "sensitive;fabrication;mutating_tool;intent"
+        );
         assert!(e.draft_is_trivial_ack());
-        assert_eq!(e.legacy_reasons().to_string(), "low_confidence;sensitive_hit");
+        assert_eq!(
+            e.legacy_reasons().to_string(),
+            "low_confidence;sensitive_hit"
+        );
     }
 
     #[test]
     fn long_drafts_with_one_floor_are_still_checked() {
         let long = format!("thanks {}", "y".repeat(200));
         let json = format!(r#"{{"run_id":"r","draft":"{long}"}}"#);
-        let e = gate(true).evaluate(&turn(&json));
+        let t = turn(&json);
+        let e = gate(true).evaluate(&t);
         assert_eq!(e.ack.pattern, PatternCheck::Matched);
         assert_eq!(e.reasons().to_string(), "too_long");
         assert!(!e.draft_is_trivial_ack());
@@ -403,7 +427,8 @@ mod tests {
         let f = DraftFeatures::of(" \u{1c} ");
         assert!(!f.empty);
         assert_eq!(f.stripped, "");
-        let e = gate(true).evaluate(&turn(r#"{"run_id":"r","draft":" "}"#));
+        let t = turn(r#"{"run_id":"r","draft":" "}"#);
+        let e = gate(true).evaluate(&t);
         assert_eq!(e.reasons().to_string(), "no_ack_pattern");
     }
 
@@ -425,7 +450,10 @@ mod tests {
         })
         .err()
         .unwrap();
-        assert!(e.0.contains("metacognition_trivial_ack_patterns[1] = \"(oops\""), "{e}");
+        assert!(
+            e.0.contains("metacognition_trivial_ack_patterns[1] = \"(oops\""),
+            "{e}"
+        );
         assert!(e.0.contains("degrade every turn it reviews to FIRE"), "{e}");
     }
 }

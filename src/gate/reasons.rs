@@ -50,8 +50,13 @@ impl Reason {
     ];
 
     /// The hard floors, in symfonic's order.
-    pub const FLOORS: [Reason; 5] =
-        [Reason::Sensitive, Reason::Fabrication, Reason::MutatingTool, Reason::Intent, Reason::Claims];
+    pub const FLOORS: [Reason; 5] = [
+        Reason::Sensitive,
+        Reason::Fabrication,
+        Reason::MutatingTool,
+        Reason::Intent,
+        Reason::Claims,
+    ];
 
     /// The reasons a smart gate can fire for, each of which can block a skip.
     pub const SMART_BLOCKERS: [Reason; 9] = [

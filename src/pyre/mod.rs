@@ -102,7 +102,9 @@ fn disagreement() -> &'static CharTable {
     TABLE.get_or_init(|| {
         use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange, HirKind};
         let rust_class = |pat: &str| -> ClassUnicode {
-            let hir = regex_syntax::Parser::new().parse(pat).expect("built-in class");
+            let hir = regex_syntax::Parser::new()
+                .parse(pat)
+                .expect("built-in class");
             match hir.kind() {
                 HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => c.clone(),
                 _ => unreachable!("{pat} is a Unicode class"),
@@ -202,7 +204,10 @@ pub struct PySet {
 }
 
 impl PySet {
-    pub fn new<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> Result<PySet, (usize, PatternError)> {
+    pub fn new<S: AsRef<str>>(
+        patterns: &[S],
+        ignore_case: bool,
+    ) -> Result<PySet, (usize, PatternError)> {
         let mut plain_native = Vec::new();
         let mut plain_exact = Vec::new();
         let mut any_boundary = false;
@@ -210,7 +215,13 @@ impl PySet {
         for (i, p) in patterns.iter().enumerate() {
             let p = p.as_ref();
             let err = |message: String| {
-                (i, PatternError { pattern: p.to_string(), message })
+                (
+                    i,
+                    PatternError {
+                        pattern: p.to_string(),
+                        message,
+                    },
+                )
             };
             let t = translate(p, ignore_case).map_err(err)?;
             if t.needs_fancy {
@@ -231,19 +242,35 @@ impl PySet {
         let (native, exact) = if plain_native.is_empty() {
             (None, None)
         } else {
-            let native = Engine::build(&plain_native.join("|"), false)
-                .map_err(|m| (0, PatternError { pattern: plain_native.join("|"), message: m }))?;
-            let exact = if any_boundary {
-                Some(
-                    Engine::build(&plain_exact.join("|"), true)
-                        .map_err(|m| (0, PatternError { pattern: plain_exact.join("|"), message: m }))?,
+            let native = Engine::build(&plain_native.join("|"), false).map_err(|m| {
+                (
+                    0,
+                    PatternError {
+                        pattern: plain_native.join("|"),
+                        message: m,
+                    },
                 )
+            })?;
+            let exact = if any_boundary {
+                Some(Engine::build(&plain_exact.join("|"), true).map_err(|m| {
+                    (
+                        0,
+                        PatternError {
+                            pattern: plain_exact.join("|"),
+                            message: m,
+                        },
+                    )
+                })?)
             } else {
                 None
             };
             (Some(native), exact)
         };
-        Ok(PySet { native, exact, fancy })
+        Ok(PySet {
+            native,
+            exact,
+            fancy,
+        })
     }
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
@@ -301,7 +328,10 @@ mod tests {
     fn dotless_i_matches_i_under_ignorecase() {
         assert!(m(r"\bwill do\b", "wıll do"));
         assert!(m(r"[a-z]+", "ı"));
-        assert!(!PySet::new(&[r"will"], false).unwrap().is_match("wıll").unwrap());
+        assert!(!PySet::new(&[r"will"], false)
+            .unwrap()
+            .is_match("wıll")
+            .unwrap());
     }
 
     #[test]

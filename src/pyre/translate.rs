@@ -110,7 +110,10 @@ fn literal(c: char) -> String {
 fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<char>, String> {
     let c = chars[*i];
     let hex = |i: &mut usize, n: usize, what: &str| -> Result<char, String> {
-        let digits: String = chars.get(*i + 1..*i + 1 + n).map(|s| s.iter().collect()).unwrap_or_default();
+        let digits: String = chars
+            .get(*i + 1..*i + 1 + n)
+            .map(|s| s.iter().collect())
+            .unwrap_or_default();
         if digits.len() != n || !digits.chars().all(|d| d.is_ascii_hexdigit()) {
             return Err(format!("incomplete escape \\{what}{digits}"));
         }
@@ -142,7 +145,9 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
                 *i = j - 1;
                 let v = u32::from_str_radix(&digits, 8).unwrap();
                 if v > 0o377 {
-                    return Err(format!("octal escape value \\{digits} outside of range 0-0o377"));
+                    return Err(format!(
+                        "octal escape value \\{digits} outside of range 0-0o377"
+                    ));
                 }
                 char::from_u32(v).unwrap()
             } else if in_class {
@@ -151,7 +156,12 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
                 return Ok(None);
             }
         }
-        'N' => return Err("named Unicode escapes (\\N{...}) are not supported; write the character itself".into()),
+        'N' => {
+            return Err(
+                "named Unicode escapes (\\N{...}) are not supported; write the character itself"
+                    .into(),
+            )
+        }
         c if c.is_ascii_alphanumeric() => return Ok(None),
         c => c,
     }))
@@ -160,10 +170,16 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
 /// Translate `pattern` (CPython `re` syntax). `ignore_case` is `re.IGNORECASE`.
 pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String> {
     let chars: Vec<char> = pattern.chars().collect();
-    let mut out = Out { native: String::new(), exact: String::new() };
+    let mut out = Out {
+        native: String::new(),
+        exact: String::new(),
+    };
     let mut needs_fancy = false;
     let mut uses_boundary = false;
-    let mut flags = Flags { ignore_case, ascii: false };
+    let mut flags = Flags {
+        ignore_case,
+        ascii: false,
+    };
     let mut stack: Vec<Flags> = Vec::new();
     if ignore_case {
         out.both("(?i)");
@@ -189,9 +205,11 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             out.native.push_str(if e == 'b' { "\\b" } else { "\\B" });
                             let w = shorthand_class('w', flags);
                             if e == 'b' {
-                                out.exact.push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
+                                out.exact
+                                    .push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
                             } else {
-                                out.exact.push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
+                                out.exact
+                                    .push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
                             }
                         }
                     }
@@ -204,7 +222,8 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             digits.push(chars[j]);
                             j += 1;
                         }
-                        let is_octal = digits.len() == 3 && digits.chars().all(|d| ('0'..='7').contains(&d));
+                        let is_octal =
+                            digits.len() == 3 && digits.chars().all(|d| ('0'..='7').contains(&d));
                         if is_octal {
                             let ch = char_escape(&chars, &mut i, false)?.unwrap();
                             push_literal(&mut out, ch, flags);
@@ -234,12 +253,18 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         out.both("(?:");
                         i += 1;
                     } else if rest.starts_with("P<") {
-                        let close = chars[i..].iter().position(|&c| c == '>').ok_or("missing >, unterminated name")?;
+                        let close = chars[i..]
+                            .iter()
+                            .position(|&c| c == '>')
+                            .ok_or("missing >, unterminated name")?;
                         let name: String = chars[i + 2..i + close].iter().collect();
                         out.both(&format!("(?P<{name}>"));
                         i += close + 1;
                     } else if rest.starts_with("P=") {
-                        let close = chars[i..].iter().position(|&c| c == ')').ok_or("missing ), unterminated name")?;
+                        let close = chars[i..]
+                            .iter()
+                            .position(|&c| c == ')')
+                            .ok_or("missing ), unterminated name")?;
                         let name: String = chars[i + 2..i + close].iter().collect();
                         needs_fancy = true;
                         out.both(&format!("\\k<{name}>"));
@@ -257,7 +282,10 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         // Python 3.12 does not accept (?<name>...), 3.11 neither.
                         return Err("unknown extension ?<".into());
                     } else if rest.starts_with('#') {
-                        let close = chars[i..].iter().position(|&c| c == ')').ok_or("missing ), unterminated comment")?;
+                        let close = chars[i..]
+                            .iter()
+                            .position(|&c| c == ')')
+                            .ok_or("missing ), unterminated comment")?;
                         stack.pop();
                         i += close + 1;
                     } else if rest.starts_with('>') || rest.starts_with('(') {
@@ -281,8 +309,11 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             i += 1;
                         }
                         let term = chars.get(i).copied();
-                        if (on.is_empty() && off.is_empty()) || !matches!(term, Some(')') | Some(':')) {
-                            let found: String = chars[start - 1..(start + 1).min(n)].iter().collect();
+                        if (on.is_empty() && off.is_empty())
+                            || !matches!(term, Some(')') | Some(':'))
+                        {
+                            let found: String =
+                                chars[start - 1..(start + 1).min(n)].iter().collect();
                             return Err(format!("unknown extension {found}"));
                         }
                         for f in on.chars().chain(off.chars()) {
@@ -293,7 +324,11 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         if on.contains('L') || off.contains('L') {
                             return Err("the L (locale) flag is for bytes patterns only".into());
                         }
-                        let mut target = if term == Some(')') { *stack.last().unwrap() } else { flags };
+                        let mut target = if term == Some(')') {
+                            *stack.last().unwrap()
+                        } else {
+                            flags
+                        };
                         if on.contains('i') {
                             target.ignore_case = true;
                         }
@@ -306,13 +341,23 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         if on.contains('u') {
                             target.ascii = false;
                         }
-                        let keep = |s: &str| s.chars().filter(|f| "imsx".contains(*f)).collect::<String>();
+                        let keep = |s: &str| {
+                            s.chars()
+                                .filter(|f| "imsx".contains(*f))
+                                .collect::<String>()
+                        };
                         let (kon, koff) = (keep(&on), keep(&off));
-                        let rust_flags = if koff.is_empty() { kon } else { format!("{kon}-{koff}") };
+                        let rust_flags = if koff.is_empty() {
+                            kon
+                        } else {
+                            format!("{kon}-{koff}")
+                        };
                         if term == Some(')') {
                             // Global flags: CPython only allows them first.
                             if start != 2 {
-                                return Err("global flags not at the start of the expression".into());
+                                return Err(
+                                    "global flags not at the start of the expression".into()
+                                );
                             }
                             stack.pop();
                             flags = target;
@@ -352,7 +397,11 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                 });
                 if valid {
                     let b = body.unwrap();
-                    let b = if b.starts_with(',') { format!("0{b}") } else { b };
+                    let b = if b.starts_with(',') {
+                        format!("0{b}")
+                    } else {
+                        b
+                    };
                     out.both(&format!("{{{b}}}"));
                     i += close.unwrap() + 1;
                 } else {
@@ -365,7 +414,10 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                 i += 1;
             }
             _ => {
-                if matches!(c, '.' | '^' | '$' | '*' | '+' | '?' | '|') || c.is_whitespace() || c == '#' {
+                if matches!(c, '.' | '^' | '$' | '*' | '+' | '?' | '|')
+                    || c.is_whitespace()
+                    || c == '#'
+                {
                     out.ch(c);
                 } else {
                     push_literal(&mut out, c, flags);
@@ -377,7 +429,12 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
     if !stack.is_empty() {
         return Err("missing ), unterminated subpattern".into());
     }
-    Ok(Translated { native: out.native, exact: out.exact, needs_fancy, uses_boundary })
+    Ok(Translated {
+        native: out.native,
+        exact: out.exact,
+        needs_fancy,
+        uses_boundary,
+    })
 }
 
 /// CPython's IGNORECASE also equates `i` with `ı` (U+0131) and `İ` (U+0130),
@@ -401,7 +458,12 @@ fn push_literal(out: &mut Out, c: char, flags: Flags) {
 
 /// Translates the class starting at `chars[start] == '['`; returns the index
 /// after its closing `]`.
-fn translate_class(chars: &[char], start: usize, flags: Flags, out: &mut Out) -> Result<usize, String> {
+fn translate_class(
+    chars: &[char],
+    start: usize,
+    flags: Flags,
+    out: &mut Out,
+) -> Result<usize, String> {
     let n = chars.len();
     let mut i = start + 1;
     out.ch('[');
@@ -473,7 +535,9 @@ fn translate_class(chars: &[char], start: usize, flags: Flags, out: &mut Out) ->
         }
     }
     if !extras.is_empty() {
-        out.both(&class_body(&extras.chars().map(|c| (c, c)).collect::<Vec<_>>()));
+        out.both(&class_body(
+            &extras.chars().map(|c| (c, c)).collect::<Vec<_>>(),
+        ));
     }
     out.ch(']');
     Ok(i)
@@ -511,8 +575,12 @@ mod tests {
     #[test]
     fn errors_read_like_python() {
         assert!(translate("(?<name>x)", false).is_err());
-        assert!(translate("a(?i)", false).unwrap_err().contains("global flags"));
-        assert!(translate("[abc", false).unwrap_err().contains("unterminated character set"));
+        assert!(translate("a(?i)", false)
+            .unwrap_err()
+            .contains("global flags"));
+        assert!(translate("[abc", false)
+            .unwrap_err()
+            .contains("unterminated character set"));
         assert!(translate(r"\q", false).unwrap_err().contains("bad escape"));
     }
 }

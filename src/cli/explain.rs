@@ -1,0 +1,88 @@
+//! `critic-gate explain`: show how each gate decides one turn, and why.
+//!
+//! The turn is a JSON argument, a file, or standard input. A file or stdin
+//! may also hold JSON Lines: each turn is explained in turn (with `--json`,
+//! one JSON object per line).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use critic_gate::config::Variant;
+use critic_gate::explain::{render_json, render_text};
+use critic_gate::gate::Gate;
+use critic_gate::turn::Turn;
+
+use super::{load_plan, CliResult};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The turn: inline JSON (`{"run_id":...}`), a file of one turn or of
+    /// JSON Lines, or `-` / nothing for standard input.
+    pub turn: Option<String>,
+    /// Gate config (TOML, or JSON if it ends in .json). Default: symfonic's
+    /// defaults, explained as `legacy` (flag off) and `smart` (flag on).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print JSON instead of the readable trace.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let plan = load_plan(a.config.as_deref())?;
+    let gates: Vec<(Variant, Gate)> = plan
+        .variants
+        .iter()
+        .map(|v| {
+            Gate::new(v.config.clone())
+                .map(|g| (v.clone(), g))
+                .map_err(|e| format!("variant {}: {e}", v.name))
+        })
+        .collect::<Result<_, _>>()?;
+    let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
+    let (source, text) = match a.turn.as_deref() {
+        Some(s) if s.trim_start().starts_with('{') => ("argument".to_string(), s.to_string()),
+        None | Some("-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("<stdin>: {e}"))?;
+            ("<stdin>".to_string(), s)
+        }
+        Some(path) => {
+            let s = std::fs::read_to_string(path)
+                .map_err(|e| format!("{path}: cannot read the turn: {e}"))?;
+            (path.to_string(), s)
+        }
+    };
+    // One JSON value (possibly pretty-printed), or JSON Lines.
+    let whole = text.trim();
+    let lines: Vec<(usize, &str)> = if serde_json::from_str::<serde_json::Value>(whole).is_ok() {
+        vec![(1, whole)]
+    } else {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim()))
+            .filter(|(_, l)| !l.is_empty())
+            .collect()
+    };
+    if lines.is_empty() {
+        return Err(format!("{source}: no turn given"));
+    }
+    let mut out = String::new();
+    for (n, line) in lines {
+        let turn = Turn::parse(line).map_err(|e| format!("{source}:{n}: {e}"))?;
+        if a.json {
+            out.push_str(&render_json(&turn, &pairs).to_string());
+            out.push('\n');
+        } else {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&render_text(&turn, &pairs));
+        }
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

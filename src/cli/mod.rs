@@ -1,0 +1,54 @@
+//! Command-line definition and dispatch.
+
+mod explain;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use critic_gate::config::{ConfigFile, Plan};
+
+/// Replay recorded LLM-agent traffic through symfonic's critic gates and
+/// report what a gate change saves and risks.
+#[derive(Parser, Debug)]
+#[command(name = "critic-gate", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Explain(explain::Args),
+}
+
+/// An error the binary reports and exits 2 on.
+pub type CliResult = Result<ExitCode, String>;
+
+pub fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Explain(a) => explain::run(a),
+    }
+}
+
+/// Load the plan from `--config`, or symfonic's defaults.
+pub fn load_plan(config: Option<&Path>) -> Result<Plan, String> {
+    match config {
+        None => Ok(Plan::default_plan()),
+        Some(p) => ConfigFile::load(p)
+            .and_then(|c| c.plan())
+            .map_err(|e| e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

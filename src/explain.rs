@@ -1,0 +1,177 @@
+//! `explain`: one turn's decisions under each variant, with the trace a
+//! person can read, or the same as JSON.
+
+use serde_json::{json, Value};
+
+use crate::config::Variant;
+use crate::gate::{Evaluation, Gate, PatternCheck, Reason, SensitiveSource};
+use crate::turn::Turn;
+
+fn quote(s: &str, max: usize) -> String {
+    let short: String = s.chars().take(max).collect();
+    let ell = if s.chars().count() > max { "…" } else { "" };
+    format!("{}{ell}", serde_json::to_string(&short).unwrap())
+}
+
+fn decision_word(fires: bool) -> &'static str {
+    if fires {
+        "FIRES"
+    } else {
+        "SKIPS"
+    }
+}
+
+fn confidence_line(e: &Evaluation, t: &Turn) -> String {
+    let source = if e.confidence_recorded {
+        "recorded"
+    } else if t.activation_log.is_some() {
+        "computed from the activation log"
+    } else {
+        "cold start: no confidence and no activation log"
+    };
+    format!("{} ({source})", e.confidence)
+}
+
+/// The human-readable explanation.
+pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
+    let mut out = String::new();
+    let draft_len = turn.draft.chars().count();
+    out.push_str(&format!(
+        "turn {}{}: draft {} ({draft_len} code points)\n",
+        turn.run_id,
+        turn.turn.map(|n| format!("#{n}")).unwrap_or_default(),
+        quote(&turn.draft, 80)
+    ));
+    for (v, gate) in variants {
+        let e = gate.evaluate(turn);
+        let kind = if e.selective {
+            "smart gate"
+        } else {
+            "legacy gate"
+        };
+        out.push_str(&format!(
+            "\n{} ({kind}): {}\n",
+            v.name,
+            decision_word(e.fires())
+        ));
+        if !e.selective {
+            // Legacy trace.
+            let legacy = if e.legacy_fires() { "fires" } else { "skips" };
+            let cmp = if e.low_confidence { "<" } else { ">=" };
+            out.push_str(&format!(
+                "  legacy {legacy}: confidence {} {cmp} threshold {}",
+                confidence_line(&e, turn),
+                e.threshold
+            ));
+            match (e.sensitive_hit, e.sensitive_source) {
+                (Some(tag), src) => out.push_str(&format!(
+                    "; sensitive hit {} ({})\n",
+                    quote(tag, 40),
+                    if src == SensitiveSource::Recorded {
+                        "recorded"
+                    } else {
+                        "from the activation log"
+                    }
+                )),
+                (None, _) => out.push_str("; no sensitive hit\n"),
+            }
+        } else {
+            // Smart trace.
+            let smart = if e.smart_fires() { "fires" } else { "skips" };
+            out.push_str(&format!("  smart {smart}: {}\n", e.smart_reasons()));
+            let floors: Vec<&str> = e.floors.iter().map(Reason::name).collect();
+            out.push_str(&format!(
+                "    floors: {}\n",
+                if floors.is_empty() {
+                    "none".to_string()
+                } else {
+                    floors.join(", ")
+                }
+            ));
+            for r in e.floors.iter() {
+                out.push_str(&format!("      {}: {}\n", r.name(), r.describe()));
+            }
+            let a = &e.ack;
+            let pattern = match a.pattern {
+                PatternCheck::Matched => "an ack pattern matches",
+                PatternCheck::NoMatch => "no ack pattern matches",
+                PatternCheck::NotChecked => "patterns not run (they cannot change the decision)",
+                PatternCheck::Aborted => "a pattern hit the backtracking limit",
+            };
+            out.push_str(&format!(
+                "    ack check: {}; {}; {}; {pattern} => {}\n",
+                if a.empty { "empty draft" } else { "not empty" },
+                if a.too_long {
+                    "longer than 160 code points"
+                } else {
+                    "at most 160 code points"
+                },
+                if a.claims { "has claims" } else { "no claims" },
+                if a.is_trivial() {
+                    "trivial ack"
+                } else {
+                    "not a trivial ack"
+                },
+            ));
+        }
+        out.push_str(&format!(
+            "  decision: {} because {}\n",
+            decision_word(e.fires()),
+            e.reasons()
+                .iter()
+                .map(Reason::describe)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    out
+}
+
+/// One variant's evaluation as JSON (the fields of the conformance cases,
+/// plus the trace).
+pub fn evaluation_json(name: &str, e: &Evaluation) -> Value {
+    let pattern = match e.ack.pattern {
+        PatternCheck::Matched => "matched",
+        PatternCheck::NoMatch => "no_match",
+        PatternCheck::NotChecked => "not_checked",
+        PatternCheck::Aborted => "aborted",
+    };
+    json!({
+        "variant": name,
+        "selective_gate": e.selective,
+        "fires": e.fires(),
+        "reasons": e.reasons().iter().map(Reason::name).collect::<Vec<_>>(),
+        "legacy_fires": e.legacy_fires(),
+        "legacy_reasons": e.legacy_reasons().iter().map(Reason::name).collect::<Vec<_>>(),
+        "smart_fires": e.smart_fires(),
+        "smart_reasons": e.smart_reasons().iter().map(Reason::name).collect::<Vec<_>>(),
+        "hard_fire": e.hard_fire(),
+        "floors": e.floors.iter().map(Reason::name).collect::<Vec<_>>(),
+        "draft_has_claims": e.draft_has_claims(),
+        "draft_is_trivial_ack": e.draft_is_trivial_ack(),
+        "took_tool_action": e.took_tool_action(),
+        "confidence": e.confidence,
+        "confidence_recorded": e.confidence_recorded,
+        "threshold": e.threshold,
+        "sensitive_hit": e.sensitive_hit,
+        "ack": {
+            "empty": e.ack.empty,
+            "too_long": e.ack.too_long,
+            "claims": e.ack.claims,
+            "pattern": pattern,
+        },
+    })
+}
+
+/// The JSON explanation of one turn.
+pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
+    json!({
+        "run_id": turn.run_id,
+        "turn": turn.turn,
+        "draft_code_points": turn.draft.chars().count(),
+        "variants": variants
+            .iter()
+            .map(|(v, g)| evaluation_json(&v.name, &g.evaluate(turn)))
+            .collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,5 @@
+//! One integration-test binary driving the real `critic-gate` program.
+
+mod util;
+
+mod explain;
