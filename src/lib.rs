@@ -2,12 +2,20 @@
 //! metacognition critic gates and measure what a gate change saves and
 //! risks.
 //!
-//! Data flows one way: [`reader`] (lines) -> [`turn`] (validated turns) ->
-//! [`gate`] (an [`gate::Evaluation`] per turn and variant) -> tallies ->
-//! reports.
+//! Data flows one way: [`reader`] (blocks of lines) -> [`turn`] (validated
+//! turns) -> [`gate`] (an [`gate::Evaluation`] per turn and variant) ->
+//! [`replay`] / [`tally`] (mergeable tallies) -> [`report`] (polars tables,
+//! JSON, Markdown).
 
 pub mod config;
 pub mod explain;
 pub mod gate;
+pub mod pipeline;
 pub mod pyre;
+pub mod reader;
+pub mod replay;
+pub mod report;
+pub mod stats;
+pub mod synth;
+pub mod tally;
 pub mod turn;

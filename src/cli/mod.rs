@@ -1,6 +1,8 @@
 //! Command-line definition and dispatch.
 
 mod explain;
+mod replay;
+mod synth;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,7 +22,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Explain how each gate decides one turn, and why.
     Explain(explain::Args),
+    /// Replay recorded traffic through every variant and write the reports.
+    Replay(replay::Args),
+    /// Generate realistic synthetic traffic.
+    Synth(synth::Args),
 }
 
 /// An error the binary reports and exits 2 on.
@@ -29,6 +36,8 @@ pub type CliResult = Result<ExitCode, String>;
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Explain(a) => explain::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Synth(a) => synth::run(a),
     }
 }
 

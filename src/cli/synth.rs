@@ -1,0 +1,46 @@
+//! `critic-gate synth`: write realistic synthetic traffic (the mix is
+//! documented in the README and in `critic_gate::synth`).
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::CliResult;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// How many turns to write.
+    #[arg(long)]
+    pub turns: u64,
+    /// Random seed (same seed, same traffic).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output file (`.gz` or `.zst` compress); `-` is standard output.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let name = a.out.display().to_string();
+    let err = |e: std::io::Error| format!("{name}: {e}");
+    let mut sink: Box<dyn Write> = if name == "-" {
+        Box::new(BufWriter::new(std::io::stdout().lock()))
+    } else {
+        let f = std::fs::File::create(&a.out).map_err(err)?;
+        let w = BufWriter::with_capacity(1 << 20, f);
+        if name.ends_with(".gz") {
+            Box::new(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::fast(),
+            ))
+        } else if name.ends_with(".zst") {
+            Box::new(zstd::Encoder::new(w, 3).map_err(err)?.auto_finish())
+        } else {
+            Box::new(w)
+        }
+    };
+    critic_gate::synth::write(a.turns, a.seed, &mut sink).map_err(err)?;
+    sink.flush().map_err(err)?;
+    drop(sink);
+    Ok(ExitCode::SUCCESS)
+}

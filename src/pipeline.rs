@@ -1,0 +1,165 @@
+//! The replay pipeline, end to end: read -> evaluate -> aggregate ->
+//! tabulate -> write. The binary only adds flags and a progress bar.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+
+use crate::reader::{self, Block, ReadError};
+use crate::replay::{
+    cap_segments, DecisionsMode, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
+};
+use crate::report::markdown::ReportMd;
+use crate::report::{
+    self, summary, DecisionsWriter, Export, FloorsCsv, MatrixCsv, RegressionsCsv, RejectsWriter,
+    ReplayReport, SegmentsCsv, Staging, Summary, SummaryCsv, SummaryJson,
+};
+
+/// Values a dimension may keep in `segments.csv` before the rest is folded
+/// into `(other)`.
+pub const SEGMENT_LIMIT: usize = 1000;
+
+/// What a finished replay tells its caller.
+pub struct Outcome {
+    pub totals: Totals,
+    pub summary: Summary,
+    pub regressions: Vec<Regression>,
+    pub segments_cut: std::collections::BTreeMap<String, usize>,
+}
+
+/// Progress: input bytes consumed so far (compressed bytes for compressed
+/// files) and turns evaluated.
+pub trait Progress {
+    fn update(&self, bytes: u64, turns: u64);
+}
+
+impl Progress for () {
+    fn update(&self, _: u64, _: u64) {}
+}
+
+/// Receive up to `n` blocks (at least one unless the input is exhausted).
+fn next_batch(rx: &Receiver<Result<Block, ReadError>>, n: usize) -> Result<Vec<Block>, String> {
+    let mut batch = Vec::with_capacity(n);
+    while batch.len() < n {
+        match rx.recv() {
+            Ok(Ok(b)) => batch.push(b),
+            Ok(Err(e)) => return Err(e.0),
+            Err(_) => break,
+        }
+    }
+    Ok(batch)
+}
+
+/// Replay `opts` and write the reports into `out`. On any error nothing is
+/// written (an earlier report in `out` is left as it was).
+pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> Result<Outcome, String> {
+    let replayer = Replayer::new(opts)?;
+    let staging = Staging::create(out)?;
+    match run_into(&replayer, &staging, progress) {
+        Ok(outcome) => {
+            staging.commit().map_err(|e| {
+                format!("{}: cannot move the reports into place: {e}", out.display())
+            })?;
+            Ok(outcome)
+        }
+        Err(e) => {
+            staging.abandon();
+            Err(e)
+        }
+    }
+}
+
+fn run_into(
+    replayer: &Replayer,
+    staging: &Staging,
+    progress: &dyn Progress,
+) -> Result<Outcome, String> {
+    let opts = &replayer.opts;
+    let sources = &opts.sources;
+    let sizes: Vec<u64> = sources
+        .iter()
+        .map(|s| {
+            if s == "-" {
+                0
+            } else {
+                std::fs::metadata(s).map(|m| m.len()).unwrap_or(0)
+            }
+        })
+        .collect();
+    let mut decisions = match opts.decisions {
+        DecisionsMode::None => None,
+        _ => Some(DecisionsWriter::new(
+            staging.file("decisions.csv")?,
+            &opts.plan,
+            sources,
+        )),
+    };
+    let mut rejects = if opts.skip_invalid {
+        Some(RejectsWriter::new(staging.file("rejects.jsonl")?, sources))
+    } else {
+        None
+    };
+    let threads = rayon::current_num_threads();
+    let rx = reader::blocks(replayer.sources(), 2 * threads + 2);
+    let mut totals = replayer.empty_totals();
+    let mut dups = DuplicateCheck::default();
+    let mut regressions = Vec::new();
+    loop {
+        let batch = next_batch(&rx, 2 * threads)?;
+        if batch.is_empty() {
+            break;
+        }
+        let results = replayer.process_batch(&batch);
+        for (block, res) in batch.iter().zip(results) {
+            if !opts.skip_invalid {
+                if let Some(r) = res.rejects.first() {
+                    return Err(format!(
+                        "{}:{}: {}\n(no report was written; fix the line, or rerun with --skip-invalid to set invalid lines aside in rejects.jsonl)",
+                        sources[r.source], r.line, r.reason
+                    ));
+                }
+            }
+            totals.merge(&res.totals);
+            dups.check(&res.keys, &mut totals.warnings);
+            if let Some(d) = decisions.as_mut() {
+                d.write(&res.rows)?;
+            }
+            if let Some(w) = rejects.as_mut() {
+                w.write(&res.rejects)?;
+            }
+            regressions.extend(res.regressions);
+            let done: u64 = sizes[..block.source].iter().sum::<u64>() + block.consumed;
+            progress.update(done, totals.turns);
+        }
+    }
+    if let Some(d) = decisions {
+        d.finish()?;
+    }
+    if let Some(w) = rejects {
+        w.finish()?;
+    }
+    let segments_cut = cap_segments(&mut totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
+    let summary = summary::summarize(&opts.plan, &totals, sources, &segments_cut);
+    let r = ReplayReport {
+        plan: &opts.plan,
+        totals: &totals,
+        summary: &summary,
+        regressions: &regressions,
+        sources,
+    };
+    let exports: [&dyn Export; 7] = [
+        &SummaryCsv,
+        &SummaryJson,
+        &FloorsCsv,
+        &SegmentsCsv,
+        &RegressionsCsv,
+        &MatrixCsv,
+        &ReportMd,
+    ];
+    report::write_all(&r, staging, &exports)?;
+    Ok(Outcome {
+        totals,
+        summary,
+        regressions,
+        segments_cut,
+    })
+}

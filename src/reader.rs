@@ -1,0 +1,252 @@
+//! Streaming input: plain, gzip or zstd JSON Lines files, or standard input,
+//! cut into blocks of whole lines so memory does not grow with the input.
+//!
+//! Compression is recognised by its magic bytes (so a misnamed file still
+//! reads), and blocks carry the number of their first line, so every later
+//! stage can name `FILE:LINE`.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::thread;
+
+/// Target size of a block (whole lines are kept together).
+pub const BLOCK_BYTES: usize = 1 << 20;
+
+/// One input, as named on the command line (`-` is standard input).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub name: String,
+}
+
+/// A run of whole lines from one source.
+#[derive(Debug)]
+pub struct Block {
+    /// Index into the list of sources.
+    pub source: usize,
+    /// 1-based number of the first line in `data`.
+    pub first_line: u64,
+    /// Lines, each ending in `\n` except possibly the last of the source.
+    pub data: Vec<u8>,
+    /// Bytes of the (possibly compressed) source consumed so far.
+    pub consumed: u64,
+}
+
+/// An input that could not be read.
+#[derive(Debug)]
+pub struct ReadError(pub String);
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Counts bytes read from the underlying (compressed) stream.
+struct Counting<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+type Counter = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
+/// Open `name` (`-` = stdin), decompressing gzip or zstd by magic bytes.
+pub fn open(name: &str) -> Result<(Box<dyn Read + Send>, Counter), ReadError> {
+    let count: Counter = Default::default();
+    let raw: Box<dyn Read + Send> = if name == "-" {
+        Box::new(io::stdin())
+    } else {
+        let f = File::open(Path::new(name))
+            .map_err(|e| ReadError(format!("{name}: cannot open: {e}")))?;
+        Box::new(f)
+    };
+    let mut r = BufReader::with_capacity(
+        1 << 16,
+        Counting {
+            inner: raw,
+            count: count.clone(),
+        },
+    );
+    let magic = {
+        use std::io::BufRead;
+        r.fill_buf()
+            .map_err(|e| ReadError(format!("{name}: cannot read: {e}")))?
+            .get(..4)
+            .map(|m| m.to_vec())
+    };
+    let reader: Box<dyn Read + Send> = match magic.as_deref() {
+        Some([0x1f, 0x8b, ..]) => Box::new(flate2::read::MultiGzDecoder::new(r)),
+        Some([0x28, 0xb5, 0x2f, 0xfd]) => Box::new(
+            zstd::Decoder::with_buffer(r)
+                .map_err(|e| ReadError(format!("{name}: cannot start zstd: {e}")))?,
+        ),
+        _ => Box::new(r),
+    };
+    Ok((reader, count))
+}
+
+/// Reads every source in order on a background thread; yields blocks (at
+/// most `depth` in flight) or the first read error.
+pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, ReadError>> {
+    let (tx, rx) = sync_channel(depth);
+    thread::spawn(move || {
+        for (i, s) in sources.iter().enumerate() {
+            let (mut r, count) = match open(&s.name) {
+                Ok(x) => x,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut line = 1u64;
+            let mut carry: Vec<u8> = Vec::new();
+            loop {
+                let mut buf = std::mem::take(&mut carry);
+                buf.reserve(BLOCK_BYTES + (1 << 16));
+                let start = buf.len();
+                // Fill up to BLOCK_BYTES.
+                let mut eof = false;
+                while buf.len() - start < BLOCK_BYTES {
+                    let len = buf.len();
+                    buf.resize(len + (1 << 16), 0);
+                    match r.read(&mut buf[len..]) {
+                        Ok(0) => {
+                            buf.truncate(len);
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => buf.truncate(len + n),
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
+                        Err(e) => {
+                            let _ = tx.send(Err(ReadError(format!(
+                                "{}: read error after line {line}: {e}",
+                                s.name
+                            ))));
+                            return;
+                        }
+                    }
+                }
+                if !eof {
+                    // Keep the partial last line for the next block.
+                    match buf.iter().rposition(|&b| b == b'\n') {
+                        Some(k) => carry = buf.split_off(k + 1),
+                        None => {
+                            carry = buf;
+                            continue;
+                        }
+                    }
+                }
+                let lines = buf.iter().filter(|&&b| b == b'\n').count() as u64
+                    + u64::from(eof && buf.last().is_some_and(|&b| b != b'\n'));
+                if !buf.is_empty() {
+                    let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
+                    let block = Block {
+                        source: i,
+                        first_line: line,
+                        data: buf,
+                        consumed,
+                    };
+                    if tx.send(Ok(block)).is_err() {
+                        return;
+                    }
+                }
+                line += lines;
+                if eof {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Iterate the lines of a block: (line number, bytes without `\n`/`\r\n`).
+pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
+    let data = &block.data[..];
+    let data = data.strip_suffix(b"\n").unwrap_or(data);
+    data.split(|&b| b == b'\n').enumerate().map(move |(k, l)| {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        (block.first_line + k as u64, l)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn collect(path: &str) -> Vec<(u64, String)> {
+        let rx = blocks(vec![Source { name: path.into() }], 2);
+        let mut out = Vec::new();
+        for b in rx {
+            let b = b.unwrap();
+            for (n, l) in lines(&b) {
+                out.push((n, String::from_utf8_lossy(l).into_owned()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn reads_plain_gzip_and_zstd_with_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "a\n\nb\r\nc";
+        let plain = dir.path().join("t.jsonl");
+        std::fs::write(&plain, text).unwrap();
+        let gz = dir.path().join("t.jsonl.gz");
+        let mut e = flate2::write::GzEncoder::new(
+            File::create(&gz).unwrap(),
+            flate2::Compression::default(),
+        );
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap();
+        let zst = dir.path().join("t.jsonl.zst");
+        std::fs::write(&zst, zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+        let want = vec![
+            (1, "a".to_string()),
+            (2, "".to_string()),
+            (3, "b".to_string()),
+            (4, "c".to_string()),
+        ];
+        for p in [plain, gz, zst] {
+            assert_eq!(collect(p.to_str().unwrap()), want, "{}", p.display());
+        }
+    }
+
+    #[test]
+    fn long_inputs_split_on_line_boundaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.jsonl");
+        let line = "x".repeat(1000);
+        let text: String = (0..3000).map(|_| format!("{line}\n")).collect();
+        std::fs::write(&p, text).unwrap();
+        let got = collect(p.to_str().unwrap());
+        assert_eq!(got.len(), 3000);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, (n, l))| *n == i as u64 + 1 && l.len() == 1000));
+    }
+
+    #[test]
+    fn missing_file_is_an_error_naming_it() {
+        let rx = blocks(
+            vec![Source {
+                name: "/nonexistent/x.jsonl".into(),
+            }],
+            1,
+        );
+        let e = rx.recv().unwrap().unwrap_err();
+        assert!(e.0.starts_with("/nonexistent/x.jsonl: cannot open"));
+    }
+}

@@ -1,0 +1,670 @@
+//! The replay: read -> evaluate every variant -> tally, block by block.
+//!
+//! Blocks are parsed and evaluated in parallel (rayon) and their results
+//! merged strictly in input order, so every output is byte-identical for
+//! any thread count. Per-turn work is one parse, one set of draft features
+//! shared by every variant, and one gate evaluation per variant.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::config::{FrameworkConfig, Plan};
+use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
+use crate::reader::{self, Block, Source};
+use crate::tally::{verdict_index, Counts, EventSums, SegmentMap, VariantTally};
+use crate::turn::{Intent, SensitiveField, ToolCall, Turn, Verdict};
+
+/// Which decision rows to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecisionsMode {
+    /// Every (turn, variant).
+    All,
+    /// Only rows where the variant decides differently from the baseline.
+    Changed,
+    /// None (summary reports only).
+    None,
+}
+
+/// Distinct values tracked per grouping dimension; later new values are
+/// counted under `(other)` at once (keeps memory bounded).
+pub const MAX_TRACKED_VALUES: usize = 100_000;
+/// Warnings keep this many example locations per kind.
+pub const WARNING_EXAMPLES: usize = 5;
+
+/// What a replay was asked to do.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    pub sources: Vec<String>,
+    pub plan: Plan,
+    pub skip_invalid: bool,
+    pub decisions: DecisionsMode,
+    /// Extra grouping dimensions: dotted paths into the turn (`scope.channel`).
+    pub group_by: Vec<String>,
+}
+
+/// An invalid line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reject {
+    pub source: usize,
+    pub line: u64,
+    pub reason: String,
+    pub raw: String,
+}
+
+/// One (turn, variant) decision row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecisionRow {
+    pub source: usize,
+    pub line: u64,
+    pub run_id: String,
+    pub turn: Option<u64>,
+    pub variant: usize,
+    pub fires: bool,
+    pub baseline_fires: bool,
+    pub reasons: Reasons,
+    pub language: Option<String>,
+    pub scope: Option<String>,
+    pub intent: Option<String>,
+    pub draft_chars: u64,
+    pub confidence: f64,
+    pub verdict: Option<Verdict>,
+}
+
+/// A skip of a turn the critic revised or refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Regression {
+    pub source: usize,
+    pub line: u64,
+    pub run_id: String,
+    pub turn: Option<u64>,
+    pub variant: usize,
+    pub draft: String,
+    pub verdict: Verdict,
+    pub revised_draft: Option<String>,
+    pub refusal_message: Option<String>,
+    pub reasons: Reasons,
+}
+
+/// Warning kinds (valid input the gate treats in a way a recorder may not
+/// expect).
+pub const WARNING_KINDS: [&str; 4] = [
+    "tool_call_without_name",
+    "unknown_intent_label",
+    "empty_sensitive_hit",
+    "duplicate_turn",
+];
+
+/// Count and first locations per warning kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Warnings(pub BTreeMap<&'static str, (u64, Vec<(usize, u64)>)>);
+
+impl Warnings {
+    pub fn add(&mut self, kind: &'static str, source: usize, line: u64) {
+        let e = self.0.entry(kind).or_default();
+        e.0 += 1;
+        if e.1.len() < WARNING_EXAMPLES {
+            e.1.push((source, line));
+        }
+    }
+
+    pub fn merge(&mut self, o: &Warnings) {
+        for (k, (n, ex)) in &o.0 {
+            let e = self.0.entry(k).or_default();
+            e.0 += n;
+            for x in ex {
+                if e.1.len() < WARNING_EXAMPLES {
+                    e.1.push(*x);
+                }
+            }
+        }
+    }
+
+    pub fn count(&self, kind: &str) -> u64 {
+        self.0.get(kind).map_or(0, |e| e.0)
+    }
+}
+
+/// Everything a replay tallies (mergeable).
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub turns: u64,
+    pub rejected: u64,
+    pub nonblank_lines: u64,
+    pub bytes: u64,
+    pub unknown_fields: u64,
+    pub variants: Vec<VariantTally>,
+    pub segments: SegmentMap,
+    /// Dimensions that had more than MAX_TRACKED_VALUES distinct values.
+    pub segments_capped: BTreeMap<String, u64>,
+    pub warnings: Warnings,
+    /// Recorded critic events per estimation segment (draft length bucket).
+    pub events: BTreeMap<String, EventSums>,
+    pub fabrication_kinds: BTreeMap<String, u64>,
+}
+
+impl Totals {
+    fn new(n: usize) -> Totals {
+        Totals {
+            variants: vec![VariantTally::default(); n],
+            ..Default::default()
+        }
+    }
+
+    /// Merge `o` (the next block, in input order) into `self`.
+    pub fn merge(&mut self, o: &Totals) {
+        self.turns += o.turns;
+        self.rejected += o.rejected;
+        self.nonblank_lines += o.nonblank_lines;
+        self.bytes += o.bytes;
+        self.unknown_fields += o.unknown_fields;
+        for (a, b) in self.variants.iter_mut().zip(&o.variants) {
+            a.merge(b);
+        }
+        for (dim, values) in &o.segments {
+            let mine = self.segments.entry(dim.clone()).or_default();
+            for (value, counts) in values {
+                let key = if mine.contains_key(value) || mine.len() < MAX_TRACKED_VALUES {
+                    value.clone()
+                } else {
+                    *self.segments_capped.entry(dim.clone()).or_default() += 1;
+                    OTHER.to_string()
+                };
+                let slot = mine
+                    .entry(key)
+                    .or_insert_with(|| vec![Counts::default(); counts.len()]);
+                for (s, c) in slot.iter_mut().zip(counts) {
+                    s.merge(c);
+                }
+            }
+        }
+        for (k, v) in &o.segments_capped {
+            *self.segments_capped.entry(k.clone()).or_default() += v;
+        }
+        self.warnings.merge(&o.warnings);
+        for (k, v) in &o.events {
+            self.events.entry(k.clone()).or_default().merge(v);
+        }
+        for (k, v) in &o.fabrication_kinds {
+            *self.fabrication_kinds.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+/// The `(other)` segment value.
+pub const OTHER: &str = "(other)";
+/// The value of a dimension a turn does not have.
+pub const NONE: &str = "(none)";
+
+/// Draft length buckets (code points).
+pub fn length_bucket(chars: u64) -> &'static str {
+    match chars {
+        0 => "0",
+        1..=20 => "1-20",
+        21..=80 => "21-80",
+        81..=160 => "81-160",
+        161..=500 => "161-500",
+        _ => "501+",
+    }
+}
+
+/// The output of one block.
+#[derive(Debug, Default)]
+pub struct BlockResult {
+    pub totals: Totals,
+    pub rows: Vec<DecisionRow>,
+    pub rejects: Vec<Reject>,
+    pub regressions: Vec<Regression>,
+    /// (hash of (run_id, turn), source, line) for the duplicate check.
+    pub keys: Vec<(u64, usize, u64)>,
+    /// Bytes of the source consumed when this block was read.
+    pub consumed: u64,
+}
+
+/// A compiled replay: one gate per variant.
+pub struct Replayer {
+    pub opts: ReplayOptions,
+    gates: Vec<Gate>,
+    /// Per variant: the flag-off config to check the contract against.
+    legacy_check: Vec<Option<FrameworkConfig>>,
+}
+
+/// FNV-1a: a fixed, fast hash for the duplicate check (stable across runs).
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf29ce484222325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A set of already-hashed keys.
+#[derive(Default)]
+pub struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+pub type KeySet = HashSet<u64, BuildHasherDefault<Identity>>;
+
+fn turn_key(run_id: &str, turn: u64) -> u64 {
+    let mut h = Fnv::default();
+    run_id.hash(&mut h);
+    turn.hash(&mut h);
+    h.finish()
+}
+
+/// The legacy gate, computed independently of [`Evaluation`] (to check
+/// that flag-off variants are byte-identical to it).
+fn legacy_reference(turn: &Turn, cfg: &FrameworkConfig) -> bool {
+    let confidence = turn
+        .confidence
+        .or(turn.activation_log.as_ref().map(|l| l.confidence))
+        .unwrap_or(crate::gate::confidence::COLD_CONFIDENCE);
+    let hit = match &turn.sensitive_hit {
+        SensitiveField::Absent => turn
+            .activation_log
+            .as_ref()
+            .is_some_and(|l| l.sensitive_hit(&cfg.metacognition_sensitive_tags).is_some()),
+        SensitiveField::None => false,
+        SensitiveField::Hit(_) => true,
+    };
+    confidence < cfg.metacognition_confidence_threshold || hit
+}
+
+/// Value of a dotted path into a JSON value, as a segment label.
+fn path_value(v: &Value, path: &str) -> String {
+    let mut cur = v;
+    for part in path.split('.') {
+        match cur.get(part) {
+            Some(x) => cur = x,
+            None => return NONE.to_string(),
+        }
+    }
+    scalar_label(cur)
+}
+
+fn scalar_label(v: &Value) -> String {
+    match v {
+        Value::Null => NONE.to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Replayer {
+    pub fn new(opts: ReplayOptions) -> Result<Replayer, String> {
+        let gates = opts
+            .plan
+            .variants
+            .iter()
+            .map(|v| Gate::new(v.config.clone()).map_err(|e| format!("variant {}: {e}", v.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let legacy_check = opts
+            .plan
+            .variants
+            .iter()
+            .map(|v| (!v.config.metacognition_selective_gate).then(|| v.config.clone()))
+            .collect();
+        Ok(Replayer {
+            opts,
+            gates,
+            legacy_check,
+        })
+    }
+
+    pub fn sources(&self) -> Vec<Source> {
+        self.opts
+            .sources
+            .iter()
+            .map(|s| Source { name: s.clone() })
+            .collect()
+    }
+
+    pub fn empty_totals(&self) -> Totals {
+        Totals::new(self.gates.len())
+    }
+
+    /// Parse, evaluate and tally one block.
+    pub fn process(&self, block: &Block) -> BlockResult {
+        let mut out = BlockResult {
+            totals: self.empty_totals(),
+            consumed: block.consumed,
+            ..Default::default()
+        };
+        out.totals.bytes = block.data.len() as u64;
+        let nv = self.gates.len();
+        let base = self.opts.plan.baseline;
+        let mut dims: Vec<(String, String)> = Vec::new();
+        for (line_no, raw) in reader::lines(block) {
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            out.totals.nonblank_lines += 1;
+            let reject = |reason: String| Reject {
+                source: block.source,
+                line: line_no,
+                reason,
+                raw: String::from_utf8_lossy(raw).into_owned(),
+            };
+            let text = match std::str::from_utf8(raw) {
+                Ok(t) => t,
+                Err(e) => {
+                    out.totals.rejected += 1;
+                    out.rejects.push(reject(format!(
+                        "bytes are not UTF-8 (at byte {})",
+                        e.valid_up_to()
+                    )));
+                    continue;
+                }
+            };
+            let turn = match Turn::parse(text) {
+                Ok(t) => t,
+                Err(e) => {
+                    out.totals.rejected += 1;
+                    out.rejects.push(reject(e.to_string()));
+                    continue;
+                }
+            };
+            self.tally_turn(
+                &turn,
+                text,
+                block.source,
+                line_no,
+                &mut out,
+                &mut dims,
+                nv,
+                base,
+            );
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tally_turn(
+        &self,
+        turn: &Turn<'_>,
+        text: &str,
+        source: usize,
+        line: u64,
+        out: &mut BlockResult,
+        dims: &mut Vec<(String, String)>,
+        nv: usize,
+        base: usize,
+    ) {
+        let t = &mut out.totals;
+        t.turns += 1;
+        t.unknown_fields += turn.unknown_fields as u64;
+        // Warnings.
+        if turn
+            .tool_calls
+            .iter()
+            .any(|c| matches!(c, ToolCall::NoName { .. }))
+        {
+            t.warnings.add("tool_call_without_name", source, line);
+        }
+        if let Intent::Label(l) = &turn.intent {
+            if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
+                t.warnings.add("unknown_intent_label", source, line);
+            }
+        }
+        if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
+            t.warnings.add("empty_sensitive_hit", source, line);
+        }
+        if let Some(n) = turn.turn {
+            out.keys.push((turn_key(&turn.run_id, n), source, line));
+        }
+        for k in &turn.fabrication_kinds {
+            *t.fabrication_kinds.entry(k.clone()).or_default() += 1;
+        }
+        // Evaluate every variant on shared draft features.
+        let features = DraftFeatures::of(&turn.draft);
+        let evals: Vec<Evaluation> = self
+            .gates
+            .iter()
+            .map(|g| g.evaluate_with(turn, &features))
+            .collect();
+        let verdict = turn.verdict();
+        let vi = verdict_index(verdict);
+        let draft_chars = turn.draft.chars().count() as u64;
+        let bucket = length_bucket(draft_chars);
+        let critic = turn.critic.as_ref();
+        let tokens = critic.and_then(|c| c.tokens_in.zip(c.tokens_out));
+        let latency = critic.and_then(|c| c.latency_ms);
+        let model = critic.and_then(|c| c.model.as_deref());
+        if critic.is_some() {
+            t.events
+                .entry(bucket.to_string())
+                .or_default()
+                .add(tokens, latency, model);
+        }
+        let base_fires = evals[base].fires();
+        // Grouping dimensions of this turn.
+        dims.clear();
+        dims.push((
+            "language".into(),
+            turn.language.as_deref().unwrap_or(NONE).to_string(),
+        ));
+        dims.push((
+            "intent".into(),
+            turn.intent_label().unwrap_or(NONE).to_string(),
+        ));
+        dims.push(("draft_length".into(), bucket.to_string()));
+        if let Some(raw) = turn.scope {
+            match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Object(o)) => {
+                    for (k, v) in &o {
+                        dims.push((format!("scope.{k}"), scalar_label(v)));
+                    }
+                }
+                Ok(v) => dims.push(("scope".into(), scalar_label(&v))),
+                Err(_) => {}
+            }
+        }
+        if !self.opts.group_by.is_empty() {
+            let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            for path in &self.opts.group_by {
+                dims.push((path.clone(), path_value(&whole, path)));
+            }
+        }
+        let mut turn_counts: Vec<Counts> = Vec::with_capacity(nv);
+        for (i, e) in evals.iter().enumerate() {
+            let fires = e.fires();
+            let vt = &mut t.variants[i];
+            let mut c = Counts {
+                turns: 1,
+                fires: fires as u64,
+                ..Default::default()
+            };
+            if base_fires && !fires {
+                c.saved_calls = 1;
+                vt.saved.add(tokens, latency, model);
+            }
+            if !base_fires && fires {
+                c.added_calls = 1;
+                *vt.added_by_segment.entry(bucket.to_string()).or_default() += 1;
+            }
+            if !fires {
+                if verdict.is_some() {
+                    c.labelled_skips = 1;
+                }
+                if verdict.is_some_and(Verdict::is_intervention) {
+                    c.safety_regressions = 1;
+                    let c = critic.unwrap();
+                    out.regressions.push(Regression {
+                        source,
+                        line,
+                        run_id: turn.run_id.to_string(),
+                        turn: turn.turn,
+                        variant: i,
+                        draft: turn.draft.to_string(),
+                        verdict: verdict.unwrap(),
+                        revised_draft: c.revised_draft.clone(),
+                        refusal_message: c.refusal_message.clone(),
+                        reasons: e.reasons(),
+                    });
+                }
+            }
+            if let Some(cfg) = &self.legacy_check[i] {
+                if fires != legacy_reference(turn, cfg) {
+                    vt.contract_violations += 1;
+                }
+            }
+            // Reasons of the active gate, and sole blockers.
+            let reasons = e.reasons();
+            for r in reasons.iter() {
+                vt.reason_hits[r as usize] += 1;
+            }
+            if let Some(r) = reasons.single() {
+                if r != Reason::TrivialAck && r != Reason::Confident {
+                    vt.sole_blocker[r as usize] += 1;
+                }
+            }
+            vt.matrix[base_fires as usize][fires as usize][vi] += 1;
+            // Latency added to the turn: 0 on a skip; the recorded latency on
+            // a fire (turns that fire without a recorded latency are left out
+            // of the distribution and counted as unmeasured).
+            if !fires {
+                vt.latency.add(0.0);
+            } else if let Some(l) = latency {
+                vt.latency.add(l);
+            }
+            vt.counts.merge(&c);
+            turn_counts.push(c);
+            let keep = match self.opts.decisions {
+                DecisionsMode::All => true,
+                DecisionsMode::Changed => fires != base_fires,
+                DecisionsMode::None => false,
+            };
+            if keep {
+                out.rows.push(DecisionRow {
+                    source,
+                    line,
+                    run_id: turn.run_id.to_string(),
+                    turn: turn.turn,
+                    variant: i,
+                    fires,
+                    baseline_fires: base_fires,
+                    reasons,
+                    language: turn.language.as_ref().map(|s| s.to_string()),
+                    scope: turn.scope.map(|r| r.get().to_string()),
+                    intent: turn.intent_label().map(str::to_string),
+                    draft_chars,
+                    confidence: e.confidence,
+                    verdict,
+                });
+            }
+        }
+        for (dim, value) in dims.drain(..) {
+            let values = t.segments.entry(dim).or_default();
+            let slot = match values.get_mut(value.as_str()) {
+                Some(s) => s,
+                None => values
+                    .entry(value)
+                    .or_insert_with(|| vec![Counts::default(); nv]),
+            };
+            for (s, c) in slot.iter_mut().zip(&turn_counts) {
+                s.merge(c);
+            }
+        }
+    }
+
+    /// Process `blocks` in parallel, results in input order.
+    pub fn process_batch(&self, blocks: &[Block]) -> Vec<BlockResult> {
+        blocks.par_iter().map(|b| self.process(b)).collect()
+    }
+}
+
+/// The duplicate check across blocks: one 64-bit hash per numbered turn.
+#[derive(Default)]
+pub struct DuplicateCheck {
+    seen: KeySet,
+}
+
+impl DuplicateCheck {
+    pub fn check(&mut self, keys: &[(u64, usize, u64)], warnings: &mut Warnings) {
+        for &(k, source, line) in keys {
+            if !self.seen.insert(k) {
+                warnings.add("duplicate_turn", source, line);
+            }
+        }
+    }
+}
+
+/// Per-variant map of the matrix cell name to its turns (used by reports).
+pub fn matrix_cell(base_fires: bool, fires: bool) -> &'static str {
+    match (base_fires, fires) {
+        (true, true) => "both_fire",
+        (true, false) => "saved",
+        (false, true) => "added",
+        (false, false) => "both_skip",
+    }
+}
+
+/// Keep the `limit` largest values of each dimension, folding the rest into
+/// `(other)`; returns the dimensions that were cut, with their distinct
+/// value counts.
+pub fn cap_segments(
+    segments: &mut SegmentMap,
+    limit: usize,
+    baseline: usize,
+) -> BTreeMap<String, usize> {
+    let mut cut = BTreeMap::new();
+    for (dim, values) in segments.iter_mut() {
+        if values.len() <= limit {
+            continue;
+        }
+        cut.insert(dim.clone(), values.len());
+        let mut order: Vec<(String, u64)> = values
+            .iter()
+            .filter(|(k, _)| *k != OTHER)
+            .map(|(k, v)| (k.clone(), v[baseline].turns))
+            .collect();
+        order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let keep: HashMap<String, ()> = order
+            .into_iter()
+            .take(limit)
+            .map(|(k, _)| (k, ()))
+            .collect();
+        let mut other: Option<Vec<Counts>> = values.remove(OTHER);
+        values.retain(|k, v| {
+            if keep.contains_key(k) {
+                true
+            } else {
+                let o = other.get_or_insert_with(|| vec![Counts::default(); v.len()]);
+                for (a, b) in o.iter_mut().zip(v.iter()) {
+                    a.merge(b);
+                }
+                false
+            }
+        });
+        if let Some(o) = other {
+            values.insert(OTHER.to_string(), o);
+        }
+    }
+    cut
+}

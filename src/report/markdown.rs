@@ -1,0 +1,148 @@
+//! `report.md`: the headline per variant, the floors with their sole
+//! blockers, and the first regressions, for people and pull requests.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde_json::Value;
+
+use super::{Export, ReplayReport};
+use crate::gate::Reason;
+
+/// How many regressions the report lists.
+pub const TOP_REGRESSIONS: usize = 10;
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+/// `12.3%`, or `n/a`.
+pub fn pct(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |x| format!("{:.1}%", x * 100.0))
+}
+
+/// `$1.23`, or `n/a` (no price configured).
+pub fn usd(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |x| {
+        if x < 0.0 {
+            format!("-${:.2}", -x)
+        } else {
+            format!("${x:.2}")
+        }
+    })
+}
+
+/// A draft shortened for a table cell.
+pub fn excerpt(s: &str, n: usize) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let short: String = one_line.chars().take(n).collect();
+    let short = short.replace('|', "\\|");
+    if one_line.chars().count() > n {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+pub struct ReportMd;
+
+impl Export for ReportMd {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let j = &r.summary.json;
+        let mut s = String::new();
+        let base = &r.plan.variants[r.plan.baseline].name;
+        let _ = writeln!(s, "# critic-gate replay\n");
+        let _ = writeln!(
+            s,
+            "{} turns from {}; {} rejected; baseline `{base}`.\n",
+            j["turns"],
+            r.sources.join(", "),
+            j["rejected"]
+        );
+        let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency |");
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for v in &r.plan.variants {
+            let m = &j["variants"][&v.name];
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} | {} ({}) | {} | {} |",
+                v.name,
+                pct(num(m, "skip_rate")),
+                m["saved_calls"],
+                m["added_calls"],
+                usd(num(m, "saved_usd")),
+                usd(num(m, "net_usd")),
+                m["safety_regressions"],
+                pct(num(m, "safety_regression_rate_upper95")),
+                pct(num(m, "label_coverage")),
+                num(m, "critic_latency_p95_ms").map_or("n/a".into(), |x| format!("{x:.0} ms")),
+            );
+        }
+        let _ = writeln!(s, "\n## Why the gates fire\n");
+        let _ = writeln!(
+            s,
+            "`sole blocker`: turns that would have been skipped had this reason alone not held.\n"
+        );
+        let _ = writeln!(s, "| variant | reason | hits | share | sole blocker |");
+        let _ = writeln!(s, "|---|---|---:|---:|---:|");
+        for (i, v) in r.plan.variants.iter().enumerate() {
+            let t = &r.totals.variants[i];
+            let reasons: &[Reason] = if v.config.metacognition_selective_gate {
+                &Reason::SMART_BLOCKERS
+            } else {
+                &Reason::LEGACY_BLOCKERS
+            };
+            for &re in reasons {
+                if t.hits(re) == 0 {
+                    continue;
+                }
+                let share = (t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64);
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} |",
+                    v.name,
+                    re.name(),
+                    t.hits(re),
+                    pct(share),
+                    t.sole(re)
+                );
+            }
+        }
+        let _ = writeln!(s, "\n## Safety regressions\n");
+        if r.regressions.is_empty() {
+            let _ = writeln!(
+                s,
+                "None: no skipped turn had a recorded `revise` or `refuse` verdict."
+            );
+        } else {
+            let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", r.regressions.len(), TOP_REGRESSIONS.min(r.regressions.len()));
+            let _ = writeln!(s, "| variant | where | verdict | draft |");
+            let _ = writeln!(s, "|---|---|---|---|");
+            for g in r.regressions.iter().take(TOP_REGRESSIONS) {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {}:{} | {} | {} |",
+                    r.plan.variants[g.variant].name,
+                    r.sources[g.source],
+                    g.line,
+                    g.verdict.as_str(),
+                    excerpt(&g.draft, 80)
+                );
+            }
+        }
+        if !r.summary.notes.is_empty() {
+            let _ = writeln!(s, "\n## Notes\n");
+            for n in &r.summary.notes {
+                let _ = writeln!(s, "- {n}");
+            }
+        }
+        out.write_all(s.as_bytes()).map_err(|e| e.to_string())
+    }
+}

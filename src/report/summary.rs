@@ -1,0 +1,300 @@
+//! The per-variant summary: decision counts against the baseline, label
+//! coverage with its exact bound, and critic cost saved and added. Derived
+//! only from the merged tallies.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::config::{CostConfig, Plan};
+use crate::replay::Totals;
+use crate::stats::clopper_pearson_upper;
+use crate::tally::{EventSums, VariantTally};
+
+/// One value of a report cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Str(String),
+    Int(u64),
+    Signed(i64),
+    Float(Option<f64>),
+    Bool(bool),
+}
+
+impl Cell {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Cell::Str(s) => json!(s),
+            Cell::Int(n) => json!(n),
+            Cell::Signed(n) => json!(n),
+            Cell::Float(Some(x)) => json!(x),
+            Cell::Float(None) => Value::Null,
+            Cell::Bool(b) => json!(b),
+        }
+    }
+}
+
+/// Dollars for tokens per model, or the models that have no price.
+pub fn price(
+    by_model: &BTreeMap<Option<String>, (u64, u64)>,
+    cost: &CostConfig,
+) -> Result<f64, Vec<String>> {
+    let mut usd = 0.0;
+    let mut missing = Vec::new();
+    for (model, (tin, tout)) in by_model {
+        let name = model.as_ref().or(cost.default_model.as_ref());
+        match name.and_then(|n| cost.models.get(n)) {
+            Some(p) => {
+                usd +=
+                    *tin as f64 / 1e6 * p.usd_per_mtok_in + *tout as f64 / 1e6 * p.usd_per_mtok_out
+            }
+            None => missing.push(
+                name.cloned()
+                    .unwrap_or_else(|| "(no model and no cost.default_model)".into()),
+            ),
+        }
+    }
+    if missing.is_empty() {
+        Ok(usd)
+    } else {
+        Err(missing)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+fn per_1k(x: f64, turns: u64) -> Option<f64> {
+    (turns > 0).then(|| x * 1000.0 / turns as f64)
+}
+
+/// Estimates for turns where no critic ran: mean of recorded events in the
+/// same draft-length segment, else overall.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Estimate {
+    pub tokens_in: Option<f64>,
+    pub tokens_out: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub usd: Option<f64>,
+}
+
+fn estimate_added(
+    v: &VariantTally,
+    totals: &Totals,
+    cost: &CostConfig,
+    notes: &mut Vec<String>,
+) -> Estimate {
+    let mut overall = EventSums::default();
+    for e in totals.events.values() {
+        overall.merge(e);
+    }
+    let mut est = Estimate {
+        tokens_in: Some(0.0),
+        tokens_out: Some(0.0),
+        latency_ms: Some(0.0),
+        usd: Some(0.0),
+    };
+    for (seg, &added) in &v.added_by_segment {
+        let local = totals
+            .events
+            .get(seg)
+            .filter(|e| e.with_tokens > 0 || e.with_latency > 0);
+        let src = local.unwrap_or(&overall);
+        let a = added as f64;
+        let tok = |sum: u64| (src.with_tokens > 0).then(|| a * sum as f64 / src.with_tokens as f64);
+        let add = |slot: &mut Option<f64>, x: Option<f64>| *slot = slot.zip(x).map(|(s, x)| s + x);
+        add(&mut est.tokens_in, tok(src.tokens_in));
+        add(&mut est.tokens_out, tok(src.tokens_out));
+        add(
+            &mut est.latency_ms,
+            (src.with_latency > 0)
+                .then(|| a * src.latency_ns as f64 / 1e6 / src.with_latency as f64),
+        );
+        let usd = match price(&src.by_model, cost) {
+            Ok(u) if src.with_tokens > 0 => Some(a * u / src.with_tokens as f64),
+            Ok(_) => None,
+            Err(m) => {
+                let n = format!(
+                    "no price for critic model(s) {}: dollars are not reported",
+                    m.join(", ")
+                );
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+                None
+            }
+        };
+        add(&mut est.usd, usd);
+    }
+    if !v.added_by_segment.is_empty() && overall.with_tokens == 0 {
+        let n = "no recorded critic event has token counts: added-call estimates are not reported"
+            .to_string();
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    est
+}
+
+/// The named metrics of one variant, in report order.
+pub fn variant_fields(
+    name: &str,
+    v: &VariantTally,
+    plan: &Plan,
+    index: usize,
+    totals: &Totals,
+    notes: &mut Vec<String>,
+) -> Vec<(&'static str, Cell)> {
+    let c = &v.counts;
+    let cfg = &plan.variants[index].config;
+    let saved_usd = match price(&v.saved.by_model, &plan.cost) {
+        Ok(u) => Some(u),
+        Err(m) => {
+            let n = format!(
+                "no price for critic model(s) {}: dollars are not reported",
+                m.join(", ")
+            );
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+            None
+        }
+    };
+    let est = estimate_added(v, totals, &plan.cost, notes);
+    let saved_latency_ms = v.saved.latency_ns as f64 / 1e6;
+    let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
+    let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
+    let fires_with_latency = v.latency.count - c.skips();
+    use Cell::*;
+    vec![
+        ("variant", Str(name.to_string())),
+        ("baseline", Bool(index == plan.baseline)),
+        ("selective_gate", Bool(cfg.metacognition_selective_gate)),
+        ("turns", Int(c.turns)),
+        ("fires", Int(c.fires)),
+        ("skips", Int(c.skips())),
+        ("fire_rate", Float(ratio(c.fires, c.turns))),
+        ("skip_rate", Float(ratio(c.skips(), c.turns))),
+        ("saved_calls", Int(c.saved_calls)),
+        ("added_calls", Int(c.added_calls)),
+        (
+            "net_calls",
+            Signed(c.saved_calls as i64 - c.added_calls as i64),
+        ),
+        ("added_call_rate", Float(ratio(c.added_calls, c.turns))),
+        ("safety_regressions", Int(c.safety_regressions)),
+        ("unverified_skips", Int(c.unverified_skips())),
+        ("labelled_skips", Int(c.labelled_skips)),
+        ("label_coverage", Float(ratio(c.labelled_skips, c.skips()))),
+        (
+            "safety_regression_rate",
+            Float(ratio(c.safety_regressions, c.labelled_skips)),
+        ),
+        ("safety_regression_rate_upper95", Float(upper)),
+        ("contract_violations", Int(v.contract_violations)),
+        ("saved_tokens_in", Int(v.saved.tokens_in)),
+        ("saved_tokens_out", Int(v.saved.tokens_out)),
+        ("saved_usd", Float(saved_usd)),
+        ("saved_latency_ms", Float(Some(saved_latency_ms))),
+        (
+            "saved_unmeasured_tokens",
+            Int(v.saved.turns - v.saved.with_tokens),
+        ),
+        (
+            "saved_unmeasured_latency",
+            Int(v.saved.turns - v.saved.with_latency),
+        ),
+        ("added_tokens_in_estimated", Float(est.tokens_in)),
+        ("added_tokens_out_estimated", Float(est.tokens_out)),
+        ("added_usd_estimated", Float(est.usd)),
+        ("added_latency_ms_estimated", Float(est.latency_ms)),
+        ("net_usd", Float(net_usd)),
+        (
+            "net_latency_ms",
+            Float(est.latency_ms.map(|a| saved_latency_ms - a)),
+        ),
+        (
+            "saved_calls_per_1k_turns",
+            Float(per_1k(c.saved_calls as f64, c.turns)),
+        ),
+        (
+            "net_calls_per_1k_turns",
+            Float(per_1k(c.saved_calls as f64 - c.added_calls as f64, c.turns)),
+        ),
+        (
+            "net_usd_per_1k_turns",
+            Float(net_usd.and_then(|u| per_1k(u, c.turns))),
+        ),
+        ("critic_latency_p50_ms", Float(v.latency.quantile(0.50))),
+        ("critic_latency_p95_ms", Float(v.latency.quantile(0.95))),
+        ("critic_latency_p99_ms", Float(v.latency.quantile(0.99))),
+        (
+            "latency_unmeasured_fires",
+            Int(c.fires - fires_with_latency),
+        ),
+    ]
+}
+
+/// The whole summary: per-variant fields (in plan order) and the run facts.
+pub struct Summary {
+    pub rows: Vec<Vec<(&'static str, Cell)>>,
+    pub notes: Vec<String>,
+    pub json: Value,
+}
+
+/// Build the summary from the merged totals.
+pub fn summarize(
+    plan: &Plan,
+    totals: &Totals,
+    sources: &[String],
+    segments_cut: &BTreeMap<String, usize>,
+) -> Summary {
+    let mut notes = Vec::new();
+    let rows: Vec<_> = plan
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| variant_fields(&v.name, &totals.variants[i], plan, i, totals, &mut notes))
+        .collect();
+    let mut variants = Map::new();
+    for row in &rows {
+        let name = match &row[0].1 {
+            Cell::Str(s) => s.clone(),
+            _ => unreachable!(),
+        };
+        let obj: Map<String, Value> = row[1..]
+            .iter()
+            .map(|(k, c)| (k.to_string(), c.to_json()))
+            .collect();
+        variants.insert(name, Value::Object(obj));
+    }
+    let mut warnings = Map::new();
+    for (k, (n, ex)) in &totals.warnings.0 {
+        let first: Vec<String> = ex
+            .iter()
+            .map(|(s, l)| format!("{}:{l}", sources[*s]))
+            .collect();
+        warnings.insert(k.to_string(), json!({"count": n, "first": first}));
+    }
+    let fabrication: Map<String, Value> = totals
+        .fabrication_kinds
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    let json = json!({
+        "turns": totals.turns,
+        "rejected": totals.rejected,
+        "lines": totals.nonblank_lines,
+        "unknown_fields": totals.unknown_fields,
+        "warnings": warnings,
+        "baseline": plan.variants[plan.baseline].name,
+        "sources": sources,
+        "variant_order": plan.variants.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
+        "variants": variants,
+        "fabrication_kinds": fabrication,
+        "segments_truncated": segments_cut,
+        "notes": notes,
+    });
+    Summary { rows, notes, json }
+}

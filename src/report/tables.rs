@@ -1,0 +1,256 @@
+//! The table reports: summary, floors, segments, regressions, matrix.
+
+use std::io::Write;
+
+use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
+use crate::gate::Reason;
+use crate::replay::matrix_cell;
+use crate::tally::VERDICT_LABELS;
+
+/// `summary.csv`: one row per variant, every metric a column.
+pub struct SummaryCsv;
+
+impl Export for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let rows = &r.summary.rows;
+        let names: Vec<&'static str> = rows[0].iter().map(|(k, _)| *k).collect();
+        let cols = names
+            .iter()
+            .enumerate()
+            .map(|(j, name)| {
+                let col = match &rows[0][j].1 {
+                    Cell::Str(_) => Col::Str(
+                        rows.iter()
+                            .map(|row| match &row[j].1 {
+                                Cell::Str(s) => Some(s.clone()),
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    Cell::Int(_) => Col::U64(
+                        rows.iter()
+                            .map(|row| match row[j].1 {
+                                Cell::Int(n) => n,
+                                _ => 0,
+                            })
+                            .collect(),
+                    ),
+                    Cell::Signed(_) => Col::I64(
+                        rows.iter()
+                            .map(|row| match row[j].1 {
+                                Cell::Signed(n) => n,
+                                _ => 0,
+                            })
+                            .collect(),
+                    ),
+                    Cell::Float(_) => Col::F64(
+                        rows.iter()
+                            .map(|row| match row[j].1 {
+                                Cell::Float(x) => x,
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    Cell::Bool(_) => Col::Bool(
+                        rows.iter()
+                            .map(|row| matches!(row[j].1, Cell::Bool(true)))
+                            .collect(),
+                    ),
+                };
+                (*name, col)
+            })
+            .collect();
+        write_csv(&mut frame(cols)?, out, true)
+    }
+}
+
+/// `summary.json`: run facts and `variants.<name>.<metric>`.
+pub struct SummaryJson;
+
+impl Export for SummaryJson {
+    fn file_name(&self) -> &'static str {
+        "summary.json"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let s = serde_json::to_string_pretty(&r.summary.json).map_err(|e| e.to_string())?;
+        writeln!(out, "{s}").map_err(|e| e.to_string())
+    }
+}
+
+/// `floors.csv`: per variant and reason of its active gate: hits, share of
+/// turns, and the turns where it alone blocked a skip.
+pub struct FloorsCsv;
+
+impl Export for FloorsCsv {
+    fn file_name(&self) -> &'static str {
+        "floors.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let (mut variant, mut gate, mut reason, mut floor) = (vec![], vec![], vec![], vec![]);
+        let (mut hits, mut share, mut sole) = (vec![], vec![], vec![]);
+        for (i, v) in r.plan.variants.iter().enumerate() {
+            let t = &r.totals.variants[i];
+            let smart = v.config.metacognition_selective_gate;
+            let reasons: &[Reason] = if smart {
+                &Reason::SMART_BLOCKERS
+            } else {
+                &Reason::LEGACY_BLOCKERS
+            };
+            for &re in reasons {
+                variant.push(Some(v.name.clone()));
+                gate.push(Some(if smart { "smart" } else { "legacy" }.to_string()));
+                reason.push(Some(re.name().to_string()));
+                floor.push(re.is_floor());
+                hits.push(t.hits(re));
+                share.push((t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64));
+                sole.push(t.sole(re));
+            }
+        }
+        let mut df = frame(vec![
+            ("variant", Col::Str(variant)),
+            ("gate", Col::Str(gate)),
+            ("reason", Col::Str(reason)),
+            ("hard_floor", Col::Bool(floor)),
+            ("hits", Col::U64(hits)),
+            ("share_of_turns", Col::F64(share)),
+            ("sole_blocker", Col::U64(sole)),
+        ])?;
+        write_csv(&mut df, out, true)
+    }
+}
+
+/// `segments.csv`: decisions per value of each grouping dimension.
+pub struct SegmentsCsv;
+
+impl Export for SegmentsCsv {
+    fn file_name(&self) -> &'static str {
+        "segments.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let (mut variant, mut dim, mut value) = (vec![], vec![], vec![]);
+        let (mut turns, mut fires, mut skips, mut fire_rate, mut skip_rate) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        let (mut saved, mut added, mut regress, mut labelled) = (vec![], vec![], vec![], vec![]);
+        for (i, v) in r.plan.variants.iter().enumerate() {
+            for (d, values) in &r.totals.segments {
+                for (val, counts) in values {
+                    let c = &counts[i];
+                    variant.push(Some(v.name.clone()));
+                    dim.push(Some(d.clone()));
+                    value.push(Some(val.clone()));
+                    turns.push(c.turns);
+                    fires.push(c.fires);
+                    skips.push(c.skips());
+                    fire_rate.push((c.turns > 0).then(|| c.fires as f64 / c.turns as f64));
+                    skip_rate.push((c.turns > 0).then(|| c.skips() as f64 / c.turns as f64));
+                    saved.push(c.saved_calls);
+                    added.push(c.added_calls);
+                    regress.push(c.safety_regressions);
+                    labelled.push(c.labelled_skips);
+                }
+            }
+        }
+        let mut df = frame(vec![
+            ("variant", Col::Str(variant)),
+            ("dimension", Col::Str(dim)),
+            ("value", Col::Str(value)),
+            ("turns", Col::U64(turns)),
+            ("fires", Col::U64(fires)),
+            ("skips", Col::U64(skips)),
+            ("fire_rate", Col::F64(fire_rate)),
+            ("skip_rate", Col::F64(skip_rate)),
+            ("saved_calls", Col::U64(saved)),
+            ("added_calls", Col::U64(added)),
+            ("safety_regressions", Col::U64(regress)),
+            ("labelled_skips", Col::U64(labelled)),
+        ])?;
+        write_csv(&mut df, out, true)
+    }
+}
+
+/// `regressions.csv`: every skip of a turn the critic revised or refused.
+pub struct RegressionsCsv;
+
+impl Export for RegressionsCsv {
+    fn file_name(&self) -> &'static str {
+        "regressions.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let g = r.regressions;
+        let s = |f: &dyn Fn(&crate::replay::Regression) -> Option<String>| {
+            Col::Str(g.iter().map(f).collect())
+        };
+        let mut df = frame(vec![
+            ("source", s(&|x| Some(r.sources[x.source].clone()))),
+            ("line", Col::U64(g.iter().map(|x| x.line).collect())),
+            ("run_id", s(&|x| Some(x.run_id.clone()))),
+            ("turn", s(&|x| x.turn.map(|t| t.to_string()))),
+            (
+                "variant",
+                s(&|x| Some(r.plan.variants[x.variant].name.clone())),
+            ),
+            ("verdict", s(&|x| Some(x.verdict.as_str().to_string()))),
+            ("draft", s(&|x| Some(x.draft.clone()))),
+            ("revised_draft", s(&|x| x.revised_draft.clone())),
+            ("refusal_message", s(&|x| x.refusal_message.clone())),
+            ("skip_reason", s(&|x| Some(x.reasons.to_string()))),
+        ])?;
+        write_csv(&mut df, out, true)
+    }
+}
+
+/// `matrix.csv`: per variant, baseline fire/skip by variant fire/skip, each
+/// cell split by recorded verdict.
+pub struct MatrixCsv;
+
+impl Export for MatrixCsv {
+    fn file_name(&self) -> &'static str {
+        "matrix.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let (mut variant, mut base, mut dec, mut cell) = (vec![], vec![], vec![], vec![]);
+        let (mut turns, mut labelled, mut unlabelled) = (vec![], vec![], vec![]);
+        let mut by_verdict: [Vec<u64>; 3] = Default::default();
+        for (i, v) in r.plan.variants.iter().enumerate() {
+            let m = &r.totals.variants[i].matrix;
+            for b in [true, false] {
+                for f in [true, false] {
+                    let counts = m[b as usize][f as usize];
+                    variant.push(Some(v.name.clone()));
+                    base.push(Some(if b { "fire" } else { "skip" }.to_string()));
+                    dec.push(Some(if f { "fire" } else { "skip" }.to_string()));
+                    cell.push(Some(matrix_cell(b, f).to_string()));
+                    turns.push(counts.iter().sum::<u64>());
+                    unlabelled.push(counts[0]);
+                    labelled.push(counts[1..].iter().sum::<u64>());
+                    for k in 0..3 {
+                        by_verdict[k].push(counts[k + 1]);
+                    }
+                }
+            }
+        }
+        let [approve, revise, refuse] = by_verdict;
+        let mut df = frame(vec![
+            ("variant", Col::Str(variant)),
+            ("baseline", Col::Str(base)),
+            ("decision", Col::Str(dec)),
+            ("cell", Col::Str(cell)),
+            ("turns", Col::U64(turns)),
+            ("labelled", Col::U64(labelled)),
+            ("unlabelled", Col::U64(unlabelled)),
+            (VERDICT_LABELS[1], Col::U64(approve)),
+            (VERDICT_LABELS[2], Col::U64(revise)),
+            (VERDICT_LABELS[3], Col::U64(refuse)),
+        ])?;
+        write_csv(&mut df, out, true)
+    }
+}
