@@ -3,3 +3,4 @@
 mod util;
 
 mod explain;
+mod replay;

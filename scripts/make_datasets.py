@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Write the small committed datasets in datasets/ (run from the repo root).
+
+Each file tells one part of the story; see datasets/README.md.
+"""
+import json
+
+def critic(verdict="approve", tin=3000, tout=30, lat=2000.0, model="claude-opus", **extra):
+    c = {"verdict": verdict, "reflection_latency_ms": lat, "reflection_tokens_in": tin,
+         "reflection_tokens_out": tout, "model": model}
+    c.update(extra)
+    return c
+
+def write(name, turns):
+    with open(f"datasets/{name}", "w", encoding="utf-8") as f:
+        for t in turns:
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+
+# The seed story: 20 cold turns (no confidence, no activation log: 0.5).
+# The legacy gate fires on all 20; the smart gate skips the 10 trivial acks.
+seed = [
+    ("Got it, thanks!", "en", {}, critic(tin=3000, tout=40, lat=2000.0)),
+    ("Sounds good.", "en", {}, critic(tin=3000, tout=20, lat=1800.0)),
+    ("Entendido, gracias.", "es", {}, critic(tin=3100, tout=30, lat=2100.0)),
+    ("Alles klar, danke!", "de", {}, critic(tin=2900, tout=25, lat=1900.0)),
+    ("D'accord, merci.", "fr", {}, critic(tin=3000, tout=35, lat=2000.0)),
+    ("Perfeito, obrigado!", "pt", {}, critic(tin=3000, tout=30, lat=2000.0)),
+    ("Great, will do.", "en", {}, critic("revise", tin=3200, tout=120, lat=2600.0,
+        revised_draft="I can't do that yet: the order is locked until the refund clears.")),
+    ("承知しました。", "ja", {}, critic(tin=3000, tout=30, lat=2000.0)),
+    ("Grazie mille!", "it", {}, critic(tin=3000, tout=30, lat=2000.0)),
+    ("Done. Q3 revenue was $4.2M.", "en", {}, critic("revise", tin=3500, tout=200, lat=3000.0,
+        revised_draft="Done. I could not verify the Q3 revenue figure.")),
+    ("ok", "en", {"intent_verdict": {"label": "action", "confidence": 0.81}}, critic(tin=3000, tout=20, lat=1500.0)),
+    ("Sure, I'll update the order now.", "en", {"tool_calls_this_turn": [{"name": "update_order", "args": {"id": "A-1"}}]}, critic(tin=3300, tout=60, lat=2200.0)),
+    ("Thanks!", "en", {"sensitive_hit": "pii"}, critic("refuse", tin=3100, tout=50, lat=2400.0,
+        refusal_message="This conversation contains personal data; I can't confirm it here.")),
+    ("Noted.", "en", {"fabrication_findings": [{"kind": "uuid", "span": "order id"}]}, critic(tin=3000, tout=25, lat=1900.0)),
+    ("You're welcome!", "en", {}, critic(tin=3000, tout=20, lat=1800.0)),
+    ("I went through the onboarding guide and the settings page; the simplest path is to re-run the sync from the admin panel and then refresh the dashboard once it completes.", "en", {}, critic(tin=4000, tout=80, lat=2800.0)),
+    ("Understood.", "en", {"tool_calls_this_turn": [{"name": "search_docs", "args": {"q": "refunds"}}]}, critic(tin=3000, tout=20, lat=1700.0)),
+    ("Perfect, thanks.", "en", {}, critic(tin=3000, tout=30, lat=2000.0)),
+    ("Here is the summary you asked for.", "en", {}, critic(tin=3200, tout=40, lat=2100.0)),
+    ("On it! I'll send the €20 refund today.", "en", {}, critic(tin=3000, tout=20, lat=1600.0)),
+]
+rows = []
+for i, (draft, lang, extra, c) in enumerate(seed):
+    t = {"run_id": f"seed-{i // 5 + 1}", "turn": i % 5, "scope": {"tenant": "acme", "channel": "web" if i % 2 else "slack"},
+         "language": lang, "draft": draft}
+    t.update(extra)
+    t["critic"] = c
+    rows.append(t)
+write("seed.jsonl", rows)
+
+# Acknowledgements in many languages: the built-in patterns know en, es, de,
+# fr, pt; the others are missed savings.
+multi = [
+    ("en", "Thank you, that's perfect."), ("en", "okay!"), ("es", "¡Perfecto, gracias!"), ("es", "Claro, sin problema."),
+    ("de", "Verstanden, danke."), ("de", "Erledigt."), ("fr", "Parfait, merci !"), ("fr", "C'est fait."),
+    ("pt", "Obrigada, com certeza."), ("pt", "Feito!"), ("it", "Perfetto, grazie!"), ("it", "Va bene."),
+    ("ja", "了解です。"), ("ja", "ありがとうございます。"), ("zh", "好的，谢谢！"), ("ko", "알겠습니다."),
+    ("ru", "Спасибо, понял."), ("ar", "شكرا، تم."), ("nl", "Dank je wel!"), ("pl", "Dziękuję, jasne."),
+    ("tr", "Tamam, teşekkürler."), ("sv", "Tack, det blir bra."),
+]
+write("multilingual.jsonl", [
+    {"run_id": f"ml-{lang}", "turn": i, "language": lang, "draft": d, "confidence": 0.5,
+     "critic": critic(tin=2800, tout=20, lat=1500.0)}
+    for i, (lang, d) in enumerate(multi)
+])
+
+# One or more turns per floor and per reason a draft is not a trivial ack,
+# plus warm turns (the legacy gate skips, the smart gate may add a call).
+floors = [
+    {"draft": "Thanks!", "sensitive_hit": "pii", "note": "recorded sensitive hit"},
+    {"draft": "Thanks!", "sensitive_hit": "", "note": "empty-string hit still fires (warning)"},
+    {"draft": "Thanks!", "activation_log": {"activated_nodes": [{"name": "acct", "score": 0.9, "tags": ["pii"]}], "inference_paths": [["acct"]], "traversed_edges": [{"weight": 6.0}]}, "note": "hit detected from the log with the config's tags"},
+    {"draft": "Got it.", "fabrication_findings": [{"kind": "uuid"}], "note": "fabrication"},
+    {"draft": "Got it.", "tool_calls_this_turn": [{"name": "delete_record"}], "note": "mutating tool"},
+    {"draft": "Got it.", "tool_calls_this_turn": [{"name": "search_docs"}], "note": "read-only tool: no floor"},
+    {"draft": "Got it.", "tool_calls_this_turn": [{"function": {"name": "search_docs"}}], "note": "OpenAI-style call: mutating (warning)"},
+    {"draft": "Got it.", "tool_calls_this_turn": [{"name": ""}], "note": "falsy name: mutating"},
+    {"draft": "Got it.", "intent_verdict": {"label": "action"}, "note": "action intent"},
+    {"draft": "Got it.", "intent_verdict": {"label": "ambiguous"}, "note": "ambiguous intent"},
+    {"draft": "Got it.", "intent_verdict": {"label": "Action"}, "note": "case matters: no floor (unknown label warning)"},
+    {"draft": "Got It", "note": "two capitalised words are claims"},
+    {"draft": "great, decade", "note": "a hex-looking word is a claim"},
+    {"draft": "ok ٣", "note": "Arabic-Indic digit is a claim"},
+    {"draft": "", "note": "empty draft"},
+    {"draft": "   ", "note": "whitespace only: not empty, matches no pattern"},
+    {"draft": "thanks " + "y" * 170, "note": "too long (sole blocker)"},
+    {"draft": "The weather service does not publish that information for free, so you would need to sign up for their premium plan to see it.", "note": "no ack pattern"},
+    {"draft": "Got it, thanks!", "confidence": 0.9, "note": "warm ack: both skip"},
+    {"draft": "Here you go.", "confidence": 0.9, "note": "warm non-ack: legacy skips, smart adds a call"},
+    {"draft": "Here you go.", "confidence": 0.9, "intent_verdict": {"label": "action"}, "note": "warm action: smart adds a call"},
+    {"draft": "Noted.", "confidence": 0.75, "tool_calls_this_turn": [{"name": "update_order"}], "note": "warm mutating: smart adds a call"},
+    {"draft": "Thanks!", "activation_log": {"activated_nodes": [{"score": 0.9}, {"score": 0.9}], "inference_paths": [["a"], ["b"], ["c"]], "traversed_edges": [{"weight": 6.0}]}, "note": "confidence 0.96 from the log"},
+]
+out = []
+for i, t in enumerate(floors):
+    t = dict(t)
+    note = t.pop("note")
+    row = {"run_id": "floors", "turn": i, "language": "en"}
+    row.update(t)
+    row["label"] = note  # an unknown field: ignored, counted
+    if "confidence" not in t:
+        row["critic"] = critic(tin=3000, tout=30, lat=2000.0)
+    out.append(row)
+out.append(dict(out[0], label="duplicate (run_id, turn) of line 1 (warning)"))
+write("floors.jsonl", out)
+
+# Invalid lines, one of each kind, between valid ones.
+invalid_lines = [
+    '{"run_id":"ok-1","turn":0,"draft":"Got it, thanks!"}',
+    '{"run_id":"bad","draft":"x","confidence":"high"}',
+    '{"run_id":"bad","draft":"x","confidence":1.5}',
+    '{"draft":"no run id"}',
+    '{"run_id":"bad","draft":42}',
+    '["not", "an", "object"]',
+    '{"run_id":"bad","draft":"x","intent_verdict":"action"}',
+    '{"run_id":"bad","draft":"x","intent_verdict":{"label":7}}',
+    '{"run_id":"bad","draft":"x","tool_calls_this_turn":{"name":"x"}}',
+    '{"run_id":"bad","draft":"x","critic":{"verdict":"maybe"}}',
+    '{"run_id":"bad","draft":"x","critic":{"verdict":"approve","reflection_tokens_in":-5}}',
+    '{"run_id":"bad","draft":"x","confidence":NaN}',
+    '{"run_id":"bad","draft":"x","confidence":1e999}',
+    '{"run_id":"bad","draft":"x","activation_log":{"activated_nodes":{"a":1}}}',
+    '{"run_id":"bad","draft":"x","activation_log":{"activated_nodes":[{"score":"high"}]}}',
+    '{"run_id":"bad","draft":"x"',
+    '',
+    '{"run_id":"ok-2","turn":1,"draft":"Sounds good."}',
+]
+with open("datasets/invalid.jsonl", "wb") as f:
+    for l in invalid_lines:
+        f.write(l.encode() + b"\n")
+    f.write(b'{"run_id":"bad","draft":"\xff\xfe not utf-8"}\n')
+    f.write(b'{"run_id":"ok-3","turn":2,"draft":"Done."}\n')

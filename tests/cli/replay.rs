@@ -1,0 +1,489 @@
+//! `critic-gate replay` on the committed datasets and on edge inputs.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use critic_gate::config::ConfigFile;
+use critic_gate::gate::Gate;
+use critic_gate::turn::Turn;
+use serde_json::Value;
+
+use crate::util::*;
+
+fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut c = cmd();
+    c.current_dir(root())
+        .arg("replay")
+        .args(args)
+        .arg("--out")
+        .arg(dir);
+    c.output().unwrap()
+}
+
+fn summary(dir: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
+    // The datasets' CSV fields used here contain no quotes or commas.
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .map(|l| {
+            let mut fields = Vec::new();
+            let mut cur = String::new();
+            let mut quoted = false;
+            let mut chars = l.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' if quoted && chars.peek() == Some(&'"') => {
+                        cur.push('"');
+                        chars.next();
+                    }
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+                    c => cur.push(c),
+                }
+            }
+            fields.push(cur);
+            header.iter().cloned().zip(fields).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn seed_story_legacy_fires_every_turn_smart_about_half() {
+    let d = Dir::new();
+    let o = replay_in(
+        d.tmp.path(),
+        &["datasets/seed.jsonl", "--config", "datasets/gate.toml"],
+    );
+    expect_code(&o, 0);
+    let s = summary(d.tmp.path());
+    assert_eq!(s["turns"], 20);
+    assert_eq!(s["variants"]["legacy"]["fires"], 20);
+    let smart = s["variants"]["smart"]["fires"].as_u64().unwrap();
+    assert!((10..=14).contains(&smart), "smart fires {smart}");
+    assert_eq!(s["variants"]["smart"]["safety_regressions"], 1);
+    assert_eq!(s["variants"]["legacy"]["contract_violations"], 0);
+    assert!(stderr(&o).contains("skip rate"), "{}", stderr(&o));
+}
+
+/// Every decision row equals the library gate's decision for that line and
+/// variant (the semantics the conformance cases prove).
+#[test]
+fn decisions_on_every_dataset_equal_the_gate() {
+    let config = ConfigFile::load(&root().join("datasets/gate.toml"))
+        .unwrap()
+        .plan()
+        .unwrap();
+    let gates: HashMap<String, Gate> = config
+        .variants
+        .iter()
+        .map(|v| (v.name.clone(), Gate::new(v.config.clone()).unwrap()))
+        .collect();
+    for name in ["seed", "multilingual", "floors"] {
+        let d = Dir::new();
+        let o = replay_in(
+            d.tmp.path(),
+            &[
+                &format!("datasets/{name}.jsonl"),
+                "--config",
+                "datasets/gate.toml",
+                "--quiet",
+            ],
+        );
+        expect_code(&o, 0);
+        let text = std::fs::read_to_string(root().join(format!("datasets/{name}.jsonl"))).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let rows = csv_rows(&d.read("decisions.csv"));
+        assert_eq!(rows.len(), lines.len() * 2, "{name}");
+        for row in rows {
+            let n: usize = row["line"].parse().unwrap();
+            let turn = Turn::parse(lines[n - 1]).unwrap();
+            let e = gates[&row["variant"]].evaluate(&turn);
+            assert_eq!(
+                row["fires"],
+                e.fires().to_string(),
+                "{name}:{n} {}",
+                row["variant"]
+            );
+            assert_eq!(row["reasons"], e.reasons().to_string(), "{name}:{n}");
+        }
+    }
+}
+
+#[test]
+fn output_is_byte_identical_for_any_thread_count() {
+    let d = Dir::new();
+    let traffic = d.path("t.jsonl");
+    let o = run(
+        &[
+            "synth",
+            "--turns",
+            "6000",
+            "--seed",
+            "11",
+            "--out",
+            traffic.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let mut outs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = d.path(&format!("out{threads}"));
+        let o = run(
+            &[
+                "replay",
+                traffic.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--quiet",
+                "--group-by",
+                "scope.channel",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        outs.push(out);
+    }
+    for f in [
+        "decisions.csv",
+        "summary.csv",
+        "summary.json",
+        "floors.csv",
+        "segments.csv",
+        "regressions.csv",
+        "matrix.csv",
+        "report.md",
+    ] {
+        let a = std::fs::read(outs[0].join(f)).unwrap();
+        for o in &outs[1..] {
+            assert!(
+                a == std::fs::read(o.join(f)).unwrap(),
+                "{f} differs between thread counts"
+            );
+        }
+    }
+}
+
+#[test]
+fn strict_mode_stops_at_the_first_bad_line_and_writes_nothing() {
+    let d = Dir::new();
+    let mut text = String::new();
+    for i in 1..=20 {
+        if i == 17 {
+            text.push_str("{\"run_id\":\"r\",\"draft\":\"x\",\"confidence\":\"high\"}\n");
+        } else {
+            text.push_str(&format!(
+                "{{\"run_id\":\"r\",\"turn\":{i},\"draft\":\"ok\"}}\n"
+            ));
+        }
+    }
+    let f = d.write("traffic.jsonl", text);
+    let out = d.path("out");
+    let o = run(
+        &[
+            "replay",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:17: confidence must be a number in [0, 1], got \"high\"",
+            f.display()
+        )),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .map(|r| r.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "report files were left: {left:?}");
+}
+
+#[test]
+fn a_failed_run_leaves_the_previous_report_alone() {
+    let d = Dir::new();
+    let good = d.write("good.jsonl", "{\"run_id\":\"r\",\"draft\":\"ok\"}\n");
+    let bad = d.write("bad.jsonl", "{\"run_id\":\"r\"}\n");
+    let out = d.path("out");
+    expect_code(
+        &run(
+            &[
+                "replay",
+                good.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        ),
+        0,
+    );
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    expect_code(
+        &run(
+            &[
+                "replay",
+                bad.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        ),
+        2,
+    );
+    assert_eq!(before, std::fs::read(out.join("summary.json")).unwrap());
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        8,
+        "no staging folder is left behind"
+    );
+}
+
+#[test]
+fn skip_invalid_sets_every_bad_line_aside_and_counts_it() {
+    let d = Dir::new();
+    let o = replay_in(
+        d.tmp.path(),
+        &["datasets/invalid.jsonl", "--skip-invalid", "--quiet"],
+    );
+    expect_code(&o, 0);
+    let s = summary(d.tmp.path());
+    let rejects = d.read("rejects.jsonl");
+    let n_rejects = rejects.lines().count() as u64;
+    assert_eq!(s["rejected"].as_u64().unwrap(), n_rejects);
+    let text = std::fs::read(root().join("datasets/invalid.jsonl")).unwrap();
+    let nonblank = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .count() as u64;
+    assert_eq!(s["turns"].as_u64().unwrap() + n_rejects, nonblank);
+    for needle in [
+        "confidence must be a number in [0, 1], got \\\"high\\\"",
+        "confidence must be a number in [0, 1], got 1.5",
+        "run_id is missing",
+        "draft must be a string",
+        "a turn must be a JSON object",
+        "intent_verdict must be an object or null",
+        "intent_verdict.label must be a string or null",
+        "tool_calls_this_turn must be an array",
+        "critic.verdict must be",
+        "must be a non-negative number",
+        "invalid JSON at column 42: expected value",
+        "number out of range",
+        "activated_nodes must be an array or null",
+        "score must be a number",
+        "EOF while parsing",
+        "bytes are not UTF-8",
+    ] {
+        assert!(
+            rejects.contains(needle),
+            "no reject for {needle}:\n{rejects}"
+        );
+    }
+    for line in rejects.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["source"], "datasets/invalid.jsonl");
+        assert!(v["line"].as_u64().unwrap() > 0 && v["raw"].is_string() && v["reason"].is_string());
+    }
+}
+
+#[test]
+fn gzip_zstd_and_stdin_read_like_plain() {
+    let d = Dir::new();
+    let plain = std::fs::read(root().join("datasets/seed.jsonl")).unwrap();
+    let gz = d.path("seed.jsonl.gz");
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    e.write_all(&plain).unwrap();
+    e.finish().unwrap();
+    let zst = d.path("seed.jsonl.zst");
+    std::fs::write(&zst, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+    let variants = |out: &std::path::Path| summary(out)["variants"].clone();
+    let base = d.path("plain");
+    expect_code(
+        &run(
+            &[
+                "replay",
+                root().join("datasets/seed.jsonl").to_str().unwrap(),
+                "--out",
+                base.to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        ),
+        0,
+    );
+    for (name, input) in [("gz", gz.to_str().unwrap()), ("zst", zst.to_str().unwrap())] {
+        let out = d.path(name);
+        expect_code(
+            &run(
+                &["replay", input, "--out", out.to_str().unwrap(), "--quiet"],
+                None,
+            ),
+            0,
+        );
+        assert_eq!(variants(&out), variants(&base), "{name}");
+    }
+    let out = d.path("stdin");
+    expect_code(
+        &run(
+            &["replay", "-", "--out", out.to_str().unwrap(), "--quiet"],
+            Some(&plain),
+        ),
+        0,
+    );
+    assert_eq!(variants(&out), variants(&base));
+    assert_eq!(summary(&out)["sources"][0], "-");
+}
+
+#[test]
+fn empty_input_gives_empty_reports() {
+    let d = Dir::new();
+    let f = d.write("empty.jsonl", "\n\n");
+    let out = d.path("out");
+    let o = run(
+        &[
+            "replay",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = summary(&out);
+    assert_eq!(s["turns"], 0);
+    assert_eq!(s["variants"]["smart"]["skip_rate"], Value::Null);
+    let decisions = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
+    assert_eq!(decisions.lines().count(), 1, "header only");
+}
+
+#[test]
+fn decisions_changed_keeps_only_flips() {
+    let d = Dir::new();
+    let o = replay_in(
+        d.tmp.path(),
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--decisions",
+            "changed",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&d.read("decisions.csv"));
+    assert_eq!(rows.len(), 10);
+    assert!(rows.iter().all(|r| r["fires"] != r["baseline_fires"]));
+}
+
+#[test]
+fn floors_report_sole_blockers() {
+    let d = Dir::new();
+    let o = replay_in(
+        d.tmp.path(),
+        &[
+            "datasets/floors.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&d.read("floors.csv"));
+    let get = |reason: &str| {
+        rows.iter()
+            .find(|r| r["variant"] == "smart" && r["reason"] == reason)
+            .unwrap()
+            .clone()
+    };
+    // "thanks yyyy…" (171 code points) is only blocked by its length.
+    assert_eq!(get("too_long")["sole_blocker"], "1");
+    assert_eq!(get("intent")["hits"], "3");
+    let s = summary(d.tmp.path());
+    assert_eq!(s["warnings"]["duplicate_turn"]["count"], 1);
+    assert_eq!(
+        s["warnings"]["empty_sensitive_hit"]["first"][0],
+        "datasets/floors.jsonl:2"
+    );
+    assert_eq!(s["unknown_fields"], 24);
+}
+
+/// reports/ is what scripts/regen-reports.sh produces from datasets/.
+#[test]
+fn reports_match_datasets() {
+    let d = Dir::new();
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "seed",
+            &["datasets/seed.jsonl", "--config", "datasets/gate.toml"],
+        ),
+        (
+            "multilingual",
+            &[
+                "datasets/multilingual.jsonl",
+                "--config",
+                "datasets/gate.toml",
+            ],
+        ),
+        (
+            "floors",
+            &["datasets/floors.jsonl", "--config", "datasets/gate.toml"],
+        ),
+        (
+            "invalid",
+            &[
+                "datasets/invalid.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--skip-invalid",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let out = d.path(name);
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--quiet");
+        expect_code(&replay_in(&out, &all), 0);
+        let committed = root().join("reports").join(name);
+        let mut files: Vec<_> = std::fs::read_dir(&committed)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        files.sort();
+        let mut fresh: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        fresh.sort();
+        assert_eq!(files, fresh, "{name}: file list");
+        for f in files {
+            let a = std::fs::read(committed.join(&f)).unwrap();
+            let b = std::fs::read(out.join(&f)).unwrap();
+            assert!(
+                a == b,
+                "reports/{name}/{} drifted: run scripts/regen-reports.sh",
+                f.to_string_lossy()
+            );
+        }
+    }
+}
