@@ -87,11 +87,7 @@ fn run_into(
         .collect();
     let mut decisions = match opts.decisions {
         DecisionsMode::None => None,
-        _ => Some(DecisionsWriter::new(
-            staging.file("decisions.csv")?,
-            &opts.plan,
-            sources,
-        )),
+        _ => Some(DecisionsWriter::new(staging.file("decisions.csv")?)?),
     };
     let mut rejects = if opts.skip_invalid {
         Some(RejectsWriter::new(staging.file("rejects.jsonl")?, sources))
@@ -121,7 +117,7 @@ fn run_into(
             totals.merge(&res.totals);
             dups.check(&res.keys, &mut totals.warnings);
             if let Some(d) = decisions.as_mut() {
-                d.write(&res.rows)?;
+                d.write(&res.decisions_csv)?;
             }
             if let Some(w) = rejects.as_mut() {
                 w.write(&res.rejects)?;

@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use rayon::prelude::*;
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
@@ -52,25 +54,6 @@ pub struct Reject {
     pub line: u64,
     pub reason: String,
     pub raw: String,
-}
-
-/// One (turn, variant) decision row.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DecisionRow {
-    pub source: usize,
-    pub line: u64,
-    pub run_id: String,
-    pub turn: Option<u64>,
-    pub variant: usize,
-    pub fires: bool,
-    pub baseline_fires: bool,
-    pub reasons: Reasons,
-    pub language: Option<String>,
-    pub scope: Option<String>,
-    pub intent: Option<String>,
-    pub draft_chars: u64,
-    pub confidence: f64,
-    pub verdict: Option<Verdict>,
 }
 
 /// A skip of a turn the critic revised or refused.
@@ -193,6 +176,31 @@ impl Totals {
     }
 }
 
+/// `map[key]`, inserting a default; allocates the key only when it is new.
+pub fn slot<'m, V>(
+    map: &'m mut BTreeMap<String, V>,
+    key: &str,
+    new: impl FnOnce() -> V,
+) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), new());
+    }
+    map.get_mut(key).expect("just inserted")
+}
+
+/// A scope value as a segment label, borrowed when it is a plain string.
+fn raw_label(raw: &RawValue) -> Cow<'_, str> {
+    let s = raw.get();
+    if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
+        Cow::Borrowed(&s[1..s.len() - 1])
+    } else {
+        match serde_json::from_str::<Value>(s) {
+            Ok(v) => Cow::Owned(scalar_label(&v)),
+            Err(_) => Cow::Borrowed(s),
+        }
+    }
+}
+
 /// The `(other)` segment value.
 pub const OTHER: &str = "(other)";
 /// The value of a dimension a turn does not have.
@@ -214,7 +222,9 @@ pub fn length_bucket(chars: u64) -> &'static str {
 #[derive(Debug, Default)]
 pub struct BlockResult {
     pub totals: Totals,
-    pub rows: Vec<DecisionRow>,
+    /// This block's rows of decisions.csv, already formatted (the workers
+    /// format them in parallel; the writer only appends bytes).
+    pub decisions_csv: Vec<u8>,
     pub rejects: Vec<Reject>,
     pub regressions: Vec<Regression>,
     /// (hash of (run_id, turn), source, line) for the duplicate check.
@@ -359,7 +369,7 @@ impl Replayer {
         out.totals.bytes = block.data.len() as u64;
         let nv = self.gates.len();
         let base = self.opts.plan.baseline;
-        let mut dims: Vec<(String, String)> = Vec::new();
+        let mut dim_name = String::new();
         for (line_no, raw) in reader::lines(block) {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -396,7 +406,7 @@ impl Replayer {
                 block.source,
                 line_no,
                 &mut out,
-                &mut dims,
+                &mut dim_name,
                 nv,
                 base,
             );
@@ -412,7 +422,7 @@ impl Replayer {
         source: usize,
         line: u64,
         out: &mut BlockResult,
-        dims: &mut Vec<(String, String)>,
+        dim_name: &mut String,
         nv: usize,
         base: usize,
     ) {
@@ -439,7 +449,7 @@ impl Replayer {
             out.keys.push((turn_key(&turn.run_id, n), source, line));
         }
         for k in &turn.fabrication_kinds {
-            *t.fabrication_kinds.entry(k.clone()).or_default() += 1;
+            *slot(&mut t.fabrication_kinds, k, || 0) += 1;
         }
         // Evaluate every variant on shared draft features.
         let features = DraftFeatures::of(&turn.draft);
@@ -457,40 +467,9 @@ impl Replayer {
         let latency = critic.and_then(|c| c.latency_ms);
         let model = critic.and_then(|c| c.model.as_deref());
         if critic.is_some() {
-            t.events
-                .entry(bucket.to_string())
-                .or_default()
-                .add(tokens, latency, model);
+            slot(&mut t.events, bucket, EventSums::default).add(tokens, latency, model);
         }
         let base_fires = evals[base].fires();
-        // Grouping dimensions of this turn.
-        dims.clear();
-        dims.push((
-            "language".into(),
-            turn.language.as_deref().unwrap_or(NONE).to_string(),
-        ));
-        dims.push((
-            "intent".into(),
-            turn.intent_label().unwrap_or(NONE).to_string(),
-        ));
-        dims.push(("draft_length".into(), bucket.to_string()));
-        if let Some(raw) = turn.scope {
-            match serde_json::from_str::<Value>(raw.get()) {
-                Ok(Value::Object(o)) => {
-                    for (k, v) in &o {
-                        dims.push((format!("scope.{k}"), scalar_label(v)));
-                    }
-                }
-                Ok(v) => dims.push(("scope".into(), scalar_label(&v))),
-                Err(_) => {}
-            }
-        }
-        if !self.opts.group_by.is_empty() {
-            let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            for path in &self.opts.group_by {
-                dims.push((path.clone(), path_value(&whole, path)));
-            }
-        }
         let mut turn_counts: Vec<Counts> = Vec::with_capacity(nv);
         for (i, e) in evals.iter().enumerate() {
             let fires = e.fires();
@@ -506,7 +485,7 @@ impl Replayer {
             }
             if !base_fires && fires {
                 c.added_calls = 1;
-                *vt.added_by_segment.entry(bucket.to_string()).or_default() += 1;
+                *slot(&mut vt.added_by_segment, bucket, || 0) += 1;
             }
             if !fires {
                 if verdict.is_some() {
@@ -561,34 +540,59 @@ impl Replayer {
                 DecisionsMode::None => false,
             };
             if keep {
-                out.rows.push(DecisionRow {
-                    source,
-                    line,
-                    run_id: turn.run_id.to_string(),
-                    turn: turn.turn,
-                    variant: i,
-                    fires,
-                    baseline_fires: base_fires,
-                    reasons,
-                    language: turn.language.as_ref().map(|s| s.to_string()),
-                    scope: turn.scope.map(|r| r.get().to_string()),
-                    intent: turn.intent_label().map(str::to_string),
-                    draft_chars,
-                    confidence: e.confidence,
-                    verdict,
-                });
+                crate::report::decisions::write_row(
+                    &mut out.decisions_csv,
+                    &crate::report::decisions::Row {
+                        source: &self.opts.sources[source],
+                        line,
+                        run_id: &turn.run_id,
+                        turn: turn.turn,
+                        variant: &self.opts.plan.variants[i].name,
+                        fires,
+                        baseline_fires: base_fires,
+                        reasons,
+                        language: turn.language.as_deref(),
+                        scope: turn.scope.map(|r| r.get()),
+                        intent: turn.intent_label(),
+                        draft_chars,
+                        confidence: e.confidence,
+                        verdict,
+                    },
+                );
             }
         }
-        for (dim, value) in dims.drain(..) {
-            let values = t.segments.entry(dim).or_default();
-            let slot = match values.get_mut(value.as_str()) {
-                Some(s) => s,
-                None => values
-                    .entry(value)
-                    .or_insert_with(|| vec![Counts::default(); nv]),
-            };
-            for (s, c) in slot.iter_mut().zip(&turn_counts) {
+        // Grouping dimensions of this turn.
+        let mut add = |dim: &str, value: &str| {
+            let values = slot(&mut t.segments, dim, BTreeMap::new);
+            let counts = slot(values, value, || vec![Counts::default(); nv]);
+            for (s, c) in counts.iter_mut().zip(&turn_counts) {
                 s.merge(c);
+            }
+        };
+        add("language", turn.language.as_deref().unwrap_or(NONE));
+        add("intent", turn.intent_label().unwrap_or(NONE));
+        add("draft_length", bucket);
+        if let Some(raw) = turn.scope {
+            if raw.get().starts_with('{') {
+                match serde_json::from_str::<BTreeMap<Cow<str>, &RawValue>>(raw.get()) {
+                    Ok(keys) => {
+                        for (k, v) in keys {
+                            dim_name.clear();
+                            dim_name.push_str("scope.");
+                            dim_name.push_str(&k);
+                            add(dim_name, &raw_label(v));
+                        }
+                    }
+                    Err(_) => add("scope", &raw_label(raw)),
+                }
+            } else {
+                add("scope", &raw_label(raw));
+            }
+        }
+        if !self.opts.group_by.is_empty() {
+            let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            for path in &self.opts.group_by {
+                add(path, &path_value(&whole, path));
             }
         }
     }

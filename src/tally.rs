@@ -70,8 +70,8 @@ pub struct EventSums {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub latency_ns: u64,
-    /// Per critic model (`None`: the event names none): (tokens in, out).
-    pub by_model: BTreeMap<Option<String>, (u64, u64)>,
+    /// Per critic model (`""`: the event names none): (tokens in, out).
+    pub by_model: BTreeMap<String, (u64, u64)>,
 }
 
 /// Nanoseconds from milliseconds, rounded (exact integer sums).
@@ -91,7 +91,11 @@ impl EventSums {
             self.with_tokens += 1;
             self.tokens_in += i;
             self.tokens_out += o;
-            let e = self.by_model.entry(model.map(str::to_string)).or_default();
+            let key = model.unwrap_or("");
+            if !self.by_model.contains_key(key) {
+                self.by_model.insert(key.to_string(), (0, 0));
+            }
+            let e = self.by_model.get_mut(key).expect("just inserted");
             e.0 += i;
             e.1 += o;
         }
@@ -249,6 +253,6 @@ mod tests {
             ),
             (2, 1, 2, 10, 1_750_000)
         );
-        assert_eq!(a.by_model.get(&Some("m".to_string())), Some(&(10, 2)));
+        assert_eq!(a.by_model.get("m"), Some(&(10, 2)));
     }
 }

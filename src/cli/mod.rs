@@ -1,6 +1,7 @@
 //! Command-line definition and dispatch.
 
 mod explain;
+mod parse_only;
 mod replay;
 mod synth;
 
@@ -28,6 +29,9 @@ pub enum Command {
     Replay(replay::Args),
     /// Generate realistic synthetic traffic.
     Synth(synth::Args),
+    /// Benchmark baseline: read and parse only.
+    #[command(hide = true)]
+    ParseOnly(parse_only::Args),
 }
 
 /// An error the binary reports and exits 2 on.
@@ -38,6 +42,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Explain(a) => explain::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::ParseOnly(a) => parse_only::run(a),
     }
 }
 

@@ -31,6 +31,55 @@ enum Entity {
 
 /// True when any built-in claim pattern has a match in `text`.
 pub fn draft_has_claims(text: &str) -> bool {
+    if text.is_ascii() {
+        ascii_claims(text.as_bytes())
+    } else {
+        unicode_claims(text)
+    }
+}
+
+/// The same scan over ASCII bytes (where CPython's `\w`, `\d` and `\s`
+/// are `[0-9A-Za-z_]`, `[0-9]` and `[\t-\r\x1c-\x1f ]`): a first
+/// vectorisable pass for digits and `$`, then the two run scans.
+fn ascii_claims(b: &[u8]) -> bool {
+    if b.iter().any(|&c| c.is_ascii_digit() || c == b'$') {
+        return true;
+    }
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let is_space = |c: u8| matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ');
+    let mut prev_word = false;
+    let mut hex_run = 0usize;
+    let mut hex_start_ok = false;
+    let mut entity = Entity::Idle;
+    for &c in b {
+        let word = is_word(c);
+        if c.is_ascii_hexdigit() {
+            if hex_run == 0 {
+                hex_start_ok = !prev_word;
+            }
+            hex_run += 1;
+        } else {
+            if hex_run >= 6 && hex_start_ok && !word {
+                return true;
+            }
+            hex_run = 0;
+        }
+        let letter = c.is_ascii_alphabetic();
+        entity = match entity {
+            Entity::Cap1 if letter => Entity::Word1,
+            Entity::Word1 if letter => Entity::Word1,
+            Entity::Word1 | Entity::Gap if is_space(c) => Entity::Gap,
+            Entity::Gap if c.is_ascii_uppercase() => Entity::Cap2,
+            Entity::Cap2 if letter => return true,
+            _ if c.is_ascii_uppercase() && !prev_word => Entity::Cap1,
+            _ => Entity::Idle,
+        };
+        prev_word = word;
+    }
+    hex_run >= 6 && hex_start_ok
+}
+
+fn unicode_claims(text: &str) -> bool {
     let mut prev_word = false;
     let mut hex_run = 0usize;
     let mut hex_start_ok = false;
@@ -73,6 +122,28 @@ pub fn draft_has_claims(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::draft_has_claims as claims;
+
+    #[test]
+    fn ascii_and_unicode_scans_agree() {
+        for t in [
+            "Got It",
+            "ok abcdef",
+            "abcdef_",
+            "Thanks\u{1c}Anna",
+            "A Bc",
+            "xx Ab Cd",
+            "deadbeef!",
+            "$",
+            "ok 4",
+            "ok",
+        ] {
+            assert_eq!(
+                super::ascii_claims(t.as_bytes()),
+                super::unicode_claims(t),
+                "{t:?}"
+            );
+        }
+    }
 
     #[test]
     fn digits_are_unicode_decimals_only() {

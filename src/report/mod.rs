@@ -5,6 +5,7 @@
 //! place only when the whole replay succeeded, so a failed run never leaves
 //! a half-written or partial report.
 
+pub mod decisions;
 pub mod markdown;
 pub mod summary;
 mod tables;
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::config::Plan;
-use crate::replay::{DecisionRow, Regression, Reject, Totals};
+use crate::replay::{Regression, Reject, Totals};
 
 pub use summary::{Cell, Summary};
 pub use tables::{FloorsCsv, MatrixCsv, RegressionsCsv, SegmentsCsv, SummaryCsv, SummaryJson};
@@ -132,63 +133,23 @@ impl Staging {
     }
 }
 
-/// Streams `decisions.csv` in batches.
+/// Streams `decisions.csv`: the header, then each block's formatted rows.
 pub struct DecisionsWriter {
     out: BufWriter<File>,
-    header: bool,
-    names: Vec<String>,
-    sources: Vec<String>,
 }
 
 impl DecisionsWriter {
-    pub fn new(out: BufWriter<File>, plan: &Plan, sources: &[String]) -> DecisionsWriter {
-        DecisionsWriter {
-            out,
-            header: true,
-            names: plan.variants.iter().map(|v| v.name.clone()).collect(),
-            sources: sources.to_vec(),
-        }
+    pub fn new(mut out: BufWriter<File>) -> Result<DecisionsWriter, String> {
+        out.write_all(decisions::HEADER.as_bytes())
+            .map_err(|e| e.to_string())?;
+        Ok(DecisionsWriter { out })
     }
 
-    pub fn write(&mut self, rows: &[DecisionRow]) -> Result<(), String> {
-        if rows.is_empty() && !self.header {
-            return Ok(());
-        }
-        let s = |f: &dyn Fn(&DecisionRow) -> Option<String>| Col::Str(rows.iter().map(f).collect());
-        let mut df = frame(vec![
-            ("source", s(&|r| Some(self.sources[r.source].clone()))),
-            ("line", Col::U64(rows.iter().map(|r| r.line).collect())),
-            ("run_id", s(&|r| Some(r.run_id.clone()))),
-            ("turn", s(&|r| r.turn.map(|t| t.to_string()))),
-            ("variant", s(&|r| Some(self.names[r.variant].clone()))),
-            ("fires", Col::Bool(rows.iter().map(|r| r.fires).collect())),
-            (
-                "baseline_fires",
-                Col::Bool(rows.iter().map(|r| r.baseline_fires).collect()),
-            ),
-            ("reasons", s(&|r| Some(r.reasons.to_string()))),
-            ("language", s(&|r| r.language.clone())),
-            ("scope", s(&|r| r.scope.clone())),
-            ("intent", s(&|r| r.intent.clone())),
-            (
-                "draft_chars",
-                Col::U64(rows.iter().map(|r| r.draft_chars).collect()),
-            ),
-            (
-                "confidence",
-                Col::F64(rows.iter().map(|r| Some(r.confidence)).collect()),
-            ),
-            ("verdict", s(&|r| r.verdict.map(|v| v.as_str().to_string()))),
-        ])?;
-        write_csv(&mut df, &mut self.out, self.header)?;
-        self.header = false;
-        Ok(())
+    pub fn write(&mut self, rows: &[u8]) -> Result<(), String> {
+        self.out.write_all(rows).map_err(|e| e.to_string())
     }
 
     pub fn finish(mut self) -> Result<(), String> {
-        if self.header {
-            self.write(&[])?;
-        }
         self.out.flush().map_err(|e| e.to_string())
     }
 }

@@ -36,13 +36,17 @@ impl Cell {
 
 /// Dollars for tokens per model, or the models that have no price.
 pub fn price(
-    by_model: &BTreeMap<Option<String>, (u64, u64)>,
+    by_model: &BTreeMap<String, (u64, u64)>,
     cost: &CostConfig,
 ) -> Result<f64, Vec<String>> {
     let mut usd = 0.0;
     let mut missing = Vec::new();
     for (model, (tin, tout)) in by_model {
-        let name = model.as_ref().or(cost.default_model.as_ref());
+        let name = if model.is_empty() {
+            cost.default_model.as_ref()
+        } else {
+            Some(model)
+        };
         match name.and_then(|n| cost.models.get(n)) {
             Some(p) => {
                 usd +=

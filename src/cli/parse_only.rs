@@ -1,0 +1,80 @@
+//! `critic-gate parse-only` (hidden): read and parse every line exactly as
+//! `replay` does, evaluating nothing. The benchmark's baseline: the cost of
+//! reading and parsing JSON that any replay pays.
+
+use std::process::ExitCode;
+
+use rayon::prelude::*;
+
+use critic_gate::reader::{self, Source};
+use critic_gate::turn::Turn;
+
+use super::CliResult;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Traffic files, as for `replay`.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(a: Args) -> CliResult {
+    if let Some(n) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+            .map_err(|e| e.to_string())?;
+    }
+    let threads = rayon::current_num_threads();
+    let rx = reader::blocks(
+        a.files.iter().map(|f| Source { name: f.clone() }).collect(),
+        2 * threads + 2,
+    );
+    let (mut turns, mut invalid, mut bytes) = (0u64, 0u64, 0u64);
+    let started = std::time::Instant::now();
+    loop {
+        let mut batch = Vec::new();
+        while batch.len() < 2 * threads {
+            match rx.recv() {
+                Ok(Ok(b)) => batch.push(b),
+                Ok(Err(e)) => return Err(e.0),
+                Err(_) => break,
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let counts: Vec<(u64, u64, u64)> = batch
+            .par_iter()
+            .map(|b| {
+                let (mut ok, mut bad) = (0, 0);
+                for (_, l) in reader::lines(b) {
+                    if l.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match std::str::from_utf8(l).ok().map(Turn::parse) {
+                        Some(Ok(_)) => ok += 1,
+                        _ => bad += 1,
+                    }
+                }
+                (ok, bad, b.data.len() as u64)
+            })
+            .collect();
+        for (o, b, n) in counts {
+            turns += o;
+            invalid += b;
+            bytes += n;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "parsed {turns} turns ({invalid} invalid), {:.1} MB in {secs:.2}s: {:.0} turns/s, {:.1} MB/s on {threads} threads",
+        bytes as f64 / 1e6,
+        turns as f64 / secs,
+        bytes as f64 / 1e6 / secs
+    );
+    Ok(ExitCode::SUCCESS)
+}
