@@ -134,3 +134,17 @@ with open("datasets/invalid.jsonl", "wb") as f:
         f.write(l.encode() + b"\n")
     f.write(b'{"run_id":"bad","draft":"\xff\xfe not utf-8"}\n')
     f.write(b'{"run_id":"ok-3","turn":2,"draft":"Done."}\n')
+
+# Costs you can check by hand (see tests/cli/costs.rs for the arithmetic).
+costs = [
+    {"run_id": "c", "turn": 1, "draft": "Thanks!", "critic": critic(tin=1000, tout=100, lat=1000.0)},
+    {"run_id": "c", "turn": 2, "draft": "ok", "critic": critic(tin=2000, tout=200, lat=3000.0, model="claude-sonnet")},
+    {"run_id": "c", "turn": 3, "draft": "Sounds good.", "critic": {"verdict": "revise", "reflection_latency_ms": 2000.0,
+        "reflection_tokens_in": 1000, "reflection_tokens_out": 0, "revised_draft": "Before we go on: the booking is not confirmed."}},
+    {"run_id": "c", "turn": 4, "draft": "Got it.", "critic": {"verdict": "approve", "reflection_latency_ms": 500.0}},
+    {"run_id": "c", "turn": 5, "draft": "Here is the plan we discussed.", "critic": critic(tin=4000, tout=400, lat=4000.0)},
+    {"run_id": "c", "turn": 6, "draft": "Here is the plan we discussed.", "confidence": 0.9},
+    {"run_id": "c", "turn": 7, "draft": "Thanks!", "confidence": 0.9},
+    {"run_id": "c", "turn": 8, "draft": "ok"},
+]
+write("costs.jsonl", costs)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${CRITIC_GATE:-target/release/critic-gate}
-for d in seed multilingual floors; do
+for d in seed multilingual floors costs; do
   "$bin" replay "datasets/$d.jsonl" --config datasets/gate.toml --out "reports/$d" --quiet
 done
 "$bin" replay datasets/invalid.jsonl --config datasets/gate.toml --out reports/invalid --skip-invalid --quiet

@@ -7,7 +7,9 @@
 //! [`replay`] / [`tally`] (mergeable tallies) -> [`report`] (polars tables,
 //! JSON, Markdown).
 
+pub mod check;
 pub mod config;
+pub mod diff;
 pub mod explain;
 pub mod gate;
 pub mod pipeline;

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
 use crate::reader::{self, Block, Source};
-use crate::tally::{verdict_index, Counts, EventSums, SegmentMap, VariantTally};
+use crate::tally::{verdict_index, Counts, EventFacts, EventSums, SegmentMap, VariantTally};
 use crate::turn::{Intent, SensitiveField, ToolCall, Turn, Verdict};
 
 /// Which decision rows to keep.
@@ -347,6 +347,21 @@ impl Replayer {
         })
     }
 
+    /// A recorded event's dollars in nano-USD (tokens x USD per million
+    /// tokens x 1e3), priced by its model or the default model.
+    fn nano_usd(&self, tokens: Option<(u64, u64)>, model: Option<&str>) -> Option<u64> {
+        let (tin, tout) = tokens?;
+        let cost = &self.opts.plan.cost;
+        let name = model
+            .filter(|m| !m.is_empty())
+            .or(cost.default_model.as_deref())?;
+        let p = cost.models.get(name)?;
+        Some(
+            (tin as f64 * p.usd_per_mtok_in * 1e3 + tout as f64 * p.usd_per_mtok_out * 1e3).round()
+                as u64,
+        )
+    }
+
     pub fn sources(&self) -> Vec<Source> {
         self.opts
             .sources
@@ -466,6 +481,11 @@ impl Replayer {
         let tokens = critic.and_then(|c| c.tokens_in.zip(c.tokens_out));
         let latency = critic.and_then(|c| c.latency_ms);
         let model = critic.and_then(|c| c.model.as_deref());
+        let facts = critic.map(|_| EventFacts {
+            tokens,
+            latency_ms: latency,
+            nano_usd: self.nano_usd(tokens, model),
+        });
         if critic.is_some() {
             slot(&mut t.events, bucket, EventSums::default).add(tokens, latency, model);
         }
@@ -479,8 +499,16 @@ impl Replayer {
                 fires: fires as u64,
                 ..Default::default()
             };
+            if let Some(f) = &facts {
+                c.events.add(f);
+            }
             if base_fires && !fires {
                 c.saved_calls = 1;
+                if let Some(f) = &facts {
+                    c.saved.add(f);
+                } else {
+                    c.saved.turns += 1;
+                }
                 vt.saved.add(tokens, latency, model);
             }
             if !base_fires && fires {

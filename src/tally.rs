@@ -36,6 +36,70 @@ pub struct Counts {
     pub safety_regressions: u64,
     /// Variant skips a turn with a recorded verdict.
     pub labelled_skips: u64,
+    /// Recorded critic events of the saved turns.
+    pub saved: Lite,
+    /// Every recorded critic event in the segment (the basis of the
+    /// `added_*_estimated` figures of `segments.csv`).
+    pub events: Lite,
+}
+
+/// Integer sums of critic events, with dollars priced per event in
+/// nano-USD (exact to merge).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lite {
+    pub turns: u64,
+    pub with_tokens: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub with_latency: u64,
+    pub latency_ns: u64,
+    pub nano_usd: u64,
+    /// Events with tokens but no configured price.
+    pub unpriced: u64,
+}
+
+/// One event as `Lite` sums.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EventFacts {
+    pub tokens: Option<(u64, u64)>,
+    pub latency_ms: Option<f64>,
+    /// Dollars in nano-USD, None when tokens are known but unpriced.
+    pub nano_usd: Option<u64>,
+}
+
+impl Lite {
+    pub fn add(&mut self, e: &EventFacts) {
+        self.turns += 1;
+        if let Some((i, o)) = e.tokens {
+            self.with_tokens += 1;
+            self.tokens_in += i;
+            self.tokens_out += o;
+            match e.nano_usd {
+                Some(n) => self.nano_usd += n,
+                None => self.unpriced += 1,
+            }
+        }
+        if let Some(l) = e.latency_ms {
+            self.with_latency += 1;
+            self.latency_ns += ms_to_ns(l);
+        }
+    }
+
+    pub fn merge(&mut self, o: &Lite) {
+        self.turns += o.turns;
+        self.with_tokens += o.with_tokens;
+        self.tokens_in += o.tokens_in;
+        self.tokens_out += o.tokens_out;
+        self.with_latency += o.with_latency;
+        self.latency_ns += o.latency_ns;
+        self.nano_usd += o.nano_usd;
+        self.unpriced += o.unpriced;
+    }
+
+    /// Dollars, or None when any event with tokens is unpriced.
+    pub fn usd(&self) -> Option<f64> {
+        (self.unpriced == 0).then(|| self.nano_usd as f64 / 1e9)
+    }
 }
 
 impl Counts {
@@ -54,6 +118,8 @@ impl Counts {
         self.added_calls += o.added_calls;
         self.safety_regressions += o.safety_regressions;
         self.labelled_skips += o.labelled_skips;
+        self.saved.merge(&o.saved);
+        self.events.merge(&o.events);
     }
 }
 

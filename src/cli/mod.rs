@@ -1,5 +1,7 @@
 //! Command-line definition and dispatch.
 
+mod check;
+mod diff;
 mod explain;
 mod parse_only;
 mod replay;
@@ -29,6 +31,10 @@ pub enum Command {
     Replay(replay::Args),
     /// Generate realistic synthetic traffic.
     Synth(synth::Args),
+    /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
+    Check(check::Args),
+    /// Compare two replays of the same traffic: metric changes and flipped decisions.
+    Diff(diff::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
@@ -43,6 +49,8 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Replay(a) => replay::run(a),
         Command::Synth(a) => synth::run(a),
         Command::ParseOnly(a) => parse_only::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Diff(a) => diff::run(a),
     }
 }
 

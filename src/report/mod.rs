@@ -38,7 +38,7 @@ pub trait Export {
 }
 
 /// Every file `replay` may write (used to clear stale ones).
-pub const REPORT_FILES: [&str; 9] = [
+pub const REPORT_FILES: [&str; 11] = [
     "decisions.csv",
     "summary.csv",
     "summary.json",
@@ -48,6 +48,8 @@ pub const REPORT_FILES: [&str; 9] = [
     "matrix.csv",
     "rejects.jsonl",
     "report.md",
+    "flips.csv",
+    "metrics_diff.csv",
 ];
 
 /// A column of a report table.

@@ -134,10 +134,26 @@ impl Export for SegmentsCsv {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        // Every recorded event, per variant (the same events; kept per
+        // variant like every other count), for segments without their own.
+        let overall: Vec<crate::tally::Lite> = (0..r.plan.variants.len())
+            .map(|i| {
+                let mut all = crate::tally::Lite::default();
+                if let Some(values) = r.totals.segments.get("draft_length") {
+                    for counts in values.values() {
+                        all.merge(&counts[i].events);
+                    }
+                }
+                all
+            })
+            .collect();
         let (mut variant, mut dim, mut value) = (vec![], vec![], vec![]);
         let (mut turns, mut fires, mut skips, mut fire_rate, mut skip_rate) =
             (vec![], vec![], vec![], vec![], vec![]);
         let (mut saved, mut added, mut regress, mut labelled) = (vec![], vec![], vec![], vec![]);
+        let (mut s_in, mut s_out, mut s_lat, mut s_usd, mut s_unmeasured) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        let (mut a_in, mut a_out, mut a_lat, mut a_usd) = (vec![], vec![], vec![], vec![]);
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (d, values) in &r.totals.segments {
                 for (val, counts) in values {
@@ -154,6 +170,24 @@ impl Export for SegmentsCsv {
                     added.push(c.added_calls);
                     regress.push(c.safety_regressions);
                     labelled.push(c.labelled_skips);
+                    s_in.push(c.saved.tokens_in);
+                    s_out.push(c.saved.tokens_out);
+                    s_lat.push(Some(c.saved.latency_ns as f64 / 1e6));
+                    s_usd.push(c.saved.usd());
+                    s_unmeasured.push(c.saved.turns - c.saved.with_tokens);
+                    // Added calls: no critic ran, so each is estimated by the
+                    // mean recorded event of this segment, else of all turns.
+                    let e = if c.events.with_tokens > 0 {
+                        c.events
+                    } else {
+                        overall[i]
+                    };
+                    let n = c.added_calls as f64;
+                    let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
+                    a_in.push(per(e.tokens_in as f64, e.with_tokens));
+                    a_out.push(per(e.tokens_out as f64, e.with_tokens));
+                    a_lat.push(per(e.latency_ns as f64 / 1e6, e.with_latency));
+                    a_usd.push(e.usd().and_then(|u| per(u, e.with_tokens)));
                 }
             }
         }
@@ -170,6 +204,15 @@ impl Export for SegmentsCsv {
             ("added_calls", Col::U64(added)),
             ("safety_regressions", Col::U64(regress)),
             ("labelled_skips", Col::U64(labelled)),
+            ("saved_tokens_in", Col::U64(s_in)),
+            ("saved_tokens_out", Col::U64(s_out)),
+            ("saved_latency_ms", Col::F64(s_lat)),
+            ("saved_usd", Col::F64(s_usd)),
+            ("saved_unmeasured_tokens", Col::U64(s_unmeasured)),
+            ("added_tokens_in_estimated", Col::F64(a_in)),
+            ("added_tokens_out_estimated", Col::F64(a_out)),
+            ("added_latency_ms_estimated", Col::F64(a_lat)),
+            ("added_usd_estimated", Col::F64(a_usd)),
         ])?;
         write_csv(&mut df, out, true)
     }

@@ -2,5 +2,7 @@
 
 mod util;
 
+mod check;
+mod costs;
 mod explain;
 mod replay;

@@ -432,7 +432,11 @@ fn floors_report_sole_blockers() {
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "costs",
+            &["datasets/costs.jsonl", "--config", "datasets/gate.toml"],
+        ),
         (
             "seed",
             &["datasets/seed.jsonl", "--config", "datasets/gate.toml"],

@@ -1,0 +1,132 @@
+//! `critic-gate check`: apply release budgets to a replay's output folder;
+//! exit 0 when every budget passes, 1 when any fails, 2 when it cannot
+//! judge (missing or unreadable folder, unknown variant).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use critic_gate::check::{
+    self, judge, passed, render_markdown, render_text, RegressionLine, ReplayDir,
+};
+use critic_gate::config::{CheckConfig, ConfigFile};
+use critic_gate::diff::{read_csv, string_rows};
+use critic_gate::report::markdown::TOP_REGRESSIONS;
+
+use super::CliResult;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The output folder of a `replay`.
+    pub dir: PathBuf,
+    /// Config whose `[check]` table gives budgets (flags override it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Fail when a variant has more safety regressions than N.
+    #[arg(long, value_name = "N")]
+    pub max_safety_regressions: Option<u64>,
+    /// Fail when the one-sided 95% upper bound of the safety-regression
+    /// rate (regressions / labelled skips) exceeds R.
+    #[arg(long, value_name = "R")]
+    pub max_safety_regression_rate: Option<f64>,
+    /// Fail when the skip rate is below R.
+    #[arg(long, value_name = "R")]
+    pub min_skip_rate: Option<f64>,
+    /// Fail when added calls / turns exceeds R.
+    #[arg(long, value_name = "R")]
+    pub max_added_call_rate: Option<f64>,
+    /// Fail when labelled skips / skips is below R.
+    #[arg(long, value_name = "R")]
+    pub min_label_coverage: Option<f64>,
+    /// Fail when more than N input lines were rejected.
+    #[arg(long, value_name = "N")]
+    pub max_rejected: Option<u64>,
+    /// The variant(s) to check (default: every non-baseline variant).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+fn rate(name: &str, r: Option<f64>) -> Result<(), String> {
+    match r {
+        Some(x) if !(0.0..=1.0).contains(&x) => {
+            Err(format!("{name} must be a rate in [0, 1], got {x}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub fn run(a: Args) -> CliResult {
+    let mut budgets = match &a.config {
+        Some(p) => ConfigFile::load(p)
+            .map_err(|e| e.to_string())?
+            .check
+            .unwrap_or_default(),
+        None => CheckConfig::default(),
+    };
+    let over = CheckConfig {
+        max_safety_regressions: a.max_safety_regressions.or(budgets.max_safety_regressions),
+        max_safety_regression_rate: a
+            .max_safety_regression_rate
+            .or(budgets.max_safety_regression_rate),
+        min_skip_rate: a.min_skip_rate.or(budgets.min_skip_rate),
+        max_added_call_rate: a.max_added_call_rate.or(budgets.max_added_call_rate),
+        min_label_coverage: a.min_label_coverage.or(budgets.min_label_coverage),
+        max_rejected: a.max_rejected.or(budgets.max_rejected),
+        variant: if a.variants.is_empty() {
+            budgets.variant.take()
+        } else {
+            Some(a.variants.clone())
+        },
+    };
+    rate(
+        "--max-safety-regression-rate",
+        over.max_safety_regression_rate,
+    )?;
+    rate("--min-skip-rate", over.min_skip_rate)?;
+    rate("--max-added-call-rate", over.max_added_call_rate)?;
+    rate("--min-label-coverage", over.min_label_coverage)?;
+    let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
+    let results = judge(&dir, &over).map_err(|e| e.0)?;
+    let ok = passed(&results);
+    print!("{}", render_text(&results));
+    if let Some(md) = &a.markdown {
+        let rows = string_rows(
+            &read_csv(&a.dir.join("regressions.csv")).map_err(|e| e.0)?,
+            &["variant", "source", "line", "verdict", "draft"],
+        )
+        .map_err(|e| e.0)?;
+        let checked: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
+        let relevant: Vec<&Vec<String>> = rows
+            .iter()
+            .filter(|r| checked.contains(&r[0].as_str()))
+            .collect();
+        let lines: Vec<RegressionLine> = relevant
+            .iter()
+            .take(TOP_REGRESSIONS)
+            .map(|r| RegressionLine {
+                variant: r[0].clone(),
+                source: r[1].clone(),
+                line: r[2].clone(),
+                verdict: r[3].clone(),
+                draft: r[4].clone(),
+            })
+            .collect();
+        let text = render_markdown(&results, &lines, relevant.len());
+        // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(md)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("{}: {e}", md.display()))?;
+    }
+    let _ = check::passed;
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,234 @@
+//! `diff`: compare two replays of the same traffic (a release and its
+//! candidate): every summary metric per variant, and the turns whose
+//! decision flipped, matched by `(run_id, turn)`, else by source and line.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use polars::prelude::*;
+use serde_json::Value;
+
+use crate::check::{CannotJudge, ReplayDir};
+use crate::report::{frame, Col};
+
+/// A metric of one variant in both replays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricDelta {
+    pub variant: String,
+    pub metric: String,
+    pub old: Option<f64>,
+    pub new: Option<f64>,
+}
+
+impl MetricDelta {
+    pub fn delta(&self) -> Option<f64> {
+        self.old.zip(self.new).map(|(a, b)| b - a)
+    }
+}
+
+/// A turn whose decision changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flip {
+    pub variant: String,
+    pub run_id: String,
+    pub turn: String,
+    pub source: String,
+    pub line: String,
+    pub old_fires: bool,
+    pub new_fires: bool,
+    pub old_reasons: String,
+    pub new_reasons: String,
+    pub verdict: String,
+    /// The candidate now skips a turn the critic revised or refused.
+    pub new_regression: bool,
+}
+
+pub struct DiffResult {
+    pub metrics: Vec<MetricDelta>,
+    pub flips: Vec<Flip>,
+    /// Regressions in the candidate that the old replay did not have.
+    pub new_regressions: usize,
+    pub compared_rows: usize,
+}
+
+/// Read a CSV report with every column as text.
+pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(Some(0))
+        .try_into_reader_with_file_path(Some(path.into()))
+        .and_then(|r| r.finish())
+        .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// The text columns of a report, row by row.
+pub fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<String>>, CannotJudge> {
+    let series: Vec<&StringChunked> = cols
+        .iter()
+        .map(|c| {
+            df.column(c)
+                .and_then(|s| s.str())
+                .map_err(|e| CannotJudge(format!("report has no text column {c}: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            series
+                .iter()
+                .map(|s| s.get(i).unwrap_or("").to_string())
+                .collect()
+        })
+        .collect())
+}
+
+fn match_key(variant: &str, run_id: &str, turn: &str, source: &str, line: &str) -> String {
+    if turn.is_empty() {
+        format!("{variant}\u{0}l\u{0}{source}\u{0}{line}")
+    } else {
+        format!("{variant}\u{0}r\u{0}{run_id}\u{0}{turn}")
+    }
+}
+
+const DECISION_COLS: [&str; 8] = [
+    "variant", "run_id", "turn", "source", "line", "fires", "reasons", "verdict",
+];
+
+fn decisions(dir: &Path) -> Result<Vec<Vec<String>>, CannotJudge> {
+    let p = dir.join("decisions.csv");
+    if !p.exists() {
+        return Err(CannotJudge(format!(
+            "{}: missing; replay with --decisions all (or changed) to diff decisions",
+            p.display()
+        )));
+    }
+    string_rows(&read_csv(&p)?, &DECISION_COLS)
+}
+
+fn regression_keys(dir: &Path) -> Result<HashSet<String>, CannotJudge> {
+    let p = dir.join("regressions.csv");
+    let rows = string_rows(
+        &read_csv(&p)?,
+        &["variant", "run_id", "turn", "source", "line"],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| match_key(&r[0], &r[1], &r[2], &r[3], &r[4]))
+        .collect())
+}
+
+/// Compare `old` and `new` replay folders.
+pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
+    let (a, b) = (ReplayDir::open(old)?, ReplayDir::open(new)?);
+    let mut metrics = Vec::new();
+    for v in b.variant_names() {
+        let (Some(mo), Some(mn)) = (
+            a.summary["variants"][&v].as_object(),
+            b.summary["variants"][&v].as_object(),
+        ) else {
+            continue;
+        };
+        for (k, nv) in mn {
+            let ov = mo.get(k).unwrap_or(&Value::Null);
+            let num = |x: &Value| match x {
+                Value::Bool(b) => Some(*b as u8 as f64),
+                other => other.as_f64(),
+            };
+            if num(nv).is_some() || num(ov).is_some() {
+                metrics.push(MetricDelta {
+                    variant: v.clone(),
+                    metric: k.clone(),
+                    old: num(ov),
+                    new: num(nv),
+                });
+            }
+        }
+    }
+    let old_rows = decisions(old)?;
+    let new_rows = decisions(new)?;
+    let index: HashMap<String, &Vec<String>> = old_rows
+        .iter()
+        .map(|r| (match_key(&r[0], &r[1], &r[2], &r[3], &r[4]), r))
+        .collect();
+    let old_regressions = regression_keys(old)?;
+    let new_regressions: HashSet<String> = regression_keys(new)?
+        .into_iter()
+        .filter(|k| !old_regressions.contains(k))
+        .collect();
+    let mut flips = Vec::new();
+    let mut compared = 0;
+    for r in &new_rows {
+        let key = match_key(&r[0], &r[1], &r[2], &r[3], &r[4]);
+        let Some(o) = index.get(&key) else { continue };
+        compared += 1;
+        if o[5] != r[5] {
+            flips.push(Flip {
+                variant: r[0].clone(),
+                run_id: r[1].clone(),
+                turn: r[2].clone(),
+                source: r[3].clone(),
+                line: r[4].clone(),
+                old_fires: o[5] == "true",
+                new_fires: r[5] == "true",
+                old_reasons: o[6].clone(),
+                new_reasons: r[6].clone(),
+                verdict: r[7].clone(),
+                new_regression: new_regressions.contains(&key),
+            });
+        }
+    }
+    // New safety regressions first; otherwise the candidate's order.
+    flips.sort_by_key(|f| !f.new_regression);
+    Ok(DiffResult {
+        metrics,
+        flips,
+        new_regressions: new_regressions.len(),
+        compared_rows: compared,
+    })
+}
+
+/// `flips.csv`.
+pub fn flips_frame(flips: &[Flip]) -> Result<DataFrame, String> {
+    let s = |f: &dyn Fn(&Flip) -> String| Col::Str(flips.iter().map(|x| Some(f(x))).collect());
+    frame(vec![
+        ("variant", s(&|f| f.variant.clone())),
+        ("run_id", s(&|f| f.run_id.clone())),
+        ("turn", s(&|f| f.turn.clone())),
+        ("source", s(&|f| f.source.clone())),
+        ("line", s(&|f| f.line.clone())),
+        (
+            "old_fires",
+            Col::Bool(flips.iter().map(|f| f.old_fires).collect()),
+        ),
+        (
+            "new_fires",
+            Col::Bool(flips.iter().map(|f| f.new_fires).collect()),
+        ),
+        ("old_reasons", s(&|f| f.old_reasons.clone())),
+        ("new_reasons", s(&|f| f.new_reasons.clone())),
+        ("verdict", s(&|f| f.verdict.clone())),
+        (
+            "new_safety_regression",
+            Col::Bool(flips.iter().map(|f| f.new_regression).collect()),
+        ),
+    ])
+}
+
+/// `metrics_diff.csv`.
+pub fn metrics_frame(m: &[MetricDelta]) -> Result<DataFrame, String> {
+    frame(vec![
+        (
+            "variant",
+            Col::Str(m.iter().map(|x| Some(x.variant.clone())).collect()),
+        ),
+        (
+            "metric",
+            Col::Str(m.iter().map(|x| Some(x.metric.clone())).collect()),
+        ),
+        ("old", Col::F64(m.iter().map(|x| x.old).collect())),
+        ("new", Col::F64(m.iter().map(|x| x.new).collect())),
+        (
+            "delta",
+            Col::F64(m.iter().map(MetricDelta::delta).collect()),
+        ),
+    ])
+}

@@ -1,0 +1,212 @@
+//! `critic-gate check` and `critic-gate diff` on real replays.
+
+use critic_gate::gate::BUILTIN_ACK_PATTERNS;
+
+use crate::util::*;
+
+fn replay(out: &std::path::Path, dataset: &str, config: &str) {
+    let o = cmd()
+        .current_dir(root())
+        .args(["replay", dataset, "--config", config, "--quiet", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+}
+
+#[test]
+fn check_exit_code_agrees_with_the_printed_verdict() {
+    let d = Dir::new();
+    let seed = d.path("seed");
+    let multi = d.path("multi");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    replay(&multi, "datasets/multilingual.jsonl", "datasets/gate.toml");
+    // seed has one safety regression; multilingual has none.
+    for (dir, code) in [(&seed, 1), (&multi, 0)] {
+        let md = d.path("verdict.md");
+        let _ = std::fs::remove_file(&md);
+        let o = run(
+            &[
+                "check",
+                dir.to_str().unwrap(),
+                "--max-safety-regressions",
+                "0",
+                "--markdown",
+                md.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, code);
+        let out = stdout(&o);
+        assert_eq!(out.contains("check passed"), code == 0, "{out}");
+        assert_eq!(out.contains("check FAILED"), code == 1, "{out}");
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("FAIL")).count() > 0,
+            code == 1
+        );
+        let md = std::fs::read_to_string(md).unwrap();
+        assert_eq!(md.contains("✅ passed"), code == 0, "{md}");
+        if code == 1 {
+            assert!(md.contains("Great, will do."), "{md}");
+        }
+    }
+}
+
+#[test]
+fn check_cannot_judge_exits_2() {
+    let o = run(
+        &[
+            "check",
+            "/nonexistent/folder",
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_code(&o, 2);
+    assert!(stderr(&o).contains("summary.json"));
+    let d = Dir::new();
+    let seed = d.path("seed");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    let o = run(
+        &["check", seed.to_str().unwrap(), "--variant", "nope"],
+        None,
+    );
+    expect_code(&o, 2);
+    assert!(stderr(&o).contains("\"nope\" is not in this replay"));
+}
+
+#[test]
+fn check_reads_budgets_from_the_config() {
+    let d = Dir::new();
+    let seed = d.path("seed");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    let cfg = d.write("budgets.toml", "[check]\nmin_skip_rate = 0.9\n");
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("FAIL  smart        min_skip_rate"),
+        "{}",
+        stdout(&o)
+    );
+    // A flag overrides the table.
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--min-skip-rate",
+            "0.4",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+}
+
+#[test]
+fn diff_against_itself_has_no_flips_and_zero_deltas() {
+    let d = Dir::new();
+    let a = d.path("a");
+    replay(&a, "datasets/floors.jsonl", "datasets/gate.toml");
+    let out = d.path("diff");
+    let o = run(
+        &[
+            "diff",
+            a.to_str().unwrap(),
+            a.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--fail-on-new-regressions",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    assert!(stdout(&o).contains("0 flipped"), "{}", stdout(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("flips.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    let metrics = std::fs::read_to_string(out.join("metrics_diff.csv")).unwrap();
+    for line in metrics.lines().skip(1) {
+        let delta = line.rsplit(',').next().unwrap();
+        assert!(
+            delta.is_empty() || delta.parse::<f64>().unwrap() == 0.0,
+            "{line}"
+        );
+    }
+}
+
+/// One more ack pattern ("grazie"): exactly the turns it turns into acks
+/// flip, and nothing else.
+#[test]
+fn diff_with_one_more_ack_pattern_lists_exactly_the_flipped_turns() {
+    let d = Dir::new();
+    let old = d.path("old");
+    replay(&old, "datasets/seed.jsonl", "datasets/gate.toml");
+    let mut patterns: Vec<String> = BUILTIN_ACK_PATTERNS
+        .iter()
+        .map(|p| format!("{p:?}"))
+        .collect();
+    patterns.push(r#""\\bgrazie\\b""#.to_string());
+    let base = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    let cfg = d.write(
+        "more.toml",
+        format!(
+            "metacognition_trivial_ack_patterns = [{}]\n{base}",
+            patterns.join(", ")
+        ),
+    );
+    let new = d.path("new");
+    replay(&new, "datasets/seed.jsonl", cfg.to_str().unwrap());
+    let o = run(
+        &["diff", old.to_str().unwrap(), new.to_str().unwrap()],
+        None,
+    );
+    expect_code(&o, 0);
+    let flips = std::fs::read_to_string(new.join("flips.csv")).unwrap();
+    let rows: Vec<&str> = flips.lines().skip(1).collect();
+    assert_eq!(rows, vec!["smart,seed-2,3,datasets/seed.jsonl,9,true,false,no_ack_pattern,trivial_ack,approve,false"], "{flips}");
+}
+
+#[test]
+fn diff_fails_on_new_regressions_when_asked() {
+    let d = Dir::new();
+    // Old: every variant is legacy (no skips of cold turns, no regression).
+    let legacy_only = d.write(
+        "legacy.toml",
+        "[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = false\n",
+    );
+    let old = d.path("old");
+    replay(&old, "datasets/seed.jsonl", legacy_only.to_str().unwrap());
+    let new = d.path("new");
+    replay(&new, "datasets/seed.jsonl", "datasets/gate.toml");
+    let o = run(
+        &[
+            "diff",
+            old.to_str().unwrap(),
+            new.to_str().unwrap(),
+            "--fail-on-new-regressions",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let flips = std::fs::read_to_string(new.join("flips.csv")).unwrap();
+    let first = flips.lines().nth(1).unwrap();
+    assert!(
+        first.ends_with(",true"),
+        "new regressions come first: {first}"
+    );
+    assert!(first.contains(",7,"), "{first}");
+}
