@@ -29,92 +29,96 @@ enum Entity {
     Cap2,
 }
 
+/// What the scan needs to know of one character.
+#[derive(Clone, Copy)]
+struct Class {
+    /// A digit or a currency sign: a claim on its own.
+    claim: bool,
+    word: bool,
+    hex: bool,
+    letter: bool,
+    upper: bool,
+    space: bool,
+}
+
+impl Class {
+    #[inline]
+    fn ascii(c: u8) -> Class {
+        Class {
+            claim: c.is_ascii_digit() || c == b'$',
+            word: c.is_ascii_alphanumeric() || c == b'_',
+            hex: c.is_ascii_hexdigit(),
+            letter: c.is_ascii_alphabetic(),
+            upper: c.is_ascii_uppercase(),
+            space: matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' '),
+        }
+    }
+
+    #[inline]
+    fn of(c: char) -> Class {
+        if c.is_ascii() {
+            return Class::ascii(c as u8);
+        }
+        Class {
+            claim: is_decimal(c) || matches!(c, '€' | '£' | '¥'),
+            word: is_word(c),
+            hex: false,
+            letter: false,
+            upper: false,
+            space: is_space(c),
+        }
+    }
+}
+
 /// True when any built-in claim pattern has a match in `text`.
 pub fn draft_has_claims(text: &str) -> bool {
     if text.is_ascii() {
-        ascii_claims(text.as_bytes())
-    } else {
-        unicode_claims(text)
-    }
-}
-
-/// The same scan over ASCII bytes (where CPython's `\w`, `\d` and `\s`
-/// are `[0-9A-Za-z_]`, `[0-9]` and `[\t-\r\x1c-\x1f ]`): a first
-/// vectorisable pass for digits and `$`, then the two run scans.
-fn ascii_claims(b: &[u8]) -> bool {
-    if b.iter().any(|&c| c.is_ascii_digit() || c == b'$') {
-        return true;
-    }
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let is_space = |c: u8| matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ');
-    let mut prev_word = false;
-    let mut hex_run = 0usize;
-    let mut hex_start_ok = false;
-    let mut entity = Entity::Idle;
-    for &c in b {
-        let word = is_word(c);
-        if c.is_ascii_hexdigit() {
-            if hex_run == 0 {
-                hex_start_ok = !prev_word;
-            }
-            hex_run += 1;
-        } else {
-            if hex_run >= 6 && hex_start_ok && !word {
-                return true;
-            }
-            hex_run = 0;
-        }
-        let letter = c.is_ascii_alphabetic();
-        entity = match entity {
-            Entity::Cap1 if letter => Entity::Word1,
-            Entity::Word1 if letter => Entity::Word1,
-            Entity::Word1 | Entity::Gap if is_space(c) => Entity::Gap,
-            Entity::Gap if c.is_ascii_uppercase() => Entity::Cap2,
-            Entity::Cap2 if letter => return true,
-            _ if c.is_ascii_uppercase() && !prev_word => Entity::Cap1,
-            _ => Entity::Idle,
-        };
-        prev_word = word;
-    }
-    hex_run >= 6 && hex_start_ok
-}
-
-fn unicode_claims(text: &str) -> bool {
-    let mut prev_word = false;
-    let mut hex_run = 0usize;
-    let mut hex_start_ok = false;
-    let mut entity = Entity::Idle;
-    for c in text.chars() {
-        if is_decimal(c) || matches!(c, '$' | '€' | '£' | '¥') {
+        let b = text.as_bytes();
+        // A vectorisable first pass for the commonest claims.
+        if b.iter().any(|&c| c.is_ascii_digit() || c == b'$') {
             return true;
         }
-        let word = is_word(c);
+        scan(b.iter().map(|&c| Class::ascii(c)))
+    } else {
+        scan(text.chars().map(Class::of))
+    }
+}
+
+/// The one pass over character classes (see the module doc).
+fn scan(classes: impl Iterator<Item = Class>) -> bool {
+    let mut prev_word = false;
+    let mut hex_run = 0usize;
+    let mut hex_start_ok = false;
+    let mut entity = Entity::Idle;
+    for c in classes {
+        if c.claim {
+            return true;
+        }
         // Hex IDs.
-        if c.is_ascii_hexdigit() {
+        if c.hex {
             if hex_run == 0 {
                 hex_start_ok = !prev_word;
             }
             hex_run += 1;
         } else {
-            if hex_run >= 6 && hex_start_ok && !word {
+            if hex_run >= 6 && hex_start_ok && !c.word {
                 return true;
             }
             hex_run = 0;
         }
         // Two capitalised words.
-        let letter = c.is_ascii_alphabetic();
         entity = match entity {
-            Entity::Cap1 if letter => Entity::Word1,
-            Entity::Word1 if letter => Entity::Word1,
-            Entity::Word1 | Entity::Gap if is_space(c) => Entity::Gap,
-            Entity::Gap if c.is_ascii_uppercase() => Entity::Cap2,
-            Entity::Cap2 if letter => return true,
+            Entity::Cap1 if c.letter => Entity::Word1,
+            Entity::Word1 if c.letter => Entity::Word1,
+            Entity::Word1 | Entity::Gap if c.space => Entity::Gap,
+            Entity::Gap if c.upper => Entity::Cap2,
+            Entity::Cap2 if c.letter => return true,
             // No state but Idle can restart on `c`: every failing character
             // above is not a capital (see the module doc).
-            _ if c.is_ascii_uppercase() && !prev_word => Entity::Cap1,
+            _ if c.upper && !prev_word => Entity::Cap1,
             _ => Entity::Idle,
         };
-        prev_word = word;
+        prev_word = c.word;
     }
     hex_run >= 6 && hex_start_ok
 }
@@ -138,8 +142,8 @@ mod tests {
             "ok",
         ] {
             assert_eq!(
-                super::ascii_claims(t.as_bytes()),
-                super::unicode_claims(t),
+                super::scan(t.bytes().map(super::Class::ascii)),
+                super::scan(t.chars().map(super::Class::of)),
                 "{t:?}"
             );
         }

@@ -65,6 +65,17 @@ pub fn price(
     }
 }
 
+/// Record (once) that some models have no price.
+fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
+    let n = format!(
+        "no price for critic model(s) {}: dollars are not reported",
+        models.join(", ")
+    );
+    if !notes.contains(&n) {
+        notes.push(n);
+    }
+}
+
 fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
@@ -119,13 +130,7 @@ fn estimate_added(
             Ok(u) if src.with_tokens > 0 => Some(a * u / src.with_tokens as f64),
             Ok(_) => None,
             Err(m) => {
-                let n = format!(
-                    "no price for critic model(s) {}: dollars are not reported",
-                    m.join(", ")
-                );
-                if !notes.contains(&n) {
-                    notes.push(n);
-                }
+                note_unpriced(notes, &m);
                 None
             }
         };
@@ -155,13 +160,7 @@ pub fn variant_fields(
     let saved_usd = match price(&v.saved.by_model, &plan.cost) {
         Ok(u) => Some(u),
         Err(m) => {
-            let n = format!(
-                "no price for critic model(s) {}: dollars are not reported",
-                m.join(", ")
-            );
-            if !notes.contains(&n) {
-                notes.push(n);
-            }
+            note_unpriced(notes, &m);
             None
         }
     };
