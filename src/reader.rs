@@ -112,30 +112,19 @@ pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, Read
             let mut carry: Vec<u8> = Vec::new();
             loop {
                 let mut buf = std::mem::take(&mut carry);
-                buf.reserve(BLOCK_BYTES + (1 << 16));
-                let start = buf.len();
-                // Fill up to BLOCK_BYTES.
-                let mut eof = false;
-                while buf.len() - start < BLOCK_BYTES {
-                    let len = buf.len();
-                    buf.resize(len + (1 << 16), 0);
-                    match r.read(&mut buf[len..]) {
-                        Ok(0) => {
-                            buf.truncate(len);
-                            eof = true;
-                            break;
-                        }
-                        Ok(n) => buf.truncate(len + n),
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
-                        Err(e) => {
-                            let _ = tx.send(Err(ReadError(format!(
-                                "{}: read error after line {line}: {e}",
-                                s.name
-                            ))));
-                            return;
-                        }
+                buf.reserve(BLOCK_BYTES);
+                // read_to_end fills spare capacity without zeroing it first;
+                // fewer bytes than asked means the source is exhausted.
+                let eof = match (&mut r).take(BLOCK_BYTES as u64).read_to_end(&mut buf) {
+                    Ok(n) => n < BLOCK_BYTES,
+                    Err(e) => {
+                        let _ = tx.send(Err(ReadError(format!(
+                            "{}: read error after line {line}: {e}",
+                            s.name
+                        ))));
+                        return;
                     }
-                }
+                };
                 if !eof {
                     // Keep the partial last line for the next block.
                     match buf.iter().rposition(|&b| b == b'\n') {

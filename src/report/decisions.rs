@@ -47,23 +47,58 @@ pub fn field(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// Append `n` in decimal (the hot path avoids `fmt` machinery).
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+fn push_bool(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
+}
+
 pub fn write_row(out: &mut Vec<u8>, r: &Row) {
     field(out, r.source);
-    let _ = write!(out, ",{},", r.line);
+    out.push(b',');
+    push_u64(out, r.line);
+    out.push(b',');
     field(out, r.run_id);
     out.push(b',');
     if let Some(t) = r.turn {
-        let _ = write!(out, "{t}");
+        push_u64(out, t);
     }
     out.push(b',');
     field(out, r.variant);
-    let _ = write!(out, ",{},{},{},", r.fires, r.baseline_fires, r.reasons);
+    out.push(b',');
+    push_bool(out, r.fires);
+    out.push(b',');
+    push_bool(out, r.baseline_fires);
+    out.push(b',');
+    for (i, reason) in r.reasons.iter().enumerate() {
+        if i > 0 {
+            out.push(b';');
+        }
+        out.extend_from_slice(reason.name().as_bytes());
+    }
+    out.push(b',');
     field(out, r.language.unwrap_or(""));
     out.push(b',');
     field(out, r.scope.unwrap_or(""));
     out.push(b',');
     field(out, r.intent.unwrap_or(""));
-    let _ = write!(out, ",{},{:?},", r.draft_chars, r.confidence);
+    out.push(b',');
+    push_u64(out, r.draft_chars);
+    // Shortest representation that reads back to the same f64.
+    let _ = write!(out, ",{:?},", r.confidence);
     out.extend_from_slice(r.verdict.map_or("", Verdict::as_str).as_bytes());
     out.push(b'\n');
 }
@@ -72,6 +107,15 @@ pub fn write_row(out: &mut Vec<u8>, r: &Row) {
 mod tests {
     use super::*;
     use crate::gate::Reason;
+
+    #[test]
+    fn integers_format_like_display() {
+        for n in [0u64, 7, 10, 99, 12345, u64::MAX] {
+            let mut out = Vec::new();
+            super::push_u64(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+    }
 
     #[test]
     fn row_snapshot() {
