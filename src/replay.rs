@@ -233,6 +233,13 @@ pub struct BlockResult {
     pub consumed: u64,
 }
 
+/// Buffers reused from turn to turn (no per-turn allocation for them).
+#[derive(Default)]
+struct Scratch {
+    dim_name: String,
+    counts: Vec<Counts>,
+}
+
 /// A compiled replay: one gate per variant.
 pub struct Replayer {
     pub opts: ReplayOptions,
@@ -384,7 +391,7 @@ impl Replayer {
         out.totals.bytes = block.data.len() as u64;
         let nv = self.gates.len();
         let base = self.opts.plan.baseline;
-        let mut dim_name = String::new();
+        let mut scratch = Scratch::default();
         for (line_no, raw) in reader::lines(block) {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -421,7 +428,7 @@ impl Replayer {
                 block.source,
                 line_no,
                 &mut out,
-                &mut dim_name,
+                &mut scratch,
                 nv,
                 base,
             );
@@ -437,7 +444,7 @@ impl Replayer {
         source: usize,
         line: u64,
         out: &mut BlockResult,
-        dim_name: &mut String,
+        scratch: &mut Scratch,
         nv: usize,
         base: usize,
     ) {
@@ -490,7 +497,8 @@ impl Replayer {
             slot(&mut t.events, bucket, EventSums::default).add(tokens, latency, model);
         }
         let base_fires = evals[base].fires();
-        let mut turn_counts: Vec<Counts> = Vec::with_capacity(nv);
+        let turn_counts = &mut scratch.counts;
+        turn_counts.clear();
         for (i, e) in evals.iter().enumerate() {
             let fires = e.fires();
             let vt = &mut t.variants[i];
@@ -593,7 +601,7 @@ impl Replayer {
         let mut add = |dim: &str, value: &str| {
             let values = slot(&mut t.segments, dim, BTreeMap::new);
             let counts = slot(values, value, || vec![Counts::default(); nv]);
-            for (s, c) in counts.iter_mut().zip(&turn_counts) {
+            for (s, c) in counts.iter_mut().zip(turn_counts.iter()) {
                 s.merge(c);
             }
         };
@@ -601,20 +609,21 @@ impl Replayer {
         add("intent", turn.intent_label().unwrap_or(NONE));
         add("draft_length", bucket);
         if let Some(raw) = turn.scope {
-            if raw.get().starts_with('{') {
-                match serde_json::from_str::<BTreeMap<Cow<str>, &RawValue>>(raw.get()) {
-                    Ok(keys) => {
-                        for (k, v) in keys {
-                            dim_name.clear();
-                            dim_name.push_str("scope.");
-                            dim_name.push_str(&k);
-                            add(dim_name, &raw_label(v));
-                        }
+            match raw
+                .get()
+                .starts_with('{')
+                .then(|| crate::turn::object_entries(raw))
+                .flatten()
+            {
+                Some(entries) => {
+                    for (k, v) in entries {
+                        scratch.dim_name.clear();
+                        scratch.dim_name.push_str("scope.");
+                        scratch.dim_name.push_str(&k);
+                        add(&scratch.dim_name, &raw_label(v));
                     }
-                    Err(_) => add("scope", &raw_label(raw)),
                 }
-            } else {
-                add("scope", &raw_label(raw));
+                None => add("scope", &raw_label(raw)),
             }
         }
         if !self.opts.group_by.is_empty() {

@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Unexpected, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::gate::confidence::ActivationLog;
 
@@ -281,6 +281,35 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
     }
 }
 
+/// The entries of a JSON object (keys borrowed where they have no escapes),
+/// in order, a repeated key keeping its last value as `serde_json` does;
+/// None when `raw` is not an object.
+pub fn object_entries(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut out: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+            while let Some(k) = m.next_key::<Scalar<'de>>()? {
+                let Scalar::Str(k) = k else {
+                    unreachable!("JSON keys are strings")
+                };
+                let v: &'de RawValue = m.next_value()?;
+                match out.iter_mut().find(|(e, _)| *e == k) {
+                    Some(slot) => slot.1 = v,
+                    None => out.push((k, v)),
+                }
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_map(V).ok()
+}
+
 struct TurnSeed;
 
 impl<'de> de::DeserializeSeed<'de> for TurnSeed {
@@ -302,110 +331,195 @@ fn string_field<'de, E: de::Error>(key: &str, v: Scalar<'de>) -> Result<Cow<'de,
     }
 }
 
-fn non_negative<E: de::Error>(what: &str, v: &Value) -> Result<Option<f64>, E> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            if x >= 0.0 {
-                Ok(Some(x))
-            } else {
-                Err(E::custom(format!(
-                    "{what} must be a non-negative number, got {n}"
-                )))
+/// A nested JSON value with borrowed strings and small vectors (cheaper
+/// than `serde_json::Value`, whose objects are B-trees of owned keys).
+#[derive(Debug)]
+enum Node<'de> {
+    Null,
+    Bool(bool),
+    Num(f64, Unexpected<'static>),
+    Str(Cow<'de, str>),
+    Seq(Vec<Node<'de>>),
+    Map(Vec<(Cow<'de, str>, Node<'de>)>),
+}
+
+impl<'de> Node<'de> {
+    fn get(&self, key: &str) -> Option<&Node<'de>> {
+        match self {
+            Node::Map(m) => m.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Node::Null => "null".into(),
+            Node::Bool(b) => b.to_string(),
+            Node::Num(_, u) => describe_unexpected(*u),
+            Node::Str(s) => describe(&Value::String(s.to_string())),
+            Node::Seq(_) => "an array".into(),
+            Node::Map(_) => "an object".into(),
+        }
+    }
+
+    /// Python truthiness (for tool names).
+    fn is_falsy(&self) -> bool {
+        match self {
+            Node::Null => true,
+            Node::Bool(b) => !b,
+            Node::Num(x, _) => *x == 0.0,
+            Node::Str(s) => s.is_empty(),
+            Node::Seq(v) => v.is_empty(),
+            Node::Map(m) => m.is_empty(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Node<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Node<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+                Ok(Node::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Node<'de>, E> {
+                Ok(Node::Bool(b))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Node<'de>, E> {
+                Ok(Node::Num(n as f64, Unexpected::Unsigned(n)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Node<'de>, E> {
+                Ok(Node::Num(n as f64, Unexpected::Signed(n)))
+            }
+            fn visit_f64<E>(self, x: f64) -> Result<Node<'de>, E> {
+                Ok(Node::Num(x, Unexpected::Float(x)))
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Node<'de>, E> {
+                Ok(Node::Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Node<'de>, E> {
+                Ok(Node::Str(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Node<'de>, E> {
+                Ok(Node::Str(Cow::Owned(s)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Node<'de>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    v.push(x);
+                }
+                Ok(Node::Seq(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node<'de>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(k) = a.next_key::<Scalar<'de>>()? {
+                    let Scalar::Str(k) = k else {
+                        unreachable!("JSON keys are strings")
+                    };
+                    v.push((k, a.next_value()?));
+                }
+                Ok(Node::Map(v))
             }
         }
+        d.deserialize_any(V)
+    }
+}
+
+fn non_negative<E: de::Error>(what: &str, v: &Node) -> Result<Option<f64>, E> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Num(x, _) if *x >= 0.0 => Ok(Some(*x)),
         other => Err(E::custom(format!(
             "{what} must be a non-negative number, got {}",
-            describe(other)
+            other.describe()
         ))),
     }
 }
 
-fn parse_critic<E: de::Error>(v: Value) -> Result<Option<Critic>, E> {
-    let obj = match v {
-        Value::Null => return Ok(None),
-        Value::Object(o) => o,
+fn parse_critic<E: de::Error>(v: Node) -> Result<Option<Critic>, E> {
+    match v {
+        Node::Null => return Ok(None),
+        Node::Map(_) => {}
         other => {
             return Err(E::custom(format!(
                 "critic must be an object or null, got {}",
-                describe(&other)
+                other.describe()
             )))
         }
     };
     let mut c = Critic::default();
-    let opt_string = |o: &Map<String, Value>, k: &str| -> Result<Option<String>, E> {
-        match o.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+    let opt_string = |k: &str| -> Result<Option<String>, E> {
+        match v.get(k) {
+            None | Some(Node::Null) => Ok(None),
+            Some(Node::Str(s)) => Ok(Some(s.to_string())),
             Some(other) => Err(E::custom(format!(
                 "critic.{k} must be a string, got {}",
-                describe(other)
+                other.describe()
             ))),
         }
     };
-    c.verdict = match obj.get("verdict") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s == "approve" => Some(Verdict::Approve),
-        Some(Value::String(s)) if s == "revise" => Some(Verdict::Revise),
-        Some(Value::String(s)) if s == "refuse" => Some(Verdict::Refuse),
+    c.verdict = match v.get("verdict") {
+        None | Some(Node::Null) => None,
+        Some(Node::Str(s)) if s == "approve" => Some(Verdict::Approve),
+        Some(Node::Str(s)) if s == "revise" => Some(Verdict::Revise),
+        Some(Node::Str(s)) if s == "refuse" => Some(Verdict::Refuse),
         Some(other) => {
             return Err(E::custom(format!(
                 "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
-                describe(other)
+                other.describe()
             )))
         }
     };
-    if let Some(v) = obj.get("reflection_latency_ms") {
-        c.latency_ms = non_negative("critic.reflection_latency_ms", v)?;
+    if let Some(x) = v.get("reflection_latency_ms") {
+        c.latency_ms = non_negative("critic.reflection_latency_ms", x)?;
     }
     for (k, slot) in [
         ("reflection_tokens_in", &mut c.tokens_in),
         ("reflection_tokens_out", &mut c.tokens_out),
     ] {
-        if let Some(v) = obj.get(k) {
+        if let Some(x) = v.get(k) {
             let what = format!("critic.{k}");
-            *slot = match non_negative::<E>(&what, v)? {
+            *slot = match non_negative::<E>(&what, x)? {
                 None => None,
-                Some(x) if x.fract() == 0.0 && x < 9.0e15 => Some(x as u64),
+                Some(n) if n.fract() == 0.0 && n < 9.0e15 => Some(n as u64),
                 Some(_) => {
                     return Err(E::custom(format!(
                         "{what} must be a whole number, got {}",
-                        describe(v)
+                        x.describe()
                     )))
                 }
             };
         }
     }
-    c.revised_draft = opt_string(&obj, "revised_draft")?;
-    c.refusal_message = opt_string(&obj, "refusal_message")?;
-    c.model = opt_string(&obj, "model")?;
+    c.revised_draft = opt_string("revised_draft")?;
+    c.refusal_message = opt_string("refusal_message")?;
+    c.model = opt_string("model")?;
     Ok(Some(c))
 }
 
-fn parse_tool_calls<E: de::Error>(v: Value) -> Result<Vec<ToolCall>, E> {
+fn parse_tool_calls<E: de::Error>(v: Node) -> Result<Vec<ToolCall>, E> {
     let items = match v {
-        Value::Array(a) => a,
+        Node::Seq(a) => a,
         other => {
             return Err(E::custom(format!(
                 "tool_calls_this_turn must be an array, got {}",
-                describe(&other)
+                other.describe()
             )))
         }
     };
     Ok(items
         .into_iter()
-        .map(|item| match item {
-            Value::Object(mut o) => match o.remove("name") {
+        .map(|item| match &item {
+            Node::Map(_) => match item.get("name") {
                 None => ToolCall::NoName {
-                    openai_style: o.contains_key("function"),
+                    openai_style: item.get("function").is_some(),
                 },
-                Some(Value::String(s)) if s.is_empty() => ToolCall::Falsy,
-                Some(Value::String(s)) => ToolCall::Named(s),
-                Some(Value::Null) | Some(Value::Bool(false)) => ToolCall::Falsy,
-                Some(Value::Number(n)) if n.as_f64() == Some(0.0) => ToolCall::Falsy,
-                Some(Value::Array(a)) if a.is_empty() => ToolCall::Falsy,
-                Some(Value::Object(m)) if m.is_empty() => ToolCall::Falsy,
+                Some(Node::Str(s)) if !s.is_empty() => ToolCall::Named(s.to_string()),
+                Some(n) if n.is_falsy() => ToolCall::Falsy,
                 Some(_) => ToolCall::NonString,
             },
             _ => ToolCall::NotObject,
@@ -479,41 +593,43 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     }
                 }
                 "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(map.next_value()?)?,
-                "fabrication_findings" => match map.next_value::<Value>()? {
-                    Value::Null => {}
-                    Value::Array(a) => {
+                "fabrication_findings" => match map.next_value::<Node>()? {
+                    Node::Null => {}
+                    Node::Seq(a) => {
                         t.fabrication_findings = a.len();
                         t.fabrication_kinds = a
                             .iter()
-                            .filter_map(|f| {
-                                f.get("kind").and_then(Value::as_str).map(str::to_string)
+                            .filter_map(|f| match f.get("kind") {
+                                Some(Node::Str(k)) => Some(k.to_string()),
+                                _ => None,
                             })
                             .collect();
                     }
                     other => {
                         return Err(de::Error::custom(format!(
                             "fabrication_findings must be an array or null, got {}",
-                            describe(&other)
+                            other.describe()
                         )))
                     }
                 },
                 "intent_verdict" => {
-                    t.intent = match map.next_value::<Value>()? {
-                        Value::Null => Intent::None,
-                        Value::Object(mut o) => match o.remove("label") {
-                            None | Some(Value::Null) => Intent::None,
-                            Some(Value::String(s)) => Intent::Label(Cow::Owned(s)),
+                    let v: Node = map.next_value()?;
+                    t.intent = match &v {
+                        Node::Null => Intent::None,
+                        Node::Map(_) => match v.get("label") {
+                            None | Some(Node::Null) => Intent::None,
+                            Some(Node::Str(s)) => Intent::Label(s.clone()),
                             Some(other) => {
                                 return Err(de::Error::custom(format!(
                                     "intent_verdict.label must be a string or null, got {}",
-                                    describe(&other)
+                                    other.describe()
                                 )))
                             }
                         },
                         other => {
                             return Err(de::Error::custom(format!(
                                 "intent_verdict must be an object or null, got {}",
-                                describe(&other)
+                                other.describe()
                             )))
                         }
                     }

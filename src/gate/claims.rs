@@ -41,16 +41,55 @@ struct Class {
     space: bool,
 }
 
+const CLAIM: u8 = 1;
+const WORD: u8 = 2;
+const HEX: u8 = 4;
+const LETTER: u8 = 8;
+const UPPER: u8 = 16;
+const SPACE: u8 = 32;
+
+/// The class bits of every ASCII byte, computed at compile time.
+const ASCII_CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        let c = i as u8;
+        let mut b = 0;
+        if c.is_ascii_digit() || c == b'$' {
+            b |= CLAIM;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            b |= WORD;
+        }
+        if c.is_ascii_hexdigit() {
+            b |= HEX;
+        }
+        if c.is_ascii_alphabetic() {
+            b |= LETTER;
+        }
+        if c.is_ascii_uppercase() {
+            b |= UPPER;
+        }
+        if matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ') {
+            b |= SPACE;
+        }
+        t[i] = b;
+        i += 1;
+    }
+    t
+};
+
 impl Class {
     #[inline]
     fn ascii(c: u8) -> Class {
+        let b = ASCII_CLASS[(c & 0x7f) as usize];
         Class {
-            claim: c.is_ascii_digit() || c == b'$',
-            word: c.is_ascii_alphanumeric() || c == b'_',
-            hex: c.is_ascii_hexdigit(),
-            letter: c.is_ascii_alphabetic(),
-            upper: c.is_ascii_uppercase(),
-            space: matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' '),
+            claim: b & CLAIM != 0,
+            word: b & WORD != 0,
+            hex: b & HEX != 0,
+            letter: b & LETTER != 0,
+            upper: b & UPPER != 0,
+            space: b & SPACE != 0,
         }
     }
 
