@@ -200,87 +200,6 @@ fn describe_unexpected(u: Unexpected<'_>) -> String {
     }
 }
 
-/// A top-level scalar, borrowed from the line where possible.
-enum Scalar<'de> {
-    Null,
-    Bool(bool),
-    U64(u64),
-    I64(i64),
-    F64(f64),
-    Str(Cow<'de, str>),
-    Array,
-    Object,
-}
-
-impl Scalar<'_> {
-    fn describe(&self) -> String {
-        describe_unexpected(match self {
-            Scalar::Null => Unexpected::Unit,
-            Scalar::Bool(b) => Unexpected::Bool(*b),
-            Scalar::U64(n) => Unexpected::Unsigned(*n),
-            Scalar::I64(n) => Unexpected::Signed(*n),
-            Scalar::F64(x) => Unexpected::Float(*x),
-            Scalar::Str(s) => Unexpected::Str(s),
-            Scalar::Array => Unexpected::Seq,
-            Scalar::Object => Unexpected::Map,
-        })
-    }
-
-    fn as_f64(&self) -> Option<f64> {
-        match *self {
-            Scalar::U64(n) => Some(n as f64),
-            Scalar::I64(n) => Some(n as f64),
-            Scalar::F64(x) => Some(x),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_unit<E>(self) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Null)
-            }
-            fn visit_bool<E>(self, b: bool) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Bool(b))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::U64(n))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::I64(n))
-            }
-            fn visit_f64<E>(self, x: f64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::F64(x))
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(s.to_string())))
-            }
-            fn visit_string<E>(self, s: String) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(s)))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Scalar<'de>, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Array)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Scalar<'de>, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Object)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// The entries of a JSON object (keys borrowed where they have no escapes),
 /// in order, a repeated key keeping its last value as `serde_json` does;
 /// None when `raw` is not an object.
@@ -293,8 +212,8 @@ pub fn object_entries(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> 
         }
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
             let mut out: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-            while let Some(k) = m.next_key::<Scalar<'de>>()? {
-                let Scalar::Str(k) = k else {
+            while let Some(k) = m.next_key::<Node<'de>>()? {
+                let Node::Str(k) = k else {
                     unreachable!("JSON keys are strings")
                 };
                 let v: &'de RawValue = m.next_value()?;
@@ -321,9 +240,9 @@ impl<'de> de::DeserializeSeed<'de> for TurnSeed {
 
 struct TurnVisitor;
 
-fn string_field<'de, E: de::Error>(key: &str, v: Scalar<'de>) -> Result<Cow<'de, str>, E> {
+fn string_field<'de, E: de::Error>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, E> {
     match v {
-        Scalar::Str(s) => Ok(s),
+        Node::Str(s) => Ok(s),
         other => Err(E::custom(format!(
             "{key} must be a string, got {}",
             other.describe()
@@ -416,8 +335,8 @@ impl<'de> Deserialize<'de> for Node<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node<'de>, A::Error> {
                 let mut v = Vec::new();
-                while let Some(k) = a.next_key::<Scalar<'de>>()? {
-                    let Scalar::Str(k) = k else {
+                while let Some(k) = a.next_key::<Node<'de>>()? {
+                    let Node::Str(k) = k else {
                         unreachable!("JSON keys are strings")
                     };
                     v.push((k, a.next_value()?));
@@ -538,14 +457,19 @@ impl<'de> Visitor<'de> for TurnVisitor {
         let mut t = Turn::default();
         let mut run_id = None;
         let mut draft = None;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        // Keys are borrowed from the line (serde's own Cow<str> would copy
+        // every key).
+        while let Some(key) = map.next_key::<Node<'de>>()? {
+            let Node::Str(key) = key else {
+                unreachable!("JSON keys are strings")
+            };
             match key.as_ref() {
                 "run_id" => run_id = Some(string_field("run_id", map.next_value()?)?),
                 "draft" => draft = Some(string_field("draft", map.next_value()?)?),
                 "turn" => {
-                    t.turn = match map.next_value::<Scalar>()? {
-                        Scalar::Null => None,
-                        Scalar::U64(n) => Some(n),
+                    t.turn = match map.next_value::<Node>()? {
+                        Node::Null => None,
+                        Node::Num(_, Unexpected::Unsigned(n)) => Some(n),
                         other => {
                             return Err(de::Error::custom(format!(
                                 "turn must be an integer >= 0, got {}",
@@ -555,23 +479,23 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     }
                 }
                 "ts" => {
-                    t.ts = match map.next_value::<Scalar>()? {
-                        Scalar::Null => None,
+                    t.ts = match map.next_value::<Node>()? {
+                        Node::Null => None,
                         v => Some(string_field("ts", v)?),
                     }
                 }
                 "language" => {
-                    t.language = match map.next_value::<Scalar>()? {
-                        Scalar::Null => None,
+                    t.language = match map.next_value::<Node>()? {
+                        Node::Null => None,
                         v => Some(string_field("language", v)?),
                     }
                 }
                 "scope" => t.scope = Some(map.next_value::<&'de RawValue>()?),
                 "confidence" => {
-                    let v: Scalar = map.next_value()?;
-                    t.confidence = match v.as_f64() {
-                        _ if matches!(v, Scalar::Null) => None,
-                        Some(x) if (0.0..=1.0).contains(&x) => Some(x),
+                    let v: Node = map.next_value()?;
+                    t.confidence = match v {
+                        Node::Null => None,
+                        Node::Num(x, _) if (0.0..=1.0).contains(&x) => Some(x),
                         _ => {
                             return Err(de::Error::custom(format!(
                                 "confidence must be a number in [0, 1], got {}",
@@ -581,9 +505,9 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     }
                 }
                 "sensitive_hit" => {
-                    t.sensitive_hit = match map.next_value::<Scalar>()? {
-                        Scalar::Null => SensitiveField::None,
-                        Scalar::Str(s) => SensitiveField::Hit(s),
+                    t.sensitive_hit = match map.next_value::<Node>()? {
+                        Node::Null => SensitiveField::None,
+                        Node::Str(s) => SensitiveField::Hit(s),
                         other => {
                             return Err(de::Error::custom(format!(
                                 "sensitive_hit must be a string or null, got {}",

@@ -26,7 +26,7 @@ mod translate;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use translate::{translate, Dialect, Translated};
+pub use translate::{translate, Translated};
 
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;
@@ -36,16 +36,8 @@ pub const BACKTRACK_LIMIT: usize = 200_000;
 pub struct CharTable(Vec<(char, char)>);
 
 impl CharTable {
-    pub fn from_ranges(ranges: &[(char, char)]) -> CharTable {
-        CharTable(ranges.to_vec())
-    }
-
     pub fn contains(&self, c: char) -> bool {
         in_ranges(&self.0, c)
-    }
-
-    pub fn ranges(&self) -> &[(char, char)] {
-        &self.0
     }
 }
 

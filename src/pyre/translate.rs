@@ -9,14 +9,6 @@ use std::sync::OnceLock;
 
 use super::tables;
 
-/// Which dialect of a construct we are writing (kept for callers that want
-/// to describe the two forms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    Native,
-    Exact,
-}
-
 /// A pattern in both forms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Translated {
