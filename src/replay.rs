@@ -709,3 +709,43 @@ pub fn cap_segments(
     }
     cut
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(turns: u64) -> Vec<Counts> {
+        vec![Counts {
+            turns,
+            ..Default::default()
+        }]
+    }
+
+    #[test]
+    fn segments_keep_the_largest_values_and_fold_the_rest() {
+        let mut seg: SegmentMap = BTreeMap::new();
+        let values = seg.entry("scope.user".into()).or_default();
+        for i in 0..5u64 {
+            values.insert(format!("u{i}"), counts(i + 1));
+        }
+        seg.entry("language".into())
+            .or_default()
+            .insert("en".into(), counts(9));
+        let cut = cap_segments(&mut seg, 3, 0);
+        assert_eq!(cut.get("scope.user"), Some(&5));
+        assert!(!cut.contains_key("language"));
+        let users = &seg["scope.user"];
+        let kept: Vec<&str> = users.keys().map(String::as_str).collect();
+        assert_eq!(kept, vec!["(other)", "u2", "u3", "u4"]);
+        assert_eq!(users[OTHER][0].turns, 1 + 2);
+    }
+
+    #[test]
+    fn raw_labels_are_plain_strings_or_json() {
+        let raw = |s: &str| serde_json::from_str::<&RawValue>(s).unwrap().to_owned();
+        assert_eq!(raw_label(&raw("\"acme\"")), "acme");
+        assert_eq!(raw_label(&raw("\"a\\\"b\"")), "a\"b");
+        assert_eq!(raw_label(&raw("42")), "42");
+        assert_eq!(raw_label(&raw("null")), NONE);
+    }
+}

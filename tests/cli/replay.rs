@@ -377,6 +377,46 @@ fn empty_input_gives_empty_reports() {
 }
 
 #[test]
+fn group_by_adds_a_dotted_path_dimension() {
+    let d = Dir::new();
+    let o = replay_in(
+        d.tmp.path(),
+        &[
+            "datasets/seed.jsonl",
+            "--group-by",
+            "critic.model",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&d.read("segments.csv"));
+    let opus = rows
+        .iter()
+        .find(|r| {
+            r["variant"] == "smart"
+                && r["dimension"] == "critic.model"
+                && r["value"] == "claude-opus"
+        })
+        .expect("a critic.model segment");
+    assert_eq!(opus["turns"], "20");
+    assert!(rows
+        .iter()
+        .any(|r| r["dimension"] == "scope.channel" && r["value"] == "web"));
+    let o = run(
+        &[
+            "replay",
+            "x.jsonl",
+            "--out",
+            "/tmp/x",
+            "--group-by",
+            "scope..x",
+        ],
+        None,
+    );
+    expect_code(&o, 2);
+}
+
+#[test]
 fn decisions_changed_keeps_only_flips() {
     let d = Dir::new();
     let o = replay_in(
