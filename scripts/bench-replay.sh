@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Replay benchmark: generate traffic with `synth`, then measure, in the same
 # run, a parse-only pass (the floor: reading + JSON parsing) against a full
-# replay (two variants, every report) on 1 thread and on all cores, with
+# replay (two variants, every report) on one pinned core, with one worker
+# and with a worker per core (reader and writer threads unpinned), with
 # peak memory from /usr/bin/time -v. A last step streams 10,000,000 turns
 # through stdin to check that memory stays flat.
 #
@@ -34,9 +35,14 @@ measure() { # label, command...
     "$(awk "BEGIN{print $turns/$secs}")" "$(awk "BEGIN{print $mb/$secs}")" "$(awk "BEGIN{print $rss/1024}")"
 }
 
+# One core: every thread (reader, worker, writer) pinned to CPU 0.
+if command -v taskset >/dev/null; then
+  measure "parse-only, 1 core" taskset -c 0 "$bin" parse-only "$file" --threads 1
+  measure "replay (2 variants), 1 core" taskset -c 0 "$bin" replay "$file" --out "$out/replay" --threads 1 --quiet
+fi
 for t in 1 "$cores"; do
-  measure "parse-only, $t thread(s)" "$bin" parse-only "$file" --threads "$t"
-  measure "replay (2 variants), $t thread(s)" "$bin" replay "$file" --out "$out/replay" --threads "$t" --quiet
+  measure "parse-only, $t worker(s)" "$bin" parse-only "$file" --threads "$t"
+  measure "replay (2 variants), $t worker(s)" "$bin" replay "$file" --out "$out/replay" --threads "$t" --quiet
 done
 
 echo "memory check: $big turns streamed through stdin (decisions=changed)"
