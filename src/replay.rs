@@ -5,7 +5,7 @@
 //! any thread count. Per-turn work is one parse, one set of draft features
 //! shared by every variant, and one gate evaluation per variant.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use rayon::prelude::*;
@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
 use crate::reader::{self, Block, Source};
-use crate::tally::{verdict_index, Counts, EventFacts, EventSums, SegmentMap, VariantTally};
+use crate::tally::{verdict_index, Counts, EventFacts, SegmentMap, VariantTally};
 use crate::turn::{Intent, SensitiveField, ToolCall, Turn, Verdict};
 
 /// Which decision rows to keep.
@@ -123,8 +123,8 @@ pub struct Totals {
     /// Dimensions that had more than MAX_TRACKED_VALUES distinct values.
     pub segments_capped: BTreeMap<String, u64>,
     pub warnings: Warnings,
-    /// Recorded critic events per estimation segment (draft length bucket).
-    pub events: BTreeMap<String, EventSums>,
+    /// Critic models that recorded tokens but have no price.
+    pub unpriced_models: BTreeSet<String>,
     pub fabrication_kinds: BTreeMap<String, u64>,
 }
 
@@ -167,9 +167,8 @@ impl Totals {
             *self.segments_capped.entry(k.clone()).or_default() += v;
         }
         self.warnings.merge(&o.warnings);
-        for (k, v) in &o.events {
-            self.events.entry(k.clone()).or_default().merge(v);
-        }
+        self.unpriced_models
+            .extend(o.unpriced_models.iter().cloned());
         for (k, v) in &o.fabrication_kinds {
             *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }
@@ -355,15 +354,18 @@ impl Replayer {
     }
 
     /// A recorded event's dollars in nano-USD (tokens x USD per million
-    /// tokens x 1e3), priced by its model or the default model.
-    fn nano_usd(&self, tokens: Option<(u64, u64)>, model: Option<&str>) -> Option<u64> {
-        let (tin, tout) = tokens?;
+    /// tokens x 1e3), priced by its model or the default model; Err names
+    /// the model that has no price.
+    fn nano_usd(&self, (tin, tout): (u64, u64), model: Option<&str>) -> Result<u64, String> {
         let cost = &self.opts.plan.cost;
         let name = model
             .filter(|m| !m.is_empty())
-            .or(cost.default_model.as_deref())?;
-        let p = cost.models.get(name)?;
-        Some(
+            .or(cost.default_model.as_deref());
+        let p = name.and_then(|n| cost.models.get(n)).ok_or_else(|| {
+            name.unwrap_or("(no model and no cost.default_model)")
+                .to_string()
+        })?;
+        Ok(
             (tin as f64 * p.usd_per_mtok_in * 1e3 + tout as f64 * p.usd_per_mtok_out * 1e3).round()
                 as u64,
         )
@@ -488,14 +490,21 @@ impl Replayer {
         let tokens = critic.and_then(|c| c.tokens_in.zip(c.tokens_out));
         let latency = critic.and_then(|c| c.latency_ms);
         let model = critic.and_then(|c| c.model.as_deref());
+        let nano_usd = match tokens.map(|tk| self.nano_usd(tk, model)) {
+            Some(Ok(n)) => Some(n),
+            Some(Err(name)) => {
+                if !t.unpriced_models.contains(&name) {
+                    t.unpriced_models.insert(name);
+                }
+                None
+            }
+            None => None,
+        };
         let facts = critic.map(|_| EventFacts {
             tokens,
             latency_ms: latency,
-            nano_usd: self.nano_usd(tokens, model),
+            nano_usd,
         });
-        if critic.is_some() {
-            slot(&mut t.events, bucket, EventSums::default).add(tokens, latency, model);
-        }
         let base_fires = evals[base].fires();
         let turn_counts = &mut scratch.counts;
         turn_counts.clear();
@@ -517,11 +526,9 @@ impl Replayer {
                 } else {
                     c.saved.turns += 1;
                 }
-                vt.saved.add(tokens, latency, model);
             }
             if !base_fires && fires {
                 c.added_calls = 1;
-                *slot(&mut vt.added_by_segment, bucket, || 0) += 1;
             }
             if !fires {
                 if verdict.is_some() {

@@ -100,6 +100,56 @@ impl Lite {
     pub fn usd(&self) -> Option<f64> {
         (self.unpriced == 0).then(|| self.nano_usd as f64 / 1e9)
     }
+
+    fn measured(&self) -> bool {
+        self.with_tokens > 0 || self.with_latency > 0
+    }
+}
+
+/// Critic cost estimated for calls where no critic ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Estimate {
+    pub tokens_in: Option<f64>,
+    pub tokens_out: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub usd: Option<f64>,
+}
+
+impl Estimate {
+    /// Nothing added: every figure 0.
+    pub fn zero() -> Estimate {
+        Estimate {
+            tokens_in: Some(0.0),
+            tokens_out: Some(0.0),
+            latency_ms: Some(0.0),
+            usd: Some(0.0),
+        }
+    }
+
+    /// `n` calls, each the mean recorded event of `local` (its segment), or
+    /// of `overall` when the segment has no measured event.
+    pub fn of(n: u64, local: &Lite, overall: &Lite) -> Estimate {
+        let e = if local.measured() { local } else { overall };
+        let n = n as f64;
+        let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
+        Estimate {
+            tokens_in: per(e.tokens_in as f64, e.with_tokens),
+            tokens_out: per(e.tokens_out as f64, e.with_tokens),
+            latency_ms: per(e.latency_ns as f64 / 1e6, e.with_latency),
+            usd: e.usd().and_then(|u| per(u, e.with_tokens)),
+        }
+    }
+
+    /// Sum of two estimates (absent if either is).
+    pub fn plus(&self, o: &Estimate) -> Estimate {
+        let add = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a + b);
+        Estimate {
+            tokens_in: add(self.tokens_in, o.tokens_in),
+            tokens_out: add(self.tokens_out, o.tokens_out),
+            latency_ms: add(self.latency_ms, o.latency_ms),
+            usd: add(self.usd, o.usd),
+        }
+    }
 }
 
 impl Counts {
@@ -123,67 +173,9 @@ impl Counts {
     }
 }
 
-/// Sums over recorded critic events (tokens per model, so dollars can be
-/// priced exactly at the end).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EventSums {
-    /// Turns counted.
-    pub turns: u64,
-    /// Turns whose event has both token counts.
-    pub with_tokens: u64,
-    /// Turns whose event has a latency.
-    pub with_latency: u64,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    pub latency_ns: u64,
-    /// Per critic model (`""`: the event names none): (tokens in, out).
-    pub by_model: BTreeMap<String, (u64, u64)>,
-}
-
 /// Nanoseconds from milliseconds, rounded (exact integer sums).
 pub fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
-}
-
-impl EventSums {
-    pub fn add(
-        &mut self,
-        tokens: Option<(u64, u64)>,
-        latency_ms: Option<f64>,
-        model: Option<&str>,
-    ) {
-        self.turns += 1;
-        if let Some((i, o)) = tokens {
-            self.with_tokens += 1;
-            self.tokens_in += i;
-            self.tokens_out += o;
-            let key = model.unwrap_or("");
-            if !self.by_model.contains_key(key) {
-                self.by_model.insert(key.to_string(), (0, 0));
-            }
-            let e = self.by_model.get_mut(key).expect("just inserted");
-            e.0 += i;
-            e.1 += o;
-        }
-        if let Some(l) = latency_ms {
-            self.with_latency += 1;
-            self.latency_ns += ms_to_ns(l);
-        }
-    }
-
-    pub fn merge(&mut self, o: &EventSums) {
-        self.turns += o.turns;
-        self.with_tokens += o.with_tokens;
-        self.with_latency += o.with_latency;
-        self.tokens_in += o.tokens_in;
-        self.tokens_out += o.tokens_out;
-        self.latency_ns += o.latency_ns;
-        for (m, (i, out)) in &o.by_model {
-            let e = self.by_model.entry(m.clone()).or_default();
-            e.0 += i;
-            e.1 += out;
-        }
-    }
 }
 
 /// A latency histogram with 1 ms buckets (sparse, so merging is cheap).
@@ -238,10 +230,6 @@ pub struct VariantTally {
     pub sole_blocker: [u64; 13],
     /// [baseline fires][variant fires][verdict index].
     pub matrix: [[[u64; 4]; 2]; 2],
-    /// Recorded events of the turns this variant saves.
-    pub saved: EventSums,
-    /// Added turns per estimation segment (see `replay`), for `*_estimated`.
-    pub added_by_segment: BTreeMap<String, u64>,
     /// Critic latency added to each turn under this variant (0 on skips).
     pub latency: Histogram,
 }
@@ -260,10 +248,6 @@ impl VariantTally {
                     self.matrix[b][v][k] += o.matrix[b][v][k];
                 }
             }
-        }
-        self.saved.merge(&o.saved);
-        for (k, v) in &o.added_by_segment {
-            *self.added_by_segment.entry(k.clone()).or_default() += v;
         }
         self.latency.merge(&o.latency);
     }
@@ -303,11 +287,16 @@ mod tests {
     }
 
     #[test]
-    fn event_sums_merge_exactly() {
-        let mut a = EventSums::default();
-        a.add(Some((10, 2)), Some(1.5), Some("m"));
-        let mut b = EventSums::default();
-        b.add(None, Some(0.25), None);
+    fn event_sums_merge_exactly_and_estimate_from_the_segment() {
+        let ev = |tokens, latency_ms, nano_usd| EventFacts {
+            tokens,
+            latency_ms,
+            nano_usd,
+        };
+        let mut a = Lite::default();
+        a.add(&ev(Some((10, 2)), Some(1.5), Some(300)));
+        let mut b = Lite::default();
+        b.add(&ev(None, Some(0.25), None));
         a.merge(&b);
         assert_eq!(
             (
@@ -319,6 +308,11 @@ mod tests {
             ),
             (2, 1, 2, 10, 1_750_000)
         );
-        assert_eq!(a.by_model.get("m"), Some(&(10, 2)));
+        assert_eq!(a.usd(), Some(3e-7));
+        let e = Estimate::of(2, &Lite::default(), &a);
+        assert_eq!((e.tokens_in, e.latency_ms), (Some(20.0), Some(1.75)));
+        let mut unpriced = Lite::default();
+        unpriced.add(&ev(Some((1, 1)), None, None));
+        assert_eq!(Estimate::of(1, &unpriced, &a).usd, None);
     }
 }

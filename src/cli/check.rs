@@ -5,9 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::check::{
-    self, judge, passed, render_markdown, render_text, RegressionLine, ReplayDir,
-};
+use critic_gate::check::{judge, passed, render_markdown, render_text, RegressionLine, ReplayDir};
 use critic_gate::config::{CheckConfig, ConfigFile};
 use critic_gate::diff::{read_csv, string_rows};
 use critic_gate::report::markdown::TOP_REGRESSIONS;
@@ -123,7 +121,6 @@ pub fn run(a: Args) -> CliResult {
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("{}: {e}", md.display()))?;
     }
-    let _ = check::passed;
     Ok(if ok {
         ExitCode::SUCCESS
     } else {

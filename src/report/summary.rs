@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::config::{CostConfig, Plan};
+use crate::config::Plan;
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
-use crate::tally::{EventSums, VariantTally};
+use crate::tally::{Estimate, Lite, VariantTally};
 
 /// One value of a report cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,37 +34,6 @@ impl Cell {
     }
 }
 
-/// Dollars for tokens per model, or the models that have no price.
-pub fn price(
-    by_model: &BTreeMap<String, (u64, u64)>,
-    cost: &CostConfig,
-) -> Result<f64, Vec<String>> {
-    let mut usd = 0.0;
-    let mut missing = Vec::new();
-    for (model, (tin, tout)) in by_model {
-        let name = if model.is_empty() {
-            cost.default_model.as_ref()
-        } else {
-            Some(model)
-        };
-        match name.and_then(|n| cost.models.get(n)) {
-            Some(p) => {
-                usd +=
-                    *tin as f64 / 1e6 * p.usd_per_mtok_in + *tout as f64 / 1e6 * p.usd_per_mtok_out
-            }
-            None => missing.push(
-                name.cloned()
-                    .unwrap_or_else(|| "(no model and no cost.default_model)".into()),
-            ),
-        }
-    }
-    if missing.is_empty() {
-        Ok(usd)
-    } else {
-        Err(missing)
-    }
-}
-
 /// Record (once) that some models have no price.
 fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
     let n = format!(
@@ -84,59 +53,24 @@ fn per_1k(x: f64, turns: u64) -> Option<f64> {
     (turns > 0).then(|| x * 1000.0 / turns as f64)
 }
 
-/// Estimates for turns where no critic ran: mean of recorded events in the
-/// same draft-length segment, else overall.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Estimate {
-    pub tokens_in: Option<f64>,
-    pub tokens_out: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub usd: Option<f64>,
-}
-
-fn estimate_added(
-    v: &VariantTally,
-    totals: &Totals,
-    cost: &CostConfig,
-    notes: &mut Vec<String>,
-) -> Estimate {
-    let mut overall = EventSums::default();
-    for e in totals.events.values() {
-        overall.merge(e);
-    }
-    let mut est = Estimate {
-        tokens_in: Some(0.0),
-        tokens_out: Some(0.0),
-        latency_ms: Some(0.0),
-        usd: Some(0.0),
+/// Added calls: no critic ran, so each is estimated from the mean recorded
+/// event of its draft-length segment, else of all turns.
+fn estimate_added(index: usize, totals: &Totals, notes: &mut Vec<String>) -> Estimate {
+    let Some(buckets) = totals.segments.get("draft_length") else {
+        return Estimate::zero();
     };
-    for (seg, &added) in &v.added_by_segment {
-        let local = totals
-            .events
-            .get(seg)
-            .filter(|e| e.with_tokens > 0 || e.with_latency > 0);
-        let src = local.unwrap_or(&overall);
-        let a = added as f64;
-        let tok = |sum: u64| (src.with_tokens > 0).then(|| a * sum as f64 / src.with_tokens as f64);
-        let add = |slot: &mut Option<f64>, x: Option<f64>| *slot = slot.zip(x).map(|(s, x)| s + x);
-        add(&mut est.tokens_in, tok(src.tokens_in));
-        add(&mut est.tokens_out, tok(src.tokens_out));
-        add(
-            &mut est.latency_ms,
-            (src.with_latency > 0)
-                .then(|| a * src.latency_ns as f64 / 1e6 / src.with_latency as f64),
-        );
-        let usd = match price(&src.by_model, cost) {
-            Ok(u) if src.with_tokens > 0 => Some(a * u / src.with_tokens as f64),
-            Ok(_) => None,
-            Err(m) => {
-                note_unpriced(notes, &m);
-                None
-            }
-        };
-        add(&mut est.usd, usd);
+    let mut overall = Lite::default();
+    for counts in buckets.values() {
+        overall.merge(&counts[index].events);
     }
-    if !v.added_by_segment.is_empty() && overall.with_tokens == 0 {
+    let mut est = Estimate::zero();
+    for counts in buckets.values() {
+        let c = &counts[index];
+        if c.added_calls > 0 {
+            est = est.plus(&Estimate::of(c.added_calls, &c.events, &overall));
+        }
+    }
+    if totals.variants[index].counts.added_calls > 0 && overall.with_tokens == 0 {
         let n = "no recorded critic event has token counts: added-call estimates are not reported"
             .to_string();
         if !notes.contains(&n) {
@@ -157,15 +91,10 @@ pub fn variant_fields(
 ) -> Vec<(&'static str, Cell)> {
     let c = &v.counts;
     let cfg = &plan.variants[index].config;
-    let saved_usd = match price(&v.saved.by_model, &plan.cost) {
-        Ok(u) => Some(u),
-        Err(m) => {
-            note_unpriced(notes, &m);
-            None
-        }
-    };
-    let est = estimate_added(v, totals, &plan.cost, notes);
-    let saved_latency_ms = v.saved.latency_ns as f64 / 1e6;
+    let saved = &c.saved;
+    let saved_usd = saved.usd();
+    let est = estimate_added(index, totals, notes);
+    let saved_latency_ms = saved.latency_ns as f64 / 1e6;
     let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
     let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
     let fires_with_latency = v.latency.count - c.skips();
@@ -196,17 +125,17 @@ pub fn variant_fields(
         ),
         ("safety_regression_rate_upper95", Float(upper)),
         ("contract_violations", Int(v.contract_violations)),
-        ("saved_tokens_in", Int(v.saved.tokens_in)),
-        ("saved_tokens_out", Int(v.saved.tokens_out)),
+        ("saved_tokens_in", Int(saved.tokens_in)),
+        ("saved_tokens_out", Int(saved.tokens_out)),
         ("saved_usd", Float(saved_usd)),
         ("saved_latency_ms", Float(Some(saved_latency_ms))),
         (
             "saved_unmeasured_tokens",
-            Int(v.saved.turns - v.saved.with_tokens),
+            Int(saved.turns - saved.with_tokens),
         ),
         (
             "saved_unmeasured_latency",
-            Int(v.saved.turns - v.saved.with_latency),
+            Int(saved.turns - saved.with_latency),
         ),
         ("added_tokens_in_estimated", Float(est.tokens_in)),
         ("added_tokens_out_estimated", Float(est.tokens_out)),
@@ -254,6 +183,10 @@ pub fn summarize(
     segments_cut: &BTreeMap<String, usize>,
 ) -> Summary {
     let mut notes = Vec::new();
+    if !totals.unpriced_models.is_empty() {
+        let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
+        note_unpriced(&mut notes, &models);
+    }
     let rows: Vec<_> = plan
         .variants
         .iter()

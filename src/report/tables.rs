@@ -5,7 +5,7 @@ use std::io::Write;
 use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::tally::VERDICT_LABELS;
+use crate::tally::{Estimate, Lite, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -136,9 +136,9 @@ impl Export for SegmentsCsv {
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
         // Every recorded event, per variant (the same events; kept per
         // variant like every other count), for segments without their own.
-        let overall: Vec<crate::tally::Lite> = (0..r.plan.variants.len())
+        let overall: Vec<Lite> = (0..r.plan.variants.len())
             .map(|i| {
-                let mut all = crate::tally::Lite::default();
+                let mut all = Lite::default();
                 if let Some(values) = r.totals.segments.get("draft_length") {
                     for counts in values.values() {
                         all.merge(&counts[i].events);
@@ -177,17 +177,11 @@ impl Export for SegmentsCsv {
                     s_unmeasured.push(c.saved.turns - c.saved.with_tokens);
                     // Added calls: no critic ran, so each is estimated by the
                     // mean recorded event of this segment, else of all turns.
-                    let e = if c.events.with_tokens > 0 {
-                        c.events
-                    } else {
-                        overall[i]
-                    };
-                    let n = c.added_calls as f64;
-                    let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
-                    a_in.push(per(e.tokens_in as f64, e.with_tokens));
-                    a_out.push(per(e.tokens_out as f64, e.with_tokens));
-                    a_lat.push(per(e.latency_ns as f64 / 1e6, e.with_latency));
-                    a_usd.push(e.usd().and_then(|u| per(u, e.with_tokens)));
+                    let e = Estimate::of(c.added_calls, &c.events, &overall[i]);
+                    a_in.push(e.tokens_in);
+                    a_out.push(e.tokens_out);
+                    a_lat.push(e.latency_ms);
+                    a_usd.push(e.usd);
                 }
             }
         }
