@@ -127,7 +127,7 @@ pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, Read
                 };
                 if !eof {
                     // Keep the partial last line for the next block.
-                    match buf.iter().rposition(|&b| b == b'\n') {
+                    match memchr::memrchr(b'\n', &buf) {
                         Some(k) => carry = buf.split_off(k + 1),
                         None => {
                             carry = buf;
@@ -135,7 +135,7 @@ pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, Read
                         }
                     }
                 }
-                let lines = buf.iter().filter(|&&b| b == b'\n').count() as u64
+                let lines = memchr::memchr_iter(b'\n', &buf).count() as u64
                     + u64::from(eof && buf.last().is_some_and(|&b| b != b'\n'));
                 if !buf.is_empty() {
                     let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
@@ -163,9 +163,16 @@ pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, Read
 pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     let data = &block.data[..];
     let data = data.strip_suffix(b"\n").unwrap_or(data);
-    data.split(|&b| b == b'\n').enumerate().map(move |(k, l)| {
-        let l = l.strip_suffix(b"\r").unwrap_or(l);
-        (block.first_line + k as u64, l)
+    // memchr finds each newline with SIMD (a byte-wise split costs about
+    // a tenth of a parse on 1 KB lines).
+    let mut start = 0;
+    let mut next = block.first_line;
+    let ends = memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len()));
+    ends.map(move |end| {
+        let l = &data[start..end];
+        start = end + 1;
+        next += 1;
+        (next - 1, l.strip_suffix(b"\r").unwrap_or(l))
     })
 }
 

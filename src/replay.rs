@@ -9,13 +9,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use rayon::prelude::*;
-use serde_json::value::RawValue;
 use serde_json::Value;
-use std::borrow::Cow;
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
 use crate::reader::{self, Block, Source};
+use crate::segments::SegmentAcc;
 use crate::tally::{verdict_index, Counts, EventFacts, SegmentMap, VariantTally};
 use crate::turn::{Intent, SensitiveField, ToolCall, Turn, Verdict};
 
@@ -187,19 +186,6 @@ pub fn slot<'m, V>(
     map.get_mut(key).expect("just inserted")
 }
 
-/// A scope value as a segment label, borrowed when it is a plain string.
-fn raw_label(raw: &RawValue) -> Cow<'_, str> {
-    let s = raw.get();
-    if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
-        Cow::Borrowed(&s[1..s.len() - 1])
-    } else {
-        match serde_json::from_str::<Value>(s) {
-            Ok(v) => Cow::Owned(scalar_label(&v)),
-            Err(_) => Cow::Borrowed(s),
-        }
-    }
-}
-
 /// The `(other)` segment value.
 pub const OTHER: &str = "(other)";
 /// The value of a dimension a turn does not have.
@@ -232,11 +218,35 @@ pub struct BlockResult {
     pub consumed: u64,
 }
 
-/// Buffers reused from turn to turn (no per-turn allocation for them).
-#[derive(Default)]
+/// Buffers reused from turn to turn (no per-turn allocation for them), and
+/// the block's segment tallies.
 struct Scratch {
-    dim_name: String,
     counts: Vec<Counts>,
+    fields: crate::report::decisions::TurnFields,
+    segments: SegmentAcc,
+}
+
+const DIM_LANGUAGE: u32 = 0;
+const DIM_INTENT: u32 = 1;
+const DIM_DRAFT_LENGTH: u32 = 2;
+
+impl Scratch {
+    fn new(variants: usize) -> Scratch {
+        let mut segments = SegmentAcc::new(variants);
+        for (id, name) in [
+            (DIM_LANGUAGE, "language"),
+            (DIM_INTENT, "intent"),
+            (DIM_DRAFT_LENGTH, "draft_length"),
+        ] {
+            let got = segments.dim(name);
+            debug_assert_eq!(got, id);
+        }
+        Scratch {
+            counts: Vec::new(),
+            fields: Default::default(),
+            segments,
+        }
+    }
 }
 
 /// A compiled replay: one gate per variant.
@@ -321,24 +331,20 @@ fn path_value(v: &Value, path: &str) -> String {
             None => return NONE.to_string(),
         }
     }
-    scalar_label(cur)
-}
-
-fn scalar_label(v: &Value) -> String {
-    match v {
-        Value::Null => NONE.to_string(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    crate::segments::scalar_label(cur)
 }
 
 impl Replayer {
     pub fn new(opts: ReplayOptions) -> Result<Replayer, String> {
+        let mut cache = crate::gate::PatternCache::default();
         let gates = opts
             .plan
             .variants
             .iter()
-            .map(|v| Gate::new(v.config.clone()).map_err(|e| format!("variant {}: {e}", v.name)))
+            .map(|v| {
+                Gate::new_cached(v.config.clone(), &mut cache)
+                    .map_err(|e| format!("variant {}: {e}", v.name))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let legacy_check = opts
             .plan
@@ -396,7 +402,7 @@ impl Replayer {
         out.totals.bytes = block.data.len() as u64;
         let nv = self.gates.len();
         let base = self.opts.plan.baseline;
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new(nv);
         for (line_no, raw) in reader::lines(block) {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -434,10 +440,10 @@ impl Replayer {
                 line_no,
                 &mut out,
                 &mut scratch,
-                nv,
                 base,
             );
         }
+        out.totals.segments = scratch.segments.into_map();
         out
     }
 
@@ -450,7 +456,6 @@ impl Replayer {
         line: u64,
         out: &mut BlockResult,
         scratch: &mut Scratch,
-        nv: usize,
         base: usize,
     ) {
         let t = &mut out.totals;
@@ -511,6 +516,7 @@ impl Replayer {
         let base_fires = evals[base].fires();
         let turn_counts = &mut scratch.counts;
         turn_counts.clear();
+        let mut fields_set = false;
         for (i, e) in evals.iter().enumerate() {
             let fires = e.fires();
             let vt = &mut t.variants[i];
@@ -548,8 +554,8 @@ impl Replayer {
                         variant: i,
                         draft: turn.draft.to_string(),
                         verdict: verdict.unwrap(),
-                        revised_draft: c.revised_draft.clone(),
-                        refusal_message: c.refusal_message.clone(),
+                        revised_draft: c.revised_draft.as_deref().map(str::to_string),
+                        refusal_message: c.refusal_message.as_deref().map(str::to_string),
                         reasons: e.reasons(),
                     });
                 }
@@ -586,60 +592,46 @@ impl Replayer {
                 DecisionsMode::None => false,
             };
             if keep {
-                crate::report::decisions::write_row(
-                    &mut out.decisions_csv,
-                    &crate::report::decisions::Row {
-                        source: &self.opts.sources[source],
-                        line,
-                        run_id: &turn.run_id,
-                        turn: turn.turn,
-                        variant: &self.opts.plan.variants[i].name,
-                        fires,
-                        baseline_fires: base_fires,
-                        reasons,
-                        language: turn.language.as_deref(),
-                        scope: turn.scope.map(|r| r.get()),
-                        intent: turn.intent_label(),
-                        draft_chars,
-                        confidence: e.confidence,
-                        verdict,
-                    },
-                );
+                let row = crate::report::decisions::Row {
+                    source: &self.opts.sources[source],
+                    line,
+                    run_id: &turn.run_id,
+                    turn: turn.turn,
+                    variant: &self.opts.plan.variants[i].name,
+                    fires,
+                    baseline_fires: base_fires,
+                    reasons,
+                    language: turn.language.as_deref(),
+                    scope: turn.scope.map(|r| r.get()),
+                    intent: turn.intent_label(),
+                    draft_chars,
+                    confidence: e.confidence,
+                    verdict,
+                };
+                if !fields_set {
+                    scratch.fields.set(&row);
+                    fields_set = true;
+                }
+                scratch.fields.write(&mut out.decisions_csv, &row);
             }
         }
         // Grouping dimensions of this turn.
-        let mut add = |dim: &str, value: &str| {
-            let values = slot(&mut t.segments, dim, BTreeMap::new);
-            let counts = slot(values, value, || vec![Counts::default(); nv]);
-            for (s, c) in counts.iter_mut().zip(turn_counts.iter()) {
-                s.merge(c);
-            }
-        };
-        add("language", turn.language.as_deref().unwrap_or(NONE));
-        add("intent", turn.intent_label().unwrap_or(NONE));
-        add("draft_length", bucket);
+        let seg = &mut scratch.segments;
+        seg.add(
+            DIM_LANGUAGE,
+            turn.language.as_deref().unwrap_or(NONE),
+            turn_counts,
+        );
+        seg.add(DIM_INTENT, turn.intent_label().unwrap_or(NONE), turn_counts);
+        seg.add(DIM_DRAFT_LENGTH, bucket, turn_counts);
         if let Some(raw) = turn.scope {
-            match raw
-                .get()
-                .starts_with('{')
-                .then(|| crate::turn::object_entries(raw))
-                .flatten()
-            {
-                Some(entries) => {
-                    for (k, v) in entries {
-                        scratch.dim_name.clear();
-                        scratch.dim_name.push_str("scope.");
-                        scratch.dim_name.push_str(&k);
-                        add(&scratch.dim_name, &raw_label(v));
-                    }
-                }
-                None => add("scope", &raw_label(raw)),
-            }
+            seg.add_scope(raw, turn_counts);
         }
         if !self.opts.group_by.is_empty() {
             let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
             for path in &self.opts.group_by {
-                add(path, &path_value(&whole, path));
+                let dim = seg.dim(path);
+                seg.add(dim, &path_value(&whole, path), turn_counts);
             }
         }
     }
@@ -748,14 +740,5 @@ mod tests {
         let kept: Vec<&str> = users.keys().map(String::as_str).collect();
         assert_eq!(kept, vec!["(other)", "u2", "u3", "u4"]);
         assert_eq!(users[OTHER][0].turns, 1 + 2);
-    }
-
-    #[test]
-    fn raw_labels_are_plain_strings_or_json() {
-        let raw = |s: &str| serde_json::from_str::<&RawValue>(s).unwrap().to_owned();
-        assert_eq!(raw_label(&raw("\"acme\"")), "acme");
-        assert_eq!(raw_label(&raw("\"a\\\"b\"")), "a\"b");
-        assert_eq!(raw_label(&raw("42")), "42");
-        assert_eq!(raw_label(&raw("null")), NONE);
     }
 }

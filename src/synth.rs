@@ -266,7 +266,7 @@ impl Synth {
                 .map(|_| json!({"weight": (r.range(0.5, 6.0) * 10.0).round() / 10.0}))
                 .collect();
             let log = json!({"activated_nodes": nodes, "inference_paths": paths, "traversed_edges": edges});
-            let c = crate::gate::confidence::ActivationLog::from_value(log.clone())
+            let c = crate::gate::confidence::ActivationLog::from_value(&log)
                 .unwrap()
                 .unwrap()
                 .confidence;

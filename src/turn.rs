@@ -11,11 +11,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Unexpected, Visitor};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::gate::confidence::ActivationLog;
+use crate::json::Node;
 
 /// The critic's verdict, when it ran in production.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,14 +43,14 @@ impl Verdict {
 
 /// The recorded `ReflectionEvent`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Critic {
+pub struct Critic<'a> {
     pub verdict: Option<Verdict>,
     pub latency_ms: Option<f64>,
     pub tokens_in: Option<u64>,
     pub tokens_out: Option<u64>,
-    pub revised_draft: Option<String>,
-    pub refusal_message: Option<String>,
-    pub model: Option<String>,
+    pub revised_draft: Option<Cow<'a, str>>,
+    pub refusal_message: Option<Cow<'a, str>>,
+    pub model: Option<Cow<'a, str>>,
 }
 
 /// What a tool call's `name` is, as far as the mutating-tool floor cares.
@@ -107,7 +107,7 @@ pub struct Turn<'a> {
     pub confidence: Option<f64>,
     pub activation_log: Option<ActivationLog>,
     pub sensitive_hit: SensitiveField<'a>,
-    pub critic: Option<Critic>,
+    pub critic: Option<Critic<'a>>,
     /// Top-level keys the format does not define (ignored, counted).
     pub unknown_fields: u32,
 }
@@ -186,7 +186,7 @@ pub fn describe(v: &Value) -> String {
     }
 }
 
-fn describe_unexpected(u: Unexpected<'_>) -> String {
+pub fn describe_unexpected(u: Unexpected<'_>) -> String {
     match u {
         Unexpected::Str(s) => describe(&Value::String(s.to_string())),
         Unexpected::Bool(b) => b.to_string(),
@@ -250,104 +250,6 @@ fn string_field<'de, E: de::Error>(key: &str, v: Node<'de>) -> Result<Cow<'de, s
     }
 }
 
-/// A nested JSON value with borrowed strings and small vectors (cheaper
-/// than `serde_json::Value`, whose objects are B-trees of owned keys).
-#[derive(Debug)]
-enum Node<'de> {
-    Null,
-    Bool(bool),
-    Num(f64, Unexpected<'static>),
-    Str(Cow<'de, str>),
-    Seq(Vec<Node<'de>>),
-    Map(Vec<(Cow<'de, str>, Node<'de>)>),
-}
-
-impl<'de> Node<'de> {
-    fn get(&self, key: &str) -> Option<&Node<'de>> {
-        match self {
-            Node::Map(m) => m.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Node::Null => "null".into(),
-            Node::Bool(b) => b.to_string(),
-            Node::Num(_, u) => describe_unexpected(*u),
-            Node::Str(s) => describe(&Value::String(s.to_string())),
-            Node::Seq(_) => "an array".into(),
-            Node::Map(_) => "an object".into(),
-        }
-    }
-
-    /// Python truthiness (for tool names).
-    fn is_falsy(&self) -> bool {
-        match self {
-            Node::Null => true,
-            Node::Bool(b) => !b,
-            Node::Num(x, _) => *x == 0.0,
-            Node::Str(s) => s.is_empty(),
-            Node::Seq(v) => v.is_empty(),
-            Node::Map(m) => m.is_empty(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Node<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Node<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-                Ok(Node::Null)
-            }
-            fn visit_bool<E>(self, b: bool) -> Result<Node<'de>, E> {
-                Ok(Node::Bool(b))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Node<'de>, E> {
-                Ok(Node::Num(n as f64, Unexpected::Unsigned(n)))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Node<'de>, E> {
-                Ok(Node::Num(n as f64, Unexpected::Signed(n)))
-            }
-            fn visit_f64<E>(self, x: f64) -> Result<Node<'de>, E> {
-                Ok(Node::Num(x, Unexpected::Float(x)))
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Node<'de>, E> {
-                Ok(Node::Str(Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Node<'de>, E> {
-                Ok(Node::Str(Cow::Owned(s.to_string())))
-            }
-            fn visit_string<E>(self, s: String) -> Result<Node<'de>, E> {
-                Ok(Node::Str(Cow::Owned(s)))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Node<'de>, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = a.next_element()? {
-                    v.push(x);
-                }
-                Ok(Node::Seq(v))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node<'de>, A::Error> {
-                let mut v = Vec::new();
-                while let Some(k) = a.next_key::<Node<'de>>()? {
-                    let Node::Str(k) = k else {
-                        unreachable!("JSON keys are strings")
-                    };
-                    v.push((k, a.next_value()?));
-                }
-                Ok(Node::Map(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 fn non_negative<E: de::Error>(what: &str, v: &Node) -> Result<Option<f64>, E> {
     match v {
         Node::Null => Ok(None),
@@ -359,7 +261,7 @@ fn non_negative<E: de::Error>(what: &str, v: &Node) -> Result<Option<f64>, E> {
     }
 }
 
-fn parse_critic<E: de::Error>(v: Node) -> Result<Option<Critic>, E> {
+fn parse_critic<'de, E: de::Error>(v: Node<'de>) -> Result<Option<Critic<'de>>, E> {
     match v {
         Node::Null => return Ok(None),
         Node::Map(_) => {}
@@ -371,10 +273,10 @@ fn parse_critic<E: de::Error>(v: Node) -> Result<Option<Critic>, E> {
         }
     };
     let mut c = Critic::default();
-    let opt_string = |k: &str| -> Result<Option<String>, E> {
+    let opt_string = |k: &str| -> Result<Option<Cow<'de, str>>, E> {
         match v.get(k) {
             None | Some(Node::Null) => Ok(None),
-            Some(Node::Str(s)) => Ok(Some(s.to_string())),
+            Some(Node::Str(s)) => Ok(Some(s.clone())),
             Some(other) => Err(E::custom(format!(
                 "critic.{k} must be a string, got {}",
                 other.describe()
@@ -401,15 +303,18 @@ fn parse_critic<E: de::Error>(v: Node) -> Result<Option<Critic>, E> {
         ("reflection_tokens_out", &mut c.tokens_out),
     ] {
         if let Some(x) = v.get(k) {
-            let what = format!("critic.{k}");
-            *slot = match non_negative::<E>(&what, x)? {
-                None => None,
-                Some(n) if n.fract() == 0.0 && n < 9.0e15 => Some(n as u64),
-                Some(_) => {
+            *slot = match x {
+                Node::Null => None,
+                Node::Num(n, _) if *n >= 0.0 && n.fract() == 0.0 && *n < 9.0e15 => Some(*n as u64),
+                // Messages are built only for invalid values (a format per
+                // turn was a visible share of the parse).
+                _ => {
+                    let what = format!("critic.{k}");
+                    non_negative::<E>(&what, x)?;
                     return Err(E::custom(format!(
                         "{what} must be a whole number, got {}",
                         x.describe()
-                    )))
+                    )));
                 }
             };
         }
@@ -560,7 +465,7 @@ impl<'de> Visitor<'de> for TurnVisitor {
                 }
                 "activation_log" => {
                     t.activation_log =
-                        ActivationLog::from_value(map.next_value()?).map_err(de::Error::custom)?
+                        ActivationLog::from_node(&map.next_value()?).map_err(de::Error::custom)?
                 }
                 "critic" => t.critic = parse_critic(map.next_value()?)?,
                 _ => {

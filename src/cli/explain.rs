@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use critic_gate::config::Variant;
 use critic_gate::explain::{render_json, render_text};
-use critic_gate::gate::Gate;
+use critic_gate::gate::{Gate, PatternCache};
 use critic_gate::turn::Turn;
 
 use super::{load_plan, CliResult};
@@ -31,11 +31,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     let plan = load_plan(a.config.as_deref())?;
+    let mut cache = PatternCache::default();
     let gates: Vec<(Variant, Gate)> = plan
         .variants
         .iter()
         .map(|v| {
-            Gate::new(v.config.clone())
+            Gate::new_cached(v.config.clone(), &mut cache)
                 .map(|g| (v.clone(), g))
                 .map_err(|e| format!("variant {}: {e}", v.name))
         })

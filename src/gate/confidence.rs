@@ -5,7 +5,9 @@
 //! confidence does not depend on the config, and the sensitive-tag search
 //! only needs each node's effective tag list.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::json::Node;
 
 /// The parts of an `activation_log` the gates read.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,17 +23,16 @@ pub struct ActivationLog {
 /// The cold-start confidence: no log, or no activated nodes.
 pub const COLD_CONFIDENCE: f64 = 0.5;
 
-fn kind(v: &Value) -> String {
-    crate::turn::describe(v)
-}
-
-fn number(v: Option<&Value>, what: impl Fn() -> String) -> Result<f64, String> {
+fn number(v: Option<&Node>, what: impl Fn() -> String) -> Result<f64, String> {
     match v {
-        None | Some(Value::Null) => Ok(0.0),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .ok_or_else(|| format!("{} is not a finite number", what())),
-        Some(other) => Err(format!("{} must be a number, got {}", what(), kind(other))),
+        None | Some(Node::Null) => Ok(0.0),
+        Some(Node::Num(x, _)) if x.is_finite() => Ok(*x),
+        Some(Node::Num(..)) => Err(format!("{} is not a finite number", what())),
+        Some(other) => Err(format!(
+            "{} must be a number, got {}",
+            what(),
+            other.describe()
+        )),
     }
 }
 
@@ -46,61 +47,73 @@ fn mean(xs: impl Iterator<Item = f64>) -> (f64, usize) {
     (if n == 0 { 0.0 } else { sum / n as f64 }, n)
 }
 
-fn array<'v>(log: &'v Map<String, Value>, key: &str) -> Result<&'v [Value], String> {
+fn array<'n, 'v>(log: &'n Node<'v>, key: &str) -> Result<&'n [Node<'v>], String> {
     match log.get(key) {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(a)) => Ok(a),
+        None | Some(Node::Null) => Ok(&[]),
+        Some(Node::Seq(a)) => Ok(a),
         Some(other) => Err(format!(
             "activation_log.{key} must be an array or null, got {}",
-            kind(other)
+            other.describe()
         )),
     }
 }
 
-fn string_tags(v: Option<&Value>, what: impl Fn() -> String) -> Result<Vec<String>, String> {
+fn string_tags(v: Option<&Node>, what: impl Fn() -> String) -> Result<Vec<String>, String> {
     match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => Ok(a
+        None | Some(Node::Null) => Ok(Vec::new()),
+        Some(Node::Seq(a)) => Ok(a
             .iter()
-            .filter_map(|t| t.as_str().map(str::to_string))
+            .filter_map(|t| match t {
+                Node::Str(s) => Some(s.to_string()),
+                _ => None,
+            })
             .collect()),
-        Some(other) => Err(format!("{} must be an array, got {}", what(), kind(other))),
+        Some(other) => Err(format!(
+            "{} must be an array, got {}",
+            what(),
+            other.describe()
+        )),
     }
 }
 
 impl ActivationLog {
     /// Validate and reduce a recorded log; `null` is no log.
-    pub fn from_value(v: Value) -> Result<Option<ActivationLog>, String> {
-        let log = match v {
-            Value::Null => return Ok(None),
-            Value::Object(o) => o,
+    pub fn from_value(v: &Value) -> Result<Option<ActivationLog>, String> {
+        ActivationLog::from_node(&Node::from_value(v))
+    }
+
+    /// As [`ActivationLog::from_value`], from the parser's borrowed tree.
+    pub fn from_node(log: &Node) -> Result<Option<ActivationLog>, String> {
+        match log {
+            Node::Null => return Ok(None),
+            Node::Map(_) => {}
             other => {
                 return Err(format!(
                     "activation_log must be an object or null, got {}",
-                    kind(&other)
+                    other.describe()
                 ))
             }
         };
-        let nodes = array(&log, "activated_nodes")?;
+        let nodes = array(log, "activated_nodes")?;
         let mut scores = Vec::with_capacity(nodes.len());
         let mut node_tags = Vec::with_capacity(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
-            let node = node.as_object().ok_or_else(|| {
-                format!(
+            if !matches!(node, Node::Map(_)) {
+                return Err(format!(
                     "activation_log.activated_nodes[{i}] must be an object, got {}",
-                    kind(node)
-                )
-            })?;
+                    node.describe()
+                ));
+            }
             scores.push(number(node.get("score"), || {
                 format!("activation_log.activated_nodes[{i}].score")
             })?);
             let props = match node.get("properties") {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(p)) => Some(p),
+                None | Some(Node::Null) => None,
+                Some(p @ Node::Map(_)) => Some(p),
                 Some(other) => {
                     return Err(format!(
                         "activation_log.activated_nodes[{i}].properties must be an object, got {}",
-                        kind(other)
+                        other.describe()
                     ))
                 }
             };
@@ -108,7 +121,7 @@ impl ActivationLog {
                 format!("activation_log.activated_nodes[{i}].tags")
             })?;
             let own_empty = match node.get("tags") {
-                Some(Value::Array(a)) => a.is_empty(),
+                Some(Node::Seq(a)) => a.is_empty(),
                 _ => true,
             };
             let tags = if own_empty {
@@ -120,16 +133,16 @@ impl ActivationLog {
             };
             node_tags.push(tags);
         }
-        let paths = array(&log, "inference_paths")?.len();
-        let edges = array(&log, "traversed_edges")?;
+        let paths = array(log, "inference_paths")?.len();
+        let edges = array(log, "traversed_edges")?;
         let mut weights = Vec::with_capacity(edges.len());
         for (i, edge) in edges.iter().enumerate() {
-            let edge = edge.as_object().ok_or_else(|| {
-                format!(
+            if !matches!(edge, Node::Map(_)) {
+                return Err(format!(
                     "activation_log.traversed_edges[{i}] must be an object, got {}",
-                    kind(edge)
-                )
-            })?;
+                    edge.describe()
+                ));
+            }
             weights.push(number(edge.get("weight"), || {
                 format!("activation_log.traversed_edges[{i}].weight")
             })?);
@@ -169,7 +182,7 @@ mod tests {
     use serde_json::json;
 
     fn conf(v: Value) -> f64 {
-        ActivationLog::from_value(v).unwrap().unwrap().confidence
+        ActivationLog::from_value(&v).unwrap().unwrap().confidence
     }
 
     #[test]
@@ -197,7 +210,7 @@ mod tests {
 
     #[test]
     fn tags_fall_back_to_properties_only_when_missing_or_empty() {
-        let log = ActivationLog::from_value(json!({"activated_nodes": [
+        let log = ActivationLog::from_value(&json!({"activated_nodes": [
             {"score": 0.7, "tags": ["other"], "properties": {"tags": ["pii"]}},
             {"score": 0.7, "tags": [], "properties": {"tags": ["payments"]}}
         ]}))
@@ -213,14 +226,14 @@ mod tests {
 
     #[test]
     fn unreadable_shapes_are_errors() {
-        assert!(ActivationLog::from_value(json!({"activated_nodes": {}})).is_err());
-        assert!(ActivationLog::from_value(json!({"activated_nodes": [1]})).is_err());
-        assert!(ActivationLog::from_value(json!({"activated_nodes": [{"score": "x"}]})).is_err());
-        assert!(ActivationLog::from_value(json!({"activated_nodes": [{"score": true}]})).is_err());
+        assert!(ActivationLog::from_value(&json!({"activated_nodes": {}})).is_err());
+        assert!(ActivationLog::from_value(&json!({"activated_nodes": [1]})).is_err());
+        assert!(ActivationLog::from_value(&json!({"activated_nodes": [{"score": "x"}]})).is_err());
+        assert!(ActivationLog::from_value(&json!({"activated_nodes": [{"score": true}]})).is_err());
         assert!(
-            ActivationLog::from_value(json!({"activated_nodes": [{"properties": []}]})).is_err()
+            ActivationLog::from_value(&json!({"activated_nodes": [{"properties": []}]})).is_err()
         );
-        assert!(ActivationLog::from_value(json!({"traversed_edges": [{"weight": "w"}]})).is_err());
-        assert!(ActivationLog::from_value(json!("log")).is_err());
+        assert!(ActivationLog::from_value(&json!({"traversed_edges": [{"weight": "w"}]})).is_err());
+        assert!(ActivationLog::from_value(&json!("log")).is_err());
     }
 }

@@ -17,7 +17,8 @@ pub mod confidence;
 mod reasons;
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
+use std::sync::Arc;
 
 pub use claims::draft_has_claims;
 pub use reasons::{Floor, Reason, Reasons};
@@ -74,6 +75,9 @@ pub struct DraftFeatures<'d> {
     /// a currency sign, so stripping cannot create or remove a match.
     pub claims: bool,
     lowered: OnceCell<Cow<'d, str>>,
+    /// The last ack-pattern answer, with the address of the pattern set
+    /// that gave it: variants that share their patterns run them once.
+    ack_memo: Cell<Option<(usize, PatternCheck)>>,
 }
 
 impl<'d> DraftFeatures<'d> {
@@ -85,6 +89,7 @@ impl<'d> DraftFeatures<'d> {
             too_long: longer_than(stripped, MAX_ACK_CHARS),
             claims: draft_has_claims(draft),
             lowered: OnceCell::new(),
+            ack_memo: Cell::new(None),
         }
     }
 
@@ -235,18 +240,45 @@ impl Evaluation<'_> {
 /// A config compiled for evaluation: patterns compiled once.
 pub struct Gate {
     config: FrameworkConfig,
-    acks: PySet,
+    acks: Arc<PySet>,
     read_only: Vec<String>,
+}
+
+/// Compiled ack-pattern sets by pattern list, so variants that share their
+/// patterns (the usual case: only flags differ) compile them once.
+#[derive(Default)]
+pub struct PatternCache {
+    sets: Vec<(Vec<String>, Arc<PySet>)>,
 }
 
 impl Gate {
     pub fn new(config: FrameworkConfig) -> Result<Gate, ConfigError> {
+        Gate::new_cached(config, &mut PatternCache::default())
+    }
+
+    /// As [`Gate::new`], reusing (and filling) `cache`.
+    pub fn new_cached(
+        config: FrameworkConfig,
+        cache: &mut PatternCache,
+    ) -> Result<Gate, ConfigError> {
         config.validate()?;
-        let custom = !config.metacognition_trivial_ack_patterns.is_empty();
-        let acks = if custom {
-            PySet::new(&config.metacognition_trivial_ack_patterns, true)
+        let patterns: Vec<String> = if config.metacognition_trivial_ack_patterns.is_empty() {
+            BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect()
         } else {
-            PySet::new(&BUILTIN_ACK_PATTERNS, true)
+            config.metacognition_trivial_ack_patterns.clone()
+        };
+        let cached = cache
+            .sets
+            .iter()
+            .find(|(p, _)| *p == patterns)
+            .map(|(_, set)| set.clone());
+        let acks = match cached {
+            Some(set) => Ok(set),
+            None => PySet::new(&patterns, true).map(|set| {
+                let set = Arc::new(set);
+                cache.sets.push((patterns, set.clone()));
+                set
+            }),
         };
         let acks = acks.map_err(|(i, e)| {
             ConfigError(format!(
@@ -334,7 +366,15 @@ impl Gate {
         let others = floors.len() + f.too_long as usize;
         let symfonic_checks = !f.empty && !f.too_long && !f.claims;
         let pattern = if symfonic_checks || (!f.empty && others <= 1) {
-            self.ack_pattern(f.lowered())
+            let set = Arc::as_ptr(&self.acks) as usize;
+            match f.ack_memo.get() {
+                Some((s, answer)) if s == set => answer,
+                _ => {
+                    let answer = self.ack_pattern(f.lowered());
+                    f.ack_memo.set(Some((set, answer)));
+                    answer
+                }
+            }
         } else {
             PatternCheck::NotChecked
         };

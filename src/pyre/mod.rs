@@ -200,10 +200,58 @@ impl PySet {
         patterns: &[S],
         ignore_case: bool,
     ) -> Result<PySet, (usize, PatternError)> {
+        // Compiling is most of a replay's start-up, so the usual case (every
+        // pattern valid) builds only the engines it keeps; when anything
+        // fails, the pattern-by-pattern pass names the first culprit.
+        match Self::build(patterns, ignore_case) {
+            Some(set) => Ok(set),
+            None => Err(Self::first_error(patterns, ignore_case)),
+        }
+    }
+
+    /// The engines, or None if any pattern fails to translate or compile.
+    fn build<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> Option<PySet> {
         let mut plain_native = Vec::new();
         let mut plain_exact = Vec::new();
         let mut any_boundary = false;
         let mut fancy = Vec::new();
+        for p in patterns {
+            let t = translate(p.as_ref(), ignore_case).ok()?;
+            if t.needs_fancy {
+                let native = Engine::build(&t.native, true).ok()?;
+                let exact = Engine::build(&t.exact, true).ok()?;
+                fancy.push((native, exact));
+            } else {
+                any_boundary |= t.uses_boundary;
+                plain_native.push(format!("(?:{})", t.native));
+                plain_exact.push(format!("(?:{})", t.exact));
+            }
+        }
+        let (native, exact) = if plain_native.is_empty() {
+            (None, None)
+        } else {
+            let native = Engine::build(&plain_native.join("|"), false).ok()?;
+            let exact = if any_boundary {
+                Some(Engine::build(&plain_exact.join("|"), true).ok()?)
+            } else {
+                None
+            };
+            (Some(native), exact)
+        };
+        Some(PySet {
+            native,
+            exact,
+            fancy,
+        })
+    }
+
+    /// The first pattern (in order) that fails, and why: each pattern
+    /// translated and compiled alone, in both forms, then the alternation.
+    #[cold]
+    fn first_error<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> (usize, PatternError) {
+        let mut plain_native = Vec::new();
+        let mut plain_exact = Vec::new();
+        let mut any_boundary = false;
         for (i, p) in patterns.iter().enumerate() {
             let p = p.as_ref();
             let err = |message: String| {
@@ -215,54 +263,51 @@ impl PySet {
                     },
                 )
             };
-            let t = translate(p, ignore_case).map_err(err)?;
-            if t.needs_fancy {
-                let native = Engine::build(&t.native, true).map_err(err)?;
-                let exact = Engine::build(&t.exact, true).map_err(err)?;
-                fancy.push((native, exact));
-            } else {
-                // Compile alone first, so an error names this pattern.
-                Engine::build(&t.native, false).map_err(err)?;
-                if t.uses_boundary {
-                    any_boundary = true;
-                    Engine::build(&t.exact, true).map_err(err)?;
+            let result = translate(p, ignore_case).and_then(|t| {
+                if t.needs_fancy {
+                    Engine::build(&t.native, true)?;
+                    Engine::build(&t.exact, true)?;
+                } else {
+                    Engine::build(&t.native, false)?;
+                    if t.uses_boundary {
+                        any_boundary = true;
+                        Engine::build(&t.exact, true)?;
+                    }
+                    plain_native.push(format!("(?:{})", t.native));
+                    plain_exact.push(format!("(?:{})", t.exact));
                 }
-                plain_native.push(format!("(?:{})", t.native));
-                plain_exact.push(format!("(?:{})", t.exact));
+                Ok(())
+            });
+            if let Err(m) = result {
+                return err(m);
             }
         }
-        let (native, exact) = if plain_native.is_empty() {
-            (None, None)
-        } else {
-            let native = Engine::build(&plain_native.join("|"), false).map_err(|m| {
-                (
+        // Every pattern compiles alone: the alternation is what fails.
+        for (joined, fancy) in [
+            (plain_native.join("|"), false),
+            (plain_exact.join("|"), true),
+        ] {
+            if fancy && !any_boundary {
+                continue;
+            }
+            if let Err(message) = Engine::build(&joined, fancy) {
+                return (
                     0,
                     PatternError {
-                        pattern: plain_native.join("|"),
-                        message: m,
+                        pattern: joined,
+                        message,
                     },
-                )
-            })?;
-            let exact = if any_boundary {
-                Some(Engine::build(&plain_exact.join("|"), true).map_err(|m| {
-                    (
-                        0,
-                        PatternError {
-                            pattern: plain_exact.join("|"),
-                            message: m,
-                        },
-                    )
-                })?)
-            } else {
-                None
-            };
-            (Some(native), exact)
-        };
-        Ok(PySet {
-            native,
-            exact,
-            fancy,
-        })
+                );
+            }
+        }
+        // Not reachable with a deterministic compiler; an error, not a panic.
+        (
+            0,
+            PatternError {
+                pattern: plain_native.join("|"),
+                message: "the patterns compile one by one but not as a set".into(),
+            },
+        )
     }
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
@@ -348,6 +393,15 @@ mod tests {
         let err = PySet::new(&["ok", "(unclosed"], true).err().unwrap();
         assert_eq!(err.0, 1);
         assert_eq!(err.1.pattern, "(unclosed");
+        // The first failing pattern in order is named, whichever step
+        // (translation or compilation) fails, and fancy patterns too.
+        let err = PySet::new(&[r"(?<=a)b", "x{2,1}", "(unclosed"], true)
+            .err()
+            .unwrap();
+        assert_eq!((err.0, err.1.pattern.as_str()), (1, "x{2,1}"));
+        let err = PySet::new(&["(?=x", "ok"], true).err().unwrap();
+        assert_eq!(err.0, 0);
+        assert!(PySet::new(&[r"(?<=a)b", r"\bok\b", "fine"], true).is_ok());
     }
 
     #[test]

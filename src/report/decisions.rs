@@ -62,45 +62,85 @@ fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
-fn push_bool(out: &mut Vec<u8>, b: bool) {
-    out.extend_from_slice(if b { b"true" } else { b"false" });
+/// A field and its separator.
+fn cell(out: &mut Vec<u8>, s: &str) {
+    field(out, s);
+    out.push(b',');
 }
 
-pub fn write_row(out: &mut Vec<u8>, r: &Row) {
-    field(out, r.source);
-    out.push(b',');
-    push_u64(out, r.line);
-    out.push(b',');
-    field(out, r.run_id);
-    out.push(b',');
-    if let Some(t) = r.turn {
-        push_u64(out, t);
-    }
-    out.push(b',');
-    field(out, r.variant);
-    out.push(b',');
-    push_bool(out, r.fires);
-    out.push(b',');
-    push_bool(out, r.baseline_fires);
-    out.push(b',');
-    for (i, reason) in r.reasons.iter().enumerate() {
-        if i > 0 {
-            out.push(b';');
+/// A turn's rows share most of their fields: they are formatted once per
+/// turn (not once per variant) into these buffers, reused across turns.
+#[derive(Default)]
+pub struct TurnFields {
+    /// `source,line,run_id,turn,`
+    head: Vec<u8>,
+    /// `language,scope,intent,draft_chars,`
+    middle: Vec<u8>,
+    /// `,verdict\n`
+    tail: Vec<u8>,
+    /// The last confidence formatted, as (bits, text): variants usually
+    /// resolve the same confidence.
+    confidence: Option<(u64, Vec<u8>)>,
+}
+
+impl TurnFields {
+    /// Format the fields of `r` that do not depend on the variant.
+    pub fn set(&mut self, r: &Row) {
+        let h = &mut self.head;
+        h.clear();
+        cell(h, r.source);
+        push_u64(h, r.line);
+        h.push(b',');
+        cell(h, r.run_id);
+        if let Some(t) = r.turn {
+            push_u64(h, t);
         }
-        out.extend_from_slice(reason.name().as_bytes());
+        h.push(b',');
+        let m = &mut self.middle;
+        m.clear();
+        for s in [r.language, r.scope, r.intent] {
+            cell(m, s.unwrap_or(""));
+        }
+        push_u64(m, r.draft_chars);
+        m.push(b',');
+        self.tail.clear();
+        self.tail.push(b',');
+        self.tail
+            .extend_from_slice(r.verdict.map_or("", Verdict::as_str).as_bytes());
+        self.tail.push(b'\n');
     }
-    out.push(b',');
-    field(out, r.language.unwrap_or(""));
-    out.push(b',');
-    field(out, r.scope.unwrap_or(""));
-    out.push(b',');
-    field(out, r.intent.unwrap_or(""));
-    out.push(b',');
-    push_u64(out, r.draft_chars);
-    // Shortest representation that reads back to the same f64.
-    let _ = write!(out, ",{:?},", r.confidence);
-    out.extend_from_slice(r.verdict.map_or("", Verdict::as_str).as_bytes());
-    out.push(b'\n');
+
+    /// Append the row of one variant (the other fields of `r` as last set).
+    pub fn write(&mut self, out: &mut Vec<u8>, r: &Row) {
+        out.extend_from_slice(&self.head);
+        cell(out, r.variant);
+        cell(out, if r.fires { "true" } else { "false" });
+        cell(out, if r.baseline_fires { "true" } else { "false" });
+        for (i, reason) in r.reasons.iter().enumerate() {
+            if i > 0 {
+                out.push(b';');
+            }
+            out.extend_from_slice(reason.name().as_bytes());
+        }
+        out.push(b',');
+        out.extend_from_slice(&self.middle);
+        let bits = r.confidence.to_bits();
+        if self.confidence.as_ref().is_none_or(|(b, _)| *b != bits) {
+            // Shortest representation that reads back to the same f64.
+            let mut text = Vec::new();
+            let _ = write!(text, "{:?}", r.confidence);
+            self.confidence = Some((bits, text));
+        }
+        out.extend_from_slice(&self.confidence.as_ref().expect("just set").1);
+        out.extend_from_slice(&self.tail);
+    }
+}
+
+/// Append one row.
+pub fn write_row(out: &mut Vec<u8>, r: &Row) {
+    let mut f = TurnFields::default();
+    f.set(r);
+    f.write(out, r);
 }
 
 #[cfg(test)]
