@@ -95,7 +95,7 @@ fn run_into(
         None
     };
     let threads = rayon::current_num_threads();
-    let rx = reader::blocks(replayer.sources(), 2 * threads + 2);
+    let (rx, recycler) = reader::blocks_recycled(replayer.sources(), 2 * threads + 2);
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();
@@ -105,7 +105,7 @@ fn run_into(
             break;
         }
         let results = replayer.process_batch(&batch);
-        for (block, res) in batch.iter().zip(results) {
+        for (block, res) in batch.into_iter().zip(results) {
             if !opts.skip_invalid {
                 if let Some(r) = res.rejects.first() {
                     return Err(format!(
@@ -125,6 +125,7 @@ fn run_into(
             regressions.extend(res.regressions);
             let done: u64 = sizes[..block.source].iter().sum::<u64>() + block.consumed;
             progress.update(done, totals.turns);
+            recycler.give(block);
         }
     }
     if let Some(d) = decisions {

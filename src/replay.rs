@@ -400,6 +400,13 @@ impl Replayer {
             ..Default::default()
         };
         out.totals.bytes = block.data.len() as u64;
+        // Reserve for a row of about 140 bytes per variant per line of
+        // about 500 bytes, rather than grow (and copy) the rows several times
+        // (only touched pages count as memory).
+        if self.opts.decisions == DecisionsMode::All {
+            out.decisions_csv
+                .reserve(block.data.len() / 500 * self.gates.len() * 140);
+        }
         let nv = self.gates.len();
         let base = self.opts.plan.baseline;
         let mut scratch = Scratch::new(nv);
@@ -602,7 +609,7 @@ impl Replayer {
                     baseline_fires: base_fires,
                     reasons,
                     language: turn.language.as_deref(),
-                    scope: turn.scope.map(|r| r.get()),
+                    scope: turn.scope,
                     intent: turn.intent_label(),
                     draft_chars,
                     confidence: e.confidence,

@@ -11,7 +11,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::replay::{Fnv, Identity, NONE};
@@ -20,8 +19,7 @@ use crate::tally::{Counts, SegmentMap};
 type ById<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 
 /// A scope value as a segment label, borrowed when it is a plain string.
-pub fn raw_label(raw: &RawValue) -> Cow<'_, str> {
-    let s = raw.get();
+pub fn raw_label(s: &str) -> Cow<'_, str> {
     if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
         Cow::Borrowed(&s[1..s.len() - 1])
     } else {
@@ -123,13 +121,12 @@ impl SegmentAcc {
 
     /// Add one turn's counts to the segments of its `scope`: one dimension
     /// `scope.KEY` per key of an object, else one dimension `scope`.
-    pub fn add_scope(&mut self, raw: &RawValue, counts: &[Counts]) {
-        let text = raw.get();
+    pub fn add_scope(&mut self, text: &str, counts: &[Counts]) {
         let k = key(u32::MAX, text);
         let i = match self.scope_index.get(&k) {
             Some(&i) if self.scopes[i].0 == text => i,
             _ => {
-                let pairs = self.scope_pairs(raw);
+                let pairs = self.scope_pairs(text);
                 self.scopes.push((text.to_string(), pairs));
                 let i = self.scopes.len() - 1;
                 self.scope_index.entry(k).or_insert(i);
@@ -143,16 +140,20 @@ impl SegmentAcc {
         self.scopes[i].1 = pairs;
     }
 
-    fn scope_pairs(&mut self, raw: &RawValue) -> Vec<(u32, String)> {
+    fn scope_pairs(&mut self, raw: &str) -> Vec<(u32, String)> {
         let entries = raw
-            .get()
             .starts_with('{')
             .then(|| crate::turn::object_entries(raw))
             .flatten();
         match entries {
             Some(entries) => entries
                 .into_iter()
-                .map(|(k, v)| (self.dim(&format!("scope.{k}")), raw_label(v).into_owned()))
+                .map(|(k, v)| {
+                    (
+                        self.dim(&format!("scope.{k}")),
+                        raw_label(v.get()).into_owned(),
+                    )
+                })
                 .collect(),
             None => vec![(self.dim("scope"), raw_label(raw).into_owned())],
         }
@@ -204,12 +205,11 @@ mod tests {
     #[test]
     fn scopes_are_segmented_per_key() {
         let mut acc = SegmentAcc::new(1);
-        let obj: Box<RawValue> =
-            serde_json::from_str(r#"{"tenant":"acme","tier":2,"x":null}"#).unwrap();
-        let plain: Box<RawValue> = serde_json::from_str(r#""web""#).unwrap();
-        acc.add_scope(&obj, &counts(1, 1));
-        acc.add_scope(&obj, &counts(1, 0));
-        acc.add_scope(&plain, &counts(1, 1));
+        let obj = r#"{"tenant":"acme","tier":2,"x":null}"#;
+        let plain = r#""web""#;
+        acc.add_scope(obj, &counts(1, 1));
+        acc.add_scope(obj, &counts(1, 0));
+        acc.add_scope(plain, &counts(1, 1));
         let map = acc.into_map();
         assert_eq!(map["scope.tenant"]["acme"][0].turns, 2);
         assert_eq!(map["scope.tier"]["2"][0].fires, 1);
@@ -235,10 +235,9 @@ mod tests {
 
     #[test]
     fn raw_labels_are_plain_strings_or_json() {
-        let raw = |s: &str| serde_json::from_str::<&RawValue>(s).unwrap().to_owned();
-        assert_eq!(raw_label(&raw("\"acme\"")), "acme");
-        assert_eq!(raw_label(&raw("\"a\\\"b\"")), "a\"b");
-        assert_eq!(raw_label(&raw("42")), "42");
-        assert_eq!(raw_label(&raw("null")), NONE);
+        assert_eq!(raw_label("\"acme\""), "acme");
+        assert_eq!(raw_label("\"a\\\"b\""), "a\"b");
+        assert_eq!(raw_label("42"), "42");
+        assert_eq!(raw_label("null"), NONE);
     }
 }

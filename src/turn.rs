@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::gate::confidence::ActivationLog;
+use crate::json::fast::{Bail, Reader};
 use crate::json::Node;
 
 /// The critic's verdict, when it ran in production.
@@ -96,7 +97,8 @@ pub struct Turn<'a> {
     pub run_id: Cow<'a, str>,
     pub turn: Option<u64>,
     pub ts: Option<Cow<'a, str>>,
-    pub scope: Option<&'a RawValue>,
+    /// The raw JSON text of `scope`, exactly as recorded.
+    pub scope: Option<&'a str>,
     pub language: Option<Cow<'a, str>>,
     pub draft: Cow<'a, str>,
     pub tool_calls: Vec<ToolCall>,
@@ -115,6 +117,15 @@ pub struct Turn<'a> {
 impl<'a> Turn<'a> {
     /// Parse and validate one line (without its newline).
     pub fn parse(line: &'a str) -> Result<Turn<'a>, TurnError> {
+        match parse_fast(line) {
+            Ok(t) => Ok(t),
+            Err(Bail) => Turn::parse_with_serde_json(line),
+        }
+    }
+
+    /// [`Turn::parse`] by `serde_json` alone: the authority on what is
+    /// valid, and the source of every error message.
+    pub fn parse_with_serde_json(line: &'a str) -> Result<Turn<'a>, TurnError> {
         let mut de = serde_json::Deserializer::from_str(line);
         let turn =
             de::DeserializeSeed::deserialize(TurnSeed, &mut de).map_err(TurnError::from_json)?;
@@ -203,7 +214,7 @@ pub fn describe_unexpected(u: Unexpected<'_>) -> String {
 /// The entries of a JSON object (keys borrowed where they have no escapes),
 /// in order, a repeated key keeping its last value as `serde_json` does;
 /// None when `raw` is not an object.
-pub fn object_entries(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+pub fn object_entries(raw: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
     struct V;
     impl<'de> Visitor<'de> for V {
         type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
@@ -225,7 +236,7 @@ pub fn object_entries(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> 
             Ok(out)
         }
     }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let mut de = serde_json::Deserializer::from_str(raw);
     de.deserialize_map(V).ok()
 }
 
@@ -240,47 +251,44 @@ impl<'de> de::DeserializeSeed<'de> for TurnSeed {
 
 struct TurnVisitor;
 
-fn string_field<'de, E: de::Error>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, E> {
+fn string_field<'de>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, String> {
     match v {
         Node::Str(s) => Ok(s),
-        other => Err(E::custom(format!(
-            "{key} must be a string, got {}",
-            other.describe()
-        ))),
+        other => Err(format!("{key} must be a string, got {}", other.describe())),
     }
 }
 
-fn non_negative<E: de::Error>(what: &str, v: &Node) -> Result<Option<f64>, E> {
+fn non_negative(what: &str, v: &Node) -> Result<Option<f64>, String> {
     match v {
         Node::Null => Ok(None),
         Node::Num(x, _) if *x >= 0.0 => Ok(Some(*x)),
-        other => Err(E::custom(format!(
+        other => Err(format!(
             "{what} must be a non-negative number, got {}",
             other.describe()
-        ))),
+        )),
     }
 }
 
-fn parse_critic<'de, E: de::Error>(v: Node<'de>) -> Result<Option<Critic<'de>>, E> {
+fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
     match v {
         Node::Null => return Ok(None),
         Node::Map(_) => {}
         other => {
-            return Err(E::custom(format!(
+            return Err(format!(
                 "critic must be an object or null, got {}",
                 other.describe()
-            )))
+            ))
         }
     };
     let mut c = Critic::default();
-    let opt_string = |k: &str| -> Result<Option<Cow<'de, str>>, E> {
+    let opt_string = |k: &str| -> Result<Option<Cow<'_, str>>, String> {
         match v.get(k) {
             None | Some(Node::Null) => Ok(None),
             Some(Node::Str(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(E::custom(format!(
+            Some(other) => Err(format!(
                 "critic.{k} must be a string, got {}",
                 other.describe()
-            ))),
+            )),
         }
     };
     c.verdict = match v.get("verdict") {
@@ -289,10 +297,10 @@ fn parse_critic<'de, E: de::Error>(v: Node<'de>) -> Result<Option<Critic<'de>>, 
         Some(Node::Str(s)) if s == "revise" => Some(Verdict::Revise),
         Some(Node::Str(s)) if s == "refuse" => Some(Verdict::Refuse),
         Some(other) => {
-            return Err(E::custom(format!(
+            return Err(format!(
                 "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
                 other.describe()
-            )))
+            ))
         }
     };
     if let Some(x) = v.get("reflection_latency_ms") {
@@ -310,11 +318,11 @@ fn parse_critic<'de, E: de::Error>(v: Node<'de>) -> Result<Option<Critic<'de>>, 
                 // turn was a visible share of the parse).
                 _ => {
                     let what = format!("critic.{k}");
-                    non_negative::<E>(&what, x)?;
-                    return Err(E::custom(format!(
+                    non_negative(&what, x)?;
+                    return Err(format!(
                         "{what} must be a whole number, got {}",
                         x.describe()
-                    )));
+                    ));
                 }
             };
         }
@@ -325,14 +333,14 @@ fn parse_critic<'de, E: de::Error>(v: Node<'de>) -> Result<Option<Critic<'de>>, 
     Ok(Some(c))
 }
 
-fn parse_tool_calls<E: de::Error>(v: Node) -> Result<Vec<ToolCall>, E> {
+fn parse_tool_calls(v: Node) -> Result<Vec<ToolCall>, String> {
     let items = match v {
         Node::Seq(a) => a,
         other => {
-            return Err(E::custom(format!(
+            return Err(format!(
                 "tool_calls_this_turn must be an array, got {}",
                 other.describe()
-            )))
+            ))
         }
     };
     Ok(items
@@ -351,6 +359,176 @@ fn parse_tool_calls<E: de::Error>(v: Node) -> Result<Vec<ToolCall>, E> {
         .collect())
 }
 
+/// A turn assembled field by field, in the order of the line's keys, by
+/// either reader (so both validate with the same code and messages).
+#[derive(Default)]
+struct Builder<'de> {
+    t: Turn<'de>,
+    run_id: Option<Cow<'de, str>>,
+    draft: Option<Cow<'de, str>>,
+}
+
+impl<'de> Builder<'de> {
+    /// The keys whose value [`Builder::field`] reads (all the format's keys
+    /// but `scope`, which is kept as raw JSON text).
+    fn reads(key: &str) -> bool {
+        matches!(
+            key,
+            "run_id"
+                | "draft"
+                | "turn"
+                | "ts"
+                | "language"
+                | "confidence"
+                | "sensitive_hit"
+                | "tool_calls_this_turn"
+                | "fabrication_findings"
+                | "intent_verdict"
+                | "activation_log"
+                | "critic"
+        )
+    }
+
+    /// Validate and store the value of one key that [`Builder::reads`].
+    fn field(&mut self, key: &str, v: Node<'de>) -> Result<(), String> {
+        let t = &mut self.t;
+        match key {
+            "run_id" => self.run_id = Some(string_field("run_id", v)?),
+            "draft" => self.draft = Some(string_field("draft", v)?),
+            "turn" => {
+                t.turn = match v {
+                    Node::Null => None,
+                    Node::Num(_, Unexpected::Unsigned(n)) => Some(n),
+                    other => {
+                        return Err(format!(
+                            "turn must be an integer >= 0, got {}",
+                            other.describe()
+                        ))
+                    }
+                }
+            }
+            "ts" => {
+                t.ts = match v {
+                    Node::Null => None,
+                    v => Some(string_field("ts", v)?),
+                }
+            }
+            "language" => {
+                t.language = match v {
+                    Node::Null => None,
+                    v => Some(string_field("language", v)?),
+                }
+            }
+            "confidence" => {
+                t.confidence = match v {
+                    Node::Null => None,
+                    Node::Num(x, _) if (0.0..=1.0).contains(&x) => Some(x),
+                    _ => {
+                        return Err(format!(
+                            "confidence must be a number in [0, 1], got {}",
+                            v.describe()
+                        ))
+                    }
+                }
+            }
+            "sensitive_hit" => {
+                t.sensitive_hit = match v {
+                    Node::Null => SensitiveField::None,
+                    Node::Str(s) => SensitiveField::Hit(s),
+                    other => {
+                        return Err(format!(
+                            "sensitive_hit must be a string or null, got {}",
+                            other.describe()
+                        ))
+                    }
+                }
+            }
+            "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(v)?,
+            "fabrication_findings" => match v {
+                Node::Null => {}
+                Node::Seq(a) => {
+                    t.fabrication_findings = a.len();
+                    t.fabrication_kinds = a
+                        .iter()
+                        .filter_map(|f| match f.get("kind") {
+                            Some(Node::Str(k)) => Some(k.to_string()),
+                            _ => None,
+                        })
+                        .collect();
+                }
+                other => {
+                    return Err(format!(
+                        "fabrication_findings must be an array or null, got {}",
+                        other.describe()
+                    ))
+                }
+            },
+            "intent_verdict" => {
+                t.intent = match &v {
+                    Node::Null => Intent::None,
+                    Node::Map(_) => match v.get("label") {
+                        None | Some(Node::Null) => Intent::None,
+                        Some(Node::Str(s)) => Intent::Label(s.clone()),
+                        Some(other) => {
+                            return Err(format!(
+                                "intent_verdict.label must be a string or null, got {}",
+                                other.describe()
+                            ))
+                        }
+                    },
+                    other => {
+                        return Err(format!(
+                            "intent_verdict must be an object or null, got {}",
+                            other.describe()
+                        ))
+                    }
+                }
+            }
+            "activation_log" => t.activation_log = ActivationLog::from_node(&v)?,
+            "critic" => t.critic = parse_critic(v)?,
+            _ => t.unknown_fields += 1,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Turn<'de>, String> {
+        let mut t = self.t;
+        t.run_id = self.run_id.ok_or("run_id is missing")?;
+        t.draft = self.draft.ok_or("draft is missing")?;
+        Ok(t)
+    }
+}
+
+/// The fast reader's pass over a line (see [`crate::json::fast`]): Err
+/// when the line is invalid or the reader is not sure.
+fn parse_fast(line: &str) -> Result<Turn<'_>, Bail> {
+    let mut r = Reader::new(line);
+    r.ws();
+    r.expect(b'{')?;
+    let mut b = Builder::default();
+    let mut first = true;
+    while r.more_members(first)? {
+        first = false;
+        let key = r.key()?;
+        match key.as_ref() {
+            "scope" => b.t.scope = Some(r.raw_value()?),
+            k if Builder::reads(k) => {
+                let v = r.value()?;
+                b.field(k, v).map_err(|_| Bail)?
+            }
+            _ => {
+                r.skip_value()?;
+                b.t.unknown_fields += 1;
+            }
+        }
+    }
+    r.ws();
+    if !r.at_end() {
+        return Err(Bail);
+    }
+    b.finish().map_err(|_| Bail)
+}
+
 impl<'de> Visitor<'de> for TurnVisitor {
     type Value = Turn<'de>;
 
@@ -359,9 +537,7 @@ impl<'de> Visitor<'de> for TurnVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Turn<'de>, A::Error> {
-        let mut t = Turn::default();
-        let mut run_id = None;
-        let mut draft = None;
+        let mut b = Builder::default();
         // Keys are borrowed from the line (serde's own Cow<str> would copy
         // every key).
         while let Some(key) = map.next_key::<Node<'de>>()? {
@@ -369,114 +545,18 @@ impl<'de> Visitor<'de> for TurnVisitor {
                 unreachable!("JSON keys are strings")
             };
             match key.as_ref() {
-                "run_id" => run_id = Some(string_field("run_id", map.next_value()?)?),
-                "draft" => draft = Some(string_field("draft", map.next_value()?)?),
-                "turn" => {
-                    t.turn = match map.next_value::<Node>()? {
-                        Node::Null => None,
-                        Node::Num(_, Unexpected::Unsigned(n)) => Some(n),
-                        other => {
-                            return Err(de::Error::custom(format!(
-                                "turn must be an integer >= 0, got {}",
-                                other.describe()
-                            )))
-                        }
-                    }
+                "scope" => b.t.scope = Some(map.next_value::<&'de RawValue>()?.get()),
+                k if Builder::reads(k) => {
+                    let v = map.next_value()?;
+                    b.field(k, v).map_err(de::Error::custom)?
                 }
-                "ts" => {
-                    t.ts = match map.next_value::<Node>()? {
-                        Node::Null => None,
-                        v => Some(string_field("ts", v)?),
-                    }
-                }
-                "language" => {
-                    t.language = match map.next_value::<Node>()? {
-                        Node::Null => None,
-                        v => Some(string_field("language", v)?),
-                    }
-                }
-                "scope" => t.scope = Some(map.next_value::<&'de RawValue>()?),
-                "confidence" => {
-                    let v: Node = map.next_value()?;
-                    t.confidence = match v {
-                        Node::Null => None,
-                        Node::Num(x, _) if (0.0..=1.0).contains(&x) => Some(x),
-                        _ => {
-                            return Err(de::Error::custom(format!(
-                                "confidence must be a number in [0, 1], got {}",
-                                v.describe()
-                            )))
-                        }
-                    }
-                }
-                "sensitive_hit" => {
-                    t.sensitive_hit = match map.next_value::<Node>()? {
-                        Node::Null => SensitiveField::None,
-                        Node::Str(s) => SensitiveField::Hit(s),
-                        other => {
-                            return Err(de::Error::custom(format!(
-                                "sensitive_hit must be a string or null, got {}",
-                                other.describe()
-                            )))
-                        }
-                    }
-                }
-                "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(map.next_value()?)?,
-                "fabrication_findings" => match map.next_value::<Node>()? {
-                    Node::Null => {}
-                    Node::Seq(a) => {
-                        t.fabrication_findings = a.len();
-                        t.fabrication_kinds = a
-                            .iter()
-                            .filter_map(|f| match f.get("kind") {
-                                Some(Node::Str(k)) => Some(k.to_string()),
-                                _ => None,
-                            })
-                            .collect();
-                    }
-                    other => {
-                        return Err(de::Error::custom(format!(
-                            "fabrication_findings must be an array or null, got {}",
-                            other.describe()
-                        )))
-                    }
-                },
-                "intent_verdict" => {
-                    let v: Node = map.next_value()?;
-                    t.intent = match &v {
-                        Node::Null => Intent::None,
-                        Node::Map(_) => match v.get("label") {
-                            None | Some(Node::Null) => Intent::None,
-                            Some(Node::Str(s)) => Intent::Label(s.clone()),
-                            Some(other) => {
-                                return Err(de::Error::custom(format!(
-                                    "intent_verdict.label must be a string or null, got {}",
-                                    other.describe()
-                                )))
-                            }
-                        },
-                        other => {
-                            return Err(de::Error::custom(format!(
-                                "intent_verdict must be an object or null, got {}",
-                                other.describe()
-                            )))
-                        }
-                    }
-                }
-                "activation_log" => {
-                    t.activation_log =
-                        ActivationLog::from_node(&map.next_value()?).map_err(de::Error::custom)?
-                }
-                "critic" => t.critic = parse_critic(map.next_value()?)?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
-                    t.unknown_fields += 1;
+                    b.t.unknown_fields += 1;
                 }
             }
         }
-        t.run_id = run_id.ok_or_else(|| de::Error::custom("run_id is missing"))?;
-        t.draft = draft.ok_or_else(|| de::Error::custom("draft is missing"))?;
-        Ok(t)
+        b.finish().map_err(de::Error::custom)
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Turn<'de>, A::Error> {

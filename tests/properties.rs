@@ -140,3 +140,83 @@ proptest! {
         prop_assert_eq!(draft_has_claims(&d), want);
     }
 }
+
+/// Any JSON value, with the strings, numbers and nesting traffic has.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(|x| json!(x)),
+        "\\PC{0,12}".prop_map(Value::String),
+        "[\"\\\\/\u{0}-\u{1f}a\u{7f}é😀]{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+            prop::collection::vec(("[a-z_]{0,6}", inner), 0..5)
+                .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// `line` with one edit: a byte dropped, or a JSON-significant character
+/// inserted, at `at` (modulo the length).
+fn mutate(line: &str, at: usize, edit: usize) -> String {
+    let mut b = line.as_bytes().to_vec();
+    if b.is_empty() {
+        return line.to_string();
+    }
+    let at = at % b.len();
+    const INSERTS: &[&[u8]] = &[
+        b"\"", b"\\", b",", b":", b"{", b"}", b"[", b"]", b"-", b"0", b"e", b".", b" ", b"\\u",
+        b"\\ud800", b"\x01", b"\t", b"n", b"1e400", b"-0",
+    ];
+    if edit == 0 {
+        b.remove(at);
+    } else {
+        let ins = INSERTS[edit % INSERTS.len()];
+        b.splice(at..at, ins.iter().copied());
+    }
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The fast reader never accepts what serde_json rejects, and reads
+    /// what it accepts as serde_json does (json::fast's one duty).
+    #[test]
+    fn fast_reader_agrees_with_serde_json(v in json_value(), at in any::<usize>(), edit in 0usize..40) {
+        use critic_gate::json::{fast, Node};
+        use serde::Deserialize;
+        let text = v.to_string();
+        for t in [text.clone(), mutate(&text, at, edit)] {
+            if let Ok(fast) = fast::parse(&t) {
+                let mut de = serde_json::Deserializer::from_str(&t);
+                let reference = Node::deserialize(&mut de).and_then(|n| de.end().map(|_| n));
+                prop_assert_eq!(reference.ok(), Some(fast), "{:?}", t);
+            }
+        }
+        // Whatever serde_json writes is read without falling back.
+        prop_assert!(fast::parse(&text).is_ok(), "{:?}", text);
+    }
+
+    /// A turn reads the same through the fast path as through serde_json
+    /// alone, valid or not, with the same error.
+    #[test]
+    fn turns_read_the_same_both_ways(line in turn_json(), extra in json_value(), at in any::<usize>(), edit in 0usize..40) {
+        let mut with_extra: serde_json::Value = serde_json::from_str(&line).unwrap();
+        with_extra["scope"] = extra.clone();
+        with_extra["critic"] = json!({"verdict": "revise", "model": extra.to_string(), "reflection_tokens_in": 12});
+        for t in [line.clone(), with_extra.to_string(), mutate(&line, at, edit), mutate(&with_extra.to_string(), at, edit)] {
+            let fast = Turn::parse(&t).map(|t| format!("{t:?}"));
+            let reference = Turn::parse_with_serde_json(&t).map(|t| format!("{t:?}"));
+            prop_assert_eq!(fast, reference, "{:?}", t);
+        }
+    }
+}

@@ -29,7 +29,7 @@ pub fn run(a: Args) -> CliResult {
             .map_err(|e| e.to_string())?;
     }
     let threads = rayon::current_num_threads();
-    let rx = reader::blocks(
+    let (rx, recycler) = reader::blocks_recycled(
         a.files.iter().map(|f| Source { name: f.clone() }).collect(),
         2 * threads + 2,
     );
@@ -67,6 +67,9 @@ pub fn run(a: Args) -> CliResult {
             turns += o;
             invalid += b;
             bytes += n;
+        }
+        for b in batch {
+            recycler.give(b);
         }
     }
     let secs = started.elapsed().as_secs_f64();

@@ -13,9 +13,11 @@ use serde_json::Value;
 
 use crate::turn::{describe, describe_unexpected};
 
+pub mod fast;
+
 /// A nested JSON value with borrowed strings and small vectors (cheaper
 /// than `serde_json::Value`, whose objects are B-trees of owned keys).
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub enum Node<'de> {
     Null,
     Bool(bool),
