@@ -27,10 +27,20 @@ pub struct Block {
     pub source: usize,
     /// 1-based number of the first line in `data`.
     pub first_line: u64,
-    /// Lines, each ending in `\n` except possibly the last of the source.
-    pub data: Vec<u8>,
+    /// The buffer; its first `len` bytes are the block's lines, each ending
+    /// in `\n` except possibly the last of the source. (The buffer stays at
+    /// its full, initialised length so that reusing it costs no zeroing.)
+    data: Vec<u8>,
+    len: usize,
     /// Bytes of the (possibly compressed) source consumed so far.
     pub consumed: u64,
+}
+
+impl Block {
+    /// The block's bytes: whole lines.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
 }
 
 /// An input that could not be read.
@@ -131,45 +141,71 @@ pub fn blocks_recycled(
             };
             let mut line = 1u64;
             let mut carry: Vec<u8> = Vec::new();
+            // A buffer whose bytes hold no line end yet (a line longer than a
+            // block): it grows in place rather than being copied each time.
+            let mut pending: Option<(Vec<u8>, usize)> = None;
             loop {
-                let mut buf = spare.try_recv().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(&carry);
-                carry.clear();
-                buf.reserve(BLOCK_BYTES);
-                // read_to_end fills spare capacity; fewer bytes than asked
-                // means the source is exhausted.
-                let eof = match (&mut r).take(BLOCK_BYTES as u64).read_to_end(&mut buf) {
-                    Ok(n) => n < BLOCK_BYTES,
-                    Err(e) => {
-                        let _ = tx.send(Err(ReadError(format!(
-                            "{}: read error after line {line}: {e}",
-                            s.name
-                        ))));
-                        return;
+                let (mut buf, mut len) = match pending.take() {
+                    Some(p) => p,
+                    None => {
+                        // A reused buffer keeps its length: only new bytes
+                        // are ever zeroed.
+                        let mut buf = spare.try_recv().unwrap_or_default();
+                        if buf.len() < carry.len() {
+                            buf.resize(carry.len(), 0);
+                        }
+                        buf[..carry.len()].copy_from_slice(&carry);
+                        let len = carry.len();
+                        carry.clear();
+                        (buf, len)
                     }
                 };
+                let want = len + BLOCK_BYTES;
+                if buf.len() < want {
+                    buf.resize(want, 0);
+                }
+                // Fill up to BLOCK_BYTES new bytes; fewer means end of source.
+                let mut eof = false;
+                while len < want {
+                    match r.read(&mut buf[len..want]) {
+                        Ok(0) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => len += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            let _ = tx.send(Err(ReadError(format!(
+                                "{}: read error after line {line}: {e}",
+                                s.name
+                            ))));
+                            return;
+                        }
+                    }
+                }
                 if !eof {
                     // Keep the partial last line for the next block.
-                    match memchr::memrchr(b'\n', &buf) {
+                    match memchr::memrchr(b'\n', &buf[..len]) {
                         Some(k) => {
-                            carry.extend_from_slice(&buf[k + 1..]);
-                            buf.truncate(k + 1);
+                            carry.extend_from_slice(&buf[k + 1..len]);
+                            len = k + 1;
                         }
                         None => {
-                            carry = buf;
+                            pending = Some((buf, len));
                             continue;
                         }
                     }
                 }
-                let lines = memchr::memchr_iter(b'\n', &buf).count() as u64
-                    + u64::from(eof && buf.last().is_some_and(|&b| b != b'\n'));
-                if !buf.is_empty() {
+                let bytes = &buf[..len];
+                let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
+                    + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
+                if len > 0 {
                     let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
                     let block = Block {
                         source: i,
                         first_line: line,
                         data: buf,
+                        len,
                         consumed,
                     };
                     if tx.send(Ok(block)).is_err() {
@@ -188,7 +224,7 @@ pub fn blocks_recycled(
 
 /// Iterate the lines of a block: (line number, bytes without `\n`/`\r\n`).
 pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
-    let data = &block.data[..];
+    let data = block.bytes();
     let data = data.strip_suffix(b"\n").unwrap_or(data);
     // memchr finds each newline with SIMD (a byte-wise split costs about
     // a tenth of a parse on 1 KB lines).
@@ -259,6 +295,22 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, (n, l))| *n == i as u64 + 1 && l.len() == 1000));
+    }
+
+    #[test]
+    fn lines_longer_than_a_block_stay_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("long.jsonl");
+        let long = "y".repeat(2 * BLOCK_BYTES + 123);
+        std::fs::write(&p, format!("a\n{long}\nb\n{long}")).unwrap();
+        let got = collect(p.to_str().unwrap());
+        let want = vec![
+            (1, "a".to_string()),
+            (2, long.clone()),
+            (3, "b".to_string()),
+            (4, long),
+        ];
+        assert!(got == want, "lines differ");
     }
 
     #[test]

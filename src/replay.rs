@@ -399,13 +399,13 @@ impl Replayer {
             consumed: block.consumed,
             ..Default::default()
         };
-        out.totals.bytes = block.data.len() as u64;
+        out.totals.bytes = block.bytes().len() as u64;
         // Reserve for a row of about 140 bytes per variant per line of
         // about 500 bytes, rather than grow (and copy) the rows several times
         // (only touched pages count as memory).
         if self.opts.decisions == DecisionsMode::All {
             out.decisions_csv
-                .reserve(block.data.len() / 500 * self.gates.len() * 140);
+                .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }
         let nv = self.gates.len();
         let base = self.opts.plan.baseline;
@@ -432,7 +432,10 @@ impl Replayer {
                     continue;
                 }
             };
-            let turn = match Turn::parse(text) {
+            // Borrowed from the result, not moved out of it (a turn is a few
+            // hundred bytes; the copy showed in profiles).
+            let parsed = Turn::parse(text);
+            let turn = match &parsed {
                 Ok(t) => t,
                 Err(e) => {
                     out.totals.rejected += 1;
@@ -441,7 +444,7 @@ impl Replayer {
                 }
             };
             self.tally_turn(
-                &turn,
+                turn,
                 text,
                 block.source,
                 line_no,
@@ -499,7 +502,7 @@ impl Replayer {
             .collect();
         let verdict = turn.verdict();
         let vi = verdict_index(verdict);
-        let draft_chars = turn.draft.chars().count() as u64;
+        let draft_chars = features.chars as u64;
         let bucket = length_bucket(draft_chars);
         let critic = turn.critic.as_ref();
         let tokens = critic.and_then(|c| c.tokens_in.zip(c.tokens_out));

@@ -60,7 +60,7 @@ pub fn run(a: Args) -> CliResult {
                         _ => bad += 1,
                     }
                 }
-                (ok, bad, b.data.len() as u64)
+                (ok, bad, b.bytes().len() as u64)
             })
             .collect();
         for (o, b, n) in counts {

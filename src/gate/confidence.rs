@@ -14,10 +14,11 @@ use crate::json::Node;
 pub struct ActivationLog {
     /// `compute_confidence(log)`.
     pub confidence: f64,
-    /// Per activated node, in order: its string tags (`node.tags`, or
-    /// `node.properties.tags` when that is missing or empty). Non-string
+    /// The activated nodes' string tags, node after node (each node's
+    /// `tags`, or `properties.tags` when that is missing or empty), flat:
+    /// the sensitive-tag search reads them in exactly this order. Non-string
     /// tags can never equal a configured tag and are left out.
-    pub node_tags: Vec<Vec<String>>,
+    pub tags: Vec<String>,
 }
 
 /// The cold-start confidence: no log, or no activated nodes.
@@ -36,17 +37,6 @@ fn number(v: Option<&Node>, what: impl Fn() -> String) -> Result<f64, String> {
     }
 }
 
-/// `mean(values)` as Python's `sum(xs) / len(xs)`: summed left to right.
-fn mean(xs: impl Iterator<Item = f64>) -> (f64, usize) {
-    let mut sum = 0.0;
-    let mut n = 0;
-    for x in xs {
-        sum += x;
-        n += 1;
-    }
-    (if n == 0 { 0.0 } else { sum / n as f64 }, n)
-}
-
 fn array<'n, 'v>(log: &'n Node<'v>, key: &str) -> Result<&'n [Node<'v>], String> {
     match log.get(key) {
         None | Some(Node::Null) => Ok(&[]),
@@ -58,16 +48,21 @@ fn array<'n, 'v>(log: &'n Node<'v>, key: &str) -> Result<&'n [Node<'v>], String>
     }
 }
 
-fn string_tags(v: Option<&Node>, what: impl Fn() -> String) -> Result<Vec<String>, String> {
+/// Append the string tags of `v` (an array or null) to `out`.
+fn string_tags(
+    v: Option<&Node>,
+    what: impl Fn() -> String,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
     match v {
-        None | Some(Node::Null) => Ok(Vec::new()),
-        Some(Node::Seq(a)) => Ok(a
-            .iter()
-            .filter_map(|t| match t {
+        None | Some(Node::Null) => Ok(()),
+        Some(Node::Seq(a)) => {
+            out.extend(a.iter().filter_map(|t| match t {
                 Node::Str(s) => Some(s.to_string()),
                 _ => None,
-            })
-            .collect()),
+            }));
+            Ok(())
+        }
         Some(other) => Err(format!(
             "{} must be an array, got {}",
             what(),
@@ -95,8 +90,9 @@ impl ActivationLog {
             }
         };
         let nodes = array(log, "activated_nodes")?;
-        let mut scores = Vec::with_capacity(nodes.len());
-        let mut node_tags = Vec::with_capacity(nodes.len());
+        // Sums left to right as Python's `sum`, without collecting the values.
+        let mut score_sum = 0.0;
+        let mut tags = Vec::new();
         for (i, node) in nodes.iter().enumerate() {
             if !matches!(node, Node::Map(_)) {
                 return Err(format!(
@@ -104,9 +100,9 @@ impl ActivationLog {
                     node.describe()
                 ));
             }
-            scores.push(number(node.get("score"), || {
+            score_sum += number(node.get("score"), || {
                 format!("activation_log.activated_nodes[{i}].score")
-            })?);
+            })?;
             let props = match node.get("properties") {
                 None | Some(Node::Null) => None,
                 Some(p @ Node::Map(_)) => Some(p),
@@ -117,25 +113,28 @@ impl ActivationLog {
                     ))
                 }
             };
-            let own = string_tags(node.get("tags"), || {
-                format!("activation_log.activated_nodes[{i}].tags")
-            })?;
+            let before = tags.len();
+            string_tags(
+                node.get("tags"),
+                || format!("activation_log.activated_nodes[{i}].tags"),
+                &mut tags,
+            )?;
             let own_empty = match node.get("tags") {
                 Some(Node::Seq(a)) => a.is_empty(),
                 _ => true,
             };
-            let tags = if own_empty {
-                string_tags(props.and_then(|p| p.get("tags")), || {
-                    format!("activation_log.activated_nodes[{i}].properties.tags")
-                })?
-            } else {
-                own
-            };
-            node_tags.push(tags);
+            if own_empty {
+                tags.truncate(before);
+                string_tags(
+                    props.and_then(|p| p.get("tags")),
+                    || format!("activation_log.activated_nodes[{i}].properties.tags"),
+                    &mut tags,
+                )?;
+            }
         }
         let paths = array(log, "inference_paths")?.len();
         let edges = array(log, "traversed_edges")?;
-        let mut weights = Vec::with_capacity(edges.len());
+        let mut weight_sum = 0.0;
         for (i, edge) in edges.iter().enumerate() {
             if !matches!(edge, Node::Map(_)) {
                 return Err(format!(
@@ -143,23 +142,23 @@ impl ActivationLog {
                     edge.describe()
                 ));
             }
-            weights.push(number(edge.get("weight"), || {
+            weight_sum += number(edge.get("weight"), || {
                 format!("activation_log.traversed_edges[{i}].weight")
-            })?);
+            })?;
         }
         let confidence = if nodes.is_empty() {
             COLD_CONFIDENCE
         } else {
-            let (seed, _) = mean(scores.into_iter());
+            let seed = score_sum / nodes.len() as f64;
             let path = (paths as f64 / 3.0).min(1.0);
-            let (w, n) = mean(weights.into_iter());
-            let edge = if n == 0 { 0.0 } else { (w / 5.0).min(1.0) };
+            let edge = if edges.is_empty() {
+                0.0
+            } else {
+                (weight_sum / edges.len() as f64 / 5.0).min(1.0)
+            };
             (0.4 * seed + 0.3 * path + 0.3 * edge).clamp(0.0, 1.0)
         };
-        Ok(Some(ActivationLog {
-            confidence,
-            node_tags,
-        }))
+        Ok(Some(ActivationLog { confidence, tags }))
     }
 
     /// `detect_sensitive_hit(log, tags)`: the first of the node's tags, in
@@ -168,9 +167,8 @@ impl ActivationLog {
         if tags.is_empty() {
             return None;
         }
-        self.node_tags
+        self.tags
             .iter()
-            .flatten()
             .find(|t| tags.iter().any(|s| s == *t))
             .map(String::as_str)
     }

@@ -68,6 +68,8 @@ fn longer_than(s: &str, n: usize) -> bool {
 pub struct DraftFeatures<'d> {
     pub empty: bool,
     pub stripped: &'d str,
+    /// Code points in the draft (`len(draft)`).
+    pub chars: usize,
     /// `len(stripped) > 160`.
     pub too_long: bool,
     /// `draft_has_claims(draft)`. symfonic also tests the stripped draft; the
@@ -82,12 +84,23 @@ pub struct DraftFeatures<'d> {
 
 impl<'d> DraftFeatures<'d> {
     pub fn of(draft: &'d str) -> DraftFeatures<'d> {
+        // One ASCII check spares the code-point walks below (most drafts).
+        let ascii = draft.is_ascii();
         let stripped = py_strip(draft);
         DraftFeatures {
             empty: draft.is_empty(),
             stripped,
-            too_long: longer_than(stripped, MAX_ACK_CHARS),
-            claims: draft_has_claims(draft),
+            chars: if ascii {
+                draft.len()
+            } else {
+                draft.chars().count()
+            },
+            too_long: if ascii {
+                stripped.len() > MAX_ACK_CHARS
+            } else {
+                longer_than(stripped, MAX_ACK_CHARS)
+            },
+            claims: claims::has_claims(draft, ascii),
             lowered: OnceCell::new(),
             ack_memo: Cell::new(None),
         }

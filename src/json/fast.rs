@@ -133,7 +133,8 @@ impl<'a> Reader<'a> {
                     return Err(Bail);
                 }
                 self.pos += 1;
-                let mut members = Vec::new();
+                // Room for a critic record's members in one allocation.
+                let mut members = Vec::with_capacity(if keep { 6 } else { 0 });
                 let mut first = true;
                 while self.more_members(first)? {
                     first = false;

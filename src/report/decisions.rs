@@ -33,18 +33,20 @@ pub struct Row<'a> {
 
 /// Write `s` as one CSV field, quoted only when it must be.
 pub fn field(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
-        out.push(b'"');
-        for b in s.bytes() {
-            if b == b'"' {
-                out.push(b'"');
-            }
-            out.push(b);
-        }
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(s.as_bytes());
+    let b = s.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+        out.extend_from_slice(b);
+        return;
     }
+    out.push(b'"');
+    let mut rest = b;
+    while let Some(k) = memchr::memchr(b'"', rest) {
+        out.extend_from_slice(&rest[..=k]);
+        out.push(b'"');
+        rest = &rest[k + 1..];
+    }
+    out.extend_from_slice(rest);
+    out.push(b'"');
 }
 
 /// Append `n` in decimal (the hot path avoids `fmt` machinery).
@@ -154,6 +156,22 @@ mod tests {
             let mut out = Vec::new();
             super::push_u64(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+    }
+
+    #[test]
+    fn fields_are_quoted_only_when_they_must_be() {
+        for (raw, want) in [
+            ("plain", "plain"),
+            ("", ""),
+            ("a,b", "\"a,b\""),
+            ("say \"hi\"", "\"say \"\"hi\"\"\""),
+            ("\"", "\"\"\"\""),
+            ("two\nlines\r", "\"two\nlines\r\""),
+        ] {
+            let mut out = Vec::new();
+            field(&mut out, raw);
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{raw:?}");
         }
     }
 
