@@ -454,6 +454,9 @@ impl Replayer {
             );
         }
         out.totals.segments = scratch.segments.into_map();
+        for v in &mut out.totals.variants {
+            v.latency.settle();
+        }
         out
     }
 

@@ -180,25 +180,79 @@ pub fn ms_to_ns(ms: f64) -> u64 {
 
 /// A latency histogram with 1 ms buckets (sparse, so merging is cheap).
 /// Percentiles are reported at 1 ms resolution: the upper edge of a bucket.
+///
+/// Adding is a push (a tree insert per turn and variant was a visible share
+/// of a replay); [`Histogram::settle`] folds the pushed buckets in, sorted,
+/// once per block, and merging walks two sorted lists.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Histogram {
-    /// Bucket k (k >= 1) holds latencies in (k-1, k] ms; bucket 0 holds 0.
-    pub buckets: BTreeMap<u64, u64>,
+    /// (bucket, count) sorted by bucket, counts > 0. Bucket k (k >= 1)
+    /// holds latencies in (k-1, k] ms; bucket 0 holds 0.
+    buckets: Vec<(u64, u64)>,
+    /// Buckets added since the last settle.
+    pending: Vec<u64>,
     pub count: u64,
 }
 
 impl Histogram {
     pub fn add(&mut self, ms: f64) {
         self.count += 1;
-        let k = if ms <= 0.0 { 0 } else { ms.ceil() as u64 };
-        *self.buckets.entry(k).or_default() += 1;
+        self.pending
+            .push(if ms <= 0.0 { 0 } else { ms.ceil() as u64 });
+    }
+
+    /// Fold the added latencies into the sorted buckets.
+    pub fn settle(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.pending.sort_unstable();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &k in &self.pending {
+            match runs.last_mut() {
+                Some((last, c)) if *last == k => *c += 1,
+                _ => runs.push((k, 1)),
+            }
+        }
+        self.pending.clear();
+        self.fold(&runs);
+    }
+
+    /// Add sorted (bucket, count) runs to the buckets.
+    fn fold(&mut self, runs: &[(u64, u64)]) {
+        let mut i = 0;
+        let mut fresh = Vec::new();
+        for &(k, c) in runs {
+            while i < self.buckets.len() && self.buckets[i].0 < k {
+                i += 1;
+            }
+            match self.buckets.get_mut(i) {
+                Some((b, n)) if *b == k => *n += c,
+                _ => fresh.push((k, c)),
+            }
+        }
+        if !fresh.is_empty() {
+            self.buckets.extend(fresh);
+            // Two sorted runs: the stable sort merges them in linear time.
+            self.buckets.sort_by_key(|b| b.0);
+        }
     }
 
     pub fn merge(&mut self, o: &Histogram) {
+        self.settle();
         self.count += o.count;
-        for (k, v) in &o.buckets {
-            *self.buckets.entry(*k).or_default() += v;
+        self.fold(&o.buckets);
+        if !o.pending.is_empty() {
+            self.pending.extend_from_slice(&o.pending);
+            self.settle();
         }
+    }
+
+    /// The buckets, in order (settled first).
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        let mut h = self.clone();
+        h.settle();
+        h.buckets
     }
 
     /// The nearest-rank `q` quantile (0 < q <= 1) in ms; None when empty.
@@ -208,7 +262,7 @@ impl Histogram {
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
-        for (&k, &c) in &self.buckets {
+        for (k, c) in self.buckets() {
             seen += c;
             if seen >= rank {
                 return Some(k as f64);
@@ -284,6 +338,27 @@ mod tests {
         b.add(7.0);
         a.merge(&b);
         assert_eq!(a.quantile(1.0), Some(7.0));
+        // Settled or not, merged in any grouping: the same buckets.
+        let mut whole = Histogram::default();
+        let mut parts = vec![Histogram::default(); 3];
+        for (i, x) in [3.0, 0.0, 3.2, 9.0, 3.0, 0.5, 120.0, 9.0, 4.0]
+            .into_iter()
+            .enumerate()
+        {
+            whole.add(x);
+            parts[i % 3].add(x);
+        }
+        parts[1].settle();
+        let mut merged = Histogram::default();
+        for p in &parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged.buckets(), whole.buckets());
+        assert_eq!(
+            whole.buckets(),
+            vec![(0, 1), (1, 1), (3, 2), (4, 2), (9, 2), (120, 1)]
+        );
+        assert_eq!(merged.count, 9);
     }
 
     #[test]

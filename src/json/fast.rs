@@ -105,12 +105,14 @@ impl<'a> Reader<'a> {
 
     /// One value, as a tree.
     pub fn value(&mut self) -> Result<Node<'a>, Bail> {
-        self.value_at(1, true)
+        let mut node = Node::Null;
+        self.value_into(&mut node, 1, true)?;
+        Ok(node)
     }
 
     /// Check one value and move past it, building nothing.
     pub fn skip_value(&mut self) -> Result<(), Bail> {
-        self.value_at(1, false).map(drop)
+        self.value_into(&mut Node::Null, 1, false)
     }
 
     /// One value, as its exact text (checked, not built).
@@ -120,13 +122,15 @@ impl<'a> Reader<'a> {
         Ok(&self.text[start..self.pos])
     }
 
-    /// A value; with `keep` false, containers come back empty (checked but
-    /// not built, so skipping allocates nothing).
-    fn value_at(&mut self, depth: usize, keep: bool) -> Result<Node<'a>, Bail> {
+    /// Read a value into `slot`, where it will live (returning nodes by
+    /// value up the recursion cost store-forwarding stalls on every copy).
+    /// With `keep` false, containers stay empty: checked, not built, so
+    /// skipping allocates nothing.
+    fn value_into(&mut self, slot: &mut Node<'a>, depth: usize, keep: bool) -> Result<(), Bail> {
         match self.peek().ok_or(Bail)? {
             b'"' => {
                 self.pos += 1;
-                Ok(Node::Str(self.string()?))
+                *slot = Node::Str(self.string()?);
             }
             b'{' => {
                 if depth > MAX_DEPTH {
@@ -139,12 +143,15 @@ impl<'a> Reader<'a> {
                 while self.more_members(first)? {
                     first = false;
                     let k = self.key()?;
-                    let v = self.value_at(depth + 1, keep)?;
                     if keep {
-                        members.push((k, v));
+                        members.push((k, Node::Null));
+                        let last = members.last_mut().map(|m| &mut m.1).ok_or(Bail)?;
+                        self.value_into(last, depth + 1, true)?;
+                    } else {
+                        self.value_into(&mut Node::Null, depth + 1, false)?;
                     }
                 }
-                Ok(Node::Map(members))
+                *slot = Node::Map(members);
             }
             b'[' => {
                 if depth > MAX_DEPTH {
@@ -155,9 +162,12 @@ impl<'a> Reader<'a> {
                 self.ws();
                 if !self.eat(b']') {
                     loop {
-                        let v = self.value_at(depth + 1, keep)?;
                         if keep {
-                            items.push(v);
+                            items.push(Node::Null);
+                            let last = items.last_mut().ok_or(Bail)?;
+                            self.value_into(last, depth + 1, true)?;
+                        } else {
+                            self.value_into(&mut Node::Null, depth + 1, false)?;
                         }
                         self.ws();
                         if self.eat(b']') {
@@ -167,14 +177,15 @@ impl<'a> Reader<'a> {
                         self.ws();
                     }
                 }
-                Ok(Node::Seq(items))
+                *slot = Node::Seq(items);
             }
-            b't' => self.literal(b"true", Node::Bool(true)),
-            b'f' => self.literal(b"false", Node::Bool(false)),
-            b'n' => self.literal(b"null", Node::Null),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => Err(Bail),
+            b't' => *slot = self.literal(b"true", Node::Bool(true))?,
+            b'f' => *slot = self.literal(b"false", Node::Bool(false))?,
+            b'n' => *slot = self.literal(b"null", Node::Null)?,
+            b'-' | b'0'..=b'9' => *slot = self.number()?,
+            _ => return Err(Bail),
         }
+        Ok(())
     }
 
     fn literal(&mut self, word: &[u8], node: Node<'a>) -> Result<Node<'a>, Bail> {
@@ -243,6 +254,8 @@ impl<'a> Reader<'a> {
 
     /// The rest of a string whose opening quote is consumed: borrowed when
     /// it has no escapes.
+    /// (Inlined: a string returned through memory stalled the reload.)
+    #[inline(always)]
     fn string(&mut self) -> Result<Cow<'a, str>, Bail> {
         let start = self.pos;
         let end = self.plain_run()?;
@@ -250,6 +263,12 @@ impl<'a> Reader<'a> {
             self.pos = end + 1;
             return Ok(Cow::Borrowed(&self.text[start..end]));
         }
+        self.escaped_string(start, end)
+    }
+
+    /// A string with escapes, from `start` to its first backslash at `end`.
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize, end: usize) -> Result<Cow<'a, str>, Bail> {
         let mut out = String::with_capacity(end - start + 16);
         out.push_str(&self.text[start..end]);
         self.pos = end;
