@@ -6,7 +6,7 @@
 # peak memory from /usr/bin/time -v. A last step streams 10,000,000 turns
 # through stdin to check that memory stays flat.
 #
-#   scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
+#   [REPS=3] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 turns=${1:-1000000}
@@ -25,24 +25,48 @@ file="$out/traffic-$turns.jsonl"
 mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
 echo "input: $turns turns, $mb MB ($(awk "BEGIN{printf \"%.0f\", $(stat -c %s "$file")/$turns}") bytes/turn)"
 
+# Each configuration runs $REPS times (default 3; the machine may be
+# shared): the row gives the median run, and the range of wall times.
+reps=${REPS:-3}
 measure() { # label, command...
   local label=$1; shift
-  /usr/bin/time -v "$@" 2> "$out/time.txt" > "$out/stdout.txt"
-  local secs rss
-  secs=$(grep 'Elapsed (wall clock)' "$out/time.txt" | awk -F': ' '{print $2}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-  rss=$(grep 'Maximum resident set size' "$out/time.txt" | awk -F': ' '{print $2}')
-  printf '%-34s %8.2f s %12.0f turns/s %8.1f MB/s  peak %6.1f MB\n' "$label" "$secs" \
-    "$(awk "BEGIN{print $turns/$secs}")" "$(awk "BEGIN{print $mb/$secs}")" "$(awk "BEGIN{print $rss/1024}")"
+  local runs=()
+  for _ in $(seq "$reps"); do
+    /usr/bin/time -v "$@" 2> "$out/time.txt" > "$out/stdout.txt"
+    local secs rss
+    secs=$(grep 'Elapsed (wall clock)' "$out/time.txt" | awk -F': ' '{print $2}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+    rss=$(grep 'Maximum resident set size' "$out/time.txt" | awk -F': ' '{print $2}')
+    runs+=("$secs $rss")
+  done
+  local row
+  row=$(printf '%s\n' "${runs[@]}" | sort -n | awk -v label="$label" -v turns="$turns" -v mb="$mb" '
+    { s[NR] = $1; r[NR] = $2 }
+    END {
+      m = int((NR + 1) / 2)
+      printf "%s %-34s %6.2f s (%.2f-%.2f) %9.0f turns/s %7.1f MB/s  peak %6.1f MB\n",
+        s[m], label, s[m], s[1], s[NR], turns / s[m], mb / s[m], r[m] / 1024
+    }')
+  median=${row%% *}
+  echo "${row#* }"
+}
+
+# The replay's cost over the parse-only floor of the same run.
+ratio() { # parse-only median, replay median
+  awk -v p="$1" -v r="$2" 'BEGIN { printf "%-34s %6.0f%% of parse-only throughput\n", "  replay vs parse-only", 100 * p / r }'
 }
 
 # One core: every thread (reader, worker, writer) pinned to CPU 0.
 if command -v taskset >/dev/null; then
   measure "parse-only, 1 core" taskset -c 0 "$bin" parse-only "$file" --threads 1
+  parse=$median
   measure "replay (2 variants), 1 core" taskset -c 0 "$bin" replay "$file" --out "$out/replay" --threads 1 --quiet
+  ratio "$parse" "$median"
 fi
 for t in 1 "$cores"; do
   measure "parse-only, $t worker(s)" "$bin" parse-only "$file" --threads "$t"
+  parse=$median
   measure "replay (2 variants), $t worker(s)" "$bin" replay "$file" --out "$out/replay" --threads "$t" --quiet
+  ratio "$parse" "$median"
 done
 
 echo "memory check: $big turns streamed through stdin (decisions=changed)"
