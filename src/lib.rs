@@ -13,6 +13,7 @@ pub mod diff;
 pub mod explain;
 pub mod gate;
 pub mod json;
+pub mod ordered;
 pub mod pipeline;
 pub mod pyre;
 pub mod reader;

@@ -2,7 +2,6 @@
 //! tabulate -> write. The binary only adds flags and a progress bar.
 
 use std::path::Path;
-use std::sync::mpsc::Receiver;
 
 use crate::reader::{self, Block, ReadError};
 use crate::replay::{
@@ -34,19 +33,6 @@ pub trait Progress {
 
 impl Progress for () {
     fn update(&self, _: u64, _: u64) {}
-}
-
-/// Receive up to `n` blocks (at least one unless the input is exhausted).
-fn next_batch(rx: &Receiver<Result<Block, ReadError>>, n: usize) -> Result<Vec<Block>, String> {
-    let mut batch = Vec::with_capacity(n);
-    while batch.len() < n {
-        match rx.recv() {
-            Ok(Ok(b)) => batch.push(b),
-            Ok(Err(e)) => return Err(e.0),
-            Err(_) => break,
-        }
-    }
-    Ok(batch)
 }
 
 /// Replay `opts` and write the reports into `out`. On any error nothing is
@@ -99,13 +85,19 @@ fn run_into(
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();
-    loop {
-        let batch = next_batch(&rx, 2 * threads)?;
-        if batch.is_empty() {
-            break;
-        }
-        let results = replayer.process_batch(&batch);
-        for (block, res) in batch.into_iter().zip(results) {
+    // Blocks are evaluated on the pool as they arrive and merged here in
+    // input order, so merging and writing overlap evaluation.
+    crate::ordered::map_in_order(
+        rx,
+        2 * threads + 2,
+        |item: Result<Block, ReadError>| {
+            item.map(|block| {
+                let res = replayer.process(&block);
+                (block, res)
+            })
+        },
+        |item| -> Result<(), String> {
+            let (block, res) = item.map_err(|e| e.0)?;
             if !opts.skip_invalid {
                 if let Some(r) = res.rejects.first() {
                     return Err(format!(
@@ -126,8 +118,9 @@ fn run_into(
             let done: u64 = sizes[..block.source].iter().sum::<u64>() + block.consumed;
             progress.update(done, totals.turns);
             recycler.give(block);
-        }
-    }
+            Ok(())
+        },
+    )?;
     if let Some(d) = decisions {
         d.finish()?;
     }

@@ -8,7 +8,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::config::{FrameworkConfig, Plan};
@@ -647,11 +646,6 @@ impl Replayer {
                 seg.add(dim, &path_value(&whole, path), turn_counts);
             }
         }
-    }
-
-    /// Process `blocks` in parallel, results in input order.
-    pub fn process_batch(&self, blocks: &[Block]) -> Vec<BlockResult> {
-        blocks.par_iter().map(|b| self.process(b)).collect()
     }
 }
 

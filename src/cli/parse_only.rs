@@ -4,9 +4,7 @@
 
 use std::process::ExitCode;
 
-use rayon::prelude::*;
-
-use critic_gate::reader::{self, Source};
+use critic_gate::reader::{self, Block, ReadError, Source};
 use critic_gate::turn::Turn;
 
 use super::CliResult;
@@ -35,23 +33,14 @@ pub fn run(a: Args) -> CliResult {
     );
     let (mut turns, mut invalid, mut bytes) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
-    loop {
-        let mut batch = Vec::new();
-        while batch.len() < 2 * threads {
-            match rx.recv() {
-                Ok(Ok(b)) => batch.push(b),
-                Ok(Err(e)) => return Err(e.0),
-                Err(_) => break,
-            }
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let counts: Vec<(u64, u64, u64)> = batch
-            .par_iter()
-            .map(|b| {
+    // The same scheduling as `replay` (pipeline::run_into).
+    critic_gate::ordered::map_in_order(
+        rx,
+        2 * threads + 2,
+        |item: Result<Block, ReadError>| {
+            item.map(|b| {
                 let (mut ok, mut bad) = (0, 0);
-                for (_, l) in reader::lines(b) {
+                for (_, l) in reader::lines(&b) {
                     if l.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
@@ -60,18 +49,18 @@ pub fn run(a: Args) -> CliResult {
                         _ => bad += 1,
                     }
                 }
-                (ok, bad, b.bytes().len() as u64)
+                (b, ok, bad)
             })
-            .collect();
-        for (o, b, n) in counts {
-            turns += o;
-            invalid += b;
-            bytes += n;
-        }
-        for b in batch {
+        },
+        |item| -> Result<(), String> {
+            let (b, ok, bad) = item.map_err(|e| e.0)?;
+            turns += ok;
+            invalid += bad;
+            bytes += b.bytes().len() as u64;
             recycler.give(b);
-        }
-    }
+            Ok(())
+        },
+    )?;
     let secs = started.elapsed().as_secs_f64();
     println!(
         "parsed {turns} turns ({invalid} invalid), {:.1} MB in {secs:.2}s: {:.0} turns/s, {:.1} MB/s on {threads} threads",
