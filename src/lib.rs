@@ -3,9 +3,10 @@
 //! risks.
 //!
 //! Data flows one way: [`reader`] (blocks of lines) -> [`turn`] (validated
-//! turns) -> [`gate`] (an [`gate::Evaluation`] per turn and variant) ->
-//! [`replay`] / [`tally`] (mergeable tallies) -> [`report`] (polars tables,
-//! JSON, Markdown).
+//! turns, read by [`json::fast`] with `serde_json` as the authority) ->
+//! [`gate`] (an [`gate::Evaluation`] per turn and variant) -> [`replay`] /
+//! [`tally`] / [`segments`] (mergeable tallies, blocks in parallel via
+//! [`ordered`]) -> [`report`] (polars tables, JSON, Markdown).
 
 pub mod check;
 pub mod config;

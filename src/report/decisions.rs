@@ -129,7 +129,7 @@ impl TurnFields {
         out.push(b',');
         out.extend_from_slice(&self.middle);
         let bits = r.confidence.to_bits();
-        if self.confidence.as_ref().is_none_or(|(b, _)| *b != bits) {
+        if self.confidence.as_ref().map_or(true, |(b, _)| *b != bits) {
             // Shortest representation that reads back to the same f64.
             let mut text = Vec::new();
             let _ = write!(text, "{:?}", r.confidence);
