@@ -1,11 +1,15 @@
 //! One recorded agent turn (`shared/spec/traffic-format.md`), parsed and
 //! validated from one JSON line.
 //!
-//! Parsing borrows the large strings (the draft) from the line, so a turn
-//! costs no copy of its text; small nested objects are read as JSON values
-//! and validated into typed fields. Every rule of the spec's "What is
-//! invalid" list is checked here, and every "worth a warning" case is
-//! flagged on the turn, so the reader can report both without re-parsing.
+//! A line is read by the fast reader ([`crate::json::fast`]) and, when that
+//! gives up (any invalid line, rare constructs), by `serde_json`, the
+//! authority on validity and the source of error messages. Both hand each
+//! key's value to one `Builder`, so validation is written once. Large
+//! strings (the draft) are borrowed from the line; small nested objects
+//! are read as borrowed trees ([`Node`]) and validated into typed fields.
+//! Every rule of the spec's "What is invalid" list is checked here, and
+//! every "worth a warning" case is flagged on the turn, so the reader can
+//! report both without re-parsing.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -159,6 +159,58 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
     }))
 }
 
+/// Python's `re` accepts a look-behind only when its body matches a fixed
+/// number of characters (`fancy-regex` would run any width). `body` is the
+/// translated body; one that `regex-syntax` cannot read (nested look-around,
+/// back-references) is left to the engine.
+fn check_fixed_width(body: &str) -> Result<(), String> {
+    use regex_syntax::hir::{Hir, HirKind};
+    /// (min, max) characters; max None when unbounded.
+    fn width(h: &Hir) -> (usize, Option<usize>) {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => (0, Some(0)),
+            HirKind::Literal(l) => {
+                let n = String::from_utf8_lossy(&l.0).chars().count();
+                (n, Some(n))
+            }
+            HirKind::Class(_) => (1, Some(1)),
+            HirKind::Repetition(r) => {
+                let (lo, hi) = width(&r.sub);
+                let max = match (r.max, hi) {
+                    (_, Some(0)) => Some(0),
+                    (Some(m), Some(h)) => (m as usize).checked_mul(h),
+                    _ => None,
+                };
+                (lo.saturating_mul(r.min as usize), max)
+            }
+            HirKind::Capture(c) => width(&c.sub),
+            HirKind::Concat(v) => v.iter().map(width).fold((0, Some(0)), |(a, b), (c, d)| {
+                (
+                    a.saturating_add(c),
+                    b.zip(d).and_then(|(b, d)| b.checked_add(d)),
+                )
+            }),
+            HirKind::Alternation(v) => {
+                let ws: Vec<_> = v.iter().map(width).collect();
+                let lo = ws.iter().map(|w| w.0).min().unwrap_or(0);
+                let hi = ws
+                    .iter()
+                    .map(|w| w.1)
+                    .try_fold(0, |m, w| w.map(|w| m.max(w)));
+                (lo, hi)
+            }
+        }
+    }
+    // The body ends at this group's `)`, which is not yet written.
+    if let Ok(hir) = regex_syntax::Parser::new().parse(body) {
+        let (lo, hi) = width(&hir);
+        if hi != Some(lo) {
+            return Err("look-behind requires fixed-width pattern".into());
+        }
+    }
+    Ok(())
+}
+
 /// Translate `pattern` (CPython `re` syntax). `ignore_case` is `re.IGNORECASE`.
 pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String> {
     let chars: Vec<char> = pattern.chars().collect();
@@ -173,6 +225,8 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
         ascii: false,
     };
     let mut stack: Vec<Flags> = Vec::new();
+    // Per open group: where a look-behind's body starts in `out.native`.
+    let mut behind: Vec<Option<usize>> = Vec::new();
     if ignore_case {
         out.both("(?i)");
     }
@@ -238,6 +292,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
             }
             '(' => {
                 stack.push(flags);
+                behind.push(None);
                 if chars.get(i + 1) == Some(&'?') {
                     i += 2;
                     let rest: String = chars[i..].iter().take(3).collect();
@@ -261,6 +316,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         needs_fancy = true;
                         out.both(&format!("\\k<{name}>"));
                         stack.pop();
+                        behind.pop();
                         i += close + 1;
                     } else if rest.starts_with('=') || rest.starts_with('!') {
                         needs_fancy = true;
@@ -269,6 +325,9 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                     } else if rest.starts_with("<=") || rest.starts_with("<!") {
                         needs_fancy = true;
                         out.both(&format!("(?<{}", chars[i + 1]));
+                        if let Some(b) = behind.last_mut() {
+                            *b = Some(out.native.len());
+                        }
                         i += 2;
                     } else if rest.starts_with('<') {
                         // Python 3.12 does not accept (?<name>...), 3.11 neither.
@@ -279,6 +338,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             .position(|&c| c == ')')
                             .ok_or("missing ), unterminated comment")?;
                         stack.pop();
+                        behind.pop();
                         i += close + 1;
                     } else if rest.starts_with('>') || rest.starts_with('(') {
                         needs_fancy = true;
@@ -352,6 +412,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                                 );
                             }
                             stack.pop();
+                            behind.pop();
                             flags = target;
                             if !rust_flags.is_empty() {
                                 out.both(&format!("(?{rust_flags})"));
@@ -372,6 +433,9 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
             }
             ')' => {
                 flags = stack.pop().ok_or("unbalanced parenthesis")?;
+                if let Some(Some(start)) = behind.pop() {
+                    check_fixed_width(&out.native[start..])?;
+                }
                 out.ch(')');
                 i += 1;
             }
@@ -574,5 +638,35 @@ mod tests {
             .unwrap_err()
             .contains("unterminated character set"));
         assert!(translate(r"\q", false).unwrap_err().contains("bad escape"));
+    }
+
+    #[test]
+    fn look_behind_must_have_a_fixed_width_as_in_python() {
+        // Each verdict checked against CPython 3.11's re.compile.
+        for p in [
+            r"(?<=a+)b",
+            r"(?<=a|bc)x",
+            r"(?<!a{1,2})x",
+            r"(?<=\w*)ok",
+            r"(?<=(?:a|bc))x",
+        ] {
+            assert_eq!(
+                translate(p, true).unwrap_err(),
+                "look-behind requires fixed-width pattern",
+                "{p}"
+            );
+        }
+        for p in [
+            r"(?<=ab|cd)x",
+            r"(?<=\w{3})x",
+            r"(?<!not )good",
+            r"(?<=\bok)x",
+            r"(?<=é)\bok",
+            r"(?<=(a)b)c",
+            r"(?i)(?<=ß)x",
+            r"(?<=a{0})x",
+        ] {
+            assert!(translate(p, true).is_ok(), "{p}");
+        }
     }
 }
