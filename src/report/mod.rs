@@ -88,10 +88,13 @@ pub fn write_csv(df: &mut DataFrame, out: &mut dyn Write, header: bool) -> Resul
 pub struct Staging {
     pub dir: PathBuf,
     pub tmp: PathBuf,
+    /// The output folder did not exist before this run.
+    created: bool,
 }
 
 impl Staging {
     pub fn create(dir: &Path) -> Result<Staging, String> {
+        let created = !dir.exists();
         fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create the output folder: {e}", dir.display()))?;
         let tmp = dir.join(format!(".critic-gate-partial-{}", std::process::id()));
@@ -101,6 +104,7 @@ impl Staging {
         Ok(Staging {
             dir: dir.to_path_buf(),
             tmp,
+            created,
         })
     }
 
@@ -129,9 +133,13 @@ impl Staging {
         fs::remove_dir_all(&self.tmp).map_err(|e| e.to_string())
     }
 
-    /// Drop everything staged (the run failed).
+    /// Drop everything staged (the run failed), and the output folder too
+    /// if this run created it (only while empty: nothing else is touched).
     pub fn abandon(self) {
         let _ = fs::remove_dir_all(&self.tmp);
+        if self.created {
+            let _ = fs::remove_dir(&self.dir);
+        }
     }
 }
 

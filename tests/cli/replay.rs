@@ -208,10 +208,8 @@ fn strict_mode_stops_at_the_first_bad_line_and_writes_nothing() {
         )),
         "{err}"
     );
-    let left: Vec<_> = std::fs::read_dir(&out)
-        .map(|r| r.collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "report files were left: {left:?}");
+    // Not even the (new) output folder is left behind.
+    assert!(!out.exists(), "{} was left behind", out.display());
 }
 
 #[test]
@@ -530,4 +528,39 @@ fn reports_match_datasets() {
             );
         }
     }
+}
+
+/// Every file of a folder with its bytes, by name.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_failed_run_leaves_the_earlier_report_as_it_was() {
+    let d = Dir::new();
+    let out = d.path("out");
+    expect_code(&replay_in(&out, &["datasets/seed.jsonl", "--quiet"]), 0);
+    let before = snapshot(&out);
+    assert!(before.iter().any(|(n, _)| n == "summary.json"));
+    let bad = d.write(
+        "bad.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"ok\"}\nnot json\n",
+    );
+    let o = replay_in(&out, &[bad.to_str().unwrap(), "--quiet"]);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains(":2: invalid JSON at column 2"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(before == snapshot(&out), "the earlier report changed");
 }
