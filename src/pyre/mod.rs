@@ -202,112 +202,67 @@ impl PySet {
     ) -> Result<PySet, (usize, PatternError)> {
         // Compiling is most of a replay's start-up, so the usual case (every
         // pattern valid) builds only the engines it keeps; when anything
-        // fails, the pattern-by-pattern pass names the first culprit.
-        match Self::build(patterns, ignore_case) {
-            Some(set) => Ok(set),
-            None => Err(Self::first_error(patterns, ignore_case)),
-        }
+        // fails, a second pass compiling each pattern alone names the first
+        // culprit in order.
+        Self::build(patterns, ignore_case, false)
+            .or_else(|first| Self::build(patterns, ignore_case, true).and(Err(first)))
     }
 
-    /// The engines, or None if any pattern fails to translate or compile.
-    fn build<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> Option<PySet> {
+    /// Translate and compile `patterns`. With `each`, every plain pattern is
+    /// also compiled alone, in both forms, so that an error names the
+    /// pattern (not the alternation) that causes it.
+    fn build<S: AsRef<str>>(
+        patterns: &[S],
+        ignore_case: bool,
+        each: bool,
+    ) -> Result<PySet, (usize, PatternError)> {
         let mut plain_native = Vec::new();
         let mut plain_exact = Vec::new();
         let mut any_boundary = false;
         let mut fancy = Vec::new();
-        for p in patterns {
-            let t = translate(p.as_ref(), ignore_case).ok()?;
+        for (i, p) in patterns.iter().enumerate() {
+            let p = p.as_ref();
+            let err = |message: String| {
+                let pattern = p.to_string();
+                (i, PatternError { pattern, message })
+            };
+            let t = translate(p, ignore_case).map_err(err)?;
             if t.needs_fancy {
-                let native = Engine::build(&t.native, true).ok()?;
-                let exact = Engine::build(&t.exact, true).ok()?;
+                let native = Engine::build(&t.native, true).map_err(err)?;
+                let exact = Engine::build(&t.exact, true).map_err(err)?;
                 fancy.push((native, exact));
             } else {
+                if each {
+                    Engine::build(&t.native, false).map_err(err)?;
+                    if t.uses_boundary {
+                        Engine::build(&t.exact, true).map_err(err)?;
+                    }
+                }
                 any_boundary |= t.uses_boundary;
                 plain_native.push(format!("(?:{})", t.native));
                 plain_exact.push(format!("(?:{})", t.exact));
             }
         }
+        let joined = |parts: &[String], fancy: bool| {
+            let pattern = parts.join("|");
+            Engine::build(&pattern, fancy).map_err(|message| (0, PatternError { pattern, message }))
+        };
         let (native, exact) = if plain_native.is_empty() {
             (None, None)
         } else {
-            let native = Engine::build(&plain_native.join("|"), false).ok()?;
+            let native = joined(&plain_native, false)?;
             let exact = if any_boundary {
-                Some(Engine::build(&plain_exact.join("|"), true).ok()?)
+                Some(joined(&plain_exact, true)?)
             } else {
                 None
             };
             (Some(native), exact)
         };
-        Some(PySet {
+        Ok(PySet {
             native,
             exact,
             fancy,
         })
-    }
-
-    /// The first pattern (in order) that fails, and why: each pattern
-    /// translated and compiled alone, in both forms, then the alternation.
-    #[cold]
-    fn first_error<S: AsRef<str>>(patterns: &[S], ignore_case: bool) -> (usize, PatternError) {
-        let mut plain_native = Vec::new();
-        let mut plain_exact = Vec::new();
-        let mut any_boundary = false;
-        for (i, p) in patterns.iter().enumerate() {
-            let p = p.as_ref();
-            let err = |message: String| {
-                (
-                    i,
-                    PatternError {
-                        pattern: p.to_string(),
-                        message,
-                    },
-                )
-            };
-            let result = translate(p, ignore_case).and_then(|t| {
-                if t.needs_fancy {
-                    Engine::build(&t.native, true)?;
-                    Engine::build(&t.exact, true)?;
-                } else {
-                    Engine::build(&t.native, false)?;
-                    if t.uses_boundary {
-                        any_boundary = true;
-                        Engine::build(&t.exact, true)?;
-                    }
-                    plain_native.push(format!("(?:{})", t.native));
-                    plain_exact.push(format!("(?:{})", t.exact));
-                }
-                Ok(())
-            });
-            if let Err(m) = result {
-                return err(m);
-            }
-        }
-        // Every pattern compiles alone: the alternation is what fails.
-        for (joined, fancy) in [
-            (plain_native.join("|"), false),
-            (plain_exact.join("|"), true),
-        ] {
-            if fancy && !any_boundary {
-                continue;
-            }
-            if let Err(message) = Engine::build(&joined, fancy) {
-                return (
-                    0,
-                    PatternError {
-                        pattern: joined,
-                        message,
-                    },
-                );
-            }
-        }
-        // Not reachable with a deterministic compiler; an error, not a panic.
-        (
-            0,
-            PatternError {
-                pattern: plain_native.join("|"),
-                message: "the patterns compile one by one but not as a set".into(),
-            },
-        )
     }
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
