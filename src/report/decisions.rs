@@ -140,17 +140,18 @@ impl TurnFields {
     }
 }
 
-/// Append one row.
-pub fn write_row(out: &mut Vec<u8>, r: &Row) {
-    let mut f = TurnFields::default();
-    f.set(r);
-    f.write(out, r);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gate::Reason;
+
+    /// One row on its own (the replay formats a turn's fields once and
+    /// writes a row per variant).
+    fn write_row(out: &mut Vec<u8>, r: &Row) {
+        let mut f = TurnFields::default();
+        f.set(r);
+        f.write(out, r);
+    }
 
     #[test]
     fn integers_format_like_display() {
