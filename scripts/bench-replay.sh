@@ -6,7 +6,12 @@
 # peak memory from /usr/bin/time -v. A last step streams 10,000,000 turns
 # through stdin to check that memory stays flat.
 #
-#   [REPS=3] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
+#   [REPS=3] [BEFORE=path/to/old/critic-gate] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
+#
+# With BEFORE, every replay row is also measured with that binary (e.g. a
+# build of the previous commit), interleaved in the same run, so a change's
+# cost is read against a baseline measured under the same load. BIG=0
+# skips the memory check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 turns=${1:-1000000}
@@ -61,13 +66,23 @@ if command -v taskset >/dev/null; then
   parse=$median
   measure "replay (2 variants), 1 core" taskset -c 0 "$bin" replay "$file" --out "$out/replay" --threads 1 --quiet
   ratio "$parse" "$median"
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE replay, 1 core" taskset -c 0 "$BEFORE" replay "$file" --out "$out/replay-before" --threads 1 --quiet
+    ratio "$parse" "$median"
+  fi
 fi
 for t in 1 "$cores"; do
   measure "parse-only, $t worker(s)" "$bin" parse-only "$file" --threads "$t"
   parse=$median
   measure "replay (2 variants), $t worker(s)" "$bin" replay "$file" --out "$out/replay" --threads "$t" --quiet
   ratio "$parse" "$median"
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE replay, $t worker(s)" "$BEFORE" replay "$file" --out "$out/replay-before" --threads "$t" --quiet
+    ratio "$parse" "$median"
+  fi
 done
+
+[ "$big" = 0 ] && exit 0
 
 echo "memory check: $big turns streamed through stdin (decisions=changed)"
 /usr/bin/time -v bash -c "'$bin' synth --turns $big --seed 2 --out - | '$bin' replay - --out '$out/big' --decisions changed --quiet" 2> "$out/time.txt"

@@ -148,3 +148,60 @@ costs = [
     {"run_id": "c", "turn": 8, "draft": "ok"},
 ]
 write("costs.jsonl", costs)
+
+# symfonic's fail-open events (shared/spec/traffic-format.md, "Whether a
+# critic ran"): `evaluate` returns `approve` with 0 tokens in and out on
+# every turn its gate skipped. 10 warm turns production skipped, logged
+# with that event, and 10 cold turns the critic really reviewed (one
+# revised). Only the 10 reviewed turns are labels.
+def not_run(**extra):
+    c = {"verdict": "approve", "reflection_latency_ms": 0.004, "reflection_tokens_in": 0,
+         "reflection_tokens_out": 0, "model": "claude-opus", "confidence_before": 0.8}
+    c.update(extra)
+    return c
+
+acks = ["Got it, thanks!", "Sounds good.", "Thanks!", "Perfect, thanks.", "Understood.",
+        "Noted.", "Will do.", "Okay!", "Sure thing.", "Great, thanks."]
+fail_open = []
+for i, d in enumerate(acks):
+    fail_open.append({"run_id": f"warm-{i}", "turn": 0, "language": "en", "draft": d,
+                      "confidence": 0.8, "critic": not_run()})
+for i, d in enumerate(acks):
+    c = critic(tin=3000 + 10 * i, tout=30, lat=1800.0 + 50 * i)
+    if i == 6:
+        c = critic("revise", tin=3200, tout=110, lat=2500.0,
+                   revised_draft="I can't do that: the refund needs a manager's approval first.")
+    fail_open.append({"run_id": f"cold-{i}", "turn": 0, "language": "en", "draft": d, "critic": c})
+write("fail-open.jsonl", fail_open)
+
+# Traffic recorded under a legacy threshold of 0.7 (datasets/gate-0.7.toml):
+# the critic ran where confidence < 0.7 or a pii tag was hit; elsewhere the
+# recorder logged symfonic's no-review event, as `ran: false` or as 0
+# tokens. Replayed with gate.toml (threshold 0.6), the turns with
+# confidence in [0.6, 0.7) disagree with production (mismatches.csv).
+# Two skill-approval calls (`run_id` "skill-gate") and one turn without an
+# event (production unknown) complete it.
+answers = ["Here is the summary of the onboarding guide you asked for.",
+           "The export finished; you can download it from the reports page.",
+           "I looked through the settings and the sync is already enabled for your workspace."]
+recorded = []
+confidences = [0.3, 0.45, 0.5, 0.55, 0.6, 0.61, 0.64, 0.65, 0.68, 0.69, 0.7, 0.72, 0.75, 0.8, 0.85, 0.9, 0.95]
+for i, conf in enumerate(confidences):
+    draft = acks[i % len(acks)] if i % 2 == 0 else answers[i % len(answers)]
+    t = {"run_id": f"rec-{i // 4}", "turn": i % 4, "scope": {"tenant": "globex"}, "language": "en",
+         "draft": draft, "confidence": conf}
+    if conf < 0.7:
+        t["critic"] = critic(tin=2600 + 20 * i, tout=25 + i, lat=1500.0 + 40 * i)
+        if i == 3:
+            t["critic"]["ran"] = True
+    else:
+        t["critic"] = {"ran": False, "verdict": "approve"} if i % 3 == 0 else not_run(confidence_before=conf)
+    recorded.append(t)
+recorded.append({"run_id": "rec-pii", "turn": 0, "language": "en", "draft": "Thanks!", "confidence": 0.9,
+                 "sensitive_hit": "pii", "critic": critic(tin=2900, tout=40, lat=1900.0)})
+recorded.append({"run_id": "rec-unknown", "turn": 0, "language": "en", "draft": "Thanks!", "confidence": 0.65})
+for i, skill in enumerate(["Skill 'refund-small-orders': refunds under 20 EUR without review.",
+                           "Skill 'export-csv': exports the current report as CSV."]):
+    recorded.append({"run_id": "skill-gate", "turn": i, "draft": skill, "activation_log": {},
+                     "tool_calls_this_turn": [], "critic": critic(tin=5200, tout=60, lat=9000.0 + 500 * i)})
+write("threshold-0.7.jsonl", recorded)

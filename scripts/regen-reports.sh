@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${CRITIC_GATE:-target/release/critic-gate}
-for d in seed multilingual floors costs; do
+for d in seed multilingual floors costs fail-open threshold-0.7; do
   "$bin" replay "datasets/$d.jsonl" --config datasets/gate.toml --out "reports/$d" --quiet
 done
+"$bin" replay datasets/threshold-0.7.jsonl --config datasets/gate-0.7.toml --out reports/threshold-0.7-matched --quiet
 "$bin" replay datasets/invalid.jsonl --config datasets/gate.toml --out reports/invalid --skip-invalid --quiet

@@ -218,7 +218,38 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
             );
         }
     }
+    if let Some(r) = budgets.min_production_agreement {
+        out.push(production_budget(dir, r)?);
+    }
     Ok(out)
+}
+
+/// `min_production_agreement`: a property of the baseline (does the replay
+/// reproduce production?), judged once, not per variant.
+fn production_budget(dir: &ReplayDir, limit: f64) -> Result<BudgetResult, CannotJudge> {
+    let key = "production_agreement";
+    let (value, note) = match dir.summary.get(key) {
+        Some(Value::Number(n)) => (n.as_f64().unwrap_or(f64::NAN), None),
+        Some(Value::Null) => (
+            0.0,
+            Some("no turn records what production did: nothing shows the replay reproduces it, taken as 0".to_string()),
+        ),
+        _ => {
+            return Err(CannotJudge(format!(
+                "summary.json has no {key}: replay the traffic again with this version of critic-gate"
+            )))
+        }
+    };
+    Ok(BudgetResult {
+        variant: dir.baseline().unwrap_or("baseline").to_string(),
+        budget: "min_production_agreement",
+        metric: key,
+        value,
+        op: Op::AtLeast,
+        limit,
+        pass: value >= limit,
+        note,
+    })
 }
 
 /// Every budget passed.

@@ -95,6 +95,7 @@ pub struct CheckConfig {
     pub max_added_call_rate: Option<f64>,
     pub min_label_coverage: Option<f64>,
     pub max_rejected: Option<u64>,
+    pub min_production_agreement: Option<f64>,
     pub variant: Option<Vec<String>>,
 }
 

@@ -9,8 +9,8 @@ use crate::replay::{
 };
 use crate::report::markdown::ReportMd;
 use crate::report::{
-    self, summary, DecisionsWriter, Export, FloorsCsv, MatrixCsv, RegressionsCsv, RejectsWriter,
-    ReplayReport, SegmentsCsv, Staging, Summary, SummaryCsv, SummaryJson,
+    self, decisions, summary, Export, FloorsCsv, MatrixCsv, RegressionsCsv, RejectsWriter,
+    ReplayReport, RowsWriter, SegmentsCsv, Staging, Summary, SummaryCsv, SummaryJson,
 };
 
 /// Values a dimension may keep in `segments.csv` before the rest is folded
@@ -73,8 +73,13 @@ fn run_into(
         .collect();
     let mut decisions = match opts.decisions {
         DecisionsMode::None => None,
-        _ => Some(DecisionsWriter::new(staging.file("decisions.csv")?)?),
+        _ => Some(RowsWriter::new(
+            staging.file("decisions.csv")?,
+            decisions::HEADER,
+        )?),
     };
+    let mut mismatches =
+        RowsWriter::new(staging.file("mismatches.csv")?, decisions::MISMATCH_HEADER)?;
     let mut rejects = if opts.skip_invalid {
         Some(RejectsWriter::new(staging.file("rejects.jsonl")?, sources))
     } else {
@@ -111,6 +116,7 @@ fn run_into(
             if let Some(d) = decisions.as_mut() {
                 d.write(&res.decisions_csv)?;
             }
+            mismatches.write(&res.mismatches_csv)?;
             if let Some(w) = rejects.as_mut() {
                 w.write(&res.rejects)?;
             }
@@ -124,6 +130,7 @@ fn run_into(
     if let Some(d) = decisions {
         d.finish()?;
     }
+    mismatches.finish()?;
     if let Some(w) = rejects {
         w.finish()?;
     }

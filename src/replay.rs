@@ -14,8 +14,8 @@ use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
 use crate::reader::{self, Block, Source};
 use crate::segments::SegmentAcc;
-use crate::tally::{verdict_index, Counts, EventFacts, SegmentMap, VariantTally};
-use crate::turn::{Intent, SensitiveField, ToolCall, Turn, Verdict};
+use crate::tally::{label_index, Counts, EventFacts, Mismatch, SegmentMap, VariantTally};
+use crate::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn, Verdict};
 
 /// Which decision rows to keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -71,11 +71,12 @@ pub struct Regression {
 
 /// Warning kinds (valid input the gate treats in a way a recorder may not
 /// expect).
-pub const WARNING_KINDS: [&str; 4] = [
+pub const WARNING_KINDS: [&str; 5] = [
     "tool_call_without_name",
     "unknown_intent_label",
     "empty_sensitive_hit",
     "duplicate_turn",
+    "critic_not_run",
 ];
 
 /// Count and first locations per warning kind.
@@ -209,6 +210,9 @@ pub struct BlockResult {
     /// This block's rows of decisions.csv, already formatted (the workers
     /// format them in parallel; the writer only appends bytes).
     pub decisions_csv: Vec<u8>,
+    /// This block's rows of mismatches.csv (the baseline against
+    /// production), formatted likewise.
+    pub mismatches_csv: Vec<u8>,
     pub rejects: Vec<Reject>,
     pub regressions: Vec<Regression>,
     /// (hash of (run_id, turn), source, line) for the duplicate check.
@@ -222,12 +226,15 @@ pub struct BlockResult {
 struct Scratch {
     counts: Vec<Counts>,
     fields: crate::report::decisions::TurnFields,
+    /// `fields` hold the current turn's.
+    fields_set: bool,
     segments: SegmentAcc,
 }
 
 const DIM_LANGUAGE: u32 = 0;
 const DIM_INTENT: u32 = 1;
 const DIM_DRAFT_LENGTH: u32 = 2;
+const DIM_CALL_SITE: u32 = 3;
 
 impl Scratch {
     fn new(variants: usize) -> Scratch {
@@ -236,6 +243,7 @@ impl Scratch {
             (DIM_LANGUAGE, "language"),
             (DIM_INTENT, "intent"),
             (DIM_DRAFT_LENGTH, "draft_length"),
+            (DIM_CALL_SITE, "call_site"),
         ] {
             let got = segments.dim(name);
             debug_assert_eq!(got, id);
@@ -243,6 +251,7 @@ impl Scratch {
         Scratch {
             counts: Vec::new(),
             fields: Default::default(),
+            fields_set: false,
             segments,
         }
     }
@@ -406,9 +415,7 @@ impl Replayer {
             out.decisions_csv
                 .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }
-        let nv = self.gates.len();
-        let base = self.opts.plan.baseline;
-        let mut scratch = Scratch::new(nv);
+        let mut scratch = Scratch::new(self.gates.len());
         for (line_no, raw) in reader::lines(block) {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -442,15 +449,11 @@ impl Replayer {
                     continue;
                 }
             };
-            self.tally_turn(
-                turn,
-                text,
-                block.source,
-                line_no,
-                &mut out,
-                &mut scratch,
-                base,
-            );
+            let at = At {
+                source: block.source,
+                line: line_no,
+            };
+            self.tally_turn(turn, text, at, &mut out, &mut scratch);
         }
         out.totals.segments = scratch.segments.into_map();
         for v in &mut out.totals.variants {
@@ -459,57 +462,88 @@ impl Replayer {
         out
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One valid turn: warnings, evaluation, and every tally it feeds.
     fn tally_turn(
         &self,
         turn: &Turn<'_>,
         text: &str,
-        source: usize,
-        line: u64,
+        at: At,
         out: &mut BlockResult,
         scratch: &mut Scratch,
-        base: usize,
     ) {
-        let t = &mut out.totals;
-        t.turns += 1;
-        t.unknown_fields += turn.unknown_fields as u64;
-        // Warnings.
-        if turn
-            .tool_calls
-            .iter()
-            .any(|c| matches!(c, ToolCall::NoName { .. }))
-        {
-            t.warnings.add("tool_call_without_name", source, line);
-        }
-        if let Intent::Label(l) = &turn.intent {
-            if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
-                t.warnings.add("unknown_intent_label", source, line);
-            }
-        }
-        if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
-            t.warnings.add("empty_sensitive_hit", source, line);
-        }
-        if let Some(n) = turn.turn {
-            out.keys.push((turn_key(&turn.run_id, n), source, line));
-        }
-        for k in &turn.fabrication_kinds {
-            *slot(&mut t.fabrication_kinds, k, || 0) += 1;
-        }
-        // Evaluate every variant on shared draft features.
+        self.note_turn(turn, at, out);
         let features = DraftFeatures::of(&turn.draft);
         let evals: Vec<Evaluation> = self
             .gates
             .iter()
             .map(|g| g.evaluate_with(turn, &features))
             .collect();
-        let verdict = turn.verdict();
-        let vi = verdict_index(verdict);
-        let draft_chars = features.chars as u64;
-        let bucket = length_bucket(draft_chars);
-        let critic = turn.critic.as_ref();
-        let tokens = critic.and_then(|c| c.tokens_in.zip(c.tokens_out));
-        let latency = critic.and_then(|c| c.latency_ms);
-        let model = critic.and_then(|c| c.model.as_deref());
+        let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);
+        let base_fires = evals[self.opts.plan.baseline].fires();
+        scratch.counts.clear();
+        scratch.fields_set = false;
+        for (i, e) in evals.iter().enumerate() {
+            let d = Decision {
+                variant: i,
+                fires: e.fires(),
+                base_fires,
+                reasons: e.reasons(),
+            };
+            let c = count(&d, &facts);
+            self.tally_variant(turn, &d, &facts, &mut out.totals.variants[i]);
+            out.totals.variants[i].counts.merge(&c);
+            scratch.counts.push(c);
+            if d.skips() && facts.label.is_some_and(Verdict::is_intervention) {
+                out.regressions.push(Regression::of(turn, at, &d));
+            }
+            self.write_decision(turn, e, &d, &facts, out, scratch);
+            if i == self.opts.plan.baseline {
+                self.write_mismatch(turn, e, &d, &facts, out);
+            }
+        }
+        self.segment(turn, text, &facts, scratch);
+    }
+
+    /// Counts, warnings and keys of a valid turn that do not depend on the
+    /// variants.
+    fn note_turn(&self, turn: &Turn<'_>, at: At, out: &mut BlockResult) {
+        let t = &mut out.totals;
+        t.turns += 1;
+        t.unknown_fields += turn.unknown_fields as u64;
+        let w = &mut t.warnings;
+        if turn
+            .tool_calls
+            .iter()
+            .any(|c| matches!(c, ToolCall::NoName { .. }))
+        {
+            w.add("tool_call_without_name", at.source, at.line);
+        }
+        if let Intent::Label(l) = &turn.intent {
+            if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
+                w.add("unknown_intent_label", at.source, at.line);
+            }
+        }
+        if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
+            w.add("empty_sensitive_hit", at.source, at.line);
+        }
+        if turn.critic_not_run() {
+            w.add("critic_not_run", at.source, at.line);
+        }
+        if let Some(n) = turn.turn {
+            out.keys
+                .push((turn_key(&turn.run_id, n), at.source, at.line));
+        }
+        for k in &turn.fabrication_kinds {
+            *slot(&mut t.fabrication_kinds, k, || 0) += 1;
+        }
+    }
+
+    /// What the turn's recording says, priced: the same for every variant.
+    fn facts(&self, turn: &Turn<'_>, at: At, draft_chars: u64, t: &mut Totals) -> TurnFacts {
+        let review = turn.review();
+        let tokens = review.and_then(|c| c.tokens_in.zip(c.tokens_out));
+        let latency_ms = review.and_then(|c| c.latency_ms);
+        let model = review.and_then(|c| c.model.as_deref());
         let nano_usd = match tokens.map(|tk| self.nano_usd(tk, model)) {
             Some(Ok(n)) => Some(n),
             Some(Err(name)) => {
@@ -520,131 +554,255 @@ impl Replayer {
             }
             None => None,
         };
-        let facts = critic.map(|_| EventFacts {
-            tokens,
-            latency_ms: latency,
-            nano_usd,
-        });
-        let base_fires = evals[base].fires();
-        let turn_counts = &mut scratch.counts;
-        turn_counts.clear();
-        let mut fields_set = false;
-        for (i, e) in evals.iter().enumerate() {
-            let fires = e.fires();
-            let vt = &mut t.variants[i];
-            let mut c = Counts {
-                turns: 1,
-                fires: fires as u64,
-                ..Default::default()
-            };
-            if let Some(f) = &facts {
-                c.events.add(f);
-            }
-            if base_fires && !fires {
-                c.saved_calls = 1;
-                if let Some(f) = &facts {
-                    c.saved.add(f);
-                } else {
-                    c.saved.turns += 1;
-                }
-            }
-            if !base_fires && fires {
-                c.added_calls = 1;
-            }
-            if !fires {
-                if verdict.is_some() {
-                    c.labelled_skips = 1;
-                }
-                if verdict.is_some_and(Verdict::is_intervention) {
-                    c.safety_regressions = 1;
-                    let c = critic.unwrap();
-                    out.regressions.push(Regression {
-                        source,
-                        line,
-                        run_id: turn.run_id.to_string(),
-                        turn: turn.turn,
-                        variant: i,
-                        draft: turn.draft.to_string(),
-                        verdict: verdict.unwrap(),
-                        revised_draft: c.revised_draft.as_deref().map(str::to_string),
-                        refusal_message: c.refusal_message.as_deref().map(str::to_string),
-                        reasons: e.reasons(),
-                    });
-                }
-            }
-            if let Some(cfg) = &self.legacy_check[i] {
-                if fires != legacy_reference(turn, cfg) {
-                    vt.contract_violations += 1;
-                }
-            }
-            // Reasons of the active gate, and sole blockers.
-            let reasons = e.reasons();
-            for r in reasons.iter() {
-                vt.reason_hits[r as usize] += 1;
-            }
-            if let Some(r) = reasons.single() {
-                if r != Reason::TrivialAck && r != Reason::Confident {
-                    vt.sole_blocker[r as usize] += 1;
-                }
-            }
-            vt.matrix[base_fires as usize][fires as usize][vi] += 1;
-            // Latency added to the turn: 0 on a skip; the recorded latency on
-            // a fire (turns that fire without a recorded latency are left out
-            // of the distribution and counted as unmeasured).
-            if !fires {
-                vt.latency.add(0.0);
-            } else if let Some(l) = latency {
-                vt.latency.add(l);
-            }
-            vt.counts.merge(&c);
-            turn_counts.push(c);
-            let keep = match self.opts.decisions {
-                DecisionsMode::All => true,
-                DecisionsMode::Changed => fires != base_fires,
-                DecisionsMode::None => false,
-            };
-            if keep {
-                let row = crate::report::decisions::Row {
-                    source: &self.opts.sources[source],
-                    line,
-                    run_id: &turn.run_id,
-                    turn: turn.turn,
-                    variant: &self.opts.plan.variants[i].name,
-                    fires,
-                    baseline_fires: base_fires,
-                    reasons,
-                    language: turn.language.as_deref(),
-                    scope: turn.scope,
-                    intent: turn.intent_label(),
-                    draft_chars,
-                    confidence: e.confidence,
-                    verdict,
-                };
-                if !fields_set {
-                    scratch.fields.set(&row);
-                    fields_set = true;
-                }
-                scratch.fields.write(&mut out.decisions_csv, &row);
+        TurnFacts {
+            at,
+            label: turn.verdict(),
+            label_index: label_index(turn),
+            event: review.map(|_| EventFacts {
+                tokens,
+                latency_ms,
+                nano_usd,
+            }),
+            latency_ms,
+            production: turn.production().fired(),
+            not_run: turn.critic_not_run(),
+            call_site: turn.call_site(),
+            draft_chars,
+        }
+    }
+
+    /// A variant's tallies that are not [`Counts`]: the contract check,
+    /// reasons, the matrix, latency and disagreements with production.
+    fn tally_variant(&self, turn: &Turn<'_>, d: &Decision, f: &TurnFacts, vt: &mut VariantTally) {
+        if let Some(cfg) = &self.legacy_check[d.variant] {
+            if d.fires != legacy_reference(turn, cfg) {
+                vt.contract_violations += 1;
             }
         }
-        // Grouping dimensions of this turn.
+        for r in d.reasons.iter() {
+            vt.reason_hits[r as usize] += 1;
+        }
+        if let Some(r) = d.reasons.single() {
+            if r != Reason::TrivialAck && r != Reason::Confident {
+                vt.sole_blocker[r as usize] += 1;
+            }
+        }
+        vt.matrix[d.base_fires as usize][d.fires as usize][f.label_index] += 1;
+        // Latency added to a user-facing turn: 0 on a skip, the recorded
+        // latency on a fire (fires without one are counted apart).
+        // Skill-gate calls are not a user's wait.
+        if f.call_site == CallSite::Turn {
+            match (d.fires, f.latency_ms) {
+                (false, _) => vt.latency.add(0.0),
+                (true, Some(l)) => vt.latency.add(l),
+                (true, None) => vt.latency_unmeasured_fires += 1,
+            }
+        }
+        if let Some(m) = d.mismatch(f.production) {
+            let first = d.reasons.iter().next().unwrap_or(Reason::Confident);
+            vt.mismatch_reasons[m as usize][first as usize] += 1;
+        }
+    }
+
+    /// The variant's row of decisions.csv, when kept.
+    fn write_decision(
+        &self,
+        turn: &Turn<'_>,
+        e: &Evaluation,
+        d: &Decision,
+        f: &TurnFacts,
+        out: &mut BlockResult,
+        scratch: &mut Scratch,
+    ) {
+        let keep = match self.opts.decisions {
+            DecisionsMode::All => true,
+            DecisionsMode::Changed => d.fires != d.base_fires,
+            DecisionsMode::None => false,
+        };
+        if !keep {
+            return;
+        }
+        let row = crate::report::decisions::Row {
+            source: &self.opts.sources[f.at.source],
+            line: f.at.line,
+            run_id: &turn.run_id,
+            turn: turn.turn,
+            variant: &self.opts.plan.variants[d.variant].name,
+            fires: d.fires,
+            baseline_fires: d.base_fires,
+            reasons: d.reasons,
+            language: turn.language.as_deref(),
+            scope: turn.scope,
+            intent: turn.intent_label(),
+            draft_chars: f.draft_chars,
+            confidence: e.confidence,
+            verdict: f.label,
+            production: f.production,
+        };
+        if !scratch.fields_set {
+            scratch.fields.set(&row);
+            scratch.fields_set = true;
+        }
+        scratch.fields.write(&mut out.decisions_csv, &row);
+    }
+
+    /// The baseline's row of mismatches.csv, when it disagrees with
+    /// production.
+    fn write_mismatch(
+        &self,
+        turn: &Turn<'_>,
+        e: &Evaluation,
+        d: &Decision,
+        f: &TurnFacts,
+        out: &mut BlockResult,
+    ) {
+        let Some(production_fired) = f.production.filter(|&p| p != d.fires) else {
+            return;
+        };
+        crate::report::decisions::MismatchRow {
+            source: &self.opts.sources[f.at.source],
+            line: f.at.line,
+            run_id: &turn.run_id,
+            turn: turn.turn,
+            call_site: f.call_site.as_str(),
+            production_fired,
+            baseline_fires: d.fires,
+            reasons: d.reasons,
+            confidence: e.confidence,
+            sensitive_hit: e.sensitive_hit,
+        }
+        .write(&mut out.mismatches_csv);
+    }
+
+    /// Add the turn's per-variant counts to each of its segments.
+    fn segment(&self, turn: &Turn<'_>, text: &str, f: &TurnFacts, scratch: &mut Scratch) {
+        let counts = &scratch.counts;
         let seg = &mut scratch.segments;
         seg.add(
             DIM_LANGUAGE,
             turn.language.as_deref().unwrap_or(NONE),
-            turn_counts,
+            counts,
         );
-        seg.add(DIM_INTENT, turn.intent_label().unwrap_or(NONE), turn_counts);
-        seg.add(DIM_DRAFT_LENGTH, bucket, turn_counts);
+        seg.add(DIM_INTENT, turn.intent_label().unwrap_or(NONE), counts);
+        seg.add(DIM_DRAFT_LENGTH, length_bucket(f.draft_chars), counts);
+        seg.add(DIM_CALL_SITE, f.call_site.as_str(), counts);
         if let Some(raw) = turn.scope {
-            seg.add_scope(raw, turn_counts);
+            seg.add_scope(raw, counts);
         }
         if !self.opts.group_by.is_empty() {
             let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
             for path in &self.opts.group_by {
                 let dim = seg.dim(path);
-                seg.add(dim, &path_value(&whole, path), turn_counts);
+                seg.add(dim, &path_value(&whole, path), counts);
             }
+        }
+    }
+}
+
+/// Where a line is: its source index and line number.
+#[derive(Clone, Copy, Debug)]
+struct At {
+    source: usize,
+    line: u64,
+}
+
+/// One variant's decision on a turn, beside the baseline's.
+struct Decision {
+    variant: usize,
+    fires: bool,
+    base_fires: bool,
+    reasons: Reasons,
+}
+
+impl Decision {
+    fn skips(&self) -> bool {
+        !self.fires
+    }
+
+    /// How the decision disagrees with production's (`Some(fired)`), if it
+    /// does.
+    fn mismatch(&self, production: Option<bool>) -> Option<Mismatch> {
+        match production {
+            Some(true) if !self.fires => Some(Mismatch::ProductionFired),
+            Some(false) if self.fires => Some(Mismatch::ProductionSkipped),
+            _ => None,
+        }
+    }
+}
+
+/// What a turn's recording says, worked out once for every variant.
+struct TurnFacts {
+    at: At,
+    /// The verdict of a critic that really ran.
+    label: Option<Verdict>,
+    /// Index into the matrix's label dimension.
+    label_index: usize,
+    /// The recorded event of a critic that ran, priced.
+    event: Option<EventFacts>,
+    latency_ms: Option<f64>,
+    /// What production's gate did (`Some(fired)`).
+    production: Option<bool>,
+    /// An event where no critic ran.
+    not_run: bool,
+    call_site: CallSite,
+    draft_chars: u64,
+}
+
+/// A turn's [`Counts`] under one variant.
+fn count(d: &Decision, f: &TurnFacts) -> Counts {
+    let mut c = Counts {
+        turns: 1,
+        fires: d.fires as u64,
+        critic_not_run: f.not_run as u64,
+        production_known: f.production.is_some() as u64,
+        ..Default::default()
+    };
+    match d.mismatch(f.production) {
+        Some(Mismatch::ProductionFired) => c.production_fired_variant_skips = 1,
+        Some(Mismatch::ProductionSkipped) => c.production_skipped_variant_fires = 1,
+        None => {}
+    }
+    if let Some(ev) = &f.event {
+        c.events.add(ev);
+    }
+    if d.base_fires && !d.fires {
+        c.saved_calls = 1;
+        match &f.event {
+            Some(ev) => c.saved.add(ev),
+            // Saved, but nothing recorded of its cost.
+            None => c.saved.turns += 1,
+        }
+    }
+    if !d.base_fires && d.fires {
+        c.added_calls = 1;
+    }
+    if d.skips() {
+        if f.label.is_some() {
+            c.labelled_skips = 1;
+        }
+        if f.label.is_some_and(Verdict::is_intervention) {
+            c.safety_regressions = 1;
+        }
+    }
+    c
+}
+
+impl Regression {
+    /// The regression a variant's skip of `turn` is (its label revise or
+    /// refuse).
+    fn of(turn: &Turn<'_>, at: At, d: &Decision) -> Regression {
+        let c = turn.review().expect("a label comes from a review");
+        Regression {
+            source: at.source,
+            line: at.line,
+            run_id: turn.run_id.to_string(),
+            turn: turn.turn,
+            variant: d.variant,
+            draft: turn.draft.to_string(),
+            verdict: c.verdict.expect("a regression has a verdict"),
+            revised_draft: c.revised_draft.as_deref().map(str::to_string),
+            refusal_message: c.refusal_message.as_deref().map(str::to_string),
+            reasons: d.reasons,
         }
     }
 }

@@ -9,11 +9,15 @@
 use std::collections::BTreeMap;
 
 use crate::gate::Reason;
-use crate::turn::Verdict;
+use crate::turn::{Turn, Verdict};
 
-/// Index of a verdict in the label dimension: none, approve, revise, refuse.
-pub fn verdict_index(v: Option<Verdict>) -> usize {
-    match v {
+/// Index of a turn in the label dimension: no event (or an event without
+/// a verdict), approve, revise, refuse, or an event where no critic ran.
+pub fn label_index(turn: &Turn) -> usize {
+    if turn.critic_not_run() {
+        return NOT_RUN;
+    }
+    match turn.verdict() {
         None => 0,
         Some(Verdict::Approve) => 1,
         Some(Verdict::Revise) => 2,
@@ -21,7 +25,21 @@ pub fn verdict_index(v: Option<Verdict>) -> usize {
     }
 }
 
+/// The label index of an event where no critic ran.
+pub const NOT_RUN: usize = 4;
+/// Label indexes: 0 none, 1..=3 the verdicts, 4 [`NOT_RUN`].
+pub const LABELS: usize = 5;
+
 pub const VERDICT_LABELS: [&str; 4] = ["none", "approve", "revise", "refuse"];
+
+/// How a variant's decision on a turn compares with what production did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// Production fired (a critic ran); the variant skips.
+    ProductionFired = 0,
+    /// Production skipped (an event where no critic ran); the variant fires.
+    ProductionSkipped = 1,
+}
 
 /// Decision counts of one variant over a set of turns, against the baseline.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,8 +52,16 @@ pub struct Counts {
     pub added_calls: u64,
     /// Variant skips a turn whose recorded verdict is revise or refuse.
     pub safety_regressions: u64,
-    /// Variant skips a turn with a recorded verdict.
+    /// Variant skips a turn with a recorded verdict of a critic that ran.
     pub labelled_skips: u64,
+    /// Turns whose recorded event says no critic ran (not labels).
+    pub critic_not_run: u64,
+    /// Turns whose recording says what production's gate did.
+    pub production_known: u64,
+    /// ... where production fired and the variant skips.
+    pub production_fired_variant_skips: u64,
+    /// ... where production skipped and the variant fires.
+    pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
     pub saved: Lite,
     /// Every recorded critic event in the segment (the basis of the
@@ -161,6 +187,13 @@ impl Counts {
         self.skips() - self.labelled_skips
     }
 
+    /// Known turns where the variant decides as production did.
+    pub fn production_agreeing(&self) -> u64 {
+        self.production_known
+            - self.production_fired_variant_skips
+            - self.production_skipped_variant_fires
+    }
+
     pub fn merge(&mut self, o: &Counts) {
         self.turns += o.turns;
         self.fires += o.fires;
@@ -168,6 +201,10 @@ impl Counts {
         self.added_calls += o.added_calls;
         self.safety_regressions += o.safety_regressions;
         self.labelled_skips += o.labelled_skips;
+        self.critic_not_run += o.critic_not_run;
+        self.production_known += o.production_known;
+        self.production_fired_variant_skips += o.production_fired_variant_skips;
+        self.production_skipped_variant_fires += o.production_skipped_variant_fires;
         self.saved.merge(&o.saved);
         self.events.merge(&o.events);
     }
@@ -282,10 +319,16 @@ pub struct VariantTally {
     pub reason_hits: [u64; 13],
     /// Turns where this reason was the only one (the sole blocker of a skip).
     pub sole_blocker: [u64; 13],
-    /// [baseline fires][variant fires][verdict index].
-    pub matrix: [[[u64; 4]; 2]; 2],
-    /// Critic latency added to each turn under this variant (0 on skips).
+    /// [baseline fires][variant fires][label index].
+    pub matrix: [[[u64; LABELS]; 2]; 2],
+    /// Critic latency added to each user-facing turn (`call_site` turn)
+    /// under this variant (0 on skips).
     pub latency: Histogram,
+    /// User-facing fires without a recorded latency (not in `latency`).
+    pub latency_unmeasured_fires: u64,
+    /// Disagreements with production by [`Mismatch`] and the first reason
+    /// of the variant's decision (index: `Reason as usize`).
+    pub mismatch_reasons: [[u64; 13]; 2],
 }
 
 impl VariantTally {
@@ -295,15 +338,19 @@ impl VariantTally {
         for i in 0..13 {
             self.reason_hits[i] += o.reason_hits[i];
             self.sole_blocker[i] += o.sole_blocker[i];
+            for d in 0..2 {
+                self.mismatch_reasons[d][i] += o.mismatch_reasons[d][i];
+            }
         }
         for b in 0..2 {
             for v in 0..2 {
-                for k in 0..4 {
+                for k in 0..LABELS {
                     self.matrix[b][v][k] += o.matrix[b][v][k];
                 }
             }
         }
         self.latency.merge(&o.latency);
+        self.latency_unmeasured_fires += o.latency_unmeasured_fires;
     }
 
     pub fn hits(&self, r: Reason) -> u64 {
@@ -312,6 +359,21 @@ impl VariantTally {
 
     pub fn sole(&self, r: Reason) -> u64 {
         self.sole_blocker[r as usize]
+    }
+
+    /// The most common disagreement with production: its kind, the first
+    /// reason of the variant's decision, and how many turns.
+    pub fn top_mismatch(&self) -> Option<(Mismatch, Reason, u64)> {
+        let mut best: Option<(Mismatch, Reason, u64)> = None;
+        for m in [Mismatch::ProductionFired, Mismatch::ProductionSkipped] {
+            for r in Reason::ALL {
+                let n = self.mismatch_reasons[m as usize][r as usize];
+                if n > 0 && best.map_or(true, |b| n > b.2) {
+                    best = Some((m, r, n));
+                }
+            }
+        }
+        best
     }
 }
 

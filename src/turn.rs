@@ -49,6 +49,8 @@ impl Verdict {
 /// The recorded `ReflectionEvent`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Critic<'a> {
+    /// `critic.ran` as recorded; see [`Critic::ran`].
+    pub ran_recorded: Option<bool>,
     pub verdict: Option<Verdict>,
     pub latency_ms: Option<f64>,
     pub tokens_in: Option<u64>,
@@ -56,6 +58,62 @@ pub struct Critic<'a> {
     pub revised_draft: Option<Cow<'a, str>>,
     pub refusal_message: Option<Cow<'a, str>>,
     pub model: Option<Cow<'a, str>>,
+}
+
+impl Critic<'_> {
+    /// Whether a critic really ran (the spec's "Whether a critic ran"):
+    /// `ran` decides when recorded; otherwise an event with both token
+    /// counts recorded as 0 is symfonic's fail-open or gate-skipped
+    /// `approve`, where no critic ran; anything else ran.
+    pub fn ran(&self) -> bool {
+        match self.ran_recorded {
+            Some(ran) => ran,
+            None => !(self.tokens_in == Some(0) && self.tokens_out == Some(0)),
+        }
+    }
+}
+
+/// What production's gate did on a turn, as its recording says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Production {
+    /// A critic ran: production's gate fired.
+    Fired,
+    /// An event where no critic ran: production's gate skipped.
+    Skipped,
+    /// No event (`critic` null or absent).
+    Unknown,
+}
+
+impl Production {
+    /// `Some(fired)` when known.
+    pub fn fired(self) -> Option<bool> {
+        match self {
+            Production::Fired => Some(true),
+            Production::Skipped => Some(false),
+            Production::Unknown => None,
+        }
+    }
+}
+
+/// Where symfonic called the critic (`call_site`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallSite {
+    /// A reply to a user (the default).
+    Turn,
+    /// Procedural-skill approval (`engine._resolve_skill_status`).
+    SkillGate,
+}
+
+impl CallSite {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallSite::Turn => "turn",
+            CallSite::SkillGate => "skill_gate",
+        }
+    }
+
+    /// The `run_id` symfonic gives skill-approval calls.
+    pub const SKILL_GATE_RUN_ID: &'static str = "skill-gate";
 }
 
 /// What a tool call's `name` is, as far as the mutating-tool floor cares.
@@ -114,6 +172,8 @@ pub struct Turn<'a> {
     pub activation_log: Option<ActivationLog>,
     pub sensitive_hit: SensitiveField<'a>,
     pub critic: Option<Critic<'a>>,
+    /// `call_site` as recorded; see [`Turn::call_site`].
+    pub call_site_recorded: Option<CallSite>,
     /// Top-level keys the format does not define (ignored, counted).
     pub unknown_fields: u32,
 }
@@ -144,8 +204,40 @@ impl<'a> Turn<'a> {
         }
     }
 
+    /// The recorded critic event where a critic really ran: the one
+    /// source of labels, costs and latency samples (an event where no
+    /// critic ran is none of these).
+    pub fn review(&self) -> Option<&Critic<'a>> {
+        self.critic.as_ref().filter(|c| c.ran())
+    }
+
+    /// The label: the verdict of a critic that really ran.
     pub fn verdict(&self) -> Option<Verdict> {
-        self.critic.as_ref().and_then(|c| c.verdict)
+        self.review().and_then(|c| c.verdict)
+    }
+
+    /// A recorded event where no critic ran (not a label).
+    pub fn critic_not_run(&self) -> bool {
+        self.critic.as_ref().is_some_and(|c| !c.ran())
+    }
+
+    /// What production's gate did, as far as the recording says.
+    pub fn production(&self) -> Production {
+        match &self.critic {
+            None => Production::Unknown,
+            Some(c) if c.ran() => Production::Fired,
+            Some(_) => Production::Skipped,
+        }
+    }
+
+    /// The call site: as recorded, else `skill_gate` for symfonic's
+    /// skill-approval run id, else `turn`.
+    pub fn call_site(&self) -> CallSite {
+        match self.call_site_recorded {
+            Some(c) => c,
+            None if self.run_id == CallSite::SKILL_GATE_RUN_ID => CallSite::SkillGate,
+            None => CallSite::Turn,
+        }
     }
 }
 
@@ -284,7 +376,20 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
             ))
         }
     };
-    let mut c = Critic::default();
+    let ran_recorded = match v.get("ran") {
+        None | Some(Node::Null) => None,
+        Some(Node::Bool(b)) => Some(*b),
+        Some(other) => {
+            return Err(format!(
+                "critic.ran must be true, false or null, got {}",
+                other.describe()
+            ))
+        }
+    };
+    let mut c = Critic {
+        ran_recorded,
+        ..Default::default()
+    };
     let opt_string = |k: &str| -> Result<Option<Cow<'_, str>>, String> {
         match v.get(k) {
             None | Some(Node::Null) => Ok(None),
@@ -335,6 +440,18 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
     c.refusal_message = opt_string("refusal_message")?;
     c.model = opt_string("model")?;
     Ok(Some(c))
+}
+
+fn parse_call_site(v: Node) -> Result<Option<CallSite>, String> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Str(s) if s == "turn" => Ok(Some(CallSite::Turn)),
+        Node::Str(s) if s == "skill_gate" => Ok(Some(CallSite::SkillGate)),
+        other => Err(format!(
+            "call_site must be \"turn\" or \"skill_gate\", got {}",
+            other.describe()
+        )),
+    }
 }
 
 fn parse_tool_calls(v: Node) -> Result<Vec<ToolCall>, String> {
@@ -390,6 +507,7 @@ impl<'de> Builder<'de> {
                 | "intent_verdict"
                 | "activation_log"
                 | "critic"
+                | "call_site"
         )
     }
 
@@ -490,6 +608,7 @@ impl<'de> Builder<'de> {
             }
             "activation_log" => t.activation_log = ActivationLog::from_node(&v)?,
             "critic" => t.critic = parse_critic(v)?,
+            "call_site" => t.call_site_recorded = parse_call_site(v)?,
             _ => t.unknown_fields += 1,
         }
         Ok(())
@@ -689,6 +808,75 @@ mod tests {
                 Named("ok".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_verdict_is_a_label_only_where_a_critic_ran() {
+        let t = |critic: &str| {
+            let line = format!(r#"{{"run_id":"r","draft":"x","critic":{critic}}}"#);
+            let t = Turn::parse(&line).unwrap();
+            (t.verdict(), t.production(), t.critic_not_run())
+        };
+        use Production::*;
+        let approve = Some(Verdict::Approve);
+        // symfonic's gate-skipped / fail-open event: both token counts 0.
+        assert_eq!(
+            t(
+                r#"{"verdict":"approve","reflection_tokens_in":0,"reflection_tokens_out":0,"reflection_latency_ms":0.004}"#
+            ),
+            (None, Skipped, true)
+        );
+        // Tokens recorded and not both 0: ran.
+        assert_eq!(
+            t(r#"{"verdict":"approve","reflection_tokens_in":10,"reflection_tokens_out":0}"#),
+            (approve, Fired, false)
+        );
+        // One count missing: not "both present and both 0", so it ran.
+        assert_eq!(
+            t(r#"{"verdict":"approve","reflection_tokens_in":0}"#),
+            (approve, Fired, false)
+        );
+        // No token fields: ran (unmeasured), as before.
+        assert_eq!(
+            t(r#"{"verdict":"revise"}"#),
+            (Some(Verdict::Revise), Fired, false)
+        );
+        // `ran` decides when present, either way.
+        assert_eq!(
+            t(
+                r#"{"ran":true,"verdict":"approve","reflection_tokens_in":0,"reflection_tokens_out":0}"#
+            ),
+            (approve, Fired, false)
+        );
+        assert_eq!(
+            t(
+                r#"{"ran":false,"verdict":"revise","reflection_tokens_in":900,"reflection_tokens_out":9}"#
+            ),
+            (None, Skipped, true)
+        );
+        assert_eq!(t("null"), (None, Unknown, false));
+        assert!(err(r#"{"run_id":"r","draft":"x","critic":{"ran":"yes"}}"#)
+            .contains("critic.ran must be true, false or null, got \"yes\""));
+    }
+
+    #[test]
+    fn call_site_is_recorded_or_inferred_from_the_skill_gate_run_id() {
+        let site = |line: &str| Turn::parse(line).unwrap().call_site();
+        assert_eq!(site(r#"{"run_id":"r","draft":"x"}"#), CallSite::Turn);
+        assert_eq!(
+            site(r#"{"run_id":"skill-gate","draft":"x"}"#),
+            CallSite::SkillGate
+        );
+        assert_eq!(
+            site(r#"{"run_id":"skill-gate","draft":"x","call_site":"turn"}"#),
+            CallSite::Turn
+        );
+        assert_eq!(
+            site(r#"{"run_id":"r","draft":"x","call_site":"skill_gate"}"#),
+            CallSite::SkillGate
+        );
+        assert!(err(r#"{"run_id":"r","draft":"x","call_site":"tool"}"#)
+            .contains(r#"call_site must be "turn" or "skill_gate", got "tool""#));
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct Args {
     /// Fail when labelled skips / skips is below R.
     #[arg(long, value_name = "R")]
     pub min_label_coverage: Option<f64>,
+    /// Fail when the baseline decides as production did (by the recorded
+    /// critic events) on fewer than R of the turns where that is known.
+    #[arg(long, value_name = "R")]
+    pub min_production_agreement: Option<f64>,
     /// Fail when more than N input lines were rejected.
     #[arg(long, value_name = "N")]
     pub max_rejected: Option<u64>,
@@ -72,6 +76,9 @@ pub fn run(a: Args) -> CliResult {
         max_added_call_rate: a.max_added_call_rate.or(budgets.max_added_call_rate),
         min_label_coverage: a.min_label_coverage.or(budgets.min_label_coverage),
         max_rejected: a.max_rejected.or(budgets.max_rejected),
+        min_production_agreement: a
+            .min_production_agreement
+            .or(budgets.min_production_agreement),
         variant: if a.variants.is_empty() {
             budgets.variant.take()
         } else {
@@ -85,6 +92,7 @@ pub fn run(a: Args) -> CliResult {
     rate("--min-skip-rate", over.min_skip_rate)?;
     rate("--max-added-call-rate", over.max_added_call_rate)?;
     rate("--min-label-coverage", over.min_label_coverage)?;
+    rate("--min-production-agreement", over.min_production_agreement)?;
     let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
     let results = judge(&dir, &over).map_err(|e| e.0)?;
     let ok = passed(&results);

@@ -156,6 +156,14 @@ pub fn run(a: Args) -> CliResult {
             ));
         }
     }
+    let p = &outcome.summary.production;
+    if p.known > 0 {
+        msg.push_str(&format!(
+            "  production   agreement {:>6} of {} turns whose recording says what production did (baseline {base})\n",
+            pct(p.agreement),
+            p.known
+        ));
+    }
     for n in &outcome.summary.notes {
         msg.push_str(&format!("note: {n}\n"));
     }

@@ -11,7 +11,12 @@ use std::io::Write;
 use crate::gate::Reasons;
 use crate::turn::Verdict;
 
-pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict\n";
+pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
+
+/// The header of `mismatches.csv`: turns where the baseline decides
+/// otherwise than production did.
+pub const MISMATCH_HEADER: &str =
+    "source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n";
 
 /// The fields of one row, borrowed from the turn.
 pub struct Row<'a> {
@@ -29,6 +34,17 @@ pub struct Row<'a> {
     pub draft_chars: u64,
     pub confidence: f64,
     pub verdict: Option<Verdict>,
+    /// What production's gate did (`Some(fired)`), when recorded.
+    pub production: Option<bool>,
+}
+
+/// `fire` / `skip`, as matrix.csv and mismatches.csv spell a decision.
+pub fn decision(fires: bool) -> &'static str {
+    if fires {
+        "fire"
+    } else {
+        "skip"
+    }
 }
 
 /// Write `s` as one CSV field, quoted only when it must be.
@@ -52,7 +68,7 @@ pub fn field(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Append `n` in decimal (the hot path avoids `fmt` machinery).
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
@@ -111,6 +127,9 @@ impl TurnFields {
         self.tail.push(b',');
         self.tail
             .extend_from_slice(r.verdict.map_or("", Verdict::as_str).as_bytes());
+        self.tail.push(b',');
+        self.tail
+            .extend_from_slice(r.production.map_or("", decision).as_bytes());
         self.tail.push(b'\n');
     }
 
@@ -137,6 +156,40 @@ impl TurnFields {
         }
         out.extend_from_slice(&self.confidence.as_ref().expect("just set").1);
         out.extend_from_slice(&self.tail);
+    }
+}
+
+/// One row of `mismatches.csv`.
+pub struct MismatchRow<'a> {
+    pub source: &'a str,
+    pub line: u64,
+    pub run_id: &'a str,
+    pub turn: Option<u64>,
+    pub call_site: &'a str,
+    pub production_fired: bool,
+    pub baseline_fires: bool,
+    pub reasons: Reasons,
+    pub confidence: f64,
+    pub sensitive_hit: Option<&'a str>,
+}
+
+impl MismatchRow<'_> {
+    pub fn write(&self, out: &mut Vec<u8>) {
+        cell(out, self.source);
+        push_u64(out, self.line);
+        out.push(b',');
+        cell(out, self.run_id);
+        if let Some(t) = self.turn {
+            push_u64(out, t);
+        }
+        out.push(b',');
+        cell(out, self.call_site);
+        cell(out, decision(self.production_fired));
+        cell(out, decision(self.baseline_fires));
+        cell(out, &self.reasons.to_string());
+        let _ = write!(out, "{:?},", self.confidence);
+        field(out, self.sensitive_hit.unwrap_or(""));
+        out.push(b'\n');
     }
 }
 
@@ -198,11 +251,34 @@ mod tests {
                 draft_chars: 15,
                 confidence: 0.5,
                 verdict: Some(Verdict::Revise),
+                production: Some(true),
             },
         );
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise\n"
+            "a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire\n"
+        );
+    }
+
+    #[test]
+    fn mismatch_row_snapshot() {
+        let mut out = Vec::new();
+        MismatchRow {
+            source: "p.jsonl",
+            line: 7,
+            run_id: "r",
+            turn: None,
+            call_site: "turn",
+            production_fired: true,
+            baseline_fires: false,
+            reasons: [Reason::Confident].into_iter().collect(),
+            confidence: 0.65,
+            sensitive_hit: None,
+        }
+        .write(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "p.jsonl,7,r,,turn,fire,skip,confident,0.65,\n"
         );
     }
 }

@@ -47,6 +47,43 @@ pub fn excerpt(s: &str, n: usize) -> String {
     }
 }
 
+/// Does the replay reproduce production? The baseline against what the
+/// recording says production's gate did, and which events were no review.
+fn production_section(s: &mut String, r: &ReplayReport) {
+    let p = &r.summary.production;
+    let base = &r.plan.variants[r.plan.baseline].name;
+    let _ = writeln!(s, "\n## Does the replay reproduce production?\n");
+    if p.known == 0 {
+        let _ = writeln!(
+            s,
+            "Unknown: no turn records a critic event, so nothing says what production's gate did."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "The baseline `{base}` decides as production did on {} of {} turns whose recording says what production's gate did ({}): production fired where the baseline skips on {}, production skipped where the baseline fires on {}.",
+            p.known - p.fired_baseline_skips - p.skipped_baseline_fires,
+            p.known,
+            pct(p.agreement),
+            p.fired_baseline_skips,
+            p.skipped_baseline_fires,
+        );
+        if let Some(n) = &p.most_common {
+            let _ = writeln!(
+                s,
+                "\n**Not reproduced: the baseline config probably differs from production's.** Most common disagreement: {n} Every disagreeing turn is in `mismatches.csv`."
+            );
+        }
+    }
+    let not_run = r.totals.variants[r.plan.baseline].counts.critic_not_run;
+    if not_run > 0 {
+        let _ = writeln!(
+            s,
+            "\n{not_run} turns carry a critic event where no critic ran (`ran: false`, or 0 tokens in and out: symfonic's gate-skipped or fail-open `approve`). They are not labels, costs or latency samples."
+        );
+    }
+}
+
 pub struct ReportMd;
 
 impl Export for ReportMd {
@@ -85,6 +122,7 @@ impl Export for ReportMd {
                 num(m, "critic_latency_p95_ms").map_or("n/a".into(), |x| format!("{x:.0} ms")),
             );
         }
+        production_section(&mut s, r);
         let _ = writeln!(s, "\n## Why the gates fire\n");
         let _ = writeln!(
             s,
@@ -137,9 +175,16 @@ impl Export for ReportMd {
                 );
             }
         }
-        if !r.summary.notes.is_empty() {
+        // The production finding has its own section above.
+        let notes: Vec<&String> = r
+            .summary
+            .notes
+            .iter()
+            .filter(|n| Some(*n) != r.summary.production.note.as_ref())
+            .collect();
+        if !notes.is_empty() {
             let _ = writeln!(s, "\n## Notes\n");
-            for n in &r.summary.notes {
+            for n in notes {
                 let _ = writeln!(s, "- {n}");
             }
         }

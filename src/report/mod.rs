@@ -38,8 +38,9 @@ pub trait Export {
 }
 
 /// Every file `replay` may write (used to clear stale ones).
-pub const REPORT_FILES: [&str; 11] = [
+pub const REPORT_FILES: [&str; 12] = [
     "decisions.csv",
+    "mismatches.csv",
     "summary.csv",
     "summary.json",
     "floors.csv",
@@ -143,16 +144,17 @@ impl Staging {
     }
 }
 
-/// Streams `decisions.csv`: the header, then each block's formatted rows.
-pub struct DecisionsWriter {
+/// Streams a CSV that grows with the input (`decisions.csv`,
+/// `mismatches.csv`): the header, then each block's formatted rows.
+pub struct RowsWriter {
     out: BufWriter<File>,
 }
 
-impl DecisionsWriter {
-    pub fn new(mut out: BufWriter<File>) -> Result<DecisionsWriter, String> {
-        out.write_all(decisions::HEADER.as_bytes())
+impl RowsWriter {
+    pub fn new(mut out: BufWriter<File>, header: &str) -> Result<RowsWriter, String> {
+        out.write_all(header.as_bytes())
             .map_err(|e| e.to_string())?;
-        Ok(DecisionsWriter { out })
+        Ok(RowsWriter { out })
     }
 
     pub fn write(&mut self, rows: &[u8]) -> Result<(), String> {

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::config::Plan;
+use crate::config::{FrameworkConfig, Plan};
+use crate::gate::Reason;
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
-use crate::tally::{Estimate, Lite, VariantTally};
+use crate::tally::{Estimate, Lite, Mismatch, VariantTally};
 
 /// One value of a report cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,7 +98,6 @@ pub fn variant_fields(
     let saved_latency_ms = saved.latency_ns as f64 / 1e6;
     let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
     let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
-    let fires_with_latency = v.latency.count - c.skips();
     use Cell::*;
     vec![
         ("variant", Str(name.to_string())),
@@ -118,6 +118,7 @@ pub fn variant_fields(
         ("safety_regressions", Int(c.safety_regressions)),
         ("unverified_skips", Int(c.unverified_skips())),
         ("labelled_skips", Int(c.labelled_skips)),
+        ("critic_not_run", Int(c.critic_not_run)),
         ("label_coverage", Float(ratio(c.labelled_skips, c.skips()))),
         (
             "safety_regression_rate",
@@ -161,9 +162,19 @@ pub fn variant_fields(
         ("critic_latency_p50_ms", Float(v.latency.quantile(0.50))),
         ("critic_latency_p95_ms", Float(v.latency.quantile(0.95))),
         ("critic_latency_p99_ms", Float(v.latency.quantile(0.99))),
+        ("latency_unmeasured_fires", Int(v.latency_unmeasured_fires)),
+        ("production_known", Int(c.production_known)),
         (
-            "latency_unmeasured_fires",
-            Int(c.fires - fires_with_latency),
+            "production_agreement",
+            Float(ratio(c.production_agreeing(), c.production_known)),
+        ),
+        (
+            "production_fired_variant_skips",
+            Int(c.production_fired_variant_skips),
+        ),
+        (
+            "production_skipped_variant_fires",
+            Int(c.production_skipped_variant_fires),
         ),
     ]
 }
@@ -173,6 +184,7 @@ pub struct Summary {
     pub rows: Vec<Vec<(&'static str, Cell)>>,
     pub notes: Vec<String>,
     pub json: Value,
+    pub production: ProductionAgreement,
 }
 
 /// Build the summary from the merged totals.
@@ -218,6 +230,10 @@ pub fn summarize(
         .iter()
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
+    let production = production_vs_baseline(plan, totals);
+    if let Some(n) = &production.note {
+        notes.push(n.clone());
+    }
     let json = json!({
         "turns": totals.turns,
         "rejected": totals.rejected,
@@ -230,7 +246,85 @@ pub fn summarize(
         "variants": variants,
         "fabrication_kinds": fabrication,
         "segments_truncated": segments_cut,
+        "production_known": production.known,
+        "production_agreement": production.agreement,
+        "production_fired_baseline_skips": production.fired_baseline_skips,
+        "production_skipped_baseline_fires": production.skipped_baseline_fires,
         "notes": notes,
     });
-    Summary { rows, notes, json }
+    Summary {
+        rows,
+        notes,
+        json,
+        production,
+    }
+}
+
+/// Whether the replay reproduces production: the baseline's decisions
+/// against what the recording says production's gate did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProductionAgreement {
+    /// Turns whose recording says what production did.
+    pub known: u64,
+    /// Agreeing / known; None when nothing is known.
+    pub agreement: Option<f64>,
+    pub fired_baseline_skips: u64,
+    pub skipped_baseline_fires: u64,
+    /// Below 100%: the most common kind of disagreement and what it
+    /// suggests (`412 turns: production fired at ...`).
+    pub most_common: Option<String>,
+    /// Below 100%: the whole finding, for the notes.
+    pub note: Option<String>,
+}
+
+fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {
+    let b = &totals.variants[plan.baseline];
+    let c = &b.counts;
+    let base = &plan.variants[plan.baseline];
+    let most_common = b.top_mismatch().map(|(m, r, n)| {
+        let turns = if n == 1 { "turn" } else { "turns" };
+        format!("{n} {turns}: {}", mismatch_hint(m, r, &base.config))
+    });
+    let note = most_common.as_ref().map(|hint| {
+        format!(
+            "the baseline `{}` decides as production did on only {} of {} turns whose recording says what production did: its config probably differs from production's. Most common disagreement: {hint} (every one is in mismatches.csv)",
+            base.name,
+            c.production_agreeing(),
+            c.production_known,
+        )
+    });
+    ProductionAgreement {
+        known: c.production_known,
+        agreement: ratio(c.production_agreeing(), c.production_known),
+        fired_baseline_skips: c.production_fired_variant_skips,
+        skipped_baseline_fires: c.production_skipped_variant_fires,
+        most_common,
+        note,
+    }
+}
+
+/// What a kind of disagreement with production suggests about production's
+/// config: the first reason of the baseline's decision names the setting.
+pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
+    let t = cfg.metacognition_confidence_threshold;
+    match (m, r) {
+        (Mismatch::ProductionFired, Reason::Confident) => format!(
+            "production fired at confidence >= {t} with no sensitive hit: was the threshold higher, or were other sensitive tags set?"
+        ),
+        (Mismatch::ProductionFired, Reason::TrivialAck) => "production fired on drafts the baseline skips as trivial acks: was the selective gate off, or were the ack patterns or read-only tools different?".to_string(),
+        (Mismatch::ProductionFired, _) => format!(
+            "production fired where the baseline skips ({}): was production's gate config different?",
+            r.name()
+        ),
+        (Mismatch::ProductionSkipped, Reason::LowConfidence) => format!(
+            "production skipped at confidence < {t}: was the threshold lower, or the selective gate on?"
+        ),
+        (Mismatch::ProductionSkipped, Reason::SensitiveHit | Reason::Sensitive) => "production skipped turns with a sensitive hit: were production's sensitive tags different?".to_string(),
+        (Mismatch::ProductionSkipped, Reason::MutatingTool) => "production skipped turns with a tool call the baseline counts as mutating: was read_only_tools longer?".to_string(),
+        (Mismatch::ProductionSkipped, Reason::NoAckPattern) => "production skipped drafts no ack pattern of the baseline matches: were metacognition_trivial_ack_patterns different?".to_string(),
+        (Mismatch::ProductionSkipped, _) => format!(
+            "production skipped turns the baseline fires on ({}): was production's gate config different?",
+            r.name()
+        ),
+    }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::tally::{Estimate, Lite, VERDICT_LABELS};
+use crate::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -151,6 +151,8 @@ impl Export for SegmentsCsv {
         let (mut turns, mut fires, mut skips, mut fire_rate, mut skip_rate) =
             (vec![], vec![], vec![], vec![], vec![]);
         let (mut saved, mut added, mut regress, mut labelled) = (vec![], vec![], vec![], vec![]);
+        let (mut not_run, mut known, mut agreement, mut p_fired, mut p_skipped) =
+            (vec![], vec![], vec![], vec![], vec![]);
         let (mut s_in, mut s_out, mut s_lat, mut s_usd, mut s_unmeasured) =
             (vec![], vec![], vec![], vec![], vec![]);
         let (mut a_in, mut a_out, mut a_lat, mut a_usd) = (vec![], vec![], vec![], vec![]);
@@ -170,6 +172,14 @@ impl Export for SegmentsCsv {
                     added.push(c.added_calls);
                     regress.push(c.safety_regressions);
                     labelled.push(c.labelled_skips);
+                    not_run.push(c.critic_not_run);
+                    known.push(c.production_known);
+                    agreement.push(
+                        (c.production_known > 0)
+                            .then(|| c.production_agreeing() as f64 / c.production_known as f64),
+                    );
+                    p_fired.push(c.production_fired_variant_skips);
+                    p_skipped.push(c.production_skipped_variant_fires);
                     s_in.push(c.saved.tokens_in);
                     s_out.push(c.saved.tokens_out);
                     s_lat.push(Some(c.saved.latency_ns as f64 / 1e6));
@@ -198,6 +208,11 @@ impl Export for SegmentsCsv {
             ("added_calls", Col::U64(added)),
             ("safety_regressions", Col::U64(regress)),
             ("labelled_skips", Col::U64(labelled)),
+            ("critic_not_run", Col::U64(not_run)),
+            ("production_known", Col::U64(known)),
+            ("production_agreement", Col::F64(agreement)),
+            ("production_fired_variant_skips", Col::U64(p_fired)),
+            ("production_skipped_variant_fires", Col::U64(p_skipped)),
             ("saved_tokens_in", Col::U64(s_in)),
             ("saved_tokens_out", Col::U64(s_out)),
             ("saved_latency_ms", Col::F64(s_lat)),
@@ -255,7 +270,8 @@ impl Export for MatrixCsv {
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
         let (mut variant, mut base, mut dec, mut cell) = (vec![], vec![], vec![], vec![]);
-        let (mut turns, mut labelled, mut unlabelled) = (vec![], vec![], vec![]);
+        let (mut turns, mut labelled, mut unlabelled, mut not_run) =
+            (vec![], vec![], vec![], vec![]);
         let mut by_verdict: [Vec<u64>; 3] = Default::default();
         for (i, v) in r.plan.variants.iter().enumerate() {
             let m = &r.totals.variants[i].matrix;
@@ -267,8 +283,11 @@ impl Export for MatrixCsv {
                     dec.push(Some(if f { "fire" } else { "skip" }.to_string()));
                     cell.push(Some(matrix_cell(b, f).to_string()));
                     turns.push(counts.iter().sum::<u64>());
-                    unlabelled.push(counts[0]);
-                    labelled.push(counts[1..].iter().sum::<u64>());
+                    // No label: no event, an event without a verdict, or
+                    // an event where no critic ran.
+                    unlabelled.push(counts[0] + counts[NOT_RUN]);
+                    labelled.push(counts[1..NOT_RUN].iter().sum::<u64>());
+                    not_run.push(counts[NOT_RUN]);
                     for k in 0..3 {
                         by_verdict[k].push(counts[k + 1]);
                     }
@@ -284,6 +303,7 @@ impl Export for MatrixCsv {
             ("turns", Col::U64(turns)),
             ("labelled", Col::U64(labelled)),
             ("unlabelled", Col::U64(unlabelled)),
+            ("critic_not_run", Col::U64(not_run)),
             (VERDICT_LABELS[1], Col::U64(approve)),
             (VERDICT_LABELS[2], Col::U64(revise)),
             (VERDICT_LABELS[3], Col::U64(refuse)),

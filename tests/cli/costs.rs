@@ -81,14 +81,15 @@ fn summary_matches_the_hand_computed_figures() {
     close(&l["critic_latency_p50_ms"], 1000.0); // 4th of 7
     close(&l["critic_latency_p95_ms"], 4000.0);
     assert_eq!(l["latency_unmeasured_fires"], 1);
-    // matrix.csv: smart's saved cell is 3 approve, 1 revise, 1 unlabelled.
+    // matrix.csv: smart's saved cell is 3 approve, 1 revise, 1 unlabelled,
+    // none where no critic ran.
     let matrix = d.read("matrix.csv");
     assert!(
-        matrix.contains("smart,fire,skip,saved,5,4,1,3,1,0"),
+        matrix.contains("smart,fire,skip,saved,5,4,1,0,3,1,0"),
         "{matrix}"
     );
     assert!(
-        matrix.contains("smart,skip,fire,added,1,0,1,0,0,0"),
+        matrix.contains("smart,skip,fire,added,1,0,1,0,0,0,0"),
         "{matrix}"
     );
 }

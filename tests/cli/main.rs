@@ -5,4 +5,5 @@ mod util;
 mod check;
 mod costs;
 mod explain;
+mod production;
 mod replay;

@@ -10,52 +10,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    let mut c = cmd();
-    c.current_dir(root())
-        .arg("replay")
-        .args(args)
-        .arg("--out")
-        .arg(dir);
-    c.output().unwrap()
-}
-
-fn summary(dir: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
-fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
-    // The datasets' CSV fields used here contain no quotes or commas.
-    let mut lines = text.lines();
-    let header: Vec<String> = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    lines
-        .map(|l| {
-            let mut fields = Vec::new();
-            let mut cur = String::new();
-            let mut quoted = false;
-            let mut chars = l.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '"' if quoted && chars.peek() == Some(&'"') => {
-                        cur.push('"');
-                        chars.next();
-                    }
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
-                    c => cur.push(c),
-                }
-            }
-            fields.push(cur);
-            header.iter().cloned().zip(fields).collect()
-        })
-        .collect()
-}
-
 #[test]
 fn seed_story_legacy_fires_every_turn_smart_about_half() {
     let d = Dir::new();
@@ -248,7 +202,7 @@ fn a_failed_run_leaves_the_previous_report_alone() {
     assert_eq!(before, std::fs::read(out.join("summary.json")).unwrap());
     assert_eq!(
         std::fs::read_dir(&out).unwrap().count(),
-        8,
+        9,
         "no staging folder is left behind"
     );
 }
@@ -470,7 +424,27 @@ fn floors_report_sole_blockers() {
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 8] = [
+        (
+            "fail-open",
+            &["datasets/fail-open.jsonl", "--config", "datasets/gate.toml"],
+        ),
+        (
+            "threshold-0.7",
+            &[
+                "datasets/threshold-0.7.jsonl",
+                "--config",
+                "datasets/gate.toml",
+            ],
+        ),
+        (
+            "threshold-0.7-matched",
+            &[
+                "datasets/threshold-0.7.jsonl",
+                "--config",
+                "datasets/gate-0.7.toml",
+            ],
+        ),
         (
             "costs",
             &["datasets/costs.jsonl", "--config", "datasets/gate.toml"],

@@ -1,8 +1,11 @@
 //! A small harness for driving the real `critic-gate` binary.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
 
 /// A scratch folder for one test, removed when dropped.
 pub struct Dir {
@@ -76,4 +79,53 @@ pub fn expect_code(o: &Output, code: i32) {
         stdout(o),
         stderr(o)
     );
+}
+
+/// `critic-gate replay ARGS --out DIR`, run from the project root.
+pub fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut c = cmd();
+    c.current_dir(root())
+        .arg("replay")
+        .args(args)
+        .arg("--out")
+        .arg(dir);
+    c.output().unwrap()
+}
+
+/// A replay's summary.json.
+pub fn summary(dir: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// The rows of a CSV text as maps from column name to field.
+pub fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
+    // The datasets' CSV fields used here contain no quotes or commas.
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .map(|l| {
+            let mut fields = Vec::new();
+            let mut cur = String::new();
+            let mut quoted = false;
+            let mut chars = l.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' if quoted && chars.peek() == Some(&'"') => {
+                        cur.push('"');
+                        chars.next();
+                    }
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+                    c => cur.push(c),
+                }
+            }
+            fields.push(cur);
+            header.iter().cloned().zip(fields).collect()
+        })
+        .collect()
 }
