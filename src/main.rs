@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("critic-gate: {e}");
+            cli::output::stderr(&format!("critic-gate: {e}\n"));
             ExitCode::from(2)
         }
     }

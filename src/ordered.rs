@@ -39,7 +39,8 @@ impl Window {
 /// Map every item of `input` with `work` on the rayon pool and hand the
 /// results to `consume` in input order. At most `width` items are in
 /// flight or waiting. Stops at the first error of `consume`, which it
-/// returns (the items not yet started are never started).
+/// returns (the items not yet started are never started). A thread that
+/// cannot be started is an error, never a panic.
 pub fn map_in_order<T, R, E>(
     input: Receiver<T>,
     width: usize,
@@ -49,6 +50,7 @@ pub fn map_in_order<T, R, E>(
 where
     T: Send,
     R: Send,
+    E: From<String>,
 {
     let width = width.max(1);
     let window = Window {
@@ -58,7 +60,8 @@ where
     let (tx, rx) = sync_channel::<(usize, R)>(width);
     std::thread::scope(|s| {
         let (window, work) = (&window, &work);
-        s.spawn(move || {
+        let feeder = std::thread::Builder::new().name("feeder".into());
+        let spawned = feeder.spawn_scoped(s, move || {
             input
                 .into_iter()
                 .enumerate()
@@ -69,6 +72,9 @@ where
                     let _ = tx.send((seq, work(item)));
                 });
         });
+        if let Err(e) = spawned {
+            return Err(E::from(format!("cannot start a worker thread: {e}")));
+        }
         let mut next = 0;
         let mut held = BTreeMap::new();
         let mut result = Ok(());
@@ -125,7 +131,7 @@ mod tests {
                 },
                 |r| {
                     seen.push(r);
-                    Ok::<(), ()>(())
+                    Ok::<(), String>(())
                 },
             )
         })
@@ -143,9 +149,15 @@ mod tests {
                 started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 i
             },
-            |i| if i == 20 { Err(i) } else { Ok(()) },
+            |i| {
+                if i == 20 {
+                    Err(format!("item {i}"))
+                } else {
+                    Ok(())
+                }
+            },
         );
-        assert_eq!(r, Err(20));
+        assert_eq!(r, Err("item 20".to_string()));
         // Only the window past the failing item was started.
         assert!(started.load(std::sync::atomic::Ordering::Relaxed) < 100);
     }

@@ -86,7 +86,8 @@ fn run_into(
         None
     };
     let threads = rayon::current_num_threads();
-    let (rx, recycler) = reader::blocks_recycled(replayer.sources(), 2 * threads + 2);
+    let (rx, recycler) =
+        reader::blocks_recycled(replayer.sources(), 2 * threads + 2).map_err(|e| e.0)?;
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();

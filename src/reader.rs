@@ -119,107 +119,113 @@ impl Recycler {
 
 /// Reads every source in order on a background thread; yields blocks (at
 /// most `depth` in flight) or the first read error.
-pub fn blocks(sources: Vec<Source>, depth: usize) -> Receiver<Result<Block, ReadError>> {
-    blocks_recycled(sources, depth).0
+pub fn blocks(
+    sources: Vec<Source>,
+    depth: usize,
+) -> Result<Receiver<Result<Block, ReadError>>, ReadError> {
+    Ok(blocks_recycled(sources, depth)?.0)
 }
 
 /// As [`blocks`], with a [`Recycler`] for the buffers of finished blocks.
 pub fn blocks_recycled(
     sources: Vec<Source>,
     depth: usize,
-) -> (Receiver<Result<Block, ReadError>>, Recycler) {
+) -> Result<(Receiver<Result<Block, ReadError>>, Recycler), ReadError> {
     let (tx, rx) = sync_channel(depth);
     let (give, spare) = sync_channel::<Vec<u8>>(2 * depth + 2);
-    thread::spawn(move || {
-        for (i, s) in sources.iter().enumerate() {
-            let (mut r, count) = match open(&s.name) {
-                Ok(x) => x,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
-            let mut line = 1u64;
-            let mut carry: Vec<u8> = Vec::new();
-            // A buffer whose bytes hold no line end yet (a line longer than a
-            // block): it grows in place rather than being copied each time.
-            let mut pending: Option<(Vec<u8>, usize)> = None;
-            loop {
-                let (mut buf, mut len) = match pending.take() {
-                    Some(p) => p,
-                    None => {
-                        // A reused buffer keeps its length: only new bytes
-                        // are ever zeroed.
-                        let mut buf = spare.try_recv().unwrap_or_default();
-                        if buf.len() < carry.len() {
-                            buf.resize(carry.len(), 0);
-                        }
-                        buf[..carry.len()].copy_from_slice(&carry);
-                        let len = carry.len();
-                        carry.clear();
-                        (buf, len)
+    let reader = thread::Builder::new().name("reader".into());
+    reader
+        .spawn(move || {
+            for (i, s) in sources.iter().enumerate() {
+                let (mut r, count) = match open(&s.name) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
                     }
                 };
-                let want = len + BLOCK_BYTES;
-                if buf.len() < want {
-                    buf.resize(want, 0);
-                }
-                // Fill up to BLOCK_BYTES new bytes; fewer means end of source.
-                let mut eof = false;
-                while len < want {
-                    match r.read(&mut buf[len..want]) {
-                        Ok(0) => {
-                            eof = true;
-                            break;
+                let mut line = 1u64;
+                let mut carry: Vec<u8> = Vec::new();
+                // A buffer whose bytes hold no line end yet (a line longer than a
+                // block): it grows in place rather than being copied each time.
+                let mut pending: Option<(Vec<u8>, usize)> = None;
+                loop {
+                    let (mut buf, mut len) = match pending.take() {
+                        Some(p) => p,
+                        None => {
+                            // A reused buffer keeps its length: only new bytes
+                            // are ever zeroed.
+                            let mut buf = spare.try_recv().unwrap_or_default();
+                            if buf.len() < carry.len() {
+                                buf.resize(carry.len(), 0);
+                            }
+                            buf[..carry.len()].copy_from_slice(&carry);
+                            let len = carry.len();
+                            carry.clear();
+                            (buf, len)
                         }
-                        Ok(n) => len += n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            let _ = tx.send(Err(ReadError(format!(
-                                "{}: read error after line {line}: {e}",
-                                s.name
-                            ))));
+                    };
+                    let want = len + BLOCK_BYTES;
+                    if buf.len() < want {
+                        buf.resize(want, 0);
+                    }
+                    // Fill up to BLOCK_BYTES new bytes; fewer means end of source.
+                    let mut eof = false;
+                    while len < want {
+                        match r.read(&mut buf[len..want]) {
+                            Ok(0) => {
+                                eof = true;
+                                break;
+                            }
+                            Ok(n) => len += n,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => {
+                                let _ = tx.send(Err(ReadError(format!(
+                                    "{}: read error after line {line}: {e}",
+                                    s.name
+                                ))));
+                                return;
+                            }
+                        }
+                    }
+                    if !eof {
+                        // Keep the partial last line for the next block.
+                        match memchr::memrchr(b'\n', &buf[..len]) {
+                            Some(k) => {
+                                carry.extend_from_slice(&buf[k + 1..len]);
+                                len = k + 1;
+                            }
+                            None => {
+                                pending = Some((buf, len));
+                                continue;
+                            }
+                        }
+                    }
+                    let bytes = &buf[..len];
+                    let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
+                        + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
+                    if len > 0 {
+                        let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
+                        let block = Block {
+                            source: i,
+                            first_line: line,
+                            data: buf,
+                            len,
+                            consumed,
+                        };
+                        if tx.send(Ok(block)).is_err() {
                             return;
                         }
                     }
-                }
-                if !eof {
-                    // Keep the partial last line for the next block.
-                    match memchr::memrchr(b'\n', &buf[..len]) {
-                        Some(k) => {
-                            carry.extend_from_slice(&buf[k + 1..len]);
-                            len = k + 1;
-                        }
-                        None => {
-                            pending = Some((buf, len));
-                            continue;
-                        }
+                    line += lines;
+                    if eof {
+                        break;
                     }
-                }
-                let bytes = &buf[..len];
-                let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
-                    + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
-                if len > 0 {
-                    let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
-                    let block = Block {
-                        source: i,
-                        first_line: line,
-                        data: buf,
-                        len,
-                        consumed,
-                    };
-                    if tx.send(Ok(block)).is_err() {
-                        return;
-                    }
-                }
-                line += lines;
-                if eof {
-                    break;
                 }
             }
-        }
-    });
-    (rx, Recycler(give))
+        })
+        .map_err(|e| ReadError(format!("cannot start the reader thread: {e}")))?;
+    Ok((rx, Recycler(give)))
 }
 
 /// Iterate the lines of a block: (line number, bytes without `\n`/`\r\n`).
@@ -245,7 +251,7 @@ mod tests {
     use std::io::Write;
 
     fn collect(path: &str) -> Vec<(u64, String)> {
-        let rx = blocks(vec![Source { name: path.into() }], 2);
+        let rx = blocks(vec![Source { name: path.into() }], 2).unwrap();
         let mut out = Vec::new();
         for b in rx {
             let b = b.unwrap();
@@ -320,7 +326,8 @@ mod tests {
                 name: "/nonexistent/x.jsonl".into(),
             }],
             1,
-        );
+        )
+        .unwrap();
         let e = rx.recv().unwrap().unwrap_err();
         assert!(e.0.starts_with("/nonexistent/x.jsonl: cannot open"));
     }

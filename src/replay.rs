@@ -236,15 +236,39 @@ const DIM_INTENT: u32 = 1;
 const DIM_DRAFT_LENGTH: u32 = 2;
 const DIM_CALL_SITE: u32 = 3;
 
+/// The dimensions every replay segments by (`DIM_*` in this order), beside
+/// `scope` / `scope.KEY`.
+pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", "draft_length", "call_site"];
+
+/// Check `--group-by` paths: dotted, and not a dimension segments.csv
+/// already has (it would count every turn again), nor given twice.
+pub fn validate_group_by(paths: &[String]) -> Result<(), String> {
+    for (i, g) in paths.iter().enumerate() {
+        if g.is_empty() || g.split('.').any(str::is_empty) {
+            return Err(format!(
+                "--group-by {g:?}: give a dotted path such as scope.user.tier or critic.model"
+            ));
+        }
+        let scope_level = g == "scope" || (g.starts_with("scope.") && g.matches('.').count() == 1);
+        if BUILTIN_DIMENSIONS.contains(&g.as_str()) || scope_level {
+            return Err(format!(
+                "--group-by {g}: segments.csv already has this dimension (language, intent, draft_length, call_site, scope and every scope.KEY are built in); group by a deeper path (scope.KEY.FIELD) or another field"
+            ));
+        }
+        if paths[..i].contains(g) {
+            return Err(format!("--group-by {g} is given twice"));
+        }
+    }
+    Ok(())
+}
+
 impl Scratch {
     fn new(variants: usize) -> Scratch {
         let mut segments = SegmentAcc::new(variants);
-        for (id, name) in [
-            (DIM_LANGUAGE, "language"),
-            (DIM_INTENT, "intent"),
-            (DIM_DRAFT_LENGTH, "draft_length"),
-            (DIM_CALL_SITE, "call_site"),
-        ] {
+        for (id, name) in [DIM_LANGUAGE, DIM_INTENT, DIM_DRAFT_LENGTH, DIM_CALL_SITE]
+            .into_iter()
+            .zip(BUILTIN_DIMENSIONS)
+        {
             let got = segments.dim(name);
             debug_assert_eq!(got, id);
         }

@@ -96,7 +96,7 @@ pub fn run(a: Args) -> CliResult {
     let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
     let results = judge(&dir, &over).map_err(|e| e.0)?;
     let ok = passed(&results);
-    print!("{}", render_text(&results));
+    super::output::stdout(&render_text(&results))?;
     if let Some(md) = &a.markdown {
         let rows = string_rows(
             &read_csv(&a.dir.join("regressions.csv")).map_err(|e| e.0)?,

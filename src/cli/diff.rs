@@ -2,6 +2,7 @@
 //! every summary metric per variant (metrics_diff.csv) and the turns whose
 //! decision flipped (flips.csv), new safety regressions first.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +43,9 @@ pub fn run(a: Args) -> CliResult {
         .iter()
         .filter(|m| m.delta().is_some_and(|x| x != 0.0) || m.old.is_some() != m.new.is_some())
         .collect();
-    println!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "{} decision rows compared; {} flipped ({} new safety regressions); {} of {} metrics changed",
         d.compared_rows,
         d.flips.len(),
@@ -52,7 +55,8 @@ pub fn run(a: Args) -> CliResult {
     );
     for m in &changed {
         let f = |x: Option<f64>| x.map_or("n/a".to_string(), |x| format!("{x}"));
-        println!(
+        let _ = writeln!(
+            text,
             "  {:<10} {:<34} {} -> {} ({:+})",
             m.variant,
             m.metric,
@@ -62,7 +66,8 @@ pub fn run(a: Args) -> CliResult {
         );
     }
     for fl in d.flips.iter().take(10) {
-        println!(
+        let _ = writeln!(
+            text,
             "  flip {} {}#{} ({}:{}): {} -> {}{}",
             fl.variant,
             fl.run_id,
@@ -78,11 +83,13 @@ pub fn run(a: Args) -> CliResult {
             }
         );
     }
-    println!(
+    let _ = writeln!(
+        text,
         "wrote {} and {}",
         out.join("flips.csv").display(),
         out.join("metrics_diff.csv").display()
     );
+    super::output::stdout(&text)?;
     Ok(if a.fail_on_new_regressions && d.new_regressions > 0 {
         ExitCode::from(1)
     } else {

@@ -84,6 +84,6 @@ pub fn run(a: Args) -> CliResult {
             out.push_str(&render_text(&turn, &pairs));
         }
     }
-    print!("{out}");
+    super::output::stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }

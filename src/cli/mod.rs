@@ -3,6 +3,7 @@
 mod check;
 mod diff;
 mod explain;
+pub mod output;
 mod parse_only;
 mod replay;
 mod synth;
@@ -52,6 +53,29 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Check(a) => check::run(a),
         Command::Diff(a) => diff::run(a),
     }
+}
+
+/// The most worker threads `--threads` may ask for, per core: more only
+/// adds contention, and a typo (`--threads 100000`) must not start
+/// thousands of threads.
+pub const THREADS_PER_CORE: usize = 4;
+
+/// Start the worker pool with `--threads N` (default: one per core).
+pub fn start_workers(threads: Option<usize>) -> Result<(), String> {
+    let Some(n) = threads else {
+        return Ok(());
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = THREADS_PER_CORE * cores;
+    if n == 0 || n > max {
+        return Err(format!(
+            "--threads {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)"
+        ));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| format!("--threads {n}: cannot start the worker threads: {e}"))
 }
 
 /// Load the plan from `--config`, or symfonic's defaults.

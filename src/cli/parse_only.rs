@@ -20,17 +20,13 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if let Some(n) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()
-            .map_err(|e| e.to_string())?;
-    }
+    super::start_workers(a.threads)?;
     let threads = rayon::current_num_threads();
     let (rx, recycler) = reader::blocks_recycled(
         a.files.iter().map(|f| Source { name: f.clone() }).collect(),
         2 * threads + 2,
-    );
+    )
+    .map_err(|e| e.0)?;
     let (mut turns, mut invalid, mut bytes) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     // The same scheduling as `replay` (pipeline::run_into).
@@ -62,11 +58,11 @@ pub fn run(a: Args) -> CliResult {
         },
     )?;
     let secs = started.elapsed().as_secs_f64();
-    println!(
+    super::output::stdout(&format!(
         "parsed {turns} turns ({invalid} invalid), {:.1} MB in {secs:.2}s: {:.0} turns/s, {:.1} MB/s on {threads} threads",
         bytes as f64 / 1e6,
         turns as f64 / secs,
         bytes as f64 / 1e6 / secs
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

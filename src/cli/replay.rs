@@ -55,22 +55,8 @@ impl Progress for Bar {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if a.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
-    }
-    if let Some(n) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-            .map_err(|e| format!("cannot start {n} threads: {e}"))?;
-    }
-    for g in &a.group_by {
-        if g.is_empty() || g.split('.').any(str::is_empty) {
-            return Err(format!(
-                "--group-by {g:?}: give a dotted path such as scope.channel"
-            ));
-        }
-    }
+    super::start_workers(a.threads)?;
+    critic_gate::replay::validate_group_by(&a.group_by)?;
     let plan = load_plan(a.config.as_deref())?;
     let opts = ReplayOptions {
         sources: a.files.clone(),
@@ -168,6 +154,6 @@ pub fn run(a: Args) -> CliResult {
         msg.push_str(&format!("note: {n}\n"));
     }
     msg.push_str(&format!("reports: {}\n", a.out.display()));
-    eprint!("{msg}");
+    super::output::stderr(&msg);
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,8 @@
 
 mod util;
 
+mod adversarial;
+
 mod check;
 mod costs;
 mod explain;

@@ -102,7 +102,7 @@ fn output_is_byte_identical_for_any_thread_count() {
                 threads,
                 "--quiet",
                 "--group-by",
-                "scope.channel",
+                "critic.model",
             ],
             None,
         );
@@ -354,18 +354,65 @@ fn group_by_adds_a_dotted_path_dimension() {
     assert!(rows
         .iter()
         .any(|r| r["dimension"] == "scope.channel" && r["value"] == "web"));
-    let o = run(
+    // Every dimension's rows add up to the turns, once each.
+    for dim in [
+        "language",
+        "intent",
+        "draft_length",
+        "call_site",
+        "scope.channel",
+        "critic.model",
+    ] {
+        let sum: u64 = rows
+            .iter()
+            .filter(|r| r["variant"] == "smart" && r["dimension"] == dim)
+            .map(|r| r["turns"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, 20, "{dim}");
+    }
+}
+
+/// `--group-by scope.channel` counted every turn again (slack 20 + web 20
+/// for a 20-turn file); a dimension segments.csv already has, or a path
+/// given twice, is refused; so is a path with an empty part. The input
+/// exists, so exit 2 comes from the validation alone.
+#[test]
+fn group_by_refuses_a_dimension_that_already_exists() {
+    let d = Dir::new();
+    for (args, says) in [
+        (
+            &["--group-by", "scope.channel"][..],
+            "already has this dimension",
+        ),
+        (
+            &["--group-by", "language"][..],
+            "already has this dimension",
+        ),
+        (&["--group-by", "scope"][..], "already has this dimension"),
+        (
+            &["--group-by", "critic.model", "--group-by", "critic.model"][..],
+            "given twice",
+        ),
+        (&["--group-by", "scope..x"][..], "give a dotted path"),
+    ] {
+        let mut all = vec!["datasets/seed.jsonl", "--quiet"];
+        all.extend_from_slice(args);
+        let o = replay_in(&d.path("o"), &all);
+        expect_code(&o, 2);
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!d.path("o").exists(), "nothing written for {args:?}");
+    }
+    // A deeper path is a new dimension.
+    let o = replay_in(
+        &d.path("ok"),
         &[
-            "replay",
-            "x.jsonl",
-            "--out",
-            "/tmp/x",
+            "datasets/seed.jsonl",
+            "--quiet",
             "--group-by",
-            "scope..x",
+            "scope.channel.x",
         ],
-        None,
     );
-    expect_code(&o, 2);
+    expect_code(&o, 0);
 }
 
 #[test]

@@ -1,0 +1,128 @@
+//! What an adversarial run found (issue 9): closed pipes, full disks,
+//! thread counts. Each test drives the real binary as a user would.
+
+use std::process::Stdio;
+
+use crate::util::*;
+
+/// Run from the project root with stdout (or stderr) a pipe whose reading
+/// end is closed at once, as `| true` or `| head -1` leave it.
+fn run_with_closed(args: &[&str], close_stderr: bool) -> Option<i32> {
+    let mut c = cmd();
+    c.current_dir(root()).args(args).stdin(Stdio::null());
+    if close_stderr {
+        c.stdout(Stdio::null()).stderr(Stdio::piped());
+    } else {
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let mut child = c.spawn().unwrap();
+    if close_stderr {
+        drop(child.stderr.take());
+    } else {
+        drop(child.stdout.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    out.status.code()
+}
+
+/// `check DIR | true`, `explain FILE | head -1`, `diff A B | head -1`
+/// panicked (exit 101); the exit code is now what the command decided.
+#[test]
+fn a_closed_stdout_ends_output_quietly_with_the_decided_exit_code() {
+    let d = Dir::new();
+    let diff_out = d.path("diff");
+    let diff_out = diff_out.to_str().unwrap();
+    let cases: [(&[&str], i32); 4] = [
+        (
+            &["check", "reports/seed", "--max-safety-regressions", "0"],
+            1,
+        ),
+        (
+            &[
+                "check",
+                "reports/multilingual",
+                "--max-safety-regressions",
+                "0",
+            ],
+            0,
+        ),
+        (
+            &[
+                "explain",
+                "datasets/floors.jsonl",
+                "--config",
+                "datasets/gate.toml",
+            ],
+            0,
+        ),
+        (
+            &["diff", "reports/seed", "reports/seed", "--out", diff_out],
+            0,
+        ),
+    ];
+    for (args, want) in cases {
+        for _ in 0..3 {
+            assert_eq!(run_with_closed(args, false), Some(want), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn a_full_stdout_is_exit_2_naming_the_stream() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    for args in [
+        &["check", "reports/seed"][..],
+        &["explain", "datasets/seed.jsonl"][..],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = cmd()
+            .current_dir(root())
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        expect_code(&o, 2);
+        assert!(
+            stderr(&o).contains("cannot write to standard output: No space left on device"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+/// An error message with stderr closed panicked; the exit code stays 2.
+#[test]
+fn an_error_with_stderr_closed_still_exits_2() {
+    let code = run_with_closed(
+        &["replay", "/nonexistent.jsonl", "--out", "/tmp/never"],
+        true,
+    );
+    assert_eq!(code, Some(2));
+}
+
+/// `--threads 100000` started 15,735 threads and hung the machine.
+#[test]
+fn thread_counts_beyond_four_per_core_are_refused() {
+    let d = Dir::new();
+    for n in ["100000", "0"] {
+        let o = replay_in(&d.path("o"), &["datasets/seed.jsonl", "--threads", n]);
+        expect_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!("--threads {n}: give 1 to ")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let max = (4 * cores).to_string();
+    let o = replay_in(
+        &d.path("o"),
+        &["datasets/seed.jsonl", "--threads", &max, "--quiet"],
+    );
+    expect_code(&o, 0);
+}
