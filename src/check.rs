@@ -40,6 +40,8 @@ pub struct CannotJudge(pub String);
 
 /// A replay's summary, read back.
 pub struct ReplayDir {
+    /// The summary.json it was read from (for messages).
+    pub path: std::path::PathBuf,
     pub summary: Value,
 }
 
@@ -55,13 +57,11 @@ impl ReplayDir {
         })?;
         let summary: Value = serde_json::from_str(&text)
             .map_err(|e| CannotJudge(format!("{}: not a critic-gate summary: {e}", p.display())))?;
-        if !summary["variants"].is_object() {
-            return Err(CannotJudge(format!(
-                "{}: no variants in the summary",
-                p.display()
-            )));
+        let d = ReplayDir { path: p, summary };
+        if !d.summary["variants"].is_object() || d.variant_names().is_empty() {
+            return Err(d.bad("variants", "an object with at least one variant"));
         }
-        Ok(ReplayDir { summary })
+        Ok(d)
     }
 
     pub fn variant_names(&self) -> Vec<String> {
@@ -80,24 +80,188 @@ impl ReplayDir {
     pub fn baseline(&self) -> Option<&str> {
         self.summary["baseline"].as_str()
     }
+
+    /// `key` of the summary's top level, or of `variants.<variant>`.
+    fn value(&self, variant: Option<&str>, key: &str) -> Option<&Value> {
+        match variant {
+            Some(v) => self.summary["variants"].get(v)?.get(key),
+            None => self.summary.get(key),
+        }
+    }
+
+    fn bad(&self, key: &str, want: &str) -> CannotJudge {
+        self.bad_at(None, key, want)
+    }
+
+    fn bad_at(&self, variant: Option<&str>, key: &str, want: &str) -> CannotJudge {
+        let path = variant.map_or(key.to_string(), |v| format!("variants.{v}.{key}"));
+        let got = match self.value(variant, key) {
+            None => "it is missing".to_string(),
+            Some(v) => format!("got {}", crate::turn::describe(v)),
+        };
+        CannotJudge(format!(
+            "{}: {path} must be {want}, {got}; the folder is damaged or not from this version of critic-gate (replay the traffic again)",
+            self.path.display()
+        ))
+    }
+
+    /// A count: a whole number >= 0 (never null).
+    pub fn count(&self, variant: Option<&str>, key: &str) -> Result<u64, CannotJudge> {
+        self.value(variant, key)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| self.bad_at(variant, key, "a whole number >= 0"))
+    }
+
+    /// A rate in [0, 1], or null where it is undefined.
+    pub fn rate(&self, variant: Option<&str>, key: &str) -> Result<Option<f64>, CannotJudge> {
+        match self.value(variant, key) {
+            Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
+                _ => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
+            },
+            None => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
+        }
+    }
 }
 
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64()
+/// What a budget reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// A whole number >= 0.
+    Count,
+    /// A rate in [0, 1]; null (undefined) is taken as the value given,
+    /// with the note given.
+    Rate(f64, &'static str),
 }
 
-/// Apply `budgets` to the variants named (default: every non-baseline one).
-pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>, CannotJudge> {
+/// One budget of the config, before it is applied to a variant.
+struct Budget {
+    name: &'static str,
+    metric: &'static str,
+    kind: Kind,
+    op: Op,
+    limit: f64,
+}
+
+/// The per-variant budgets that are set, in report order. Every variant is
+/// always held to `contract_violations <= 0`.
+fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
+    use Op::*;
+    let budget = |name, metric, kind, op, limit: Option<f64>| {
+        limit.map(|limit| Budget {
+            name,
+            metric,
+            kind,
+            op,
+            limit,
+        })
+    };
+    let no_turns = Kind::Rate(0.0, "no turns");
+    [
+        budget(
+            "contract_violations",
+            "contract_violations",
+            Kind::Count,
+            AtMost,
+            Some(0.0),
+        ),
+        budget(
+            "max_safety_regressions",
+            "safety_regressions",
+            Kind::Count,
+            AtMost,
+            b.max_safety_regressions.map(|n| n as f64),
+        ),
+        budget(
+            "max_safety_regression_rate",
+            "safety_regression_rate_upper95",
+            Kind::Rate(
+                1.0,
+                "no labelled skips: nothing bounds the rate, taken as 1",
+            ),
+            AtMost,
+            b.max_safety_regression_rate,
+        ),
+        budget(
+            "min_skip_rate",
+            "skip_rate",
+            no_turns,
+            AtLeast,
+            b.min_skip_rate,
+        ),
+        budget(
+            "max_added_call_rate",
+            "added_call_rate",
+            no_turns,
+            AtMost,
+            b.max_added_call_rate,
+        ),
+        budget(
+            "min_label_coverage",
+            "label_coverage",
+            Kind::Rate(1.0, "no skips: every skip (none) is labelled"),
+            AtLeast,
+            b.min_label_coverage,
+        ),
+        budget(
+            "min_turns",
+            "turns",
+            Kind::Count,
+            AtLeast,
+            b.min_turns.map(|n| n as f64),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+impl Budget {
+    /// Read this budget's metric (of `variant`, or of the whole replay)
+    /// and judge it.
+    fn apply(
+        &self,
+        dir: &ReplayDir,
+        variant: Option<&str>,
+    ) -> Result<(f64, Option<String>), CannotJudge> {
+        Ok(match self.kind {
+            Kind::Count => (dir.count(variant, self.metric)? as f64, None),
+            Kind::Rate(undefined, why) => match dir.rate(variant, self.metric)? {
+                Some(x) => (x, None),
+                None => (undefined, Some(why.to_string())),
+            },
+        })
+    }
+
+    fn result(&self, name: &str, (value, note): (f64, Option<String>)) -> BudgetResult {
+        let pass = match self.op {
+            Op::AtMost => value <= self.limit,
+            Op::AtLeast => value >= self.limit,
+        };
+        BudgetResult {
+            variant: name.to_string(),
+            budget: self.name,
+            metric: self.metric,
+            value,
+            op: self.op,
+            limit: self.limit,
+            pass,
+            note,
+        }
+    }
+}
+
+/// The variants to judge: those named, else every non-baseline one.
+fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, CannotJudge> {
     let names = dir.variant_names();
     let targets: Vec<String> = match &budgets.variant {
         Some(vs) if !vs.is_empty() => {
-            for v in vs {
-                if !names.contains(v) {
-                    return Err(CannotJudge(format!(
-                        "variant {v:?} is not in this replay; its variants are: {}",
-                        names.join(", ")
-                    )));
-                }
+            if let Some(v) = vs.iter().find(|v| !names.contains(v)) {
+                return Err(CannotJudge(format!(
+                    "variant {v:?} is not in this replay; its variants are: {}",
+                    names.join(", ")
+                )));
             }
             vs.clone()
         }
@@ -113,110 +277,49 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
                 .into(),
         ));
     }
+    Ok(targets)
+}
+
+/// A replay of no turns says nothing: it cannot pass.
+fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJudge> {
+    let turns = dir.count(None, "turns")?;
+    if turns == 0 {
+        let (lines, rejected) = (dir.count(None, "lines")?, dir.count(None, "rejected")?);
+        return Err(CannotJudge(format!(
+            "{}: nothing to judge: the replay has 0 turns ({lines} non-blank lines read, {rejected} rejected)",
+            dir.path.display()
+        )));
+    }
+    for v in targets {
+        if dir.count(Some(v), "turns")? == 0 {
+            return Err(CannotJudge(format!(
+                "{}: nothing to judge: variant {v} has 0 turns",
+                dir.path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Apply `budgets` to the variants named (default: every non-baseline one).
+pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>, CannotJudge> {
+    let targets = targets(dir, budgets)?;
+    something_to_judge(dir, &targets)?;
     let mut out = Vec::new();
     for v in &targets {
-        let m = &dir.summary["variants"][v];
-        let mut push =
-            |budget, metric, value: Option<f64>, undefined: (f64, &str), op, limit: f64| {
-                let (value, note) = match value {
-                    Some(x) => (x, None),
-                    None => (undefined.0, Some(undefined.1.to_string())),
-                };
-                let pass = match op {
-                    Op::AtMost => value <= limit,
-                    Op::AtLeast => value >= limit,
-                };
-                out.push(BudgetResult {
-                    variant: v.clone(),
-                    budget,
-                    metric,
-                    value,
-                    op,
-                    limit,
-                    pass,
-                    note,
-                });
-            };
-        let get = |k: &str| -> Result<Option<f64>, CannotJudge> {
-            match &m[k] {
-                Value::Null if m.get(k).is_some() => Ok(None),
-                Value::Number(n) => Ok(n.as_f64()),
-                _ => Err(CannotJudge(format!("summary.json has no variants.{v}.{k}"))),
-            }
+        for b in variant_budgets(budgets) {
+            out.push(b.result(v, b.apply(dir, Some(v))?));
+        }
+    }
+    if let Some(n) = budgets.max_rejected {
+        let b = Budget {
+            name: "max_rejected",
+            metric: "rejected",
+            kind: Kind::Count,
+            op: Op::AtMost,
+            limit: n as f64,
         };
-        push(
-            "contract_violations",
-            "contract_violations",
-            get("contract_violations")?,
-            (0.0, ""),
-            Op::AtMost,
-            0.0,
-        );
-        if let Some(n) = budgets.max_safety_regressions {
-            push(
-                "max_safety_regressions",
-                "safety_regressions",
-                get("safety_regressions")?,
-                (0.0, ""),
-                Op::AtMost,
-                n as f64,
-            );
-        }
-        if let Some(r) = budgets.max_safety_regression_rate {
-            push(
-                "max_safety_regression_rate",
-                "safety_regression_rate_upper95",
-                get("safety_regression_rate_upper95")?,
-                (
-                    1.0,
-                    "no labelled skips: nothing bounds the rate, taken as 1",
-                ),
-                Op::AtMost,
-                r,
-            );
-        }
-        if let Some(r) = budgets.min_skip_rate {
-            push(
-                "min_skip_rate",
-                "skip_rate",
-                get("skip_rate")?,
-                (0.0, "no turns"),
-                Op::AtLeast,
-                r,
-            );
-        }
-        if let Some(r) = budgets.max_added_call_rate {
-            push(
-                "max_added_call_rate",
-                "added_call_rate",
-                get("added_call_rate")?,
-                (0.0, "no turns"),
-                Op::AtMost,
-                r,
-            );
-        }
-        if let Some(r) = budgets.min_label_coverage {
-            push(
-                "min_label_coverage",
-                "label_coverage",
-                get("label_coverage")?,
-                (1.0, "no skips: every skip (none) is labelled"),
-                Op::AtLeast,
-                r,
-            );
-        }
-        if let Some(n) = budgets.max_rejected {
-            let rejected = num(&dir.summary["rejected"])
-                .ok_or_else(|| CannotJudge("summary.json has no rejected".into()))?;
-            push(
-                "max_rejected",
-                "rejected",
-                Some(rejected),
-                (0.0, ""),
-                Op::AtMost,
-                n as f64,
-            );
-        }
+        out.push(b.result("(all)", b.apply(dir, None)?));
     }
     if let Some(r) = budgets.min_production_agreement {
         out.push(production_budget(dir, r)?);
@@ -227,29 +330,18 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
 /// `min_production_agreement`: a property of the baseline (does the replay
 /// reproduce production?), judged once, not per variant.
 fn production_budget(dir: &ReplayDir, limit: f64) -> Result<BudgetResult, CannotJudge> {
-    let key = "production_agreement";
-    let (value, note) = match dir.summary.get(key) {
-        Some(Value::Number(n)) => (n.as_f64().unwrap_or(f64::NAN), None),
-        Some(Value::Null) => (
+    let b = Budget {
+        name: "min_production_agreement",
+        metric: "production_agreement",
+        kind: Kind::Rate(
             0.0,
-            Some("no turn records what production did: nothing shows the replay reproduces it, taken as 0".to_string()),
+            "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
         ),
-        _ => {
-            return Err(CannotJudge(format!(
-                "summary.json has no {key}: replay the traffic again with this version of critic-gate"
-            )))
-        }
-    };
-    Ok(BudgetResult {
-        variant: dir.baseline().unwrap_or("baseline").to_string(),
-        budget: "min_production_agreement",
-        metric: key,
-        value,
         op: Op::AtLeast,
         limit,
-        pass: value >= limit,
-        note,
-    })
+    };
+    let base = dir.baseline().unwrap_or("baseline");
+    Ok(b.result(base, b.apply(dir, None)?))
 }
 
 /// Every budget passed.
@@ -367,16 +459,80 @@ mod tests {
 
     fn dir(regressions: u64, upper: Option<f64>) -> ReplayDir {
         ReplayDir {
+            path: "summary.json".into(),
             summary: json!({
-                "baseline": "legacy", "rejected": 0, "variant_order": ["legacy", "smart"],
+                "baseline": "legacy", "rejected": 0, "turns": 10, "lines": 10, "variant_order": ["legacy", "smart"],
                 "variants": {
-                    "legacy": {"contract_violations": 0, "safety_regressions": 0, "safety_regression_rate_upper95": null,
+                    "legacy": {"turns": 10, "contract_violations": 0, "safety_regressions": 0, "safety_regression_rate_upper95": null,
                                "skip_rate": 0.0, "added_call_rate": 0.0, "label_coverage": null},
-                    "smart": {"contract_violations": 0, "safety_regressions": regressions, "safety_regression_rate_upper95": upper,
+                    "smart": {"turns": 10, "contract_violations": 0, "safety_regressions": regressions, "safety_regression_rate_upper95": upper,
                               "skip_rate": 0.5, "added_call_rate": 0.1, "label_coverage": 0.9},
                 }
             }),
         }
+    }
+
+    /// A null, negative or fractional count, or a rate out of [0, 1], read
+    /// as a pass before; now it cannot be judged, naming the key.
+    #[test]
+    fn impossible_values_cannot_be_judged() {
+        let budgets = CheckConfig {
+            max_safety_regressions: Some(0),
+            max_safety_regression_rate: Some(0.5),
+            ..Default::default()
+        };
+        for (key, bad) in [
+            ("safety_regressions", json!(null)),
+            ("safety_regressions", json!(-1)),
+            ("safety_regressions", json!(0.5)),
+            ("safety_regressions", json!("0")),
+            ("contract_violations", json!(null)),
+            ("contract_violations", json!(-1)),
+            ("safety_regression_rate_upper95", json!(1.5)),
+            ("safety_regression_rate_upper95", json!("0.1")),
+            ("turns", json!(null)),
+        ] {
+            let mut d = dir(0, Some(0.1));
+            d.summary["variants"]["smart"][key] = bad.clone();
+            let e = judge(&d, &budgets).unwrap_err().0;
+            assert!(
+                e.contains(&format!("summary.json: variants.smart.{key} must be")),
+                "{key} = {bad}: {e}"
+            );
+            let mut d = dir(0, Some(0.1));
+            d.summary["variants"]["smart"]
+                .as_object_mut()
+                .unwrap()
+                .remove(key);
+            let e = judge(&d, &budgets).unwrap_err().0;
+            assert!(e.contains("it is missing"), "{key} missing: {e}");
+        }
+    }
+
+    #[test]
+    fn a_replay_of_no_turns_cannot_pass() {
+        let budgets = CheckConfig::default();
+        let mut d = dir(0, None);
+        d.summary["turns"] = json!(0);
+        let e = judge(&d, &budgets).unwrap_err().0;
+        assert!(
+            e.contains("nothing to judge: the replay has 0 turns"),
+            "{e}"
+        );
+        let mut d = dir(0, None);
+        d.summary["variants"]["smart"]["turns"] = json!(0);
+        let e = judge(&d, &budgets).unwrap_err().0;
+        assert!(
+            e.contains("nothing to judge: variant smart has 0 turns"),
+            "{e}"
+        );
+        let budgets = CheckConfig {
+            min_turns: Some(11),
+            ..Default::default()
+        };
+        let r = judge(&dir(0, None), &budgets).unwrap();
+        assert!(!passed(&r));
+        assert_eq!(r.last().unwrap().budget, "min_turns");
     }
 
     #[test]

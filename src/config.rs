@@ -96,6 +96,7 @@ pub struct CheckConfig {
     pub min_label_coverage: Option<f64>,
     pub max_rejected: Option<u64>,
     pub min_production_agreement: Option<f64>,
+    pub min_turns: Option<u64>,
     pub variant: Option<Vec<String>>,
 }
 

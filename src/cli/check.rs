@@ -39,6 +39,10 @@ pub struct Args {
     /// critic events) on fewer than R of the turns where that is known.
     #[arg(long, value_name = "R")]
     pub min_production_agreement: Option<f64>,
+    /// Fail when a variant has replayed fewer than N turns (a replay of 0
+    /// turns is never judged: exit 2).
+    #[arg(long, value_name = "N")]
+    pub min_turns: Option<u64>,
     /// Fail when more than N input lines were rejected.
     #[arg(long, value_name = "N")]
     pub max_rejected: Option<u64>,
@@ -79,6 +83,7 @@ pub fn run(a: Args) -> CliResult {
         min_production_agreement: a
             .min_production_agreement
             .or(budgets.min_production_agreement),
+        min_turns: a.min_turns.or(budgets.min_turns),
         variant: if a.variants.is_empty() {
             budgets.variant.take()
         } else {

@@ -126,3 +126,75 @@ fn thread_counts_beyond_four_per_core_are_refused() {
     );
     expect_code(&o, 0);
 }
+
+/// `check` passed a replay of 0 turns (an empty file, every line rejected,
+/// closed stdin): "check passed", exit 0.
+#[test]
+fn check_of_a_replay_with_no_turns_is_exit_2() {
+    let d = Dir::new();
+    let empty = d.write("empty.jsonl", "");
+    let bad = d.write("bad.jsonl", "{\"run_id\":1}\nnot json\n");
+    for (input, extra) in [(&empty, None), (&bad, Some("--skip-invalid"))] {
+        let out = d.path("o");
+        let mut args = vec![input.to_str().unwrap(), "--quiet"];
+        args.extend(extra);
+        expect_code(&replay_in(&out, &args), 0);
+        let o = run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--max-safety-regressions",
+                "0",
+            ],
+            None,
+        );
+        expect_code(&o, 2);
+        assert!(
+            stderr(&o).contains("nothing to judge: the replay has 0 turns"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+/// A null, -1 or 0.5 `safety_regressions` / `contract_violations` read as
+/// a pass.
+#[test]
+fn check_refuses_impossible_summary_values_naming_the_key() {
+    let d = Dir::new();
+    let out = d.path("o");
+    expect_code(
+        &replay_in(&out, &["datasets/multilingual.jsonl", "--quiet"]),
+        0,
+    );
+    let original = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    for (key, bad) in [
+        ("safety_regressions", "null"),
+        ("safety_regressions", "-1"),
+        ("safety_regressions", "0.5"),
+        ("contract_violations", "null"),
+        ("contract_violations", "-1"),
+    ] {
+        let mut s: serde_json::Value = serde_json::from_str(&original).unwrap();
+        s["variants"]["smart"][key] = serde_json::from_str(bad).unwrap();
+        std::fs::write(out.join("summary.json"), s.to_string()).unwrap();
+        let o = run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--max-safety-regressions",
+                "0",
+            ],
+            None,
+        );
+        expect_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!(
+                "summary.json: variants.smart.{key} must be a whole number >= 0, got {bad}"
+            )),
+            "{key}={bad}: {}",
+            stderr(&o)
+        );
+    }
+}
