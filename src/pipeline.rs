@@ -38,6 +38,7 @@ impl Progress for () {
 /// Replay `opts` and write the reports into `out`. On any error nothing is
 /// written (an earlier report in `out` is left as it was).
 pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> Result<Outcome, String> {
+    report::check_out_dir(out, &opts.sources, opts.force)?;
     let replayer = Replayer::new(opts)?;
     let staging = Staging::create(out)?;
     match run_into(&replayer, &staging, progress) {

@@ -43,6 +43,8 @@ pub struct ReplayOptions {
     pub decisions: DecisionsMode,
     /// Extra grouping dimensions: dotted paths into the turn (`scope.channel`).
     pub group_by: Vec<String>,
+    /// Write into a non-empty folder that holds no earlier report.
+    pub force: bool,
 }
 
 /// An invalid line.

@@ -41,6 +41,33 @@ pub struct Args {
     /// turn (e.g. `scope.channel`, `critic.model`). Repeatable.
     #[arg(long = "group-by", value_name = "KEY")]
     pub group_by: Vec<String>,
+    /// Write into --out even when it is a non-empty folder that holds no
+    /// earlier critic-gate report.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
+/// (128 + the signal), as a shell reports them.
+#[cfg(unix)]
+fn clean_up_on_signals() -> Result<(), String> {
+    use signal_hook::consts::signal::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| format!("cannot watch for signals: {e}"))?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                critic_gate::report::abandon_in_progress_and_exit(128 + sig);
+            }
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot start the signal thread: {e}"))
+}
+
+#[cfg(not(unix))]
+fn clean_up_on_signals() -> Result<(), String> {
+    Ok(())
 }
 
 struct Bar(ProgressBar);
@@ -64,7 +91,9 @@ pub fn run(a: Args) -> CliResult {
         skip_invalid: a.skip_invalid,
         decisions: a.decisions,
         group_by: a.group_by.clone(),
+        force: a.force,
     };
+    clean_up_on_signals()?;
     let total: u64 = a
         .files
         .iter()

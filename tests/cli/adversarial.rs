@@ -198,3 +198,121 @@ fn check_refuses_impossible_summary_values_naming_the_key() {
         );
     }
 }
+
+/// `replay d/summary.json --out d` replaced its own input.
+#[test]
+fn an_output_folder_holding_an_input_is_refused() {
+    let d = Dir::new();
+    let input = d.write("d/traffic.jsonl", "{\"run_id\":\"r\",\"draft\":\"ok\"}\n");
+    let before = std::fs::read(&input).unwrap();
+    let o = run(
+        &[
+            "replay",
+            input.to_str().unwrap(),
+            "--out",
+            d.path("d").to_str().unwrap(),
+            "--force",
+        ],
+        None,
+    );
+    expect_code(&o, 2);
+    assert!(stderr(&o).contains("contains the input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(std::fs::read_dir(d.path("d")).unwrap().count(), 1);
+}
+
+/// `--out /` wrote report files into `/`: a non-empty folder that is not
+/// an earlier report is refused unless `--force`.
+#[test]
+fn a_foreign_non_empty_folder_is_refused_without_force() {
+    let d = Dir::new();
+    d.write("home/notes.txt", "mine");
+    let home = d.path("home");
+    let o = replay_in(&home, &["datasets/seed.jsonl", "--quiet"]);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("holds no earlier critic-gate report"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    expect_code(
+        &replay_in(&home, &["datasets/seed.jsonl", "--quiet", "--force"]),
+        0,
+    );
+    assert_eq!(d.read("home/notes.txt"), "mine");
+    // Now it is a report folder: a second run needs no --force.
+    expect_code(&replay_in(&home, &["datasets/seed.jsonl", "--quiet"]), 0);
+}
+
+fn staging_folders(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|it| {
+            it.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".critic-gate-partial-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// SIGINT and SIGTERM left `.critic-gate-partial-PID` folders behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_the_staging_folder_and_exits_128_plus_the_signal() {
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let d = Dir::new();
+        let out = d.path("new");
+        // Reading a stdin that stays open: the run waits with its staging
+        // folder in place.
+        let mut child = cmd()
+            .args(["replay", "-", "--out", out.to_str().unwrap(), "--quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while staging_folders(&out).is_empty() {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "no staging folder appeared"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}");
+        assert!(
+            !out.exists(),
+            "{signal}: the folder this run created is gone"
+        );
+    }
+}
+
+/// SIGKILL cannot be caught: the next run into the folder removes the
+/// staging folders of dead processes (and only those).
+#[test]
+fn the_next_run_removes_staging_folders_of_dead_processes() {
+    let d = Dir::new();
+    let out = d.path("r");
+    expect_code(&replay_in(&out, &["datasets/seed.jsonl", "--quiet"]), 0);
+    let dead = out.join(".critic-gate-partial-4000000000");
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("decisions.csv"), "x".repeat(1000)).unwrap();
+    let alive = out.join(format!(".critic-gate-partial-{}", std::process::id()));
+    std::fs::create_dir(&alive).unwrap();
+    expect_code(&replay_in(&out, &["datasets/seed.jsonl", "--quiet"]), 0);
+    assert_eq!(
+        staging_folders(&out),
+        vec![format!(".critic-gate-partial-{}", std::process::id())]
+    );
+}
