@@ -76,6 +76,11 @@ pub struct ModelPrice {
     pub usd_per_mtok_out: f64,
 }
 
+/// The highest price a model may have, in USD per million tokens: with
+/// at most [`crate::turn::MAX_TOKENS`] tokens an event, an event's price in
+/// nano-USD always fits in 64 bits.
+pub const MAX_USD_PER_MTOK: f64 = 1e6;
+
 /// `[cost]`: how to price recorded critic tokens.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -277,9 +282,9 @@ impl ConfigFile {
                 ("usd_per_mtok_in", p.usd_per_mtok_in),
                 ("usd_per_mtok_out", p.usd_per_mtok_out),
             ] {
-                if !(x.is_finite() && x >= 0.0) {
+                if !(x.is_finite() && (0.0..=MAX_USD_PER_MTOK).contains(&x)) {
                     return Err(ConfigError(format!(
-                        "cost.models.{model}.{k} must be a non-negative number, got {x}"
+                        "cost.models.{model}.{k} must be a number from 0 to {MAX_USD_PER_MTOK} (USD per million tokens), got {x}"
                     )));
                 }
             }

@@ -70,16 +70,20 @@ pub struct Counts {
 }
 
 /// Integer sums of critic events, with dollars priced per event in
-/// nano-USD (exact to merge).
+/// nano-USD (exact to merge). Each event's values are bounded at
+/// validation ([`crate::turn::MAX_TOKENS`], [`crate::turn::MAX_LATENCY_MS`],
+/// [`crate::config::MAX_USD_PER_MTOK`]) and summed in 128 bits, so no sum
+/// wraps; a sum too large for a report's 64-bit column is reported absent
+/// ([`reportable`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lite {
     pub turns: u64,
     pub with_tokens: u64,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
+    pub tokens_in: u128,
+    pub tokens_out: u128,
     pub with_latency: u64,
-    pub latency_ns: u64,
-    pub nano_usd: u64,
+    pub latency_ns: u128,
+    pub nano_usd: u128,
     /// Events with tokens but no configured price.
     pub unpriced: u64,
 }
@@ -98,16 +102,16 @@ impl Lite {
         self.turns += 1;
         if let Some((i, o)) = e.tokens {
             self.with_tokens += 1;
-            self.tokens_in += i;
-            self.tokens_out += o;
+            self.tokens_in += u128::from(i);
+            self.tokens_out += u128::from(o);
             match e.nano_usd {
-                Some(n) => self.nano_usd += n,
+                Some(n) => self.nano_usd += u128::from(n),
                 None => self.unpriced += 1,
             }
         }
         if let Some(l) = e.latency_ms {
             self.with_latency += 1;
-            self.latency_ns += ms_to_ns(l);
+            self.latency_ns += u128::from(ms_to_ns(l));
         }
     }
 
@@ -208,6 +212,12 @@ impl Counts {
         self.saved.merge(&o.saved);
         self.events.merge(&o.events);
     }
+}
+
+/// A 128-bit sum as a report's 64-bit integer; None (reported absent, with
+/// a note) when it does not fit.
+pub fn reportable(sum: u128) -> Option<u64> {
+    u64::try_from(sum).ok()
 }
 
 /// Nanoseconds from milliseconds, rounded (exact integer sums).

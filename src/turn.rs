@@ -22,6 +22,12 @@ use crate::gate::confidence::ActivationLog;
 use crate::json::fast::{Bail, Reader};
 use crate::json::Node;
 
+/// The most tokens one critic event may record (in or out): more is
+/// invalid, not summed (no model reads a billion tokens in one call).
+pub const MAX_TOKENS: u64 = 1_000_000_000;
+/// The longest critic latency one event may record, in ms (one day).
+pub const MAX_LATENCY_MS: f64 = 86_400_000.0;
+
 /// The critic's verdict, when it ran in production.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
@@ -299,7 +305,9 @@ pub fn describe_unexpected(u: Unexpected<'_>) -> String {
         Unexpected::Bool(b) => b.to_string(),
         Unexpected::Unsigned(n) => n.to_string(),
         Unexpected::Signed(n) => n.to_string(),
-        Unexpected::Float(x) => x.to_string(),
+        // Debug is the shortest text that reads back to the same f64, in
+        // exponent form when large (`1.797e308`, not 309 digits).
+        Unexpected::Float(x) => format!("{x:?}"),
         Unexpected::Unit | Unexpected::Option => "null".into(),
         Unexpected::Seq => "an array".into(),
         Unexpected::Map => "an object".into(),
@@ -354,17 +362,6 @@ fn string_field<'de>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, String> {
     }
 }
 
-fn non_negative(what: &str, v: &Node) -> Result<Option<f64>, String> {
-    match v {
-        Node::Null => Ok(None),
-        Node::Num(x, _) if *x >= 0.0 => Ok(Some(*x)),
-        other => Err(format!(
-            "{what} must be a non-negative number, got {}",
-            other.describe()
-        )),
-    }
-}
-
 fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
     match v {
         Node::Null => return Ok(None),
@@ -413,7 +410,16 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
         }
     };
     if let Some(x) = v.get("reflection_latency_ms") {
-        c.latency_ms = non_negative("critic.reflection_latency_ms", x)?;
+        c.latency_ms = match x {
+            Node::Null => None,
+            Node::Num(n, _) if (0.0..=MAX_LATENCY_MS).contains(n) => Some(*n),
+            other => {
+                return Err(format!(
+                    "critic.reflection_latency_ms must be a number of ms from 0 to {MAX_LATENCY_MS} (one day), got {}",
+                    other.describe()
+                ))
+            }
+        };
     }
     for (k, slot) in [
         ("reflection_tokens_in", &mut c.tokens_in),
@@ -422,16 +428,14 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
         if let Some(x) = v.get(k) {
             *slot = match x {
                 Node::Null => None,
-                Node::Num(n, _) if *n >= 0.0 && n.fract() == 0.0 && *n < 9.0e15 => Some(*n as u64),
-                // Messages are built only for invalid values (a format per
-                // turn was a visible share of the parse).
-                _ => {
-                    let what = format!("critic.{k}");
-                    non_negative(&what, x)?;
+                Node::Num(n, _) if (0.0..=MAX_TOKENS as f64).contains(n) && n.fract() == 0.0 => {
+                    Some(*n as u64)
+                }
+                other => {
                     return Err(format!(
-                        "{what} must be a whole number, got {}",
-                        x.describe()
-                    ));
+                        "critic.{k} must be a whole number from 0 to {MAX_TOKENS}, got {}",
+                        other.describe()
+                    ))
                 }
             };
         }
@@ -768,7 +772,7 @@ mod tests {
         );
         assert!(
             err(r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":-1}}"#)
-                .contains("non-negative")
+                .contains("must be a whole number from 0 to 1000000000, got -1")
         );
         assert!(err(r#"{"run_id":"r","draft":"x","confidence":NaN}"#)
             .starts_with("invalid JSON at column"));

@@ -58,6 +58,7 @@ pub const REPORT_FILES: [&str; 12] = [
 pub enum Col {
     Str(Vec<Option<String>>),
     U64(Vec<u64>),
+    OptU64(Vec<Option<u64>>),
     I64(Vec<i64>),
     F64(Vec<Option<f64>>),
     Bool(Vec<bool>),
@@ -70,6 +71,7 @@ pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
         .map(|(name, c)| match c {
             Col::Str(v) => Column::new(name.into(), v),
             Col::U64(v) => Column::new(name.into(), v),
+            Col::OptU64(v) => Column::new(name.into(), v),
             Col::I64(v) => Column::new(name.into(), v),
             Col::F64(v) => Column::new(name.into(), v),
             Col::Bool(v) => Column::new(name.into(), v),

@@ -10,13 +10,15 @@ use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
-use crate::tally::{Estimate, Lite, Mismatch, VariantTally};
+use crate::tally::{reportable, Estimate, Lite, Mismatch, VariantTally};
 
 /// One value of a report cell.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
     Str(String),
     Int(u64),
+    /// A sum of integers; None when it does not fit in 64 bits.
+    Sum(Option<u64>),
     Signed(i64),
     Float(Option<f64>),
     Bool(bool),
@@ -27,6 +29,7 @@ impl Cell {
         match self {
             Cell::Str(s) => json!(s),
             Cell::Int(n) => json!(n),
+            Cell::Sum(n) => json!(n),
             Cell::Signed(n) => json!(n),
             Cell::Float(Some(x)) => json!(x),
             Cell::Float(None) => Value::Null,
@@ -126,8 +129,8 @@ pub fn variant_fields(
         ),
         ("safety_regression_rate_upper95", Float(upper)),
         ("contract_violations", Int(v.contract_violations)),
-        ("saved_tokens_in", Int(saved.tokens_in)),
-        ("saved_tokens_out", Int(saved.tokens_out)),
+        ("saved_tokens_in", Sum(reportable(saved.tokens_in))),
+        ("saved_tokens_out", Sum(reportable(saved.tokens_out))),
         ("saved_usd", Float(saved_usd)),
         ("saved_latency_ms", Float(Some(saved_latency_ms))),
         (
@@ -205,6 +208,17 @@ pub fn summarize(
         .enumerate()
         .map(|(i, v)| variant_fields(&v.name, &totals.variants[i], plan, i, totals, &mut notes))
         .collect();
+    for row in &rows {
+        for (k, c) in &row[1..] {
+            if *c == Cell::Sum(None) {
+                notes.push(format!(
+                    "{} of variant {}: the sum exceeds 18446744073709551615 and is not reported",
+                    k,
+                    row[0].1.to_json()
+                ));
+            }
+        }
+    }
     let mut variants = Map::new();
     for row in &rows {
         let name = match &row[0].1 {
@@ -326,5 +340,40 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
             "production skipped turns the baseline fires on ({}): was production's gate config different?",
             r.name()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tally::VariantTally;
+
+    /// Sums past 64 bits were wrapped (`saved_tokens_in` = the true sum
+    /// minus 2^64); now they are summed in 128 bits and reported absent.
+    #[test]
+    fn a_sum_past_64_bits_is_absent_with_a_note_never_wrapped() {
+        let plan = Plan::default_plan();
+        let mut totals = Totals {
+            variants: vec![VariantTally::default(); plan.variants.len()],
+            ..Default::default()
+        };
+        let smart = &mut totals.variants[1].counts;
+        smart.turns = 1;
+        smart.saved_calls = 1;
+        smart.saved.turns = 1;
+        smart.saved.with_tokens = 1;
+        smart.saved.tokens_in = u128::from(u64::MAX) + 5;
+        smart.saved.tokens_out = 7;
+        let s = summarize(&plan, &totals, &[], &BTreeMap::new());
+        let v = &s.json["variants"]["smart"];
+        assert!(v["saved_tokens_in"].is_null(), "{v}");
+        assert_eq!(v["saved_tokens_out"], 7);
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.starts_with("saved_tokens_in of variant \"smart\": the sum exceeds")),
+            "{:?}",
+            s.notes
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
+use crate::tally::{reportable, Estimate, Lite, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -36,6 +36,14 @@ impl Export for SummaryCsv {
                             .map(|row| match row[j].1 {
                                 Cell::Int(n) => n,
                                 _ => 0,
+                            })
+                            .collect(),
+                    ),
+                    Cell::Sum(_) => Col::OptU64(
+                        rows.iter()
+                            .map(|row| match row[j].1 {
+                                Cell::Sum(n) => n,
+                                _ => None,
                             })
                             .collect(),
                     ),
@@ -180,8 +188,8 @@ impl Export for SegmentsCsv {
                     );
                     p_fired.push(c.production_fired_variant_skips);
                     p_skipped.push(c.production_skipped_variant_fires);
-                    s_in.push(c.saved.tokens_in);
-                    s_out.push(c.saved.tokens_out);
+                    s_in.push(reportable(c.saved.tokens_in));
+                    s_out.push(reportable(c.saved.tokens_out));
                     s_lat.push(Some(c.saved.latency_ns as f64 / 1e6));
                     s_usd.push(c.saved.usd());
                     s_unmeasured.push(c.saved.turns - c.saved.with_tokens);
@@ -213,8 +221,8 @@ impl Export for SegmentsCsv {
             ("production_agreement", Col::F64(agreement)),
             ("production_fired_variant_skips", Col::U64(p_fired)),
             ("production_skipped_variant_fires", Col::U64(p_skipped)),
-            ("saved_tokens_in", Col::U64(s_in)),
-            ("saved_tokens_out", Col::U64(s_out)),
+            ("saved_tokens_in", Col::OptU64(s_in)),
+            ("saved_tokens_out", Col::OptU64(s_out)),
             ("saved_latency_ms", Col::F64(s_lat)),
             ("saved_usd", Col::F64(s_usd)),
             ("saved_unmeasured_tokens", Col::U64(s_unmeasured)),

@@ -316,3 +316,74 @@ fn the_next_run_removes_staging_folders_of_dead_processes() {
         vec![format!(".critic-gate-partial-{}", std::process::id())]
     );
 }
+
+/// 2,100 turns with `reflection_tokens_in: 8999999999999999` wrapped
+/// `saved_tokens_in`; a latency of 1.797e308 ms clamped `saved_latency_ms`.
+/// Values past the documented bounds are invalid lines now.
+#[test]
+fn values_a_tally_cannot_hold_are_invalid_lines() {
+    let d = Dir::new();
+    let line =
+        |critic: &str| format!("{{\"run_id\":\"r\",\"draft\":\"ok\",\"critic\":{critic}}}\n");
+    let tokens = line(
+        r#"{"verdict":"approve","reflection_tokens_in":8999999999999999,"reflection_tokens_out":1}"#,
+    );
+    let latency = line(r#"{"verdict":"approve","reflection_latency_ms":1.797e308}"#);
+    for (text, says) in [
+        (
+            tokens.repeat(2100),
+            "critic.reflection_tokens_in must be a whole number from 0 to 1000000000, got 8999999999999999",
+        ),
+        (
+            latency.clone(),
+            "critic.reflection_latency_ms must be a number of ms from 0 to 86400000 (one day), got 1.797e308",
+        ),
+    ] {
+        let input = d.write("t.jsonl", &text);
+        let o = replay_in(&d.path("o"), &[input.to_str().unwrap()]);
+        expect_code(&o, 2);
+        assert!(stderr(&o).contains(&format!("t.jsonl:1: {says}")), "{}", stderr(&o));
+    }
+    let input = d.write("t.jsonl", tokens.repeat(2100));
+    let out = d.path("skip");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (s["turns"].clone(), s["rejected"].clone()),
+        (0.into(), 2100.into())
+    );
+    // At the bounds, the values are valid and summed exactly.
+    let input = d.write(
+        "max.jsonl",
+        line(r#"{"verdict":"approve","reflection_tokens_in":1000000000,"reflection_tokens_out":0,"reflection_latency_ms":86400000}"#)
+            .repeat(3),
+    );
+    let out = d.path("max");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(summary(&out)["turns"], 3);
+}
+
+#[test]
+fn a_price_past_the_bound_is_a_config_error() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "c.toml",
+        "[cost.models.m]\nusd_per_mtok_in = 1e300\nusd_per_mtok_out = 1.0\n",
+    );
+    let o = replay_in(
+        &d.path("o"),
+        &["datasets/seed.jsonl", "--config", cfg.to_str().unwrap()],
+    );
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("cost.models.m.usd_per_mtok_in must be a number from 0 to 1000000"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -235,7 +235,7 @@ fn skip_invalid_sets_every_bad_line_aside_and_counts_it() {
         "intent_verdict.label must be a string or null",
         "tool_calls_this_turn must be an array",
         "critic.verdict must be",
-        "must be a non-negative number",
+        "must be a whole number from 0 to 1000000000, got -5",
         "invalid JSON at column 42: expected value",
         "number out of range",
         "activated_nodes must be an array or null",
