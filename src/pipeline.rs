@@ -88,7 +88,8 @@ fn run_into(
     };
     let threads = rayon::current_num_threads();
     let (rx, recycler) =
-        reader::blocks_recycled(replayer.sources(), 2 * threads + 2).map_err(|e| e.0)?;
+        reader::blocks_recycled(replayer.sources(), 2 * threads + 2, opts.max_line_bytes)
+            .map_err(|e| e.0)?;
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();

@@ -34,6 +34,10 @@ pub struct Block {
     len: usize,
     /// Bytes of the (possibly compressed) source consumed so far.
     pub consumed: u64,
+    /// `Some(bytes)`: the block is one line longer than the limit, of that
+    /// many bytes (without its line end); its data is the line's first
+    /// [`OVERLONG_PREFIX`] bytes.
+    pub overlong: Option<u64>,
 }
 
 impl Block {
@@ -123,13 +127,16 @@ pub fn blocks(
     sources: Vec<Source>,
     depth: usize,
 ) -> Result<Receiver<Result<Block, ReadError>>, ReadError> {
-    Ok(blocks_recycled(sources, depth)?.0)
+    Ok(blocks_recycled(sources, depth, DEFAULT_MAX_LINE_BYTES)?.0)
 }
 
-/// As [`blocks`], with a [`Recycler`] for the buffers of finished blocks.
+/// As [`blocks`], with a [`Recycler`] for the buffers of finished blocks
+/// and the longest line to hold (a longer one comes as an [`Block::overlong`]
+/// block holding its first [`OVERLONG_PREFIX`] bytes).
 pub fn blocks_recycled(
     sources: Vec<Source>,
     depth: usize,
+    max_line_bytes: usize,
 ) -> Result<(Receiver<Result<Block, ReadError>>, Recycler), ReadError> {
     let (tx, rx) = sync_channel(depth);
     let (give, spare) = sync_channel::<Vec<u8>>(2 * depth + 2);
@@ -137,95 +144,186 @@ pub fn blocks_recycled(
     reader
         .spawn(move || {
             for (i, s) in sources.iter().enumerate() {
-                let (mut r, count) = match open(&s.name) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
+                let mut r = SourceReader {
+                    index: i,
+                    name: &s.name,
+                    tx: &tx,
+                    spare: &spare,
+                    max_line_bytes,
+                    line: 1,
+                    carry: Vec::new(),
                 };
-                let mut line = 1u64;
-                let mut carry: Vec<u8> = Vec::new();
-                // A buffer whose bytes hold no line end yet (a line longer than a
-                // block): it grows in place rather than being copied each time.
-                let mut pending: Option<(Vec<u8>, usize)> = None;
-                loop {
-                    let (mut buf, mut len) = match pending.take() {
-                        Some(p) => p,
-                        None => {
-                            // A reused buffer keeps its length: only new bytes
-                            // are ever zeroed.
-                            let mut buf = spare.try_recv().unwrap_or_default();
-                            if buf.len() < carry.len() {
-                                buf.resize(carry.len(), 0);
-                            }
-                            buf[..carry.len()].copy_from_slice(&carry);
-                            let len = carry.len();
-                            carry.clear();
-                            (buf, len)
-                        }
-                    };
-                    let want = len + BLOCK_BYTES;
-                    if buf.len() < want {
-                        buf.resize(want, 0);
-                    }
-                    // Fill up to BLOCK_BYTES new bytes; fewer means end of source.
-                    let mut eof = false;
-                    while len < want {
-                        match r.read(&mut buf[len..want]) {
-                            Ok(0) => {
-                                eof = true;
-                                break;
-                            }
-                            Ok(n) => len += n,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(e) => {
-                                let _ = tx.send(Err(ReadError(format!(
-                                    "{}: read error after line {line}: {e}",
-                                    s.name
-                                ))));
-                                return;
-                            }
-                        }
-                    }
-                    if !eof {
-                        // Keep the partial last line for the next block.
-                        match memchr::memrchr(b'\n', &buf[..len]) {
-                            Some(k) => {
-                                carry.extend_from_slice(&buf[k + 1..len]);
-                                len = k + 1;
-                            }
-                            None => {
-                                pending = Some((buf, len));
-                                continue;
-                            }
-                        }
-                    }
-                    let bytes = &buf[..len];
-                    let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
-                        + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
-                    if len > 0 {
-                        let consumed = count.load(std::sync::atomic::Ordering::Relaxed);
-                        let block = Block {
-                            source: i,
-                            first_line: line,
-                            data: buf,
-                            len,
-                            consumed,
-                        };
-                        if tx.send(Ok(block)).is_err() {
-                            return;
-                        }
-                    }
-                    line += lines;
-                    if eof {
-                        break;
-                    }
+                if r.run().is_err() {
+                    return;
                 }
             }
         })
         .map_err(|e| ReadError(format!("cannot start the reader thread: {e}")))?;
     Ok((rx, Recycler(give)))
+}
+
+/// The longest line read by default (`--max-line-bytes`).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+/// How much of a line longer than the limit is kept (for `rejects.jsonl`).
+pub const OVERLONG_PREFIX: usize = 4096;
+
+/// The reading of one source into blocks.
+struct SourceReader<'a> {
+    index: usize,
+    name: &'a str,
+    tx: &'a SyncSender<Result<Block, ReadError>>,
+    spare: &'a Receiver<Vec<u8>>,
+    max_line_bytes: usize,
+    /// The number of the next line to send.
+    line: u64,
+    /// The start of a line whose end is not read yet (never a `\n`).
+    carry: Vec<u8>,
+}
+
+/// The reading stopped: the consumer is gone, or an error was sent.
+struct Stop;
+
+impl SourceReader<'_> {
+    fn run(&mut self) -> Result<(), Stop> {
+        let (mut r, count) = open(self.name).map_err(|e| self.fail(e))?;
+        loop {
+            let (buf, len, eof) = self.fill_block(&mut r)?;
+            let Some((buf, len)) = buf.map(|b| (b, len)) else {
+                // The block ended in a line past the limit: skip it.
+                self.skip_overlong(&mut r, len, &count)?;
+                continue;
+            };
+            self.send(buf, len, eof, &count)?;
+            if eof {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Read a block: whole lines up to the last line end of at least
+    /// BLOCK_BYTES new bytes (the rest is carried over), or to the end of
+    /// the source. `None` (with the bytes held) when a line grew past the
+    /// limit before its end; the carry then holds its first bytes.
+    fn fill_block(&mut self, r: &mut impl Read) -> Result<(Option<Vec<u8>>, usize, bool), Stop> {
+        // A reused buffer keeps its length: only new bytes are ever zeroed.
+        let mut buf = self.spare.try_recv().unwrap_or_default();
+        if buf.len() < self.carry.len() {
+            buf.resize(self.carry.len(), 0);
+        }
+        buf[..self.carry.len()].copy_from_slice(&self.carry);
+        let mut len = self.carry.len();
+        self.carry.clear();
+        // Bytes before `searched` hold no line end: each pass searches only
+        // new ones (searching the whole of a long line each time was
+        // quadratic).
+        let mut searched = 0;
+        loop {
+            let eof = self.fill(r, &mut buf, &mut len)?;
+            if eof {
+                return Ok((Some(buf), len, true));
+            }
+            if let Some(k) = memchr::memrchr(b'\n', &buf[searched..len]) {
+                let end = searched + k + 1;
+                self.carry.extend_from_slice(&buf[end..len]);
+                return Ok((Some(buf), end, false));
+            }
+            searched = len;
+            if len > self.max_line_bytes {
+                self.carry
+                    .extend_from_slice(&buf[..OVERLONG_PREFIX.min(len)]);
+                return Ok((None, len, false));
+            }
+        }
+    }
+
+    /// Read up to BLOCK_BYTES more bytes into `buf` after `len`; true at the
+    /// end of the source.
+    fn fill(&self, r: &mut impl Read, buf: &mut Vec<u8>, len: &mut usize) -> Result<bool, Stop> {
+        let want = *len + BLOCK_BYTES;
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        while *len < want {
+            match r.read(&mut buf[*len..want]) {
+                Ok(0) => return Ok(true),
+                Ok(n) => *len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(self.fail(ReadError(format!(
+                        "{}: read error after line {}: {e}",
+                        self.name,
+                        self.line.saturating_sub(1)
+                    ))))
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Skip the rest of a line past the limit (`read` bytes of it read so
+    /// far, its prefix in the carry) in a small buffer, and send its prefix
+    /// as an overlong block; what follows its end is carried over.
+    fn skip_overlong(
+        &mut self,
+        r: &mut impl Read,
+        read: usize,
+        count: &Counter,
+    ) -> Result<(), Stop> {
+        let prefix = std::mem::take(&mut self.carry);
+        let mut total = read as u64;
+        let mut scratch = Vec::new();
+        loop {
+            let mut len = 0;
+            let eof = self.fill(r, &mut scratch, &mut len)?;
+            // What follows the line end (maybe many lines) is carried over.
+            if let Some(k) = memchr::memchr(b'\n', &scratch[..len]) {
+                total += k as u64;
+                self.carry.extend_from_slice(&scratch[k + 1..len]);
+                break;
+            }
+            total += len as u64;
+            if eof {
+                break;
+            }
+        }
+        let block = Block {
+            source: self.index,
+            first_line: self.line,
+            len: prefix.len(),
+            data: prefix,
+            consumed: count.load(std::sync::atomic::Ordering::Relaxed),
+            overlong: Some(total),
+        };
+        self.line += 1;
+        self.tx.send(Ok(block)).map_err(|_| Stop)?;
+        // At the end of the source, the next fill_block finds it so.
+        Ok(())
+    }
+
+    /// Send the block of `buf[..len]` and count its lines.
+    fn send(&mut self, buf: Vec<u8>, len: usize, eof: bool, count: &Counter) -> Result<(), Stop> {
+        let bytes = &buf[..len];
+        let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
+            + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
+        if len > 0 {
+            let block = Block {
+                source: self.index,
+                first_line: self.line,
+                data: buf,
+                len,
+                consumed: count.load(std::sync::atomic::Ordering::Relaxed),
+                overlong: None,
+            };
+            self.tx.send(Ok(block)).map_err(|_| Stop)?;
+        }
+        self.line += lines;
+        Ok(())
+    }
+
+    fn fail(&self, e: ReadError) -> Stop {
+        let _ = self.tx.send(Err(e));
+        Stop
+    }
 }
 
 /// Iterate the lines of a block: (line number, bytes without `\n`/`\r\n`).
@@ -317,6 +415,59 @@ mod tests {
             (4, long),
         ];
         assert!(got == want, "lines differ");
+    }
+
+    /// (line, text or `overlong <bytes>: <prefix length>`), read with a
+    /// limit of `max` bytes a line.
+    fn collect_capped(path: &str, max: usize) -> Vec<(u64, String)> {
+        let (rx, _) = blocks_recycled(vec![Source { name: path.into() }], 2, max).unwrap();
+        let mut out = Vec::new();
+        for b in rx {
+            let b = b.unwrap();
+            match b.overlong {
+                Some(n) => out.push((b.first_line, format!("overlong {n}: {}", b.bytes().len()))),
+                None => {
+                    for (n, l) in lines(&b) {
+                        out.push((n, String::from_utf8_lossy(l).into_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A 1 GB line took 47 s (a newline search over the whole line on
+    /// every read) and held the whole line: a line past the limit is
+    /// skipped in constant memory, its first bytes kept, and the lines
+    /// after it keep their numbers.
+    #[test]
+    fn a_line_past_the_limit_comes_as_its_prefix_and_reading_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("long.jsonl");
+        let long = "y".repeat(5 * BLOCK_BYTES + 7);
+        let mid = "z".repeat(BLOCK_BYTES / 2);
+        std::fs::write(&p, format!("a\n{long}\nb\nc\n{mid}\n{long}")).unwrap();
+        let got = collect_capped(p.to_str().unwrap(), 2 * BLOCK_BYTES);
+        let want = vec![
+            (1, "a".to_string()),
+            (2, format!("overlong {}: {OVERLONG_PREFIX}", long.len())),
+            (3, "b".to_string()),
+            (4, "c".to_string()),
+            (5, mid),
+            (6, format!("overlong {}: {OVERLONG_PREFIX}", long.len())),
+        ];
+        assert!(
+            got == want,
+            "{:?}",
+            got.iter().map(|(n, l)| (n, l.len())).collect::<Vec<_>>()
+        );
+        // Ending in a line end changes nothing.
+        std::fs::write(&p, format!("{long}\n")).unwrap();
+        let got = collect_capped(p.to_str().unwrap(), BLOCK_BYTES);
+        assert_eq!(
+            got,
+            vec![(1, format!("overlong {}: {OVERLONG_PREFIX}", long.len()))]
+        );
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct ReplayOptions {
     pub group_by: Vec<String>,
     /// Write into a non-empty folder that holds no earlier report.
     pub force: bool,
+    /// Longer lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
 }
 
 /// An invalid line.
@@ -442,11 +444,24 @@ impl Replayer {
                 .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }
         let mut scratch = Scratch::new(self.gates.len());
+        if let Some(bytes) = block.overlong {
+            out.totals.nonblank_lines += 1;
+            out.totals.rejected += 1;
+            out.rejects
+                .push(self.overlong(block.source, block.first_line, bytes, block.bytes()));
+            return out;
+        }
         for (line_no, raw) in reader::lines(block) {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             out.totals.nonblank_lines += 1;
+            if raw.len() > self.opts.max_line_bytes {
+                out.totals.rejected += 1;
+                out.rejects
+                    .push(self.overlong(block.source, line_no, raw.len() as u64, raw));
+                continue;
+            }
             let reject = |reason: String| Reject {
                 source: block.source,
                 line: line_no,
@@ -486,6 +501,21 @@ impl Replayer {
             v.latency.settle();
         }
         out
+    }
+
+    /// The reject of a line longer than `--max-line-bytes`: its first
+    /// bytes only.
+    fn overlong(&self, source: usize, line: u64, bytes: u64, raw: &[u8]) -> Reject {
+        let prefix = &raw[..raw.len().min(reader::OVERLONG_PREFIX)];
+        Reject {
+            source,
+            line,
+            reason: format!(
+                "the line is {bytes} bytes, longer than --max-line-bytes {}",
+                self.opts.max_line_bytes
+            ),
+            raw: String::from_utf8_lossy(prefix).into_owned() + "…",
+        }
     }
 
     /// One valid turn: warnings, evaluation, and every tally it feeds.

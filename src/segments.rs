@@ -18,6 +18,24 @@ use crate::tally::{Counts, SegmentMap};
 
 type ById<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 
+/// The longest segment value, in bytes: a longer one is cut (at a
+/// character boundary) and ends in `…`, so a 200 MB scope cannot make
+/// segments.csv grow with it.
+pub const MAX_VALUE_BYTES: usize = 256;
+
+/// `s` cut to at most `max` bytes at a character boundary, with `…` when
+/// cut.
+pub fn capped(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &s[..end]))
+}
+
 /// A scope value as a segment label, borrowed when it is a plain string.
 pub fn raw_label(s: &str) -> Cow<'_, str> {
     if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
@@ -100,6 +118,8 @@ impl SegmentAcc {
 
     /// Add one turn's per-variant counts to segment (`dim`, `value`).
     pub fn add(&mut self, dim: u32, value: &str, counts: &[Counts]) {
+        let value = capped(value, MAX_VALUE_BYTES);
+        let value = value.as_ref();
         let k = key(dim, value);
         let found = match self.index.get(&k) {
             Some(&i) if self.slots[i].dim == dim && self.slots[i].value == value => Some(i),
@@ -240,6 +260,22 @@ mod tests {
         assert!(map["scope.user"]
             .values()
             .all(|c| c[0].turns == 3 && c[0].fires == 1));
+    }
+
+    /// A 200 MB nested scope made segments.csv 400 MB.
+    #[test]
+    fn long_values_are_cut_at_a_character_boundary() {
+        let mut acc = SegmentAcc::new(1);
+        let d = acc.dim("scope.blob");
+        let long = "é".repeat(1000);
+        acc.add(d, &long, &counts(1, 1));
+        acc.add(d, &long, &counts(1, 0));
+        let map = acc.into_map();
+        let (value, c) = map["scope.blob"].iter().next().unwrap();
+        assert_eq!(c[0].turns, 2);
+        assert!(value.len() <= MAX_VALUE_BYTES + '…'.len_utf8());
+        assert!(value.ends_with('…') && value.starts_with("éé"));
+        assert_eq!(capped("short", 10), "short");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub fn run(a: Args) -> CliResult {
     let (rx, recycler) = reader::blocks_recycled(
         a.files.iter().map(|f| Source { name: f.clone() }).collect(),
         2 * threads + 2,
+        reader::DEFAULT_MAX_LINE_BYTES,
     )
     .map_err(|e| e.0)?;
     let (mut turns, mut invalid, mut bytes) = (0u64, 0u64, 0u64);

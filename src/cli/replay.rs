@@ -45,6 +45,10 @@ pub struct Args {
     /// earlier critic-gate report.
     #[arg(long)]
     pub force: bool,
+    /// Lines longer than this many bytes are invalid (read in constant
+    /// memory, reported with their first 4 KiB).
+    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::reader::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
 }
 
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
@@ -92,6 +96,7 @@ pub fn run(a: Args) -> CliResult {
         decisions: a.decisions,
         group_by: a.group_by.clone(),
         force: a.force,
+        max_line_bytes: a.max_line_bytes.max(1),
     };
     clean_up_on_signals()?;
     let total: u64 = a

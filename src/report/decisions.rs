@@ -9,6 +9,7 @@
 use std::io::Write;
 
 use crate::gate::Reasons;
+use crate::segments::capped;
 use crate::turn::Verdict;
 
 pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
@@ -17,6 +18,9 @@ pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,r
 /// otherwise than production did.
 pub const MISMATCH_HEADER: &str =
     "source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n";
+
+/// The longest `scope` a row carries, in bytes (cut with `…` past it).
+pub const MAX_SCOPE_BYTES: usize = 1024;
 
 /// The fields of one row, borrowed from the turn.
 pub struct Row<'a> {
@@ -118,9 +122,9 @@ impl TurnFields {
         h.push(b',');
         let m = &mut self.middle;
         m.clear();
-        for s in [r.language, r.scope, r.intent] {
-            cell(m, s.unwrap_or(""));
-        }
+        cell(m, r.language.unwrap_or(""));
+        cell(m, &capped(r.scope.unwrap_or(""), MAX_SCOPE_BYTES));
+        cell(m, r.intent.unwrap_or(""));
         push_u64(m, r.draft_chars);
         m.push(b',');
         self.tail.clear();

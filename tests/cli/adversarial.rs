@@ -387,3 +387,60 @@ fn a_price_past_the_bound_is_a_config_error() {
         stderr(&o)
     );
 }
+
+/// No line-length cap: one 1 GB line took 55 s and 3.16 GB, and its whole
+/// text went to rejects.jsonl.
+#[test]
+fn a_line_past_max_line_bytes_is_rejected_with_a_prefix() {
+    let d = Dir::new();
+    let long = format!(
+        "{{\"run_id\":\"r\",\"draft\":\"{}\"}}",
+        "x".repeat(2_000_000)
+    );
+    let ok = "{\"run_id\":\"r\",\"draft\":\"ok\"}";
+    let input = d.write("t.jsonl", format!("{ok}\n{long}\n{ok}\n"));
+    let args = |extra: &'static str| {
+        vec![
+            input.to_str().unwrap().to_string(),
+            "--max-line-bytes".into(),
+            "100000".into(),
+            extra.into(),
+        ]
+    };
+    let a = args("--quiet");
+    let o = replay_in(
+        &d.path("strict"),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    expect_code(&o, 2);
+    let says = format!(
+        "t.jsonl:2: the line is {} bytes, longer than --max-line-bytes 100000",
+        long.len()
+    );
+    assert!(stderr(&o).contains(&says), "{}", stderr(&o));
+    let out = d.path("skip");
+    let a = args("--skip-invalid");
+    expect_code(
+        &replay_in(&out, &a.iter().map(String::as_str).collect::<Vec<_>>()),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (
+            s["turns"].clone(),
+            s["rejected"].clone(),
+            s["lines"].clone()
+        ),
+        (2.into(), 1.into(), 3.into())
+    );
+    let rejects = std::fs::read_to_string(out.join("rejects.jsonl")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(r["line"], 2);
+    let raw = r["raw"].as_str().unwrap();
+    assert_eq!(
+        raw.chars().count(),
+        4096 + 1,
+        "the first 4 KiB and an ellipsis"
+    );
+    assert!(raw.ends_with('…'));
+}
