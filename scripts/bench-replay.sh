@@ -18,6 +18,8 @@ turns=${1:-1000000}
 big=${2:-10000000}
 out=bench-out
 mkdir -p "$out"
+# Report folders of earlier runs (maybe of older builds) go first.
+rm -rf "$out/replay" "$out/replay-before" "$out/big"
 cargo build --release --quiet
 bin=target/release/critic-gate
 cores=$(nproc)
