@@ -97,7 +97,7 @@ fn decisions(dir: &Path) -> Result<Vec<Vec<String>>, CannotJudge> {
     let p = dir.join("decisions.csv");
     if !p.exists() {
         return Err(CannotJudge(format!(
-            "{}: missing; replay with --decisions all (or changed) to diff decisions",
+            "{}: missing; replay with --decisions all to diff decisions",
             p.display()
         )));
     }
@@ -116,9 +116,78 @@ fn regression_keys(dir: &Path) -> Result<HashSet<String>, CannotJudge> {
         .collect())
 }
 
+/// Two replays can be compared only when they read the same traffic (the
+/// same sources: names, lines, bytes and content hash) with the same
+/// variants, and both kept every decision row.
+fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
+    let facts = |d: &ReplayDir| -> Result<Vec<Value>, CannotJudge> {
+        d.summary["source_facts"].as_array().cloned().ok_or_else(|| {
+            CannotJudge(format!(
+                "{}: no source_facts (a report of an older critic-gate): replay the traffic again to diff it",
+                d.path.display()
+            ))
+        })
+    };
+    let (fa, fb) = (facts(a)?, facts(b)?);
+    if fa != fb {
+        let show = |f: &[Value]| {
+            f.iter()
+                .map(|s| {
+                    format!(
+                        "{} ({} lines, {} bytes, xxh3 {})",
+                        s["name"], s["lines"], s["bytes"], s["xxh3"]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(CannotJudge(format!(
+            "the two replays read different traffic, so their decisions cannot be compared:\n  {}: {}\n  {}: {}",
+            a.path.display(),
+            show(&fa),
+            b.path.display(),
+            show(&fb)
+        )));
+    }
+    if a.variant_names() != b.variant_names() {
+        return Err(CannotJudge(format!(
+            "the two replays have different variants ({} against {}): diff compares the same variants under two configs",
+            a.variant_names().join(", "),
+            b.variant_names().join(", ")
+        )));
+    }
+    for d in [a, b] {
+        if d.summary["decisions"] != "all" {
+            return Err(CannotJudge(format!(
+                "{}: decisions.csv holds {} rows; diff needs every row: replay with --decisions all",
+                d.path.display(),
+                d.summary["decisions"]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// decisions.csv has exactly one row per (turn, variant): a truncated or
+/// header-only file is refused.
+fn complete(dir: &ReplayDir, rows: &[Vec<String>]) -> Result<(), CannotJudge> {
+    let turns = dir.count(None, "turns")?;
+    let want = turns * dir.variant_names().len() as u64;
+    if rows.len() as u64 != want {
+        return Err(CannotJudge(format!(
+            "{}: decisions.csv has {} rows, but {turns} turns x {} variants make {want}: the folder is damaged",
+            dir.path.display(),
+            rows.len(),
+            dir.variant_names().len()
+        )));
+    }
+    Ok(())
+}
+
 /// Compare `old` and `new` replay folders.
 pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     let (a, b) = (ReplayDir::open(old)?, ReplayDir::open(new)?);
+    comparable(&a, &b)?;
     let mut metrics = Vec::new();
     for v in b.variant_names() {
         let (Some(mo), Some(mn)) = (
@@ -145,6 +214,8 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     }
     let old_rows = decisions(old)?;
     let new_rows = decisions(new)?;
+    complete(&a, &old_rows)?;
+    complete(&b, &new_rows)?;
     let index: HashMap<String, &Vec<String>> = old_rows
         .iter()
         .map(|r| (match_key(&r[0], &r[1], &r[2], &r[3], &r[4]), r))

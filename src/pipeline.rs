@@ -8,6 +8,7 @@ use crate::replay::{
     cap_segments, DecisionsMode, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
 };
 use crate::report::markdown::ReportMd;
+use crate::report::summary::{RunFacts, SourceFacts};
 use crate::report::{
     self, decisions, summary, Export, FloorsCsv, MatrixCsv, RegressionsCsv, RejectsWriter,
     ReplayReport, RowsWriter, SegmentsCsv, Staging, Summary, SummaryCsv, SummaryJson,
@@ -93,6 +94,7 @@ fn run_into(
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();
+    let mut facts: Vec<SourceFacts> = sources.iter().map(|s| SourceFacts::new(s)).collect();
     // Blocks are evaluated on the pool as they arrive and merged here in
     // input order, so merging and writing overlap evaluation.
     crate::ordered::map_in_order(
@@ -124,6 +126,7 @@ fn run_into(
                 w.write(&res.rejects)?;
             }
             regressions.extend(res.regressions);
+            facts[block.source].add(block.bytes(), res.last_line);
             let done: u64 = sizes[..block.source].iter().sum::<u64>() + block.consumed;
             progress.update(done, totals.turns);
             recycler.give(block);
@@ -138,7 +141,11 @@ fn run_into(
         w.finish()?;
     }
     let segments_cut = cap_segments(&mut totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
-    let summary = summary::summarize(&opts.plan, &totals, sources, &segments_cut);
+    let run = RunFacts {
+        sources: facts,
+        decisions: opts.decisions.name(),
+    };
+    let summary = summary::summarize(&opts.plan, &totals, &run, &segments_cut);
     let r = ReplayReport {
         plan: &opts.plan,
         totals: &totals,

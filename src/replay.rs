@@ -28,6 +28,17 @@ pub enum DecisionsMode {
     None,
 }
 
+impl DecisionsMode {
+    /// The name `--decisions` takes (recorded in summary.json).
+    pub fn name(self) -> &'static str {
+        match self {
+            DecisionsMode::All => "all",
+            DecisionsMode::Changed => "changed",
+            DecisionsMode::None => "none",
+        }
+    }
+}
+
 /// Distinct values tracked per grouping dimension; later new values are
 /// counted under `(other)` at once (keeps memory bounded).
 pub const MAX_TRACKED_VALUES: usize = 100_000;
@@ -223,6 +234,8 @@ pub struct BlockResult {
     pub keys: Vec<(u64, usize, u64)>,
     /// Bytes of the source consumed when this block was read.
     pub consumed: u64,
+    /// The number of the block's last line (blank ones included).
+    pub last_line: u64,
 }
 
 /// Buffers reused from turn to turn (no per-turn allocation for them), and
@@ -449,9 +462,11 @@ impl Replayer {
             out.totals.rejected += 1;
             out.rejects
                 .push(self.overlong(block.source, block.first_line, bytes, block.bytes()));
+            out.last_line = block.first_line;
             return out;
         }
         for (line_no, raw) in reader::lines(block) {
+            out.last_line = line_no;
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }

@@ -194,7 +194,7 @@ pub struct Summary {
 pub fn summarize(
     plan: &Plan,
     totals: &Totals,
-    sources: &[String],
+    run: &RunFacts,
     segments_cut: &BTreeMap<String, usize>,
 ) -> Summary {
     let mut notes = Vec::new();
@@ -235,7 +235,7 @@ pub fn summarize(
     for (k, (n, ex)) in &totals.warnings.0 {
         let first: Vec<String> = ex
             .iter()
-            .map(|(s, l)| format!("{}:{l}", sources[*s]))
+            .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
             .collect();
         warnings.insert(k.to_string(), json!({"count": n, "first": first}));
     }
@@ -255,7 +255,9 @@ pub fn summarize(
         "unknown_fields": totals.unknown_fields,
         "warnings": warnings,
         "baseline": plan.variants[plan.baseline].name,
-        "sources": sources,
+        "sources": run.sources.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        "source_facts": run.sources.iter().map(SourceFacts::to_json).collect::<Vec<_>>(),
+        "decisions": run.decisions,
         "variant_order": plan.variants.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
         "variants": variants,
         "fabrication_kinds": fabrication,
@@ -272,6 +274,52 @@ pub fn summarize(
         json,
         production,
     }
+}
+
+/// What a replay read: each source's name, lines (blank ones included),
+/// bytes (decompressed) and content hash, so `diff` can tell that two
+/// replays read the same traffic.
+#[derive(Clone)]
+pub struct SourceFacts {
+    pub name: String,
+    pub lines: u64,
+    pub bytes: u64,
+    hash: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl SourceFacts {
+    pub fn new(name: &str) -> SourceFacts {
+        SourceFacts {
+            name: name.to_string(),
+            lines: 0,
+            bytes: 0,
+            hash: xxhash_rust::xxh3::Xxh3Default::new(),
+        }
+    }
+
+    /// Add the next block's bytes (in input order), ending at `last_line`.
+    /// A line past `--max-line-bytes` counts by the prefix it was read as.
+    pub fn add(&mut self, bytes: &[u8], last_line: u64) {
+        self.hash.update(bytes);
+        self.bytes += bytes.len() as u64;
+        self.lines = self.lines.max(last_line);
+    }
+
+    /// XXH3-64 of the bytes, as 16 hex digits.
+    pub fn xxh3(&self) -> String {
+        format!("{:016x}", self.hash.digest())
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"name": self.name, "lines": self.lines, "bytes": self.bytes, "xxh3": self.xxh3()})
+    }
+}
+
+/// Facts of the run that are not tallies.
+pub struct RunFacts {
+    pub sources: Vec<SourceFacts>,
+    /// `--decisions`: which rows decisions.csv holds.
+    pub decisions: &'static str,
 }
 
 /// Whether the replay reproduces production: the baseline's decisions
@@ -364,7 +412,11 @@ mod tests {
         smart.saved.with_tokens = 1;
         smart.saved.tokens_in = u128::from(u64::MAX) + 5;
         smart.saved.tokens_out = 7;
-        let s = summarize(&plan, &totals, &[], &BTreeMap::new());
+        let run = RunFacts {
+            sources: vec![],
+            decisions: "all",
+        };
+        let s = summarize(&plan, &totals, &run, &BTreeMap::new());
         let v = &s.json["variants"]["smart"];
         assert!(v["saved_tokens_in"].is_null(), "{v}");
         assert_eq!(v["saved_tokens_out"], 7);
