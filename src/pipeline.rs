@@ -94,7 +94,13 @@ fn run_into(
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();
-    let mut facts: Vec<SourceFacts> = sources.iter().map(|s| SourceFacts::new(s)).collect();
+    let mut facts: Vec<SourceFacts> = sources
+        .iter()
+        .map(|s| SourceFacts {
+            name: s.clone(),
+            end: None,
+        })
+        .collect();
     // Blocks are evaluated on the pool as they arrive and merged here in
     // input order, so merging and writing overlap evaluation.
     crate::ordered::map_in_order(
@@ -126,7 +132,9 @@ fn run_into(
                 w.write(&res.rejects)?;
             }
             regressions.extend(res.regressions);
-            facts[block.source].add(block.bytes(), res.last_line);
+            if let Some(end) = block.end {
+                facts[block.source].end = Some(end);
+            }
             let done: u64 = sizes[..block.source].iter().sum::<u64>() + block.consumed;
             progress.update(done, totals.turns);
             recycler.give(block);

@@ -38,6 +38,19 @@ pub struct Block {
     /// many bytes (without its line end); its data is the line's first
     /// [`OVERLONG_PREFIX`] bytes.
     pub overlong: Option<u64>,
+    /// On the last block of a source (maybe empty): what was read.
+    pub end: Option<SourceEnd>,
+}
+
+/// What was read of one source: its lines (blank ones included), its bytes
+/// (decompressed) and their XXH3-64 hash, every byte counted (also those
+/// of lines past the limit), so two replays can tell they read the same
+/// traffic. Hashed on the reader thread, off the workers' path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceEnd {
+    pub lines: u64,
+    pub bytes: u64,
+    pub xxh3: u64,
 }
 
 impl Block {
@@ -152,6 +165,8 @@ pub fn blocks_recycled(
                     max_line_bytes,
                     line: 1,
                     carry: Vec::new(),
+                    hash: xxhash_rust::xxh3::Xxh3Default::new(),
+                    bytes: 0,
                 };
                 if r.run().is_err() {
                     return;
@@ -178,6 +193,9 @@ struct SourceReader<'a> {
     line: u64,
     /// The start of a line whose end is not read yet (never a `\n`).
     carry: Vec<u8>,
+    /// Every byte read, hashed as it is read.
+    hash: xxhash_rust::xxh3::Xxh3Default,
+    bytes: u64,
 }
 
 /// The reading stopped: the consumer is gone, or an error was sent.
@@ -238,7 +256,12 @@ impl SourceReader<'_> {
 
     /// Read up to BLOCK_BYTES more bytes into `buf` after `len`; true at the
     /// end of the source.
-    fn fill(&self, r: &mut impl Read, buf: &mut Vec<u8>, len: &mut usize) -> Result<bool, Stop> {
+    fn fill(
+        &mut self,
+        r: &mut impl Read,
+        buf: &mut Vec<u8>,
+        len: &mut usize,
+    ) -> Result<bool, Stop> {
         let want = *len + BLOCK_BYTES;
         if buf.len() < want {
             buf.resize(want, 0);
@@ -246,7 +269,11 @@ impl SourceReader<'_> {
         while *len < want {
             match r.read(&mut buf[*len..want]) {
                 Ok(0) => return Ok(true),
-                Ok(n) => *len += n,
+                Ok(n) => {
+                    self.hash.update(&buf[*len..*len + n]);
+                    self.bytes += n as u64;
+                    *len += n
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     return Err(self.fail(ReadError(format!(
@@ -293,6 +320,7 @@ impl SourceReader<'_> {
             data: prefix,
             consumed: count.load(std::sync::atomic::Ordering::Relaxed),
             overlong: Some(total),
+            end: None,
         };
         self.line += 1;
         self.tx.send(Ok(block)).map_err(|_| Stop)?;
@@ -300,23 +328,30 @@ impl SourceReader<'_> {
         Ok(())
     }
 
-    /// Send the block of `buf[..len]` and count its lines.
+    /// Send the block of `buf[..len]` and count its lines; the last block
+    /// of the source (sent even when empty) says what was read.
     fn send(&mut self, buf: Vec<u8>, len: usize, eof: bool, count: &Counter) -> Result<(), Stop> {
         let bytes = &buf[..len];
         let lines = memchr::memchr_iter(b'\n', bytes).count() as u64
             + u64::from(eof && bytes.last().is_some_and(|&b| b != b'\n'));
-        if len > 0 {
+        let first_line = self.line;
+        self.line += lines;
+        if len > 0 || eof {
             let block = Block {
                 source: self.index,
-                first_line: self.line,
+                first_line,
                 data: buf,
                 len,
                 consumed: count.load(std::sync::atomic::Ordering::Relaxed),
                 overlong: None,
+                end: eof.then(|| SourceEnd {
+                    lines: self.line - 1,
+                    bytes: self.bytes,
+                    xxh3: self.hash.digest(),
+                }),
             };
             self.tx.send(Ok(block)).map_err(|_| Stop)?;
         }
-        self.line += lines;
         Ok(())
     }
 
@@ -334,7 +369,9 @@ pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     // a tenth of a parse on 1 KB lines).
     let mut start = 0;
     let mut next = block.first_line;
-    let ends = memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len()));
+    // An empty block (the end of a source) has no line at all.
+    let last = (!block.bytes().is_empty()).then_some(data.len());
+    let ends = memchr::memchr_iter(b'\n', data).chain(last);
     ends.map(move |end| {
         let l = &data[start..end];
         start = end + 1;

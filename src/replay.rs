@@ -234,8 +234,6 @@ pub struct BlockResult {
     pub keys: Vec<(u64, usize, u64)>,
     /// Bytes of the source consumed when this block was read.
     pub consumed: u64,
-    /// The number of the block's last line (blank ones included).
-    pub last_line: u64,
 }
 
 /// Buffers reused from turn to turn (no per-turn allocation for them), and
@@ -462,11 +460,9 @@ impl Replayer {
             out.totals.rejected += 1;
             out.rejects
                 .push(self.overlong(block.source, block.first_line, bytes, block.bytes()));
-            out.last_line = block.first_line;
             return out;
         }
         for (line_no, raw) in reader::lines(block) {
-            out.last_line = line_no;
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -511,7 +507,7 @@ impl Replayer {
             };
             self.tally_turn(turn, text, at, &mut out, &mut scratch);
         }
-        out.totals.segments = scratch.segments.into_map();
+        out.totals.segments = block_segments(scratch.segments, &out.totals);
         for v in &mut out.totals.variants {
             v.latency.settle();
         }
@@ -756,7 +752,12 @@ impl Replayer {
         );
         seg.add(DIM_INTENT, turn.intent_label().unwrap_or(NONE), counts);
         seg.add(DIM_DRAFT_LENGTH, length_bucket(f.draft_chars), counts);
-        seg.add(DIM_CALL_SITE, f.call_site.as_str(), counts);
+        // Nearly every turn is a user-facing `turn`: only skill-gate calls
+        // are added here, and the `turn` row is the block's totals less
+        // them (see `block_segments`), exact and one lookup less a turn.
+        if f.call_site != CallSite::Turn {
+            seg.add(DIM_CALL_SITE, f.call_site.as_str(), counts);
+        }
         if let Some(raw) = turn.scope {
             seg.add_scope(raw, counts);
         }
@@ -768,6 +769,32 @@ impl Replayer {
             }
         }
     }
+}
+
+/// A block's segment tallies, with the `call_site` `turn` row: the block's
+/// per-variant totals less its skill-gate calls (only those are added turn
+/// by turn).
+fn block_segments(acc: SegmentAcc, totals: &Totals) -> SegmentMap {
+    let mut map = acc.into_map();
+    let sites = map
+        .entry(BUILTIN_DIMENSIONS[DIM_CALL_SITE as usize].to_string())
+        .or_default();
+    let turn: Vec<Counts> = totals
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match sites.get(CallSite::SkillGate.as_str()) {
+            Some(skill) => v.counts.minus(&skill[i]),
+            None => v.counts.clone(),
+        })
+        .collect();
+    if turn.first().is_some_and(|c| c.turns > 0) {
+        sites.insert(CallSite::Turn.as_str().to_string(), turn);
+    }
+    if sites.is_empty() {
+        map.remove(BUILTIN_DIMENSIONS[DIM_CALL_SITE as usize]);
+    }
+    map
 }
 
 /// Where a line is: its source index and line number.

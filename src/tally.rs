@@ -115,6 +115,20 @@ impl Lite {
         }
     }
 
+    /// `self` less `o`, where `o` is a part of `self`.
+    pub fn minus(&self, o: &Lite) -> Lite {
+        Lite {
+            turns: self.turns - o.turns,
+            with_tokens: self.with_tokens - o.with_tokens,
+            tokens_in: self.tokens_in - o.tokens_in,
+            tokens_out: self.tokens_out - o.tokens_out,
+            with_latency: self.with_latency - o.with_latency,
+            latency_ns: self.latency_ns - o.latency_ns,
+            nano_usd: self.nano_usd - o.nano_usd,
+            unpriced: self.unpriced - o.unpriced,
+        }
+    }
+
     pub fn merge(&mut self, o: &Lite) {
         self.turns += o.turns;
         self.with_tokens += o.with_tokens;
@@ -198,6 +212,27 @@ impl Counts {
             - self.production_skipped_variant_fires
     }
 
+    /// `self` less `o`, where `o` counts a part of `self`'s turns (exact:
+    /// every field is an integer sum over turns).
+    pub fn minus(&self, o: &Counts) -> Counts {
+        Counts {
+            turns: self.turns - o.turns,
+            fires: self.fires - o.fires,
+            saved_calls: self.saved_calls - o.saved_calls,
+            added_calls: self.added_calls - o.added_calls,
+            safety_regressions: self.safety_regressions - o.safety_regressions,
+            labelled_skips: self.labelled_skips - o.labelled_skips,
+            critic_not_run: self.critic_not_run - o.critic_not_run,
+            production_known: self.production_known - o.production_known,
+            production_fired_variant_skips: self.production_fired_variant_skips
+                - o.production_fired_variant_skips,
+            production_skipped_variant_fires: self.production_skipped_variant_fires
+                - o.production_skipped_variant_fires,
+            saved: self.saved.minus(&o.saved),
+            events: self.events.minus(&o.events),
+        }
+    }
+
     pub fn merge(&mut self, o: &Counts) {
         self.turns += o.turns;
         self.fires += o.fires;
@@ -209,8 +244,13 @@ impl Counts {
         self.production_known += o.production_known;
         self.production_fired_variant_skips += o.production_fired_variant_skips;
         self.production_skipped_variant_fires += o.production_skipped_variant_fires;
-        self.saved.merge(&o.saved);
-        self.events.merge(&o.events);
+        // Most turns add no event: skip the wide sums then.
+        if o.saved.turns > 0 {
+            self.saved.merge(&o.saved);
+        }
+        if o.events.turns > 0 {
+            self.events.merge(&o.events);
+        }
     }
 }
 

@@ -276,42 +276,22 @@ pub fn summarize(
     }
 }
 
-/// What a replay read: each source's name, lines (blank ones included),
-/// bytes (decompressed) and content hash, so `diff` can tell that two
-/// replays read the same traffic.
-#[derive(Clone)]
+/// What a replay read of one source (see [`crate::reader::SourceEnd`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceFacts {
     pub name: String,
-    pub lines: u64,
-    pub bytes: u64,
-    hash: xxhash_rust::xxh3::Xxh3Default,
+    /// None until the source was read to its end.
+    pub end: Option<crate::reader::SourceEnd>,
 }
 
 impl SourceFacts {
-    pub fn new(name: &str) -> SourceFacts {
-        SourceFacts {
-            name: name.to_string(),
+    fn to_json(&self) -> Value {
+        let e = self.end.unwrap_or(crate::reader::SourceEnd {
             lines: 0,
             bytes: 0,
-            hash: xxhash_rust::xxh3::Xxh3Default::new(),
-        }
-    }
-
-    /// Add the next block's bytes (in input order), ending at `last_line`.
-    /// A line past `--max-line-bytes` counts by the prefix it was read as.
-    pub fn add(&mut self, bytes: &[u8], last_line: u64) {
-        self.hash.update(bytes);
-        self.bytes += bytes.len() as u64;
-        self.lines = self.lines.max(last_line);
-    }
-
-    /// XXH3-64 of the bytes, as 16 hex digits.
-    pub fn xxh3(&self) -> String {
-        format!("{:016x}", self.hash.digest())
-    }
-
-    fn to_json(&self) -> Value {
-        json!({"name": self.name, "lines": self.lines, "bytes": self.bytes, "xxh3": self.xxh3()})
+            xxh3: 0,
+        });
+        json!({"name": self.name, "lines": e.lines, "bytes": e.bytes, "xxh3": format!("{:016x}", e.xxh3)})
     }
 }
 
