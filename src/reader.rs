@@ -276,11 +276,14 @@ impl SourceReader<'_> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
+                    // The whole lines read so far: those sent, and those
+                    // in the block being filled.
+                    let whole =
+                        self.line - 1 + memchr::memchr_iter(b'\n', &buf[..*len]).count() as u64;
                     return Err(self.fail(ReadError(format!(
-                        "{}: read error after line {}: {e}",
-                        self.name,
-                        self.line.saturating_sub(1)
-                    ))))
+                        "{}: read error after line {whole}: {e}",
+                        self.name
+                    ))));
                 }
             }
         }

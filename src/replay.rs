@@ -66,7 +66,26 @@ pub struct Reject {
     pub source: usize,
     pub line: u64,
     pub reason: String,
+    /// The line as text (invalid UTF-8 replaced by U+FFFD).
     pub raw: String,
+    /// The exact bytes, when they are not UTF-8.
+    pub raw_base64: Option<String>,
+}
+
+/// A blank line is skipped: JSON whitespace only (space, tab, CR). Any
+/// other byte (a form feed, a vertical tab) makes a line, which is then
+/// invalid JSON.
+pub fn is_blank(raw: &[u8]) -> bool {
+    raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+/// Line 1 without a UTF-8 byte-order mark (skipped, as most JSON Lines
+/// readers do).
+pub fn without_bom(line: u64, raw: &[u8]) -> &[u8] {
+    match line {
+        1 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
+        _ => raw,
+    }
 }
 
 /// A skip of a turn the critic revised or refused.
@@ -463,7 +482,8 @@ impl Replayer {
             return out;
         }
         for (line_no, raw) in reader::lines(block) {
-            if raw.iter().all(u8::is_ascii_whitespace) {
+            let raw = without_bom(line_no, raw);
+            if is_blank(raw) {
                 continue;
             }
             out.totals.nonblank_lines += 1;
@@ -478,15 +498,17 @@ impl Replayer {
                 line: line_no,
                 reason,
                 raw: String::from_utf8_lossy(raw).into_owned(),
+                raw_base64: None,
             };
             let text = match std::str::from_utf8(raw) {
                 Ok(t) => t,
                 Err(e) => {
                     out.totals.rejected += 1;
-                    out.rejects.push(reject(format!(
-                        "bytes are not UTF-8 (at byte {})",
-                        e.valid_up_to()
-                    )));
+                    out.rejects.push(Reject {
+                        // The exact bytes, since the text cannot hold them.
+                        raw_base64: Some(crate::report::base64(raw)),
+                        ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                    });
                     continue;
                 }
             };
@@ -526,6 +548,7 @@ impl Replayer {
                 self.opts.max_line_bytes
             ),
             raw: String::from_utf8_lossy(prefix).into_owned() + "…",
+            raw_base64: None,
         }
     }
 

@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Unexpected, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Unexpected, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -672,13 +672,23 @@ impl<'de> Visitor<'de> for TurnVisitor {
                 unreachable!("JSON keys are strings")
             };
             match key.as_ref() {
-                "scope" => b.t.scope = Some(map.next_value::<&'de RawValue>()?.get()),
+                "scope" => {
+                    let raw = map.next_value::<&'de RawValue>()?.get();
+                    // Held to the rules of every other value (a lone
+                    // surrogate, `1e400`, nesting past 128 are invalid
+                    // here too, as the fast reader treats them).
+                    serde_json::from_str::<Node>(raw).map_err(|e| {
+                        de::Error::custom(format!("scope: {}", TurnError::from_json(e).reason))
+                    })?;
+                    b.t.scope = Some(raw)
+                }
                 k if Builder::reads(k) => {
                     let v = map.next_value()?;
                     b.field(k, v).map_err(de::Error::custom)?
                 }
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    // Read as a value (not skipped), so it is checked alike.
+                    map.next_value::<Node>()?;
                     b.t.unknown_fields += 1;
                 }
             }

@@ -90,14 +90,36 @@ pub fn run(a: Args) -> CliResult {
             Some(a.variants.clone())
         },
     };
-    rate(
-        "--max-safety-regression-rate",
-        over.max_safety_regression_rate,
-    )?;
-    rate("--min-skip-rate", over.min_skip_rate)?;
-    rate("--max-added-call-rate", over.max_added_call_rate)?;
-    rate("--min-label-coverage", over.min_label_coverage)?;
-    rate("--min-production-agreement", over.min_production_agreement)?;
+    // A bad rate is named where it came from: the flag, or the config.
+    let origin = |flag: Option<f64>, name: &str| match (&a.config, flag) {
+        (Some(c), None) => format!("[check] {} in {}", name.replace('-', "_"), c.display()),
+        _ => format!("--{name}"),
+    };
+    for (flag, value, name) in [
+        (
+            a.max_safety_regression_rate,
+            over.max_safety_regression_rate,
+            "max-safety-regression-rate",
+        ),
+        (a.min_skip_rate, over.min_skip_rate, "min-skip-rate"),
+        (
+            a.max_added_call_rate,
+            over.max_added_call_rate,
+            "max-added-call-rate",
+        ),
+        (
+            a.min_label_coverage,
+            over.min_label_coverage,
+            "min-label-coverage",
+        ),
+        (
+            a.min_production_agreement,
+            over.min_production_agreement,
+            "min-production-agreement",
+        ),
+    ] {
+        rate(&origin(flag, name), value)?;
+    }
     let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
     let results = judge(&dir, &over).map_err(|e| e.0)?;
     let ok = passed(&results);

@@ -43,7 +43,11 @@ pub fn run(a: Args) -> CliResult {
         .collect::<Result<_, _>>()?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
     let (source, text) = match a.turn.as_deref() {
-        Some(s) if s.trim_start().starts_with('{') => ("argument".to_string(), s.to_string()),
+        // Inline JSON: an object, or anything else JSON starts with that a
+        // file name would not (`[]` is an invalid turn, not a path).
+        Some(s) if s.trim_start().starts_with(['{', '[']) => {
+            ("argument".to_string(), s.to_string())
+        }
         None | Some("-") => {
             let mut s = String::new();
             std::io::stdin()
@@ -57,7 +61,9 @@ pub fn run(a: Args) -> CliResult {
             (path.to_string(), s)
         }
     };
-    // One JSON value (possibly pretty-printed), or JSON Lines.
+    // One JSON value (possibly pretty-printed), or JSON Lines; a leading
+    // byte-order mark is skipped, as replay does.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let whole = text.trim();
     let lines: Vec<(usize, &str)> = if serde_json::from_str::<serde_json::Value>(whole).is_ok() {
         vec![(1, whole)]

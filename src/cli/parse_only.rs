@@ -37,8 +37,9 @@ pub fn run(a: Args) -> CliResult {
         |item: Result<Block, ReadError>| {
             item.map(|b| {
                 let (mut ok, mut bad) = (0, 0);
-                for (_, l) in reader::lines(&b) {
-                    if l.iter().all(u8::is_ascii_whitespace) {
+                for (n, l) in reader::lines(&b) {
+                    let l = critic_gate::replay::without_bom(n, l);
+                    if critic_gate::replay::is_blank(l) {
                         continue;
                     }
                     match std::str::from_utf8(l).ok().map(Turn::parse) {

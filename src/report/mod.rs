@@ -283,7 +283,10 @@ impl RejectsWriter {
 
     pub fn write(&mut self, rejects: &[Reject]) -> Result<(), String> {
         for r in rejects {
-            let v = serde_json::json!({"source": self.sources[r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
+            let mut v = serde_json::json!({"source": self.sources[r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
+            if let Some(b) = &r.raw_base64 {
+                v["raw_base64"] = b.clone().into();
+            }
             writeln!(self.out, "{v}").map_err(|e| e.to_string())?;
         }
         Ok(())
@@ -292,6 +295,29 @@ impl RejectsWriter {
     pub fn finish(mut self) -> Result<(), String> {
         self.out.flush().map_err(|e| e.to_string())
     }
+}
+
+/// Standard base64 (RFC 4648, with padding): the exact bytes of a line
+/// that is not UTF-8, in `rejects.jsonl`.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Write every table report into the staging folder.
@@ -307,4 +333,23 @@ pub fn write_all(
         f.flush().map_err(|m| m.to_string())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (raw, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::base64(raw.as_bytes()), want, "{raw:?}");
+        }
+        assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
 }

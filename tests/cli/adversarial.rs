@@ -517,3 +517,191 @@ fn diff_refuses_what_it_cannot_compare() {
     // The same traffic under two configs still compares.
     expect_code(&run(&["diff", &seed, &seed, "--out", out], None), 0);
 }
+
+/// A UTF-8 byte-order mark on line 1 was "invalid JSON at column 1".
+#[test]
+fn a_leading_byte_order_mark_is_skipped() {
+    let d = Dir::new();
+    let input = d.write(
+        "bom.jsonl",
+        b"\xEF\xBB\xBF{\"run_id\":\"r\",\"draft\":\"ok\"}\n{\"run_id\":\"r\",\"draft\":\"ok\"}\n",
+    );
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(summary(&out)["turns"], 2);
+    expect_code(&run(&["explain", input.to_str().unwrap()], None), 0);
+    // Only on line 1: elsewhere it is not JSON.
+    let input = d.write(
+        "bom2.jsonl",
+        b"{\"run_id\":\"r\",\"draft\":\"ok\"}\n\xEF\xBB\xBF{\"run_id\":\"r\",\"draft\":\"ok\"}\n",
+    );
+    let o = replay_in(&d.path("o2"), &[input.to_str().unwrap()]);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("bom2.jsonl:2: invalid JSON at column 1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A form-feed-only line was silently dropped from `lines` while a
+/// vertical-tab-only line was rejected: only JSON whitespace is blank.
+#[test]
+fn only_json_whitespace_makes_a_blank_line() {
+    let d = Dir::new();
+    let input = d.write(
+        "ws.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"ok\"}\n \t\r\n\x0c\n\x0b\n",
+    );
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (
+            s["lines"].clone(),
+            s["turns"].clone(),
+            s["rejected"].clone()
+        ),
+        (3.into(), 1.into(), 2.into())
+    );
+}
+
+/// `\ud800`, `1e400` and deep nesting were accepted in `scope` and in
+/// unknown fields but rejected everywhere else.
+#[test]
+fn scope_and_unknown_fields_are_held_to_the_same_rules() {
+    let d = Dir::new();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let lines = [
+        r#"{"run_id":"r","draft":"\ud800"}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":"\ud800"}}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","extra":"\ud800"}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":1e400}}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","extra":1e400}"#.to_string(),
+        format!(r#"{{"run_id":"r","draft":"ok","scope":{deep}}}"#),
+        format!(r#"{{"run_id":"r","draft":"ok","extra":{deep}}}"#),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":"\ud83d\ude00"},"extra":[1e300]}"#.to_string(),
+    ];
+    let input = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (s["turns"].clone(), s["rejected"].clone()),
+        (1.into(), 7.into())
+    );
+}
+
+/// rejects.jsonl stored a lossy `raw` for bytes that are not UTF-8.
+#[test]
+fn a_line_that_is_not_utf8_keeps_its_exact_bytes_in_rejects() {
+    let d = Dir::new();
+    let input = d.write(
+        "t.jsonl",
+        b"{\"run_id\":\"bad\",\"draft\":\"\xff\xfe not utf-8\"}\n",
+    );
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let r: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("rejects.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    // Python: base64.b64encode(the line's bytes).
+    assert_eq!(
+        r["raw_base64"],
+        "eyJydW5faWQiOiJiYWQiLCJkcmFmdCI6Iv/+IG5vdCB1dGYtOCJ9"
+    );
+    assert!(r["raw"].as_str().unwrap().contains('\u{fffd}'));
+}
+
+#[test]
+fn explain_takes_a_json_array_as_an_invalid_turn_not_a_path() {
+    let o = run(&["explain", "[]"], None);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("argument:1: a turn must be a JSON object, got an array"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A `[check]` value from the config was reported under a flag's name.
+#[test]
+fn a_bad_budget_is_named_where_it_came_from() {
+    let d = Dir::new();
+    let cfg = d.write("c.toml", "[check]\nmin_skip_rate = 1.5\n");
+    let o = run(
+        &["check", "reports/seed", "--config", cfg.to_str().unwrap()],
+        None,
+    );
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("[check] min_skip_rate in "),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["check", "reports/seed", "--min-skip-rate", "2"], None);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("--min-skip-rate must be a rate in [0, 1], got 2"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A broken compressed stream was reported "after line 0" when thousands
+/// of lines had been read from it.
+#[test]
+fn a_broken_gzip_stream_names_the_last_whole_line() {
+    use std::io::{Read, Write};
+    let d = Dir::new();
+    // Incompressible lines, so the cut falls well inside the text.
+    let mut x: u64 = 7;
+    let mut text = String::new();
+    for i in 0..20_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text.push_str(&format!(
+            "{{\"run_id\":\"r{i}\",\"draft\":\"{x:016x}{:016x}\"}}\n",
+            x.rotate_left(17)
+        ));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = &gz[..gz.len() * 2 / 3];
+    let input = d.write("t.jsonl.gz", cut);
+    // The whole lines a gzip reader gets out of the cut stream.
+    let mut got = Vec::new();
+    let _ = flate2::read::GzDecoder::new(cut).read_to_end(&mut got);
+    let whole = got.iter().filter(|&&b| b == b'\n').count();
+    assert!(whole > 1000);
+    let o = replay_in(&d.path("o"), &[input.to_str().unwrap()]);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!("t.jsonl.gz: read error after line {whole}:")),
+        "{whole}: {}",
+        stderr(&o)
+    );
+}
