@@ -294,12 +294,21 @@ impl Gate {
             }),
         };
         let acks = acks.map_err(|(i, e)| {
-            ConfigError(format!(
-                "metacognition_trivial_ack_patterns[{i}] = {:?} cannot be compiled: {}. \
-                 symfonic itself would fail on this pattern and degrade every turn it reviews to FIRE; \
-                 fix or remove the pattern.",
-                e.pattern, e.message
-            ))
+            ConfigError(if e.python_rejects {
+                format!(
+                    "metacognition_trivial_ack_patterns[{i}] = {:?} cannot be compiled: {}. \
+                     CPython's re rejects it too, so symfonic itself would fail on this pattern \
+                     and degrade every turn it reviews to FIRE; fix or remove the pattern.",
+                    e.pattern, e.message
+                )
+            } else {
+                format!(
+                    "metacognition_trivial_ack_patterns[{i}] = {:?}: critic-gate cannot replay this \
+                     construct yet ({}). CPython compiles it, so symfonic runs it; write the \
+                     pattern without it to replay this config.",
+                    e.pattern, e.message
+                )
+            })
         })?;
         let mut read_only = config.read_only_tools.clone();
         read_only.sort();
@@ -412,6 +421,77 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
+
+    /// What CPython 3.11's `re.compile(p, re.IGNORECASE)` says of each
+    /// pattern (recorded by `scripts/cpython_pattern_verdicts.py`), beside
+    /// what critic-gate does: it runs the pattern, refuses it as CPython
+    /// does (symfonic would fail too), or says it cannot replay it yet
+    /// (never claiming symfonic would fail on what CPython compiles).
+    #[test]
+    fn pattern_verdicts_agree_with_cpython_or_say_they_cannot_replay() {
+        use crate::config::FrameworkConfig;
+        enum Ours {
+            Runs,
+            RefusedAsPython(&'static str),
+            CannotReplay(&'static str),
+        }
+        use Ours::*;
+        let cases: [(&str, Result<(), &str>, Ours); 11] = [
+            (
+                r"\N{LATIN SMALL LETTER O}k",
+                Ok(()),
+                CannotReplay("named Unicode escapes"),
+            ),
+            (r"(o)?(?(1)k|z)", Ok(()), CannotReplay("conditional groups")),
+            (r"(?a)\bs", Ok(()), CannotReplay("the ASCII flag")),
+            (r"(?a)(?i)s", Ok(()), CannotReplay("the ASCII flag")),
+            (r"(?a)s", Ok(()), CannotReplay("the ASCII flag")),
+            (r"(x{1000}){1000}", Ok(()), CannotReplay("size limit")),
+            (
+                r"\1(o)",
+                Err("invalid group reference 1 at position 1"),
+                RefusedAsPython("invalid group reference 1 at position 1"),
+            ),
+            (
+                r"(o\1)",
+                Err("cannot refer to an open group at position 2"),
+                RefusedAsPython("cannot refer to an open group at position 2"),
+            ),
+            (r"(?i)(?s)ok", Ok(()), Runs),
+            (
+                r"x(?i)",
+                Err("global flags not at the start of the expression at position 1"),
+                RefusedAsPython("global flags not at the start of the expression at position 1"),
+            ),
+            (r"(o)\1", Ok(()), Runs),
+        ];
+        for (pattern, cpython, ours) in cases {
+            let cfg = FrameworkConfig {
+                metacognition_trivial_ack_patterns: vec![pattern.to_string()],
+                ..Default::default()
+            };
+            let got = Gate::new(cfg).map(|_| ()).map_err(|e| e.0);
+            match (&ours, &got) {
+                (Runs, Ok(())) => assert!(cpython.is_ok(), "{pattern}"),
+                (RefusedAsPython(m), Err(e)) => {
+                    assert!(cpython.is_err(), "{pattern}: CPython compiles it");
+                    assert!(
+                        e.contains(m) && e.contains("CPython's re rejects it too"),
+                        "{pattern}: {e}"
+                    );
+                }
+                (CannotReplay(m), Err(e)) => {
+                    assert!(cpython.is_ok(), "{pattern}: CPython rejects it");
+                    assert!(
+                        e.contains(m) && e.contains("critic-gate cannot replay this construct yet"),
+                        "{pattern}: {e}"
+                    );
+                    assert!(!e.contains("symfonic itself would fail"), "{pattern}: {e}");
+                }
+                (_, got) => panic!("{pattern}: got {got:?}"),
+            }
+        }
+    }
     use super::*;
 
     fn gate(selective: bool) -> Gate {

@@ -26,7 +26,7 @@ mod translate;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use translate::{translate, Translated};
+pub use translate::{translate, Refused, Translated};
 
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;
@@ -138,6 +138,9 @@ pub fn native_boundaries_agree(text: &str) -> bool {
 pub struct PatternError {
     pub pattern: String,
     pub message: String,
+    /// CPython's `re` rejects the pattern too (else CPython compiles it and
+    /// only critic-gate cannot replay it).
+    pub python_rejects: bool,
 }
 
 impl fmt::Display for PatternError {
@@ -222,11 +225,35 @@ impl PySet {
         let mut fancy = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
             let p = p.as_ref();
+            // The translator mirrors CPython's parser: once it accepts a
+            // pattern, an engine's refusal is a limit of critic-gate.
             let err = |message: String| {
                 let pattern = p.to_string();
-                (i, PatternError { pattern, message })
+                let python_rejects = false;
+                (
+                    i,
+                    PatternError {
+                        pattern,
+                        message,
+                        python_rejects,
+                    },
+                )
             };
-            let t = translate(p, ignore_case).map_err(err)?;
+            let t = translate(p, ignore_case).map_err(|r| {
+                let (message, python_rejects) = match r {
+                    Refused::Python(m) => (m, true),
+                    Refused::Unsupported(m) => (m, false),
+                };
+                let pattern = p.to_string();
+                (
+                    i,
+                    PatternError {
+                        pattern,
+                        message,
+                        python_rejects,
+                    },
+                )
+            })?;
             if t.needs_fancy {
                 let native = Engine::build(&t.native, true).map_err(err)?;
                 let exact = Engine::build(&t.exact, true).map_err(err)?;
@@ -245,7 +272,17 @@ impl PySet {
         }
         let joined = |parts: &[String], fancy: bool| {
             let pattern = parts.join("|");
-            Engine::build(&pattern, fancy).map_err(|message| (0, PatternError { pattern, message }))
+            Engine::build(&pattern, fancy).map_err(|message| {
+                let python_rejects = false;
+                (
+                    0,
+                    PatternError {
+                        pattern,
+                        message,
+                        python_rejects,
+                    },
+                )
+            })
         };
         let (native, exact) = if plain_native.is_empty() {
             (None, None)

@@ -9,6 +9,54 @@ use std::sync::OnceLock;
 
 use super::tables;
 
+/// Why a pattern is not translated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// CPython's `re` rejects it too (with this message): symfonic would
+    /// fail on it.
+    Python(String),
+    /// CPython compiles it, but critic-gate cannot replay it exactly yet.
+    Unsupported(String),
+}
+
+impl Refused {
+    pub fn message(&self) -> &str {
+        match self {
+            Refused::Python(m) | Refused::Unsupported(m) => m,
+        }
+    }
+}
+
+impl From<String> for Refused {
+    /// The translator's own checks mirror CPython's parser errors.
+    fn from(s: String) -> Refused {
+        Refused::Python(s)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(s: &str) -> Refused {
+        Refused::Python(s.to_string())
+    }
+}
+
+/// Whether the pattern has a `\N{...}` escape (read escape by escape, so
+/// `\\N` is not one).
+fn has_named_escape(chars: &[char]) -> bool {
+    let mut i = 0;
+    while i + 1 < chars.len() {
+        if chars[i] == '\\' {
+            if chars[i + 1] == 'N' {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
 /// A pattern in both forms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Translated {
@@ -212,8 +260,13 @@ fn check_fixed_width(body: &str) -> Result<(), String> {
 }
 
 /// Translate `pattern` (CPython `re` syntax). `ignore_case` is `re.IGNORECASE`.
-pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String> {
+pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, Refused> {
     let chars: Vec<char> = pattern.chars().collect();
+    if has_named_escape(&chars) {
+        return Err(Refused::Unsupported(
+            "named Unicode escapes (\\N{...}); write the character itself".into(),
+        ));
+    }
     let mut out = Out {
         native: String::new(),
         exact: String::new(),
@@ -227,9 +280,16 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
     let mut stack: Vec<Flags> = Vec::new();
     // Per open group: where a look-behind's body starts in `out.native`.
     let mut behind: Vec<Option<usize>> = Vec::new();
+    // Per open group: its number, when it captures; and how many have opened.
+    let mut capture: Vec<Option<usize>> = Vec::new();
+    let mut groups = 0usize;
+    // The length of the output while it holds only global flags: CPython
+    // takes global flags only there.
+    let mut global_end;
     if ignore_case {
         out.both("(?i)");
     }
+    global_end = out.native.len();
     let mut i = 0;
     let n = chars.len();
     while i < n {
@@ -275,6 +335,20 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             push_literal(&mut out, ch, flags);
                         } else {
                             let group: String = digits.chars().take(2).collect();
+                            let number: usize = group.parse().expect("digits");
+                            if number > groups {
+                                return Err(format!(
+                                    "invalid group reference {number} at position {i}"
+                                )
+                                .into());
+                            }
+                            if capture.contains(&Some(number)) {
+                                return Err(format!(
+                                    "cannot refer to an open group at position {}",
+                                    i - 1
+                                )
+                                .into());
+                            }
                             i += group.len() - 1;
                             needs_fancy = true;
                             out.both(&format!("\\{group}"));
@@ -282,7 +356,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                     }
                     _ => match char_escape(&chars, &mut i, false)? {
                         Some(ch) => push_literal(&mut out, ch, flags),
-                        None => return Err(format!("bad escape \\{e}")),
+                        None => return Err(format!("bad escape \\{e}").into()),
                     },
                 }
                 i += 1;
@@ -293,6 +367,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
             '(' => {
                 stack.push(flags);
                 behind.push(None);
+                capture.push(None);
                 if chars.get(i + 1) == Some(&'?') {
                     i += 2;
                     let rest: String = chars[i..].iter().take(3).collect();
@@ -339,8 +414,13 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             .ok_or("missing ), unterminated comment")?;
                         stack.pop();
                         behind.pop();
+                        capture.pop();
                         i += close + 1;
-                    } else if rest.starts_with('>') || rest.starts_with('(') {
+                    } else if rest.starts_with('(') {
+                        return Err(Refused::Unsupported(
+                            "conditional groups (?(N)yes|no)".into(),
+                        ));
+                    } else if rest.starts_with('>') {
                         needs_fancy = true;
                         out.both(&format!("(?{}", chars[i]));
                         i += 1;
@@ -366,11 +446,11 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         {
                             let found: String =
                                 chars[start - 1..(start + 1).min(n)].iter().collect();
-                            return Err(format!("unknown extension {found}"));
+                            return Err(format!("unknown extension {found}").into());
                         }
                         for f in on.chars().chain(off.chars()) {
                             if !"aiLmsux".contains(f) {
-                                return Err(format!("unknown flag {f:?}"));
+                                return Err(format!("unknown flag {f:?}").into());
                             }
                         }
                         if on.contains('L') || off.contains('L') {
@@ -393,6 +473,13 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         if on.contains('u') {
                             target.ascii = false;
                         }
+                        if target.ascii && target.ignore_case {
+                            // CPython folds only ASCII letters then; `regex`
+                            // folds `s` with `ſ` and `k` with the Kelvin sign.
+                            return Err(Refused::Unsupported(
+                                "the ASCII flag (?a) with IGNORECASE (symfonic matches ack patterns with IGNORECASE)".into(),
+                            ));
+                        }
                         let keep = |s: &str| {
                             s.chars()
                                 .filter(|f| "imsx".contains(*f))
@@ -405,18 +492,23 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                             format!("{kon}-{koff}")
                         };
                         if term == Some(')') {
-                            // Global flags: CPython only allows them first.
-                            if start != 2 {
-                                return Err(
-                                    "global flags not at the start of the expression".into()
-                                );
+                            // Global flags: CPython takes them only before
+                            // anything else (other global flags aside).
+                            if stack.len() != 1 || out.native.len() != global_end {
+                                return Err(format!(
+                                    "global flags not at the start of the expression at position {}",
+                                    start - 2
+                                )
+                                .into());
                             }
                             stack.pop();
                             behind.pop();
+                            capture.pop();
                             flags = target;
                             if !rust_flags.is_empty() {
                                 out.both(&format!("(?{rust_flags})"));
                             }
+                            global_end = out.native.len();
                         } else if rust_flags.is_empty() {
                             out.both("(?:");
                             flags = target;
@@ -427,12 +519,17 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, String>
                         i += 1;
                     }
                 } else {
+                    groups += 1;
+                    if let Some(c) = capture.last_mut() {
+                        *c = Some(groups);
+                    }
                     out.ch('(');
                     i += 1;
                 }
             }
             ')' => {
                 flags = stack.pop().ok_or("unbalanced parenthesis")?;
+                capture.pop();
                 if let Some(Some(start)) = behind.pop() {
                     check_fixed_width(&out.native[start..])?;
                 }
@@ -633,11 +730,16 @@ mod tests {
         assert!(translate("(?<name>x)", false).is_err());
         assert!(translate("a(?i)", false)
             .unwrap_err()
+            .message()
             .contains("global flags"));
         assert!(translate("[abc", false)
             .unwrap_err()
+            .message()
             .contains("unterminated character set"));
-        assert!(translate(r"\q", false).unwrap_err().contains("bad escape"));
+        assert!(translate(r"\q", false)
+            .unwrap_err()
+            .message()
+            .contains("bad escape"));
     }
 
     #[test]
@@ -652,7 +754,7 @@ mod tests {
         ] {
             assert_eq!(
                 translate(p, true).unwrap_err(),
-                "look-behind requires fixed-width pattern",
+                Refused::Python("look-behind requires fixed-width pattern".into()),
                 "{p}"
             );
         }
