@@ -12,6 +12,8 @@ pub mod check;
 pub mod config;
 pub mod diff;
 pub mod explain;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod gate;
 pub mod json;
 pub mod ordered;

@@ -1,0 +1,102 @@
+//! The fuzz targets' bodies (`fuzz/fuzz_targets/*.rs` call these), so that
+//! `cargo test` replays the committed corpus (`tests/fuzz_corpus.rs`) on
+//! stable Rust. Each must never panic on any input; `turn` also checks a
+//! property (the fast reader and `serde_json` agree on validity).
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::check::{judge, render_markdown, render_text, ReplayDir};
+use crate::config::{CheckConfig, ConfigFile, FrameworkConfig};
+use crate::gate::Gate;
+use crate::pyre::PySet;
+use crate::turn::Turn;
+
+/// The legacy and smart gates with symfonic's defaults.
+fn default_gates() -> &'static [Gate; 2] {
+    static G: OnceLock<[Gate; 2]> = OnceLock::new();
+    G.get_or_init(|| {
+        let smart = FrameworkConfig {
+            metacognition_selective_gate: true,
+            ..Default::default()
+        };
+        [
+            Gate::new(FrameworkConfig::default()).expect("defaults compile"),
+            Gate::new(smart).expect("defaults compile"),
+        ]
+    })
+}
+
+/// A traffic line: parsed by both readers (which must agree on whether it
+/// is valid), then evaluated by both gates.
+pub fn turn(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let fast = Turn::parse(text);
+    let slow = Turn::parse_with_serde_json(text);
+    assert_eq!(
+        fast.is_ok(),
+        slow.is_ok(),
+        "the readers disagree on {text:?}: {fast:?} / {slow:?}"
+    );
+    if let Ok(t) = fast {
+        for g in default_gates() {
+            let e = g.evaluate(&t);
+            let _ = (e.fires(), e.reasons(), t.production(), t.call_site());
+        }
+    }
+}
+
+/// A config file (TOML): parsed, planned, and every variant's gate built.
+pub fn config(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(file) = ConfigFile::parse(text, Path::new("fuzz.toml")) else {
+        return;
+    };
+    if let Ok(plan) = file.plan() {
+        for v in &plan.variants {
+            let _ = Gate::new(v.config.clone());
+        }
+    }
+}
+
+/// An adopter pattern (the first line) matched against a draft (the rest).
+pub fn pattern(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (pattern, draft) = text.split_once('\n').unwrap_or((text, "ok thanks"));
+    if let Ok(set) = PySet::new(&[pattern], true) {
+        let _ = set.is_match(draft);
+        let _ = set.is_match(&crate::gate::py_lower(draft));
+    }
+}
+
+/// A replay's summary.json, however damaged: `check` with every budget
+/// either judges it or says it cannot, never panics.
+pub fn check(data: &[u8]) {
+    let Ok(summary) = serde_json::from_slice(data) else {
+        return;
+    };
+    let dir = ReplayDir {
+        path: "fuzz/summary.json".into(),
+        summary,
+    };
+    let budgets = CheckConfig {
+        max_safety_regressions: Some(0),
+        max_safety_regression_rate: Some(0.05),
+        min_skip_rate: Some(0.1),
+        max_added_call_rate: Some(0.1),
+        min_label_coverage: Some(0.5),
+        max_rejected: Some(3),
+        min_production_agreement: Some(0.9),
+        min_turns: Some(1),
+        variant: None,
+    };
+    if let Ok(results) = judge(&dir, &budgets) {
+        let _ = (render_text(&results), render_markdown(&results, &[], 0));
+    }
+}
