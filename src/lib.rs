@@ -11,6 +11,7 @@
 pub mod check;
 pub mod config;
 pub mod diff;
+mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
@@ -27,3 +28,5 @@ pub mod stats;
 pub mod synth;
 pub mod tally;
 pub mod turn;
+
+pub use error::{Error, Result};

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             cli::output::stderr(&format!("critic-gate: {e}\n"));
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -13,6 +13,16 @@ use std::sync::{Condvar, Mutex};
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
+/// A thread could not be started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnFailed(pub String);
+
+impl From<SpawnFailed> for String {
+    fn from(e: SpawnFailed) -> String {
+        e.0
+    }
+}
+
 /// How far (in items) workers may run ahead of the consumer.
 struct Window {
     consumed: Mutex<(usize, bool)>,
@@ -50,7 +60,7 @@ pub fn map_in_order<T, R, E>(
 where
     T: Send,
     R: Send,
-    E: From<String>,
+    E: From<SpawnFailed>,
 {
     let width = width.max(1);
     let window = Window {
@@ -73,7 +83,9 @@ where
                 });
         });
         if let Err(e) = spawned {
-            return Err(E::from(format!("cannot start a worker thread: {e}")));
+            return Err(E::from(SpawnFailed(format!(
+                "cannot start a worker thread: {e}"
+            ))));
         }
         let mut next = 0;
         let mut held = BTreeMap::new();

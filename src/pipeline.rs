@@ -13,6 +13,7 @@ use crate::report::{
     self, decisions, summary, Export, FloorsCsv, MatrixCsv, RegressionsCsv, RejectsWriter,
     ReplayReport, RowsWriter, SegmentsCsv, Staging, Summary, SummaryCsv, SummaryJson,
 };
+use crate::Error;
 
 /// Values a dimension may keep in `segments.csv` before the rest is folded
 /// into `(other)`.
@@ -38,15 +39,13 @@ impl Progress for () {
 
 /// Replay `opts` and write the reports into `out`. On any error nothing is
 /// written (an earlier report in `out` is left as it was).
-pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> Result<Outcome, String> {
+pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::Result<Outcome> {
     report::check_out_dir(out, &opts.sources, opts.force)?;
     let replayer = Replayer::new(opts)?;
     let staging = Staging::create(out)?;
     match run_into(&replayer, &staging, progress) {
         Ok(outcome) => {
-            staging.commit().map_err(|e| {
-                format!("{}: cannot move the reports into place: {e}", out.display())
-            })?;
+            staging.commit()?;
             Ok(outcome)
         }
         Err(e) => {
@@ -60,7 +59,7 @@ fn run_into(
     replayer: &Replayer,
     staging: &Staging,
     progress: &dyn Progress,
-) -> Result<Outcome, String> {
+) -> crate::Result<Outcome> {
     let opts = &replayer.opts;
     let sources = &opts.sources;
     let sizes: Vec<u64> = sources
@@ -89,8 +88,7 @@ fn run_into(
     };
     let threads = rayon::current_num_threads();
     let (rx, recycler) =
-        reader::blocks_recycled(replayer.sources(), 2 * threads + 2, opts.max_line_bytes)
-            .map_err(|e| e.0)?;
+        reader::blocks_recycled(replayer.sources(), 2 * threads + 2, opts.max_line_bytes)?;
     let mut totals = replayer.empty_totals();
     let mut dups = DuplicateCheck::default();
     let mut regressions = Vec::new();
@@ -112,14 +110,15 @@ fn run_into(
                 (block, res)
             })
         },
-        |item| -> Result<(), String> {
-            let (block, res) = item.map_err(|e| e.0)?;
+        |item| -> crate::Result<()> {
+            let (block, res) = item?;
             if !opts.skip_invalid {
                 if let Some(r) = res.rejects.first() {
-                    return Err(format!(
-                        "{}:{}: {}\n(no report was written; fix the line, or rerun with --skip-invalid to set invalid lines aside in rejects.jsonl)",
-                        sources[r.source], r.line, r.reason
-                    ));
+                    return Err(Error::InvalidLine {
+                        source: sources[r.source].clone(),
+                        line: r.line,
+                        reason: r.reason.clone(),
+                    });
                 }
             }
             totals.merge(&res.totals);

@@ -276,21 +276,23 @@ pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", "draft_length",
 
 /// Check `--group-by` paths: dotted, and not a dimension segments.csv
 /// already has (it would count every turn again), nor given twice.
-pub fn validate_group_by(paths: &[String]) -> Result<(), String> {
+pub fn validate_group_by(paths: &[String]) -> crate::Result<()> {
     for (i, g) in paths.iter().enumerate() {
         if g.is_empty() || g.split('.').any(str::is_empty) {
-            return Err(format!(
+            return Err(crate::Error::Usage(format!(
                 "--group-by {g:?}: give a dotted path such as scope.user.tier or critic.model"
-            ));
+            )));
         }
         let scope_level = g == "scope" || (g.starts_with("scope.") && g.matches('.').count() == 1);
         if BUILTIN_DIMENSIONS.contains(&g.as_str()) || scope_level {
-            return Err(format!(
+            return Err(crate::Error::Usage(format!(
                 "--group-by {g}: segments.csv already has this dimension (language, intent, draft_length, call_site, scope and every scope.KEY are built in); group by a deeper path (scope.KEY.FIELD) or another field"
-            ));
+            )));
         }
         if paths[..i].contains(g) {
-            return Err(format!("--group-by {g} is given twice"));
+            return Err(crate::Error::Usage(format!(
+                "--group-by {g} is given twice"
+            )));
         }
     }
     Ok(())
@@ -401,7 +403,7 @@ fn path_value(v: &Value, path: &str) -> String {
 }
 
 impl Replayer {
-    pub fn new(opts: ReplayOptions) -> Result<Replayer, String> {
+    pub fn new(opts: ReplayOptions) -> crate::Result<Replayer> {
         let mut cache = crate::gate::PatternCache::default();
         let gates = opts
             .plan
@@ -409,7 +411,7 @@ impl Replayer {
             .iter()
             .map(|v| {
                 Gate::new_cached(v.config.clone(), &mut cache)
-                    .map_err(|e| format!("variant {}: {e}", v.name))
+                    .map_err(|e| crate::Error::Config(format!("variant {}: {e}", v.name)))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let legacy_check = opts

@@ -75,11 +75,12 @@ pub fn run(a: Args) -> CliResult {
             .collect()
     };
     if lines.is_empty() {
-        return Err(format!("{source}: no turn given"));
+        return Err(critic_gate::Error::Read(format!("{source}: no turn given")));
     }
     let mut out = String::new();
     for (n, line) in lines {
-        let turn = Turn::parse(line).map_err(|e| format!("{source}:{n}: {e}"))?;
+        let turn = Turn::parse(line)
+            .map_err(|e| critic_gate::Error::Read(format!("{source}:{n}: {e}")))?;
         if a.json {
             out.push_str(&render_json(&turn, &pairs).to_string());
             out.push('\n');

@@ -41,8 +41,8 @@ pub enum Command {
     ParseOnly(parse_only::Args),
 }
 
-/// An error the binary reports and exits 2 on.
-pub type CliResult = Result<ExitCode, String>;
+/// What a command decided (its exit code), or the error it exits on.
+pub type CliResult = Result<ExitCode, critic_gate::Error>;
 
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
@@ -61,30 +61,32 @@ pub fn run(cli: Cli) -> CliResult {
 pub const THREADS_PER_CORE: usize = 4;
 
 /// Start the worker pool with `--threads N` (default: one per core).
-pub fn start_workers(threads: Option<usize>) -> Result<(), String> {
+pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
     let Some(n) = threads else {
         return Ok(());
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max = THREADS_PER_CORE * cores;
     if n == 0 || n > max {
-        return Err(format!(
+        return Err(critic_gate::Error::Usage(format!(
             "--threads {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)"
-        ));
+        )));
     }
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build_global()
-        .map_err(|e| format!("--threads {n}: cannot start the worker threads: {e}"))
+        .map_err(|e| {
+            critic_gate::Error::System(format!(
+                "--threads {n}: cannot start the worker threads: {e}"
+            ))
+        })
 }
 
 /// Load the plan from `--config`, or symfonic's defaults.
-pub fn load_plan(config: Option<&Path>) -> Result<Plan, String> {
+pub fn load_plan(config: Option<&Path>) -> critic_gate::Result<Plan> {
     match config {
         None => Ok(Plan::default_plan()),
-        Some(p) => ConfigFile::load(p)
-            .and_then(|c| c.plan())
-            .map_err(|e| e.to_string()),
+        Some(p) => Ok(ConfigFile::load(p).and_then(|c| c.plan())?),
     }
 }
 

@@ -19,6 +19,7 @@ use polars::prelude::*;
 
 use crate::config::Plan;
 use crate::replay::{Regression, Reject, Totals};
+use crate::Error;
 
 pub use summary::{Cell, Summary};
 pub use tables::{FloorsCsv, MatrixCsv, RegressionsCsv, SegmentsCsv, SummaryCsv, SummaryJson};
@@ -99,36 +100,40 @@ const STAGING_PREFIX: &str = ".critic-gate-partial-";
 
 /// What `replay --out DIR` may not do: write over an input, or scatter
 /// report files among files that are not an earlier report.
-pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> Result<(), String> {
+pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Result<()> {
     if !dir.exists() {
         return Ok(());
     }
     if !dir.is_dir() {
-        return Err(format!("--out {}: not a folder", dir.display()));
+        return Err(Error::Usage(format!(
+            "--out {}: not a folder",
+            dir.display()
+        )));
     }
-    let canon = fs::canonicalize(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
+    let canon =
+        fs::canonicalize(dir).map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?;
     for s in sources.iter().filter(|s| *s != "-") {
         if fs::canonicalize(s).is_ok_and(|p| p.starts_with(&canon)) {
-            return Err(format!(
+            return Err(Error::Usage(format!(
                 "--out {} contains the input {s}: the reports could overwrite or remove it; write them into another folder",
                 dir.display()
-            ));
+            )));
         }
     }
     if force || dir.join(MARKER).is_file() {
         return Ok(());
     }
     let foreign = fs::read_dir(dir)
-        .map_err(|e| format!("--out {}: {e}", dir.display()))?
+        .map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?
         .filter_map(Result::ok)
         .find(|e| !e.file_name().to_string_lossy().starts_with(STAGING_PREFIX));
     match foreign {
         None => Ok(()),
-        Some(e) => Err(format!(
+        Some(e) => Err(Error::Usage(format!(
             "--out {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass --force to write the report files among what is there",
             dir.display(),
             e.file_name().to_string_lossy()
-        )),
+        ))),
     }
 }
 
@@ -185,15 +190,23 @@ pub struct Staging {
 }
 
 impl Staging {
-    pub fn create(dir: &Path) -> Result<Staging, String> {
+    pub fn create(dir: &Path) -> crate::Result<Staging> {
         let created = !dir.exists();
-        fs::create_dir_all(dir)
-            .map_err(|e| format!("{}: cannot create the output folder: {e}", dir.display()))?;
+        fs::create_dir_all(dir).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create the output folder: {e}",
+                dir.display()
+            ))
+        })?;
         remove_stale_staging(dir);
         let tmp = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
         let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir(&tmp)
-            .map_err(|e| format!("{}: cannot create a staging folder: {e}", tmp.display()))?;
+        fs::create_dir(&tmp).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create a staging folder: {e}",
+                tmp.display()
+            ))
+        })?;
         *IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((tmp.clone(), created.then(|| dir.to_path_buf())));
         let staging = Staging {
@@ -201,29 +214,35 @@ impl Staging {
             tmp,
             created,
         };
-        fs::write(staging.tmp.join(MARKER), MARKER_TEXT)
-            .map_err(|e| format!("{}: {e}", staging.tmp.join(MARKER).display()))?;
+        let marker = staging.tmp.join(MARKER);
+        fs::write(&marker, MARKER_TEXT)
+            .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))?;
         Ok(staging)
     }
 
-    pub fn file(&self, name: &str) -> Result<BufWriter<File>, String> {
+    pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
         let p = self.tmp.join(name);
         File::create(&p)
-            .map(|f| BufWriter::with_capacity(1 << 20, f))
-            .map_err(|e| format!("{}: {e}", p.display()))
+            .map(|f| (p.clone(), BufWriter::with_capacity(1 << 20, f)))
+            .map_err(|e| Error::Write(format!("{}: {e}", p.display())))
     }
 
     /// Move every staged file into the output folder, replacing the old
     /// report; report files this run did not write are removed.
-    pub fn commit(self) -> Result<(), String> {
+    pub fn commit(self) -> crate::Result<()> {
         // A signal waits for the moves to finish.
         let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+        let failed = |e: std::io::Error| {
+            Error::Write(format!(
+                "{}: cannot move the reports into place: {e}",
+                self.dir.display()
+            ))
+        };
         let mut written = Vec::new();
-        for entry in fs::read_dir(&self.tmp).map_err(|e| e.to_string())? {
-            let entry = entry.map_err(|e| e.to_string())?;
+        for entry in fs::read_dir(&self.tmp).map_err(failed)? {
+            let entry = entry.map_err(failed)?;
             written.push(entry.file_name());
-            fs::rename(entry.path(), self.dir.join(entry.file_name()))
-                .map_err(|e| e.to_string())?;
+            fs::rename(entry.path(), self.dir.join(entry.file_name())).map_err(failed)?;
         }
         for name in REPORT_FILES {
             if !written.iter().any(|w| w == name) {
@@ -231,7 +250,7 @@ impl Staging {
             }
         }
         *in_progress = None;
-        fs::remove_dir_all(&self.tmp).map_err(|e| e.to_string())
+        fs::remove_dir_all(&self.tmp).map_err(failed)
     }
 
     /// Drop everything staged (the run failed), and the output folder too
@@ -245,55 +264,66 @@ impl Staging {
     }
 }
 
+/// A write error naming the file (a full disk is exit 2 with the path).
+fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Write(format!("{}: {e}", path.display()))
+}
+
 /// Streams a CSV that grows with the input (`decisions.csv`,
 /// `mismatches.csv`): the header, then each block's formatted rows.
 pub struct RowsWriter {
+    path: PathBuf,
     out: BufWriter<File>,
 }
 
 impl RowsWriter {
-    pub fn new(mut out: BufWriter<File>, header: &str) -> Result<RowsWriter, String> {
+    pub fn new(
+        (path, mut out): (PathBuf, BufWriter<File>),
+        header: &str,
+    ) -> crate::Result<RowsWriter> {
         out.write_all(header.as_bytes())
-            .map_err(|e| e.to_string())?;
-        Ok(RowsWriter { out })
+            .map_err(write_error(&path))?;
+        Ok(RowsWriter { path, out })
     }
 
-    pub fn write(&mut self, rows: &[u8]) -> Result<(), String> {
-        self.out.write_all(rows).map_err(|e| e.to_string())
+    pub fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
+        self.out.write_all(rows).map_err(write_error(&self.path))
     }
 
-    pub fn finish(mut self) -> Result<(), String> {
-        self.out.flush().map_err(|e| e.to_string())
+    pub fn finish(mut self) -> crate::Result<()> {
+        self.out.flush().map_err(write_error(&self.path))
     }
 }
 
 /// Streams `rejects.jsonl`.
 pub struct RejectsWriter {
+    path: PathBuf,
     out: BufWriter<File>,
     sources: Vec<String>,
 }
 
 impl RejectsWriter {
-    pub fn new(out: BufWriter<File>, sources: &[String]) -> RejectsWriter {
+    pub fn new((path, out): (PathBuf, BufWriter<File>), sources: &[String]) -> RejectsWriter {
         RejectsWriter {
+            path,
             out,
             sources: sources.to_vec(),
         }
     }
 
-    pub fn write(&mut self, rejects: &[Reject]) -> Result<(), String> {
+    pub fn write(&mut self, rejects: &[Reject]) -> crate::Result<()> {
         for r in rejects {
             let mut v = serde_json::json!({"source": self.sources[r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
             if let Some(b) = &r.raw_base64 {
                 v["raw_base64"] = b.clone().into();
             }
-            writeln!(self.out, "{v}").map_err(|e| e.to_string())?;
+            writeln!(self.out, "{v}").map_err(write_error(&self.path))?;
         }
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<(), String> {
-        self.out.flush().map_err(|e| e.to_string())
+    pub fn finish(mut self) -> crate::Result<()> {
+        self.out.flush().map_err(write_error(&self.path))
     }
 }
 
@@ -325,12 +355,12 @@ pub fn write_all(
     r: &ReplayReport,
     staging: &Staging,
     exports: &[&dyn Export],
-) -> Result<(), String> {
+) -> crate::Result<()> {
     for e in exports {
-        let mut f = staging.file(e.file_name())?;
+        let (path, mut f) = staging.file(e.file_name())?;
         e.write(r, &mut f)
-            .map_err(|m| format!("{}: {m}", e.file_name()))?;
-        f.flush().map_err(|m| m.to_string())?;
+            .map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;
+        f.flush().map_err(write_error(&path))?;
     }
     Ok(())
 }

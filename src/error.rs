@@ -1,0 +1,121 @@
+//! The library's one error type. Every kind is the tool failing to do its
+//! job, so every kind exits 2: exit 1 is reserved for a verdict (a budget
+//! that failed), which is a result, not an error.
+
+use std::fmt;
+
+/// Why the library could not do what it was asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// An invalid input line, in strict mode (`FILE:LINE: reason`).
+    InvalidLine {
+        source: String,
+        line: u64,
+        reason: String,
+    },
+    /// An input that could not be read (a missing file, a broken stream).
+    Read(String),
+    /// An invalid config: a key, a value or a pattern.
+    Config(String),
+    /// A request that cannot be carried out as given (an output folder
+    /// that holds an input, a `--group-by` that repeats a dimension).
+    Usage(String),
+    /// A report that could not be written (the path and why).
+    Write(String),
+    /// A report folder that cannot be judged or compared.
+    CannotJudge(String),
+    /// The operating system refused (a thread that cannot be started).
+    System(String),
+}
+
+impl Error {
+    /// The process exit code for this error: always 2 ("could not do its
+    /// job"), as documented for every command.
+    pub fn exit_code(&self) -> u8 {
+        2
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidLine {
+                source,
+                line,
+                reason,
+            } => write!(
+                f,
+                "{source}:{line}: {reason}\n(no report was written; fix the line, or rerun with --skip-invalid to set invalid lines aside in rejects.jsonl)"
+            ),
+            Error::Read(m)
+            | Error::Config(m)
+            | Error::Usage(m)
+            | Error::Write(m)
+            | Error::CannotJudge(m)
+            | Error::System(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<crate::reader::ReadError> for Error {
+    fn from(e: crate::reader::ReadError) -> Error {
+        Error::Read(e.0)
+    }
+}
+
+impl From<crate::config::ConfigError> for Error {
+    fn from(e: crate::config::ConfigError) -> Error {
+        Error::Config(e.to_string())
+    }
+}
+
+impl From<crate::check::CannotJudge> for Error {
+    fn from(e: crate::check::CannotJudge) -> Error {
+        Error::CannotJudge(e.0)
+    }
+}
+
+/// The command line's own checks of a request, written as text.
+impl From<String> for Error {
+    fn from(m: String) -> Error {
+        Error::Usage(m)
+    }
+}
+
+impl From<crate::ordered::SpawnFailed> for Error {
+    fn from(e: crate::ordered::SpawnFailed) -> Error {
+        Error::System(e.0)
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_exits_2_and_an_invalid_line_names_file_and_line() {
+        let e = Error::InvalidLine {
+            source: "t.jsonl".into(),
+            line: 17,
+            reason: "confidence must be a number in [0, 1], got \"high\"".into(),
+        };
+        assert!(e.to_string().starts_with("t.jsonl:17: confidence must be"));
+        assert!(e.to_string().contains("--skip-invalid"));
+        let kinds = [
+            e,
+            Error::Read("r".into()),
+            Error::Config("c".into()),
+            Error::Usage("u".into()),
+            Error::Write("w".into()),
+            Error::CannotJudge("j".into()),
+            Error::System("s".into()),
+        ];
+        assert!(kinds.iter().all(|k| k.exit_code() == 2));
+        let from: Error = crate::reader::ReadError("x: gone".into()).into();
+        assert_eq!(from, Error::Read("x: gone".into()));
+    }
+}
