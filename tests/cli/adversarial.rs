@@ -705,3 +705,21 @@ fn a_broken_gzip_stream_names_the_last_whole_line() {
         stderr(&o)
     );
 }
+
+/// "must be a whole number, got 9007199254740991" for a valid integer, and
+/// `1e2` reported as "got 100" for a turn number: messages now say the
+/// bound that was broken, and a float is shown as one.
+#[test]
+fn messages_say_what_was_wrong_with_the_number() {
+    for (turn, says) in [
+        (r#"{"run_id":"r","draft":"x","turn":1e2}"#, "turn must be an integer >= 0, got 100.0"),
+        (
+            r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":9007199254740991}}"#,
+            "critic.reflection_tokens_in must be a whole number from 0 to 1000000000, got 9007199254740991",
+        ),
+    ] {
+        let o = run(&["explain", turn], None);
+        expect_code(&o, 2);
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
