@@ -1,6 +1,7 @@
 //! `diff`: compare two replays of the same traffic (a release and its
 //! candidate): every summary metric per variant, and the turns whose
-//! decision flipped, matched by `(run_id, turn)`, else by source and line.
+//! decision flipped, matched by source and line (the two replays must
+//! have read the same traffic: the same bytes, lines and turns).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -81,12 +82,27 @@ pub fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<String>>, Ca
         .collect())
 }
 
-fn match_key(variant: &str, run_id: &str, turn: &str, source: &str, line: &str) -> String {
-    if turn.is_empty() {
-        format!("{variant}\u{0}l\u{0}{source}\u{0}{line}")
-    } else {
-        format!("{variant}\u{0}r\u{0}{run_id}\u{0}{turn}")
-    }
+/// A row's key: the variant, the position of its source in the replay's
+/// sources, and its line. Both replays read the same traffic (checked
+/// first), so this names the same turn in both, also where `(run_id,
+/// turn)` repeats.
+fn match_key(
+    dir: &ReplayDir,
+    variant: &str,
+    source: &str,
+    line: &str,
+) -> Result<String, CannotJudge> {
+    let index = dir
+        .summary["sources"]
+        .as_array()
+        .and_then(|s| s.iter().position(|n| n == source))
+        .ok_or_else(|| {
+            CannotJudge(format!(
+                "{}: a report row names source {source:?}, which the summary does not list: the folder is damaged",
+                dir.path.display()
+            ))
+        })?;
+    Ok(format!("{variant}\u{0}{index}\u{0}{line}"))
 }
 
 const DECISION_COLS: [&str; 8] = [
@@ -104,16 +120,12 @@ fn decisions(dir: &Path) -> Result<Vec<Vec<String>>, CannotJudge> {
     string_rows(&read_csv(&p)?, &DECISION_COLS)
 }
 
-fn regression_keys(dir: &Path) -> Result<HashSet<String>, CannotJudge> {
-    let p = dir.join("regressions.csv");
-    let rows = string_rows(
-        &read_csv(&p)?,
-        &["variant", "run_id", "turn", "source", "line"],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| match_key(&r[0], &r[1], &r[2], &r[3], &r[4]))
-        .collect())
+fn regression_keys(dir: &ReplayDir, folder: &Path) -> Result<HashSet<String>, CannotJudge> {
+    let p = folder.join("regressions.csv");
+    let rows = string_rows(&read_csv(&p)?, &["variant", "source", "line"])?;
+    rows.iter()
+        .map(|r| match_key(dir, &r[0], &r[1], &r[2]))
+        .collect()
 }
 
 /// Two replays can be compared only when they read the same traffic (the
@@ -128,8 +140,15 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
             ))
         })
     };
+    // The same bytes under another path (`./seed.jsonl`, a copy, a `.gz`
+    // of it) are the same traffic: names are not compared.
+    let content = |f: &[Value]| -> Vec<(Value, Value, Value)> {
+        f.iter()
+            .map(|s| (s["lines"].clone(), s["bytes"].clone(), s["xxh3"].clone()))
+            .collect()
+    };
     let (fa, fb) = (facts(a)?, facts(b)?);
-    if fa != fb {
+    if content(&fa) != content(&fb) {
         let show = |f: &[Value]| {
             f.iter()
                 .map(|s| {
@@ -154,6 +173,14 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
             "the two replays have different variants ({} against {}): diff compares the same variants under two configs",
             a.variant_names().join(", "),
             b.variant_names().join(", ")
+        )));
+    }
+    let (ta, tb) = (a.count(None, "turns")?, b.count(None, "turns")?);
+    if ta != tb {
+        return Err(CannotJudge(format!(
+            "the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another --max-line-bytes): their decisions cannot be compared turn by turn",
+            a.path.display(),
+            b.path.display()
         )));
     }
     for d in [a, b] {
@@ -218,17 +245,17 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     complete(&b, &new_rows)?;
     let index: HashMap<String, &Vec<String>> = old_rows
         .iter()
-        .map(|r| (match_key(&r[0], &r[1], &r[2], &r[3], &r[4]), r))
-        .collect();
-    let old_regressions = regression_keys(old)?;
-    let new_regressions: HashSet<String> = regression_keys(new)?
+        .map(|r| Ok((match_key(&a, &r[0], &r[3], &r[4])?, r)))
+        .collect::<Result<_, CannotJudge>>()?;
+    let old_regressions = regression_keys(&a, old)?;
+    let new_regressions: HashSet<String> = regression_keys(&b, new)?
         .into_iter()
         .filter(|k| !old_regressions.contains(k))
         .collect();
     let mut flips = Vec::new();
     let mut compared = 0;
     for r in &new_rows {
-        let key = match_key(&r[0], &r[1], &r[2], &r[3], &r[4]);
+        let key = match_key(&b, &r[0], &r[3], &r[4])?;
         let Some(o) = index.get(&key) else { continue };
         compared += 1;
         if o[5] != r[5] {

@@ -86,11 +86,10 @@ fn a_full_stdout_is_exit_2_naming_the_stream() {
             .stdout(full)
             .output()
             .unwrap();
-        expect_code(&o, 2);
-        assert!(
-            stderr(&o).contains("cannot write to standard output: No space left on device"),
-            "{}",
-            stderr(&o)
+        expect_error(
+            &o,
+            2,
+            "cannot write to standard output: No space left on device",
         );
     }
 }
@@ -111,12 +110,7 @@ fn thread_counts_beyond_four_per_core_are_refused() {
     let d = Dir::new();
     for n in ["100000", "0"] {
         let o = replay_in(&d.path("o"), &["datasets/seed.jsonl", "--threads", n]);
-        expect_code(&o, 2);
-        assert!(
-            stderr(&o).contains(&format!("--threads {n}: give 1 to ")),
-            "{}",
-            stderr(&o)
-        );
+        expect_error(&o, 2, &format!("--threads {n}: give 1 to "));
     }
     let cores = std::thread::available_parallelism().unwrap().get();
     let max = (4 * cores).to_string();
@@ -148,12 +142,7 @@ fn check_of_a_replay_with_no_turns_is_exit_2() {
             ],
             None,
         );
-        expect_code(&o, 2);
-        assert!(
-            stderr(&o).contains("nothing to judge: the replay has 0 turns"),
-            "{}",
-            stderr(&o)
-        );
+        expect_error(&o, 2, "nothing to judge: the replay has 0 turns");
         assert!(stdout(&o).is_empty());
     }
 }
@@ -215,8 +204,7 @@ fn an_output_folder_holding_an_input_is_refused() {
         ],
         None,
     );
-    expect_code(&o, 2);
-    assert!(stderr(&o).contains("contains the input"), "{}", stderr(&o));
+    expect_error(&o, 2, "contains the input");
     assert_eq!(std::fs::read(&input).unwrap(), before);
     assert_eq!(std::fs::read_dir(d.path("d")).unwrap().count(), 1);
 }
@@ -229,12 +217,7 @@ fn a_foreign_non_empty_folder_is_refused_without_force() {
     d.write("home/notes.txt", "mine");
     let home = d.path("home");
     let o = replay_in(&home, &["datasets/seed.jsonl", "--quiet"]);
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("holds no earlier critic-gate report"),
-        "{}",
-        stderr(&o)
-    );
+    expect_error(&o, 2, "holds no earlier critic-gate report");
     assert_eq!(
         std::fs::read_dir(&home).unwrap().count(),
         1,
@@ -341,8 +324,7 @@ fn values_a_tally_cannot_hold_are_invalid_lines() {
     ] {
         let input = d.write("t.jsonl", &text);
         let o = replay_in(&d.path("o"), &[input.to_str().unwrap()]);
-        expect_code(&o, 2);
-        assert!(stderr(&o).contains(&format!("t.jsonl:1: {says}")), "{}", stderr(&o));
+        expect_error(&o, 2, &format!("t.jsonl:1: {says}"));
     }
     let input = d.write("t.jsonl", tokens.repeat(2100));
     let out = d.path("skip");
@@ -380,11 +362,10 @@ fn a_price_past_the_bound_is_a_config_error() {
         &d.path("o"),
         &["datasets/seed.jsonl", "--config", cfg.to_str().unwrap()],
     );
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("cost.models.m.usd_per_mtok_in must be a number from 0 to 1000000"),
-        "{}",
-        stderr(&o)
+    expect_error(
+        &o,
+        2,
+        "cost.models.m.usd_per_mtok_in must be a number from 0 to 1000000",
     );
 }
 
@@ -536,12 +517,7 @@ fn a_leading_byte_order_mark_is_skipped() {
         b"{\"run_id\":\"r\",\"draft\":\"ok\"}\n\xEF\xBB\xBF{\"run_id\":\"r\",\"draft\":\"ok\"}\n",
     );
     let o = replay_in(&d.path("o2"), &[input.to_str().unwrap()]);
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("bom2.jsonl:2: invalid JSON at column 1"),
-        "{}",
-        stderr(&o)
-    );
+    expect_error(&o, 2, "bom2.jsonl:2: invalid JSON at column 1");
 }
 
 /// A form-feed-only line was silently dropped from `lines` while a
@@ -637,11 +613,10 @@ fn a_line_that_is_not_utf8_keeps_its_exact_bytes_in_rejects() {
 #[test]
 fn explain_takes_a_json_array_as_an_invalid_turn_not_a_path() {
     let o = run(&["explain", "[]"], None);
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("argument:1: a turn must be a JSON object, got an array"),
-        "{}",
-        stderr(&o)
+    expect_error(
+        &o,
+        2,
+        "argument:1: a turn must be a JSON object, got an array",
     );
 }
 
@@ -654,19 +629,9 @@ fn a_bad_budget_is_named_where_it_came_from() {
         &["check", "reports/seed", "--config", cfg.to_str().unwrap()],
         None,
     );
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("[check] min_skip_rate in "),
-        "{}",
-        stderr(&o)
-    );
+    expect_error(&o, 2, "[check] min_skip_rate in ");
     let o = run(&["check", "reports/seed", "--min-skip-rate", "2"], None);
-    expect_code(&o, 2);
-    assert!(
-        stderr(&o).contains("--min-skip-rate must be a rate in [0, 1], got 2"),
-        "{}",
-        stderr(&o)
-    );
+    expect_error(&o, 2, "--min-skip-rate must be a rate in [0, 1], got 2");
 }
 
 /// A broken compressed stream was reported "after line 0" when thousands
@@ -719,7 +684,89 @@ fn messages_say_what_was_wrong_with_the_number() {
         ),
     ] {
         let o = run(&["explain", turn], None);
-        expect_code(&o, 2);
-        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        expect_error(&o, 2, says);
     }
+}
+
+/// Duplicate `(run_id, turn)` pairs hid a new safety regression from
+/// `diff --fail-on-new-regressions`; the same file under another path was
+/// "different traffic"; a side that kept no turns compared 0 rows, exit 0.
+#[test]
+fn diff_matches_turns_by_line_and_sees_the_same_bytes_as_the_same_traffic() {
+    let d = Dir::new();
+    let dup = d.write(
+        "dup.jsonl",
+        "{\"run_id\":\"r\",\"turn\":0,\"draft\":\"ok\",\"critic\":{\"verdict\":\"revise\",\"reflection_tokens_in\":10,\"reflection_tokens_out\":1}}\n\
+         {\"run_id\":\"r\",\"turn\":0,\"draft\":\"thanks\",\"critic\":{\"verdict\":\"revise\",\"reflection_tokens_in\":10,\"reflection_tokens_out\":1}}\n",
+    );
+    let cfg = |name: &str, pattern: &str| {
+        d.write(
+            name,
+            format!("metacognition_trivial_ack_patterns = [\"{pattern}\"]\n[variants.legacy]\nmetacognition_selective_gate = false\n[variants.smart]\nmetacognition_selective_gate = true\n"),
+        )
+    };
+    let (pb, pa) = (cfg("pb.toml", "^ok$"), cfg("pa.toml", "^thanks$"));
+    // The new replay reads the same file through another path.
+    let other_path = format!(
+        "{}/../{}/dup.jsonl",
+        d.tmp.path().display(),
+        d.tmp.path().file_name().unwrap().to_string_lossy()
+    );
+    for (out, input, c) in [
+        ("old", dup.to_str().unwrap().to_string(), &pb),
+        ("new", other_path, &pa),
+    ] {
+        let o = run(
+            &[
+                "replay",
+                &input,
+                "--config",
+                c.to_str().unwrap(),
+                "--out",
+                d.path(out).to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+    }
+    let o = run(
+        &[
+            "diff",
+            d.path("old").to_str().unwrap(),
+            d.path("new").to_str().unwrap(),
+            "--fail-on-new-regressions",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("2 flipped (1 new safety regressions)"),
+        "{}",
+        stdout(&o)
+    );
+    // The same traffic, but one side kept no turns.
+    let o = run(
+        &[
+            "replay",
+            dup.to_str().unwrap(),
+            "--skip-invalid",
+            "--max-line-bytes",
+            "50",
+            "--out",
+            d.path("none").to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let o = run(
+        &[
+            "diff",
+            d.path("old").to_str().unwrap(),
+            d.path("none").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "kept different turns (2 in");
 }

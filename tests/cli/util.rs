@@ -81,6 +81,16 @@ pub fn expect_code(o: &Output, code: i32) {
     );
 }
 
+/// Assert an exit code and that stderr says `says`, showing it otherwise.
+pub fn expect_error(o: &Output, code: i32, says: &str) {
+    expect_code(o, code);
+    assert!(
+        stderr(o).contains(says),
+        "expected {says:?} in:\n{}",
+        stderr(o)
+    );
+}
+
 /// `critic-gate replay ARGS --out DIR`, run from the project root.
 pub fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     let mut c = cmd();
