@@ -541,7 +541,14 @@ impl Replayer {
     /// The reject of a line longer than `--max-line-bytes`: its first
     /// bytes only.
     fn overlong(&self, source: usize, line: u64, bytes: u64, raw: &[u8]) -> Reject {
-        let prefix = &raw[..raw.len().min(reader::OVERLONG_PREFIX)];
+        // The first bytes, cut at a character boundary; `…` when cut.
+        let mut prefix = &raw[..raw.len().min(reader::OVERLONG_PREFIX)];
+        if let Err(e) = std::str::from_utf8(prefix) {
+            if e.error_len().is_none() {
+                prefix = &prefix[..e.valid_up_to()];
+            }
+        }
+        let cut = (prefix.len() as u64) < bytes;
         Reject {
             source,
             line,
@@ -549,7 +556,7 @@ impl Replayer {
                 "the line is {bytes} bytes, longer than --max-line-bytes {}",
                 self.opts.max_line_bytes
             ),
-            raw: String::from_utf8_lossy(prefix).into_owned() + "…",
+            raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
             raw_base64: None,
         }
     }
@@ -603,10 +610,13 @@ impl Replayer {
         t.turns += 1;
         t.unknown_fields += turn.unknown_fields as u64;
         let w = &mut t.warnings;
+        // A call with no `name` key, or not an object at all (a plain
+        // string): the gate counts it as mutating, which a recorder may not
+        // expect.
         if turn
             .tool_calls
             .iter()
-            .any(|c| matches!(c, ToolCall::NoName { .. }))
+            .any(|c| matches!(c, ToolCall::NoName { .. } | ToolCall::NotObject))
         {
             w.add("tool_call_without_name", at.source, at.line);
         }

@@ -123,7 +123,8 @@ pub fn run(a: Args) -> CliResult {
     let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
     let results = judge(&dir, &over).map_err(|e| e.0)?;
     let ok = passed(&results);
-    super::output::stdout(&render_text(&results))?;
+    // The Markdown first: if it cannot be written (exit 2), no verdict has
+    // been printed that says otherwise.
     if let Some(md) = &a.markdown {
         let rows = string_rows(
             &read_csv(&a.dir.join("regressions.csv")).map_err(|e| e.0)?,
@@ -156,6 +157,7 @@ pub fn run(a: Args) -> CliResult {
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("{}: {e}", md.display()))?;
     }
+    super::output::stdout(&render_text(&results))?;
     Ok(if ok {
         ExitCode::SUCCESS
     } else {

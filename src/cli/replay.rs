@@ -47,7 +47,8 @@ pub struct Args {
     pub force: bool,
     /// Lines longer than this many bytes are invalid (read in constant
     /// memory, reported with their first 4 KiB).
-    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::reader::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::reader::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_line_bytes: usize,
 }
 
@@ -96,7 +97,7 @@ pub fn run(a: Args) -> CliResult {
         decisions: a.decisions,
         group_by: a.group_by.clone(),
         force: a.force,
-        max_line_bytes: a.max_line_bytes.max(1),
+        max_line_bytes: a.max_line_bytes,
     };
     clean_up_on_signals()?;
     let total: u64 = a

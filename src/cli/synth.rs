@@ -39,8 +39,14 @@ pub fn run(a: Args) -> CliResult {
             Box::new(w)
         }
     };
-    critic_gate::synth::write(a.turns, a.seed, &mut sink).map_err(err)?;
-    sink.flush().map_err(err)?;
+    let written = critic_gate::synth::write(a.turns, a.seed, &mut sink).and_then(|_| sink.flush());
     drop(sink);
-    Ok(ExitCode::SUCCESS)
+    match written {
+        // `synth --out - | head`: a closed pipe ends the output quietly.
+        Err(e) if name == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(err(e).into()),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -32,7 +32,7 @@ fn a_closed_stdout_ends_output_quietly_with_the_decided_exit_code() {
     let d = Dir::new();
     let diff_out = d.path("diff");
     let diff_out = diff_out.to_str().unwrap();
-    let cases: [(&[&str], i32); 4] = [
+    let cases: [(&[&str], i32); 5] = [
         (
             &["check", "reports/seed", "--max-safety-regressions", "0"],
             1,
@@ -59,6 +59,7 @@ fn a_closed_stdout_ends_output_quietly_with_the_decided_exit_code() {
             &["diff", "reports/seed", "reports/seed", "--out", diff_out],
             0,
         ),
+        (&["synth", "--turns", "20000", "--out", "-"], 0),
     ];
     for (args, want) in cases {
         for _ in 0..3 {
@@ -769,4 +770,83 @@ fn diff_matches_turns_by_line_and_sees_the_same_bytes_as_the_same_traffic() {
         None,
     );
     expect_error(&o, 2, "kept different turns (2 in");
+}
+
+/// `check --markdown /dev/full` printed "check passed", then exited 2.
+#[test]
+fn check_writes_the_markdown_before_the_verdict() {
+    let o = run(
+        &["check", "reports/multilingual", "--markdown", "/dev/full"],
+        None,
+    );
+    expect_error(&o, 2, "/dev/full: No space left on device");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+/// `--max-line-bytes 0` was taken as 1; a rejected long line was cut in
+/// the middle of a character, and short ones got a `…` although nothing
+/// was cut.
+#[test]
+fn overlong_lines_keep_whole_characters_and_the_limit_is_at_least_one() {
+    let d = Dir::new();
+    let o = replay_in(
+        &d.path("z"),
+        &["datasets/seed.jsonl", "--max-line-bytes", "0"],
+    );
+    expect_error(&o, 2, "invalid value '0' for '--max-line-bytes");
+    let long = format!("{{\"run_id\":\"r\",\"draft\":\"{}\"}}", "€".repeat(3000));
+    let input = d.write("t.jsonl", format!("{long}\n"));
+    let out = d.path("o");
+    let args = [
+        input.to_str().unwrap(),
+        "--skip-invalid",
+        "--max-line-bytes",
+        "100",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let r: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("rejects.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let raw = r["raw"].as_str().unwrap();
+    assert!(!raw.contains('\u{fffd}') && raw.ends_with("€…"), "{raw}");
+    // A line past a small limit but shorter than the prefix is kept whole.
+    let input = d.write("s.jsonl", "{\"run_id\":\"r\",\"draft\":\"hello there\"}\n");
+    let out = d.path("s");
+    let args = [
+        input.to_str().unwrap(),
+        "--skip-invalid",
+        "--max-line-bytes",
+        "10",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let r: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("rejects.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(r["raw"], "{\"run_id\":\"r\",\"draft\":\"hello there\"}");
+}
+
+/// Tool calls recorded as plain strings (`["search_docs"]`) fire the
+/// mutating-tool floor, even for a read-only tool: warned like a call
+/// without a `name`.
+#[test]
+fn a_tool_call_that_is_not_an_object_is_warned_about() {
+    let d = Dir::new();
+    let input = d.write(
+        "t.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"ok\",\"tool_calls_this_turn\":[\"search_docs\"]}\n",
+    );
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(
+        summary(&out)["warnings"]["tool_call_without_name"]["count"],
+        1
+    );
 }
