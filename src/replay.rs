@@ -696,7 +696,10 @@ impl Replayer {
         if f.call_site == CallSite::Turn {
             match (d.fires, f.latency_ms) {
                 (false, _) => vt.latency.add(0.0),
-                (true, Some(l)) => vt.latency.add(l),
+                (true, Some(l)) => {
+                    vt.latency.add(l);
+                    vt.latency_measured_fires += 1
+                }
                 (true, None) => vt.latency_unmeasured_fires += 1,
             }
         }

@@ -140,9 +140,34 @@ impl Lite {
         self.unpriced += o.unpriced;
     }
 
-    /// Dollars, or None when any event with tokens is unpriced.
+    /// Dollars, or None when any event with tokens is unpriced, or when
+    /// there are events and none recorded tokens (a 0 would be a guess).
     pub fn usd(&self) -> Option<f64> {
-        (self.unpriced == 0).then(|| self.nano_usd as f64 / 1e9)
+        (self.unpriced == 0 && self.tokens_measured()).then(|| self.nano_usd as f64 / 1e9)
+    }
+
+    /// Token sums mean something: no events, or some with token counts.
+    pub fn tokens_measured(&self) -> bool {
+        self.turns == 0 || self.with_tokens > 0
+    }
+
+    /// Latency sums mean something: no events, or some with a latency.
+    pub fn latency_measured(&self) -> bool {
+        self.turns == 0 || self.with_latency > 0
+    }
+
+    /// Summed tokens (in, out), or None when none was recorded.
+    pub fn tokens(&self) -> (Option<u64>, Option<u64>) {
+        match self.tokens_measured() {
+            true => (reportable(self.tokens_in), reportable(self.tokens_out)),
+            false => (None, None),
+        }
+    }
+
+    /// Summed latency in ms, or None when none was recorded.
+    pub fn latency_ms(&self) -> Option<f64> {
+        self.latency_measured()
+            .then(|| self.latency_ns as f64 / 1e6)
     }
 
     fn measured(&self) -> bool {
@@ -376,6 +401,8 @@ pub struct VariantTally {
     pub latency: Histogram,
     /// User-facing fires without a recorded latency (not in `latency`).
     pub latency_unmeasured_fires: u64,
+    /// User-facing fires with a recorded latency (in `latency`).
+    pub latency_measured_fires: u64,
     /// Disagreements with production by [`Mismatch`] and the first reason
     /// of the variant's decision (index: `Reason as usize`).
     pub mismatch_reasons: [[u64; 13]; 2],
@@ -401,6 +428,7 @@ impl VariantTally {
         }
         self.latency.merge(&o.latency);
         self.latency_unmeasured_fires += o.latency_unmeasured_fires;
+        self.latency_measured_fires += o.latency_measured_fires;
     }
 
     pub fn hits(&self, r: Reason) -> u64 {
@@ -409,6 +437,16 @@ impl VariantTally {
 
     pub fn sole(&self, r: Reason) -> u64 {
         self.sole_blocker[r as usize]
+    }
+
+    /// The nearest-rank `q` quantile of the critic latency added to a
+    /// user-facing turn; None when there are fires and none recorded a
+    /// latency (the zeros of the skips alone would be a guess).
+    pub fn latency_quantile(&self, q: f64) -> Option<f64> {
+        if self.latency_unmeasured_fires > 0 && self.latency_measured_fires == 0 {
+            return None;
+        }
+        self.latency.quantile(q)
     }
 
     /// The most common disagreement with production: its kind, the first

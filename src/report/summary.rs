@@ -84,6 +84,39 @@ fn estimate_added(index: usize, totals: &Totals, notes: &mut Vec<String>) -> Est
     est
 }
 
+/// Say which sums and percentiles are absent because nothing was measured.
+fn note_unmeasured(name: &str, v: &VariantTally, notes: &mut Vec<String>) {
+    let saved = &v.counts.saved;
+    if !saved.tokens_measured() {
+        notes.push(format!(
+            "variant {name}: none of its {} saved calls recorded token counts: saved tokens and dollars are not reported",
+            saved.turns
+        ));
+    }
+    if !saved.latency_measured() {
+        notes.push(format!(
+            "variant {name}: none of its {} saved calls recorded a latency: saved latency is not reported",
+            saved.turns
+        ));
+    }
+    for (key, sum) in [
+        ("saved_tokens_in", saved.tokens_in),
+        ("saved_tokens_out", saved.tokens_out),
+    ] {
+        if saved.tokens_measured() && reportable(sum).is_none() {
+            notes.push(format!(
+                "variant {name}: {key} exceeds 18446744073709551615 and is not reported"
+            ));
+        }
+    }
+    if v.latency_unmeasured_fires > 0 && v.latency_measured_fires == 0 {
+        notes.push(format!(
+            "variant {name}: none of its {} user-facing fires recorded a latency: critic-latency percentiles are not reported",
+            v.latency_unmeasured_fires
+        ));
+    }
+}
+
 /// The named metrics of one variant, in report order.
 pub fn variant_fields(
     name: &str,
@@ -98,8 +131,10 @@ pub fn variant_fields(
     let saved = &c.saved;
     let saved_usd = saved.usd();
     let est = estimate_added(index, totals, notes);
-    let saved_latency_ms = saved.latency_ns as f64 / 1e6;
+    let saved_latency_ms = saved.latency_ms();
+    let (saved_tokens_in, saved_tokens_out) = saved.tokens();
     let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
+    note_unmeasured(name, v, notes);
     let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
     use Cell::*;
     vec![
@@ -129,10 +164,10 @@ pub fn variant_fields(
         ),
         ("safety_regression_rate_upper95", Float(upper)),
         ("contract_violations", Int(v.contract_violations)),
-        ("saved_tokens_in", Sum(reportable(saved.tokens_in))),
-        ("saved_tokens_out", Sum(reportable(saved.tokens_out))),
+        ("saved_tokens_in", Sum(saved_tokens_in)),
+        ("saved_tokens_out", Sum(saved_tokens_out)),
         ("saved_usd", Float(saved_usd)),
-        ("saved_latency_ms", Float(Some(saved_latency_ms))),
+        ("saved_latency_ms", Float(saved_latency_ms)),
         (
             "saved_unmeasured_tokens",
             Int(saved.turns - saved.with_tokens),
@@ -148,7 +183,7 @@ pub fn variant_fields(
         ("net_usd", Float(net_usd)),
         (
             "net_latency_ms",
-            Float(est.latency_ms.map(|a| saved_latency_ms - a)),
+            Float(saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a)),
         ),
         (
             "saved_calls_per_1k_turns",
@@ -162,9 +197,9 @@ pub fn variant_fields(
             "net_usd_per_1k_turns",
             Float(net_usd.and_then(|u| per_1k(u, c.turns))),
         ),
-        ("critic_latency_p50_ms", Float(v.latency.quantile(0.50))),
-        ("critic_latency_p95_ms", Float(v.latency.quantile(0.95))),
-        ("critic_latency_p99_ms", Float(v.latency.quantile(0.99))),
+        ("critic_latency_p50_ms", Float(v.latency_quantile(0.50))),
+        ("critic_latency_p95_ms", Float(v.latency_quantile(0.95))),
+        ("critic_latency_p99_ms", Float(v.latency_quantile(0.99))),
         ("latency_unmeasured_fires", Int(v.latency_unmeasured_fires)),
         ("production_known", Int(c.production_known)),
         (
@@ -208,17 +243,6 @@ pub fn summarize(
         .enumerate()
         .map(|(i, v)| variant_fields(&v.name, &totals.variants[i], plan, i, totals, &mut notes))
         .collect();
-    for row in &rows {
-        for (k, c) in &row[1..] {
-            if *c == Cell::Sum(None) {
-                notes.push(format!(
-                    "{} of variant {}: the sum exceeds 18446744073709551615 and is not reported",
-                    k,
-                    row[0].1.to_json()
-                ));
-            }
-        }
-    }
     let mut variants = Map::new();
     for row in &rows {
         let name = match &row[0].1 {
@@ -403,7 +427,7 @@ mod tests {
         assert!(
             s.notes
                 .iter()
-                .any(|n| n.starts_with("saved_tokens_in of variant \"smart\": the sum exceeds")),
+                .any(|n| n == "variant smart: saved_tokens_in exceeds 18446744073709551615 and is not reported"),
             "{:?}",
             s.notes
         );

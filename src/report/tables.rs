@@ -5,7 +5,7 @@ use std::io::Write;
 use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::tally::{reportable, Estimate, Lite, NOT_RUN, VERDICT_LABELS};
+use crate::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -188,9 +188,10 @@ impl Export for SegmentsCsv {
                     );
                     p_fired.push(c.production_fired_variant_skips);
                     p_skipped.push(c.production_skipped_variant_fires);
-                    s_in.push(reportable(c.saved.tokens_in));
-                    s_out.push(reportable(c.saved.tokens_out));
-                    s_lat.push(Some(c.saved.latency_ns as f64 / 1e6));
+                    let (tin, tout) = c.saved.tokens();
+                    s_in.push(tin);
+                    s_out.push(tout);
+                    s_lat.push(c.saved.latency_ms());
                     s_usd.push(c.saved.usd());
                     s_unmeasured.push(c.saved.turns - c.saved.with_tokens);
                     // Added calls: no critic ran, so each is estimated by the

@@ -850,3 +850,55 @@ fn a_tool_call_that_is_not_an_object_is_warned_about() {
         1
     );
 }
+
+/// With no token or latency fields in any event, smart's 10 saved calls
+/// showed `saved_usd` 0.0 and a critic-latency p95 of 0 ms.
+#[test]
+fn sums_and_percentiles_of_nothing_measured_are_absent_with_a_note() {
+    let d = Dir::new();
+    let seed = std::fs::read_to_string(root().join("datasets/seed.jsonl")).unwrap();
+    let mut stripped = String::new();
+    for line in seed.lines() {
+        let mut t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let c = t["critic"].as_object_mut().unwrap();
+        for k in [
+            "reflection_tokens_in",
+            "reflection_tokens_out",
+            "reflection_latency_ms",
+        ] {
+            c.remove(k);
+        }
+        stripped.push_str(&t.to_string());
+        stripped.push('\n');
+    }
+    let input = d.write("t.jsonl", stripped);
+    let out = d.path("o");
+    let args = [
+        input.to_str().unwrap(),
+        "--config",
+        "datasets/gate.toml",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let s = summary(&out);
+    let smart = &s["variants"]["smart"];
+    assert_eq!(smart["saved_calls"], 10);
+    for k in [
+        "saved_usd",
+        "net_usd",
+        "saved_tokens_in",
+        "saved_latency_ms",
+        "critic_latency_p95_ms",
+    ] {
+        assert!(smart[k].is_null(), "{k}: {}", smart[k]);
+    }
+    let notes = s["notes"].to_string();
+    assert!(
+        notes.contains("none of its 10 saved calls recorded token counts"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("user-facing fires recorded a latency"),
+        "{notes}"
+    );
+}
