@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the small committed datasets in datasets/ (run from the repo root).
 
-Each file tells one part of the story; see datasets/README.md.
+Each file tells one part of the story; the README's "Datasets and reports"
+table says which.
 """
 import json
 

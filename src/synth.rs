@@ -175,7 +175,8 @@ fn pick_weighted<'a>(r: &mut Rng, xs: &'a [(&'a str, f64)]) -> &'a str {
     xs.last().unwrap().0
 }
 
-/// Generate turn number `i` of the stream (runs are cut as we go).
+/// The stream of synthetic turns, one per [`Synth::next_turn`]; runs of 1-12
+/// turns are cut as the stream goes.
 pub struct Synth {
     rng: Rng,
     seed: u64,

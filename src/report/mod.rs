@@ -39,7 +39,9 @@ pub trait Export {
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String>;
 }
 
-/// Every file `replay` may write (used to clear stale ones).
+/// Every report file that may sit in a replay folder: `replay`'s own and
+/// `diff`'s (written there by default). A new replay removes those it did
+/// not write, so no file of an earlier run outlives it.
 pub const REPORT_FILES: [&str; 12] = [
     "decisions.csv",
     "mismatches.csv",
