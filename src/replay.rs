@@ -14,7 +14,7 @@ use crate::config::{FrameworkConfig, Plan};
 use crate::gate::{DraftFeatures, Evaluation, Gate, Reason, Reasons};
 use crate::reader::{self, Block, Source};
 use crate::segments::SegmentAcc;
-use crate::tally::{label_index, Counts, EventFacts, Mismatch, SegmentMap, VariantTally};
+use crate::tally::{label_index, Counts, EventFacts, Mismatch, SegmentMap, VariantTally, NOT_RUN};
 use crate::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn, Verdict};
 
 /// Which decision rows to keep.
@@ -667,7 +667,6 @@ impl Replayer {
             }),
             latency_ms,
             production: turn.production().fired(),
-            not_run: turn.critic_not_run(),
             call_site: turn.call_site(),
             draft_chars,
         }
@@ -878,8 +877,6 @@ struct TurnFacts {
     latency_ms: Option<f64>,
     /// What production's gate did (`Some(fired)`).
     production: Option<bool>,
-    /// An event where no critic ran.
-    not_run: bool,
     call_site: CallSite,
     draft_chars: u64,
 }
@@ -889,7 +886,7 @@ fn count(d: &Decision, f: &TurnFacts) -> Counts {
     let mut c = Counts {
         turns: 1,
         fires: d.fires as u64,
-        critic_not_run: f.not_run as u64,
+        critic_not_run: (f.label_index == NOT_RUN) as u64,
         production_known: f.production.is_some() as u64,
         ..Default::default()
     };

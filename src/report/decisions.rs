@@ -72,7 +72,7 @@ pub fn field(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Append `n` in decimal (the hot path avoids `fmt` machinery).
-pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {

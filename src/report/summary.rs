@@ -310,12 +310,13 @@ pub struct SourceFacts {
 
 impl SourceFacts {
     fn to_json(&self) -> Value {
-        let e = self.end.unwrap_or(crate::reader::SourceEnd {
-            lines: 0,
-            bytes: 0,
-            xxh3: 0,
-        });
-        json!({"name": self.name, "lines": e.lines, "bytes": e.bytes, "xxh3": format!("{:016x}", e.xxh3)})
+        let e = self.end.as_ref();
+        json!({
+            "name": self.name,
+            "lines": e.map(|e| e.lines),
+            "bytes": e.map(|e| e.bytes),
+            "xxh3": e.map(|e| format!("{:016x}", e.xxh3)),
+        })
     }
 }
 

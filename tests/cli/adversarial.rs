@@ -415,8 +415,7 @@ fn a_line_past_max_line_bytes_is_rejected_with_a_prefix() {
         ),
         (2.into(), 1.into(), 3.into())
     );
-    let rejects = std::fs::read_to_string(out.join("rejects.jsonl")).unwrap();
-    let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    let r = rejects(&out).remove(0);
     assert_eq!(r["line"], 2);
     let raw = r["raw"].as_str().unwrap();
     assert_eq!(
@@ -597,12 +596,7 @@ fn a_line_that_is_not_utf8_keeps_its_exact_bytes_in_rejects() {
         ),
         0,
     );
-    let r: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(out.join("rejects.jsonl"))
-            .unwrap()
-            .trim(),
-    )
-    .unwrap();
+    let r = rejects(&out).remove(0);
     // Python: base64.b64encode(the line's bytes).
     assert_eq!(
         r["raw_base64"],
@@ -805,12 +799,7 @@ fn overlong_lines_keep_whole_characters_and_the_limit_is_at_least_one() {
         "--quiet",
     ];
     expect_code(&replay_in(&out, &args), 0);
-    let r: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(out.join("rejects.jsonl"))
-            .unwrap()
-            .trim(),
-    )
-    .unwrap();
+    let r = rejects(&out).remove(0);
     let raw = r["raw"].as_str().unwrap();
     assert!(!raw.contains('\u{fffd}') && raw.ends_with("€…"), "{raw}");
     // A line past a small limit but shorter than the prefix is kept whole.
@@ -824,12 +813,7 @@ fn overlong_lines_keep_whole_characters_and_the_limit_is_at_least_one() {
         "--quiet",
     ];
     expect_code(&replay_in(&out, &args), 0);
-    let r: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(out.join("rejects.jsonl"))
-            .unwrap()
-            .trim(),
-    )
-    .unwrap();
+    let r = rejects(&out).remove(0);
     assert_eq!(r["raw"], "{\"run_id\":\"r\",\"draft\":\"hello there\"}");
 }
 

@@ -91,6 +91,15 @@ pub fn expect_error(o: &Output, code: i32, says: &str) {
     );
 }
 
+/// The records of a replay's rejects.jsonl.
+pub fn rejects(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("rejects.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// `critic-gate replay ARGS --out DIR`, run from the project root.
 pub fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     let mut c = cmd();
