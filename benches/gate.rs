@@ -9,9 +9,9 @@
 //! benchmark is single-threaded).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use critic_gate::config::FrameworkConfig;
 use critic_gate::gate::Gate;
-use critic_gate::turn::Turn;
+use critic_gate::FrameworkConfig;
+use critic_gate::Turn;
 use std::hint::black_box;
 
 fn mix() -> Vec<String> {

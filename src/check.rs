@@ -7,10 +7,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::config::CheckConfig;
-use crate::report::markdown::excerpt;
+use crate::report::markdown::{excerpt, TOP_REGRESSIONS};
+use crate::report::read::{read_csv, string_rows};
+pub use crate::report::read::{CannotJudge, ReplayDir};
 
 /// How a budget compares its value with its limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,97 +32,6 @@ pub struct BudgetResult {
     pub pass: bool,
     /// Why the value was taken as it is (e.g. an undefined rate).
     pub note: Option<String>,
-}
-
-/// Why a verdict cannot be given (exit 2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CannotJudge(pub String);
-
-/// A replay's summary, read back.
-pub struct ReplayDir {
-    /// The summary.json it was read from (for messages).
-    pub path: std::path::PathBuf,
-    pub summary: Value,
-}
-
-impl ReplayDir {
-    pub fn open(dir: &Path) -> Result<ReplayDir, CannotJudge> {
-        let p = dir.join("summary.json");
-        let text = std::fs::read_to_string(&p).map_err(|e| {
-            CannotJudge(format!(
-                "{}: cannot read ({e}); is {} the --out folder of a replay?",
-                p.display(),
-                dir.display()
-            ))
-        })?;
-        let summary: Value = serde_json::from_str(&text)
-            .map_err(|e| CannotJudge(format!("{}: not a critic-gate summary: {e}", p.display())))?;
-        let d = ReplayDir { path: p, summary };
-        if !d.summary["variants"].is_object() || d.variant_names().is_empty() {
-            return Err(d.bad("variants", "an object with at least one variant"));
-        }
-        Ok(d)
-    }
-
-    pub fn variant_names(&self) -> Vec<String> {
-        match self.summary["variant_order"].as_array() {
-            Some(a) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            None => self.summary["variants"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default(),
-        }
-    }
-
-    pub fn baseline(&self) -> Option<&str> {
-        self.summary["baseline"].as_str()
-    }
-
-    /// `key` of the summary's top level, or of `variants.<variant>`.
-    fn value(&self, variant: Option<&str>, key: &str) -> Option<&Value> {
-        match variant {
-            Some(v) => self.summary["variants"].get(v)?.get(key),
-            None => self.summary.get(key),
-        }
-    }
-
-    fn bad(&self, key: &str, want: &str) -> CannotJudge {
-        self.bad_at(None, key, want)
-    }
-
-    fn bad_at(&self, variant: Option<&str>, key: &str, want: &str) -> CannotJudge {
-        let path = variant.map_or(key.to_string(), |v| format!("variants.{v}.{key}"));
-        let got = match self.value(variant, key) {
-            None => "it is missing".to_string(),
-            Some(v) => format!("got {}", crate::turn::describe(v)),
-        };
-        CannotJudge(format!(
-            "{}: {path} must be {want}, {got}; the folder is damaged or not from this version of critic-gate (replay the traffic again)",
-            self.path.display()
-        ))
-    }
-
-    /// A count: a whole number >= 0 (never null).
-    pub fn count(&self, variant: Option<&str>, key: &str) -> Result<u64, CannotJudge> {
-        self.value(variant, key)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| self.bad_at(variant, key, "a whole number >= 0"))
-    }
-
-    /// A rate in [0, 1], or null where it is undefined.
-    pub fn rate(&self, variant: Option<&str>, key: &str) -> Result<Option<f64>, CannotJudge> {
-        match self.value(variant, key) {
-            Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_f64() {
-                Some(x) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
-                _ => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
-            },
-            None => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
-        }
-    }
 }
 
 /// What a budget reads.
@@ -399,6 +308,35 @@ pub struct RegressionLine {
     pub line: String,
     pub verdict: String,
     pub draft: String,
+}
+
+/// The first [`TOP_REGRESSIONS`] rows of the folder's regressions.csv
+/// among the variants `results` judged, and how many there are in all.
+pub fn regressions_judged(
+    dir: &Path,
+    results: &[BudgetResult],
+) -> Result<(Vec<RegressionLine>, usize), CannotJudge> {
+    let rows = string_rows(
+        &read_csv(&dir.join("regressions.csv"))?,
+        &["variant", "source", "line", "verdict", "draft"],
+    )?;
+    let judged: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
+    let relevant: Vec<Vec<String>> = rows
+        .into_iter()
+        .filter(|r| judged.contains(&r[0].as_str()))
+        .collect();
+    let lines = relevant
+        .iter()
+        .take(TOP_REGRESSIONS)
+        .map(|r| RegressionLine {
+            variant: r[0].clone(),
+            source: r[1].clone(),
+            line: r[2].clone(),
+            verdict: r[3].clone(),
+            draft: r[4].clone(),
+        })
+        .collect();
+    Ok((lines, relevant.len()))
 }
 
 /// The verdict as Markdown (for a pull-request comment or

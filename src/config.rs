@@ -77,7 +77,7 @@ pub struct ModelPrice {
 }
 
 /// The highest price a model may have, in USD per million tokens: with
-/// at most [`crate::turn::MAX_TOKENS`] tokens an event, an event's price in
+/// at most [`crate::read::turn::MAX_TOKENS`] tokens an event, an event's price in
 /// nano-USD always fits in 64 bits.
 pub const MAX_USD_PER_MTOK: f64 = 1e6;
 
@@ -302,6 +302,12 @@ impl Plan {
     /// The plan with no config file: symfonic's defaults, legacy vs smart.
     pub fn default_plan() -> Plan {
         ConfigFile::default().plan().expect("defaults are valid")
+    }
+}
+
+impl From<ConfigError> for crate::Error {
+    fn from(e: ConfigError) -> crate::Error {
+        crate::Error::Config(e.to_string())
     }
 }
 

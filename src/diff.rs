@@ -4,12 +4,13 @@
 //! have read the same traffic: the same bytes, lines and turns).
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use polars::prelude::*;
 use serde_json::Value;
 
-use crate::check::{CannotJudge, ReplayDir};
+use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
 use crate::report::{frame, Col};
 
 /// A metric of one variant in both replays.
@@ -50,36 +51,6 @@ pub struct DiffResult {
     /// Regressions in the candidate that the old replay did not have.
     pub new_regressions: usize,
     pub compared_rows: usize,
-}
-
-/// Read a CSV report with every column as text.
-pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
-    CsvReadOptions::default()
-        .with_has_header(true)
-        .with_infer_schema_length(Some(0))
-        .try_into_reader_with_file_path(Some(path.into()))
-        .and_then(|r| r.finish())
-        .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", path.display())))
-}
-
-/// The text columns of a report, row by row.
-pub fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<String>>, CannotJudge> {
-    let series: Vec<&StringChunked> = cols
-        .iter()
-        .map(|c| {
-            df.column(c)
-                .and_then(|s| s.str())
-                .map_err(|e| CannotJudge(format!("report has no text column {c}: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((0..df.height())
-        .map(|i| {
-            series
-                .iter()
-                .map(|s| s.get(i).unwrap_or("").to_string())
-                .collect()
-        })
-        .collect())
 }
 
 /// A row's key: the variant, the position of its source in the replay's
@@ -329,4 +300,85 @@ pub fn metrics_frame(m: &[MetricDelta]) -> Result<DataFrame, String> {
             Col::F64(m.iter().map(MetricDelta::delta).collect()),
         ),
     ])
+}
+
+/// The files `diff` writes (by default into the new replay's folder; a
+/// later replay into that folder removes them).
+pub use crate::report::DIFF_FILES;
+
+impl DiffResult {
+    /// Write flips.csv and metrics_diff.csv into `out` (created if needed).
+    pub fn write_reports(&self, out: &Path) -> crate::Result<()> {
+        let written = |p: &Path, e: String| crate::Error::Write(format!("{}: {e}", p.display()));
+        std::fs::create_dir_all(out).map_err(|e| written(out, e.to_string()))?;
+        let frames = [flips_frame(&self.flips), metrics_frame(&self.metrics)];
+        for (name, df) in DIFF_FILES.into_iter().zip(frames) {
+            let p = out.join(name);
+            let mut df = df.map_err(|e| written(&p, e))?;
+            let mut f = std::fs::File::create(&p).map_err(|e| written(&p, e.to_string()))?;
+            crate::report::write_csv(&mut df, &mut f, true).map_err(|e| written(&p, e))?;
+        }
+        Ok(())
+    }
+
+    /// What `diff` prints: the counts, every metric that changed, the first
+    /// flips, and where the files are.
+    pub fn render_text(&self, out: &Path) -> String {
+        let changed: Vec<&MetricDelta> = self
+            .metrics
+            .iter()
+            .filter(|m| m.delta().is_some_and(|x| x != 0.0) || m.old.is_some() != m.new.is_some())
+            .collect();
+        let mut text = format!(
+            "{} decision rows compared; {} flipped ({} new safety regressions); {} of {} metrics changed\n",
+            self.compared_rows,
+            self.flips.len(),
+            self.new_regressions,
+            changed.len(),
+            self.metrics.len()
+        );
+        for m in &changed {
+            let f = |x: Option<f64>| x.map_or("n/a".to_string(), |x| format!("{x}"));
+            let _ = writeln!(
+                text,
+                "  {:<10} {:<34} {} -> {} ({:+})",
+                m.variant,
+                m.metric,
+                f(m.old),
+                f(m.new),
+                m.delta().unwrap_or(f64::NAN)
+            );
+        }
+        for fl in self.flips.iter().take(10) {
+            let _ = writeln!(text, "  {}", fl.line_text());
+        }
+        let _ = writeln!(
+            text,
+            "wrote {} and {}",
+            out.join(DIFF_FILES[0]).display(),
+            out.join(DIFF_FILES[1]).display()
+        );
+        text
+    }
+}
+
+impl Flip {
+    fn line_text(&self) -> String {
+        let decision = |fires: bool| if fires { "fire" } else { "skip" };
+        format!(
+            "flip {} {}#{} ({}:{}): {} -> {}{}",
+            self.variant,
+            self.run_id,
+            self.turn,
+            self.source,
+            self.line,
+            decision(self.old_fires),
+            decision(self.new_fires),
+            if self.new_regression {
+                "  NEW SAFETY REGRESSION"
+            } else {
+                ""
+            }
+        )
+    }
 }

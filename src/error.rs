@@ -59,34 +59,10 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl From<crate::reader::ReadError> for Error {
-    fn from(e: crate::reader::ReadError) -> Error {
-        Error::Read(e.0)
-    }
-}
-
-impl From<crate::config::ConfigError> for Error {
-    fn from(e: crate::config::ConfigError) -> Error {
-        Error::Config(e.to_string())
-    }
-}
-
-impl From<crate::check::CannotJudge> for Error {
-    fn from(e: crate::check::CannotJudge) -> Error {
-        Error::CannotJudge(e.0)
-    }
-}
-
 /// The command line's own checks of a request, written as text.
 impl From<String> for Error {
     fn from(m: String) -> Error {
         Error::Usage(m)
-    }
-}
-
-impl From<crate::ordered::SpawnFailed> for Error {
-    fn from(e: crate::ordered::SpawnFailed) -> Error {
-        Error::System(e.0)
     }
 }
 
@@ -115,7 +91,5 @@ mod tests {
             Error::System("s".into()),
         ];
         assert!(kinds.iter().all(|k| k.exit_code() == 2));
-        let from: Error = crate::reader::ReadError("x: gone".into()).into();
-        assert_eq!(from, Error::Read("x: gone".into()));
     }
 }

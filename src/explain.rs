@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::config::Variant;
 use crate::gate::{Evaluation, Gate, PatternCheck, Reason, SensitiveSource};
-use crate::turn::Turn;
+use crate::read::turn::Turn;
 
 fn quote(s: &str, max: usize) -> String {
     let short: String = s.chars().take(max).collect();

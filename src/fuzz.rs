@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 
 use crate::check::{judge, render_markdown, render_text, ReplayDir};
 use crate::config::{CheckConfig, ConfigFile, FrameworkConfig};
+use crate::gate::pyre::PySet;
 use crate::gate::Gate;
-use crate::pyre::PySet;
-use crate::turn::Turn;
+use crate::read::turn::Turn;
 
 /// The legacy and smart gates with symfonic's defaults.
 fn default_gates() -> &'static [Gate; 2] {

@@ -2,31 +2,67 @@
 //! metacognition critic gates and measure what a gate change saves and
 //! risks.
 //!
-//! Data flows one way: [`reader`] (blocks of lines) -> [`turn`] (validated
-//! turns, read by [`json::fast`] with `serde_json` as the authority) ->
-//! [`gate`] (an [`gate::Evaluation`] per turn and variant) -> [`replay`] /
-//! [`tally`] / [`segments`] (mergeable tallies, blocks in parallel via
-//! [`ordered`]) -> [`report`] (polars tables, JSON, Markdown).
+//! Modules import in one direction only (a test, `module_graph_runs_one_way`
+//! in `tests/layers.rs`, reads every `crate::` path and fails on an edge
+//! that runs back up):
+//!
+//! ```text
+//!   error, stats, config          shared vocabulary: the error, the bound, the config file
+//!          |
+//!   read   reader -> json -> activation -> turn     lines -> validated turns
+//!          |
+//!   gate   pyre -> claims, reasons -> Gate          one Evaluation per turn and variant
+//!          |
+//!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
+//!          |
+//!   report summary, tables, markdown, console, read      one Export per file; report::read
+//!          |                                              reads a report folder back
+//!   pipeline, check, diff, explain, synth               the jobs the commands run
+//!          |
+//!   cli (the binary, src/cli)                           parse, validate, dispatch
+//! ```
+//!
+//! The crate root re-exports what the command line (and later the Python
+//! package) uses; everything else is `pub(crate)`.
 
 pub mod check;
-pub mod config;
+pub(crate) mod config;
 pub mod diff;
 mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod gate;
-pub mod json;
-pub mod ordered;
-pub mod pipeline;
-pub mod pyre;
-pub mod reader;
-pub mod replay;
-pub mod report;
-pub mod segments;
-pub mod stats;
+pub(crate) mod pipeline;
+pub(crate) mod read;
+pub(crate) mod replay;
+pub(crate) mod report;
+pub(crate) mod stats;
 pub mod synth;
-pub mod tally;
-pub mod turn;
 
 pub use error::{Error, Result};
+
+/// The config file and what it resolves to.
+pub use config::{
+    CheckConfig, ConfigError, ConfigFile, CostConfig, FrameworkConfig, Plan, Variant,
+};
+/// Running a replay into a report folder.
+pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
+/// Lines longer than this are invalid unless `--max-line-bytes` says otherwise.
+pub use read::reader::DEFAULT_MAX_LINE_BYTES;
+/// A validated turn, read from one line of traffic.
+pub use read::turn::Turn;
+/// What a replay is asked to do.
+pub use replay::{validate_group_by, DecisionsMode, ReplayOptions};
+/// Called from a signal handler: remove this process's staging folders and exit.
+pub use report::abandon_in_progress_and_exit;
+
+/// Pieces the tests, benchmarks and fuzz targets reach into; not API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::gate::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
+    pub use crate::read::json::{fast, Node};
+}
+
+#[cfg(test)]
+mod layers;

@@ -267,7 +267,7 @@ impl Synth {
                 .map(|_| json!({"weight": (r.range(0.5, 6.0) * 10.0).round() / 10.0}))
                 .collect();
             let log = json!({"activated_nodes": nodes, "inference_paths": paths, "traversed_edges": edges});
-            let c = crate::gate::confidence::ActivationLog::from_value(&log)
+            let c = crate::read::activation::ActivationLog::from_value(&log)
                 .unwrap()
                 .unwrap()
                 .confidence;
@@ -340,7 +340,7 @@ mod tests {
         assert_eq!(a, b);
         let text = String::from_utf8(a).unwrap();
         for l in text.lines() {
-            crate::turn::Turn::parse(l).unwrap();
+            crate::read::turn::Turn::parse(l).unwrap();
         }
         let avg = text.len() / 200;
         assert!((500..2000).contains(&avg), "average line {avg} bytes");

@@ -6,9 +6,9 @@
 //! `draft_is_trivial_ack`, `took_tool_action` and `sensitive_hit` exactly,
 //! `confidence` within 1e-12.
 
-use critic_gate::config::FrameworkConfig;
 use critic_gate::gate::Gate;
-use critic_gate::turn::Turn;
+use critic_gate::FrameworkConfig;
+use critic_gate::Turn;
 use serde_json::Value;
 use std::collections::HashMap;
 

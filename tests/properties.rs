@@ -6,9 +6,10 @@
 //! - the hand-written claim scanner equals the four regexes wherever
 //!   `regex`'s classes equal CPython's, and stripping never changes it.
 
-use critic_gate::config::FrameworkConfig;
-use critic_gate::gate::{draft_has_claims, py_lower, py_strip, Gate, PatternCheck, MAX_ACK_CHARS};
-use critic_gate::turn::Turn;
+use critic_gate::gate::{Gate, PatternCheck};
+use critic_gate::internals::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
+use critic_gate::FrameworkConfig;
+use critic_gate::Turn;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -209,7 +210,7 @@ proptest! {
     /// what it accepts as serde_json does (json::fast's one duty).
     #[test]
     fn fast_reader_agrees_with_serde_json(v in json_value(), at in any::<usize>(), edit in 0usize..40) {
-        use critic_gate::json::{fast, Node};
+        use critic_gate::internals::{fast, Node};
         use serde::Deserialize;
         let text = v.to_string();
         for t in [text.clone(), mutate(&text, at, edit)] {

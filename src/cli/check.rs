@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::check::{judge, passed, render_markdown, render_text, RegressionLine, ReplayDir};
-use critic_gate::config::{CheckConfig, ConfigFile};
-use critic_gate::diff::{read_csv, string_rows};
-use critic_gate::report::markdown::TOP_REGRESSIONS;
+use critic_gate::check::{
+    judge, passed, regressions_judged, render_markdown, render_text, ReplayDir,
+};
+use critic_gate::{CheckConfig, ConfigFile};
 
 use super::CliResult;
 
@@ -126,28 +126,8 @@ pub fn run(a: Args) -> CliResult {
     // The Markdown first: if it cannot be written (exit 2), no verdict has
     // been printed that says otherwise.
     if let Some(md) = &a.markdown {
-        let rows = string_rows(
-            &read_csv(&a.dir.join("regressions.csv")).map_err(|e| e.0)?,
-            &["variant", "source", "line", "verdict", "draft"],
-        )
-        .map_err(|e| e.0)?;
-        let checked: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
-        let relevant: Vec<&Vec<String>> = rows
-            .iter()
-            .filter(|r| checked.contains(&r[0].as_str()))
-            .collect();
-        let lines: Vec<RegressionLine> = relevant
-            .iter()
-            .take(TOP_REGRESSIONS)
-            .map(|r| RegressionLine {
-                variant: r[0].clone(),
-                source: r[1].clone(),
-                line: r[2].clone(),
-                verdict: r[3].clone(),
-                draft: r[4].clone(),
-            })
-            .collect();
-        let text = render_markdown(&results, &lines, relevant.len());
+        let (lines, total) = regressions_judged(&a.dir, &results).map_err(|e| e.0)?;
+        let text = render_markdown(&results, &lines, total);
         // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
         use std::io::Write;
         std::fs::OpenOptions::new()

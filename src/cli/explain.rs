@@ -8,10 +8,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::config::Variant;
 use critic_gate::explain::{render_json, render_text};
 use critic_gate::gate::{Gate, PatternCache};
-use critic_gate::turn::Turn;
+use critic_gate::{Turn, Variant};
 
 use super::{load_plan, CliResult};
 

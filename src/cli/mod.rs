@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use critic_gate::config::{ConfigFile, Plan};
+use critic_gate::{ConfigFile, Plan};
 
 /// Replay recorded LLM-agent traffic through symfonic's critic gates and
 /// report what a gate change saves and risks.

@@ -8,9 +8,8 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use critic_gate::pipeline::{self, Progress};
-use critic_gate::replay::{DecisionsMode, ReplayOptions, WARNING_KINDS};
-use critic_gate::report::markdown::pct;
+use clap::builder::TypedValueParser;
+use critic_gate::{DecisionsMode, Progress, ReplayOptions};
 
 use super::{load_plan, CliResult};
 
@@ -34,8 +33,10 @@ pub struct Args {
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
-    /// Which rows decisions.csv keeps.
-    #[arg(long, value_enum, default_value = "all")]
+    /// Which rows decisions.csv keeps: all (every turn and variant),
+    /// changed (where a variant decides differently from the baseline) or
+    /// none.
+    #[arg(long, default_value = "all", value_parser = decisions_mode())]
     pub decisions: DecisionsMode,
     /// Extra grouping dimension for segments.csv: a dotted path into the
     /// turn (e.g. `scope.channel`, `critic.model`). Repeatable.
@@ -47,9 +48,15 @@ pub struct Args {
     pub force: bool,
     /// Lines longer than this many bytes are invalid (read in constant
     /// memory, reported with their first 4 KiB).
-    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::reader::DEFAULT_MAX_LINE_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_line_bytes: usize,
+}
+
+/// `--decisions`: the library's names, parsed by the library.
+fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMode> {
+    clap::builder::PossibleValuesParser::new(DecisionsMode::NAMES)
+        .try_map(|s| s.parse::<DecisionsMode>())
 }
 
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
@@ -63,7 +70,7 @@ fn clean_up_on_signals() -> Result<(), String> {
         .name("signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                critic_gate::report::abandon_in_progress_and_exit(128 + sig);
+                critic_gate::abandon_in_progress_and_exit(128 + sig);
             }
         })
         .map(drop)
@@ -88,7 +95,7 @@ impl Progress for Bar {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.threads)?;
-    critic_gate::replay::validate_group_by(&a.group_by)?;
+    critic_gate::validate_group_by(&a.group_by)?;
     let plan = load_plan(a.config.as_deref())?;
     let opts = ReplayOptions {
         sources: a.files.clone(),
@@ -123,72 +130,13 @@ pub fn run(a: Args) -> CliResult {
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let outcome = pipeline::run(opts.clone(), &a.out, &Bar(bar.clone()));
+    let outcome = critic_gate::replay_into(opts, &a.out, &Bar(bar.clone()));
     bar.finish_and_clear();
     let outcome = outcome?;
     if a.quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let t = &outcome.totals;
-    let secs = started.elapsed().as_secs_f64();
-    let mut msg = format!(
-        "critic-gate: {} turns, {} rejected ({} lines) in {secs:.2}s\n",
-        t.turns, t.rejected, t.nonblank_lines
-    );
-    for kind in WARNING_KINDS {
-        if let Some((n, ex)) = t.warnings.0.get(kind) {
-            let at: Vec<String> = ex
-                .iter()
-                .map(|(s, l)| format!("{}:{l}", opts.sources[*s]))
-                .collect();
-            msg.push_str(&format!(
-                "warning: {n} × {kind} (first at {})\n",
-                at.join(", ")
-            ));
-        }
-    }
-    for (dim, n) in &outcome.segments_cut {
-        msg.push_str(&format!(
-            "note: segments.csv keeps the {} largest of {n} values of {dim}; the rest are in (other)\n",
-            pipeline::SEGMENT_LIMIT
-        ));
-    }
-    let base = &opts.plan.variants[opts.plan.baseline].name;
-    for (i, v) in opts.plan.variants.iter().enumerate() {
-        let c = &t.variants[i].counts;
-        let skip = (c.turns > 0).then(|| c.skips() as f64 / c.turns as f64);
-        let vs = if i == opts.plan.baseline {
-            " (baseline)".to_string()
-        } else {
-            format!(" vs {base}")
-        };
-        msg.push_str(&format!(
-            "  {:<12} skip rate {:>6}  saved calls {:>7}  added calls {:>7}  safety regressions {}{vs}\n",
-            v.name,
-            pct(skip),
-            c.saved_calls,
-            c.added_calls,
-            c.safety_regressions
-        ));
-        if t.variants[i].contract_violations > 0 {
-            msg.push_str(&format!(
-                "  CONTRACT VIOLATION: {} turns where flag-off variant {} differs from the legacy gate\n",
-                t.variants[i].contract_violations, v.name
-            ));
-        }
-    }
-    let p = &outcome.summary.production;
-    if p.known > 0 {
-        msg.push_str(&format!(
-            "  production   agreement {:>6} of {} turns whose recording says what production did (baseline {base})\n",
-            pct(p.agreement),
-            p.known
-        ));
-    }
-    for n in &outcome.summary.notes {
-        msg.push_str(&format!("note: {n}\n"));
-    }
-    msg.push_str(&format!("reports: {}\n", a.out.display()));
+    let msg = outcome.console(started.elapsed().as_secs_f64(), &a.out);
     super::output::stderr(&msg);
     Ok(ExitCode::SUCCESS)
 }

@@ -14,7 +14,7 @@
 //! Equality with the regexes is proved by the conformance cases and by a
 //! property test against `regex` on text where its classes equal CPython's.
 
-use crate::pyre::{is_decimal, is_space, is_word};
+use crate::gate::pyre::{is_decimal, is_space, is_word};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Entity {

@@ -12,8 +12,8 @@
 //! the lowercase copy) lives in [`DraftFeatures`], computed once per turn and
 //! shared by every variant.
 
-pub mod claims;
-pub mod confidence;
+pub(crate) mod claims;
+pub(crate) mod pyre;
 mod reasons;
 
 use std::borrow::Cow;
@@ -24,8 +24,8 @@ pub use claims::draft_has_claims;
 pub use reasons::{Floor, Reason, Reasons};
 
 use crate::config::{ConfigError, FrameworkConfig};
-use crate::pyre::{self, PySet};
-use crate::turn::{SensitiveField, ToolCall, Turn};
+use crate::read::turn::{SensitiveField, ToolCall, Turn};
+use pyre::PySet;
 
 /// symfonic's built-in trivial-ack patterns (matched against the lowered,
 /// stripped draft under `re.IGNORECASE`).
@@ -354,7 +354,7 @@ impl Gate {
         let (confidence, confidence_recorded) = match (turn.confidence, &turn.activation_log) {
             (Some(x), _) => (x, true),
             (None, Some(log)) => (log.confidence, false),
-            (None, None) => (confidence::COLD_CONFIDENCE, false),
+            (None, None) => (crate::read::activation::COLD_CONFIDENCE, false),
         };
         let (sensitive_hit, sensitive_source) = match &turn.sensitive_hit {
             SensitiveField::Absent => (

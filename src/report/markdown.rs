@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use super::{Export, ReplayReport};
+use super::export::{Export, ReplayReport};
 use crate::gate::Reason;
 
 /// How many regressions the report lists.

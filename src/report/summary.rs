@@ -8,9 +8,9 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
+use crate::replay::tally::{reportable, Estimate, Lite, Mismatch, VariantTally};
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
-use crate::tally::{reportable, Estimate, Lite, Mismatch, VariantTally};
 
 /// One value of a report cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -300,12 +300,12 @@ pub fn summarize(
     }
 }
 
-/// What a replay read of one source (see [`crate::reader::SourceEnd`]).
+/// What a replay read of one source (see [`crate::read::reader::SourceEnd`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceFacts {
     pub name: String,
     /// None until the source was read to its end.
-    pub end: Option<crate::reader::SourceEnd>,
+    pub end: Option<crate::read::reader::SourceEnd>,
 }
 
 impl SourceFacts {
@@ -399,7 +399,7 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tally::VariantTally;
+    use crate::replay::tally::VariantTally;
 
     /// Sums past 64 bits were wrapped (`saved_tokens_in` = the true sum
     /// minus 2^64); now they are summed in 128 bits and reported absent.

@@ -2,10 +2,11 @@
 
 use std::io::Write;
 
-use super::{frame, write_csv, Cell, Col, Export, ReplayReport};
+use super::export::{frame, write_csv, Col, Export, ReplayReport};
+use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
+use crate::replay::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;

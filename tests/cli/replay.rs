@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use critic_gate::config::ConfigFile;
 use critic_gate::gate::Gate;
-use critic_gate::turn::Turn;
+use critic_gate::ConfigFile;
+use critic_gate::Turn;
 use serde_json::Value;
 
 use crate::util::*;

@@ -26,7 +26,7 @@ mod translate;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use translate::{translate, Refused, Translated};
+pub use translate::{translate, Refused};
 
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;

@@ -109,6 +109,12 @@ where
     })
 }
 
+impl From<SpawnFailed> for crate::Error {
+    fn from(e: SpawnFailed) -> crate::Error {
+        crate::Error::System(e.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::gate::Reason;
-use crate::turn::{Turn, Verdict};
+use crate::read::turn::{Turn, Verdict};
 
 /// Index of a turn in the label dimension: no event (or an event without
 /// a verdict), approve, revise, refuse, or an event where no critic ran.
@@ -71,7 +71,7 @@ pub struct Counts {
 
 /// Integer sums of critic events, with dollars priced per event in
 /// nano-USD (exact to merge). Each event's values are bounded at
-/// validation ([`crate::turn::MAX_TOKENS`], [`crate::turn::MAX_LATENCY_MS`],
+/// validation ([`crate::read::turn::MAX_TOKENS`], [`crate::read::turn::MAX_LATENCY_MS`],
 /// [`crate::config::MAX_USD_PER_MTOK`]) and summed in 128 bits, so no sum
 /// wraps; a sum too large for a report's 64-bit column is reported absent
 /// ([`reportable`]).
@@ -467,6 +467,16 @@ impl VariantTally {
 
 /// Counts per value of a grouping dimension, per variant.
 pub type SegmentMap = BTreeMap<String, BTreeMap<String, Vec<Counts>>>;
+
+/// Per-variant map of the matrix cell name to its turns (used by reports).
+pub fn matrix_cell(base_fires: bool, fires: bool) -> &'static str {
+    match (base_fires, fires) {
+        (true, true) => "both_fire",
+        (true, false) => "saved",
+        (false, true) => "added",
+        (false, false) => "both_skip",
+    }
+}
 
 #[cfg(test)]
 mod tests {

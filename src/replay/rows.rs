@@ -9,8 +9,8 @@
 use std::io::Write;
 
 use crate::gate::Reasons;
-use crate::segments::capped;
-use crate::turn::Verdict;
+use crate::read::turn::Verdict;
+use crate::replay::segments::capped;
 
 pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
 
@@ -197,6 +197,29 @@ impl MismatchRow<'_> {
     }
 }
 
+/// Standard base64 (RFC 4648, with padding): the exact bytes of a line
+/// that is not UTF-8, in `rejects.jsonl`.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +307,21 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "p.jsonl,7,r,,turn,fire,skip,confident,0.65,\n"
         );
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (raw, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::base64(raw.as_bytes()), want, "{raw:?}");
+        }
+        assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

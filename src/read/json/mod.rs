@@ -11,8 +11,6 @@ use serde::de::{self, Deserializer, MapAccess, Unexpected, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::turn::{describe, describe_unexpected};
-
 pub mod fast;
 
 /// A nested JSON value with borrowed strings and small vectors (cheaper
@@ -143,5 +141,39 @@ impl<'v> Node<'v> {
                     .collect(),
             ),
         }
+    }
+}
+
+/// How a value looks, for messages: `got "high"`, `got an array`.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let mut s = s.clone();
+            if s.chars().count() > 40 {
+                s = s.chars().take(40).collect::<String>() + "…";
+            }
+            serde_json::to_string(&s).unwrap()
+        }
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+pub fn describe_unexpected(u: Unexpected<'_>) -> String {
+    match u {
+        Unexpected::Str(s) => describe(&Value::String(s.to_string())),
+        Unexpected::Bool(b) => b.to_string(),
+        Unexpected::Unsigned(n) => n.to_string(),
+        Unexpected::Signed(n) => n.to_string(),
+        // Debug is the shortest text that reads back to the same f64, in
+        // exponent form when large (`1.797e308`, not 309 digits).
+        Unexpected::Float(x) => format!("{x:?}"),
+        Unexpected::Unit | Unexpected::Option => "null".into(),
+        Unexpected::Seq => "an array".into(),
+        Unexpected::Map => "an object".into(),
+        other => other.to_string(),
     }
 }

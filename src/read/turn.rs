@@ -1,7 +1,7 @@
 //! One recorded agent turn (`shared/spec/traffic-format.md`), parsed and
 //! validated from one JSON line.
 //!
-//! A line is read by the fast reader ([`crate::json::fast`]) and, when that
+//! A line is read by the fast reader ([`crate::read::json::fast`]) and, when that
 //! gives up (any invalid line, rare constructs), by `serde_json`, the
 //! authority on validity and the source of error messages. Both hand each
 //! key's value to one `Builder`, so validation is written once. Large
@@ -18,9 +18,9 @@ use serde::de::{self, Deserializer, MapAccess, Unexpected, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::gate::confidence::ActivationLog;
-use crate::json::fast::{Bail, Reader};
-use crate::json::Node;
+use crate::read::activation::ActivationLog;
+use crate::read::json::fast::{Bail, Reader};
+use crate::read::json::{describe, Node};
 
 /// The most tokens one critic event may record (in or out): more is
 /// invalid, not summed (no model reads a billion tokens in one call).
@@ -278,40 +278,6 @@ impl fmt::Display for TurnError {
             Some(c) => write!(f, "invalid JSON at column {c}: {}", self.reason),
             None => f.write_str(&self.reason),
         }
-    }
-}
-
-/// How a value looks, for messages: `got "high"`, `got an array`.
-pub fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => {
-            let mut s = s.clone();
-            if s.chars().count() > 40 {
-                s = s.chars().take(40).collect::<String>() + "…";
-            }
-            serde_json::to_string(&s).unwrap()
-        }
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
-pub fn describe_unexpected(u: Unexpected<'_>) -> String {
-    match u {
-        Unexpected::Str(s) => describe(&Value::String(s.to_string())),
-        Unexpected::Bool(b) => b.to_string(),
-        Unexpected::Unsigned(n) => n.to_string(),
-        Unexpected::Signed(n) => n.to_string(),
-        // Debug is the shortest text that reads back to the same f64, in
-        // exponent form when large (`1.797e308`, not 309 digits).
-        Unexpected::Float(x) => format!("{x:?}"),
-        Unexpected::Unit | Unexpected::Option => "null".into(),
-        Unexpected::Seq => "an array".into(),
-        Unexpected::Map => "an object".into(),
-        other => other.to_string(),
     }
 }
 
@@ -626,7 +592,7 @@ impl<'de> Builder<'de> {
     }
 }
 
-/// The fast reader's pass over a line (see [`crate::json::fast`]): Err
+/// The fast reader's pass over a line (see [`crate::read::json::fast`]): Err
 /// when the line is invalid or the reader is not sure.
 fn parse_fast(line: &str) -> Result<Turn<'_>, Bail> {
     let mut r = Reader::new(line);

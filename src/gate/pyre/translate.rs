@@ -19,6 +19,7 @@ pub enum Refused {
     Unsupported(String),
 }
 
+#[cfg(test)]
 impl Refused {
     pub fn message(&self) -> &str {
         match self {
@@ -267,327 +268,422 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, Refused
             "named Unicode escapes (\\N{...}); write the character itself".into(),
         ));
     }
-    let mut out = Out {
-        native: String::new(),
-        exact: String::new(),
-    };
-    let mut needs_fancy = false;
-    let mut uses_boundary = false;
-    let mut flags = Flags {
-        ignore_case,
-        ascii: false,
-    };
-    let mut stack: Vec<Flags> = Vec::new();
-    // Per open group: where a look-behind's body starts in `out.native`.
-    let mut behind: Vec<Option<usize>> = Vec::new();
-    // Per open group: its number, when it captures; and how many have opened.
-    let mut capture: Vec<Option<usize>> = Vec::new();
-    let mut groups = 0usize;
-    // The length of the output while it holds only global flags: CPython
-    // takes global flags only there.
-    let mut global_end;
-    if ignore_case {
-        out.both("(?i)");
+    let mut t = Translator::new(chars, ignore_case);
+    while t.i < t.chars.len() {
+        t.step()?;
     }
-    global_end = out.native.len();
-    let mut i = 0;
-    let n = chars.len();
-    while i < n {
-        let c = chars[i];
-        match c {
-            '\\' => {
-                i += 1;
-                if i >= n {
-                    return Err("bad escape (end of pattern)".into());
-                }
-                let e = chars[i];
-                match e {
-                    'w' | 'W' | 's' | 'S' | 'd' | 'D' => out.both(&shorthand_class(e, flags)),
-                    'b' | 'B' => {
-                        uses_boundary = true;
-                        if flags.ascii {
-                            out.both(if e == 'b' { "(?-u:\\b)" } else { "(?-u:\\B)" });
-                        } else {
-                            out.native.push_str(if e == 'b' { "\\b" } else { "\\B" });
-                            let w = shorthand_class('w', flags);
-                            if e == 'b' {
-                                out.exact
-                                    .push_str(&format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"));
-                            } else {
-                                out.exact
-                                    .push_str(&format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"));
-                            }
-                        }
-                    }
-                    'A' => out.both("\\A"),
-                    'Z' => out.both("\\z"),
-                    '1'..='9' => {
-                        let mut j = i;
-                        let mut digits = String::new();
-                        while j < n && digits.len() < 3 && chars[j].is_ascii_digit() {
-                            digits.push(chars[j]);
-                            j += 1;
-                        }
-                        let is_octal =
-                            digits.len() == 3 && digits.chars().all(|d| ('0'..='7').contains(&d));
-                        if is_octal {
-                            let ch = char_escape(&chars, &mut i, false)?.unwrap();
-                            push_literal(&mut out, ch, flags);
-                        } else {
-                            let group: String = digits.chars().take(2).collect();
-                            let number: usize = group.parse().expect("digits");
-                            if number > groups {
-                                return Err(format!(
-                                    "invalid group reference {number} at position {i}"
-                                )
-                                .into());
-                            }
-                            if capture.contains(&Some(number)) {
-                                return Err(format!(
-                                    "cannot refer to an open group at position {}",
-                                    i - 1
-                                )
-                                .into());
-                            }
-                            i += group.len() - 1;
-                            needs_fancy = true;
-                            out.both(&format!("\\{group}"));
-                        }
-                    }
-                    _ => match char_escape(&chars, &mut i, false)? {
-                        Some(ch) => push_literal(&mut out, ch, flags),
-                        None => return Err(format!("bad escape \\{e}").into()),
-                    },
-                }
-                i += 1;
-            }
+    t.finish()
+}
+
+/// The translation under way: the pattern, the position, the output, and
+/// the state of the groups open at that position.
+struct Translator {
+    chars: Vec<char>,
+    i: usize,
+    out: Out,
+    needs_fancy: bool,
+    uses_boundary: bool,
+    flags: Flags,
+    /// Per open group: the flags to restore at its `)`.
+    stack: Vec<Flags>,
+    /// Per open group: where a look-behind's body starts in `out.native`.
+    behind: Vec<Option<usize>>,
+    /// Per open group: its number, when it captures.
+    capture: Vec<Option<usize>>,
+    /// How many capturing groups have opened.
+    groups: usize,
+    /// The length of the output while it holds only global flags: CPython
+    /// takes global flags only there.
+    global_end: usize,
+}
+
+impl Translator {
+    fn new(chars: Vec<char>, ignore_case: bool) -> Translator {
+        let mut out = Out {
+            native: String::new(),
+            exact: String::new(),
+        };
+        if ignore_case {
+            out.both("(?i)");
+        }
+        Translator {
+            chars,
+            i: 0,
+            global_end: out.native.len(),
+            out,
+            needs_fancy: false,
+            uses_boundary: false,
+            flags: Flags {
+                ignore_case,
+                ascii: false,
+            },
+            stack: Vec::new(),
+            behind: Vec::new(),
+            capture: Vec::new(),
+            groups: 0,
+        }
+    }
+
+    /// Translate the construct at `i` and move past it.
+    fn step(&mut self) -> Result<(), Refused> {
+        match self.chars[self.i] {
+            '\\' => self.escape(),
             '[' => {
-                i = translate_class(&chars, i, flags, &mut out)?;
+                self.i = translate_class(&self.chars, self.i, self.flags, &mut self.out)?;
+                Ok(())
             }
-            '(' => {
-                stack.push(flags);
-                behind.push(None);
-                capture.push(None);
-                if chars.get(i + 1) == Some(&'?') {
-                    i += 2;
-                    let rest: String = chars[i..].iter().take(3).collect();
-                    if rest.starts_with(':') {
-                        out.both("(?:");
-                        i += 1;
-                    } else if rest.starts_with("P<") {
-                        let close = chars[i..]
-                            .iter()
-                            .position(|&c| c == '>')
-                            .ok_or("missing >, unterminated name")?;
-                        let name: String = chars[i + 2..i + close].iter().collect();
-                        out.both(&format!("(?P<{name}>"));
-                        i += close + 1;
-                    } else if rest.starts_with("P=") {
-                        let close = chars[i..]
-                            .iter()
-                            .position(|&c| c == ')')
-                            .ok_or("missing ), unterminated name")?;
-                        let name: String = chars[i + 2..i + close].iter().collect();
-                        needs_fancy = true;
-                        out.both(&format!("\\k<{name}>"));
-                        stack.pop();
-                        behind.pop();
-                        i += close + 1;
-                    } else if rest.starts_with('=') || rest.starts_with('!') {
-                        needs_fancy = true;
-                        out.both(&format!("(?{}", chars[i]));
-                        i += 1;
-                    } else if rest.starts_with("<=") || rest.starts_with("<!") {
-                        needs_fancy = true;
-                        out.both(&format!("(?<{}", chars[i + 1]));
-                        if let Some(b) = behind.last_mut() {
-                            *b = Some(out.native.len());
-                        }
-                        i += 2;
-                    } else if rest.starts_with('<') {
-                        // Python 3.12 does not accept (?<name>...), 3.11 neither.
-                        return Err("unknown extension ?<".into());
-                    } else if rest.starts_with('#') {
-                        let close = chars[i..]
-                            .iter()
-                            .position(|&c| c == ')')
-                            .ok_or("missing ), unterminated comment")?;
-                        stack.pop();
-                        behind.pop();
-                        capture.pop();
-                        i += close + 1;
-                    } else if rest.starts_with('(') {
-                        return Err(Refused::Unsupported(
-                            "conditional groups (?(N)yes|no)".into(),
-                        ));
-                    } else if rest.starts_with('>') {
-                        needs_fancy = true;
-                        out.both(&format!("(?{}", chars[i]));
-                        i += 1;
-                    } else {
-                        // Inline flags: (?aiLmsux), (?flags:...), (?flags-flags:...).
-                        let start = i;
-                        let mut on = String::new();
-                        let mut off = String::new();
-                        let mut neg = false;
-                        while i < n && (chars[i].is_ascii_alphabetic() || chars[i] == '-') {
-                            if chars[i] == '-' {
-                                neg = true;
-                            } else if neg {
-                                off.push(chars[i]);
-                            } else {
-                                on.push(chars[i]);
-                            }
-                            i += 1;
-                        }
-                        let term = chars.get(i).copied();
-                        if (on.is_empty() && off.is_empty())
-                            || !matches!(term, Some(')') | Some(':'))
-                        {
-                            let found: String =
-                                chars[start - 1..(start + 1).min(n)].iter().collect();
-                            return Err(format!("unknown extension {found}").into());
-                        }
-                        for f in on.chars().chain(off.chars()) {
-                            if !"aiLmsux".contains(f) {
-                                return Err(format!("unknown flag {f:?}").into());
-                            }
-                        }
-                        if on.contains('L') || off.contains('L') {
-                            return Err("the L (locale) flag is for bytes patterns only".into());
-                        }
-                        let mut target = if term == Some(')') {
-                            *stack.last().unwrap()
-                        } else {
-                            flags
-                        };
-                        if on.contains('i') {
-                            target.ignore_case = true;
-                        }
-                        if off.contains('i') {
-                            target.ignore_case = false;
-                        }
-                        if on.contains('a') {
-                            target.ascii = true;
-                        }
-                        if on.contains('u') {
-                            target.ascii = false;
-                        }
-                        if target.ascii && target.ignore_case {
-                            // CPython folds only ASCII letters then; `regex`
-                            // folds `s` with `ſ` and `k` with the Kelvin sign.
-                            return Err(Refused::Unsupported(
-                                "the ASCII flag (?a) with IGNORECASE (symfonic matches ack patterns with IGNORECASE)".into(),
-                            ));
-                        }
-                        let keep = |s: &str| {
-                            s.chars()
-                                .filter(|f| "imsx".contains(*f))
-                                .collect::<String>()
-                        };
-                        let (kon, koff) = (keep(&on), keep(&off));
-                        let rust_flags = if koff.is_empty() {
-                            kon
-                        } else {
-                            format!("{kon}-{koff}")
-                        };
-                        if term == Some(')') {
-                            // Global flags: CPython takes them only before
-                            // anything else (other global flags aside).
-                            if stack.len() != 1 || out.native.len() != global_end {
-                                return Err(format!(
-                                    "global flags not at the start of the expression at position {}",
-                                    start - 2
-                                )
-                                .into());
-                            }
-                            stack.pop();
-                            behind.pop();
-                            capture.pop();
-                            flags = target;
-                            if !rust_flags.is_empty() {
-                                out.both(&format!("(?{rust_flags})"));
-                            }
-                            global_end = out.native.len();
-                        } else if rust_flags.is_empty() {
-                            out.both("(?:");
-                            flags = target;
-                        } else {
-                            out.both(&format!("(?{rust_flags}:"));
-                            flags = target;
-                        }
-                        i += 1;
-                    }
-                } else {
-                    groups += 1;
-                    if let Some(c) = capture.last_mut() {
-                        *c = Some(groups);
-                    }
-                    out.ch('(');
-                    i += 1;
-                }
-            }
-            ')' => {
-                flags = stack.pop().ok_or("unbalanced parenthesis")?;
-                capture.pop();
-                if let Some(Some(start)) = behind.pop() {
-                    check_fixed_width(&out.native[start..])?;
-                }
-                out.ch(')');
-                i += 1;
-            }
+            '(' => self.open_group(),
+            ')' => self.close_group(),
             '{' => {
-                // A repetition only if it has CPython's exact form; else literal.
-                let close = chars[i..].iter().position(|&c| c == '}');
-                let body: Option<String> = close.map(|k| chars[i + 1..i + k].iter().collect());
-                let valid = body.as_deref().is_some_and(|b| {
-                    let mut parts = b.splitn(2, ',');
-                    let lo = parts.next().unwrap();
-                    let hi = parts.next();
-                    lo.chars().all(|d| d.is_ascii_digit())
-                        && hi.map_or(true, |h| h.chars().all(|d| d.is_ascii_digit()))
-                        && !(lo.is_empty() && hi.is_none())
-                });
-                if valid {
-                    let b = body.unwrap();
-                    let b = if b.starts_with(',') {
-                        format!("0{b}")
-                    } else {
-                        b
-                    };
-                    out.both(&format!("{{{b}}}"));
-                    i += close.unwrap() + 1;
-                } else {
-                    out.both("\\{");
-                    i += 1;
-                }
+                self.brace();
+                Ok(())
             }
             '}' => {
-                out.both("\\}");
-                i += 1;
+                self.out.both("\\}");
+                self.i += 1;
+                Ok(())
             }
-            _ => {
+            c => {
                 if matches!(c, '.' | '^' | '$' | '*' | '+' | '?' | '|')
                     || c.is_whitespace()
                     || c == '#'
                 {
-                    out.ch(c);
+                    self.out.ch(c);
                 } else {
-                    push_literal(&mut out, c, flags);
+                    push_literal(&mut self.out, c, self.flags);
                 }
-                i += 1;
+                self.i += 1;
+                Ok(())
             }
         }
     }
-    if !stack.is_empty() {
-        return Err("missing ), unterminated subpattern".into());
+
+    fn finish(self) -> Result<Translated, Refused> {
+        if !self.stack.is_empty() {
+            return Err("missing ), unterminated subpattern".into());
+        }
+        Ok(Translated {
+            native: self.out.native,
+            exact: self.out.exact,
+            needs_fancy: self.needs_fancy,
+            uses_boundary: self.uses_boundary,
+        })
     }
-    Ok(Translated {
-        native: out.native,
-        exact: out.exact,
-        needs_fancy,
-        uses_boundary,
-    })
+
+    /// A backslash escape.
+    fn escape(&mut self) -> Result<(), Refused> {
+        self.i += 1;
+        let Some(&e) = self.chars.get(self.i) else {
+            return Err("bad escape (end of pattern)".into());
+        };
+        match e {
+            'w' | 'W' | 's' | 'S' | 'd' | 'D' => self.out.both(&shorthand_class(e, self.flags)),
+            'b' | 'B' => self.boundary(e),
+            'A' => self.out.both("\\A"),
+            'Z' => self.out.both("\\z"),
+            '1'..='9' => self.number_escape()?,
+            _ => match char_escape(&self.chars, &mut self.i, false)? {
+                Some(ch) => push_literal(&mut self.out, ch, self.flags),
+                None => return Err(format!("bad escape \\{e}").into()),
+            },
+        }
+        self.i += 1;
+        Ok(())
+    }
+
+    /// `\b` or `\B`: the exact form spells out Python's word boundary.
+    fn boundary(&mut self, e: char) {
+        self.uses_boundary = true;
+        if self.flags.ascii {
+            self.out
+                .both(if e == 'b' { "(?-u:\\b)" } else { "(?-u:\\B)" });
+            return;
+        }
+        self.out
+            .native
+            .push_str(if e == 'b' { "\\b" } else { "\\B" });
+        let w = shorthand_class('w', self.flags);
+        self.out.exact.push_str(&if e == 'b' {
+            format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))")
+        } else {
+            format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))")
+        });
+    }
+
+    /// `\1`..`\99` (a backreference) or three octal digits (a character).
+    fn number_escape(&mut self) -> Result<(), Refused> {
+        let digits: String = self.chars[self.i..]
+            .iter()
+            .take(3)
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let is_octal = digits.len() == 3 && digits.chars().all(|d| ('0'..='7').contains(&d));
+        if is_octal {
+            let ch = char_escape(&self.chars, &mut self.i, false)?.unwrap();
+            push_literal(&mut self.out, ch, self.flags);
+            return Ok(());
+        }
+        let group: String = digits.chars().take(2).collect();
+        let number: usize = group.parse().expect("digits");
+        if number > self.groups {
+            return Err(format!("invalid group reference {number} at position {}", self.i).into());
+        }
+        if self.capture.contains(&Some(number)) {
+            return Err(format!("cannot refer to an open group at position {}", self.i - 1).into());
+        }
+        self.i += group.len() - 1;
+        self.needs_fancy = true;
+        self.out.both(&format!("\\{group}"));
+        Ok(())
+    }
+
+    /// `(`: a capturing group, or `(?` and an extension.
+    fn open_group(&mut self) -> Result<(), Refused> {
+        self.stack.push(self.flags);
+        self.behind.push(None);
+        self.capture.push(None);
+        if self.chars.get(self.i + 1) == Some(&'?') {
+            self.i += 2;
+            return self.extension();
+        }
+        self.groups += 1;
+        if let Some(c) = self.capture.last_mut() {
+            *c = Some(self.groups);
+        }
+        self.out.ch('(');
+        self.i += 1;
+        Ok(())
+    }
+
+    /// The position of the next `c` from `i`, relative to `i`.
+    fn find(&self, c: char, missing: &'static str) -> Result<usize, Refused> {
+        self.chars[self.i..]
+            .iter()
+            .position(|&x| x == c)
+            .ok_or_else(|| missing.into())
+    }
+
+    /// What follows `(?`.
+    fn extension(&mut self) -> Result<(), Refused> {
+        let (chars, i) = (&self.chars, self.i);
+        let rest: String = chars[i..].iter().take(3).collect();
+        if rest.starts_with(':') {
+            self.out.both("(?:");
+            self.i += 1;
+        } else if rest.starts_with("P<") {
+            let close = self.find('>', "missing >, unterminated name")?;
+            let name: String = chars[i + 2..i + close].iter().collect();
+            self.out.both(&format!("(?P<{name}>"));
+            self.i += close + 1;
+        } else if rest.starts_with("P=") {
+            let close = self.find(')', "missing ), unterminated name")?;
+            let name: String = chars[i + 2..i + close].iter().collect();
+            self.needs_fancy = true;
+            self.out.both(&format!("\\k<{name}>"));
+            self.stack.pop();
+            self.behind.pop();
+            self.i += close + 1;
+        } else if rest.starts_with('=') || rest.starts_with('!') || rest.starts_with('>') {
+            self.needs_fancy = true;
+            self.out.both(&format!("(?{}", chars[i]));
+            self.i += 1;
+        } else if rest.starts_with("<=") || rest.starts_with("<!") {
+            self.needs_fancy = true;
+            self.out.both(&format!("(?<{}", chars[i + 1]));
+            if let Some(b) = self.behind.last_mut() {
+                *b = Some(self.out.native.len());
+            }
+            self.i += 2;
+        } else if rest.starts_with('<') {
+            // Python 3.12 does not accept (?<name>...), 3.11 neither.
+            return Err("unknown extension ?<".into());
+        } else if rest.starts_with('#') {
+            let close = self.find(')', "missing ), unterminated comment")?;
+            self.stack.pop();
+            self.behind.pop();
+            self.capture.pop();
+            self.i += close + 1;
+        } else if rest.starts_with('(') {
+            return Err(Refused::Unsupported(
+                "conditional groups (?(N)yes|no)".into(),
+            ));
+        } else {
+            self.inline_flags()?;
+        }
+        Ok(())
+    }
+
+    /// Inline flags: `(?aiLmsux)`, `(?flags:...)`, `(?flags-flags:...)`.
+    fn inline_flags(&mut self) -> Result<(), Refused> {
+        let start = self.i;
+        let (on, off) = self.flag_letters();
+        let term = self.chars.get(self.i).copied();
+        if (on.is_empty() && off.is_empty()) || !matches!(term, Some(')') | Some(':')) {
+            let found: String = self.chars[start - 1..(start + 1).min(self.chars.len())]
+                .iter()
+                .collect();
+            return Err(format!("unknown extension {found}").into());
+        }
+        check_flag_letters(&on, &off)?;
+        let base = if term == Some(')') {
+            *self.stack.last().unwrap()
+        } else {
+            self.flags
+        };
+        let target = flags_after(base, &on, &off)?;
+        let rust_flags = rust_flags(&on, &off);
+        if term == Some(')') {
+            self.global_flags(target, &rust_flags, start)?;
+        } else {
+            self.out.both(&if rust_flags.is_empty() {
+                "(?:".to_string()
+            } else {
+                format!("(?{rust_flags}:")
+            });
+            self.flags = target;
+        }
+        self.i += 1;
+        Ok(())
+    }
+
+    /// The letters of `(?on-off`, up to the `)` or `:`.
+    fn flag_letters(&mut self) -> (String, String) {
+        let (mut on, mut off, mut neg) = (String::new(), String::new(), false);
+        while let Some(&c) = self.chars.get(self.i) {
+            match c {
+                '-' => neg = true,
+                c if c.is_ascii_alphabetic() && neg => off.push(c),
+                c if c.is_ascii_alphabetic() => on.push(c),
+                _ => break,
+            }
+            self.i += 1;
+        }
+        (on, off)
+    }
+
+    /// `(?flags)`: CPython takes them only before anything else (other
+    /// global flags aside).
+    fn global_flags(
+        &mut self,
+        target: Flags,
+        rust_flags: &str,
+        start: usize,
+    ) -> Result<(), Refused> {
+        if self.stack.len() != 1 || self.out.native.len() != self.global_end {
+            return Err(format!(
+                "global flags not at the start of the expression at position {}",
+                start - 2
+            )
+            .into());
+        }
+        self.stack.pop();
+        self.behind.pop();
+        self.capture.pop();
+        self.flags = target;
+        if !rust_flags.is_empty() {
+            self.out.both(&format!("(?{rust_flags})"));
+        }
+        self.global_end = self.out.native.len();
+        Ok(())
+    }
+
+    /// `)`: restore the flags, and check a look-behind's width.
+    fn close_group(&mut self) -> Result<(), Refused> {
+        self.flags = self.stack.pop().ok_or("unbalanced parenthesis")?;
+        self.capture.pop();
+        if let Some(Some(start)) = self.behind.pop() {
+            check_fixed_width(&self.out.native[start..])?;
+        }
+        self.out.ch(')');
+        self.i += 1;
+        Ok(())
+    }
+
+    /// `{`: a repetition only if it has CPython's exact form; else literal.
+    fn brace(&mut self) {
+        let (chars, i) = (&self.chars, self.i);
+        let close = chars[i..].iter().position(|&c| c == '}');
+        let body: Option<String> = close.map(|k| chars[i + 1..i + k].iter().collect());
+        let valid = body.as_deref().is_some_and(|b| {
+            let mut parts = b.splitn(2, ',');
+            let lo = parts.next().unwrap();
+            let hi = parts.next();
+            lo.chars().all(|d| d.is_ascii_digit())
+                && hi.map_or(true, |h| h.chars().all(|d| d.is_ascii_digit()))
+                && !(lo.is_empty() && hi.is_none())
+        });
+        match (valid, body, close) {
+            (true, Some(b), Some(close)) => {
+                let b = if b.starts_with(',') {
+                    format!("0{b}")
+                } else {
+                    b
+                };
+                self.out.both(&format!("{{{b}}}"));
+                self.i += close + 1;
+            }
+            _ => {
+                self.out.both("\\{");
+                self.i += 1;
+            }
+        }
+    }
+}
+
+/// Only the letters `re` knows, and no `L` (bytes patterns only).
+fn check_flag_letters(on: &str, off: &str) -> Result<(), Refused> {
+    if let Some(f) = on
+        .chars()
+        .chain(off.chars())
+        .find(|f| !"aiLmsux".contains(*f))
+    {
+        return Err(format!("unknown flag {f:?}").into());
+    }
+    if on.contains('L') || off.contains('L') {
+        return Err("the L (locale) flag is for bytes patterns only".into());
+    }
+    Ok(())
+}
+
+/// `base` with the letters turned on and off.
+fn flags_after(base: Flags, on: &str, off: &str) -> Result<Flags, Refused> {
+    let mut target = base;
+    if on.contains('i') {
+        target.ignore_case = true;
+    }
+    if off.contains('i') {
+        target.ignore_case = false;
+    }
+    if on.contains('a') {
+        target.ascii = true;
+    }
+    if on.contains('u') {
+        target.ascii = false;
+    }
+    if target.ascii && target.ignore_case {
+        // CPython folds only ASCII letters then; `regex` folds `s` with `ſ`
+        // and `k` with the Kelvin sign.
+        return Err(Refused::Unsupported(
+            "the ASCII flag (?a) with IGNORECASE (symfonic matches ack patterns with IGNORECASE)"
+                .into(),
+        ));
+    }
+    Ok(target)
+}
+
+/// The flags `regex` takes from `(?on-off`: i, m, s, x.
+fn rust_flags(on: &str, off: &str) -> String {
+    let keep = |s: &str| {
+        s.chars()
+            .filter(|f| "imsx".contains(*f))
+            .collect::<String>()
+    };
+    let (kon, koff) = (keep(on), keep(off));
+    if koff.is_empty() {
+        kon
+    } else {
+        format!("{kon}-{koff}")
+    }
 }
 
 /// CPython's IGNORECASE also equates `i` with `ı` (U+0131) and `İ` (U+0130),

@@ -13,8 +13,12 @@ use std::hash::BuildHasherDefault;
 
 use serde_json::Value;
 
-use crate::replay::{Identity, NONE};
-use crate::tally::{Counts, SegmentMap};
+use std::collections::BTreeMap;
+
+use super::hash::Identity;
+use super::tally::VariantTally;
+use crate::read::turn::CallSite;
+use crate::replay::tally::{Counts, SegmentMap};
 
 type ById<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 
@@ -172,7 +176,7 @@ impl SegmentAcc {
     fn scope_pairs(&mut self, raw: &str) -> Vec<(u32, String)> {
         let entries = raw
             .starts_with('{')
-            .then(|| crate::turn::object_entries(raw))
+            .then(|| crate::read::turn::object_entries(raw))
             .flatten();
         match entries {
             Some(entries) => entries
@@ -198,6 +202,145 @@ impl SegmentAcc {
         }
         map
     }
+}
+
+/// Distinct values tracked per grouping dimension; later new values are
+/// counted under `(other)` at once (keeps memory bounded).
+pub const MAX_TRACKED_VALUES: usize = 100_000;
+
+/// The `(other)` segment value.
+pub const OTHER: &str = "(other)";
+
+/// The value of a dimension a turn does not have.
+pub const NONE: &str = "(none)";
+
+/// Draft length buckets (code points).
+pub fn length_bucket(chars: u64) -> &'static str {
+    match chars {
+        0 => "0",
+        1..=20 => "1-20",
+        21..=80 => "21-80",
+        81..=160 => "81-160",
+        161..=500 => "161-500",
+        _ => "501+",
+    }
+}
+
+pub const DIM_LANGUAGE: u32 = 0;
+
+pub const DIM_INTENT: u32 = 1;
+
+pub const DIM_DRAFT_LENGTH: u32 = 2;
+
+pub const DIM_CALL_SITE: u32 = 3;
+
+/// The dimensions every replay segments by (`DIM_*` in this order), beside
+/// `scope` / `scope.KEY`.
+pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", "draft_length", "call_site"];
+
+/// Check `--group-by` paths: dotted, and not a dimension segments.csv
+/// already has (it would count every turn again), nor given twice.
+pub fn validate_group_by(paths: &[String]) -> crate::Result<()> {
+    for (i, g) in paths.iter().enumerate() {
+        if g.is_empty() || g.split('.').any(str::is_empty) {
+            return Err(crate::Error::Usage(format!(
+                "--group-by {g:?}: give a dotted path such as scope.user.tier or critic.model"
+            )));
+        }
+        let scope_level = g == "scope" || (g.starts_with("scope.") && g.matches('.').count() == 1);
+        if BUILTIN_DIMENSIONS.contains(&g.as_str()) || scope_level {
+            return Err(crate::Error::Usage(format!(
+                "--group-by {g}: segments.csv already has this dimension (language, intent, draft_length, call_site, scope and every scope.KEY are built in); group by a deeper path (scope.KEY.FIELD) or another field"
+            )));
+        }
+        if paths[..i].contains(g) {
+            return Err(crate::Error::Usage(format!(
+                "--group-by {g} is given twice"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Value of a dotted path into a JSON value, as a segment label.
+pub fn path_value(v: &Value, path: &str) -> String {
+    let mut cur = v;
+    for part in path.split('.') {
+        match cur.get(part) {
+            Some(x) => cur = x,
+            None => return NONE.to_string(),
+        }
+    }
+    crate::replay::segments::scalar_label(cur)
+}
+
+/// A block's segment tallies, with the `call_site` `turn` row: the block's
+/// per-variant totals less its skill-gate calls (only those are added turn
+/// by turn).
+pub fn block_segments(acc: SegmentAcc, variants: &[VariantTally]) -> SegmentMap {
+    let mut map = acc.into_map();
+    let sites = map
+        .entry(BUILTIN_DIMENSIONS[DIM_CALL_SITE as usize].to_string())
+        .or_default();
+    let turn: Vec<Counts> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match sites.get(CallSite::SkillGate.as_str()) {
+            Some(skill) => v.counts.minus(&skill[i]),
+            None => v.counts.clone(),
+        })
+        .collect();
+    if turn.first().is_some_and(|c| c.turns > 0) {
+        sites.insert(CallSite::Turn.as_str().to_string(), turn);
+    }
+    if sites.is_empty() {
+        map.remove(BUILTIN_DIMENSIONS[DIM_CALL_SITE as usize]);
+    }
+    map
+}
+
+/// Keep the `limit` largest values of each dimension, folding the rest into
+/// `(other)`; returns the dimensions that were cut, with their distinct
+/// value counts.
+pub fn cap_segments(
+    segments: &mut SegmentMap,
+    limit: usize,
+    baseline: usize,
+) -> BTreeMap<String, usize> {
+    let mut cut = BTreeMap::new();
+    for (dim, values) in segments.iter_mut() {
+        if values.len() <= limit {
+            continue;
+        }
+        cut.insert(dim.clone(), values.len());
+        let mut order: Vec<(String, u64)> = values
+            .iter()
+            .filter(|(k, _)| *k != OTHER)
+            .map(|(k, v)| (k.clone(), v[baseline].turns))
+            .collect();
+        order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let keep: HashMap<String, ()> = order
+            .into_iter()
+            .take(limit)
+            .map(|(k, _)| (k, ()))
+            .collect();
+        let mut other: Option<Vec<Counts>> = values.remove(OTHER);
+        values.retain(|k, v| {
+            if keep.contains_key(k) {
+                true
+            } else {
+                let o = other.get_or_insert_with(|| vec![Counts::default(); v.len()]);
+                for (a, b) in o.iter_mut().zip(v.iter()) {
+                    a.merge(b);
+                }
+                false
+            }
+        });
+        if let Some(o) = other {
+            values.insert(OTHER.to_string(), o);
+        }
+    }
+    cut
 }
 
 #[cfg(test)]
@@ -284,5 +427,35 @@ mod tests {
         assert_eq!(raw_label("\"a\\\"b\""), "a\"b");
         assert_eq!(raw_label("42"), "42");
         assert_eq!(raw_label("null"), NONE);
+    }
+
+    mod cap {
+        use super::*;
+
+        fn counts(turns: u64) -> Vec<Counts> {
+            vec![Counts {
+                turns,
+                ..Default::default()
+            }]
+        }
+
+        #[test]
+        fn segments_keep_the_largest_values_and_fold_the_rest() {
+            let mut seg: SegmentMap = BTreeMap::new();
+            let values = seg.entry("scope.user".into()).or_default();
+            for i in 0..5u64 {
+                values.insert(format!("u{i}"), counts(i + 1));
+            }
+            seg.entry("language".into())
+                .or_default()
+                .insert("en".into(), counts(9));
+            let cut = cap_segments(&mut seg, 3, 0);
+            assert_eq!(cut.get("scope.user"), Some(&5));
+            assert!(!cut.contains_key("language"));
+            let users = &seg["scope.user"];
+            let kept: Vec<&str> = users.keys().map(String::as_str).collect();
+            assert_eq!(kept, vec!["(other)", "u2", "u3", "u4"]);
+            assert_eq!(users[OTHER][0].turns, 1 + 2);
+        }
     }
 }

@@ -136,16 +136,19 @@ impl Recycler {
 
 /// Reads every source in order on a background thread; yields blocks (at
 /// most `depth` in flight) or the first read error.
-pub fn blocks(
+#[cfg(test)]
+fn blocks(
     sources: Vec<Source>,
     depth: usize,
 ) -> Result<Receiver<Result<Block, ReadError>>, ReadError> {
     Ok(blocks_recycled(sources, depth, DEFAULT_MAX_LINE_BYTES)?.0)
 }
 
-/// As [`blocks`], with a [`Recycler`] for the buffers of finished blocks
-/// and the longest line to hold (a longer one comes as an [`Block::overlong`]
-/// block holding its first [`OVERLONG_PREFIX`] bytes).
+/// Reads every source in order on a background thread, yielding blocks
+/// (at most `depth` in flight) or the first read error. The [`Recycler`]
+/// takes back the buffers of finished blocks; a line longer than
+/// `max_line_bytes` comes as an [`Block::overlong`] block holding its first
+/// [`OVERLONG_PREFIX`] bytes.
 pub fn blocks_recycled(
     sources: Vec<Source>,
     depth: usize,
@@ -381,6 +384,12 @@ pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
         next += 1;
         (next - 1, l.strip_suffix(b"\r").unwrap_or(l))
     })
+}
+
+impl From<ReadError> for crate::Error {
+    fn from(e: ReadError) -> crate::Error {
+        crate::Error::Read(e.0)
+    }
 }
 
 #[cfg(test)]

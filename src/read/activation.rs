@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::json::Node;
+use crate::read::json::Node;
 
 /// The parts of an `activation_log` the gates read.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,220 @@
+//! The module graph runs one way (see the drawing in `lib.rs`): a test
+//! reads every `crate::` and `super::` path in `src/` and fails on an edge
+//! that runs back up.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Top-level modules by layer: a module may use only lower layers (and
+/// itself).
+const LAYERS: &[&[&str]] = &[
+    &["error", "stats", "config"],
+    &["read"],
+    &["gate"],
+    &["replay"],
+    &["report"],
+    &["pipeline", "check", "diff", "explain", "synth"],
+    &["fuzz", "layers", "lib"],
+];
+
+/// Inside these modules, the order their files may use each other in; the
+/// folder's `mod.rs` comes last (a file may not reach into its parent).
+const INNER: &[(&str, &[&str])] = &[
+    ("read", &["reader", "json", "activation", "turn"]),
+    ("gate", &["pyre", "claims", "reasons"]),
+    ("replay", &["hash", "ordered", "tally", "segments", "rows"]),
+    (
+        "report",
+        &[
+            "read", "staging", "summary", "export", "streams", "tables", "markdown",
+        ],
+    ),
+];
+
+fn layer(top: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| l.contains(&top))
+        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS and lib.rs"))
+}
+
+/// A file's module path (`gate/pyre/mod.rs` is `[gate, pyre]`).
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every `crate::a::b` (and `super::b`) path in `text` as `(a, b)`, with
+/// comments and the unit tests at the end of the file left out.
+/// `use crate::{a, b}` groups are opened.
+fn paths(text: &str, module: &[String]) -> Vec<(String, Option<String>)> {
+    let text = without_unit_tests(text);
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let parent = &module[..module.len().saturating_sub(1)];
+    let mut out = Vec::new();
+    for (prefix, base) in [("crate::", &[][..]), ("super::", parent)] {
+        for (i, _) in code.match_indices(prefix) {
+            if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue; // `super::super::`, or a path's inner `crate::`
+            }
+            let rest = &code[i + prefix.len()..];
+            let names = match segments(rest).as_slice() {
+                [open] if open == "{" => group(rest),
+                [] => vec![],
+                segs => vec![segs.join("::")],
+            };
+            for n in names {
+                let full: Vec<String> = base
+                    .iter()
+                    .cloned()
+                    .chain(n.split("::").map(str::to_string))
+                    .collect();
+                if let Some(top) = full.first() {
+                    out.push((top.clone(), full.get(1).cloned()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `text` without its `#[cfg(test)] mod tests { ... }` block (unit tests
+/// may reach anywhere): rustfmt closes it with the first `}` at the start
+/// of a line. Code after the block is kept.
+fn without_unit_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_tests = false;
+    let mut lines = text.lines().peekable();
+    while let Some(l) = lines.next() {
+        if l == "#[cfg(test)]" && lines.peek() == Some(&"mod tests {") {
+            in_tests = true;
+        } else if in_tests && l == "}" {
+            in_tests = false;
+        } else if !in_tests {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn segments(rest: &str) -> Vec<String> {
+    if rest.starts_with('{') {
+        return vec!["{".into()];
+    }
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(rest.len());
+    rest[..end]
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn group(rest: &str) -> Vec<String> {
+    let inner = &rest[1..rest.find('}').unwrap_or(rest.len())];
+    inner
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn rs_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every edge that runs back up, as `file -> crate::path`.
+fn violations(src: &Path) -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rs_files(src, &mut files);
+    let mut bad = BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap();
+        if rel.starts_with("cli") || rel == Path::new("main.rs") || rel == Path::new("layers.rs") {
+            continue; // the binary (uses the library's root only), and this test's own examples
+        }
+        let module = module_path(rel);
+        let (top, child) = (module[0].clone(), module.get(1).cloned());
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (to_top, to_child) in paths(&text, &module) {
+            if to_top == "Error" || to_top == "Result" {
+                continue; // the root's re-export of `error`
+            }
+            if !edge_allowed(&top, child.as_deref(), &to_top, to_child.as_deref()) {
+                bad.insert(format!(
+                    "{} -> crate::{to_top}{}",
+                    rel.display(),
+                    to_child.map(|c| format!("::{c}")).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    bad
+}
+
+fn edge_allowed(top: &str, child: Option<&str>, to_top: &str, to_child: Option<&str>) -> bool {
+    if top != to_top {
+        return layer(to_top) < layer(top);
+    }
+    let Some(order) = INNER.iter().find(|(m, _)| *m == top).map(|(_, o)| *o) else {
+        return true;
+    };
+    let rank = |c: Option<&str>| c.and_then(|c| order.iter().position(|o| *o == c));
+    match (rank(child), rank(to_child)) {
+        // A file reaching a file: only one listed before it.
+        (Some(a), Some(b)) => b < a || a == b,
+        // A listed file reaching its parent's own items.
+        (Some(_), None) => false,
+        _ => true,
+    }
+}
+
+#[test]
+fn module_graph_runs_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let bad = violations(&src);
+    assert!(
+        bad.is_empty(),
+        "edges running back up:\n{}",
+        bad.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_an_edge_back_up() {
+    assert!(!edge_allowed("read", Some("turn"), "gate", None));
+    assert!(!edge_allowed("replay", Some("segments"), "replay", None));
+    assert!(!edge_allowed("read", Some("json"), "read", Some("turn")));
+    assert!(edge_allowed("read", Some("turn"), "read", Some("json")));
+    assert!(edge_allowed("report", None, "replay", Some("tally")));
+    let text = "use crate::{read::turn::Turn, gate};\nlet x = super::NONE; // crate::report\n";
+    let p = paths(text, &["replay".to_string(), "segments".to_string()]);
+    assert_eq!(
+        p,
+        vec![
+            ("read".to_string(), Some("turn".to_string())),
+            ("gate".to_string(), None),
+            ("replay".to_string(), Some("NONE".to_string())),
+        ]
+    );
+}

@@ -1,0 +1,90 @@
+//! The replay's summary on stderr: turns and rejects, warnings with their
+//! first lines, one line per variant, production agreement and notes.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{Outcome, SEGMENT_LIMIT};
+use crate::replay::WARNING_KINDS;
+use crate::report::markdown::pct;
+
+impl Outcome {
+    /// The text `replay` prints on stderr when it is not `--quiet`.
+    pub fn console(&self, secs: f64, out: &Path) -> String {
+        let t = &self.totals;
+        let mut msg = format!(
+            "critic-gate: {} turns, {} rejected ({} lines) in {secs:.2}s\n",
+            t.turns, t.rejected, t.nonblank_lines
+        );
+        self.warning_lines(&mut msg);
+        for (dim, n) in &self.segments_cut {
+            let _ = writeln!(
+                msg,
+                "note: segments.csv keeps the {SEGMENT_LIMIT} largest of {n} values of {dim}; the rest are in (other)"
+            );
+        }
+        self.variant_lines(&mut msg);
+        self.production_line(&mut msg);
+        for n in &self.summary.notes {
+            let _ = writeln!(msg, "note: {n}");
+        }
+        let _ = writeln!(msg, "reports: {}", out.display());
+        msg
+    }
+
+    fn warning_lines(&self, msg: &mut String) {
+        for kind in WARNING_KINDS {
+            if let Some((n, ex)) = self.totals.warnings.0.get(kind) {
+                let at: Vec<String> = ex
+                    .iter()
+                    .map(|(s, l)| format!("{}:{l}", self.sources[*s]))
+                    .collect();
+                let _ = writeln!(msg, "warning: {n} × {kind} (first at {})", at.join(", "));
+            }
+        }
+    }
+
+    fn variant_lines(&self, msg: &mut String) {
+        let plan = &self.plan;
+        let base = &plan.variants[plan.baseline].name;
+        for (i, v) in plan.variants.iter().enumerate() {
+            let vt = &self.totals.variants[i];
+            let c = &vt.counts;
+            let skip = (c.turns > 0).then(|| c.skips() as f64 / c.turns as f64);
+            let vs = if i == plan.baseline {
+                " (baseline)".to_string()
+            } else {
+                format!(" vs {base}")
+            };
+            let _ = writeln!(
+                msg,
+                "  {:<12} skip rate {:>6}  saved calls {:>7}  added calls {:>7}  safety regressions {}{vs}",
+                v.name,
+                pct(skip),
+                c.saved_calls,
+                c.added_calls,
+                c.safety_regressions
+            );
+            if vt.contract_violations > 0 {
+                let _ = writeln!(
+                    msg,
+                    "  CONTRACT VIOLATION: {} turns where flag-off variant {} differs from the legacy gate",
+                    vt.contract_violations, v.name
+                );
+            }
+        }
+    }
+
+    fn production_line(&self, msg: &mut String) {
+        let p = &self.summary.production;
+        if p.known > 0 {
+            let base = &self.plan.variants[self.plan.baseline].name;
+            let _ = writeln!(
+                msg,
+                "  production   agreement {:>6} of {} turns whose recording says what production did (baseline {base})",
+                pct(p.agreement),
+                p.known
+            );
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! The replay: read -> evaluate every variant -> tally, block by block.
+//!
+//! Blocks are parsed and evaluated in parallel (rayon) and their results
+//! merged strictly in input order, so every output is byte-identical for
+//! any thread count. Per-turn work is one parse, one set of draft features
+//! shared by every variant, and one gate evaluation per variant.
+
+mod hash;
+pub mod options;
+pub mod ordered;
+pub mod rows;
+pub mod segments;
+mod step;
+pub mod tally;
+mod totals;
+
+pub use options::{DecisionsMode, ReplayOptions};
+pub use segments::{cap_segments, validate_group_by};
+pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
+pub use tally::matrix_cell;
+pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};
+
+use serde_json::Value;
+
+use crate::config::FrameworkConfig;
+use crate::gate::{DraftFeatures, Evaluation, Gate, Reason};
+use crate::read::reader::{self, Block, Source};
+use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
+use hash::turn_key;
+use segments::{
+    block_segments, length_bucket, path_value, DIM_CALL_SITE, DIM_DRAFT_LENGTH, DIM_INTENT,
+    DIM_LANGUAGE, NONE,
+};
+use step::{count, legacy_reference, At, Decision, Look, Scratch, TurnFacts};
+use tally::{label_index, EventFacts, VariantTally};
+use totals::slot;
+
+/// A compiled replay: one gate per variant.
+pub struct Replayer {
+    pub opts: ReplayOptions,
+    gates: Vec<Gate>,
+    /// Per variant: the flag-off config to check the contract against.
+    legacy_check: Vec<Option<FrameworkConfig>>,
+}
+
+impl Replayer {
+    pub fn new(opts: ReplayOptions) -> crate::Result<Replayer> {
+        let mut cache = crate::gate::PatternCache::default();
+        let gates = opts
+            .plan
+            .variants
+            .iter()
+            .map(|v| {
+                Gate::new_cached(v.config.clone(), &mut cache)
+                    .map_err(|e| crate::Error::Config(format!("variant {}: {e}", v.name)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let legacy_check = opts
+            .plan
+            .variants
+            .iter()
+            .map(|v| (!v.config.metacognition_selective_gate).then(|| v.config.clone()))
+            .collect();
+        Ok(Replayer {
+            opts,
+            gates,
+            legacy_check,
+        })
+    }
+
+    /// A recorded event's dollars in nano-USD (tokens x USD per million
+    /// tokens x 1e3), priced by its model or the default model; Err names
+    /// the model that has no price.
+    fn nano_usd<'m>(
+        &'m self,
+        (tin, tout): (u64, u64),
+        model: Option<&'m str>,
+    ) -> Result<u64, &'m str> {
+        let cost = &self.opts.plan.cost;
+        let name = model
+            .filter(|m| !m.is_empty())
+            .or(cost.default_model.as_deref());
+        let p = name
+            .and_then(|n| cost.models.get(n))
+            .ok_or_else(|| name.unwrap_or("(no model and no cost.default_model)"))?;
+        Ok(
+            (tin as f64 * p.usd_per_mtok_in * 1e3 + tout as f64 * p.usd_per_mtok_out * 1e3).round()
+                as u64,
+        )
+    }
+
+    pub fn sources(&self) -> Vec<Source> {
+        self.opts
+            .sources
+            .iter()
+            .map(|s| Source { name: s.clone() })
+            .collect()
+    }
+
+    pub fn empty_totals(&self) -> Totals {
+        Totals::new(self.gates.len())
+    }
+
+    /// Parse, evaluate and tally one block.
+    pub fn process(&self, block: &Block) -> BlockResult {
+        let mut out = BlockResult {
+            totals: self.empty_totals(),
+            ..Default::default()
+        };
+        out.totals.bytes = block.bytes().len() as u64;
+        // Reserve for a row of about 140 bytes per variant per line of
+        // about 500 bytes, rather than grow (and copy) the rows several times
+        // (only touched pages count as memory).
+        if self.opts.decisions == DecisionsMode::All {
+            out.decisions_csv
+                .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
+        }
+        let mut scratch = Scratch::new(self.gates.len());
+        if let Some(bytes) = block.overlong {
+            out.totals.nonblank_lines += 1;
+            out.totals.rejected += 1;
+            out.rejects
+                .push(self.overlong(block.source, block.first_line, bytes, block.bytes()));
+            return out;
+        }
+        for (line_no, raw) in reader::lines(block) {
+            let raw = without_bom(line_no, raw);
+            if is_blank(raw) {
+                continue;
+            }
+            out.totals.nonblank_lines += 1;
+            if raw.len() > self.opts.max_line_bytes {
+                out.totals.rejected += 1;
+                out.rejects
+                    .push(self.overlong(block.source, line_no, raw.len() as u64, raw));
+                continue;
+            }
+            let reject = |reason: String| Reject {
+                source: block.source,
+                line: line_no,
+                reason,
+                raw: String::from_utf8_lossy(raw).into_owned(),
+                raw_base64: None,
+            };
+            let text = match std::str::from_utf8(raw) {
+                Ok(t) => t,
+                Err(e) => {
+                    out.totals.rejected += 1;
+                    out.rejects.push(Reject {
+                        // The exact bytes, since the text cannot hold them.
+                        raw_base64: Some(rows::base64(raw)),
+                        ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                    });
+                    continue;
+                }
+            };
+            // Borrowed from the result, not moved out of it (a turn is a few
+            // hundred bytes; the copy showed in profiles).
+            let parsed = Turn::parse(text);
+            let turn = match &parsed {
+                Ok(t) => t,
+                Err(e) => {
+                    out.totals.rejected += 1;
+                    out.rejects.push(reject(e.to_string()));
+                    continue;
+                }
+            };
+            let at = At {
+                source: block.source,
+                line: line_no,
+            };
+            self.tally_turn(turn, text, at, &mut out, &mut scratch);
+        }
+        out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
+        for v in &mut out.totals.variants {
+            v.latency.settle();
+        }
+        out
+    }
+
+    /// The reject of a line longer than `--max-line-bytes`: its first
+    /// bytes only.
+    fn overlong(&self, source: usize, line: u64, bytes: u64, raw: &[u8]) -> Reject {
+        // The first bytes, cut at a character boundary; `…` when cut.
+        let mut prefix = &raw[..raw.len().min(reader::OVERLONG_PREFIX)];
+        if let Err(e) = std::str::from_utf8(prefix) {
+            if e.error_len().is_none() {
+                prefix = &prefix[..e.valid_up_to()];
+            }
+        }
+        let cut = (prefix.len() as u64) < bytes;
+        Reject {
+            source,
+            line,
+            reason: format!(
+                "the line is {bytes} bytes, longer than --max-line-bytes {}",
+                self.opts.max_line_bytes
+            ),
+            raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
+            raw_base64: None,
+        }
+    }
+
+    /// One valid turn: warnings, evaluation, and every tally it feeds.
+    fn tally_turn(
+        &self,
+        turn: &Turn<'_>,
+        text: &str,
+        at: At,
+        out: &mut BlockResult,
+        scratch: &mut Scratch,
+    ) {
+        self.note_turn(turn, at, out);
+        let features = DraftFeatures::of(&turn.draft);
+        let evals: Vec<Evaluation> = self
+            .gates
+            .iter()
+            .map(|g| g.evaluate_with(turn, &features))
+            .collect();
+        let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);
+        let base_fires = evals[self.opts.plan.baseline].fires();
+        scratch.counts.clear();
+        scratch.fields_set = false;
+        for (i, eval) in evals.iter().enumerate() {
+            let look = Look {
+                turn,
+                facts: &facts,
+                eval,
+                d: Decision::of(i, eval, base_fires),
+            };
+            self.variant_step(&look, out, scratch);
+        }
+        self.segment(turn, text, &facts, scratch);
+    }
+
+    /// One variant's decision: counted, tallied, kept as a regression, and
+    /// written as rows.
+    fn variant_step(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
+        let c = count(&look.d, look.facts);
+        let vt = &mut out.totals.variants[look.d.variant];
+        self.tally_variant(look, vt);
+        vt.counts.merge(&c);
+        scratch.counts.push(c);
+        if look.is_regression() {
+            out.regressions.push(Regression::of(look));
+        }
+        self.write_decision(look, out, scratch);
+        if look.d.variant == self.opts.plan.baseline {
+            self.write_mismatch(look, out);
+        }
+    }
+
+    /// Counts, warnings and keys of a valid turn that do not depend on the
+    /// variants.
+    fn note_turn(&self, turn: &Turn<'_>, at: At, out: &mut BlockResult) {
+        let t = &mut out.totals;
+        t.turns += 1;
+        t.unknown_fields += turn.unknown_fields as u64;
+        let w = &mut t.warnings;
+        // A call with no `name` key, or not an object at all (a plain
+        // string): the gate counts it as mutating, which a recorder may not
+        // expect.
+        if turn
+            .tool_calls
+            .iter()
+            .any(|c| matches!(c, ToolCall::NoName { .. } | ToolCall::NotObject))
+        {
+            w.add("tool_call_without_name", at.source, at.line);
+        }
+        if let Intent::Label(l) = &turn.intent {
+            if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
+                w.add("unknown_intent_label", at.source, at.line);
+            }
+        }
+        if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
+            w.add("empty_sensitive_hit", at.source, at.line);
+        }
+        if turn.critic_not_run() {
+            w.add("critic_not_run", at.source, at.line);
+        }
+        if let Some(n) = turn.turn {
+            out.keys
+                .push((turn_key(&turn.run_id, n), at.source, at.line));
+        }
+        for k in &turn.fabrication_kinds {
+            *slot(&mut t.fabrication_kinds, k, || 0) += 1;
+        }
+    }
+
+    /// What the turn's recording says, priced: the same for every variant.
+    fn facts(&self, turn: &Turn<'_>, at: At, draft_chars: u64, t: &mut Totals) -> TurnFacts {
+        let review = turn.review();
+        let tokens = review.and_then(|c| c.tokens_in.zip(c.tokens_out));
+        let latency_ms = review.and_then(|c| c.latency_ms);
+        let model = review.and_then(|c| c.model.as_deref());
+        let nano_usd = match tokens.map(|tk| self.nano_usd(tk, model)) {
+            Some(Ok(n)) => Some(n),
+            Some(Err(name)) => {
+                if !t.unpriced_models.contains(name) {
+                    t.unpriced_models.insert(name.to_string());
+                }
+                None
+            }
+            None => None,
+        };
+        TurnFacts {
+            at,
+            label: turn.verdict(),
+            label_index: label_index(turn),
+            event: review.map(|_| EventFacts {
+                tokens,
+                latency_ms,
+                nano_usd,
+            }),
+            latency_ms,
+            production: turn.production().fired(),
+            call_site: turn.call_site(),
+            draft_chars,
+        }
+    }
+
+    /// A variant's tallies that are not [`Counts`]: the contract check,
+    /// reasons, the matrix, latency and disagreements with production.
+    fn tally_variant(&self, look: &Look, vt: &mut VariantTally) {
+        let (turn, d, f) = (look.turn, &look.d, look.facts);
+        if let Some(cfg) = &self.legacy_check[d.variant] {
+            if d.fires != legacy_reference(turn, cfg) {
+                vt.contract_violations += 1;
+            }
+        }
+        for r in d.reasons.iter() {
+            vt.reason_hits[r as usize] += 1;
+        }
+        if let Some(r) = d.reasons.single() {
+            if r != Reason::TrivialAck && r != Reason::Confident {
+                vt.sole_blocker[r as usize] += 1;
+            }
+        }
+        vt.matrix[d.base_fires as usize][d.fires as usize][f.label_index] += 1;
+        // Latency added to a user-facing turn: 0 on a skip, the recorded
+        // latency on a fire (fires without one are counted apart).
+        // Skill-gate calls are not a user's wait.
+        if f.call_site == CallSite::Turn {
+            match (d.fires, f.latency_ms) {
+                (false, _) => vt.latency.add(0.0),
+                (true, Some(l)) => {
+                    vt.latency.add(l);
+                    vt.latency_measured_fires += 1
+                }
+                (true, None) => vt.latency_unmeasured_fires += 1,
+            }
+        }
+        if let Some(m) = d.mismatch(f.production) {
+            let first = d.reasons.iter().next().unwrap_or(Reason::Confident);
+            vt.mismatch_reasons[m as usize][first as usize] += 1;
+        }
+    }
+
+    /// The variant's row of decisions.csv, when kept.
+    fn write_decision(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
+        let (turn, e, d, f) = (look.turn, look.eval, &look.d, look.facts);
+        let keep = match self.opts.decisions {
+            DecisionsMode::All => true,
+            DecisionsMode::Changed => d.fires != d.base_fires,
+            DecisionsMode::None => false,
+        };
+        if !keep {
+            return;
+        }
+        let row = crate::replay::rows::Row {
+            source: &self.opts.sources[f.at.source],
+            line: f.at.line,
+            run_id: &turn.run_id,
+            turn: turn.turn,
+            variant: &self.opts.plan.variants[d.variant].name,
+            fires: d.fires,
+            baseline_fires: d.base_fires,
+            reasons: d.reasons,
+            language: turn.language.as_deref(),
+            scope: turn.scope,
+            intent: turn.intent_label(),
+            draft_chars: f.draft_chars,
+            confidence: e.confidence,
+            verdict: f.label,
+            production: f.production,
+        };
+        if !scratch.fields_set {
+            scratch.fields.set(&row);
+            scratch.fields_set = true;
+        }
+        scratch.fields.write(&mut out.decisions_csv, &row);
+    }
+
+    /// The baseline's row of mismatches.csv, when it disagrees with
+    /// production.
+    fn write_mismatch(&self, look: &Look, out: &mut BlockResult) {
+        let (turn, e, d, f) = (look.turn, look.eval, &look.d, look.facts);
+        let Some(production_fired) = f.production.filter(|&p| p != d.fires) else {
+            return;
+        };
+        crate::replay::rows::MismatchRow {
+            source: &self.opts.sources[f.at.source],
+            line: f.at.line,
+            run_id: &turn.run_id,
+            turn: turn.turn,
+            call_site: f.call_site.as_str(),
+            production_fired,
+            baseline_fires: d.fires,
+            reasons: d.reasons,
+            confidence: e.confidence,
+            sensitive_hit: e.sensitive_hit,
+        }
+        .write(&mut out.mismatches_csv);
+    }
+
+    /// Add the turn's per-variant counts to each of its segments.
+    fn segment(&self, turn: &Turn<'_>, text: &str, f: &TurnFacts, scratch: &mut Scratch) {
+        let counts = &scratch.counts;
+        let seg = &mut scratch.segments;
+        seg.add(
+            DIM_LANGUAGE,
+            turn.language.as_deref().unwrap_or(NONE),
+            counts,
+        );
+        seg.add(DIM_INTENT, turn.intent_label().unwrap_or(NONE), counts);
+        seg.add(DIM_DRAFT_LENGTH, length_bucket(f.draft_chars), counts);
+        // Nearly every turn is a user-facing `turn`: only skill-gate calls
+        // are added here, and the `turn` row is the block's totals less
+        // them (see `block_segments`), exact and one lookup less a turn.
+        if f.call_site != CallSite::Turn {
+            seg.add(DIM_CALL_SITE, f.call_site.as_str(), counts);
+        }
+        if let Some(raw) = turn.scope {
+            seg.add_scope(raw, counts);
+        }
+        if !self.opts.group_by.is_empty() {
+            let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            for path in &self.opts.group_by {
+                let dim = seg.dim(path);
+                seg.add(dim, &path_value(&whole, path), counts);
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! What a replay is asked to do: the sources, the plan, and which rows and
+//! dimensions to keep.
+
+use crate::config::Plan;
+
+/// Which decision rows to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionsMode {
+    /// Every (turn, variant).
+    All,
+    /// Only rows where the variant decides differently from the baseline.
+    Changed,
+    /// None (summary reports only).
+    None,
+}
+
+impl DecisionsMode {
+    /// The names `--decisions` takes, in the order of the variants.
+    pub const NAMES: [&'static str; 3] = ["all", "changed", "none"];
+
+    /// The name `--decisions` takes (recorded in summary.json).
+    pub fn name(self) -> &'static str {
+        match self {
+            DecisionsMode::All => "all",
+            DecisionsMode::Changed => "changed",
+            DecisionsMode::None => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for DecisionsMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<DecisionsMode, String> {
+        [
+            DecisionsMode::All,
+            DecisionsMode::Changed,
+            DecisionsMode::None,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
+        .ok_or_else(|| format!("--decisions {s:?}: give one of all, changed, none"))
+    }
+}
+
+/// What a replay was asked to do.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    pub sources: Vec<String>,
+    pub plan: Plan,
+    pub skip_invalid: bool,
+    pub decisions: DecisionsMode,
+    /// Extra grouping dimensions: dotted paths into the turn (`scope.channel`).
+    pub group_by: Vec<String>,
+    /// Write into a non-empty folder that holds no earlier report.
+    pub force: bool,
+    /// Longer lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
+}

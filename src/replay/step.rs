@@ -1,0 +1,252 @@
+//! The per-turn steps of a replay, over typed values: a line is checked
+//! ([`is_blank`], [`without_bom`]) or set aside ([`Reject`]); a valid
+//! turn's recording is worked out once ([`TurnFacts`]); each variant's
+//! [`Decision`] is counted ([`count`]) and, where it skips a turn the
+//! critic revised or refused, kept as a [`Regression`].
+
+use crate::config::FrameworkConfig;
+use crate::gate::{Evaluation, Reasons};
+use crate::read::turn::{CallSite, SensitiveField, Turn, Verdict};
+
+use super::segments::{
+    SegmentAcc, BUILTIN_DIMENSIONS, DIM_CALL_SITE, DIM_DRAFT_LENGTH, DIM_INTENT, DIM_LANGUAGE,
+};
+use super::tally::{Counts, EventFacts, Mismatch, NOT_RUN};
+use super::totals::Totals;
+
+/// An invalid line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reject {
+    pub source: usize,
+    pub line: u64,
+    pub reason: String,
+    /// The line as text (invalid UTF-8 replaced by U+FFFD).
+    pub raw: String,
+    /// The exact bytes, when they are not UTF-8.
+    pub raw_base64: Option<String>,
+}
+
+/// A blank line is skipped: JSON whitespace only (space, tab, CR). Any
+/// other byte (a form feed, a vertical tab) makes a line, which is then
+/// invalid JSON.
+pub fn is_blank(raw: &[u8]) -> bool {
+    raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+/// Line 1 without a UTF-8 byte-order mark (skipped, as most JSON Lines
+/// readers do).
+pub fn without_bom(line: u64, raw: &[u8]) -> &[u8] {
+    match line {
+        1 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
+        _ => raw,
+    }
+}
+
+/// A skip of a turn the critic revised or refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Regression {
+    pub source: usize,
+    pub line: u64,
+    pub run_id: String,
+    pub turn: Option<u64>,
+    pub variant: usize,
+    pub draft: String,
+    pub verdict: Verdict,
+    pub revised_draft: Option<String>,
+    pub refusal_message: Option<String>,
+    pub reasons: Reasons,
+}
+
+/// The output of one block.
+#[derive(Debug, Default)]
+pub struct BlockResult {
+    pub totals: Totals,
+    /// This block's rows of decisions.csv, already formatted (the workers
+    /// format them in parallel; the writer only appends bytes).
+    pub decisions_csv: Vec<u8>,
+    /// This block's rows of mismatches.csv (the baseline against
+    /// production), formatted likewise.
+    pub mismatches_csv: Vec<u8>,
+    pub rejects: Vec<Reject>,
+    pub regressions: Vec<Regression>,
+    /// (hash of (run_id, turn), source, line) for the duplicate check.
+    pub keys: Vec<(u64, usize, u64)>,
+}
+
+/// Buffers reused from turn to turn (no per-turn allocation for them), and
+/// the block's segment tallies.
+pub(super) struct Scratch {
+    pub(super) counts: Vec<Counts>,
+    pub(super) fields: super::rows::TurnFields,
+    /// `fields` hold the current turn's.
+    pub(super) fields_set: bool,
+    pub(super) segments: SegmentAcc,
+}
+
+impl Scratch {
+    pub(super) fn new(variants: usize) -> Scratch {
+        let mut segments = SegmentAcc::new(variants);
+        for (id, name) in [DIM_LANGUAGE, DIM_INTENT, DIM_DRAFT_LENGTH, DIM_CALL_SITE]
+            .into_iter()
+            .zip(BUILTIN_DIMENSIONS)
+        {
+            let got = segments.dim(name);
+            debug_assert_eq!(got, id);
+        }
+        Scratch {
+            counts: Vec::new(),
+            fields: Default::default(),
+            fields_set: false,
+            segments,
+        }
+    }
+}
+
+/// The legacy gate, computed independently of [`Evaluation`] (to check
+/// that flag-off variants are byte-identical to it).
+pub(super) fn legacy_reference(turn: &Turn, cfg: &FrameworkConfig) -> bool {
+    let confidence = turn
+        .confidence
+        .or(turn.activation_log.as_ref().map(|l| l.confidence))
+        .unwrap_or(crate::read::activation::COLD_CONFIDENCE);
+    let hit = match &turn.sensitive_hit {
+        SensitiveField::Absent => turn
+            .activation_log
+            .as_ref()
+            .is_some_and(|l| l.sensitive_hit(&cfg.metacognition_sensitive_tags).is_some()),
+        SensitiveField::None => false,
+        SensitiveField::Hit(_) => true,
+    };
+    confidence < cfg.metacognition_confidence_threshold || hit
+}
+
+/// Where a line is: its source index and line number.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct At {
+    pub(super) source: usize,
+    pub(super) line: u64,
+}
+
+/// One variant's decision on a turn, beside the baseline's.
+pub(super) struct Decision {
+    pub(super) variant: usize,
+    pub(super) fires: bool,
+    pub(super) base_fires: bool,
+    pub(super) reasons: Reasons,
+}
+
+impl Decision {
+    pub(super) fn of(variant: usize, e: &Evaluation, base_fires: bool) -> Decision {
+        Decision {
+            variant,
+            fires: e.fires(),
+            base_fires,
+            reasons: e.reasons(),
+        }
+    }
+
+    pub(super) fn skips(&self) -> bool {
+        !self.fires
+    }
+
+    /// How the decision disagrees with production's (`Some(fired)`), if it
+    /// does.
+    pub(super) fn mismatch(&self, production: Option<bool>) -> Option<Mismatch> {
+        match production {
+            Some(true) if !self.fires => Some(Mismatch::ProductionFired),
+            Some(false) if self.fires => Some(Mismatch::ProductionSkipped),
+            _ => None,
+        }
+    }
+}
+
+/// One variant's decision on one turn, with what every per-variant step
+/// reads (a sweep or a merge adds a step over this, not arguments).
+pub(super) struct Look<'a, 't> {
+    pub(super) turn: &'a Turn<'t>,
+    pub(super) facts: &'a TurnFacts,
+    pub(super) eval: &'a Evaluation<'a>,
+    pub(super) d: Decision,
+}
+
+impl Look<'_, '_> {
+    /// A skip of a turn the critic (that ran) revised or refused.
+    pub(super) fn is_regression(&self) -> bool {
+        self.d.skips() && self.facts.label.is_some_and(Verdict::is_intervention)
+    }
+}
+
+/// What a turn's recording says, worked out once for every variant.
+pub(super) struct TurnFacts {
+    pub(super) at: At,
+    /// The verdict of a critic that really ran.
+    pub(super) label: Option<Verdict>,
+    /// Index into the matrix's label dimension.
+    pub(super) label_index: usize,
+    /// The recorded event of a critic that ran, priced.
+    pub(super) event: Option<EventFacts>,
+    pub(super) latency_ms: Option<f64>,
+    /// What production's gate did (`Some(fired)`).
+    pub(super) production: Option<bool>,
+    pub(super) call_site: CallSite,
+    pub(super) draft_chars: u64,
+}
+
+/// A turn's [`Counts`] under one variant.
+pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
+    let mut c = Counts {
+        turns: 1,
+        fires: d.fires as u64,
+        critic_not_run: (f.label_index == NOT_RUN) as u64,
+        production_known: f.production.is_some() as u64,
+        ..Default::default()
+    };
+    match d.mismatch(f.production) {
+        Some(Mismatch::ProductionFired) => c.production_fired_variant_skips = 1,
+        Some(Mismatch::ProductionSkipped) => c.production_skipped_variant_fires = 1,
+        None => {}
+    }
+    if let Some(ev) = &f.event {
+        c.events.add(ev);
+    }
+    if d.base_fires && !d.fires {
+        c.saved_calls = 1;
+        match &f.event {
+            Some(ev) => c.saved.add(ev),
+            // Saved, but nothing recorded of its cost.
+            None => c.saved.turns += 1,
+        }
+    }
+    if !d.base_fires && d.fires {
+        c.added_calls = 1;
+    }
+    if d.skips() {
+        if f.label.is_some() {
+            c.labelled_skips = 1;
+        }
+        if f.label.is_some_and(Verdict::is_intervention) {
+            c.safety_regressions = 1;
+        }
+    }
+    c
+}
+
+impl Regression {
+    /// The regression a variant's skip is ([`Look::is_regression`]).
+    pub(super) fn of(look: &Look) -> Regression {
+        let (turn, d) = (look.turn, &look.d);
+        let c = turn.review().expect("a label comes from a review");
+        Regression {
+            source: look.facts.at.source,
+            line: look.facts.at.line,
+            run_id: turn.run_id.to_string(),
+            turn: turn.turn,
+            variant: d.variant,
+            draft: turn.draft.to_string(),
+            verdict: c.verdict.expect("a regression has a verdict"),
+            revised_draft: c.revised_draft.as_deref().map(str::to_string),
+            refusal_message: c.refusal_message.as_deref().map(str::to_string),
+            reasons: d.reasons,
+        }
+    }
+}

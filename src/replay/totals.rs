@@ -1,0 +1,145 @@
+//! Everything a replay tallies, mergeable block after block in input
+//! order: turn counts, per-variant tallies, segments, warnings with their
+//! first lines, and the duplicate check across blocks.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::hash::KeySet;
+use super::segments::{MAX_TRACKED_VALUES, OTHER};
+use super::tally::{Counts, SegmentMap, VariantTally};
+
+/// Warnings keep this many example locations per kind.
+pub const WARNING_EXAMPLES: usize = 5;
+
+/// Warning kinds (valid input the gate treats in a way a recorder may not
+/// expect).
+pub const WARNING_KINDS: [&str; 5] = [
+    "tool_call_without_name",
+    "unknown_intent_label",
+    "empty_sensitive_hit",
+    "duplicate_turn",
+    "critic_not_run",
+];
+
+/// Count and first locations per warning kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Warnings(pub BTreeMap<&'static str, (u64, Vec<(usize, u64)>)>);
+
+impl Warnings {
+    pub fn add(&mut self, kind: &'static str, source: usize, line: u64) {
+        let e = self.0.entry(kind).or_default();
+        e.0 += 1;
+        if e.1.len() < WARNING_EXAMPLES {
+            e.1.push((source, line));
+        }
+    }
+
+    pub fn merge(&mut self, o: &Warnings) {
+        for (k, (n, ex)) in &o.0 {
+            let e = self.0.entry(k).or_default();
+            e.0 += n;
+            for x in ex {
+                if e.1.len() < WARNING_EXAMPLES {
+                    e.1.push(*x);
+                }
+            }
+        }
+    }
+
+    pub fn count(&self, kind: &str) -> u64 {
+        self.0.get(kind).map_or(0, |e| e.0)
+    }
+}
+
+/// Everything a replay tallies (mergeable).
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub turns: u64,
+    pub rejected: u64,
+    pub nonblank_lines: u64,
+    pub bytes: u64,
+    pub unknown_fields: u64,
+    pub variants: Vec<VariantTally>,
+    pub segments: SegmentMap,
+    /// Dimensions that had more than MAX_TRACKED_VALUES distinct values.
+    pub segments_capped: BTreeMap<String, u64>,
+    pub warnings: Warnings,
+    /// Critic models that recorded tokens but have no price.
+    pub unpriced_models: BTreeSet<String>,
+    pub fabrication_kinds: BTreeMap<String, u64>,
+}
+
+impl Totals {
+    pub fn new(n: usize) -> Totals {
+        Totals {
+            variants: vec![VariantTally::default(); n],
+            ..Default::default()
+        }
+    }
+
+    /// Merge `o` (the next block, in input order) into `self`.
+    pub fn merge(&mut self, o: &Totals) {
+        self.turns += o.turns;
+        self.rejected += o.rejected;
+        self.nonblank_lines += o.nonblank_lines;
+        self.bytes += o.bytes;
+        self.unknown_fields += o.unknown_fields;
+        for (a, b) in self.variants.iter_mut().zip(&o.variants) {
+            a.merge(b);
+        }
+        for (dim, values) in &o.segments {
+            let mine = self.segments.entry(dim.clone()).or_default();
+            for (value, counts) in values {
+                let key = if mine.contains_key(value) || mine.len() < MAX_TRACKED_VALUES {
+                    value.clone()
+                } else {
+                    *self.segments_capped.entry(dim.clone()).or_default() += 1;
+                    OTHER.to_string()
+                };
+                let slot = mine
+                    .entry(key)
+                    .or_insert_with(|| vec![Counts::default(); counts.len()]);
+                for (s, c) in slot.iter_mut().zip(counts) {
+                    s.merge(c);
+                }
+            }
+        }
+        for (k, v) in &o.segments_capped {
+            *self.segments_capped.entry(k.clone()).or_default() += v;
+        }
+        self.warnings.merge(&o.warnings);
+        self.unpriced_models
+            .extend(o.unpriced_models.iter().cloned());
+        for (k, v) in &o.fabrication_kinds {
+            *self.fabrication_kinds.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+/// `map[key]`, inserting a default; allocates the key only when it is new.
+pub fn slot<'m, V>(
+    map: &'m mut BTreeMap<String, V>,
+    key: &str,
+    new: impl FnOnce() -> V,
+) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), new());
+    }
+    map.get_mut(key).expect("just inserted")
+}
+
+/// The duplicate check across blocks: one 64-bit hash per numbered turn.
+#[derive(Default)]
+pub struct DuplicateCheck {
+    seen: KeySet,
+}
+
+impl DuplicateCheck {
+    pub fn check(&mut self, keys: &[(u64, usize, u64)], warnings: &mut Warnings) {
+        for &(k, source, line) in keys {
+            if !self.seen.insert(k) {
+                warnings.add("duplicate_turn", source, line);
+            }
+        }
+    }
+}

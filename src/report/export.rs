@@ -1,0 +1,77 @@
+//! What every report file shares: the [`Export`] trait (a file name and a
+//! writer), what a report is built from, and the step from typed columns
+//! to a polars DataFrame to CSV.
+
+use std::io::Write;
+
+use polars::prelude::*;
+
+use super::staging::{write_error, Staging};
+use super::summary::Summary;
+use crate::config::Plan;
+use crate::replay::{Regression, Totals};
+use crate::Error;
+
+/// Everything a report is built from.
+pub struct ReplayReport<'a> {
+    pub plan: &'a Plan,
+    pub totals: &'a Totals,
+    pub summary: &'a Summary,
+    pub regressions: &'a [Regression],
+    pub sources: &'a [String],
+}
+
+/// One report file.
+pub trait Export {
+    fn file_name(&self) -> &'static str;
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String>;
+}
+
+/// A column of a report table.
+pub enum Col {
+    Str(Vec<Option<String>>),
+    U64(Vec<u64>),
+    OptU64(Vec<Option<u64>>),
+    I64(Vec<i64>),
+    F64(Vec<Option<f64>>),
+    Bool(Vec<bool>),
+}
+
+/// Build a DataFrame from named columns.
+pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+    let columns: Vec<Column> = cols
+        .into_iter()
+        .map(|(name, c)| match c {
+            Col::Str(v) => Column::new(name.into(), v),
+            Col::U64(v) => Column::new(name.into(), v),
+            Col::OptU64(v) => Column::new(name.into(), v),
+            Col::I64(v) => Column::new(name.into(), v),
+            Col::F64(v) => Column::new(name.into(), v),
+            Col::Bool(v) => Column::new(name.into(), v),
+        })
+        .collect();
+    DataFrame::new_infer_height(columns).map_err(|e| e.to_string())
+}
+
+/// Write a DataFrame as CSV.
+pub fn write_csv(df: &mut DataFrame, out: &mut dyn Write, header: bool) -> Result<(), String> {
+    CsvWriter::new(out)
+        .include_header(header)
+        .finish(df)
+        .map_err(|e| e.to_string())
+}
+
+/// Write every table report into the staging folder.
+pub fn write_all(
+    r: &ReplayReport,
+    staging: &Staging,
+    exports: &[&dyn Export],
+) -> crate::Result<()> {
+    for e in exports {
+        let (path, mut f) = staging.file(e.file_name())?;
+        e.write(r, &mut f)
+            .map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;
+        f.flush().map_err(write_error(&path))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! The output folder: what `replay --out` may write into, and a staging
+//! folder inside it that is moved into place only when the whole run
+//! succeeded (and removed on failure or a signal), so a failed run never
+//! leaves a half-written or partial report.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::Error;
+
+/// The file that marks a folder as a critic-gate report folder: `replay`
+/// writes into a non-empty folder only when it has one (or with `--force`).
+pub const MARKER: &str = ".critic-gate-report";
+const MARKER_TEXT: &str =
+    "This folder holds a critic-gate report; `critic-gate replay --out` may replace its report files.\n";
+
+/// The prefix of a run's staging folder (followed by its process id).
+const STAGING_PREFIX: &str = ".critic-gate-partial-";
+
+/// What `replay --out DIR` may not do: write over an input, or scatter
+/// report files among files that are not an earlier report.
+pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out {}: not a folder",
+            dir.display()
+        )));
+    }
+    let canon =
+        fs::canonicalize(dir).map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?;
+    for s in sources.iter().filter(|s| *s != "-") {
+        if fs::canonicalize(s).is_ok_and(|p| p.starts_with(&canon)) {
+            return Err(Error::Usage(format!(
+                "--out {} contains the input {s}: the reports could overwrite or remove it; write them into another folder",
+                dir.display()
+            )));
+        }
+    }
+    if force || dir.join(MARKER).is_file() {
+        return Ok(());
+    }
+    let foreign = fs::read_dir(dir)
+        .map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?
+        .filter_map(Result::ok)
+        .find(|e| !e.file_name().to_string_lossy().starts_with(STAGING_PREFIX));
+    match foreign {
+        None => Ok(()),
+        Some(e) => Err(Error::Usage(format!(
+            "--out {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass --force to write the report files among what is there",
+            dir.display(),
+            e.file_name().to_string_lossy()
+        ))),
+    }
+}
+
+/// The staging folder of the run in progress (and the output folder when
+/// the run created it), so a signal handler can remove them; held locked
+/// while the reports are moved into place.
+static IN_PROGRESS: Mutex<Option<(PathBuf, Option<PathBuf>)>> = Mutex::new(None);
+
+/// Remove the staging folder of the run in progress, if any, and exit
+/// with `code` (a signal is ending the process). A commit under way
+/// finishes first; the lock is held until the exit, so none starts after.
+pub fn abandon_in_progress_and_exit(code: i32) -> ! {
+    let mut g = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((tmp, created)) = g.take() {
+        let _ = fs::remove_dir_all(&tmp);
+        if let Some(dir) = created {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+    std::process::exit(code)
+}
+
+/// Whether process `pid` is alive (no procfs: assumed alive, so nothing
+/// of a live run is ever removed).
+fn alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
+}
+
+/// Remove the staging folders that runs killed before they could clean up
+/// (SIGKILL, power loss) left in `dir`.
+fn remove_stale_staging(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|p| p != std::process::id() && !alive(p)) {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// The output folder and its staging area.
+pub struct Staging {
+    pub dir: PathBuf,
+    pub tmp: PathBuf,
+    /// The output folder did not exist before this run.
+    created: bool,
+}
+
+impl Staging {
+    pub fn create(dir: &Path) -> crate::Result<Staging> {
+        let created = !dir.exists();
+        fs::create_dir_all(dir).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create the output folder: {e}",
+                dir.display()
+            ))
+        })?;
+        remove_stale_staging(dir);
+        let tmp = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir(&tmp).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create a staging folder: {e}",
+                tmp.display()
+            ))
+        })?;
+        *IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((tmp.clone(), created.then(|| dir.to_path_buf())));
+        let staging = Staging {
+            dir: dir.to_path_buf(),
+            tmp,
+            created,
+        };
+        let marker = staging.tmp.join(MARKER);
+        fs::write(&marker, MARKER_TEXT)
+            .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))?;
+        Ok(staging)
+    }
+
+    pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
+        let p = self.tmp.join(name);
+        File::create(&p)
+            .map(|f| (p.clone(), BufWriter::with_capacity(1 << 20, f)))
+            .map_err(|e| Error::Write(format!("{}: {e}", p.display())))
+    }
+
+    /// Move every staged file into the output folder, replacing the old
+    /// report; the `known` report files this run did not write are removed.
+    pub fn commit(self, known: impl Iterator<Item = &'static str>) -> crate::Result<()> {
+        // A signal waits for the moves to finish.
+        let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+        let failed = |e: std::io::Error| {
+            Error::Write(format!(
+                "{}: cannot move the reports into place: {e}",
+                self.dir.display()
+            ))
+        };
+        let mut written = Vec::new();
+        for entry in fs::read_dir(&self.tmp).map_err(failed)? {
+            let entry = entry.map_err(failed)?;
+            written.push(entry.file_name());
+            fs::rename(entry.path(), self.dir.join(entry.file_name())).map_err(failed)?;
+        }
+        for name in known {
+            if !written.iter().any(|w| w == name) {
+                let _ = fs::remove_file(self.dir.join(name));
+            }
+        }
+        *in_progress = None;
+        fs::remove_dir_all(&self.tmp).map_err(failed)
+    }
+
+    /// Drop everything staged (the run failed), and the output folder too
+    /// if this run created it (only while empty: nothing else is touched).
+    pub fn abandon(self) {
+        *IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let _ = fs::remove_dir_all(&self.tmp);
+        if self.created {
+            let _ = fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// A write error naming the file (a full disk is exit 2 with the path).
+pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Write(format!("{}: {e}", path.display()))
+}
