@@ -32,6 +32,69 @@ fn confidence_line(e: &Evaluation, t: &Turn) -> String {
     format!("{} ({source})", e.confidence)
 }
 
+/// Why the legacy gate fires or skips.
+fn legacy_trace(e: &Evaluation, turn: &Turn, out: &mut String) {
+    let legacy = if e.legacy_fires() { "fires" } else { "skips" };
+    let cmp = if e.low_confidence { "<" } else { ">=" };
+    out.push_str(&format!(
+        "  legacy {legacy}: confidence {} {cmp} threshold {}",
+        confidence_line(e, turn),
+        e.threshold
+    ));
+    match (e.sensitive_hit, e.sensitive_source) {
+        (Some(tag), src) => out.push_str(&format!(
+            "; sensitive hit {} ({})\n",
+            quote(tag, 40),
+            if src == SensitiveSource::Recorded {
+                "recorded"
+            } else {
+                "from the activation log"
+            }
+        )),
+        (None, _) => out.push_str("; no sensitive hit\n"),
+    }
+}
+
+/// Why the smart gate fires or skips: its floors, then the ack check.
+fn smart_trace(e: &Evaluation, out: &mut String) {
+    let smart = if e.smart_fires() { "fires" } else { "skips" };
+    out.push_str(&format!("  smart {smart}: {}\n", e.smart_reasons()));
+    let floors: Vec<&str> = e.floors.iter().map(Reason::name).collect();
+    out.push_str(&format!(
+        "    floors: {}\n",
+        if floors.is_empty() {
+            "none".to_string()
+        } else {
+            floors.join(", ")
+        }
+    ));
+    for r in e.floors.iter() {
+        out.push_str(&format!("      {}: {}\n", r.name(), r.describe()));
+    }
+    let a = &e.ack;
+    let pattern = match a.pattern {
+        PatternCheck::Matched => "an ack pattern matches",
+        PatternCheck::NoMatch => "no ack pattern matches",
+        PatternCheck::NotChecked => "patterns not run (they cannot change the decision)",
+        PatternCheck::Aborted => "a pattern hit the backtracking limit",
+    };
+    out.push_str(&format!(
+        "    ack check: {}; {}; {}; {pattern} => {}\n",
+        if a.empty { "empty draft" } else { "not empty" },
+        if a.too_long {
+            "longer than 160 code points"
+        } else {
+            "at most 160 code points"
+        },
+        if a.claims { "has claims" } else { "no claims" },
+        if a.is_trivial() {
+            "trivial ack"
+        } else {
+            "not a trivial ack"
+        },
+    ));
+}
+
 /// The human-readable explanation.
 pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
     let mut out = String::new();
@@ -54,65 +117,10 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
             v.name,
             decision_word(e.fires())
         ));
-        if !e.selective {
-            // Legacy trace.
-            let legacy = if e.legacy_fires() { "fires" } else { "skips" };
-            let cmp = if e.low_confidence { "<" } else { ">=" };
-            out.push_str(&format!(
-                "  legacy {legacy}: confidence {} {cmp} threshold {}",
-                confidence_line(&e, turn),
-                e.threshold
-            ));
-            match (e.sensitive_hit, e.sensitive_source) {
-                (Some(tag), src) => out.push_str(&format!(
-                    "; sensitive hit {} ({})\n",
-                    quote(tag, 40),
-                    if src == SensitiveSource::Recorded {
-                        "recorded"
-                    } else {
-                        "from the activation log"
-                    }
-                )),
-                (None, _) => out.push_str("; no sensitive hit\n"),
-            }
+        if e.selective {
+            smart_trace(&e, &mut out);
         } else {
-            // Smart trace.
-            let smart = if e.smart_fires() { "fires" } else { "skips" };
-            out.push_str(&format!("  smart {smart}: {}\n", e.smart_reasons()));
-            let floors: Vec<&str> = e.floors.iter().map(Reason::name).collect();
-            out.push_str(&format!(
-                "    floors: {}\n",
-                if floors.is_empty() {
-                    "none".to_string()
-                } else {
-                    floors.join(", ")
-                }
-            ));
-            for r in e.floors.iter() {
-                out.push_str(&format!("      {}: {}\n", r.name(), r.describe()));
-            }
-            let a = &e.ack;
-            let pattern = match a.pattern {
-                PatternCheck::Matched => "an ack pattern matches",
-                PatternCheck::NoMatch => "no ack pattern matches",
-                PatternCheck::NotChecked => "patterns not run (they cannot change the decision)",
-                PatternCheck::Aborted => "a pattern hit the backtracking limit",
-            };
-            out.push_str(&format!(
-                "    ack check: {}; {}; {}; {pattern} => {}\n",
-                if a.empty { "empty draft" } else { "not empty" },
-                if a.too_long {
-                    "longer than 160 code points"
-                } else {
-                    "at most 160 code points"
-                },
-                if a.claims { "has claims" } else { "no claims" },
-                if a.is_trivial() {
-                    "trivial ack"
-                } else {
-                    "not a trivial ack"
-                },
-            ));
+            legacy_trace(&e, turn, &mut out);
         }
         out.push_str(&format!(
             "  decision: {} because {}\n",

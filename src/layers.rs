@@ -1,6 +1,6 @@
-//! The module graph runs one way (see the drawing in `lib.rs`): a test
-//! reads every `crate::` and `super::` path in `src/` and fails on an edge
-//! that runs back up.
+//! The shape of the code, checked: the module graph runs one way (see the
+//! drawing in `lib.rs`), read from every `crate::` and `super::` path in
+//! `src/`; and functions stay short steps.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -216,5 +216,64 @@ fn the_check_sees_an_edge_back_up() {
             ("gate".to_string(), None),
             ("replay".to_string(), Some("NONE".to_string())),
         ]
+    );
+}
+
+/// Longest a function may be, in lines from `fn` to its closing brace.
+const MAX_FN_LINES: usize = 80;
+
+/// Every function longer than [`MAX_FN_LINES`], as `file:line name (n
+/// lines)`. A function ends at the first line that closes at its own
+/// indentation (rustfmt's layout).
+fn long_functions(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rs_files(src, &mut files);
+    files.sort();
+    let mut long = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let code = l.trim_start();
+            let indent = l.len() - code.len();
+            let Some(name) = fn_name(code) else { continue };
+            let close = format!("{}}}", " ".repeat(indent));
+            let end = lines[i..]
+                .iter()
+                .position(|x| x.starts_with(&close) && x[indent..].starts_with('}'))
+                .map_or(0, |e| e + 1);
+            if end > MAX_FN_LINES {
+                let rel = f.strip_prefix(src).unwrap().display();
+                long.push(format!("src/{rel}:{} {name} ({end} lines)", i + 1));
+            }
+        }
+    }
+    long
+}
+
+/// The name of the function a line declares, if it does (a body follows).
+fn fn_name(code: &str) -> Option<&str> {
+    let rest = [
+        "pub fn ",
+        "pub(crate) fn ",
+        "pub(super) fn ",
+        "fn ",
+        "const fn ",
+        "pub const fn ",
+    ]
+    .iter()
+    .find_map(|p| code.strip_prefix(p))?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&rest[..end])
+}
+
+#[test]
+fn functions_are_short_steps() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long = long_functions(&src);
+    assert!(
+        long.is_empty(),
+        "functions longer than {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
     );
 }

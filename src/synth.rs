@@ -203,15 +203,8 @@ impl Synth {
     }
 
     pub fn next_turn(&mut self) -> Value {
+        self.start_run_when_done();
         let r = &mut self.rng;
-        if self.turn_in_run >= self.run_len {
-            self.run += 1;
-            self.turn_in_run = 0;
-            self.run_len = 1 + r.below(12) as u64;
-            self.tenant = r.below(8);
-            self.channel = *r.pick(&["web", "slack", "email"]);
-            self.lang = pick_weighted(r, &LANGS);
-        }
         let is_ack = r.chance(0.35);
         let draft = if is_ack {
             r.pick(acks(self.lang)).to_string()
@@ -227,55 +220,9 @@ impl Synth {
             "draft": draft,
         });
         self.turn_in_run += 1;
-        if r.chance(0.25) {
-            let name = pick_weighted(
-                r,
-                &[
-                    ("search_docs", 0.6),
-                    ("get_order", 0.15),
-                    ("update_order", 0.15),
-                    ("send_email", 0.1),
-                ],
-            );
-            t["tool_calls_this_turn"] = json!([{"name": name, "args": {"q": "status"}}]);
-        } else {
-            t["tool_calls_this_turn"] = json!([]);
-        }
-        if r.chance(0.7) {
-            let label = pick_weighted(
-                r,
-                &[("knowledge", 0.55), ("action", 0.30), ("ambiguous", 0.15)],
-            );
-            t["intent_verdict"] =
-                json!({"label": label, "confidence": (r.range(0.5, 0.99) * 100.0).round() / 100.0});
-        }
-        let mode = r.f();
-        let confidence = if mode < 0.6 {
-            let c = if r.chance(0.4) {
-                0.5
-            } else {
-                (r.range(0.3, 0.97) * 1000.0).round() / 1000.0
-            };
-            t["confidence"] = json!(c);
-            c
-        } else if mode < 0.8 {
-            let n = 1 + r.below(3);
-            let nodes: Vec<Value> =
-                (0..n).map(|k| json!({"name": format!("n{k}"), "score": (r.range(0.2, 1.0) * 100.0).round() / 100.0, "tags": []})).collect();
-            let paths: Vec<Value> = (0..r.below(4)).map(|_| json!(["n0", "n1"])).collect();
-            let edges: Vec<Value> = (0..r.below(3))
-                .map(|_| json!({"weight": (r.range(0.5, 6.0) * 10.0).round() / 10.0}))
-                .collect();
-            let log = json!({"activated_nodes": nodes, "inference_paths": paths, "traversed_edges": edges});
-            let c = crate::read::activation::ActivationLog::from_value(&log)
-                .unwrap()
-                .unwrap()
-                .confidence;
-            t["activation_log"] = log;
-            c
-        } else {
-            0.5
-        };
+        add_tool_calls(r, &mut t);
+        add_intent(r, &mut t);
+        let confidence = add_confidence(r, &mut t);
         let sensitive = r.chance(0.03);
         t["sensitive_hit"] = if sensitive { json!("pii") } else { Value::Null };
         if r.chance(0.02) {
@@ -283,33 +230,113 @@ impl Synth {
         }
         // Production ran the legacy gate: the critic ran where it fired.
         if confidence < 0.6 || sensitive {
-            let x = r.f();
-            let (revise, refuse) = if is_ack { (0.01, 0.0) } else { (0.05, 0.02) };
-            let verdict = if x < refuse {
-                "refuse"
-            } else if x < refuse + revise {
-                "revise"
-            } else {
-                "approve"
-            };
-            let mut c = json!({
-                "verdict": verdict,
-                "reflection_latency_ms": (r.range(1200.0, 4500.0) * 10.0).round() / 10.0,
-                "reflection_tokens_in": 2500 + r.below(2500),
-                "reflection_tokens_out": 20 + r.below(380),
-                "model": "claude-opus",
-            });
-            if verdict == "revise" {
-                c["revised_draft"] =
-                    json!("I need to correct that: the figures above are not confirmed yet.");
-            } else if verdict == "refuse" {
-                c["refusal_message"] =
-                    json!("This reply shares details the user is not allowed to see.");
-            }
-            t["critic"] = c;
+            t["critic"] = critic(r, is_ack);
         }
         t
     }
+
+    /// A new run (tenant, channel, language, length) once the last ends.
+    fn start_run_when_done(&mut self) {
+        if self.turn_in_run < self.run_len {
+            return;
+        }
+        let r = &mut self.rng;
+        self.run += 1;
+        self.turn_in_run = 0;
+        self.run_len = 1 + r.below(12) as u64;
+        self.tenant = r.below(8);
+        self.channel = *r.pick(&["web", "slack", "email"]);
+        self.lang = pick_weighted(r, &LANGS);
+    }
+}
+
+fn add_tool_calls(r: &mut Rng, t: &mut Value) {
+    if r.chance(0.25) {
+        let name = pick_weighted(
+            r,
+            &[
+                ("search_docs", 0.6),
+                ("get_order", 0.15),
+                ("update_order", 0.15),
+                ("send_email", 0.1),
+            ],
+        );
+        t["tool_calls_this_turn"] = json!([{"name": name, "args": {"q": "status"}}]);
+    } else {
+        t["tool_calls_this_turn"] = json!([]);
+    }
+}
+
+fn add_intent(r: &mut Rng, t: &mut Value) {
+    if r.chance(0.7) {
+        let label = pick_weighted(
+            r,
+            &[("knowledge", 0.55), ("action", 0.30), ("ambiguous", 0.15)],
+        );
+        t["intent_verdict"] =
+            json!({"label": label, "confidence": (r.range(0.5, 0.99) * 100.0).round() / 100.0});
+    }
+}
+
+/// A recorded confidence (60%), an activation log (20%) or neither (cold
+/// start); returns the confidence the gate will see.
+fn add_confidence(r: &mut Rng, t: &mut Value) -> f64 {
+    let mode = r.f();
+    if mode < 0.6 {
+        let c = if r.chance(0.4) {
+            0.5
+        } else {
+            (r.range(0.3, 0.97) * 1000.0).round() / 1000.0
+        };
+        t["confidence"] = json!(c);
+        c
+    } else if mode < 0.8 {
+        let n = 1 + r.below(3);
+        let nodes: Vec<Value> =
+            (0..n).map(|k| json!({"name": format!("n{k}"), "score": (r.range(0.2, 1.0) * 100.0).round() / 100.0, "tags": []})).collect();
+        let paths: Vec<Value> = (0..r.below(4)).map(|_| json!(["n0", "n1"])).collect();
+        let edges: Vec<Value> = (0..r.below(3))
+            .map(|_| json!({"weight": (r.range(0.5, 6.0) * 10.0).round() / 10.0}))
+            .collect();
+        let log =
+            json!({"activated_nodes": nodes, "inference_paths": paths, "traversed_edges": edges});
+        let c = crate::read::activation::ActivationLog::from_value(&log)
+            .unwrap()
+            .unwrap()
+            .confidence;
+        t["activation_log"] = log;
+        c
+    } else {
+        0.5
+    }
+}
+
+/// The event of a critic that ran: a verdict (acks are rarely revised),
+/// latency, tokens and model.
+fn critic(r: &mut Rng, is_ack: bool) -> Value {
+    let x = r.f();
+    let (revise, refuse) = if is_ack { (0.01, 0.0) } else { (0.05, 0.02) };
+    let verdict = if x < refuse {
+        "refuse"
+    } else if x < refuse + revise {
+        "revise"
+    } else {
+        "approve"
+    };
+    let mut c = json!({
+        "verdict": verdict,
+        "reflection_latency_ms": (r.range(1200.0, 4500.0) * 10.0).round() / 10.0,
+        "reflection_tokens_in": 2500 + r.below(2500),
+        "reflection_tokens_out": 20 + r.below(380),
+        "model": "claude-opus",
+    });
+    if verdict == "revise" {
+        c["revised_draft"] =
+            json!("I need to correct that: the figures above are not confirmed yet.");
+    } else if verdict == "refuse" {
+        c["refusal_message"] = json!("This reply shares details the user is not allowed to see.");
+    }
+    c
 }
 
 /// Write `turns` lines to `out`.

@@ -63,7 +63,9 @@ fn rate(name: &str, r: Option<f64>) -> Result<(), String> {
     }
 }
 
-pub fn run(a: Args) -> CliResult {
+/// The budgets: each flag over the config's `[check]` value, every rate
+/// checked and named where it came from.
+fn budgets(a: &Args) -> Result<CheckConfig, String> {
     let mut budgets = match &a.config {
         Some(p) => ConfigFile::load(p)
             .map_err(|e| e.to_string())?
@@ -120,6 +122,11 @@ pub fn run(a: Args) -> CliResult {
     ] {
         rate(&origin(flag, name), value)?;
     }
+    Ok(over)
+}
+
+pub fn run(a: Args) -> CliResult {
+    let over = budgets(&a)?;
     let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
     let results = judge(&dir, &over).map_err(|e| e.0)?;
     let ok = passed(&results);

@@ -71,6 +71,49 @@ fn string_tags(
     }
 }
 
+/// Activated node `i`: its score, and its string tags appended to `tags`
+/// (its own `tags`, or `properties.tags` when those are missing or empty).
+fn read_node(i: usize, node: &Node, tags: &mut Vec<String>) -> Result<f64, String> {
+    if !matches!(node, Node::Map(_)) {
+        return Err(format!(
+            "activation_log.activated_nodes[{i}] must be an object, got {}",
+            node.describe()
+        ));
+    }
+    let score = number(node.get("score"), || {
+        format!("activation_log.activated_nodes[{i}].score")
+    })?;
+    let props = match node.get("properties") {
+        None | Some(Node::Null) => None,
+        Some(p @ Node::Map(_)) => Some(p),
+        Some(other) => {
+            return Err(format!(
+                "activation_log.activated_nodes[{i}].properties must be an object, got {}",
+                other.describe()
+            ))
+        }
+    };
+    let before = tags.len();
+    string_tags(
+        node.get("tags"),
+        || format!("activation_log.activated_nodes[{i}].tags"),
+        tags,
+    )?;
+    let own_empty = match node.get("tags") {
+        Some(Node::Seq(a)) => a.is_empty(),
+        _ => true,
+    };
+    if own_empty {
+        tags.truncate(before);
+        string_tags(
+            props.and_then(|p| p.get("tags")),
+            || format!("activation_log.activated_nodes[{i}].properties.tags"),
+            tags,
+        )?;
+    }
+    Ok(score)
+}
+
 impl ActivationLog {
     /// Validate and reduce a recorded log; `null` is no log.
     pub fn from_value(v: &Value) -> Result<Option<ActivationLog>, String> {
@@ -94,43 +137,7 @@ impl ActivationLog {
         let mut score_sum = 0.0;
         let mut tags = Vec::new();
         for (i, node) in nodes.iter().enumerate() {
-            if !matches!(node, Node::Map(_)) {
-                return Err(format!(
-                    "activation_log.activated_nodes[{i}] must be an object, got {}",
-                    node.describe()
-                ));
-            }
-            score_sum += number(node.get("score"), || {
-                format!("activation_log.activated_nodes[{i}].score")
-            })?;
-            let props = match node.get("properties") {
-                None | Some(Node::Null) => None,
-                Some(p @ Node::Map(_)) => Some(p),
-                Some(other) => {
-                    return Err(format!(
-                        "activation_log.activated_nodes[{i}].properties must be an object, got {}",
-                        other.describe()
-                    ))
-                }
-            };
-            let before = tags.len();
-            string_tags(
-                node.get("tags"),
-                || format!("activation_log.activated_nodes[{i}].tags"),
-                &mut tags,
-            )?;
-            let own_empty = match node.get("tags") {
-                Some(Node::Seq(a)) => a.is_empty(),
-                _ => true,
-            };
-            if own_empty {
-                tags.truncate(before);
-                string_tags(
-                    props.and_then(|p| p.get("tags")),
-                    || format!("activation_log.activated_nodes[{i}].properties.tags"),
-                    &mut tags,
-                )?;
-            }
+            score_sum += read_node(i, node, &mut tags)?;
         }
         let paths = array(log, "inference_paths")?.len();
         let edges = array(log, "traversed_edges")?;

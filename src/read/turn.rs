@@ -363,53 +363,136 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
             )),
         }
     };
-    c.verdict = match v.get("verdict") {
-        None | Some(Node::Null) => None,
-        Some(Node::Str(s)) if s == "approve" => Some(Verdict::Approve),
-        Some(Node::Str(s)) if s == "revise" => Some(Verdict::Revise),
-        Some(Node::Str(s)) if s == "refuse" => Some(Verdict::Refuse),
-        Some(other) => {
-            return Err(format!(
-                "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
-                other.describe()
-            ))
-        }
-    };
+    c.verdict = critic_verdict(v.get("verdict"))?;
     if let Some(x) = v.get("reflection_latency_ms") {
-        c.latency_ms = match x {
-            Node::Null => None,
-            Node::Num(n, _) if (0.0..=MAX_LATENCY_MS).contains(n) => Some(*n),
-            other => {
-                return Err(format!(
-                    "critic.reflection_latency_ms must be a number of ms from 0 to {MAX_LATENCY_MS} (one day), got {}",
-                    other.describe()
-                ))
-            }
-        };
+        c.latency_ms = critic_latency(x)?;
     }
-    for (k, slot) in [
-        ("reflection_tokens_in", &mut c.tokens_in),
-        ("reflection_tokens_out", &mut c.tokens_out),
-    ] {
-        if let Some(x) = v.get(k) {
-            *slot = match x {
-                Node::Null => None,
-                Node::Num(n, _) if (0.0..=MAX_TOKENS as f64).contains(n) && n.fract() == 0.0 => {
-                    Some(*n as u64)
-                }
-                other => {
-                    return Err(format!(
-                        "critic.{k} must be a whole number from 0 to {MAX_TOKENS}, got {}",
-                        other.describe()
-                    ))
-                }
-            };
-        }
+    if let Some(x) = v.get("reflection_tokens_in") {
+        c.tokens_in = critic_tokens("reflection_tokens_in", x)?;
+    }
+    if let Some(x) = v.get("reflection_tokens_out") {
+        c.tokens_out = critic_tokens("reflection_tokens_out", x)?;
     }
     c.revised_draft = opt_string("revised_draft")?;
     c.refusal_message = opt_string("refusal_message")?;
     c.model = opt_string("model")?;
     Ok(Some(c))
+}
+
+fn parse_turn_number(v: Node) -> Result<Option<u64>, String> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(n)),
+        other => Err(format!(
+            "turn must be an integer >= 0, got {}",
+            other.describe()
+        )),
+    }
+}
+
+fn optional_string<'de>(key: &str, v: Node<'de>) -> Result<Option<Cow<'de, str>>, String> {
+    match v {
+        Node::Null => Ok(None),
+        v => Ok(Some(string_field(key, v)?)),
+    }
+}
+
+fn parse_confidence(v: Node) -> Result<Option<f64>, String> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Num(x, _) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
+        _ => Err(format!(
+            "confidence must be a number in [0, 1], got {}",
+            v.describe()
+        )),
+    }
+}
+
+fn parse_sensitive_hit(v: Node<'_>) -> Result<SensitiveField<'_>, String> {
+    match v {
+        Node::Null => Ok(SensitiveField::None),
+        Node::Str(s) => Ok(SensitiveField::Hit(s)),
+        other => Err(format!(
+            "sensitive_hit must be a string or null, got {}",
+            other.describe()
+        )),
+    }
+}
+
+/// How many findings, and the `kind` of each that has one.
+fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, String> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Seq(a) => {
+            let kinds = a
+                .iter()
+                .filter_map(|f| match f.get("kind") {
+                    Some(Node::Str(k)) => Some(k.to_string()),
+                    _ => None,
+                })
+                .collect();
+            Ok(Some((a.len(), kinds)))
+        }
+        other => Err(format!(
+            "fabrication_findings must be an array or null, got {}",
+            other.describe()
+        )),
+    }
+}
+
+fn parse_intent(v: Node<'_>) -> Result<Intent<'_>, String> {
+    match &v {
+        Node::Null => Ok(Intent::None),
+        Node::Map(_) => match v.get("label") {
+            None | Some(Node::Null) => Ok(Intent::None),
+            Some(Node::Str(s)) => Ok(Intent::Label(s.clone())),
+            Some(other) => Err(format!(
+                "intent_verdict.label must be a string or null, got {}",
+                other.describe()
+            )),
+        },
+        other => Err(format!(
+            "intent_verdict must be an object or null, got {}",
+            other.describe()
+        )),
+    }
+}
+
+fn critic_verdict(v: Option<&Node>) -> Result<Option<Verdict>, String> {
+    match v {
+        None | Some(Node::Null) => Ok(None),
+        Some(Node::Str(s)) if s == "approve" => Ok(Some(Verdict::Approve)),
+        Some(Node::Str(s)) if s == "revise" => Ok(Some(Verdict::Revise)),
+        Some(Node::Str(s)) if s == "refuse" => Ok(Some(Verdict::Refuse)),
+        Some(other) => Err(format!(
+            "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
+            other.describe()
+        )),
+    }
+}
+
+fn critic_latency(x: &Node) -> Result<Option<f64>, String> {
+    match x {
+        Node::Null => Ok(None),
+        Node::Num(n, _) if (0.0..=MAX_LATENCY_MS).contains(n) => Ok(Some(*n)),
+        other => Err(format!(
+            "critic.reflection_latency_ms must be a number of ms from 0 to {MAX_LATENCY_MS} (one day), got {}",
+            other.describe()
+        )),
+    }
+}
+
+fn critic_tokens(k: &str, x: &Node) -> Result<Option<u64>, String> {
+    match x {
+        Node::Null => Ok(None),
+        Node::Num(n, _) if (0.0..=MAX_TOKENS as f64).contains(n) && n.fract() == 0.0 => {
+            Ok(Some(*n as u64))
+        }
+        other => Err(format!(
+            "critic.{k} must be a whole number from 0 to {MAX_TOKENS}, got {}",
+            other.describe()
+        )),
+    }
 }
 
 fn parse_call_site(v: Node) -> Result<Option<CallSite>, String> {
@@ -487,95 +570,19 @@ impl<'de> Builder<'de> {
         match key {
             "run_id" => self.run_id = Some(string_field("run_id", v)?),
             "draft" => self.draft = Some(string_field("draft", v)?),
-            "turn" => {
-                t.turn = match v {
-                    Node::Null => None,
-                    Node::Num(_, Unexpected::Unsigned(n)) => Some(n),
-                    other => {
-                        return Err(format!(
-                            "turn must be an integer >= 0, got {}",
-                            other.describe()
-                        ))
-                    }
-                }
-            }
-            "ts" => {
-                t.ts = match v {
-                    Node::Null => None,
-                    v => Some(string_field("ts", v)?),
-                }
-            }
-            "language" => {
-                t.language = match v {
-                    Node::Null => None,
-                    v => Some(string_field("language", v)?),
-                }
-            }
-            "confidence" => {
-                t.confidence = match v {
-                    Node::Null => None,
-                    Node::Num(x, _) if (0.0..=1.0).contains(&x) => Some(x),
-                    _ => {
-                        return Err(format!(
-                            "confidence must be a number in [0, 1], got {}",
-                            v.describe()
-                        ))
-                    }
-                }
-            }
-            "sensitive_hit" => {
-                t.sensitive_hit = match v {
-                    Node::Null => SensitiveField::None,
-                    Node::Str(s) => SensitiveField::Hit(s),
-                    other => {
-                        return Err(format!(
-                            "sensitive_hit must be a string or null, got {}",
-                            other.describe()
-                        ))
-                    }
-                }
-            }
+            "turn" => t.turn = parse_turn_number(v)?,
+            "ts" => t.ts = optional_string("ts", v)?,
+            "language" => t.language = optional_string("language", v)?,
+            "confidence" => t.confidence = parse_confidence(v)?,
+            "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
             "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(v)?,
-            "fabrication_findings" => match v {
-                Node::Null => {}
-                Node::Seq(a) => {
-                    t.fabrication_findings = a.len();
-                    t.fabrication_kinds = a
-                        .iter()
-                        .filter_map(|f| match f.get("kind") {
-                            Some(Node::Str(k)) => Some(k.to_string()),
-                            _ => None,
-                        })
-                        .collect();
-                }
-                other => {
-                    return Err(format!(
-                        "fabrication_findings must be an array or null, got {}",
-                        other.describe()
-                    ))
-                }
-            },
-            "intent_verdict" => {
-                t.intent = match &v {
-                    Node::Null => Intent::None,
-                    Node::Map(_) => match v.get("label") {
-                        None | Some(Node::Null) => Intent::None,
-                        Some(Node::Str(s)) => Intent::Label(s.clone()),
-                        Some(other) => {
-                            return Err(format!(
-                                "intent_verdict.label must be a string or null, got {}",
-                                other.describe()
-                            ))
-                        }
-                    },
-                    other => {
-                        return Err(format!(
-                            "intent_verdict must be an object or null, got {}",
-                            other.describe()
-                        ))
-                    }
+            "fabrication_findings" => {
+                if let Some((n, kinds)) = parse_fabrication(v)? {
+                    t.fabrication_findings = n;
+                    t.fabrication_kinds = kinds;
                 }
             }
+            "intent_verdict" => t.intent = parse_intent(v)?,
             "activation_log" => t.activation_log = ActivationLog::from_node(&v)?,
             "critic" => t.critic = parse_critic(v)?,
             "call_site" => t.call_site_recorded = parse_call_site(v)?,

@@ -15,7 +15,7 @@ pub mod tally;
 mod totals;
 
 pub use options::{DecisionsMode, ReplayOptions};
-pub use segments::{cap_segments, validate_group_by};
+pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
 pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};

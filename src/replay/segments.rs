@@ -236,7 +236,10 @@ pub const DIM_CALL_SITE: u32 = 3;
 
 /// The dimensions every replay segments by (`DIM_*` in this order), beside
 /// `scope` / `scope.KEY`.
-pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", "draft_length", "call_site"];
+pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", DRAFT_LENGTH, "call_site"];
+
+/// The dimension of draft lengths in code points ([`length_bucket`]).
+pub const DRAFT_LENGTH: &str = "draft_length";
 
 /// Check `--group-by` paths: dotted, and not a dimension segments.csv
 /// already has (it would count every turn again), nor given twice.

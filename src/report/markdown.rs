@@ -92,102 +92,118 @@ impl Export for ReportMd {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
-        let j = &r.summary.json;
         let mut s = String::new();
-        let base = &r.plan.variants[r.plan.baseline].name;
-        let _ = writeln!(s, "# critic-gate replay\n");
-        let _ = writeln!(
-            s,
-            "{} turns from {}; {} rejected; baseline `{base}`.\n",
-            j["turns"],
-            r.sources.join(", "),
-            j["rejected"]
-        );
-        let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency |");
-        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for v in &r.plan.variants {
-            let m = &j["variants"][&v.name];
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} | {} | {} | {} | {} ({}) | {} | {} |",
-                v.name,
-                pct(num(m, "skip_rate")),
-                m["saved_calls"],
-                m["added_calls"],
-                usd(num(m, "saved_usd")),
-                usd(num(m, "net_usd")),
-                m["safety_regressions"],
-                pct(num(m, "safety_regression_rate_upper95")),
-                pct(num(m, "label_coverage")),
-                num(m, "critic_latency_p95_ms").map_or("n/a".into(), |x| format!("{x:.0} ms")),
-            );
-        }
+        headline_table(&mut s, r);
         production_section(&mut s, r);
-        let _ = writeln!(s, "\n## Why the gates fire\n");
+        reasons_section(&mut s, r);
+        regressions_section(&mut s, r);
+        notes_section(&mut s, r);
+        out.write_all(s.as_bytes()).map_err(|e| e.to_string())
+    }
+}
+
+/// What was read, and one row of headline figures per variant.
+fn headline_table(s: &mut String, r: &ReplayReport) {
+    let j = &r.summary.json;
+    let base = &r.plan.variants[r.plan.baseline].name;
+    let _ = writeln!(s, "# critic-gate replay\n");
+    let _ = writeln!(
+        s,
+        "{} turns from {}; {} rejected; baseline `{base}`.\n",
+        j["turns"],
+        r.sources.join(", "),
+        j["rejected"]
+    );
+    let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for v in &r.plan.variants {
+        let m = &j["variants"][&v.name];
         let _ = writeln!(
             s,
-            "`sole blocker`: turns that would have been skipped had this reason alone not held.\n"
+            "| `{}` | {} | {} | {} | {} | {} | {} ({}) | {} | {} |",
+            v.name,
+            pct(num(m, "skip_rate")),
+            m["saved_calls"],
+            m["added_calls"],
+            usd(num(m, "saved_usd")),
+            usd(num(m, "net_usd")),
+            m["safety_regressions"],
+            pct(num(m, "safety_regression_rate_upper95")),
+            pct(num(m, "label_coverage")),
+            num(m, "critic_latency_p95_ms").map_or("n/a".into(), |x| format!("{x:.0} ms")),
         );
-        let _ = writeln!(s, "| variant | reason | hits | share | sole blocker |");
-        let _ = writeln!(s, "|---|---|---:|---:|---:|");
-        for (i, v) in r.plan.variants.iter().enumerate() {
-            let t = &r.totals.variants[i];
-            let reasons: &[Reason] = if v.config.metacognition_selective_gate {
-                &Reason::SMART_BLOCKERS
-            } else {
-                &Reason::LEGACY_BLOCKERS
-            };
-            for &re in reasons {
-                if t.hits(re) == 0 {
-                    continue;
-                }
-                let share = (t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64);
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} | {} | {} |",
-                    v.name,
-                    re.name(),
-                    t.hits(re),
-                    pct(share),
-                    t.sole(re)
-                );
-            }
-        }
-        let _ = writeln!(s, "\n## Safety regressions\n");
-        if r.regressions.is_empty() {
+    }
+}
+
+/// Per variant, how often each reason holds and how often it alone fires.
+fn reasons_section(s: &mut String, r: &ReplayReport) {
+    let _ = writeln!(s, "\n## Why the gates fire\n");
+    let _ = writeln!(
+        s,
+        "`sole blocker`: turns that would have been skipped had this reason alone not held.\n"
+    );
+    let _ = writeln!(s, "| variant | reason | hits | share | sole blocker |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|");
+    for (i, v) in r.plan.variants.iter().enumerate() {
+        let t = &r.totals.variants[i];
+        let reasons: &[Reason] = if v.config.metacognition_selective_gate {
+            &Reason::SMART_BLOCKERS
+        } else {
+            &Reason::LEGACY_BLOCKERS
+        };
+        for &re in reasons.iter().filter(|&&re| t.hits(re) > 0) {
+            let share = (t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64);
             let _ = writeln!(
                 s,
-                "None: no skipped turn had a recorded `revise` or `refuse` verdict."
+                "| `{}` | {} | {} | {} | {} |",
+                v.name,
+                re.name(),
+                t.hits(re),
+                pct(share),
+                t.sole(re)
             );
-        } else {
-            let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", r.regressions.len(), TOP_REGRESSIONS.min(r.regressions.len()));
-            let _ = writeln!(s, "| variant | where | verdict | draft |");
-            let _ = writeln!(s, "|---|---|---|---|");
-            for g in r.regressions.iter().take(TOP_REGRESSIONS) {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {}:{} | {} | {} |",
-                    r.plan.variants[g.variant].name,
-                    r.sources[g.source],
-                    g.line,
-                    g.verdict.as_str(),
-                    excerpt(&g.draft, 80)
-                );
-            }
         }
-        // The production finding has its own section above.
-        let notes: Vec<&String> = r
-            .summary
-            .notes
-            .iter()
-            .filter(|n| Some(*n) != r.summary.production.note.as_ref())
-            .collect();
-        if !notes.is_empty() {
-            let _ = writeln!(s, "\n## Notes\n");
-            for n in notes {
-                let _ = writeln!(s, "- {n}");
-            }
+    }
+}
+
+/// The first safety regressions, or that there are none.
+fn regressions_section(s: &mut String, r: &ReplayReport) {
+    let _ = writeln!(s, "\n## Safety regressions\n");
+    if r.regressions.is_empty() {
+        let _ = writeln!(
+            s,
+            "None: no skipped turn had a recorded `revise` or `refuse` verdict."
+        );
+        return;
+    }
+    let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", r.regressions.len(), TOP_REGRESSIONS.min(r.regressions.len()));
+    let _ = writeln!(s, "| variant | where | verdict | draft |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    for g in r.regressions.iter().take(TOP_REGRESSIONS) {
+        let _ = writeln!(
+            s,
+            "| `{}` | {}:{} | {} | {} |",
+            r.plan.variants[g.variant].name,
+            r.sources[g.source],
+            g.line,
+            g.verdict.as_str(),
+            excerpt(&g.draft, 80)
+        );
+    }
+}
+
+/// The summary's notes, less the production finding (its own section).
+fn notes_section(s: &mut String, r: &ReplayReport) {
+    let notes: Vec<&String> = r
+        .summary
+        .notes
+        .iter()
+        .filter(|n| Some(*n) != r.summary.production.note.as_ref())
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\n## Notes\n");
+        for n in notes {
+            let _ = writeln!(s, "- {n}");
         }
-        out.write_all(s.as_bytes()).map_err(|e| e.to_string())
     }
 }

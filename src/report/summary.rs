@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
-use crate::replay::tally::{reportable, Estimate, Lite, Mismatch, VariantTally};
-use crate::replay::Totals;
+use crate::replay::tally::{reportable, Estimate, Mismatch, VariantTally};
+use crate::replay::{Totals, DRAFT_LENGTH};
 use crate::stats::clopper_pearson_upper;
 
 /// One value of a report cell.
@@ -60,18 +60,15 @@ fn per_1k(x: f64, turns: u64) -> Option<f64> {
 /// Added calls: no critic ran, so each is estimated from the mean recorded
 /// event of its draft-length segment, else of all turns.
 fn estimate_added(index: usize, totals: &Totals, notes: &mut Vec<String>) -> Estimate {
-    let Some(buckets) = totals.segments.get("draft_length") else {
+    let Some(buckets) = totals.segments.get(DRAFT_LENGTH) else {
         return Estimate::zero();
     };
-    let mut overall = Lite::default();
-    for counts in buckets.values() {
-        overall.merge(&counts[index].events);
-    }
+    let overall = &totals.variants[index].counts.events;
     let mut est = Estimate::zero();
     for counts in buckets.values() {
         let c = &counts[index];
         if c.added_calls > 0 {
-            est = est.plus(&Estimate::of(c.added_calls, &c.events, &overall));
+            est = est.plus(&Estimate::of(c.added_calls, &c.events, overall));
         }
     }
     if totals.variants[index].counts.added_calls > 0 && overall.with_tokens == 0 {
@@ -117,29 +114,37 @@ fn note_unmeasured(name: &str, v: &VariantTally, notes: &mut Vec<String>) {
     }
 }
 
-/// The named metrics of one variant, in report order.
-pub fn variant_fields(
-    name: &str,
-    v: &VariantTally,
-    plan: &Plan,
+/// One variant's tallies, with what its metrics are computed against.
+struct VariantView<'a> {
+    name: &'a str,
+    v: &'a VariantTally,
     index: usize,
+    plan: &'a Plan,
+}
+
+/// The named metrics of one variant, in report order.
+fn variant_fields(
+    view: &VariantView,
     totals: &Totals,
     notes: &mut Vec<String>,
 ) -> Vec<(&'static str, Cell)> {
-    let c = &v.counts;
-    let cfg = &plan.variants[index].config;
-    let saved = &c.saved;
-    let saved_usd = saved.usd();
-    let est = estimate_added(index, totals, notes);
-    let saved_latency_ms = saved.latency_ms();
-    let (saved_tokens_in, saved_tokens_out) = saved.tokens();
-    let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
-    note_unmeasured(name, v, notes);
-    let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
+    let est = estimate_added(view.index, totals, notes);
+    note_unmeasured(view.name, view.v, notes);
+    let mut fields = decision_fields(view);
+    fields.extend(safety_fields(view.v));
+    fields.extend(cost_fields(view.v, &est));
+    fields.extend(latency_and_production_fields(view.v));
+    fields
+}
+
+/// Who the variant is, and how often it fires, skips, saves and adds.
+fn decision_fields(view: &VariantView) -> Vec<(&'static str, Cell)> {
+    let c = &view.v.counts;
+    let cfg = &view.plan.variants[view.index].config;
     use Cell::*;
     vec![
-        ("variant", Str(name.to_string())),
-        ("baseline", Bool(index == plan.baseline)),
+        ("variant", Str(view.name.to_string())),
+        ("baseline", Bool(view.index == view.plan.baseline)),
         ("selective_gate", Bool(cfg.metacognition_selective_gate)),
         ("turns", Int(c.turns)),
         ("fires", Int(c.fires)),
@@ -153,6 +158,15 @@ pub fn variant_fields(
             Signed(c.saved_calls as i64 - c.added_calls as i64),
         ),
         ("added_call_rate", Float(ratio(c.added_calls, c.turns))),
+    ]
+}
+
+/// Regressions, labels and their bound.
+fn safety_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> {
+    let c = &v.counts;
+    let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
+    use Cell::*;
+    vec![
         ("safety_regressions", Int(c.safety_regressions)),
         ("unverified_skips", Int(c.unverified_skips())),
         ("labelled_skips", Int(c.labelled_skips)),
@@ -164,6 +178,19 @@ pub fn variant_fields(
         ),
         ("safety_regression_rate_upper95", Float(upper)),
         ("contract_violations", Int(v.contract_violations)),
+    ]
+}
+
+/// Saved and added tokens, dollars and latency, and the net per 1k turns.
+fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
+    let c = &v.counts;
+    let saved = &c.saved;
+    let saved_usd = saved.usd();
+    let saved_latency_ms = saved.latency_ms();
+    let (saved_tokens_in, saved_tokens_out) = saved.tokens();
+    let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
+    use Cell::*;
+    vec![
         ("saved_tokens_in", Sum(saved_tokens_in)),
         ("saved_tokens_out", Sum(saved_tokens_out)),
         ("saved_usd", Float(saved_usd)),
@@ -197,6 +224,15 @@ pub fn variant_fields(
             "net_usd_per_1k_turns",
             Float(net_usd.and_then(|u| per_1k(u, c.turns))),
         ),
+    ]
+}
+
+/// Latency percentiles of user-facing turns, and agreement with
+/// production.
+fn latency_and_production_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> {
+    let c = &v.counts;
+    use Cell::*;
+    vec![
         ("critic_latency_p50_ms", Float(v.latency_quantile(0.50))),
         ("critic_latency_p95_ms", Float(v.latency_quantile(0.95))),
         ("critic_latency_p99_ms", Float(v.latency_quantile(0.99))),
@@ -225,6 +261,36 @@ pub struct Summary {
     pub production: ProductionAgreement,
 }
 
+/// `variants` of summary.json: each variant's fields by name.
+fn variants_json(rows: &[Vec<(&'static str, Cell)>]) -> Map<String, Value> {
+    let mut variants = Map::new();
+    for row in rows {
+        let name = match &row[0].1 {
+            Cell::Str(s) => s.clone(),
+            _ => unreachable!("the first field is the variant's name"),
+        };
+        let obj: Map<String, Value> = row[1..]
+            .iter()
+            .map(|(k, c)| (k.to_string(), c.to_json()))
+            .collect();
+        variants.insert(name, Value::Object(obj));
+    }
+    variants
+}
+
+/// `warnings` of summary.json: each kind's count and first lines.
+fn warnings_json(totals: &Totals, run: &RunFacts) -> Map<String, Value> {
+    let mut warnings = Map::new();
+    for (k, (n, ex)) in &totals.warnings.0 {
+        let first: Vec<String> = ex
+            .iter()
+            .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
+            .collect();
+        warnings.insert(k.to_string(), json!({"count": n, "first": first}));
+    }
+    warnings
+}
+
 /// Build the summary from the merged totals.
 pub fn summarize(
     plan: &Plan,
@@ -241,28 +307,18 @@ pub fn summarize(
         .variants
         .iter()
         .enumerate()
-        .map(|(i, v)| variant_fields(&v.name, &totals.variants[i], plan, i, totals, &mut notes))
+        .map(|(index, v)| {
+            let view = VariantView {
+                name: &v.name,
+                v: &totals.variants[index],
+                index,
+                plan,
+            };
+            variant_fields(&view, totals, &mut notes)
+        })
         .collect();
-    let mut variants = Map::new();
-    for row in &rows {
-        let name = match &row[0].1 {
-            Cell::Str(s) => s.clone(),
-            _ => unreachable!(),
-        };
-        let obj: Map<String, Value> = row[1..]
-            .iter()
-            .map(|(k, c)| (k.to_string(), c.to_json()))
-            .collect();
-        variants.insert(name, Value::Object(obj));
-    }
-    let mut warnings = Map::new();
-    for (k, (n, ex)) in &totals.warnings.0 {
-        let first: Vec<String> = ex
-            .iter()
-            .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
-            .collect();
-        warnings.insert(k.to_string(), json!({"count": n, "first": first}));
-    }
+    let variants = variants_json(&rows);
+    let warnings = warnings_json(totals, run);
     let fabrication: Map<String, Value> = totals
         .fabrication_kinds
         .iter()

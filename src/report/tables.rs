@@ -6,7 +6,7 @@ use super::export::{frame, write_csv, Col, Export, ReplayReport};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::replay::tally::{Estimate, Lite, NOT_RUN, VERDICT_LABELS};
+use crate::replay::tally::{Counts, Estimate, Lite, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -143,97 +143,108 @@ impl Export for SegmentsCsv {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
-        // Every recorded event, per variant (the same events; kept per
-        // variant like every other count), for segments without their own.
-        let overall: Vec<Lite> = (0..r.plan.variants.len())
-            .map(|i| {
-                let mut all = Lite::default();
-                if let Some(values) = r.totals.segments.get("draft_length") {
-                    for counts in values.values() {
-                        all.merge(&counts[i].events);
-                    }
-                }
-                all
-            })
-            .collect();
-        let (mut variant, mut dim, mut value) = (vec![], vec![], vec![]);
-        let (mut turns, mut fires, mut skips, mut fire_rate, mut skip_rate) =
-            (vec![], vec![], vec![], vec![], vec![]);
-        let (mut saved, mut added, mut regress, mut labelled) = (vec![], vec![], vec![], vec![]);
-        let (mut not_run, mut known, mut agreement, mut p_fired, mut p_skipped) =
-            (vec![], vec![], vec![], vec![], vec![]);
-        let (mut s_in, mut s_out, mut s_lat, mut s_usd, mut s_unmeasured) =
-            (vec![], vec![], vec![], vec![], vec![]);
-        let (mut a_in, mut a_out, mut a_lat, mut a_usd) = (vec![], vec![], vec![], vec![]);
+        let mut rows = SegmentRows::default();
         for (i, v) in r.plan.variants.iter().enumerate() {
+            // Every recorded event of the run, for segments without their own.
+            let overall = &r.totals.variants[i].counts.events;
             for (d, values) in &r.totals.segments {
                 for (val, counts) in values {
-                    let c = &counts[i];
-                    variant.push(Some(v.name.clone()));
-                    dim.push(Some(d.clone()));
-                    value.push(Some(val.clone()));
-                    turns.push(c.turns);
-                    fires.push(c.fires);
-                    skips.push(c.skips());
-                    fire_rate.push((c.turns > 0).then(|| c.fires as f64 / c.turns as f64));
-                    skip_rate.push((c.turns > 0).then(|| c.skips() as f64 / c.turns as f64));
-                    saved.push(c.saved_calls);
-                    added.push(c.added_calls);
-                    regress.push(c.safety_regressions);
-                    labelled.push(c.labelled_skips);
-                    not_run.push(c.critic_not_run);
-                    known.push(c.production_known);
-                    agreement.push(
-                        (c.production_known > 0)
-                            .then(|| c.production_agreeing() as f64 / c.production_known as f64),
-                    );
-                    p_fired.push(c.production_fired_variant_skips);
-                    p_skipped.push(c.production_skipped_variant_fires);
-                    let (tin, tout) = c.saved.tokens();
-                    s_in.push(tin);
-                    s_out.push(tout);
-                    s_lat.push(c.saved.latency_ms());
-                    s_usd.push(c.saved.usd());
-                    s_unmeasured.push(c.saved.turns - c.saved.with_tokens);
-                    // Added calls: no critic ran, so each is estimated by the
-                    // mean recorded event of this segment, else of all turns.
-                    let e = Estimate::of(c.added_calls, &c.events, &overall[i]);
-                    a_in.push(e.tokens_in);
-                    a_out.push(e.tokens_out);
-                    a_lat.push(e.latency_ms);
-                    a_usd.push(e.usd);
+                    rows.push([&v.name, d, val], &counts[i], overall);
                 }
             }
         }
-        let mut df = frame(vec![
+        write_csv(&mut rows.frame()?, out, true)
+    }
+}
+
+/// The columns of segments.csv, row by row.
+#[derive(Default)]
+struct SegmentRows {
+    keys: [Vec<Option<String>>; 3],
+    counts: Vec<Counts>,
+    /// Per row: the added calls' estimate.
+    added: Vec<Estimate>,
+}
+
+impl SegmentRows {
+    /// A row: variant, dimension and value, its counts, and every event
+    /// of the run (for the estimate where the segment has none).
+    fn push(&mut self, keys: [&String; 3], c: &Counts, overall: &Lite) {
+        for (col, k) in self.keys.iter_mut().zip(keys) {
+            col.push(Some(k.clone()));
+        }
+        // Added calls: no critic ran, so each is estimated by the mean
+        // recorded event of this segment, else of all turns.
+        self.added
+            .push(Estimate::of(c.added_calls, &c.events, overall));
+        self.counts.push(c.clone());
+    }
+
+    fn frame(self) -> Result<polars::prelude::DataFrame, String> {
+        let c = &self.counts;
+        let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
+        let rate = |f: fn(&Counts) -> (u64, u64)| {
+            Col::F64(
+                c.iter()
+                    .map(|c| f(c))
+                    .map(|(n, d)| (d > 0).then(|| n as f64 / d as f64))
+                    .collect(),
+            )
+        };
+        let est = |f: fn(&Estimate) -> Option<f64>| Col::F64(self.added.iter().map(f).collect());
+        let [variant, dim, value] = self.keys.clone();
+        frame(vec![
             ("variant", Col::Str(variant)),
             ("dimension", Col::Str(dim)),
             ("value", Col::Str(value)),
-            ("turns", Col::U64(turns)),
-            ("fires", Col::U64(fires)),
-            ("skips", Col::U64(skips)),
-            ("fire_rate", Col::F64(fire_rate)),
-            ("skip_rate", Col::F64(skip_rate)),
-            ("saved_calls", Col::U64(saved)),
-            ("added_calls", Col::U64(added)),
-            ("safety_regressions", Col::U64(regress)),
-            ("labelled_skips", Col::U64(labelled)),
-            ("critic_not_run", Col::U64(not_run)),
-            ("production_known", Col::U64(known)),
-            ("production_agreement", Col::F64(agreement)),
-            ("production_fired_variant_skips", Col::U64(p_fired)),
-            ("production_skipped_variant_fires", Col::U64(p_skipped)),
-            ("saved_tokens_in", Col::OptU64(s_in)),
-            ("saved_tokens_out", Col::OptU64(s_out)),
-            ("saved_latency_ms", Col::F64(s_lat)),
-            ("saved_usd", Col::F64(s_usd)),
-            ("saved_unmeasured_tokens", Col::U64(s_unmeasured)),
-            ("added_tokens_in_estimated", Col::F64(a_in)),
-            ("added_tokens_out_estimated", Col::F64(a_out)),
-            ("added_latency_ms_estimated", Col::F64(a_lat)),
-            ("added_usd_estimated", Col::F64(a_usd)),
-        ])?;
-        write_csv(&mut df, out, true)
+            ("turns", u(|c| c.turns)),
+            ("fires", u(|c| c.fires)),
+            ("skips", u(Counts::skips)),
+            ("fire_rate", rate(|c| (c.fires, c.turns))),
+            ("skip_rate", rate(|c| (c.skips(), c.turns))),
+            ("saved_calls", u(|c| c.saved_calls)),
+            ("added_calls", u(|c| c.added_calls)),
+            ("safety_regressions", u(|c| c.safety_regressions)),
+            ("labelled_skips", u(|c| c.labelled_skips)),
+            ("critic_not_run", u(|c| c.critic_not_run)),
+            ("production_known", u(|c| c.production_known)),
+            (
+                "production_agreement",
+                rate(|c| (c.production_agreeing(), c.production_known)),
+            ),
+            (
+                "production_fired_variant_skips",
+                u(|c| c.production_fired_variant_skips),
+            ),
+            (
+                "production_skipped_variant_fires",
+                u(|c| c.production_skipped_variant_fires),
+            ),
+            (
+                "saved_tokens_in",
+                Col::OptU64(c.iter().map(|c| c.saved.tokens().0).collect()),
+            ),
+            (
+                "saved_tokens_out",
+                Col::OptU64(c.iter().map(|c| c.saved.tokens().1).collect()),
+            ),
+            (
+                "saved_latency_ms",
+                Col::F64(c.iter().map(|c| c.saved.latency_ms()).collect()),
+            ),
+            (
+                "saved_usd",
+                Col::F64(c.iter().map(|c| c.saved.usd()).collect()),
+            ),
+            (
+                "saved_unmeasured_tokens",
+                u(|c| c.saved.turns - c.saved.with_tokens),
+            ),
+            ("added_tokens_in_estimated", est(|e| e.tokens_in)),
+            ("added_tokens_out_estimated", est(|e| e.tokens_out)),
+            ("added_latency_ms_estimated", est(|e| e.latency_ms)),
+            ("added_usd_estimated", est(|e| e.usd)),
+        ])
     }
 }
 

@@ -26,7 +26,7 @@ mod translate;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use translate::{translate, Refused};
+pub use translate::{translate, Refused, Translated};
 
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;
@@ -198,6 +198,64 @@ pub struct PySet {
     fancy: Vec<(Engine, Engine)>,
 }
 
+/// The patterns that need no look-around, joined into one alternation per
+/// form (one engine pass instead of one per pattern).
+#[derive(Default)]
+struct Plain {
+    native: Vec<String>,
+    exact: Vec<String>,
+    any_boundary: bool,
+}
+
+impl Plain {
+    fn add(&mut self, t: &Translated) {
+        self.any_boundary |= t.uses_boundary;
+        self.native.push(format!("(?:{})", t.native));
+        self.exact.push(format!("(?:{})", t.exact));
+    }
+
+    /// The native engine, and the exact one when a pattern uses `\b`.
+    fn engines(&self) -> Result<[Option<Engine>; 2], (usize, PatternError)> {
+        if self.native.is_empty() {
+            return Ok([None, None]);
+        }
+        let joined = |parts: &[String], fancy: bool| {
+            let pattern = parts.join("|");
+            Engine::build(&pattern, fancy).map_err(|m| (0, PatternError::ours(&pattern, m)))
+        };
+        let native = joined(&self.native, false)?;
+        let exact = match self.any_boundary {
+            true => Some(joined(&self.exact, true)?),
+            false => None,
+        };
+        Ok([Some(native), exact])
+    }
+}
+
+impl PatternError {
+    /// An engine's refusal of a pattern the translator accepted: a limit
+    /// of critic-gate, not of Python.
+    fn ours(pattern: &str, message: String) -> PatternError {
+        PatternError {
+            pattern: pattern.to_string(),
+            message,
+            python_rejects: false,
+        }
+    }
+
+    fn refused(pattern: &str, r: Refused) -> PatternError {
+        let (message, python_rejects) = match r {
+            Refused::Python(m) => (m, true),
+            Refused::Unsupported(m) => (m, false),
+        };
+        PatternError {
+            pattern: pattern.to_string(),
+            message,
+            python_rejects,
+        }
+    }
+}
+
 impl PySet {
     pub fn new<S: AsRef<str>>(
         patterns: &[S],
@@ -219,82 +277,29 @@ impl PySet {
         ignore_case: bool,
         each: bool,
     ) -> Result<PySet, (usize, PatternError)> {
-        let mut plain_native = Vec::new();
-        let mut plain_exact = Vec::new();
-        let mut any_boundary = false;
+        let mut plain = Plain::default();
         let mut fancy = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
             let p = p.as_ref();
             // The translator mirrors CPython's parser: once it accepts a
             // pattern, an engine's refusal is a limit of critic-gate.
-            let err = |message: String| {
-                let pattern = p.to_string();
-                let python_rejects = false;
-                (
-                    i,
-                    PatternError {
-                        pattern,
-                        message,
-                        python_rejects,
-                    },
-                )
-            };
-            let t = translate(p, ignore_case).map_err(|r| {
-                let (message, python_rejects) = match r {
-                    Refused::Python(m) => (m, true),
-                    Refused::Unsupported(m) => (m, false),
-                };
-                let pattern = p.to_string();
-                (
-                    i,
-                    PatternError {
-                        pattern,
-                        message,
-                        python_rejects,
-                    },
-                )
-            })?;
+            let err = |message: String| (i, PatternError::ours(p, message));
+            let t = translate(p, ignore_case).map_err(|r| (i, PatternError::refused(p, r)))?;
             if t.needs_fancy {
                 let native = Engine::build(&t.native, true).map_err(err)?;
                 let exact = Engine::build(&t.exact, true).map_err(err)?;
                 fancy.push((native, exact));
-            } else {
-                if each {
-                    Engine::build(&t.native, false).map_err(err)?;
-                    if t.uses_boundary {
-                        Engine::build(&t.exact, true).map_err(err)?;
-                    }
-                }
-                any_boundary |= t.uses_boundary;
-                plain_native.push(format!("(?:{})", t.native));
-                plain_exact.push(format!("(?:{})", t.exact));
+                continue;
             }
+            if each {
+                Engine::build(&t.native, false).map_err(err)?;
+                if t.uses_boundary {
+                    Engine::build(&t.exact, true).map_err(err)?;
+                }
+            }
+            plain.add(&t);
         }
-        let joined = |parts: &[String], fancy: bool| {
-            let pattern = parts.join("|");
-            Engine::build(&pattern, fancy).map_err(|message| {
-                let python_rejects = false;
-                (
-                    0,
-                    PatternError {
-                        pattern,
-                        message,
-                        python_rejects,
-                    },
-                )
-            })
-        };
-        let (native, exact) = if plain_native.is_empty() {
-            (None, None)
-        } else {
-            let native = joined(&plain_native, false)?;
-            let exact = if any_boundary {
-                Some(joined(&plain_exact, true)?)
-            } else {
-                None
-            };
-            (Some(native), exact)
-        };
+        let [native, exact] = plain.engines()?;
         Ok(PySet {
             native,
             exact,

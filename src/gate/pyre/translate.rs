@@ -755,19 +755,7 @@ fn translate_class(
         // A range `lo-hi` unless the `-` is last.
         if chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|&c| c != ']') {
             i += 1;
-            let hi = if chars[i] == '\\' {
-                i += 1;
-                if i >= n {
-                    return Err("bad escape (end of pattern)".into());
-                }
-                let e = chars[i];
-                match char_escape(chars, &mut i, true)? {
-                    Some(ch) => ch,
-                    None => return Err(format!("bad character range {lo}-\\{e}")),
-                }
-            } else {
-                chars[i]
-            };
+            let hi = range_end(chars, &mut i, lo)?;
             i += 1;
             if hi < lo {
                 return Err(format!("bad character range {lo}-{hi}"));
@@ -790,6 +778,22 @@ fn translate_class(
     }
     out.ch(']');
     Ok(i)
+}
+
+/// The `hi` of a class range `lo-hi` at `chars[*i]` (a character or an
+/// escape); `*i` ends on its last character.
+fn range_end(chars: &[char], i: &mut usize, lo: char) -> Result<char, String> {
+    if chars[*i] != '\\' {
+        return Ok(chars[*i]);
+    }
+    *i += 1;
+    let Some(&e) = chars.get(*i) else {
+        return Err("bad escape (end of pattern)".into());
+    };
+    match char_escape(chars, i, true)? {
+        Some(ch) => Ok(ch),
+        None => Err(format!("bad character range {lo}-\\{e}")),
+    }
 }
 
 /// A character inside a `regex` class, escaped when `regex` would read it as
