@@ -1,5 +1,7 @@
 //! Property tests of the gate contract (proptest):
-//! - flag off is exactly the legacy gate, on every input;
+//! - flag off is exactly the legacy gate, on every input (recorded or
+//!   computed confidence and sensitive hits, from activation logs too),
+//!   against the spec's formulas computed here from the generated fields;
 //! - flag on never skips while a hard floor holds;
 //! - a skip implies a stripped draft of at most 160 code points, with no
 //!   claims, matching an ack pattern;
@@ -41,7 +43,125 @@ fn draft() -> impl Strategy<Value = String> {
     ]
 }
 
-fn turn_json() -> impl Strategy<Value = String> {
+/// A recorded activation log, as generated (so the test can compute what
+/// symfonic would, independently of the crate).
+#[derive(Clone, Debug)]
+struct Log {
+    /// Per activated node: score (absent = 0.0), own tags, properties.tags.
+    nodes: Vec<(Option<f64>, Vec<&'static str>, Option<Vec<&'static str>>)>,
+    paths: usize,
+    /// Per traversed edge: weight (absent = 0.0).
+    weights: Vec<Option<f64>>,
+}
+
+impl Log {
+    fn to_json(&self) -> serde_json::Value {
+        let nodes: Vec<_> = self
+            .nodes
+            .iter()
+            .map(|(score, tags, props)| {
+                let mut n = json!({"tags": tags});
+                if let Some(s) = score {
+                    n["score"] = json!(s);
+                }
+                if let Some(p) = props {
+                    n["properties"] = json!({"tags": p});
+                }
+                n
+            })
+            .collect();
+        let edges: Vec<_> = self
+            .weights
+            .iter()
+            .map(|w| w.map_or(json!({}), |w| json!({"weight": w})))
+            .collect();
+        json!({"activated_nodes": nodes, "inference_paths": vec![json!(["a", "b"]); self.paths],
+               "traversed_edges": edges})
+    }
+
+    /// `compute_confidence(log)` as the spec writes it.
+    fn confidence(&self) -> f64 {
+        if self.nodes.is_empty() {
+            return 0.5;
+        }
+        let n = self.nodes.len() as f64;
+        let seed = self.nodes.iter().fold(0.0, |s, x| s + x.0.unwrap_or(0.0)) / n;
+        let path = (self.paths as f64 / 3.0).min(1.0);
+        let edge = if self.weights.is_empty() {
+            0.0
+        } else {
+            let sum = self.weights.iter().fold(0.0, |s, w| s + w.unwrap_or(0.0));
+            (sum / self.weights.len() as f64 / 5.0).min(1.0)
+        };
+        (0.4 * seed + 0.3 * path + 0.3 * edge).clamp(0.0, 1.0)
+    }
+
+    /// `detect_sensitive_hit(log, tags) is not None` as the spec writes it.
+    fn sensitive(&self, tags: &[String]) -> bool {
+        self.nodes.iter().any(|(_, own, props)| {
+            let effective: &[&str] = match (own.is_empty(), props) {
+                (false, _) => own,
+                (true, Some(p)) => p,
+                (true, None) => &[],
+            };
+            effective.iter().any(|t| tags.iter().any(|s| s == t))
+        })
+    }
+}
+
+fn log() -> impl Strategy<Value = Log> {
+    let tags = prop::collection::vec(
+        prop_oneof![Just("pii"), Just("payments"), Just("faq")],
+        0..3,
+    );
+    let node = (
+        prop::option::of(prop_oneof![Just(0.0), Just(0.5), 0.0f64..1.5]),
+        tags.clone(),
+        prop::option::of(tags),
+    );
+    (
+        prop::collection::vec(node, 0..4),
+        0usize..5,
+        prop::collection::vec(prop::option::of(0.0f64..8.0), 0..3),
+    )
+        .prop_map(|(nodes, paths, weights)| Log {
+            nodes,
+            paths,
+            weights,
+        })
+}
+
+/// A generated turn: its JSON line and the recorded fields the legacy gate
+/// reads.
+#[derive(Clone, Debug)]
+struct Recorded {
+    line: String,
+    confidence: Option<f64>,
+    /// `sensitive_hit`: absent (None), null (Some(None)) or a tag.
+    sensitive: Option<Option<&'static str>>,
+    log: Option<Log>,
+}
+
+impl Recorded {
+    /// The legacy gate (`confidence < threshold or sensitive_hit is not
+    /// None`) from the recorded fields and the spec's formulas alone.
+    fn legacy_fires(&self, cfg: &FrameworkConfig) -> bool {
+        let confidence = self
+            .confidence
+            .or(self.log.as_ref().map(Log::confidence))
+            .unwrap_or(0.5);
+        let sensitive = match self.sensitive {
+            Some(recorded) => recorded.is_some(),
+            None => self
+                .log
+                .as_ref()
+                .is_some_and(|l| l.sensitive(&cfg.metacognition_sensitive_tags)),
+        };
+        confidence < cfg.metacognition_confidence_threshold || sensitive
+    }
+}
+
+fn turn() -> impl Strategy<Value = Recorded> {
     (
         draft(),
         prop::option::of(0.0f64..=1.0),
@@ -62,8 +182,9 @@ fn turn_json() -> impl Strategy<Value = String> {
             Just("Action")
         ]),
         0usize..2,
+        prop::option::of(log()),
     )
-        .prop_map(|(draft, conf, sens, tools, intent, findings)| {
+        .prop_map(|(draft, conf, sens, tools, intent, findings, log)| {
             let mut t = json!({"run_id": "r", "draft": draft, "tool_calls_this_turn": tools,
                                "fabrication_findings": vec![json!({"kind": "uuid"}); findings]});
             if let Some(c) = conf {
@@ -75,13 +196,30 @@ fn turn_json() -> impl Strategy<Value = String> {
             if let Some(l) = intent {
                 t["intent_verdict"] = json!({"label": l});
             }
-            t.to_string()
+            if let Some(l) = &log {
+                t["activation_log"] = l.to_json();
+            }
+            Recorded {
+                line: t.to_string(),
+                confidence: conf,
+                sensitive: sens,
+                log,
+            }
         })
+}
+
+fn turn_json() -> impl Strategy<Value = String> {
+    turn().prop_map(|r| r.line)
 }
 
 fn config() -> impl Strategy<Value = FrameworkConfig> {
     (
         prop_oneof![Just(0.0), Just(0.3), Just(0.6), Just(1.0)],
+        prop_oneof![
+            Just(vec![]),
+            Just(vec!["pii".to_string()]),
+            Just(vec!["payments".to_string(), "pii".to_string()])
+        ],
         prop_oneof![Just(vec![]), Just(vec!["search_docs".to_string()])],
         prop_oneof![
             Just(vec![]),
@@ -91,8 +229,9 @@ fn config() -> impl Strategy<Value = FrameworkConfig> {
             ])
         ],
     )
-        .prop_map(|(t, ro, pats)| FrameworkConfig {
+        .prop_map(|(t, tags, ro, pats)| FrameworkConfig {
             metacognition_confidence_threshold: t,
+            metacognition_sensitive_tags: tags,
             read_only_tools: ro,
             metacognition_trivial_ack_patterns: pats,
             ..Default::default()
@@ -103,12 +242,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     #[test]
-    fn flag_off_is_the_legacy_gate(line in turn_json(), cfg in config()) {
+    fn flag_off_is_the_legacy_gate(rec in turn(), cfg in config()) {
         let gate = Gate::new(FrameworkConfig { metacognition_selective_gate: false, ..cfg.clone() }).unwrap();
-        let turn = Turn::parse(&line).unwrap();
-        let e = gate.evaluate(&turn);
-        let legacy = e.confidence < cfg.metacognition_confidence_threshold || e.sensitive_hit.is_some();
-        prop_assert_eq!(e.fires(), legacy);
+        let turn = Turn::parse(&rec.line).unwrap();
+        // The expectation comes from the generated fields and the spec's
+        // formulas, not from the evaluation under test.
+        prop_assert_eq!(gate.evaluate(&turn).fires(), rec.legacy_fires(&cfg));
     }
 
     #[test]

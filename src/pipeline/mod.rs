@@ -73,6 +73,7 @@ fn run_into(
     // Blocks are evaluated on the pool as they arrive and merged here in
     // input order, so merging and writing overlap evaluation.
     crate::replay::ordered::map_in_order(
+        None,
         rx,
         2 * threads + 2,
         |item: Result<Block, ReadError>| item.map(|block| (replayer.process(&block), block)),

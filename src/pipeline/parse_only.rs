@@ -26,6 +26,7 @@ pub fn parse_only(sources: &[String]) -> crate::Result<Parsed> {
     )?;
     let mut total = Parsed::default();
     crate::replay::ordered::map_in_order(
+        None,
         rx,
         2 * threads + 2,
         |item: Result<Block, ReadError>| item.map(|b| (parse_block(&b), b)),

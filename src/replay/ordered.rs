@@ -46,12 +46,13 @@ impl Window {
     }
 }
 
-/// Map every item of `input` with `work` on the rayon pool and hand the
-/// results to `consume` in input order. At most `width` items are in
+/// Map every item of `input` with `work` on `pool` (the global rayon pool
+/// when None) and hand the results to `consume` in input order. At most `width` items are in
 /// flight or waiting. Stops at the first error of `consume`, which it
 /// returns (the items not yet started are never started). A thread that
 /// cannot be started is an error, never a panic.
 pub fn map_in_order<T, R, E>(
+    pool: Option<&rayon::ThreadPool>,
     input: Receiver<T>,
     width: usize,
     work: impl Fn(T) -> R + Sync,
@@ -71,7 +72,7 @@ where
     std::thread::scope(|s| {
         let (window, work) = (&window, &work);
         let feeder = std::thread::Builder::new().name("feeder".into());
-        let spawned = feeder.spawn_scoped(s, move || {
+        let feed = move || {
             input
                 .into_iter()
                 .enumerate()
@@ -81,6 +82,12 @@ where
                     // A send fails only once the consumer has stopped.
                     let _ = tx.send((seq, work(item)));
                 });
+        };
+        // The feeder is not a pool thread: it enters `pool` explicitly, or
+        // the bridge would run on the global pool.
+        let spawned = feeder.spawn_scoped(s, move || match pool {
+            Some(p) => p.install(feed),
+            None => feed(),
         });
         if let Err(e) = spawned {
             return Err(E::from(SpawnFailed(format!(
@@ -138,29 +145,30 @@ mod tests {
             .build()
             .unwrap();
         let mut seen = Vec::new();
-        pool.install(|| {
-            map_in_order(
-                feed(500),
-                4,
-                |i| {
-                    // Uneven work, so workers finish out of order.
-                    std::thread::sleep(std::time::Duration::from_micros((i % 7) as u64 * 50));
-                    i * 2
-                },
-                |r| {
-                    seen.push(r);
-                    Ok::<(), String>(())
-                },
-            )
-        })
+        map_in_order(
+            Some(&pool),
+            feed(500),
+            4,
+            |i| {
+                // Uneven work, so workers finish out of order.
+                std::thread::sleep(std::time::Duration::from_micros((i % 7) as u64 * 50));
+                // On the given pool, not the global one.
+                (i * 2, rayon::current_num_threads())
+            },
+            |r| {
+                seen.push(r);
+                Ok::<(), String>(())
+            },
+        )
         .unwrap();
-        assert_eq!(seen, (0..500).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(seen, (0..500).map(|i| (i * 2, 3)).collect::<Vec<_>>());
     }
 
     #[test]
     fn the_first_error_stops_the_work() {
         let started = std::sync::atomic::AtomicUsize::new(0);
         let r = map_in_order(
+            None,
             feed(10_000),
             4,
             |i| {

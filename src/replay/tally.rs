@@ -63,10 +63,10 @@ pub struct Counts {
     /// ... where production skipped and the variant fires.
     pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
-    pub saved: Lite,
+    pub saved: EventSums,
     /// Every recorded critic event in the segment (the basis of the
     /// `added_*_estimated` figures of `segments.csv`).
-    pub events: Lite,
+    pub events: EventSums,
 }
 
 /// Integer sums of critic events, with dollars priced per event in
@@ -76,7 +76,7 @@ pub struct Counts {
 /// wraps; a sum too large for a report's 64-bit column is reported absent
 /// ([`reportable`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Lite {
+pub struct EventSums {
     pub turns: u64,
     pub with_tokens: u64,
     pub tokens_in: u128,
@@ -88,7 +88,7 @@ pub struct Lite {
     pub unpriced: u64,
 }
 
-/// One event as `Lite` sums.
+/// One event as `EventSums` sums.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EventFacts {
     pub tokens: Option<(u64, u64)>,
@@ -97,7 +97,7 @@ pub struct EventFacts {
     pub nano_usd: Option<u64>,
 }
 
-impl Lite {
+impl EventSums {
     pub fn add(&mut self, e: &EventFacts) {
         self.turns += 1;
         if let Some((i, o)) = e.tokens {
@@ -116,8 +116,8 @@ impl Lite {
     }
 
     /// `self` less `o`, where `o` is a part of `self`.
-    pub fn minus(&self, o: &Lite) -> Lite {
-        Lite {
+    pub fn minus(&self, o: &EventSums) -> EventSums {
+        EventSums {
             turns: self.turns - o.turns,
             with_tokens: self.with_tokens - o.with_tokens,
             tokens_in: self.tokens_in - o.tokens_in,
@@ -129,7 +129,7 @@ impl Lite {
         }
     }
 
-    pub fn merge(&mut self, o: &Lite) {
+    pub fn merge(&mut self, o: &EventSums) {
         self.turns += o.turns;
         self.with_tokens += o.with_tokens;
         self.tokens_in += o.tokens_in;
@@ -197,7 +197,7 @@ impl Estimate {
 
     /// `n` calls, each the mean recorded event of `local` (its segment), or
     /// of `overall` when the segment has no measured event.
-    pub fn of(n: u64, local: &Lite, overall: &Lite) -> Estimate {
+    pub fn of(n: u64, local: &EventSums, overall: &EventSums) -> Estimate {
         let e = if local.measured() { local } else { overall };
         let n = n as f64;
         let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
@@ -528,9 +528,9 @@ mod tests {
             latency_ms,
             nano_usd,
         };
-        let mut a = Lite::default();
+        let mut a = EventSums::default();
         a.add(&ev(Some((10, 2)), Some(1.5), Some(300)));
-        let mut b = Lite::default();
+        let mut b = EventSums::default();
         b.add(&ev(None, Some(0.25), None));
         a.merge(&b);
         assert_eq!(
@@ -544,9 +544,9 @@ mod tests {
             (2, 1, 2, 10, 1_750_000)
         );
         assert_eq!(a.usd(), Some(3e-7));
-        let e = Estimate::of(2, &Lite::default(), &a);
+        let e = Estimate::of(2, &EventSums::default(), &a);
         assert_eq!((e.tokens_in, e.latency_ms), (Some(20.0), Some(1.75)));
-        let mut unpriced = Lite::default();
+        let mut unpriced = EventSums::default();
         unpriced.add(&ev(Some((1, 1)), None, None));
         assert_eq!(Estimate::of(1, &unpriced, &a).usd, None);
     }

@@ -6,7 +6,7 @@ use super::export::{frame, write_csv, Col, Export, ReplayReport};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::replay::tally::{Counts, Estimate, Lite, NOT_RUN, VERDICT_LABELS};
+use crate::replay::tally::{Counts, Estimate, EventSums, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -169,7 +169,7 @@ struct SegmentRows {
 impl SegmentRows {
     /// A row: variant, dimension and value, its counts, and every event
     /// of the run (for the estimate where the segment has none).
-    fn push(&mut self, keys: [&String; 3], c: &Counts, overall: &Lite) {
+    fn push(&mut self, keys: [&String; 3], c: &Counts, overall: &EventSums) {
         for (col, k) in self.keys.iter_mut().zip(keys) {
             col.push(Some(k.clone()));
         }
