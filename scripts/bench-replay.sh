@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Replay benchmark: generate traffic with `synth`, then measure, in the same
-# run, a parse-only pass (the floor: reading + JSON parsing) against a full
-# replay (two variants, every report) on one pinned core, with one worker
-# and with a worker per core (reader and writer threads unpinned), with
-# peak memory from /usr/bin/time -v. A last step streams 10,000,000 turns
-# through stdin to check that memory stays flat.
+# Replay benchmark: generate traffic with `synth` in two mixes (default:
+# mostly English; multilingual: about half the drafts not ASCII), then
+# measure for each, in the same run, a parse-only pass (the floor: reading
+# + JSON parsing) against a full replay (two variants, every report) on one
+# pinned core, with one worker and with a worker per core (reader and
+# writer threads unpinned), with peak memory from /usr/bin/time -v. A last
+# step streams 10,000,000 turns through stdin to check that memory stays
+# flat.
 #
-#   [REPS=3] [BEFORE=path/to/old/critic-gate] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
+#   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] \
+#     scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 #
 # With BEFORE, every replay row is also measured with that binary (e.g. a
 # build of the previous commit), interleaved in the same run, so a change's
@@ -24,13 +27,6 @@ cargo build --release --quiet
 bin=target/release/critic-gate
 cores=$(nproc)
 echo "machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-
-if [ ! -f "$out/traffic-$turns.jsonl" ]; then
-  "$bin" synth --turns "$turns" --seed 1 --out "$out/traffic-$turns.jsonl"
-fi
-file="$out/traffic-$turns.jsonl"
-mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
-echo "input: $turns turns, $mb MB ($(awk "BEGIN{printf \"%.0f\", $(stat -c %s "$file")/$turns}") bytes/turn)"
 
 # Each configuration runs $REPS times (default 3; the machine may be
 # shared): the row gives the median run, and the range of wall times.
@@ -57,10 +53,20 @@ measure() { # label, command...
   echo "${row#* }"
 }
 
-# The replay's cost over the parse-only floor of the same run.
+# The replay's cost over the parse-only floor of the same run: its share
+# of parse-only throughput, and its time as a multiple of parse-only's.
 ratio() { # parse-only median, replay median
-  awk -v p="$1" -v r="$2" 'BEGIN { printf "%-34s %6.0f%% of parse-only throughput\n", "  replay vs parse-only", 100 * p / r }'
+  awk -v p="$1" -v r="$2" 'BEGIN { printf "%-34s %6.0f%% of parse-only throughput (%.2fx its time)\n", "  replay vs parse-only", 100 * p / r, r / p }'
 }
+
+for mix in ${MIXES:-default multilingual}; do
+file="$out/traffic-$mix-$turns.jsonl"
+if [ ! -f "$file" ]; then
+  "$bin" synth --turns "$turns" --seed 1 --mix "$mix" --out "$file"
+fi
+mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
+echo
+echo "mix $mix: $turns turns, $mb MB ($(awk "BEGIN{printf \"%.0f\", $(stat -c %s "$file")/$turns}") bytes/turn)"
 
 # One core: every thread (reader, worker, writer) pinned to CPU 0.
 if command -v taskset >/dev/null; then
@@ -82,6 +88,8 @@ for t in 1 "$cores"; do
     measure "  BEFORE replay, $t worker(s)" "$BEFORE" replay "$file" --out "$out/replay-before" --threads "$t" --quiet
     ratio "$parse" "$median"
   fi
+done
+
 done
 
 [ "$big" = 0 ] && exit 0

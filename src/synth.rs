@@ -18,6 +18,13 @@
 //!   tokens in, 20 to 400 out, 1.2 to 4.5 s, model `claude-opus`.
 //!
 //! Lines average about 1 KB.
+//!
+//! The multilingual mix ([`Mix::Multilingual`], `synth --mix
+//! multilingual`) changes two things, so that about half the drafts are
+//! not ASCII: languages are en 35%, es 10%, de 7%, fr 7%, pt 4%, ja 7%,
+//! zh 6%, ru 6%, ar 5%, ko 4%, hi 3%, it 3%, tr 3% (acks in ja, zh, ru, ar,
+//! ko, hi, it and tr match no built-in pattern); and 70% of answers open
+//! with an accented name (`Zoë Ångström, ...`).
 
 use std::io::Write;
 
@@ -71,8 +78,76 @@ const LANGS: [(&str, f64); 7] = [
     ("it", 0.03),
 ];
 
+/// Which traffic [`Synth`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mix {
+    /// Mostly English and ASCII (the module doc's mix).
+    #[default]
+    Default,
+    /// About half the drafts not ASCII: more languages and scripts, and
+    /// accented names in answers.
+    Multilingual,
+}
+
+impl Mix {
+    pub const NAMES: [&'static str; 2] = ["default", "multilingual"];
+
+    fn langs(self) -> &'static [(&'static str, f64)] {
+        match self {
+            Mix::Default => &LANGS,
+            Mix::Multilingual => &LANGS_MULTILINGUAL,
+        }
+    }
+}
+
+impl std::str::FromStr for Mix {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mix, String> {
+        match s {
+            "default" => Ok(Mix::Default),
+            "multilingual" => Ok(Mix::Multilingual),
+            _ => Err(format!("--mix {s:?}: give default or multilingual")),
+        }
+    }
+}
+
+const LANGS_MULTILINGUAL: [(&str, f64); 13] = [
+    ("en", 0.35),
+    ("es", 0.10),
+    ("de", 0.07),
+    ("fr", 0.07),
+    ("pt", 0.04),
+    ("ja", 0.07),
+    ("zh", 0.06),
+    ("ru", 0.06),
+    ("ar", 0.05),
+    ("ko", 0.04),
+    ("hi", 0.03),
+    ("it", 0.03),
+    ("tr", 0.03),
+];
+
+/// Names with letters outside ASCII, for answers of the multilingual mix.
+const ACCENTED: [&str; 8] = [
+    "Zoë Ångström",
+    "José Núñez",
+    "Björn Müller",
+    "Łucja Wąsik",
+    "Ólafur Þórsson",
+    "Renée Lefèvre",
+    "Çağla Öztürk",
+    "Dvořák Šťastný",
+];
+
 fn acks(lang: &str) -> &'static [&'static str] {
     match lang {
+        "zh" => &["好的，谢谢！", "明白了。", "收到。"],
+        "ru" => &["Спасибо, понял.", "Хорошо.", "Готово!"],
+        "ar" => &["شكرا جزيلا!", "حسنا، تم.", "مفهوم."],
+        "ko" => &["알겠습니다.", "감사합니다!", "네, 좋아요."],
+        "hi" => &["ठीक है, धन्यवाद।", "समझ गया।"],
+        "tr" => &["Tamam, teşekkürler.", "Anlaşıldı.", "Oldu!"],
         "es" => &[
             "Entendido, gracias.",
             "Vale, de acuerdo.",
@@ -178,6 +253,7 @@ fn pick_weighted<'a>(r: &mut Rng, xs: &'a [(&'a str, f64)]) -> &'a str {
 /// The stream of synthetic turns, one per [`Synth::next_turn`]; runs of 1-12
 /// turns are cut as the stream goes.
 pub struct Synth {
+    mix: Mix,
     rng: Rng,
     seed: u64,
     run: u64,
@@ -190,7 +266,12 @@ pub struct Synth {
 
 impl Synth {
     pub fn new(seed: u64) -> Synth {
+        Synth::with_mix(seed, Mix::Default)
+    }
+
+    pub fn with_mix(seed: u64, mix: Mix) -> Synth {
         Synth {
+            mix,
             rng: Rng::new(seed),
             seed,
             run: 0,
@@ -208,6 +289,8 @@ impl Synth {
         let is_ack = r.chance(0.35);
         let draft = if is_ack {
             r.pick(acks(self.lang)).to_string()
+        } else if self.mix == Mix::Multilingual && r.chance(0.7) {
+            format!("{}, {}", r.pick(&ACCENTED), answer(r))
         } else {
             answer(r)
         };
@@ -246,7 +329,7 @@ impl Synth {
         self.run_len = 1 + r.below(12) as u64;
         self.tenant = r.below(8);
         self.channel = *r.pick(&["web", "slack", "email"]);
-        self.lang = pick_weighted(r, &LANGS);
+        self.lang = pick_weighted(r, self.mix.langs());
     }
 }
 
@@ -341,7 +424,12 @@ fn critic(r: &mut Rng, is_ack: bool) -> Value {
 
 /// Write `turns` lines to `out`.
 pub fn write(turns: u64, seed: u64, out: &mut dyn Write) -> std::io::Result<u64> {
-    let mut s = Synth::new(seed);
+    write_mix(turns, seed, Mix::Default, out)
+}
+
+/// Write `turns` lines of `mix` to `out`.
+pub fn write_mix(turns: u64, seed: u64, mix: Mix, out: &mut dyn Write) -> std::io::Result<u64> {
+    let mut s = Synth::with_mix(seed, mix);
     let mut bytes = 0;
     let mut line = String::new();
     for _ in 0..turns {
@@ -357,6 +445,20 @@ pub fn write(turns: u64, seed: u64, out: &mut dyn Write) -> std::io::Result<u64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_multilingual_mix_is_about_half_non_ascii() {
+        let mut a = Vec::new();
+        write_mix(2000, 3, Mix::Multilingual, &mut a).unwrap();
+        let text = String::from_utf8(a).unwrap();
+        let drafts: Vec<String> = text
+            .lines()
+            .map(|l| crate::read::turn::Turn::parse(l).unwrap().draft.to_string())
+            .collect();
+        let non_ascii = drafts.iter().filter(|d| !d.is_ascii()).count();
+        let share = non_ascii as f64 / drafts.len() as f64;
+        assert!((0.4..0.65).contains(&share), "non-ASCII drafts: {share}");
+    }
 
     #[test]
     fn is_deterministic_and_valid() {

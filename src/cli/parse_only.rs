@@ -23,7 +23,7 @@ pub fn run(a: Args) -> CliResult {
     let p = critic_gate::parse_only(&a.files)?;
     let secs = started.elapsed().as_secs_f64();
     super::output::stdout(&format!(
-        "parsed {} turns ({} invalid), {:.1} MB in {secs:.2}s: {:.0} turns/s, {:.1} MB/s on {threads} threads",
+        "parsed {} turns ({} invalid), {:.1} MB in {secs:.2}s: {:.0} turns/s, {:.1} MB/s on {threads} threads\n",
         p.turns,
         p.invalid,
         p.bytes as f64 / 1e6,

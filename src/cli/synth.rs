@@ -5,6 +5,8 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use critic_gate::synth::Mix;
+
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -18,6 +20,15 @@ pub struct Args {
     /// Output file (`.gz` or `.zst` compress); `-` is standard output.
     #[arg(long)]
     pub out: PathBuf,
+    /// The traffic mix: default (mostly English), or multilingual (about
+    /// half the drafts not ASCII).
+    #[arg(long, default_value = "default", value_parser = mix())]
+    pub mix: Mix,
+}
+
+fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Mix::NAMES).try_map(|s| s.parse::<Mix>())
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -39,7 +50,8 @@ pub fn run(a: Args) -> CliResult {
             Box::new(w)
         }
     };
-    let written = critic_gate::synth::write(a.turns, a.seed, &mut sink).and_then(|_| sink.flush());
+    let written =
+        critic_gate::synth::write_mix(a.turns, a.seed, a.mix, &mut sink).and_then(|_| sink.flush());
     drop(sink);
     match written {
         // `synth --out - | head`: a closed pipe ends the output quietly.

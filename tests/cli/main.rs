@@ -4,6 +4,7 @@ mod util;
 
 mod adversarial;
 
+mod build;
 mod check;
 mod costs;
 mod explain;

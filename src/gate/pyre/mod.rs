@@ -22,11 +22,31 @@
 
 pub mod tables;
 mod translate;
+mod windowed;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 pub use translate::{translate, Refused, Translated};
+use windowed::Windowed;
+
+/// Texts at most this long (bytes) have their answers remembered.
+const MEMO_MAX_TEXT: usize = 512;
+/// Answers remembered per set and thread (then forgotten all at once).
+const MEMO_ENTRIES: usize = 4096;
+
+thread_local! {
+    /// Recent answers per set, on each thread. Acks repeat ("got it,
+    /// thanks!"), and a non-ASCII haystack runs `regex`'s slowest engine
+    /// (its DFA cannot decide a Unicode `\b` there): on the multilingual
+    /// benchmark mix this was a quarter of a replay. A search is a pure
+    /// function of the set and the text, so a remembered answer is exact.
+    static MEMO: RefCell<HashMap<u64, HashMap<Box<str>, Result<bool, MatchAborted>>>> =
+        RefCell::new(HashMap::new());
+}
 
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;
@@ -188,9 +208,15 @@ impl Engine {
 /// each compiled once, matched case-insensitively when built with
 /// `ignore_case` (as symfonic does for ack patterns).
 pub struct PySet {
+    /// Unique for the life of the process (never reused, unlike an
+    /// address): the key of this set's remembered answers.
+    id: u64,
     /// All patterns `regex` can run, alternated into one automaton, in the
     /// form that keeps `regex`'s `\b`.
     native: Option<Engine>,
+    /// `native` for splitting a haystack with a few non-ASCII characters
+    /// (see [`Windowed`]), when its matches are short.
+    windowed: Option<Windowed>,
     /// The same patterns, `\b` spelled over CPython's word class. Only built
     /// when some pattern uses `\b`/`\B`.
     exact: Option<Engine>,
@@ -300,8 +326,14 @@ impl PySet {
             plain.add(&t);
         }
         let [native, exact] = plain.engines()?;
+        let windowed = native
+            .as_ref()
+            .and_then(|_| Windowed::new(&plain.native.join("|")));
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Ok(PySet {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             native,
+            windowed,
             exact,
             fancy,
         })
@@ -309,13 +341,40 @@ impl PySet {
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
     pub fn is_match(&self, text: &str) -> Result<bool, MatchAborted> {
+        if text.len() > MEMO_MAX_TEXT {
+            return self.search(text);
+        }
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            let answers = m.entry(self.id).or_default();
+            if let Some(&a) = answers.get(text) {
+                return a;
+            }
+            let a = self.search(text);
+            if answers.len() >= MEMO_ENTRIES {
+                answers.clear();
+            }
+            answers.insert(text.into(), a);
+            a
+        })
+    }
+
+    /// [`PySet::is_match`], searched.
+    fn search(&self, text: &str) -> Result<bool, MatchAborted> {
         let agree = self.exact.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
         if let Some(native) = &self.native {
             let engine = match (&self.exact, agree) {
                 (Some(exact), false) => exact,
                 _ => native,
             };
-            if engine.is_match(text)? {
+            let split = match (
+                &self.windowed,
+                std::ptr::eq(engine, native) && !text.is_ascii(),
+            ) {
+                (Some(w), true) => w.is_match(text),
+                _ => None,
+            };
+            if split.map_or_else(|| engine.is_match(text), Ok)? {
                 return Ok(true);
             }
         }

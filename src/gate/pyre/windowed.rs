@@ -1,0 +1,188 @@
+//! Searching a mostly-ASCII haystack that has a few non-ASCII characters
+//! (an accented name in a long answer) without `regex`'s slowest engine.
+//!
+//! `regex`'s lazy DFA cannot decide a Unicode `\b` next to a non-ASCII
+//! byte, so on such a haystack the whole search falls back to the PikeVM.
+//! When every match of the patterns is at most `L` bytes long, the search
+//! splits exactly: a window of `L + 4` bytes around each non-ASCII
+//! character (searched with the PikeVM, the rest of the haystack as
+//! context), and the ASCII gaps between the windows, each widened by `L`
+//! into its neighbours (searched with the DFA: every byte it reads,
+//! context included, is ASCII). A match of at most `L` bytes that is not
+//! inside a window starts at least 4 bytes past any non-ASCII character
+//! and so lies inside a widened gap; every span is searched with the whole
+//! haystack as context, so each answer is the full search's answer.
+
+use regex_automata::meta::Regex;
+use regex_automata::Input;
+
+/// Windows larger than this share of the haystack: one plain search is
+/// cheaper.
+const MAX_WINDOW_SHARE: f64 = 0.5;
+/// Patterns whose matches may be longer than this are not split.
+const MAX_MATCH_BYTES: usize = 256;
+
+/// The joined plain patterns, ready to search parts of a haystack.
+pub struct Windowed {
+    re: Regex,
+    /// The longest match, in bytes.
+    max_len: usize,
+}
+
+impl Windowed {
+    /// None when a match may be longer than [`MAX_MATCH_BYTES`] (or
+    /// unbounded), or the pattern does not build here.
+    pub fn new(pattern: &str) -> Option<Windowed> {
+        let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+        let max_len = hir.properties().maximum_len()?;
+        if max_len > MAX_MATCH_BYTES {
+            return None;
+        }
+        let config = regex_automata::meta::Config::new().nfa_size_limit(Some(64 << 20));
+        let re = Regex::builder().configure(config).build(pattern).ok()?;
+        Some(Windowed { re, max_len })
+    }
+
+    /// Whether the patterns match `text`, or None when the windows would
+    /// cover too much of it to be worth splitting.
+    pub fn is_match(&self, text: &str) -> Option<bool> {
+        let windows = self.windows(text)?;
+        let in_window = windows.iter().any(|&(lo, hi)| self.span(text, lo, hi));
+        Some(
+            in_window
+                || self
+                    .gaps(text, &windows)
+                    .any(|(lo, hi)| self.span(text, lo, hi)),
+        )
+    }
+
+    fn span(&self, text: &str, lo: usize, hi: usize) -> bool {
+        lo < hi && self.re.is_match(Input::new(text).span(lo..hi))
+    }
+
+    /// The merged windows around the non-ASCII characters, on character
+    /// boundaries.
+    fn windows(&self, text: &str) -> Option<Vec<(usize, usize)>> {
+        let reach = self.max_len + 4;
+        let bytes = text.as_bytes();
+        let mut windows: Vec<(usize, usize)> = Vec::new();
+        let mut i = 0;
+        while let Some(off) = bytes[i..].iter().position(|b| !b.is_ascii()) {
+            let p = i + off;
+            let q = p + text[p..].chars().next().map_or(1, char::len_utf8);
+            let lo = floor_boundary(text, p.saturating_sub(reach));
+            let hi = ceil_boundary(text, (q + reach).min(text.len()));
+            match windows.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => windows.push((lo, hi)),
+            }
+            i = q;
+        }
+        let covered: usize = windows.iter().map(|(lo, hi)| hi - lo).sum();
+        (covered as f64 <= MAX_WINDOW_SHARE * text.len() as f64).then_some(windows)
+    }
+
+    /// The ASCII gaps between windows, each widened by the longest match
+    /// into its neighbours (still ASCII, context byte included).
+    fn gaps<'a>(
+        &'a self,
+        text: &'a str,
+        windows: &'a [(usize, usize)],
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
+        let starts = std::iter::once(0).chain(windows.iter().map(|w| w.1));
+        let ends = windows
+            .iter()
+            .map(|w| w.0)
+            .chain(std::iter::once(text.len()));
+        starts.zip(ends).map(move |(lo, hi)| {
+            let lo = if lo == 0 { 0 } else { lo - self.max_len };
+            (lo, (hi + self.max_len).min(text.len()).max(lo))
+        })
+    }
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_only_bounded_patterns() {
+        assert!(Windowed::new(r"(?i)\b(ok|got it)\b").is_some());
+        assert!(Windowed::new(r"(?i)\bok.*").is_none());
+    }
+
+    #[test]
+    fn a_gap_widened_into_a_window_finds_a_match_across_its_edge() {
+        let w = Windowed::new(r"\bok\b").unwrap();
+        // `ok` starts 8 bytes after `é` (a window reaches 2 + 4 past it) and
+        // ends past the window: only the widened gap sees all of it.
+        let text = format!("é{}ok{}", " ".repeat(5), " rest".repeat(10));
+        assert_eq!(w.is_match(&text), Some(true));
+        assert_eq!(w.is_match("éok"), None, "too short to split");
+        let long = format!("{}é{}", "x ".repeat(20), " y".repeat(20));
+        assert_eq!(w.is_match(&long), Some(false));
+    }
+
+    /// The built-in ack patterns as `PySet` joins them.
+    fn builtins() -> String {
+        crate::gate::BUILTIN_ACK_PATTERNS
+            .iter()
+            .map(|p| format!("(?:{})", super::super::translate(p, true).unwrap().native))
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+
+    fn piece() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just("ok".to_string()),
+            Just("got it".to_string()),
+            Just("natürlich".to_string()),
+            Just("bien sûr".to_string()),
+            Just("you're welcome".to_string()),
+            Just("é".to_string()),
+            Just("ſ".to_string()),
+            Just("ı".to_string()),
+            Just("日本".to_string()),
+            Just("\u{301}".to_string()),
+            Just(" ".to_string()),
+            Just(", ".to_string()),
+            Just(" ".repeat(7)),
+            "[a-z ]{1,30}",
+            // Long ASCII stretches, so that most texts are split.
+            "[a-z ]{40,120}",
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        /// Split or not, the answer is the full search's.
+        #[test]
+        fn splitting_never_changes_the_answer(
+            parts in proptest::collection::vec(piece(), 0..40),
+        ) {
+            let joined = builtins();
+            let w = Windowed::new(&joined).unwrap();
+            let full = regex::Regex::new(&joined).unwrap();
+            let text = parts.concat();
+            if let Some(split) = w.is_match(&text) {
+                proptest::prop_assert_eq!(split, full.is_match(&text), "{:?}", text);
+            }
+        }
+    }
+}
