@@ -18,7 +18,7 @@ use regex_automata::Input;
 
 /// Windows larger than this share of the haystack: one plain search is
 /// cheaper.
-const MAX_WINDOW_SHARE: f64 = 0.5;
+const MAX_WINDOW_SHARE: f64 = 0.8;
 /// Patterns whose matches may be longer than this are not split.
 const MAX_MATCH_BYTES: usize = 256;
 
