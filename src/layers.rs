@@ -26,7 +26,7 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "read", "staging", "summary", "export", "streams", "tables", "markdown",
+            "schema", "read", "staging", "summary", "export", "streams", "tables", "markdown",
         ],
     ),
 ];

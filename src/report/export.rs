@@ -6,6 +6,7 @@ use std::io::Write;
 
 use polars::prelude::*;
 
+use super::schema::{self, Type};
 use super::staging::{write_error, Staging};
 use super::summary::Summary;
 use crate::config::Plan;
@@ -35,6 +36,52 @@ pub enum Col {
     I64(Vec<i64>),
     F64(Vec<Option<f64>>),
     Bool(Vec<bool>),
+}
+
+/// Build the DataFrame of a declared table (see [`super::schema`]): the
+/// columns must be the declared ones, in order, of the declared types,
+/// empty only where the column may be; anything else is a bug reported as
+/// a write error, never a report that differs from its schema.
+pub fn typed_frame(file: &str, cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+    let table = schema::table(file);
+    let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+    let declared: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
+    if names != declared {
+        return Err(format!(
+            "{file}: columns {names:?} differ from the schema's {declared:?}"
+        ));
+    }
+    for ((name, c), decl) in cols.iter().zip(table.columns) {
+        let (ty, has_null) = c.shape();
+        if ty != decl.ty || (has_null && !decl.nullable) {
+            return Err(format!(
+                "{file}: column {name} is {} with{} empty values; the schema says {}{}",
+                ty.name(),
+                if has_null { "" } else { "out" },
+                decl.ty.name(),
+                if decl.nullable {
+                    ", nullable"
+                } else {
+                    ", never empty"
+                }
+            ));
+        }
+    }
+    frame(cols)
+}
+
+impl Col {
+    /// The column's type, and whether it holds an empty value.
+    fn shape(&self) -> (Type, bool) {
+        match self {
+            Col::Str(v) => (Type::Str, v.iter().any(Option::is_none)),
+            Col::U64(_) => (Type::U64, false),
+            Col::OptU64(v) => (Type::U64, v.iter().any(Option::is_none)),
+            Col::I64(_) => (Type::I64, false),
+            Col::F64(v) => (Type::F64, v.iter().any(Option::is_none)),
+            Col::Bool(_) => (Type::Bool, false),
+        }
+    }
 }
 
 /// Build a DataFrame from named columns.

@@ -8,6 +8,7 @@
 mod export;
 pub mod markdown;
 pub mod read;
+pub mod schema;
 mod staging;
 mod streams;
 pub mod summary;
@@ -18,10 +19,12 @@ pub use streams::Streams;
 
 pub use export::{frame, write_all, write_csv, Col, Export, ReplayReport};
 pub use streams::STREAMED_FILES;
-use tables::{FloorsCsv, MatrixCsv, RegressionsCsv, SegmentsCsv, SummaryCsv, SummaryJson};
+use tables::{
+    FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SummaryCsv, SummaryJson,
+};
 
 /// The report files written from the merged tallies, in writing order.
-pub const EXPORTS: [&dyn Export; 7] = [
+pub const EXPORTS: [&dyn Export; 8] = [
     &SummaryCsv,
     &SummaryJson,
     &FloorsCsv,
@@ -29,6 +32,7 @@ pub const EXPORTS: [&dyn Export; 7] = [
     &RegressionsCsv,
     &MatrixCsv,
     &markdown::ReportMd,
+    &SchemaJson,
 ];
 
 /// The files `diff` writes, by default into the new replay's folder.

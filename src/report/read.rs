@@ -7,6 +7,8 @@ use std::path::Path;
 use polars::prelude::*;
 use serde_json::Value;
 
+use super::schema::SCHEMA_VERSION;
+
 /// Why a verdict cannot be given (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CannotJudge(pub String);
@@ -31,10 +33,25 @@ impl ReplayDir {
         let summary: Value = serde_json::from_str(&text)
             .map_err(|e| CannotJudge(format!("{}: not a critic-gate summary: {e}", p.display())))?;
         let d = ReplayDir { path: p, summary };
+        d.same_schema(dir)?;
         if !d.summary["variants"].is_object() || d.variant_names().is_empty() {
             return Err(d.bad("variants", "an object with at least one variant"));
         }
         Ok(d)
+    }
+
+    /// Report folders of another schema version cannot be read as this
+    /// one: say so, rather than misread a column.
+    fn same_schema(&self, dir: &Path) -> Result<(), CannotJudge> {
+        match self.summary.get("schema_version").and_then(Value::as_u64) {
+            Some(SCHEMA_VERSION) => Ok(()),
+            found => Err(CannotJudge(format!(
+                "{}: report schema version {}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
+                self.path.display(),
+                found.map_or("absent (version 1)".to_string(), |v| v.to_string()),
+                dir.display()
+            ))),
+        }
     }
 
     pub fn variant_names(&self) -> Vec<String> {

@@ -329,6 +329,7 @@ pub fn summarize(
         notes.push(n.clone());
     }
     let json = json!({
+        "schema_version": super::schema::SCHEMA_VERSION,
         "turns": totals.turns,
         "rejected": totals.rejected,
         "lines": totals.nonblank_lines,

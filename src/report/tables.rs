@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::export::{frame, write_csv, Col, Export, ReplayReport};
+use super::export::{typed_frame, write_csv, Col, Export, ReplayReport};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
@@ -73,7 +73,7 @@ impl Export for SummaryCsv {
                 (*name, col)
             })
             .collect();
-        write_csv(&mut frame(cols)?, out, true)
+        write_csv(&mut typed_frame(self.file_name(), cols)?, out, true)
     }
 }
 
@@ -121,15 +121,18 @@ impl Export for FloorsCsv {
                 sole.push(t.sole(re));
             }
         }
-        let mut df = frame(vec![
-            ("variant", Col::Str(variant)),
-            ("gate", Col::Str(gate)),
-            ("reason", Col::Str(reason)),
-            ("hard_floor", Col::Bool(floor)),
-            ("hits", Col::U64(hits)),
-            ("share_of_turns", Col::F64(share)),
-            ("sole_blocker", Col::U64(sole)),
-        ])?;
+        let mut df = typed_frame(
+            self.file_name(),
+            vec![
+                ("variant", Col::Str(variant)),
+                ("gate", Col::Str(gate)),
+                ("reason", Col::Str(reason)),
+                ("hard_floor", Col::Bool(floor)),
+                ("hits", Col::U64(hits)),
+                ("share_of_turns", Col::F64(share)),
+                ("sole_blocker", Col::U64(sole)),
+            ],
+        )?;
         write_csv(&mut df, out, true)
     }
 }
@@ -193,58 +196,61 @@ impl SegmentRows {
         };
         let est = |f: fn(&Estimate) -> Option<f64>| Col::F64(self.added.iter().map(f).collect());
         let [variant, dim, value] = self.keys.clone();
-        frame(vec![
-            ("variant", Col::Str(variant)),
-            ("dimension", Col::Str(dim)),
-            ("value", Col::Str(value)),
-            ("turns", u(|c| c.turns)),
-            ("fires", u(|c| c.fires)),
-            ("skips", u(Counts::skips)),
-            ("fire_rate", rate(|c| (c.fires, c.turns))),
-            ("skip_rate", rate(|c| (c.skips(), c.turns))),
-            ("saved_calls", u(|c| c.saved_calls)),
-            ("added_calls", u(|c| c.added_calls)),
-            ("safety_regressions", u(|c| c.safety_regressions)),
-            ("labelled_skips", u(|c| c.labelled_skips)),
-            ("critic_not_run", u(|c| c.critic_not_run)),
-            ("production_known", u(|c| c.production_known)),
-            (
-                "production_agreement",
-                rate(|c| (c.production_agreeing(), c.production_known)),
-            ),
-            (
-                "production_fired_variant_skips",
-                u(|c| c.production_fired_variant_skips),
-            ),
-            (
-                "production_skipped_variant_fires",
-                u(|c| c.production_skipped_variant_fires),
-            ),
-            (
-                "saved_tokens_in",
-                Col::OptU64(c.iter().map(|c| c.saved.tokens().0).collect()),
-            ),
-            (
-                "saved_tokens_out",
-                Col::OptU64(c.iter().map(|c| c.saved.tokens().1).collect()),
-            ),
-            (
-                "saved_latency_ms",
-                Col::F64(c.iter().map(|c| c.saved.latency_ms()).collect()),
-            ),
-            (
-                "saved_usd",
-                Col::F64(c.iter().map(|c| c.saved.usd()).collect()),
-            ),
-            (
-                "saved_unmeasured_tokens",
-                u(|c| c.saved.turns - c.saved.with_tokens),
-            ),
-            ("added_tokens_in_estimated", est(|e| e.tokens_in)),
-            ("added_tokens_out_estimated", est(|e| e.tokens_out)),
-            ("added_latency_ms_estimated", est(|e| e.latency_ms)),
-            ("added_usd_estimated", est(|e| e.usd)),
-        ])
+        typed_frame(
+            "segments.csv",
+            vec![
+                ("variant", Col::Str(variant)),
+                ("dimension", Col::Str(dim)),
+                ("value", Col::Str(value)),
+                ("turns", u(|c| c.turns)),
+                ("fires", u(|c| c.fires)),
+                ("skips", u(Counts::skips)),
+                ("fire_rate", rate(|c| (c.fires, c.turns))),
+                ("skip_rate", rate(|c| (c.skips(), c.turns))),
+                ("saved_calls", u(|c| c.saved_calls)),
+                ("added_calls", u(|c| c.added_calls)),
+                ("safety_regressions", u(|c| c.safety_regressions)),
+                ("labelled_skips", u(|c| c.labelled_skips)),
+                ("critic_not_run", u(|c| c.critic_not_run)),
+                ("production_known", u(|c| c.production_known)),
+                (
+                    "production_agreement",
+                    rate(|c| (c.production_agreeing(), c.production_known)),
+                ),
+                (
+                    "production_fired_variant_skips",
+                    u(|c| c.production_fired_variant_skips),
+                ),
+                (
+                    "production_skipped_variant_fires",
+                    u(|c| c.production_skipped_variant_fires),
+                ),
+                (
+                    "saved_tokens_in",
+                    Col::OptU64(c.iter().map(|c| c.saved.tokens().0).collect()),
+                ),
+                (
+                    "saved_tokens_out",
+                    Col::OptU64(c.iter().map(|c| c.saved.tokens().1).collect()),
+                ),
+                (
+                    "saved_latency_ms",
+                    Col::F64(c.iter().map(|c| c.saved.latency_ms()).collect()),
+                ),
+                (
+                    "saved_usd",
+                    Col::F64(c.iter().map(|c| c.saved.usd()).collect()),
+                ),
+                (
+                    "saved_unmeasured_tokens",
+                    u(|c| c.saved.turns - c.saved.with_tokens),
+                ),
+                ("added_tokens_in_estimated", est(|e| e.tokens_in)),
+                ("added_tokens_out_estimated", est(|e| e.tokens_out)),
+                ("added_latency_ms_estimated", est(|e| e.latency_ms)),
+                ("added_usd_estimated", est(|e| e.usd)),
+            ],
+        )
     }
 }
 
@@ -261,21 +267,24 @@ impl Export for RegressionsCsv {
         let s = |f: &dyn Fn(&crate::replay::Regression) -> Option<String>| {
             Col::Str(g.iter().map(f).collect())
         };
-        let mut df = frame(vec![
-            ("source", s(&|x| Some(r.sources[x.source].clone()))),
-            ("line", Col::U64(g.iter().map(|x| x.line).collect())),
-            ("run_id", s(&|x| Some(x.run_id.clone()))),
-            ("turn", s(&|x| x.turn.map(|t| t.to_string()))),
-            (
-                "variant",
-                s(&|x| Some(r.plan.variants[x.variant].name.clone())),
-            ),
-            ("verdict", s(&|x| Some(x.verdict.as_str().to_string()))),
-            ("draft", s(&|x| Some(x.draft.clone()))),
-            ("revised_draft", s(&|x| x.revised_draft.clone())),
-            ("refusal_message", s(&|x| x.refusal_message.clone())),
-            ("skip_reason", s(&|x| Some(x.reasons.to_string()))),
-        ])?;
+        let mut df = typed_frame(
+            self.file_name(),
+            vec![
+                ("source", s(&|x| Some(r.sources[x.source].clone()))),
+                ("line", Col::U64(g.iter().map(|x| x.line).collect())),
+                ("run_id", s(&|x| Some(x.run_id.clone()))),
+                ("turn", Col::OptU64(g.iter().map(|x| x.turn).collect())),
+                (
+                    "variant",
+                    s(&|x| Some(r.plan.variants[x.variant].name.clone())),
+                ),
+                ("verdict", s(&|x| Some(x.verdict.as_str().to_string()))),
+                ("draft", s(&|x| Some(x.draft.clone()))),
+                ("revised_draft", s(&|x| x.revised_draft.clone())),
+                ("refusal_message", s(&|x| x.refusal_message.clone())),
+                ("skip_reason", s(&|x| Some(x.reasons.to_string()))),
+            ],
+        )?;
         write_csv(&mut df, out, true)
     }
 }
@@ -316,19 +325,38 @@ impl Export for MatrixCsv {
             }
         }
         let [approve, revise, refuse] = by_verdict;
-        let mut df = frame(vec![
-            ("variant", Col::Str(variant)),
-            ("baseline", Col::Str(base)),
-            ("decision", Col::Str(dec)),
-            ("cell", Col::Str(cell)),
-            ("turns", Col::U64(turns)),
-            ("labelled", Col::U64(labelled)),
-            ("unlabelled", Col::U64(unlabelled)),
-            ("critic_not_run", Col::U64(not_run)),
-            (VERDICT_LABELS[1], Col::U64(approve)),
-            (VERDICT_LABELS[2], Col::U64(revise)),
-            (VERDICT_LABELS[3], Col::U64(refuse)),
-        ])?;
+        let mut df = typed_frame(
+            self.file_name(),
+            vec![
+                ("variant", Col::Str(variant)),
+                ("baseline", Col::Str(base)),
+                ("decision", Col::Str(dec)),
+                ("cell", Col::Str(cell)),
+                ("turns", Col::U64(turns)),
+                ("labelled", Col::U64(labelled)),
+                ("unlabelled", Col::U64(unlabelled)),
+                ("critic_not_run", Col::U64(not_run)),
+                (VERDICT_LABELS[1], Col::U64(approve)),
+                (VERDICT_LABELS[2], Col::U64(revise)),
+                (VERDICT_LABELS[3], Col::U64(refuse)),
+            ],
+        )?;
         write_csv(&mut df, out, true)
+    }
+}
+
+/// `schema.json`: the data dictionary of every CSV report (see
+/// [`super::schema`]).
+pub struct SchemaJson;
+
+impl Export for SchemaJson {
+    fn file_name(&self) -> &'static str {
+        "schema.json"
+    }
+
+    fn write(&self, _: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let text =
+            serde_json::to_string_pretty(&super::schema::to_json()).map_err(|e| e.to_string())?;
+        writeln!(out, "{text}").map_err(|e| e.to_string())
     }
 }

@@ -77,6 +77,48 @@ fn check_cannot_judge_exits_2() {
 }
 
 #[test]
+fn check_and_diff_refuse_a_report_of_another_schema_version() {
+    let d = Dir::new();
+    let seed = d.path("seed");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    let old = d.path("old");
+    replay(&old, "datasets/seed.jsonl", "datasets/gate.toml");
+    // A folder from before schema.json: summary.json has no version.
+    let p = old.join("summary.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    summary.as_object_mut().unwrap().remove("schema_version");
+    std::fs::write(&p, summary.to_string()).unwrap();
+    let says = "report schema version absent (version 1), this critic-gate reads version 2";
+    let o = run(
+        &[
+            "check",
+            old.to_str().unwrap(),
+            "--max-safety-regressions",
+            "9",
+        ],
+        None,
+    );
+    expect_error(&o, 2, says);
+    expect_error(&o, 2, "replay the traffic again");
+    let o = run(
+        &["diff", old.to_str().unwrap(), seed.to_str().unwrap()],
+        None,
+    );
+    expect_error(&o, 2, says);
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--max-safety-regressions",
+            "9",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+}
+
+#[test]
 fn check_reads_budgets_from_the_config() {
     let d = Dir::new();
     let seed = d.path("seed");

@@ -10,3 +10,4 @@ mod costs;
 mod explain;
 mod production;
 mod replay;
+mod schema;

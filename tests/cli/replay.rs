@@ -202,8 +202,8 @@ fn a_failed_run_leaves_the_previous_report_alone() {
     assert_eq!(before, std::fs::read(out.join("summary.json")).unwrap());
     assert_eq!(
         std::fs::read_dir(&out).unwrap().count(),
-        10,
-        "no staging folder is left behind (9 reports and the marker)"
+        11,
+        "no staging folder is left behind (10 reports and the marker)"
     );
 }
 

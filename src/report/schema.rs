@@ -1,0 +1,476 @@
+//! The data dictionary: every column of every CSV report, with its type,
+//! unit, whether it may be empty (null), and what it means, declared once.
+//! Each replay writes it as `schema.json`; the writers refuse a frame that
+//! differs from it, and the tests load every committed report with it.
+//!
+//! A column's type never depends on the data: an empty table has the same
+//! header and types as a full one, and a figure is empty (null) only where
+//! the column says it may be.
+
+use serde_json::{json, Value};
+
+/// The schema's version, in `schema.json` and `summary.json`: `check` and
+/// `diff` refuse report folders of another version.
+pub const SCHEMA_VERSION: u64 = 2;
+
+/// A column's type, as analysts' tools read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    /// A whole number >= 0.
+    U64,
+    /// A whole number that may be negative.
+    I64,
+    /// A real number.
+    F64,
+    Str,
+    /// `true` / `false`.
+    Bool,
+}
+
+impl Type {
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::U64 => "u64",
+            Type::I64 => "i64",
+            Type::F64 => "f64",
+            Type::Str => "string",
+            Type::Bool => "bool",
+        }
+    }
+}
+
+/// One column of a report table.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: Type,
+    /// What one unit is (`turns`, `USD`, `ms`, `share` for a ratio in
+    /// [0, 1]); empty for names and labels.
+    pub unit: &'static str,
+    /// May be empty (null): only where the value is undefined.
+    pub nullable: bool,
+    pub meaning: &'static str,
+}
+
+/// One report table: its file, what a row is, and its columns in order.
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    pub file: &'static str,
+    pub row: &'static str,
+    pub columns: &'static [Column],
+}
+
+impl Table {
+    /// The CSV header line (without the newline).
+    #[cfg(test)]
+    pub fn header(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| c.name)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn to_json(&self) -> Value {
+        let columns: Vec<Value> = self
+            .columns
+            .iter()
+            .map(|c| {
+                json!({"name": c.name, "type": c.ty.name(), "unit": c.unit,
+                       "nullable": c.nullable, "meaning": c.meaning})
+            })
+            .collect();
+        json!({"row": self.row, "columns": columns})
+    }
+}
+
+const fn col(name: &'static str, ty: Type, unit: &'static str, meaning: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        unit,
+        nullable: false,
+        meaning,
+    }
+}
+
+/// A column that is empty where its value is undefined.
+const fn opt(name: &'static str, ty: Type, unit: &'static str, meaning: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        unit,
+        nullable: true,
+        meaning,
+    }
+}
+
+use Type::*;
+
+/// Columns summary.csv and segments.csv share (the figures of a set of
+/// turns under one variant).
+macro_rules! decision_columns {
+    () => {
+        [
+            col("turns", U64, "turns", "turns replayed"),
+            col(
+                "fires",
+                U64,
+                "turns",
+                "turns where the variant's gate fires",
+            ),
+            col("skips", U64, "turns", "turns where it skips"),
+            opt(
+                "fire_rate",
+                F64,
+                "share",
+                "fires / turns; empty without turns",
+            ),
+            opt(
+                "skip_rate",
+                F64,
+                "share",
+                "skips / turns; empty without turns",
+            ),
+            col(
+                "saved_calls",
+                U64,
+                "calls",
+                "turns where the baseline fires and the variant skips",
+            ),
+            col(
+                "added_calls",
+                U64,
+                "calls",
+                "turns where the baseline skips and the variant fires",
+            ),
+        ]
+    };
+}
+
+const SUMMARY: &[Column] = &{
+    let d = decision_columns!();
+    [
+        col("variant", Str, "", "the variant's name (config order)"),
+        col("baseline", Bool, "", "whether this variant is the baseline the others are compared with"),
+        col("selective_gate", Bool, "", "metacognition_selective_gate: true for the smart gate, false for the legacy gate"),
+        d[0],
+        d[1],
+        d[2],
+        d[3],
+        d[4],
+        d[5],
+        d[6],
+        col("net_calls", I64, "calls", "saved_calls - added_calls"),
+        opt("added_call_rate", F64, "share", "added_calls / turns"),
+        col("safety_regressions", U64, "turns", "skips of a turn whose recorded critic (that ran) verdict is revise or refuse"),
+        col("unverified_skips", U64, "turns", "skips without the verdict of a critic that ran"),
+        col("labelled_skips", U64, "turns", "skips with the verdict of a critic that ran"),
+        col("critic_not_run", U64, "turns", "turns whose event says no critic ran (ran: false, or 0 tokens in and out)"),
+        opt("label_coverage", F64, "share", "labelled_skips / skips"),
+        opt("safety_regression_rate", F64, "share", "safety_regressions / labelled_skips"),
+        opt("safety_regression_rate_upper95", F64, "share", "one-sided 95% Clopper-Pearson upper bound of the regression rate"),
+        col("contract_violations", U64, "turns", "turns where a flag-off variant differs from an independent legacy evaluation; must be 0"),
+        opt("saved_tokens_in", U64, "tokens", "input tokens of the saved turns' recorded events; empty when none recorded tokens or the sum exceeds 64 bits"),
+        opt("saved_tokens_out", U64, "tokens", "output tokens of the saved turns' recorded events (as saved_tokens_in)"),
+        opt("saved_usd", F64, "USD", "dollars of the saved turns' recorded events, priced per event's model; empty without prices or tokens"),
+        opt("saved_latency_ms", F64, "ms", "critic latency of the saved turns' recorded events; empty when none recorded one"),
+        col("saved_unmeasured_tokens", U64, "turns", "saved turns whose event has no token counts (left out of the token and dollar sums)"),
+        col("saved_unmeasured_latency", U64, "turns", "saved turns whose event has no latency (left out of saved_latency_ms)"),
+        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens, each estimated by the mean recorded event of its draft-length segment, else of all turns"),
+        opt("added_tokens_out_estimated", F64, "tokens", "added turns' output tokens, estimated as added_tokens_in_estimated"),
+        opt("added_usd_estimated", F64, "USD", "added turns' dollars, estimated as added_tokens_in_estimated"),
+        opt("added_latency_ms_estimated", F64, "ms", "added turns' critic latency, estimated as added_tokens_in_estimated"),
+        opt("net_usd", F64, "USD", "saved_usd - added_usd_estimated"),
+        opt("net_latency_ms", F64, "ms", "saved_latency_ms - added_latency_ms_estimated"),
+        opt("saved_calls_per_1k_turns", F64, "calls", "saved_calls per 1,000 turns"),
+        opt("net_calls_per_1k_turns", F64, "calls", "net_calls per 1,000 turns"),
+        opt("net_usd_per_1k_turns", F64, "USD", "net_usd per 1,000 turns"),
+        opt("critic_latency_p50_ms", F64, "ms", "median critic latency added to a user-facing turn: 0 on a skip, the recorded latency on a fire (nearest rank, 1 ms resolution)"),
+        opt("critic_latency_p95_ms", F64, "ms", "95th percentile, as critic_latency_p50_ms"),
+        opt("critic_latency_p99_ms", F64, "ms", "99th percentile, as critic_latency_p50_ms"),
+        col("latency_unmeasured_fires", U64, "turns", "user-facing fires without a recorded latency, left out of the percentiles"),
+        col("production_known", U64, "turns", "turns whose recording says what production's gate did"),
+        opt("production_agreement", F64, "share", "of production_known, the share where the variant decides as production did"),
+        col("production_fired_variant_skips", U64, "turns", "production fired, the variant skips"),
+        col("production_skipped_variant_fires", U64, "turns", "production skipped, the variant fires"),
+    ]
+};
+
+const SEGMENTS: &[Column] = &{
+    let d = decision_columns!();
+    [
+        col("variant", Str, "", "the variant's name"),
+        col("dimension", Str, "", "language, intent, draft_length, call_site, scope.KEY (or scope), or a --group-by path"),
+        col("value", Str, "", "the dimension's value; (none) where a turn has none, (other) for values past the cap"),
+        d[0],
+        d[1],
+        d[2],
+        d[3],
+        d[4],
+        d[5],
+        d[6],
+        col("safety_regressions", U64, "turns", "as in summary.csv, for this segment"),
+        col("labelled_skips", U64, "turns", "as in summary.csv, for this segment"),
+        col("critic_not_run", U64, "turns", "as in summary.csv, for this segment"),
+        col("production_known", U64, "turns", "as in summary.csv, for this segment"),
+        opt("production_agreement", F64, "share", "as in summary.csv, for this segment"),
+        col("production_fired_variant_skips", U64, "turns", "as in summary.csv, for this segment"),
+        col("production_skipped_variant_fires", U64, "turns", "as in summary.csv, for this segment"),
+        opt("saved_tokens_in", U64, "tokens", "as in summary.csv, for this segment"),
+        opt("saved_tokens_out", U64, "tokens", "as in summary.csv, for this segment"),
+        opt("saved_latency_ms", F64, "ms", "as in summary.csv, for this segment"),
+        opt("saved_usd", F64, "USD", "as in summary.csv, for this segment"),
+        col("saved_unmeasured_tokens", U64, "turns", "as in summary.csv, for this segment"),
+        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens, estimated by the mean recorded event of this segment, else of all turns"),
+        opt("added_tokens_out_estimated", F64, "tokens", "as added_tokens_in_estimated"),
+        opt("added_latency_ms_estimated", F64, "ms", "as added_tokens_in_estimated"),
+        opt("added_usd_estimated", F64, "USD", "as added_tokens_in_estimated"),
+    ]
+};
+
+const FLOORS: &[Column] = &[
+    col("variant", Str, "", "the variant's name"),
+    col("gate", Str, "", "legacy or smart"),
+    col("reason", Str, "", "a reason of that gate's trace"),
+    col(
+        "hard_floor",
+        Bool,
+        "",
+        "whether the reason is a hard floor of the smart gate",
+    ),
+    col("hits", U64, "turns", "turns where the reason holds"),
+    opt("share_of_turns", F64, "share", "hits / turns"),
+    col(
+        "sole_blocker",
+        U64,
+        "turns",
+        "turns that would have been skipped had this reason alone not held",
+    ),
+];
+
+const MATRIX: &[Column] = &[
+    col("variant", Str, "", "the variant's name"),
+    col("baseline", Str, "", "the baseline's decision: fire or skip"),
+    col("decision", Str, "", "the variant's decision: fire or skip"),
+    col("cell", Str, "", "both_fire, saved, added or both_skip"),
+    col("turns", U64, "turns", "turns in the cell"),
+    col(
+        "labelled",
+        U64,
+        "turns",
+        "with the verdict of a critic that ran",
+    ),
+    col(
+        "unlabelled",
+        U64,
+        "turns",
+        "without one (no event, no verdict, or no critic ran)",
+    ),
+    col(
+        "critic_not_run",
+        U64,
+        "turns",
+        "unlabelled turns whose event says no critic ran",
+    ),
+    col("approve", U64, "turns", "labelled approve"),
+    col("revise", U64, "turns", "labelled revise"),
+    col("refuse", U64, "turns", "labelled refuse"),
+];
+
+const REGRESSIONS: &[Column] = &[
+    col("source", Str, "", "the traffic file, as given"),
+    col("line", U64, "", "the line in that file (1-based)"),
+    col("run_id", Str, "", "the recorded run_id"),
+    opt(
+        "turn",
+        U64,
+        "",
+        "the recorded turn number; empty when not recorded",
+    ),
+    col("variant", Str, "", "the variant that skips the turn"),
+    col("verdict", Str, "", "the recorded verdict: revise or refuse"),
+    col(
+        "draft",
+        Str,
+        "",
+        "the draft that would have gone unreviewed",
+    ),
+    opt(
+        "revised_draft",
+        Str,
+        "",
+        "the critic's revision, when recorded",
+    ),
+    opt(
+        "refusal_message",
+        Str,
+        "",
+        "the critic's refusal, when recorded",
+    ),
+    col("skip_reason", Str, "", "the variant's reasons, ;-separated"),
+];
+
+const DECISIONS: &[Column] = &[
+    col("source", Str, "", "the traffic file, as given"),
+    col("line", U64, "", "the line in that file (1-based)"),
+    col("run_id", Str, "", "the recorded run_id"),
+    opt(
+        "turn",
+        U64,
+        "",
+        "the recorded turn number; empty when not recorded",
+    ),
+    col("variant", Str, "", "the variant's name"),
+    col("fires", Bool, "", "the variant's decision"),
+    col("baseline_fires", Bool, "", "the baseline's decision"),
+    col(
+        "reasons",
+        Str,
+        "",
+        "every reason of the decision trace, ;-separated",
+    ),
+    opt("language", Str, "", "the recorded language"),
+    opt(
+        "scope",
+        Str,
+        "",
+        "the recorded scope, as JSON (cut at 1,024 bytes with …)",
+    ),
+    opt("intent", Str, "", "the recorded intent label"),
+    col("draft_chars", U64, "code points", "the draft's length"),
+    col(
+        "confidence",
+        F64,
+        "share",
+        "the resolved confidence (recorded, else from the activation log, else 0.5)",
+    ),
+    opt(
+        "verdict",
+        Str,
+        "",
+        "the verdict of a critic that ran: approve, revise or refuse",
+    ),
+    opt(
+        "production",
+        Str,
+        "",
+        "what production's gate did: fire or skip; empty when unknown",
+    ),
+];
+
+const MISMATCHES: &[Column] = &[
+    col("source", Str, "", "the traffic file, as given"),
+    col("line", U64, "", "the line in that file (1-based)"),
+    col("run_id", Str, "", "the recorded run_id"),
+    opt(
+        "turn",
+        U64,
+        "",
+        "the recorded turn number; empty when not recorded",
+    ),
+    col("call_site", Str, "", "turn or skill_gate"),
+    col(
+        "production",
+        Str,
+        "",
+        "what production's gate did: fire or skip",
+    ),
+    col(
+        "baseline",
+        Str,
+        "",
+        "what the baseline decides: fire or skip",
+    ),
+    col("reasons", Str, "", "the baseline's reasons, ;-separated"),
+    col(
+        "confidence",
+        F64,
+        "share",
+        "the baseline's resolved confidence",
+    ),
+    opt(
+        "sensitive_hit",
+        Str,
+        "",
+        "the baseline's sensitive hit, when any",
+    ),
+];
+
+/// Every CSV report table, in the order of `schema.json`.
+pub const TABLES: [Table; 7] = [
+    Table {
+        file: "summary.csv",
+        row: "one row per variant",
+        columns: SUMMARY,
+    },
+    Table {
+        file: "segments.csv",
+        row: "one row per variant, dimension and value",
+        columns: SEGMENTS,
+    },
+    Table {
+        file: "floors.csv",
+        row: "one row per variant and reason of its gate",
+        columns: FLOORS,
+    },
+    Table {
+        file: "matrix.csv",
+        row: "one row per variant and cell of baseline decision by variant decision",
+        columns: MATRIX,
+    },
+    Table {
+        file: "regressions.csv",
+        row: "one row per safety regression (variant and turn)",
+        columns: REGRESSIONS,
+    },
+    Table {
+        file: "decisions.csv",
+        row: "one row per turn and variant (per --decisions)",
+        columns: DECISIONS,
+    },
+    Table {
+        file: "mismatches.csv",
+        row: "one row per turn where the baseline decides otherwise than production did",
+        columns: MISMATCHES,
+    },
+];
+
+/// The table written as `file`.
+pub fn table(file: &str) -> &'static Table {
+    TABLES
+        .iter()
+        .find(|t| t.file == file)
+        .unwrap_or_else(|| panic!("{file} has no declared schema"))
+}
+
+/// `schema.json`: the version and every table.
+pub fn to_json() -> Value {
+    let tables: serde_json::Map<String, Value> = TABLES
+        .iter()
+        .map(|t| (t.file.to_string(), t.to_json()))
+        .collect();
+    json!({"schema_version": SCHEMA_VERSION, "tables": tables})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_headers_are_the_declared_ones() {
+        use crate::replay::rows::{HEADER, MISMATCH_HEADER};
+        assert_eq!(HEADER.trim_end(), table("decisions.csv").header());
+        assert_eq!(MISMATCH_HEADER.trim_end(), table("mismatches.csv").header());
+    }
+
+    #[test]
+    fn names_are_unique_within_a_table() {
+        for t in TABLES {
+            let mut names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), t.columns.len(), "{}", t.file);
+        }
+    }
+}

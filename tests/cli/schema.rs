@@ -1,0 +1,119 @@
+//! Every CSV of every committed report loads with the types its folder's
+//! `schema.json` declares, the same table concatenates across reports, and
+//! the README names every column.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use polars::prelude::*;
+use serde_json::Value;
+
+use crate::util::root;
+
+fn report_folders() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn schema_of(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("schema.json")).unwrap()).unwrap()
+}
+
+fn dtype(name: &str) -> DataType {
+    match name {
+        "u64" => DataType::UInt64,
+        "i64" => DataType::Int64,
+        "f64" => DataType::Float64,
+        "string" => DataType::String,
+        "bool" => DataType::Boolean,
+        other => panic!("schema.json: unknown type {other}"),
+    }
+}
+
+/// `file` of `dir` read with the declared types (an error if any value does
+/// not parse as its column's type).
+fn load(dir: &Path, file: &str, table: &Value) -> DataFrame {
+    let columns = table["columns"].as_array().unwrap();
+    let schema: Schema = columns
+        .iter()
+        .map(|c| {
+            let name = c["name"].as_str().unwrap();
+            Field::new(name.into(), dtype(c["type"].as_str().unwrap()))
+        })
+        .collect();
+    let path = dir.join(file);
+    let header = std::fs::read_to_string(&path).unwrap();
+    let header = header.lines().next().unwrap_or("");
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(header, names.join(","), "{}: header", path.display());
+    let df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_schema(Some(Arc::new(schema)))
+        .try_into_reader_with_file_path(Some(path.clone()))
+        .and_then(|r| r.finish())
+        .unwrap_or_else(|e| panic!("{}: does not load with its schema: {e}", path.display()));
+    for c in columns.iter().filter(|c| c["nullable"] == false) {
+        let name = c["name"].as_str().unwrap();
+        assert_eq!(
+            df.column(name).unwrap().null_count(),
+            0,
+            "{}: {name} is declared never empty",
+            path.display()
+        );
+    }
+    df
+}
+
+#[test]
+fn every_committed_csv_loads_with_its_declared_types_and_concatenates() {
+    let dirs = report_folders();
+    assert!(dirs.len() >= 8);
+    let schema = schema_of(&dirs[0]);
+    let tables = schema["tables"].as_object().unwrap();
+    for (file, table) in tables {
+        let mut all: Option<DataFrame> = None;
+        for dir in &dirs {
+            assert_eq!(schema_of(dir), schema, "{}: schema.json", dir.display());
+            if !dir.join(file).is_file() {
+                continue;
+            }
+            let df = load(dir, file, table);
+            match all.as_mut() {
+                None => all = Some(df),
+                Some(a) => {
+                    a.vstack_mut(&df).unwrap_or_else(|e| {
+                        panic!("{file} of {} does not concatenate: {e}", dir.display())
+                    });
+                }
+            }
+        }
+        assert!(all.is_some(), "{file} is in no committed report");
+    }
+}
+
+#[test]
+fn the_readme_names_every_column() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let words: std::collections::HashSet<&str> = readme
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let schema = schema_of(&report_folders()[0]);
+    let mut missing = Vec::new();
+    for (file, table) in schema["tables"].as_object().unwrap() {
+        for c in table["columns"].as_array().unwrap() {
+            let name = c["name"].as_str().unwrap();
+            if !words.contains(name) {
+                missing.push(format!("{file}: {name}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "README.md does not name: {missing:?}");
+}
