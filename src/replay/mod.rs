@@ -15,7 +15,7 @@ pub mod tally;
 mod totals;
 
 pub use options::{DecisionsMode, ReplayOptions};
-pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
+pub use segments::{cap_segments, validate_group_by};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
 pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};
@@ -32,7 +32,7 @@ use segments::{
     DIM_LANGUAGE, NONE,
 };
 use step::{count, legacy_reference, At, Decision, Look, Scratch, TurnFacts};
-use tally::{label_index, EventFacts, VariantTally};
+use tally::{label_index, length_bucket_index, EventFacts, VariantTally};
 use totals::slot;
 
 /// A compiled replay: one gate per variant.
@@ -303,15 +303,19 @@ impl Replayer {
             }
             None => None,
         };
+        let event = review.map(|_| EventFacts {
+            tokens,
+            latency_ms,
+            nano_usd,
+        });
+        if let Some(ev) = &event {
+            t.events_by_length[length_bucket_index(draft_chars)].add(ev);
+        }
         TurnFacts {
             at,
             label: turn.verdict(),
             label_index: label_index(turn),
-            event: review.map(|_| EventFacts {
-                tokens,
-                latency_ms,
-                nano_usd,
-            }),
+            event,
             latency_ms,
             production: turn.production().fired(),
             call_site: turn.call_site(),

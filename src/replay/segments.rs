@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use super::hash::Identity;
-use super::tally::VariantTally;
+use super::tally::{length_bucket_index, VariantTally, LENGTH_BUCKETS};
 use crate::read::turn::CallSite;
 use crate::replay::tally::{Counts, SegmentMap};
 
@@ -216,14 +216,7 @@ pub const NONE: &str = "(none)";
 
 /// Draft length buckets (code points).
 pub fn length_bucket(chars: u64) -> &'static str {
-    match chars {
-        0 => "0",
-        1..=20 => "1-20",
-        21..=80 => "21-80",
-        81..=160 => "81-160",
-        161..=500 => "161-500",
-        _ => "501+",
-    }
+    LENGTH_BUCKETS[length_bucket_index(chars)]
 }
 
 pub const DIM_LANGUAGE: u32 = 0;

@@ -11,7 +11,7 @@ use crate::read::turn::{CallSite, SensitiveField, Turn, Verdict};
 use super::segments::{
     SegmentAcc, BUILTIN_DIMENSIONS, DIM_CALL_SITE, DIM_DRAFT_LENGTH, DIM_INTENT, DIM_LANGUAGE,
 };
-use super::tally::{Counts, EventFacts, Mismatch, NOT_RUN};
+use super::tally::{length_bucket_index, Counts, EventFacts, Mismatch, NOT_RUN};
 use super::totals::Totals;
 
 /// An invalid line.
@@ -219,6 +219,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
     }
     if !d.base_fires && d.fires {
         c.added_calls = 1;
+        c.added_by_length[length_bucket_index(f.draft_chars)] = 1;
     }
     if d.skips() {
         if f.label.is_some() {

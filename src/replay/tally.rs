@@ -64,9 +64,27 @@ pub struct Counts {
     pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
     pub saved: EventSums,
-    /// Every recorded critic event in the segment (the basis of the
-    /// `added_*_estimated` figures of `segments.csv`).
+    /// Every recorded critic event in the segment.
     pub events: EventSums,
+    /// Added calls by draft-length bucket ([`LENGTH_BUCKETS`]): each is
+    /// estimated by its bucket's mean event ([`AddedCost`]).
+    pub added_by_length: [u64; LENGTH_BUCKETS.len()],
+}
+
+/// Draft-length buckets in code points, in order: the values of the
+/// `draft_length` segment, and the basis of added-call estimates.
+pub const LENGTH_BUCKETS: [&str; 6] = ["0", "1-20", "21-80", "81-160", "161-500", "501+"];
+
+/// The index in [`LENGTH_BUCKETS`] of a draft of `chars` code points.
+pub fn length_bucket_index(chars: u64) -> usize {
+    match chars {
+        0 => 0,
+        1..=20 => 1,
+        21..=80 => 2,
+        81..=160 => 3,
+        161..=500 => 4,
+        _ => 5,
+    }
 }
 
 /// Integer sums of critic events, with dollars priced per event in
@@ -169,9 +187,45 @@ impl EventSums {
         self.latency_measured()
             .then(|| self.latency_ns as f64 / 1e6)
     }
+}
 
-    fn measured(&self) -> bool {
-        self.with_tokens > 0 || self.with_latency > 0
+/// The one rule for added calls (no critic ran on them): each is estimated
+/// by the mean recorded event of its draft-length bucket, figure by
+/// figure, else of all turns. Every table applies it to its own counts per
+/// bucket, so any dimension's rows add up to the summary.
+#[derive(Clone, Debug)]
+pub struct AddedCost {
+    buckets: [EventSums; LENGTH_BUCKETS.len()],
+    overall: EventSums,
+}
+
+impl AddedCost {
+    /// From the run's recorded events by draft-length bucket.
+    pub fn new(buckets: &[EventSums; LENGTH_BUCKETS.len()]) -> AddedCost {
+        let mut overall = EventSums::default();
+        for b in buckets {
+            overall.merge(b);
+        }
+        AddedCost {
+            buckets: *buckets,
+            overall,
+        }
+    }
+
+    /// The estimate of `c`'s added calls (0 when it has none).
+    pub fn estimate(&self, c: &Counts) -> Estimate {
+        let mut est = Estimate::zero();
+        for (b, &n) in c.added_by_length.iter().enumerate() {
+            if n > 0 {
+                est = est.plus(&Estimate::of(n, &self.buckets[b], &self.overall));
+            }
+        }
+        est
+    }
+
+    /// Whether any recorded event has token counts.
+    pub fn tokens_measured(&self) -> bool {
+        self.overall.with_tokens > 0
     }
 }
 
@@ -195,17 +249,18 @@ impl Estimate {
         }
     }
 
-    /// `n` calls, each the mean recorded event of `local` (its segment), or
-    /// of `overall` when the segment has no measured event.
+    /// `n` calls, each the mean recorded event of `local` (its bucket),
+    /// figure by figure, or of `overall` where `local` measured none.
     pub fn of(n: u64, local: &EventSums, overall: &EventSums) -> Estimate {
-        let e = if local.measured() { local } else { overall };
         let n = n as f64;
+        let pick = |k: fn(&EventSums) -> u64| if k(local) > 0 { local } else { overall };
         let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
+        let (t, l) = (pick(|e| e.with_tokens), pick(|e| e.with_latency));
         Estimate {
-            tokens_in: per(e.tokens_in as f64, e.with_tokens),
-            tokens_out: per(e.tokens_out as f64, e.with_tokens),
-            latency_ms: per(e.latency_ns as f64 / 1e6, e.with_latency),
-            usd: e.usd().and_then(|u| per(u, e.with_tokens)),
+            tokens_in: per(t.tokens_in as f64, t.with_tokens),
+            tokens_out: per(t.tokens_out as f64, t.with_tokens),
+            latency_ms: per(l.latency_ns as f64 / 1e6, l.with_latency),
+            usd: t.usd().and_then(|u| per(u, t.with_tokens)),
         }
     }
 
@@ -255,6 +310,9 @@ impl Counts {
                 - o.production_skipped_variant_fires,
             saved: self.saved.minus(&o.saved),
             events: self.events.minus(&o.events),
+            added_by_length: std::array::from_fn(|b| {
+                self.added_by_length[b] - o.added_by_length[b]
+            }),
         }
     }
 
@@ -275,6 +333,11 @@ impl Counts {
         }
         if o.events.turns > 0 {
             self.events.merge(&o.events);
+        }
+        if o.added_calls > 0 {
+            for (a, b) in self.added_by_length.iter_mut().zip(&o.added_by_length) {
+                *a += b;
+            }
         }
     }
 }

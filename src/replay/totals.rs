@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::hash::KeySet;
 use super::segments::{MAX_TRACKED_VALUES, OTHER};
-use super::tally::{Counts, SegmentMap, VariantTally};
+use super::tally::{Counts, EventSums, SegmentMap, VariantTally, LENGTH_BUCKETS};
 
 /// Warnings keep this many example locations per kind.
 pub const WARNING_EXAMPLES: usize = 5;
@@ -67,6 +67,9 @@ pub struct Totals {
     /// Critic models that recorded tokens but have no price.
     pub unpriced_models: BTreeSet<String>,
     pub fabrication_kinds: BTreeMap<String, u64>,
+    /// Recorded critic events by draft-length bucket (the same for every
+    /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
+    pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
 }
 
 impl Totals {
@@ -108,6 +111,9 @@ impl Totals {
             *self.segments_capped.entry(k.clone()).or_default() += v;
         }
         self.warnings.merge(&o.warnings);
+        for (a, b) in self.events_by_length.iter_mut().zip(&o.events_by_length) {
+            a.merge(b);
+        }
         self.unpriced_models
             .extend(o.unpriced_models.iter().cloned());
         for (k, v) in &o.fabrication_kinds {

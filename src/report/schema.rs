@@ -177,7 +177,7 @@ const SUMMARY: &[Column] = &{
         opt("saved_latency_ms", F64, "ms", "critic latency of the saved turns' recorded events; empty when none recorded one"),
         col("saved_unmeasured_tokens", U64, "turns", "saved turns whose event has no token counts (left out of the token and dollar sums)"),
         col("saved_unmeasured_latency", U64, "turns", "saved turns whose event has no latency (left out of saved_latency_ms)"),
-        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens, each estimated by the mean recorded event of its draft-length segment, else of all turns"),
+        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens: each added turn is estimated by the mean recorded event of its draft-length bucket, figure by figure, else of all turns; 0 without added turns"),
         opt("added_tokens_out_estimated", F64, "tokens", "added turns' output tokens, estimated as added_tokens_in_estimated"),
         opt("added_usd_estimated", F64, "USD", "added turns' dollars, estimated as added_tokens_in_estimated"),
         opt("added_latency_ms_estimated", F64, "ms", "added turns' critic latency, estimated as added_tokens_in_estimated"),
@@ -222,10 +222,10 @@ const SEGMENTS: &[Column] = &{
         opt("saved_latency_ms", F64, "ms", "as in summary.csv, for this segment"),
         opt("saved_usd", F64, "USD", "as in summary.csv, for this segment"),
         col("saved_unmeasured_tokens", U64, "turns", "as in summary.csv, for this segment"),
-        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens, estimated by the mean recorded event of this segment, else of all turns"),
-        opt("added_tokens_out_estimated", F64, "tokens", "as added_tokens_in_estimated"),
-        opt("added_latency_ms_estimated", F64, "ms", "as added_tokens_in_estimated"),
-        opt("added_usd_estimated", F64, "USD", "as added_tokens_in_estimated"),
+        opt("added_tokens_in_estimated", F64, "tokens", "as in summary.csv, for this segment: the same per-turn estimates, so a dimension's rows add up to the summary"),
+        opt("added_tokens_out_estimated", F64, "tokens", "as in summary.csv, for this segment"),
+        opt("added_latency_ms_estimated", F64, "ms", "as in summary.csv, for this segment"),
+        opt("added_usd_estimated", F64, "USD", "as in summary.csv, for this segment"),
     ]
 };
 

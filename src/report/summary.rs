@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
-use crate::replay::tally::{reportable, Estimate, Mismatch, VariantTally};
-use crate::replay::{Totals, DRAFT_LENGTH};
+use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTally};
+use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
 
 /// One value of a report cell.
@@ -57,28 +57,19 @@ fn per_1k(x: f64, turns: u64) -> Option<f64> {
     (turns > 0).then(|| x * 1000.0 / turns as f64)
 }
 
-/// Added calls: no critic ran, so each is estimated from the mean recorded
-/// event of its draft-length segment, else of all turns.
+/// Added calls: no critic ran, so each is estimated by [`AddedCost`]'s
+/// rule; says so when no recorded event has token counts.
 fn estimate_added(index: usize, totals: &Totals, notes: &mut Vec<String>) -> Estimate {
-    let Some(buckets) = totals.segments.get(DRAFT_LENGTH) else {
-        return Estimate::zero();
-    };
-    let overall = &totals.variants[index].counts.events;
-    let mut est = Estimate::zero();
-    for counts in buckets.values() {
-        let c = &counts[index];
-        if c.added_calls > 0 {
-            est = est.plus(&Estimate::of(c.added_calls, &c.events, overall));
-        }
-    }
-    if totals.variants[index].counts.added_calls > 0 && overall.with_tokens == 0 {
+    let cost = AddedCost::new(&totals.events_by_length);
+    let c = &totals.variants[index].counts;
+    if c.added_calls > 0 && !cost.tokens_measured() {
         let n = "no recorded critic event has token counts: added-call estimates are not reported"
             .to_string();
         if !notes.contains(&n) {
             notes.push(n);
         }
     }
-    est
+    cost.estimate(c)
 }
 
 /// Say which sums and percentiles are absent because nothing was measured.

@@ -6,7 +6,7 @@ use super::export::{typed_frame, write_csv, Col, Export, ReplayReport};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::replay::tally::{Counts, Estimate, EventSums, NOT_RUN, VERDICT_LABELS};
+use crate::replay::tally::{AddedCost, Counts, Estimate, NOT_RUN, VERDICT_LABELS};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -147,12 +147,11 @@ impl Export for SegmentsCsv {
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
         let mut rows = SegmentRows::default();
+        let cost = AddedCost::new(&r.totals.events_by_length);
         for (i, v) in r.plan.variants.iter().enumerate() {
-            // Every recorded event of the run, for segments without their own.
-            let overall = &r.totals.variants[i].counts.events;
             for (d, values) in &r.totals.segments {
                 for (val, counts) in values {
-                    rows.push([&v.name, d, val], &counts[i], overall);
+                    rows.push([&v.name, d, val], &counts[i], &cost);
                 }
             }
         }
@@ -170,16 +169,13 @@ struct SegmentRows {
 }
 
 impl SegmentRows {
-    /// A row: variant, dimension and value, its counts, and every event
-    /// of the run (for the estimate where the segment has none).
-    fn push(&mut self, keys: [&String; 3], c: &Counts, overall: &EventSums) {
+    /// A row: variant, dimension and value, and its counts (its added
+    /// calls estimated by the run's one rule, so rows add up).
+    fn push(&mut self, keys: [&String; 3], c: &Counts, cost: &AddedCost) {
         for (col, k) in self.keys.iter_mut().zip(keys) {
             col.push(Some(k.clone()));
         }
-        // Added calls: no critic ran, so each is estimated by the mean
-        // recorded event of this segment, else of all turns.
-        self.added
-            .push(Estimate::of(c.added_calls, &c.events, overall));
+        self.added.push(cost.estimate(c));
         self.counts.push(c.clone());
     }
 

@@ -117,3 +117,72 @@ fn the_readme_names_every_column() {
     }
     assert!(missing.is_empty(), "README.md does not name: {missing:?}");
 }
+
+/// A column's values as f64 (empty as 0: a sum whose inputs were all
+/// unmeasured adds nothing).
+fn numbers(df: &DataFrame, name: &str) -> Vec<f64> {
+    let c = df.column(name).unwrap().cast(&DataType::Float64).unwrap();
+    let c = c.f64().unwrap();
+    (0..c.len()).map(|i| c.get(i).unwrap_or(0.0)).collect()
+}
+
+fn strings(df: &DataFrame, name: &str) -> Vec<String> {
+    let c = df.column(name).unwrap().str().unwrap();
+    (0..c.len())
+        .map(|i| c.get(i).unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn every_dimension_that_covers_all_turns_adds_up_to_the_summary() {
+    const SUMS: [&str; 10] = [
+        "saved_calls",
+        "added_calls",
+        "saved_tokens_in",
+        "saved_tokens_out",
+        "saved_usd",
+        "saved_latency_ms",
+        "added_tokens_in_estimated",
+        "added_tokens_out_estimated",
+        "added_usd_estimated",
+        "added_latency_ms_estimated",
+    ];
+    let mut checked = 0;
+    for dir in report_folders() {
+        let schema = schema_of(&dir);
+        let tables = &schema["tables"];
+        let summary = load(&dir, "summary.csv", &tables["summary.csv"]);
+        let segments = load(&dir, "segments.csv", &tables["segments.csv"]);
+        let (variants, seg_variants, dims) = (
+            strings(&summary, "variant"),
+            strings(&segments, "variant"),
+            strings(&segments, "dimension"),
+        );
+        let turns = numbers(&summary, "turns");
+        let seg_turns = numbers(&segments, "turns");
+        let mut dim_names = dims.clone();
+        dim_names.sort();
+        dim_names.dedup();
+        for (v, name) in variants.iter().enumerate() {
+            for dim in &dim_names {
+                let rows: Vec<usize> = (0..segments.height())
+                    .filter(|&i| &seg_variants[i] == name && &dims[i] == dim)
+                    .collect();
+                if rows.iter().map(|&i| seg_turns[i]).sum::<f64>() != turns[v] {
+                    continue; // scope.KEY: only the turns that have the key
+                }
+                for col in SUMS {
+                    let want = numbers(&summary, col)[v];
+                    let got: f64 = rows.iter().map(|&i| numbers(&segments, col)[i]).sum();
+                    assert!(
+                        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                        "{}: {name} {dim}: {col} rows add up to {got}, the summary says {want}",
+                        dir.display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 8 * 2 * 4, "only {checked} dimensions checked");
+}
