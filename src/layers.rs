@@ -26,7 +26,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "schema", "read", "staging", "summary", "export", "streams", "tables", "markdown",
+            "schema", "numbers", "read", "staging", "summary", "export", "streams", "tables",
+            "markdown",
         ],
     ),
 ];

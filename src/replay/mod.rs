@@ -23,7 +23,7 @@ pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};
 use serde_json::Value;
 
 use crate::config::FrameworkConfig;
-use crate::gate::{DraftFeatures, Evaluation, Gate, Reason};
+use crate::gate::{DraftFeatures, Gate, Reason};
 use crate::read::reader::{self, Block, Source};
 use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
@@ -212,16 +212,22 @@ impl Replayer {
     ) {
         self.note_turn(turn, at, out);
         let features = DraftFeatures::of(&turn.draft);
-        let evals: Vec<Evaluation> = self
-            .gates
-            .iter()
-            .map(|g| g.evaluate_with(turn, &features))
-            .collect();
         let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);
-        let base_fires = evals[self.opts.plan.baseline].fires();
+        // The baseline first (every decision is compared with it), then
+        // each variant in order; no per-turn list of evaluations.
+        let b = self.opts.plan.baseline;
+        let base = self.gates[b].evaluate_with(turn, &features);
+        let base_fires = base.fires();
         scratch.counts.clear();
         scratch.fields_set = false;
-        for (i, eval) in evals.iter().enumerate() {
+        for (i, gate) in self.gates.iter().enumerate() {
+            let other;
+            let eval = if i == b {
+                &base
+            } else {
+                other = gate.evaluate_with(turn, &features);
+                &other
+            };
             let look = Look {
                 turn,
                 facts: &facts,

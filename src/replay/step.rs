@@ -206,9 +206,6 @@ pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
         Some(Mismatch::ProductionSkipped) => c.production_skipped_variant_fires = 1,
         None => {}
     }
-    if let Some(ev) = &f.event {
-        c.events.add(ev);
-    }
     if d.base_fires && !d.fires {
         c.saved_calls = 1;
         match &f.event {

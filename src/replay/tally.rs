@@ -64,8 +64,6 @@ pub struct Counts {
     pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
     pub saved: EventSums,
-    /// Every recorded critic event in the segment.
-    pub events: EventSums,
     /// Added calls by draft-length bucket ([`LENGTH_BUCKETS`]): each is
     /// estimated by its bucket's mean event ([`AddedCost`]).
     pub added_by_length: [u64; LENGTH_BUCKETS.len()],
@@ -309,7 +307,6 @@ impl Counts {
             production_skipped_variant_fires: self.production_skipped_variant_fires
                 - o.production_skipped_variant_fires,
             saved: self.saved.minus(&o.saved),
-            events: self.events.minus(&o.events),
             added_by_length: std::array::from_fn(|b| {
                 self.added_by_length[b] - o.added_by_length[b]
             }),
@@ -330,9 +327,6 @@ impl Counts {
         // Most turns add no event: skip the wide sums then.
         if o.saved.turns > 0 {
             self.saved.merge(&o.saved);
-        }
-        if o.events.turns > 0 {
-            self.events.merge(&o.events);
         }
         if o.added_calls > 0 {
             for (a, b) in self.added_by_length.iter_mut().zip(&o.added_by_length) {

@@ -34,6 +34,7 @@ pub enum Col {
     U64(Vec<u64>),
     OptU64(Vec<Option<u64>>),
     I64(Vec<i64>),
+    OptI64(Vec<Option<i64>>),
     F64(Vec<Option<f64>>),
     Bool(Vec<bool>),
 }
@@ -78,6 +79,7 @@ impl Col {
             Col::U64(_) => (Type::U64, false),
             Col::OptU64(v) => (Type::U64, v.iter().any(Option::is_none)),
             Col::I64(_) => (Type::I64, false),
+            Col::OptI64(v) => (Type::I64, v.iter().any(Option::is_none)),
             Col::F64(v) => (Type::F64, v.iter().any(Option::is_none)),
             Col::Bool(_) => (Type::Bool, false),
         }
@@ -93,6 +95,7 @@ pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
             Col::U64(v) => Column::new(name.into(), v),
             Col::OptU64(v) => Column::new(name.into(), v),
             Col::I64(v) => Column::new(name.into(), v),
+            Col::OptI64(v) => Column::new(name.into(), v),
             Col::F64(v) => Column::new(name.into(), v),
             Col::Bool(v) => Column::new(name.into(), v),
         })

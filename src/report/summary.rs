@@ -12,6 +12,8 @@ use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTal
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
 
+use super::numbers::{ms, sig, sig_up, signed_ms, usd};
+
 /// One value of a report cell.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
@@ -20,6 +22,8 @@ pub enum Cell {
     /// A sum of integers; None when it does not fit in 64 bits.
     Sum(Option<u64>),
     Signed(i64),
+    /// A whole number that may be negative, or absent.
+    OptSigned(Option<i64>),
     Float(Option<f64>),
     Bool(bool),
 }
@@ -31,6 +35,7 @@ impl Cell {
             Cell::Int(n) => json!(n),
             Cell::Sum(n) => json!(n),
             Cell::Signed(n) => json!(n),
+            Cell::OptSigned(n) => json!(n),
             Cell::Float(Some(x)) => json!(x),
             Cell::Float(None) => Value::Null,
             Cell::Bool(b) => json!(b),
@@ -140,15 +145,15 @@ fn decision_fields(view: &VariantView) -> Vec<(&'static str, Cell)> {
         ("turns", Int(c.turns)),
         ("fires", Int(c.fires)),
         ("skips", Int(c.skips())),
-        ("fire_rate", Float(ratio(c.fires, c.turns))),
-        ("skip_rate", Float(ratio(c.skips(), c.turns))),
+        ("fire_rate", Float(sig(ratio(c.fires, c.turns)))),
+        ("skip_rate", Float(sig(ratio(c.skips(), c.turns)))),
         ("saved_calls", Int(c.saved_calls)),
         ("added_calls", Int(c.added_calls)),
         (
             "net_calls",
             Signed(c.saved_calls as i64 - c.added_calls as i64),
         ),
-        ("added_call_rate", Float(ratio(c.added_calls, c.turns))),
+        ("added_call_rate", Float(sig(ratio(c.added_calls, c.turns)))),
     ]
 }
 
@@ -162,12 +167,15 @@ fn safety_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> {
         ("unverified_skips", Int(c.unverified_skips())),
         ("labelled_skips", Int(c.labelled_skips)),
         ("critic_not_run", Int(c.critic_not_run)),
-        ("label_coverage", Float(ratio(c.labelled_skips, c.skips()))),
+        (
+            "label_coverage",
+            Float(sig(ratio(c.labelled_skips, c.skips()))),
+        ),
         (
             "safety_regression_rate",
-            Float(ratio(c.safety_regressions, c.labelled_skips)),
+            Float(sig(ratio(c.safety_regressions, c.labelled_skips))),
         ),
-        ("safety_regression_rate_upper95", Float(upper)),
+        ("safety_regression_rate_upper95", Float(sig_up(upper))),
         ("contract_violations", Int(v.contract_violations)),
     ]
 }
@@ -184,8 +192,8 @@ fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
     vec![
         ("saved_tokens_in", Sum(saved_tokens_in)),
         ("saved_tokens_out", Sum(saved_tokens_out)),
-        ("saved_usd", Float(saved_usd)),
-        ("saved_latency_ms", Float(saved_latency_ms)),
+        ("saved_usd", Float(usd(saved_usd))),
+        ("saved_latency_ms", Sum(ms(saved_latency_ms))),
         (
             "saved_unmeasured_tokens",
             Int(saved.turns - saved.with_tokens),
@@ -194,26 +202,31 @@ fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
             "saved_unmeasured_latency",
             Int(saved.turns - saved.with_latency),
         ),
-        ("added_tokens_in_estimated", Float(est.tokens_in)),
-        ("added_tokens_out_estimated", Float(est.tokens_out)),
-        ("added_usd_estimated", Float(est.usd)),
-        ("added_latency_ms_estimated", Float(est.latency_ms)),
-        ("net_usd", Float(net_usd)),
+        ("added_tokens_in_estimated", Float(sig(est.tokens_in))),
+        ("added_tokens_out_estimated", Float(sig(est.tokens_out))),
+        ("added_usd_estimated", Float(usd(est.usd))),
+        ("added_latency_ms_estimated", Sum(ms(est.latency_ms))),
+        ("net_usd", Float(usd(net_usd))),
         (
             "net_latency_ms",
-            Float(saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a)),
+            OptSigned(signed_ms(
+                saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a),
+            )),
         ),
         (
             "saved_calls_per_1k_turns",
-            Float(per_1k(c.saved_calls as f64, c.turns)),
+            Float(sig(per_1k(c.saved_calls as f64, c.turns))),
         ),
         (
             "net_calls_per_1k_turns",
-            Float(per_1k(c.saved_calls as f64 - c.added_calls as f64, c.turns)),
+            Float(sig(per_1k(
+                c.saved_calls as f64 - c.added_calls as f64,
+                c.turns,
+            ))),
         ),
         (
             "net_usd_per_1k_turns",
-            Float(net_usd.and_then(|u| per_1k(u, c.turns))),
+            Float(usd(net_usd.and_then(|u| per_1k(u, c.turns)))),
         ),
     ]
 }
@@ -224,14 +237,14 @@ fn latency_and_production_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> 
     let c = &v.counts;
     use Cell::*;
     vec![
-        ("critic_latency_p50_ms", Float(v.latency_quantile(0.50))),
-        ("critic_latency_p95_ms", Float(v.latency_quantile(0.95))),
-        ("critic_latency_p99_ms", Float(v.latency_quantile(0.99))),
+        ("critic_latency_p50_ms", Sum(ms(v.latency_quantile(0.50)))),
+        ("critic_latency_p95_ms", Sum(ms(v.latency_quantile(0.95)))),
+        ("critic_latency_p99_ms", Sum(ms(v.latency_quantile(0.99)))),
         ("latency_unmeasured_fires", Int(v.latency_unmeasured_fires)),
         ("production_known", Int(c.production_known)),
         (
             "production_agreement",
-            Float(ratio(c.production_agreeing(), c.production_known)),
+            Float(sig(ratio(c.production_agreeing(), c.production_known))),
         ),
         (
             "production_fired_variant_skips",
@@ -410,7 +423,7 @@ fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {
     });
     ProductionAgreement {
         known: c.production_known,
-        agreement: ratio(c.production_agreeing(), c.production_known),
+        agreement: sig(ratio(c.production_agreeing(), c.production_known)),
         fired_baseline_skips: c.production_fired_variant_skips,
         skipped_baseline_fires: c.production_skipped_variant_fires,
         most_common,

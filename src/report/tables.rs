@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::export::{typed_frame, write_csv, Col, Export, ReplayReport};
+use super::numbers::{ms, sig, usd};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
@@ -53,6 +54,14 @@ impl Export for SummaryCsv {
                             .map(|row| match row[j].1 {
                                 Cell::Signed(n) => n,
                                 _ => 0,
+                            })
+                            .collect(),
+                    ),
+                    Cell::OptSigned(_) => Col::OptI64(
+                        rows.iter()
+                            .map(|row| match row[j].1 {
+                                Cell::OptSigned(n) => n,
+                                _ => None,
                             })
                             .collect(),
                     ),
@@ -117,7 +126,9 @@ impl Export for FloorsCsv {
                 reason.push(Some(re.name().to_string()));
                 floor.push(re.is_floor());
                 hits.push(t.hits(re));
-                share.push((t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64));
+                share.push(sig(
+                    (t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64)
+                ));
                 sole.push(t.sole(re));
             }
         }
@@ -186,11 +197,13 @@ impl SegmentRows {
             Col::F64(
                 c.iter()
                     .map(|c| f(c))
-                    .map(|(n, d)| (d > 0).then(|| n as f64 / d as f64))
+                    .map(|(n, d)| sig((d > 0).then(|| n as f64 / d as f64)))
                     .collect(),
             )
         };
-        let est = |f: fn(&Estimate) -> Option<f64>| Col::F64(self.added.iter().map(f).collect());
+        let est = |f: fn(&Estimate) -> Option<f64>| {
+            Col::F64(self.added.iter().map(|e| sig(f(e))).collect())
+        };
         let [variant, dim, value] = self.keys.clone();
         typed_frame(
             "segments.csv",
@@ -231,11 +244,11 @@ impl SegmentRows {
                 ),
                 (
                     "saved_latency_ms",
-                    Col::F64(c.iter().map(|c| c.saved.latency_ms()).collect()),
+                    Col::OptU64(c.iter().map(|c| ms(c.saved.latency_ms())).collect()),
                 ),
                 (
                     "saved_usd",
-                    Col::F64(c.iter().map(|c| c.saved.usd()).collect()),
+                    Col::F64(c.iter().map(|c| usd(c.saved.usd())).collect()),
                 ),
                 (
                     "saved_unmeasured_tokens",
@@ -243,8 +256,14 @@ impl SegmentRows {
                 ),
                 ("added_tokens_in_estimated", est(|e| e.tokens_in)),
                 ("added_tokens_out_estimated", est(|e| e.tokens_out)),
-                ("added_latency_ms_estimated", est(|e| e.latency_ms)),
-                ("added_usd_estimated", est(|e| e.usd)),
+                (
+                    "added_latency_ms_estimated",
+                    Col::OptU64(self.added.iter().map(|e| ms(e.latency_ms)).collect()),
+                ),
+                (
+                    "added_usd_estimated",
+                    Col::F64(self.added.iter().map(|e| usd(e.usd)).collect()),
+                ),
             ],
         )
     }

@@ -99,6 +99,88 @@ fn every_committed_csv_loads_with_its_declared_types_and_concatenates() {
     }
 }
 
+/// No money figure has more than 6 decimals, no whole-number column is
+/// written with a decimal point, and summary.json carries the values of
+/// summary.csv.
+#[test]
+fn figures_are_written_without_float_noise() {
+    for dir in report_folders() {
+        let schema = schema_of(&dir);
+        for (file, table) in schema["tables"].as_object().unwrap() {
+            let path = dir.join(file);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let columns = table["columns"].as_array().unwrap();
+            let mut reader = csv_fields(&text);
+            reader.next();
+            for (n, fields) in reader.enumerate() {
+                for (c, field) in columns.iter().zip(&fields) {
+                    let name = c["name"].as_str().unwrap();
+                    let at = format!("{}:{} {name} = {field:?}", path.display(), n + 2);
+                    if matches!(c["type"].as_str(), Some("u64" | "i64")) {
+                        assert!(!field.contains(['.', 'e']), "{at}: a whole number");
+                    }
+                    if c["unit"] == "USD" {
+                        let decimals = field.split('.').nth(1).map_or(0, str::len);
+                        assert!(decimals <= 6, "{at}: more than 6 decimals");
+                    }
+                    // Rates and means: at most 9 significant digits (a
+                    // recorded confidence is written as recorded).
+                    if c["type"] == "f64" && c["unit"] != "USD" && name != "confidence" {
+                        let digits = field.trim_start_matches(['-', '0', '.']).replace('.', "");
+                        assert!(
+                            digits.trim_end_matches('0').len() <= 9,
+                            "{at}: more than 9 digits"
+                        );
+                    }
+                }
+            }
+        }
+        summary_json_matches_csv(&dir, &schema);
+    }
+}
+
+/// The fields of each line of a CSV without quoted commas or newlines in
+/// number columns (enough for the checks above: text is compared whole).
+fn csv_fields(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
+    text.lines().map(|l| {
+        let mut fields = Vec::new();
+        let (mut cur, mut quoted) = (String::new(), false);
+        for ch in l.chars() {
+            match ch {
+                '"' => quoted = !quoted,
+                ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+                _ => cur.push(ch),
+            }
+        }
+        fields.push(cur);
+        fields
+    })
+}
+
+fn summary_json_matches_csv(dir: &Path, schema: &Value) {
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let csv = load(dir, "summary.csv", &schema["tables"]["summary.csv"]);
+    let names = strings(&csv, "variant");
+    for c in schema["tables"]["summary.csv"]["columns"]
+        .as_array()
+        .unwrap()
+    {
+        let name = c["name"].as_str().unwrap();
+        if matches!(name, "variant" | "baseline" | "selective_gate") {
+            continue;
+        }
+        let col = csv.column(name).unwrap().cast(&DataType::Float64).unwrap();
+        let col = col.f64().unwrap();
+        for (i, v) in names.iter().enumerate() {
+            let in_json = json["variants"][v][name].as_f64();
+            assert_eq!(in_json, col.get(i), "{}: {v}.{name}", dir.display());
+        }
+    }
+}
+
 #[test]
 fn the_readme_names_every_column() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -174,8 +256,17 @@ fn every_dimension_that_covers_all_turns_adds_up_to_the_summary() {
                 for col in SUMS {
                     let want = numbers(&summary, col)[v];
                     let got: f64 = rows.iter().map(|&i| numbers(&segments, col)[i]).sum();
+                    // Each row is written rounded (dollars to 6 places, ms
+                    // to whole ones): the rows may differ from the total by
+                    // half a unit each.
+                    let half = match col {
+                        c if c.contains("usd") => 0.5e-6,
+                        c if c.contains("_ms") => 0.5,
+                        _ => 0.0,
+                    };
+                    let tolerance = half * (rows.len() + 1) as f64 + 1e-9 * want.abs().max(1.0);
                     assert!(
-                        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                        (got - want).abs() <= tolerance,
                         "{}: {name} {dim}: {col} rows add up to {got}, the summary says {want}",
                         dir.display()
                     );

@@ -1,0 +1,76 @@
+//! How figures are written: dollars as decimals of at most 6 places,
+//! milliseconds as whole numbers (the latency tallies have 1 ms
+//! resolution), and other real numbers (rates, means) with at most 9
+//! significant digits, so no figure carries binary float noise
+//! (`-0.047249999999999986`). The sums behind them are exact integers; this
+//! is only their last step to text, the same for CSV and JSON.
+
+/// Dollars, to the nearest millionth.
+pub fn usd(x: Option<f64>) -> Option<f64> {
+    x.map(|x| (x * 1e6).round() / 1e6 + 0.0)
+}
+
+/// Milliseconds (>= 0), to the nearest whole one.
+pub fn ms(x: Option<f64>) -> Option<u64> {
+    x.map(|x| x.round().max(0.0) as u64)
+}
+
+/// Milliseconds that may be negative (a net figure), to the nearest.
+pub fn signed_ms(x: Option<f64>) -> Option<i64> {
+    x.map(|x| x.round() as i64)
+}
+
+/// A real number with at most 9 significant digits.
+pub fn sig(x: Option<f64>) -> Option<f64> {
+    x.map(|x| {
+        if x == 0.0 || !x.is_finite() {
+            return x + 0.0;
+        }
+        // Through decimal text: the nearest double to the 9-digit decimal,
+        // whose shortest form is that decimal.
+        format!("{x:.8e}").parse::<f64>().map_or(x, |r| r + 0.0)
+    })
+}
+
+/// As [`sig`], rounded up: an upper bound stays an upper bound (a budget
+/// is never passed by rounding).
+pub fn sig_up(x: Option<f64>) -> Option<f64> {
+    x.map(|x| {
+        let r = sig(Some(x)).unwrap_or(x);
+        if r >= x || !x.is_finite() {
+            return r;
+        }
+        let text = format!("{x:.8e}");
+        let exp: i32 = text
+            .split('e')
+            .nth(1)
+            .and_then(|e| e.parse().ok())
+            .unwrap_or(0);
+        sig(Some(r + 10f64.powi(exp - 8))).unwrap_or(x)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_float_noise() {
+        assert_eq!(usd(Some(-0.047249999999999986)), Some(-0.04725));
+        assert_eq!(usd(Some(-1.9687499999999993)), Some(-1.96875));
+        assert_eq!(usd(Some(-0.0000001)), Some(0.0), "no negative zero");
+        assert_eq!(sig(Some(0.8333333333333334)), Some(0.833333333));
+        assert_eq!(sig(Some(2.0 / 3.0 * 1e-7)), Some(6.66666667e-8));
+        assert_eq!(sig(Some(1234567890123.0)), Some(1234567890000.0));
+        assert_eq!(ms(Some(2499.5)), Some(2500));
+        assert_eq!(sig_up(Some(0.39416329061)), Some(0.394163291));
+        assert_eq!(sig_up(Some(0.5)), Some(0.5));
+        assert_eq!(sig_up(Some(0.1234567891)), Some(0.123456790));
+        assert_eq!(signed_ms(Some(-0.4)), Some(0));
+        for x in [0.1 + 0.2, 1.0 / 3.0, 123.456789012345] {
+            let s = sig(Some(x)).unwrap().to_string();
+            let digits = s.trim_start_matches(['-', '0', '.']).replace('.', "");
+            assert!(digits.len() <= 9, "{s}");
+        }
+    }
+}
