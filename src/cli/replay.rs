@@ -51,12 +51,24 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = critic_gate::DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_line_bytes: usize,
+    /// The run's name in the `run` column of every table and in
+    /// summary.json, to tell runs apart when tables are joined or
+    /// concatenated (default: the output folder's name).
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
 }
 
 /// `--decisions`: the library's names, parsed by the library.
 fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMode> {
     clap::builder::PossibleValuesParser::new(DecisionsMode::NAMES)
         .try_map(|s| s.parse::<DecisionsMode>())
+}
+
+/// The output folder's name: what a run is called unless `--label` says.
+fn default_label(out: &std::path::Path) -> String {
+    out.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".to_string())
 }
 
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
@@ -105,6 +117,7 @@ pub fn run(a: Args) -> CliResult {
         group_by: a.group_by.clone(),
         force: a.force,
         max_line_bytes: a.max_line_bytes,
+        label: a.label.clone().unwrap_or_else(|| default_label(&a.out)),
     };
     clean_up_on_signals()?;
     let total: u64 = a

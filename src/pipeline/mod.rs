@@ -151,11 +151,13 @@ impl Merged {
         let segments_cut =
             cap_segments(&mut self.totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
         let run = RunFacts {
+            label: opts.label.clone(),
             sources: self.sources,
             decisions: opts.decisions.name(),
         };
         let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         let r = ReplayReport {
+            label: &opts.label,
             plan: &opts.plan,
             totals: &self.totals,
             summary: &summary,

@@ -15,7 +15,7 @@ pub mod tally;
 mod totals;
 
 pub use options::{DecisionsMode, ReplayOptions};
-pub use segments::{cap_segments, validate_group_by};
+pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
 pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};
@@ -378,6 +378,7 @@ impl Replayer {
             return;
         }
         let row = crate::replay::rows::Row {
+            run: &self.opts.label,
             source: &self.opts.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,
@@ -409,6 +410,7 @@ impl Replayer {
             return;
         };
         crate::replay::rows::MismatchRow {
+            run: &self.opts.label,
             source: &self.opts.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,

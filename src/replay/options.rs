@@ -56,4 +56,7 @@ pub struct ReplayOptions {
     pub force: bool,
     /// Longer lines are invalid (`--max-line-bytes`).
     pub max_line_bytes: usize,
+    /// The run's name, the `run` column of every table (`--label`;
+    /// the command line defaults it to the output folder's name).
+    pub label: String,
 }

@@ -12,18 +12,19 @@ use crate::gate::Reasons;
 use crate::read::turn::Verdict;
 use crate::replay::segments::capped;
 
-pub const HEADER: &str = "source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
+pub const HEADER: &str = "run,source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
 
 /// The header of `mismatches.csv`: turns where the baseline decides
 /// otherwise than production did.
 pub const MISMATCH_HEADER: &str =
-    "source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n";
+    "run,source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n";
 
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
 pub const MAX_SCOPE_BYTES: usize = 1024;
 
 /// The fields of one row, borrowed from the turn.
 pub struct Row<'a> {
+    pub run: &'a str,
     pub source: &'a str,
     pub line: u64,
     pub run_id: &'a str,
@@ -112,6 +113,7 @@ impl TurnFields {
     pub fn set(&mut self, r: &Row) {
         let h = &mut self.head;
         h.clear();
+        cell(h, r.run);
         cell(h, r.source);
         push_u64(h, r.line);
         h.push(b',');
@@ -165,6 +167,7 @@ impl TurnFields {
 
 /// One row of `mismatches.csv`.
 pub struct MismatchRow<'a> {
+    pub run: &'a str,
     pub source: &'a str,
     pub line: u64,
     pub run_id: &'a str,
@@ -179,6 +182,7 @@ pub struct MismatchRow<'a> {
 
 impl MismatchRow<'_> {
     pub fn write(&self, out: &mut Vec<u8>) {
+        cell(out, self.run);
         cell(out, self.source);
         push_u64(out, self.line);
         out.push(b',');
@@ -264,6 +268,7 @@ mod tests {
         write_row(
             &mut out,
             &Row {
+                run: "nightly",
                 source: "a.jsonl",
                 line: 3,
                 run_id: "r,1",
@@ -283,7 +288,7 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire\n"
+            "nightly,a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire\n"
         );
     }
 
@@ -291,6 +296,7 @@ mod tests {
     fn mismatch_row_snapshot() {
         let mut out = Vec::new();
         MismatchRow {
+            run: "nightly",
             source: "p.jsonl",
             line: 7,
             run_id: "r",
@@ -305,7 +311,7 @@ mod tests {
         .write(&mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "p.jsonl,7,r,,turn,fire,skip,confident,0.65,\n"
+            "nightly,p.jsonl,7,r,,turn,fire,skip,confident,0.65,\n"
         );
     }
 

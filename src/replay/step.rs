@@ -55,6 +55,10 @@ pub struct Regression {
     pub revised_draft: Option<String>,
     pub refusal_message: Option<String>,
     pub reasons: Reasons,
+    pub language: Option<String>,
+    pub intent: Option<String>,
+    /// The recorded scope as JSON, cut as decisions.csv cuts it.
+    pub scope: Option<String>,
 }
 
 /// The output of one block.
@@ -245,6 +249,11 @@ impl Regression {
             revised_draft: c.revised_draft.as_deref().map(str::to_string),
             refusal_message: c.refusal_message.as_deref().map(str::to_string),
             reasons: d.reasons,
+            language: turn.language.as_deref().map(str::to_string),
+            intent: turn.intent_label().map(str::to_string),
+            scope: turn
+                .scope
+                .map(|s| super::segments::capped(s, super::rows::MAX_SCOPE_BYTES).into_owned()),
         }
     }
 }

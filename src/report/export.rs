@@ -15,6 +15,8 @@ use crate::Error;
 
 /// Everything a report is built from.
 pub struct ReplayReport<'a> {
+    /// The run's label (the `run` column).
+    pub label: &'a str,
     pub plan: &'a Plan,
     pub totals: &'a Totals,
     pub summary: &'a Summary,
@@ -43,8 +45,14 @@ pub enum Col {
 /// columns must be the declared ones, in order, of the declared types,
 /// empty only where the column may be; anything else is a bug reported as
 /// a write error, never a report that differs from its schema.
-pub fn typed_frame(file: &str, cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+pub fn typed_frame(file: &str, run: &str, cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
     let table = schema::table(file);
+    // Every table opens with the run's label, one per row.
+    let rows = cols.first().map_or(0, |(_, c)| c.len());
+    let cols: Vec<(&str, Col)> =
+        std::iter::once(("run", Col::Str(vec![Some(run.to_string()); rows])))
+            .chain(cols)
+            .collect();
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
     let declared: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
     if names != declared {
@@ -72,6 +80,18 @@ pub fn typed_frame(file: &str, cols: Vec<(&str, Col)>) -> Result<DataFrame, Stri
 }
 
 impl Col {
+    fn len(&self) -> usize {
+        match self {
+            Col::Str(v) => v.len(),
+            Col::U64(v) => v.len(),
+            Col::OptU64(v) => v.len(),
+            Col::I64(v) => v.len(),
+            Col::OptI64(v) => v.len(),
+            Col::F64(v) => v.len(),
+            Col::Bool(v) => v.len(),
+        }
+    }
+
     /// The column's type, and whether it holds an empty value.
     fn shape(&self) -> (Type, bool) {
         match self {

@@ -148,12 +148,18 @@ macro_rules! decision_columns {
     };
 }
 
+/// The first column of every table.
+const RUN: Column = col("run", Str, "", "the run's label (--label; default: the output folder's name), to tell runs apart in joined or concatenated tables");
+
 const SUMMARY: &[Column] = &{
     let d = decision_columns!();
     [
+        RUN,
         col("variant", Str, "", "the variant's name (config order)"),
         col("baseline", Bool, "", "whether this variant is the baseline the others are compared with"),
         col("selective_gate", Bool, "", "metacognition_selective_gate: true for the smart gate, false for the legacy gate"),
+        col("lines", U64, "lines", "non-blank lines the run read (turns + rejected), the same on every row"),
+        col("rejected", U64, "lines", "invalid lines set aside (--skip-invalid), the same on every row"),
         d[0],
         d[1],
         d[2],
@@ -175,8 +181,8 @@ const SUMMARY: &[Column] = &{
         opt("saved_tokens_out", U64, "tokens", "output tokens of the saved turns' recorded events (as saved_tokens_in)"),
         opt("saved_usd", F64, "USD", "dollars of the saved turns' recorded events, priced per event's model; empty without prices or tokens"),
         opt("saved_latency_ms", U64, "ms", "critic latency of the saved turns' recorded events; empty when none recorded one"),
-        col("saved_unmeasured_tokens", U64, "turns", "saved turns whose event has no token counts (left out of the token and dollar sums)"),
-        col("saved_unmeasured_latency", U64, "turns", "saved turns whose event has no latency (left out of saved_latency_ms)"),
+        col("saved_calls_without_tokens", U64, "calls", "saved calls whose event has no token counts (left out of the token and dollar sums)"),
+        col("saved_calls_without_latency", U64, "calls", "saved calls whose event has no latency (left out of saved_latency_ms)"),
         opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens: each added turn is estimated by the mean recorded event of its draft-length bucket, figure by figure, else of all turns; 0 without added turns"),
         opt("added_tokens_out_estimated", F64, "tokens", "added turns' output tokens, estimated as added_tokens_in_estimated"),
         opt("added_usd_estimated", F64, "USD", "added turns' dollars, estimated as added_tokens_in_estimated"),
@@ -200,9 +206,11 @@ const SUMMARY: &[Column] = &{
 const SEGMENTS: &[Column] = &{
     let d = decision_columns!();
     [
+        RUN,
         col("variant", Str, "", "the variant's name"),
         col("dimension", Str, "", "language, intent, draft_length, call_site, scope.KEY (or scope), or a --group-by path"),
         col("value", Str, "", "the dimension's value; (none) where a turn has none, (other) for values past the cap"),
+        opt("value_order", U64, "", "the value's place in its dimension's natural order (draft_length buckets from 0 up); empty where values have none"),
         d[0],
         d[1],
         d[2],
@@ -221,7 +229,8 @@ const SEGMENTS: &[Column] = &{
         opt("saved_tokens_out", U64, "tokens", "as in summary.csv, for this segment"),
         opt("saved_latency_ms", U64, "ms", "as in summary.csv, for this segment"),
         opt("saved_usd", F64, "USD", "as in summary.csv, for this segment"),
-        col("saved_unmeasured_tokens", U64, "turns", "as in summary.csv, for this segment"),
+        col("saved_calls_without_tokens", U64, "calls", "as in summary.csv, for this segment"),
+        col("saved_calls_without_latency", U64, "calls", "as in summary.csv, for this segment"),
         opt("added_tokens_in_estimated", F64, "tokens", "as in summary.csv, for this segment: the same per-turn estimates, so a dimension's rows add up to the summary"),
         opt("added_tokens_out_estimated", F64, "tokens", "as in summary.csv, for this segment"),
         opt("added_latency_ms_estimated", U64, "ms", "as in summary.csv, for this segment"),
@@ -230,6 +239,7 @@ const SEGMENTS: &[Column] = &{
 };
 
 const FLOORS: &[Column] = &[
+    RUN,
     col("variant", Str, "", "the variant's name"),
     col("gate", Str, "", "legacy or smart"),
     col("reason", Str, "", "a reason of that gate's trace"),
@@ -250,9 +260,20 @@ const FLOORS: &[Column] = &[
 ];
 
 const MATRIX: &[Column] = &[
+    RUN,
     col("variant", Str, "", "the variant's name"),
-    col("baseline", Str, "", "the baseline's decision: fire or skip"),
-    col("decision", Str, "", "the variant's decision: fire or skip"),
+    col(
+        "baseline_decision",
+        Str,
+        "",
+        "the baseline's decision: fire or skip",
+    ),
+    col(
+        "variant_decision",
+        Str,
+        "",
+        "the variant's decision: fire or skip",
+    ),
     col("cell", Str, "", "both_fire, saved, added or both_skip"),
     col("turns", U64, "turns", "turns in the cell"),
     col(
@@ -279,6 +300,7 @@ const MATRIX: &[Column] = &[
 ];
 
 const REGRESSIONS: &[Column] = &[
+    RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
     col("run_id", Str, "", "the recorded run_id"),
@@ -308,10 +330,24 @@ const REGRESSIONS: &[Column] = &[
         "",
         "the critic's refusal, when recorded",
     ),
-    col("skip_reason", Str, "", "the variant's reasons, ;-separated"),
+    col(
+        "reasons",
+        Str,
+        "",
+        "the variant's reasons for the skip, ;-separated",
+    ),
+    opt("language", Str, "", "the recorded language"),
+    opt("intent", Str, "", "the recorded intent label"),
+    opt(
+        "scope",
+        Str,
+        "",
+        "the recorded scope, as JSON (cut at 1,024 bytes with …)",
+    ),
 ];
 
 const DECISIONS: &[Column] = &[
+    RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
     col("run_id", Str, "", "the recorded run_id"),
@@ -360,6 +396,7 @@ const DECISIONS: &[Column] = &[
 ];
 
 const MISMATCHES: &[Column] = &[
+    RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
     col("run_id", Str, "", "the recorded run_id"),

@@ -113,6 +113,10 @@ fn note_unmeasured(name: &str, v: &VariantTally, notes: &mut Vec<String>) {
 /// One variant's tallies, with what its metrics are computed against.
 struct VariantView<'a> {
     name: &'a str,
+    /// The run's non-blank lines and rejected lines (every row repeats
+    /// them, so one row says what the run read).
+    lines: u64,
+    rejected: u64,
     v: &'a VariantTally,
     index: usize,
     plan: &'a Plan,
@@ -142,6 +146,8 @@ fn decision_fields(view: &VariantView) -> Vec<(&'static str, Cell)> {
         ("variant", Str(view.name.to_string())),
         ("baseline", Bool(view.index == view.plan.baseline)),
         ("selective_gate", Bool(cfg.metacognition_selective_gate)),
+        ("lines", Int(view.lines)),
+        ("rejected", Int(view.rejected)),
         ("turns", Int(c.turns)),
         ("fires", Int(c.fires)),
         ("skips", Int(c.skips())),
@@ -195,11 +201,11 @@ fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
         ("saved_usd", Float(usd(saved_usd))),
         ("saved_latency_ms", Sum(ms(saved_latency_ms))),
         (
-            "saved_unmeasured_tokens",
+            "saved_calls_without_tokens",
             Int(saved.turns - saved.with_tokens),
         ),
         (
-            "saved_unmeasured_latency",
+            "saved_calls_without_latency",
             Int(saved.turns - saved.with_latency),
         ),
         ("added_tokens_in_estimated", Float(sig(est.tokens_in))),
@@ -314,6 +320,8 @@ pub fn summarize(
         .map(|(index, v)| {
             let view = VariantView {
                 name: &v.name,
+                lines: totals.nonblank_lines,
+                rejected: totals.rejected,
                 v: &totals.variants[index],
                 index,
                 plan,
@@ -334,6 +342,7 @@ pub fn summarize(
     }
     let json = json!({
         "schema_version": super::schema::SCHEMA_VERSION,
+        "run": run.label,
         "turns": totals.turns,
         "rejected": totals.rejected,
         "lines": totals.nonblank_lines,
@@ -383,6 +392,8 @@ impl SourceFacts {
 
 /// Facts of the run that are not tallies.
 pub struct RunFacts {
+    /// The run's label (`--label`).
+    pub label: String,
     pub sources: Vec<SourceFacts>,
     /// `--decisions`: which rows decisions.csv holds.
     pub decisions: &'static str,
@@ -479,6 +490,7 @@ mod tests {
         smart.saved.tokens_in = u128::from(u64::MAX) + 5;
         smart.saved.tokens_out = 7;
         let run = RunFacts {
+            label: "test".into(),
             sources: vec![],
             decisions: "all",
         };

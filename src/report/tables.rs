@@ -7,7 +7,8 @@ use super::numbers::{ms, sig, usd};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
-use crate::replay::tally::{AddedCost, Counts, Estimate, NOT_RUN, VERDICT_LABELS};
+use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
+use crate::replay::DRAFT_LENGTH;
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -82,7 +83,11 @@ impl Export for SummaryCsv {
                 (*name, col)
             })
             .collect();
-        write_csv(&mut typed_frame(self.file_name(), cols)?, out, true)
+        write_csv(
+            &mut typed_frame(self.file_name(), r.label, cols)?,
+            out,
+            true,
+        )
     }
 }
 
@@ -134,6 +139,7 @@ impl Export for FloorsCsv {
         }
         let mut df = typed_frame(
             self.file_name(),
+            r.label,
             vec![
                 ("variant", Col::Str(variant)),
                 ("gate", Col::Str(gate)),
@@ -161,19 +167,41 @@ impl Export for SegmentsCsv {
         let cost = AddedCost::new(&r.totals.events_by_length);
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (d, values) in &r.totals.segments {
-                for (val, counts) in values {
-                    rows.push([&v.name, d, val], &counts[i], &cost);
+                for (val, counts, order) in in_natural_order(d, values) {
+                    rows.push([&v.name, d, val], order, &counts[i], &cost);
                 }
             }
         }
-        write_csv(&mut rows.frame()?, out, true)
+        write_csv(&mut rows.frame(r.label)?, out, true)
     }
+}
+
+/// A dimension's values with their place in its natural order: the
+/// draft-length buckets from 0 up (then any other value); other
+/// dimensions in the order of their values, without a place.
+fn in_natural_order<'m>(
+    dim: &str,
+    values: &'m std::collections::BTreeMap<String, Vec<Counts>>,
+) -> Vec<(&'m String, &'m Vec<Counts>, Option<u64>)> {
+    let mut rows: Vec<_> = values
+        .iter()
+        .map(|(v, c)| {
+            let order = (dim == DRAFT_LENGTH)
+                .then(|| LENGTH_BUCKETS.iter().position(|b| b == v))
+                .flatten()
+                .map(|p| p as u64);
+            (v, c, order)
+        })
+        .collect();
+    rows.sort_by_key(|(_, _, order)| order.unwrap_or(u64::MAX));
+    rows
 }
 
 /// The columns of segments.csv, row by row.
 #[derive(Default)]
 struct SegmentRows {
     keys: [Vec<Option<String>>; 3],
+    order: Vec<Option<u64>>,
     counts: Vec<Counts>,
     /// Per row: the added calls' estimate.
     added: Vec<Estimate>,
@@ -182,7 +210,8 @@ struct SegmentRows {
 impl SegmentRows {
     /// A row: variant, dimension and value, and its counts (its added
     /// calls estimated by the run's one rule, so rows add up).
-    fn push(&mut self, keys: [&String; 3], c: &Counts, cost: &AddedCost) {
+    fn push(&mut self, keys: [&String; 3], order: Option<u64>, c: &Counts, cost: &AddedCost) {
+        self.order.push(order);
         for (col, k) in self.keys.iter_mut().zip(keys) {
             col.push(Some(k.clone()));
         }
@@ -190,7 +219,7 @@ impl SegmentRows {
         self.counts.push(c.clone());
     }
 
-    fn frame(self) -> Result<polars::prelude::DataFrame, String> {
+    fn frame(self, run: &str) -> Result<polars::prelude::DataFrame, String> {
         let c = &self.counts;
         let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
         let rate = |f: fn(&Counts) -> (u64, u64)| {
@@ -201,71 +230,83 @@ impl SegmentRows {
                     .collect(),
             )
         };
+        let [variant, dim, value] = self.keys.clone();
+        let mut cols = vec![
+            ("variant", Col::Str(variant)),
+            ("dimension", Col::Str(dim)),
+            ("value", Col::Str(value)),
+            ("value_order", Col::OptU64(self.order.clone())),
+            ("turns", u(|c| c.turns)),
+            ("fires", u(|c| c.fires)),
+            ("skips", u(Counts::skips)),
+            ("fire_rate", rate(|c| (c.fires, c.turns))),
+            ("skip_rate", rate(|c| (c.skips(), c.turns))),
+            ("saved_calls", u(|c| c.saved_calls)),
+            ("added_calls", u(|c| c.added_calls)),
+            ("safety_regressions", u(|c| c.safety_regressions)),
+            ("labelled_skips", u(|c| c.labelled_skips)),
+            ("critic_not_run", u(|c| c.critic_not_run)),
+            ("production_known", u(|c| c.production_known)),
+            (
+                "production_agreement",
+                rate(|c| (c.production_agreeing(), c.production_known)),
+            ),
+            (
+                "production_fired_variant_skips",
+                u(|c| c.production_fired_variant_skips),
+            ),
+            (
+                "production_skipped_variant_fires",
+                u(|c| c.production_skipped_variant_fires),
+            ),
+        ];
+        cols.extend(self.cost_cols());
+        typed_frame("segments.csv", run, cols)
+    }
+
+    /// The saved and added cost columns.
+    fn cost_cols(&self) -> Vec<(&'static str, Col)> {
+        let c = &self.counts;
+        let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
         let est = |f: fn(&Estimate) -> Option<f64>| {
             Col::F64(self.added.iter().map(|e| sig(f(e))).collect())
         };
-        let [variant, dim, value] = self.keys.clone();
-        typed_frame(
-            "segments.csv",
-            vec![
-                ("variant", Col::Str(variant)),
-                ("dimension", Col::Str(dim)),
-                ("value", Col::Str(value)),
-                ("turns", u(|c| c.turns)),
-                ("fires", u(|c| c.fires)),
-                ("skips", u(Counts::skips)),
-                ("fire_rate", rate(|c| (c.fires, c.turns))),
-                ("skip_rate", rate(|c| (c.skips(), c.turns))),
-                ("saved_calls", u(|c| c.saved_calls)),
-                ("added_calls", u(|c| c.added_calls)),
-                ("safety_regressions", u(|c| c.safety_regressions)),
-                ("labelled_skips", u(|c| c.labelled_skips)),
-                ("critic_not_run", u(|c| c.critic_not_run)),
-                ("production_known", u(|c| c.production_known)),
-                (
-                    "production_agreement",
-                    rate(|c| (c.production_agreeing(), c.production_known)),
-                ),
-                (
-                    "production_fired_variant_skips",
-                    u(|c| c.production_fired_variant_skips),
-                ),
-                (
-                    "production_skipped_variant_fires",
-                    u(|c| c.production_skipped_variant_fires),
-                ),
-                (
-                    "saved_tokens_in",
-                    Col::OptU64(c.iter().map(|c| c.saved.tokens().0).collect()),
-                ),
-                (
-                    "saved_tokens_out",
-                    Col::OptU64(c.iter().map(|c| c.saved.tokens().1).collect()),
-                ),
-                (
-                    "saved_latency_ms",
-                    Col::OptU64(c.iter().map(|c| ms(c.saved.latency_ms())).collect()),
-                ),
-                (
-                    "saved_usd",
-                    Col::F64(c.iter().map(|c| usd(c.saved.usd())).collect()),
-                ),
-                (
-                    "saved_unmeasured_tokens",
-                    u(|c| c.saved.turns - c.saved.with_tokens),
-                ),
-                ("added_tokens_in_estimated", est(|e| e.tokens_in)),
-                ("added_tokens_out_estimated", est(|e| e.tokens_out)),
-                (
-                    "added_latency_ms_estimated",
-                    Col::OptU64(self.added.iter().map(|e| ms(e.latency_ms)).collect()),
-                ),
-                (
-                    "added_usd_estimated",
-                    Col::F64(self.added.iter().map(|e| usd(e.usd)).collect()),
-                ),
-            ],
-        )
+        vec![
+            (
+                "saved_tokens_in",
+                Col::OptU64(c.iter().map(|c| c.saved.tokens().0).collect()),
+            ),
+            (
+                "saved_tokens_out",
+                Col::OptU64(c.iter().map(|c| c.saved.tokens().1).collect()),
+            ),
+            (
+                "saved_latency_ms",
+                Col::OptU64(c.iter().map(|c| ms(c.saved.latency_ms())).collect()),
+            ),
+            (
+                "saved_usd",
+                Col::F64(c.iter().map(|c| usd(c.saved.usd())).collect()),
+            ),
+            (
+                "saved_calls_without_tokens",
+                u(|c| c.saved.turns - c.saved.with_tokens),
+            ),
+            (
+                "saved_calls_without_latency",
+                u(|c| c.saved.turns - c.saved.with_latency),
+            ),
+            ("added_tokens_in_estimated", est(|e| e.tokens_in)),
+            ("added_tokens_out_estimated", est(|e| e.tokens_out)),
+            (
+                "added_latency_ms_estimated",
+                Col::OptU64(self.added.iter().map(|e| ms(e.latency_ms)).collect()),
+            ),
+            (
+                "added_usd_estimated",
+                Col::F64(self.added.iter().map(|e| usd(e.usd)).collect()),
+            ),
+        ]
     }
 }
 
@@ -284,6 +325,7 @@ impl Export for RegressionsCsv {
         };
         let mut df = typed_frame(
             self.file_name(),
+            r.label,
             vec![
                 ("source", s(&|x| Some(r.sources[x.source].clone()))),
                 ("line", Col::U64(g.iter().map(|x| x.line).collect())),
@@ -297,7 +339,10 @@ impl Export for RegressionsCsv {
                 ("draft", s(&|x| Some(x.draft.clone()))),
                 ("revised_draft", s(&|x| x.revised_draft.clone())),
                 ("refusal_message", s(&|x| x.refusal_message.clone())),
-                ("skip_reason", s(&|x| Some(x.reasons.to_string()))),
+                ("reasons", s(&|x| Some(x.reasons.to_string()))),
+                ("language", s(&|x| x.language.clone())),
+                ("intent", s(&|x| x.intent.clone())),
+                ("scope", s(&|x| x.scope.clone())),
             ],
         )?;
         write_csv(&mut df, out, true)
@@ -342,10 +387,11 @@ impl Export for MatrixCsv {
         let [approve, revise, refuse] = by_verdict;
         let mut df = typed_frame(
             self.file_name(),
+            r.label,
             vec![
                 ("variant", Col::Str(variant)),
-                ("baseline", Col::Str(base)),
-                ("decision", Col::Str(dec)),
+                ("baseline_decision", Col::Str(base)),
+                ("variant_decision", Col::Str(dec)),
                 ("cell", Col::Str(cell)),
                 ("turns", Col::U64(turns)),
                 ("labelled", Col::U64(labelled)),

@@ -49,8 +49,8 @@ fn summary_matches_the_hand_computed_figures() {
     assert_eq!(m["added_calls"], 1); // turn 6
     assert_eq!(m["saved_tokens_in"], 4000); // 1000 + 2000 + 1000
     assert_eq!(m["saved_tokens_out"], 300); // 100 + 200 + 0
-    assert_eq!(m["saved_unmeasured_tokens"], 2); // turns 4 and 8
-    assert_eq!(m["saved_unmeasured_latency"], 1); // turn 8
+    assert_eq!(m["saved_calls_without_tokens"], 2); // turns 4 and 8
+    assert_eq!(m["saved_calls_without_latency"], 1); // turn 8
     close(&m["saved_latency_ms"], 6500.0); // 1000 + 3000 + 2000 + 500
                                            // opus (turns 1, 3): 2000 x 15e-6 + 100 x 75e-6 = 0.0375
                                            // sonnet (turn 2):   2000 x 3e-6 + 200 x 15e-6  = 0.009

@@ -35,7 +35,7 @@ fn fail_open_approve_events_are_not_labels() {
     assert_eq!(metric(&s, "legacy", "critic_not_run"), 10);
     // Not a cost: the 10 saved calls are the cold turns' events alone.
     assert_eq!(metric(&s, "smart", "saved_calls"), 10);
-    assert_eq!(metric(&s, "smart", "saved_unmeasured_tokens"), 0);
+    assert_eq!(metric(&s, "smart", "saved_calls_without_tokens"), 0);
     // 3000 + 10 i for the nine approvals, 3200 for the revised turn (i = 6).
     assert_eq!(
         metric(&s, "smart", "saved_tokens_in"),
@@ -151,7 +151,7 @@ fn a_replay_under_another_threshold_than_production_lists_the_mismatches() {
     assert_eq!(s["production_known"], 20);
     assert_eq!(
         std::fs::read_to_string(matched.join("mismatches.csv")).unwrap(),
-        "source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n"
+        "run,source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n"
     );
     let c = run(
         &[
