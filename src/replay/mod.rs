@@ -357,7 +357,10 @@ impl Replayer {
                     vt.latency.add(l);
                     vt.latency_measured_fires += 1
                 }
-                (true, None) => vt.latency_unmeasured_fires += 1,
+                (true, None) => {
+                    vt.latency_unmeasured_fires += 1;
+                    vt.unmeasured_fires_by_length[length_bucket_index(f.draft_chars)] += 1;
+                }
             }
         }
         if let Some(m) = d.mismatch(f.production) {

@@ -221,6 +221,16 @@ impl AddedCost {
         est
     }
 
+    /// The estimated latency of a call in bucket `b`: its bucket's mean
+    /// recorded latency, else all turns'; None when none recorded one.
+    pub fn latency_ms(&self, b: usize) -> Option<f64> {
+        let e = match self.buckets[b].with_latency {
+            0 => &self.overall,
+            _ => &self.buckets[b],
+        };
+        (e.with_latency > 0).then(|| e.latency_ns as f64 / 1e6 / e.with_latency as f64)
+    }
+
     /// Whether any recorded event has token counts.
     pub fn tokens_measured(&self) -> bool {
         self.overall.with_tokens > 0
@@ -366,8 +376,16 @@ pub struct Histogram {
 impl Histogram {
     pub fn add(&mut self, ms: f64) {
         self.count += 1;
-        self.pending
-            .push(if ms <= 0.0 { 0 } else { ms.ceil() as u64 });
+        self.pending.push(Histogram::bucket(ms));
+    }
+
+    /// The bucket of a latency: whole ms, rounded up.
+    fn bucket(ms: f64) -> u64 {
+        if ms <= 0.0 {
+            0
+        } else {
+            ms.ceil() as u64
+        }
     }
 
     /// Fold the added latencies into the sorted buckets.
@@ -460,6 +478,9 @@ pub struct VariantTally {
     pub latency_unmeasured_fires: u64,
     /// User-facing fires with a recorded latency (in `latency`).
     pub latency_measured_fires: u64,
+    /// `latency_unmeasured_fires` by draft-length bucket (their estimated
+    /// latency is their bucket's mean, see [`AddedCost`]).
+    pub unmeasured_fires_by_length: [u64; LENGTH_BUCKETS.len()],
     /// Disagreements with production by [`Mismatch`] and the first reason
     /// of the variant's decision (index: `Reason as usize`).
     pub mismatch_reasons: [[u64; 13]; 2],
@@ -486,6 +507,31 @@ impl VariantTally {
         self.latency.merge(&o.latency);
         self.latency_unmeasured_fires += o.latency_unmeasured_fires;
         self.latency_measured_fires += o.latency_measured_fires;
+        for (a, b) in self
+            .unmeasured_fires_by_length
+            .iter_mut()
+            .zip(&o.unmeasured_fires_by_length)
+        {
+            *a += b;
+        }
+    }
+
+    /// As [`VariantTally::latency_quantile`], with every user-facing fire
+    /// that recorded no latency (every added call among them) taken at its
+    /// estimated latency; None when no recorded event has a latency.
+    pub fn latency_quantile_with_estimates(&self, q: f64, cost: &AddedCost) -> Option<f64> {
+        let mut runs = Vec::new();
+        for (b, &n) in self.unmeasured_fires_by_length.iter().enumerate() {
+            if n > 0 {
+                runs.push((Histogram::bucket(cost.latency_ms(b)?), n));
+            }
+        }
+        runs.sort_unstable();
+        let mut h = self.latency.clone();
+        h.settle();
+        h.count += runs.iter().map(|r| r.1).sum::<u64>();
+        h.fold(&runs);
+        h.quantile(q)
     }
 
     pub fn hits(&self, r: Reason) -> u64 {
@@ -538,6 +584,38 @@ pub fn matrix_cell(base_fires: bool, fires: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_with_estimates_count_fires_without_latency_at_their_bucket_mean() {
+        let mut v = VariantTally::default();
+        for _ in 0..3 {
+            v.latency.add(0.0); // three skips
+        }
+        v.latency.settle();
+        v.latency_measured_fires = 0;
+        // Three fires without a recorded latency, drafts of 1-20 code points.
+        v.latency_unmeasured_fires = 3;
+        v.unmeasured_fires_by_length[1] = 3;
+        let mut buckets = [EventSums::default(); LENGTH_BUCKETS.len()];
+        // Recorded events: 1-20 code points average 2,000 ms; 21-80, 500 ms.
+        for (b, ms) in [(1, 1500.0), (1, 2500.0), (2, 500.0)] {
+            buckets[b].add(&EventFacts {
+                tokens: None,
+                latency_ms: Some(ms),
+                nano_usd: None,
+            });
+        }
+        let cost = AddedCost::new(&buckets);
+        assert_eq!(v.latency.quantile(0.95), Some(0.0));
+        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2000.0));
+        assert_eq!(v.latency_quantile_with_estimates(0.50, &cost), Some(0.0));
+        // A bucket without events takes the mean of all: (1500+2500+500)/3.
+        v.unmeasured_fires_by_length = [0, 0, 0, 0, 3, 0];
+        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(1500.0));
+        // Nothing recorded a latency: no estimate.
+        let none = AddedCost::new(&[EventSums::default(); LENGTH_BUCKETS.len()]);
+        assert_eq!(v.latency_quantile_with_estimates(0.95, &none), None);
+    }
 
     #[test]
     fn histogram_quantiles_are_nearest_rank() {

@@ -64,8 +64,12 @@ fn per_1k(x: f64, turns: u64) -> Option<f64> {
 
 /// Added calls: no critic ran, so each is estimated by [`AddedCost`]'s
 /// rule; says so when no recorded event has token counts.
-fn estimate_added(index: usize, totals: &Totals, notes: &mut Vec<String>) -> Estimate {
-    let cost = AddedCost::new(&totals.events_by_length);
+fn estimate_added(
+    index: usize,
+    totals: &Totals,
+    cost: &AddedCost,
+    notes: &mut Vec<String>,
+) -> Estimate {
     let c = &totals.variants[index].counts;
     if c.added_calls > 0 && !cost.tokens_measured() {
         let n = "no recorded critic event has token counts: added-call estimates are not reported"
@@ -128,12 +132,13 @@ fn variant_fields(
     totals: &Totals,
     notes: &mut Vec<String>,
 ) -> Vec<(&'static str, Cell)> {
-    let est = estimate_added(view.index, totals, notes);
+    let cost = AddedCost::new(&totals.events_by_length);
+    let est = estimate_added(view.index, totals, &cost, notes);
     note_unmeasured(view.name, view.v, notes);
     let mut fields = decision_fields(view);
     fields.extend(safety_fields(view.v));
     fields.extend(cost_fields(view.v, &est));
-    fields.extend(latency_and_production_fields(view.v));
+    fields.extend(latency_and_production_fields(view.v, &cost));
     fields
 }
 
@@ -239,13 +244,17 @@ fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
 
 /// Latency percentiles of user-facing turns, and agreement with
 /// production.
-fn latency_and_production_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> {
+fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost) -> Vec<(&'static str, Cell)> {
     let c = &v.counts;
+    let with_estimates = |q| Sum(ms(v.latency_quantile_with_estimates(q, cost)));
     use Cell::*;
     vec![
         ("critic_latency_p50_ms", Sum(ms(v.latency_quantile(0.50)))),
         ("critic_latency_p95_ms", Sum(ms(v.latency_quantile(0.95)))),
         ("critic_latency_p99_ms", Sum(ms(v.latency_quantile(0.99)))),
+        ("critic_latency_p50_ms_with_estimates", with_estimates(0.50)),
+        ("critic_latency_p95_ms_with_estimates", with_estimates(0.95)),
+        ("critic_latency_p99_ms_with_estimates", with_estimates(0.99)),
         ("latency_unmeasured_fires", Int(v.latency_unmeasured_fires)),
         ("production_known", Int(c.production_known)),
         (
