@@ -22,7 +22,10 @@ const LAYERS: &[&[&str]] = &[
 const INNER: &[(&str, &[&str])] = &[
     ("read", &["reader", "json", "activation", "turn"]),
     ("gate", &["pyre", "claims", "reasons"]),
-    ("replay", &["hash", "ordered", "tally", "segments", "rows"]),
+    (
+        "replay",
+        &["hash", "ordered", "tally", "segments", "skips", "rows"],
+    ),
     (
         "report",
         &[

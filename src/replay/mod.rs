@@ -10,6 +10,7 @@ pub mod options;
 pub mod ordered;
 pub mod rows;
 pub mod segments;
+pub mod skips;
 mod step;
 pub mod tally;
 mod totals;
@@ -220,6 +221,7 @@ impl Replayer {
         let base_fires = base.fires();
         scratch.counts.clear();
         scratch.fields_set = false;
+        scratch.skip_key = None;
         for (i, gate) in self.gates.iter().enumerate() {
             let other;
             let eval = if i == b {
@@ -250,10 +252,27 @@ impl Replayer {
         if look.is_regression() {
             out.regressions.push(Regression::of(look));
         }
+        if look.d.base_fires && !look.d.fires {
+            self.note_skip(look, out, scratch);
+        }
         self.write_decision(look, out, scratch);
         if look.d.variant == self.opts.plan.baseline {
             self.write_mismatch(look, out);
         }
+    }
+
+    /// A saved call, under its normalised draft (worked out once a turn).
+    fn note_skip(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
+        let turn = look.turn;
+        let key = scratch
+            .skip_key
+            .get_or_insert_with(|| skips::normalise(&turn.draft));
+        let skip = skips::Skip {
+            language: turn.language.as_deref(),
+            verdict: look.facts.label,
+            event: look.facts.event.as_ref(),
+        };
+        skips::add(&mut out.totals.skips[look.d.variant], key, &skip);
     }
 
     /// Counts, warnings and keys of a valid turn that do not depend on the

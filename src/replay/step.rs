@@ -84,6 +84,9 @@ pub(super) struct Scratch {
     pub(super) fields: super::rows::TurnFields,
     /// `fields` hold the current turn's.
     pub(super) fields_set: bool,
+    /// The current turn's draft as skips.csv groups it, once a variant
+    /// saves its call.
+    pub(super) skip_key: Option<String>,
     pub(super) segments: SegmentAcc,
 }
 
@@ -101,6 +104,7 @@ impl Scratch {
             counts: Vec::new(),
             fields: Default::default(),
             fields_set: false,
+            skip_key: None,
             segments,
         }
     }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::hash::KeySet;
 use super::segments::{MAX_TRACKED_VALUES, OTHER};
+use super::skips::SkipMap;
 use super::tally::{Counts, EventSums, SegmentMap, VariantTally, LENGTH_BUCKETS};
 
 /// Warnings keep this many example locations per kind.
@@ -70,12 +71,15 @@ pub struct Totals {
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
     pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
+    /// Per variant: its saved calls by normalised draft (`skips.csv`).
+    pub skips: Vec<SkipMap>,
 }
 
 impl Totals {
     pub fn new(n: usize) -> Totals {
         Totals {
             variants: vec![VariantTally::default(); n],
+            skips: vec![SkipMap::new(); n],
             ..Default::default()
         }
     }
@@ -111,6 +115,9 @@ impl Totals {
             *self.segments_capped.entry(k.clone()).or_default() += v;
         }
         self.warnings.merge(&o.warnings);
+        for (a, b) in self.skips.iter_mut().zip(&o.skips) {
+            super::skips::merge(a, b);
+        }
         for (a, b) in self.events_by_length.iter_mut().zip(&o.events_by_length) {
             a.merge(b);
         }

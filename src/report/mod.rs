@@ -21,17 +21,19 @@ pub use streams::Streams;
 pub use export::{frame, write_all, write_csv, Col, Export, ReplayReport};
 pub use streams::STREAMED_FILES;
 use tables::{
-    FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SummaryCsv, SummaryJson,
+    FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv,
+    SummaryJson,
 };
 
 /// The report files written from the merged tallies, in writing order.
-pub const EXPORTS: [&dyn Export; 8] = [
+pub const EXPORTS: [&dyn Export; 9] = [
     &SummaryCsv,
     &SummaryJson,
     &FloorsCsv,
     &SegmentsCsv,
     &RegressionsCsv,
     &MatrixCsv,
+    &SkipsCsv,
     &markdown::ReportMd,
     &SchemaJson,
 ];

@@ -349,6 +349,19 @@ const REGRESSIONS: &[Column] = &[
     ),
 ];
 
+const SKIPS: &[Column] = &[
+    RUN,
+    col("variant", Str, "", "the variant's name"),
+    col("draft", Str, "", "the draft as grouped: stripped, lowercased as Python lowers, whitespace collapsed, cut to 200 code points; (other) for the drafts past the top 1,000"),
+    col("skips", U64, "calls", "saved calls with this draft: the baseline fires, the variant skips"),
+    col("languages", Str, "", "their recorded languages with counts, most first: en:12;es:3 ((none) without one)"),
+    col("labelled", U64, "turns", "of these, with the verdict of a critic that ran"),
+    col("approve", U64, "turns", "labelled approve"),
+    col("revise", U64, "turns", "labelled revise (each a safety regression)"),
+    col("refuse", U64, "turns", "labelled refuse (each a safety regression)"),
+    opt("saved_usd", F64, "USD", "dollars of their recorded events; empty without prices or tokens"),
+];
+
 const DECISIONS: &[Column] = &[
     RUN,
     col("source", Str, "", "the traffic file, as given"),
@@ -438,7 +451,7 @@ const MISMATCHES: &[Column] = &[
 ];
 
 /// Every CSV report table, in the order of `schema.json`.
-pub const TABLES: [Table; 7] = [
+pub const TABLES: [Table; 8] = [
     Table {
         file: "summary.csv",
         row: "one row per variant",
@@ -463,6 +476,11 @@ pub const TABLES: [Table; 7] = [
         file: "regressions.csv",
         row: "one row per safety regression (variant and turn)",
         columns: REGRESSIONS,
+    },
+    Table {
+        file: "skips.csv",
+        row: "one row per variant and skipped draft (its saved calls), most skipped first",
+        columns: SKIPS,
     },
     Table {
         file: "decisions.csv",

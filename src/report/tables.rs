@@ -7,6 +7,7 @@ use super::numbers::{ms, sig, usd};
 use super::summary::Cell;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
+use crate::replay::skips::{self, SkipTally};
 use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
 use crate::replay::DRAFT_LENGTH;
 
@@ -420,4 +421,60 @@ impl Export for SchemaJson {
             serde_json::to_string_pretty(&super::schema::to_json()).map_err(|e| e.to_string())?;
         writeln!(out, "{text}").map_err(|e| e.to_string())
     }
+}
+
+/// `skips.csv`: per variant, the drafts it skips where the baseline fired
+/// (its saved calls), most skipped first: the top [`TOP_SKIPS`] and one
+/// `(other)` row with the rest, so the rows add up to `saved_calls`.
+pub struct SkipsCsv;
+
+/// Drafts listed per variant in skips.csv.
+pub const TOP_SKIPS: usize = 1000;
+
+impl Export for SkipsCsv {
+    fn file_name(&self) -> &'static str {
+        "skips.csv"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let mut rows: Vec<(String, String, SkipTally)> = Vec::new();
+        for (i, v) in r.plan.variants.iter().enumerate() {
+            for (draft, t) in skips::top(&r.totals.skips[i], TOP_SKIPS) {
+                rows.push((v.name.clone(), draft, t));
+            }
+        }
+        let s = |f: &dyn Fn(&(String, String, SkipTally)) -> String| {
+            Col::Str(rows.iter().map(|x| Some(f(x))).collect())
+        };
+        let u = |f: &dyn Fn(&SkipTally) -> u64| Col::U64(rows.iter().map(|x| f(&x.2)).collect());
+        let mut df = typed_frame(
+            self.file_name(),
+            r.label,
+            vec![
+                ("variant", s(&|x| x.0.clone())),
+                ("draft", s(&|x| x.1.clone())),
+                ("skips", u(&|t| t.count)),
+                ("languages", s(&|x| languages(&x.2))),
+                ("labelled", u(&|t| t.labelled())),
+                ("approve", u(&|t| t.verdicts[0])),
+                ("revise", u(&|t| t.verdicts[1])),
+                ("refuse", u(&|t| t.verdicts[2])),
+                (
+                    "saved_usd",
+                    Col::F64(rows.iter().map(|x| usd(x.2.saved.usd())).collect()),
+                ),
+            ],
+        )?;
+        write_csv(&mut df, out, true)
+    }
+}
+
+/// `en:12;es:3`: languages by count, then name.
+fn languages(t: &SkipTally) -> String {
+    let mut l: Vec<(&String, &u64)> = t.languages.iter().collect();
+    l.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    l.iter()
+        .map(|(k, n)| format!("{k}:{n}"))
+        .collect::<Vec<_>>()
+        .join(";")
 }

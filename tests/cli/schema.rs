@@ -277,3 +277,50 @@ fn every_dimension_that_covers_all_turns_adds_up_to_the_summary() {
     }
     assert!(checked >= 8 * 2 * 4, "only {checked} dimensions checked");
 }
+
+/// skips.csv lists what each variant skips where the baseline fired, and
+/// its rows add up to the summary's saved calls and dollars.
+#[test]
+fn skips_list_the_saved_drafts_and_add_up() {
+    for dir in report_folders() {
+        let schema = schema_of(&dir);
+        let tables = &schema["tables"];
+        let summary = load(&dir, "summary.csv", &tables["summary.csv"]);
+        let skips = load(&dir, "skips.csv", &tables["skips.csv"]);
+        let (names, skip_variants) = (strings(&summary, "variant"), strings(&skips, "variant"));
+        for (v, name) in names.iter().enumerate() {
+            let rows: Vec<usize> = (0..skips.height())
+                .filter(|&i| &skip_variants[i] == name)
+                .collect();
+            for (col, sum_col, half) in [
+                ("skips", "saved_calls", 0.0),
+                ("saved_usd", "saved_usd", 0.5e-6),
+            ] {
+                let want = numbers(&summary, sum_col)[v];
+                let got: f64 = rows.iter().map(|&i| numbers(&skips, col)[i]).sum();
+                assert!(
+                    (got - want).abs() <= half * (rows.len() + 1) as f64 + 1e-9,
+                    "{}: {name}: skips.csv {col} adds up to {got}, the summary's {sum_col} is {want}",
+                    dir.display()
+                );
+            }
+        }
+    }
+    let seed = root().join("reports/seed");
+    let text = std::fs::read_to_string(seed.join("skips.csv")).unwrap();
+    for ack in [
+        "\"got it, thanks!\",1,en:1",
+        "sounds good.,1,en:1",
+        "\"great, will do.\",1,en:1,1,0,1,0",
+    ] {
+        assert!(
+            text.contains(&format!("seed,smart,{ack}")),
+            "{ack} in\n{text}"
+        );
+    }
+    assert_eq!(
+        text.lines().count(),
+        1 + 10,
+        "the 10 acks the smart gate skips"
+    );
+}
