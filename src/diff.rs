@@ -339,14 +339,14 @@ impl DiffResult {
         );
         for m in &changed {
             let f = |x: Option<f64>| x.map_or("n/a".to_string(), |x| format!("{x}"));
+            let delta = m.delta().map_or("n/a".to_string(), |d| format!("{d:+}"));
             let _ = writeln!(
                 text,
-                "  {:<10} {:<34} {} -> {} ({:+})",
+                "  {:<10} {:<34} {} -> {} ({delta})",
                 m.variant,
                 m.metric,
                 f(m.old),
                 f(m.new),
-                m.delta().unwrap_or(f64::NAN)
             );
         }
         for fl in self.flips.iter().take(10) {

@@ -54,7 +54,7 @@ pub struct Args {
     /// The run's name in the `run` column of every table and in
     /// summary.json, to tell runs apart when tables are joined or
     /// concatenated (default: the output folder's name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = label)]
     pub label: Option<String>,
 }
 
@@ -64,11 +64,21 @@ fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMod
         .try_map(|s| s.parse::<DecisionsMode>())
 }
 
-/// The output folder's name: what a run is called unless `--label` says.
+/// The output folder's name: what a run is called unless `--label` says
+/// (`.` and `..` are named by the folder they stand for).
 fn default_label(out: &std::path::Path) -> String {
-    out.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+    let named = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    named(out)
+        .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
         .unwrap_or_else(|| "run".to_string())
+}
+
+/// `--label`: any text but the empty one (a run must be told apart).
+fn label(s: &str) -> Result<String, String> {
+    match s {
+        "" => Err("give a non-empty name (the run column of every table)".to_string()),
+        s => Ok(s.to_string()),
+    }
 }
 
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143

@@ -89,8 +89,22 @@ fn push_u64(out: &mut Vec<u8>, mut n: u64) {
 
 /// A field and its separator.
 fn cell(out: &mut Vec<u8>, s: &str) {
-    field(out, s);
+    if s.is_empty() {
+        // An empty text, not a missing value: CSV readers take a bare
+        // empty field for null.
+        out.extend_from_slice(b"\"\"");
+    } else {
+        field(out, s);
+    }
     out.push(b',');
+}
+
+/// A text that may be absent: absent is an empty field (null).
+fn opt_cell(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => cell(out, s),
+        None => out.push(b','),
+    }
 }
 
 /// A turn's rows share most of their fields: they are formatted once per
@@ -124,9 +138,9 @@ impl TurnFields {
         h.push(b',');
         let m = &mut self.middle;
         m.clear();
-        cell(m, r.language.unwrap_or(""));
-        cell(m, &capped(r.scope.unwrap_or(""), MAX_SCOPE_BYTES));
-        cell(m, r.intent.unwrap_or(""));
+        opt_cell(m, r.language);
+        opt_cell(m, r.scope.map(|s| capped(s, MAX_SCOPE_BYTES)).as_deref());
+        opt_cell(m, r.intent);
         push_u64(m, r.draft_chars);
         m.push(b',');
         self.tail.clear();
@@ -196,7 +210,12 @@ impl MismatchRow<'_> {
         cell(out, decision(self.baseline_fires));
         cell(out, &self.reasons.to_string());
         let _ = write!(out, "{:?},", self.confidence);
-        field(out, self.sensitive_hit.unwrap_or(""));
+        match self.sensitive_hit {
+            // An empty tag is a hit (symfonic's `is not None`), not null.
+            Some("") => out.extend_from_slice(b"\"\""),
+            Some(s) => field(out, s),
+            None => {}
+        }
         out.push(b'\n');
     }
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::tally::{EventFacts, EventSums};
+use crate::gate::pyre::is_space;
 use crate::gate::{py_lower, py_strip};
 use crate::read::turn::Verdict;
 
@@ -58,7 +59,9 @@ pub type SkipMap = BTreeMap<String, SkipTally>;
 pub fn normalise(draft: &str) -> String {
     let lowered = py_lower(py_strip(draft));
     let mut out = String::new();
-    for (i, word) in lowered.split_whitespace().enumerate() {
+    // Python's whitespace (str.split()), which includes U+001C..U+001F.
+    let words = lowered.split(is_space).filter(|w| !w.is_empty());
+    for (i, word) in words.enumerate() {
         if i > 0 {
             out.push(' ');
         }
@@ -90,8 +93,10 @@ pub fn add(map: &mut SkipMap, key: &str, skip: &Skip) {
         Some(Verdict::Refuse) => t.verdicts[2] += 1,
         None => {}
     }
-    if let Some(e) = skip.event {
-        t.saved.add(e);
+    match skip.event {
+        Some(e) => t.saved.add(e),
+        // Saved, but nothing recorded of its cost (as the summary counts it).
+        None => t.saved.turns += 1,
     }
 }
 
@@ -150,6 +155,7 @@ mod tests {
     #[test]
     fn drafts_group_by_their_normalised_text() {
         assert_eq!(normalise("  Got it,\n  THANKS!\t"), "got it, thanks!");
+        assert_eq!(normalise("ok\u{1c}alpha\u{3000}beta"), "ok alpha beta");
         assert_eq!(normalise(&"x".repeat(300)).chars().count(), MAX_DRAFT_CHARS);
         let mut m = SkipMap::new();
         for d in ["Got it, thanks!", "got it,  thanks!", "ok", "Sure"] {

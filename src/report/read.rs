@@ -43,15 +43,16 @@ impl ReplayDir {
     /// Report folders of another schema version cannot be read as this
     /// one: say so, rather than misread a column.
     fn same_schema(&self, dir: &Path) -> Result<(), CannotJudge> {
-        match self.summary.get("schema_version").and_then(Value::as_u64) {
-            Some(SCHEMA_VERSION) => Ok(()),
-            found => Err(CannotJudge(format!(
-                "{}: report schema version {}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
-                self.path.display(),
-                found.map_or("absent (version 1)".to_string(), |v| v.to_string()),
-                dir.display()
-            ))),
-        }
+        let found = match self.summary.get("schema_version") {
+            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => return Ok(()),
+            None => "absent (version 1)".to_string(),
+            Some(v) => crate::read::json::describe(v),
+        };
+        Err(CannotJudge(format!(
+            "{}: report schema version {found}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
+            self.path.display(),
+            dir.display()
+        )))
     }
 
     pub fn variant_names(&self) -> Vec<String> {

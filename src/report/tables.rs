@@ -164,7 +164,10 @@ impl Export for SegmentsCsv {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
-        let mut rows = SegmentRows::default();
+        let mut rows = SegmentRows {
+            priced: r.totals.unpriced_models.is_empty(),
+            ..SegmentRows::default()
+        };
         let cost = AddedCost::new(&r.totals.events_by_length);
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (d, values) in &r.totals.segments {
@@ -201,6 +204,9 @@ fn in_natural_order<'m>(
 /// The columns of segments.csv, row by row.
 #[derive(Default)]
 struct SegmentRows {
+    /// Every critic model has a price (else no row reports dollars, as
+    /// the summary does not).
+    priced: bool,
     keys: [Vec<Option<String>>; 3],
     order: Vec<Option<u64>>,
     counts: Vec<Counts>,
@@ -287,7 +293,11 @@ impl SegmentRows {
             ),
             (
                 "saved_usd",
-                Col::F64(c.iter().map(|c| usd(c.saved.usd())).collect()),
+                Col::F64(
+                    c.iter()
+                        .map(|c| usd(c.saved.usd()).filter(|_| self.priced))
+                        .collect(),
+                ),
             ),
             (
                 "saved_calls_without_tokens",
@@ -461,7 +471,11 @@ impl Export for SkipsCsv {
                 ("refuse", u(&|t| t.verdicts[2])),
                 (
                     "saved_usd",
-                    Col::F64(rows.iter().map(|x| usd(x.2.saved.usd())).collect()),
+                    Col::F64(
+                        rows.iter()
+                            .map(|x| priced(r, usd(x.2.saved.usd())))
+                            .collect(),
+                    ),
                 ),
             ],
         )?;
@@ -477,4 +491,11 @@ fn languages(t: &SkipTally) -> String {
         .map(|(k, n)| format!("{k}:{n}"))
         .collect::<Vec<_>>()
         .join(";")
+}
+
+/// Dollars of a row, absent when the run has an unpriced model (as in the
+/// summary, whose note says so): a row must not report what its total
+/// cannot.
+fn priced(r: &ReplayReport, usd: Option<f64>) -> Option<f64> {
+    usd.filter(|_| r.totals.unpriced_models.is_empty())
 }

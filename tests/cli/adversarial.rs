@@ -886,3 +886,51 @@ fn sums_and_percentiles_of_nothing_measured_are_absent_with_a_note() {
         "{notes}"
     );
 }
+
+#[test]
+fn the_run_label_is_never_empty_and_dot_is_named_by_its_folder() {
+    let d = Dir::new();
+    let seed = root().join("datasets/seed.jsonl");
+    let o = run(
+        &[
+            "replay",
+            seed.to_str().unwrap(),
+            "--out",
+            d.path("l").to_str().unwrap(),
+            "--label",
+            "",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "give a non-empty name");
+    let here = d.path("nightly");
+    std::fs::create_dir(&here).unwrap();
+    let o = cmd()
+        .current_dir(&here)
+        .args(["replay", seed.to_str().unwrap(), "--out", ".", "--quiet"])
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+    assert_eq!(summary(&here)["run"], "nightly");
+}
+
+#[test]
+fn an_empty_text_is_written_as_empty_text_not_as_a_missing_value() {
+    let d = Dir::new();
+    let traffic = d.path("t.jsonl");
+    std::fs::write(
+        &traffic,
+        "{\"run_id\": \"\", \"turn\": 1, \"draft\": \"ok\", \"language\": \"\", \"sensitive_hit\": \"\"}\n{\"run_id\": \"r\", \"draft\": \"ok\"}\n",
+    )
+    .unwrap();
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[traffic.to_str().unwrap(), "--quiet"]), 0);
+    let rows = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    // run_id and language recorded as "": quoted; turn, scope, intent and
+    // verdict absent: bare empty fields.
+    assert!(lines[1].contains(",1,\"\",1,legacy,"), "{}", lines[1]);
+    assert!(lines[1].contains(",\"\",,,2,"), "{}", lines[1]);
+    assert!(lines[3].contains(",r,,legacy,"), "{}", lines[3]);
+    assert!(lines[3].contains(",,,,2,"), "{}", lines[3]);
+}
