@@ -395,7 +395,7 @@ const DECISIONS: &[Column] = &[
         "confidence",
         F64,
         "share",
-        "the resolved confidence (recorded, else from the activation log, else 0.5)",
+        "the resolved confidence (recorded, else from the activation log, else 0.5), written exactly: it is what is compared with the threshold",
     ),
     opt(
         "verdict",
@@ -440,7 +440,7 @@ const MISMATCHES: &[Column] = &[
         "confidence",
         F64,
         "share",
-        "the baseline's resolved confidence",
+        "the baseline's resolved confidence, written exactly",
     ),
     opt(
         "sensitive_hit",
