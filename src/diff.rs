@@ -10,6 +10,7 @@ use std::path::Path;
 use polars::prelude::*;
 use serde_json::Value;
 
+use crate::report::numbers::sig;
 use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
 use crate::report::{frame, Col};
 
@@ -23,8 +24,10 @@ pub struct MetricDelta {
 }
 
 impl MetricDelta {
+    /// new - old, to 9 significant digits as the reports write figures
+    /// (no `-0.050000000000000044`).
     pub fn delta(&self) -> Option<f64> {
-        self.old.zip(self.new).map(|(a, b)| b - a)
+        sig(self.old.zip(self.new).map(|(a, b)| b - a))
     }
 }
 
@@ -380,5 +383,23 @@ impl Flip {
                 ""
             }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MetricDelta;
+
+    #[test]
+    fn a_delta_has_no_float_noise() {
+        let m = |old, new| MetricDelta {
+            variant: "smart".into(),
+            metric: "skip_rate".into(),
+            old,
+            new,
+        };
+        assert_eq!(m(Some(0.1), Some(0.3)).delta(), Some(0.2));
+        assert_eq!(m(Some(0.55), Some(0.5)).delta(), Some(-0.05));
+        assert_eq!(m(None, Some(0.5)).delta(), None);
     }
 }

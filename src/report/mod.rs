@@ -7,7 +7,7 @@
 
 mod export;
 pub mod markdown;
-mod numbers;
+pub mod numbers;
 pub mod read;
 pub mod schema;
 mod staging;
