@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use clap::builder::TypedValueParser;
-use critic_gate::{DecisionsMode, Progress, ReplayOptions};
+use critic_gate::{DecisionsMode, Format, Progress, ReplayOptions};
 
 use super::{load_plan, CliResult};
 
@@ -56,6 +56,13 @@ pub struct Args {
     /// concatenated (default: the output folder's name).
     #[arg(long, value_name = "NAME", value_parser = label)]
     pub label: Option<String>,
+    /// Write every table as csv, parquet (with the declared schema) or both.
+    #[arg(long, default_value = "csv", value_parser = format())]
+    pub format: Format,
+}
+
+fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
+    clap::builder::PossibleValuesParser::new(Format::NAMES).try_map(|s| s.parse::<Format>())
 }
 
 /// `--decisions`: the library's names, parsed by the library.
@@ -128,6 +135,7 @@ pub fn run(a: Args) -> CliResult {
         force: a.force,
         max_line_bytes: a.max_line_bytes,
         label: a.label.clone().unwrap_or_else(|| default_label(&a.out)),
+        format: a.format,
     };
     clean_up_on_signals()?;
     let total: u64 = a

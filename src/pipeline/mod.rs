@@ -164,7 +164,7 @@ impl Merged {
             regressions: &self.regressions,
             sources: &opts.sources,
         };
-        report::write_all(&r, staging, &report::EXPORTS)?;
+        report::write_all(&r, staging, &report::EXPORTS, opts.format)?;
         Ok(Outcome {
             plan: opts.plan.clone(),
             sources: opts.sources.clone(),

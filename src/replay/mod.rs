@@ -15,7 +15,7 @@ mod step;
 pub mod tally;
 mod totals;
 
-pub use options::{DecisionsMode, ReplayOptions};
+pub use options::{DecisionsMode, Format, ReplayOptions};
 pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;

@@ -43,6 +43,41 @@ impl std::str::FromStr for DecisionsMode {
     }
 }
 
+/// The files each report table is written as (`--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Csv,
+    Parquet,
+    Both,
+}
+
+impl Format {
+    /// The names `--format` takes.
+    pub const NAMES: [&'static str; 3] = ["csv", "parquet", "both"];
+
+    pub fn csv(self) -> bool {
+        self != Format::Parquet
+    }
+
+    pub fn parquet(self) -> bool {
+        self != Format::Csv
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "csv" => Ok(Format::Csv),
+            "parquet" => Ok(Format::Parquet),
+            "both" => Ok(Format::Both),
+            _ => Err(format!("--format {s:?}: give csv, parquet or both")),
+        }
+    }
+}
+
 /// What a replay was asked to do.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
@@ -59,4 +94,6 @@ pub struct ReplayOptions {
     /// The run's name, the `run` column of every table (`--label`;
     /// the command line defaults it to the output folder's name).
     pub label: String,
+    /// CSV, Parquet or both, for every table.
+    pub format: Format,
 }

@@ -10,7 +10,7 @@ use super::schema::{self, Type};
 use super::staging::{write_error, Staging};
 use super::summary::Summary;
 use crate::config::Plan;
-use crate::replay::{Regression, Totals};
+use crate::replay::{Format, Regression, Totals};
 use crate::Error;
 
 /// Everything a report is built from.
@@ -27,7 +27,34 @@ pub struct ReplayReport<'a> {
 /// One report file.
 pub trait Export {
     fn file_name(&self) -> &'static str;
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String>;
+
+    /// The table, for an export that is one (written as CSV, Parquet or
+    /// both, per `--format`).
+    fn table(&self, _: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        None
+    }
+
+    /// Write the file (a table: as CSV).
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        match self.table(r) {
+            Some(df) => write_csv(&mut df?, out, true),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The Parquet twin of a CSV table's file name.
+pub fn parquet_name(csv: &str) -> String {
+    format!("{}.parquet", csv.trim_end_matches(".csv"))
+}
+
+/// Write a DataFrame as Parquet (zstd-compressed, with statistics).
+pub fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), String> {
+    ParquetWriter::new(out)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(df)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// A column of a report table.
@@ -136,12 +163,35 @@ pub fn write_all(
     r: &ReplayReport,
     staging: &Staging,
     exports: &[&dyn Export],
+    format: Format,
 ) -> crate::Result<()> {
     for e in exports {
-        let (path, mut f) = staging.file(e.file_name())?;
-        e.write(r, &mut f)
-            .map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;
-        f.flush().map_err(write_error(&path))?;
+        let Some(table) = e.table(r) else {
+            write_one(staging, e.file_name(), &mut |out| e.write(r, out))?;
+            continue;
+        };
+        let fail = |m: String| Error::Write(format!("{}: {m}", e.file_name()));
+        let mut df = table.map_err(fail)?;
+        if format.csv() {
+            write_one(staging, e.file_name(), &mut |out| {
+                write_csv(&mut df, out, true)
+            })?;
+        }
+        if format.parquet() {
+            let name = parquet_name(e.file_name());
+            write_one(staging, &name, &mut |out| write_parquet(&mut df, out))?;
+        }
     }
     Ok(())
+}
+
+/// Write one staged file with `write`, naming it in any error.
+fn write_one(
+    staging: &Staging,
+    name: &str,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<(), String>,
+) -> crate::Result<()> {
+    let (path, mut f) = staging.file(name)?;
+    write(&mut f).map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;
+    f.flush().map_err(write_error(&path))
 }

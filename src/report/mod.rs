@@ -44,9 +44,14 @@ pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
 /// Every report file that may sit in a replay folder: the replay's own
 /// (streamed and exported) and `diff`'s. A new replay removes those it did
 /// not write, so no file of an earlier run outlives it.
-pub fn report_files() -> impl Iterator<Item = &'static str> {
-    STREAMED_FILES
+pub fn report_files() -> impl Iterator<Item = String> {
+    let replay = STREAMED_FILES
         .into_iter()
-        .chain(EXPORTS.iter().map(|e| e.file_name()))
-        .chain(DIFF_FILES)
+        .chain(EXPORTS.iter().map(|e| e.file_name()));
+    // Every CSV table may also have been written as Parquet.
+    let parquet = replay
+        .clone()
+        .filter(|f| f.ends_with(".csv"))
+        .map(export::parquet_name);
+    replay.chain(DIFF_FILES).map(str::to_string).chain(parquet)
 }

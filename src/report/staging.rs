@@ -150,7 +150,7 @@ impl Staging {
 
     /// Move every staged file into the output folder, replacing the old
     /// report; the `known` report files this run did not write are removed.
-    pub fn commit(self, known: impl Iterator<Item = &'static str>) -> crate::Result<()> {
+    pub fn commit(self, known: impl Iterator<Item = String>) -> crate::Result<()> {
         // A signal waits for the moves to finish.
         let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
         let failed = |e: std::io::Error| {
@@ -166,7 +166,7 @@ impl Staging {
             fs::rename(entry.path(), self.dir.join(entry.file_name())).map_err(failed)?;
         }
         for name in known {
-            if !written.iter().any(|w| w == name) {
+            if !written.iter().any(|w| *w == *name) {
                 let _ = fs::remove_file(self.dir.join(name));
             }
         }

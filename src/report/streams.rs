@@ -3,20 +3,25 @@
 //! and the rejected lines of `rejects.jsonl`.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Cursor, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use polars::prelude::*;
+
+use super::export::parquet_name;
+use super::schema::{self, Type};
 use super::staging::{write_error, Staging};
 use crate::replay::rows::{HEADER, MISMATCH_HEADER};
-use crate::replay::{BlockResult, DecisionsMode, Reject, ReplayOptions};
+use crate::replay::{BlockResult, DecisionsMode, Format, Reject, ReplayOptions};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
 pub const STREAMED_FILES: [&str; 3] = ["decisions.csv", "mismatches.csv", "rejects.jsonl"];
 
 /// The streamed files of one run.
 pub struct Streams {
-    decisions: Option<RowsWriter>,
-    mismatches: RowsWriter,
+    decisions: Option<TableStream>,
+    mismatches: TableStream,
     rejects: Option<RejectsWriter>,
 }
 
@@ -24,12 +29,13 @@ impl Streams {
     /// Create the files `opts` asks for, with their headers.
     pub fn open(staging: &Staging, opts: &ReplayOptions) -> crate::Result<Streams> {
         let [decisions, mismatches, rejects] = STREAMED_FILES;
+        let table = |file, header| TableStream::open(staging, file, header, opts.format);
         Ok(Streams {
             decisions: match opts.decisions {
                 DecisionsMode::None => None,
-                _ => Some(RowsWriter::new(staging.file(decisions)?, HEADER)?),
+                _ => Some(table(decisions, HEADER)?),
             },
-            mismatches: RowsWriter::new(staging.file(mismatches)?, MISMATCH_HEADER)?,
+            mismatches: table(mismatches, MISMATCH_HEADER)?,
             rejects: match opts.skip_invalid {
                 true => Some(RejectsWriter::new(staging.file(rejects)?, &opts.sources)),
                 false => None,
@@ -59,6 +65,105 @@ impl Streams {
             None => Ok(()),
         }
     }
+}
+
+/// A streamed table: its CSV, its Parquet twin, or both (`--format`).
+struct TableStream {
+    csv: Option<RowsWriter>,
+    parquet: Option<ParquetRows>,
+}
+
+impl TableStream {
+    fn open(staging: &Staging, file: &str, header: &str, format: Format) -> crate::Result<Self> {
+        Ok(TableStream {
+            csv: match format.csv() {
+                true => Some(RowsWriter::new(staging.file(file)?, header)?),
+                false => None,
+            },
+            parquet: match format.parquet() {
+                true => Some(ParquetRows::new(staging.file(&parquet_name(file))?, file)?),
+                false => None,
+            },
+        })
+    }
+
+    fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
+        if let Some(c) = self.csv.as_mut() {
+            c.write(rows)?;
+        }
+        match self.parquet.as_mut() {
+            Some(p) => p.write(rows),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(self) -> crate::Result<()> {
+        if let Some(c) = self.csv {
+            c.finish()?;
+        }
+        match self.parquet {
+            Some(p) => p.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Streams a table's Parquet file: each block's CSV rows read with the
+/// declared schema and written as a row group.
+struct ParquetRows {
+    path: PathBuf,
+    schema: SchemaRef,
+    out: polars::io::parquet::write::BatchedWriter<BufWriter<File>>,
+}
+
+impl ParquetRows {
+    fn new((path, out): (PathBuf, BufWriter<File>), table: &str) -> crate::Result<ParquetRows> {
+        let schema: SchemaRef = Arc::new(polars_schema(schema::table(table)));
+        let out = ParquetWriter::new(out)
+            .with_compression(ParquetCompression::Zstd(None))
+            .batched(&schema)
+            .map_err(|e| crate::Error::Write(format!("{}: {e}", path.display())))?;
+        Ok(ParquetRows { path, schema, out })
+    }
+
+    fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let fail = |e: PolarsError| crate::Error::Write(format!("{}: {e}", self.path.display()));
+        let df = CsvReadOptions::default()
+            .with_has_header(false)
+            .with_schema(Some(self.schema.clone()))
+            .into_reader_with_file_handle(Cursor::new(rows.to_vec()))
+            .finish()
+            .map_err(fail)?;
+        self.out.write_batch(&df).map_err(fail)
+    }
+
+    fn finish(self) -> crate::Result<()> {
+        self.out
+            .finish()
+            .map(drop)
+            .map_err(|e| crate::Error::Write(format!("{}: {e}", self.path.display())))
+    }
+}
+
+/// A declared table as a polars schema.
+pub fn polars_schema(table: &schema::Table) -> Schema {
+    table
+        .columns
+        .iter()
+        .map(|c| {
+            let dtype = match c.ty {
+                Type::U64 => DataType::UInt64,
+                Type::I64 => DataType::Int64,
+                Type::F64 => DataType::Float64,
+                Type::Str => DataType::String,
+                Type::Bool => DataType::Boolean,
+            };
+            Field::new(c.name.into(), dtype)
+        })
+        .collect()
 }
 
 /// Streams a CSV that grows with the input (`decisions.csv`,

@@ -2,7 +2,9 @@
 
 use std::io::Write;
 
-use super::export::{typed_frame, write_csv, Col, Export, ReplayReport};
+use polars::prelude::DataFrame;
+
+use super::export::{typed_frame, Col, Export, ReplayReport};
 use super::numbers::{ms, sig, usd};
 use super::summary::Cell;
 use crate::gate::Reason;
@@ -19,7 +21,13 @@ impl Export for SummaryCsv {
         "summary.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl SummaryCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let rows = &r.summary.rows;
         let names: Vec<&'static str> = rows[0].iter().map(|(k, _)| *k).collect();
         let cols = names
@@ -84,11 +92,7 @@ impl Export for SummaryCsv {
                 (*name, col)
             })
             .collect();
-        write_csv(
-            &mut typed_frame(self.file_name(), r.label, cols)?,
-            out,
-            true,
-        )
+        typed_frame(self.file_name(), r.label, cols)
     }
 }
 
@@ -115,7 +119,13 @@ impl Export for FloorsCsv {
         "floors.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl FloorsCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let (mut variant, mut gate, mut reason, mut floor) = (vec![], vec![], vec![], vec![]);
         let (mut hits, mut share, mut sole) = (vec![], vec![], vec![]);
         for (i, v) in r.plan.variants.iter().enumerate() {
@@ -138,7 +148,7 @@ impl Export for FloorsCsv {
                 sole.push(t.sole(re));
             }
         }
-        let mut df = typed_frame(
+        let df = typed_frame(
             self.file_name(),
             r.label,
             vec![
@@ -151,7 +161,7 @@ impl Export for FloorsCsv {
                 ("sole_blocker", Col::U64(sole)),
             ],
         )?;
-        write_csv(&mut df, out, true)
+        Ok(df)
     }
 }
 
@@ -163,7 +173,13 @@ impl Export for SegmentsCsv {
         "segments.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl SegmentsCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let mut rows = SegmentRows {
             priced: r.totals.unpriced_models.is_empty(),
             ..SegmentRows::default()
@@ -176,7 +192,7 @@ impl Export for SegmentsCsv {
                 }
             }
         }
-        write_csv(&mut rows.frame(r.label)?, out, true)
+        rows.frame(r.label)
     }
 }
 
@@ -329,12 +345,18 @@ impl Export for RegressionsCsv {
         "regressions.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl RegressionsCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let g = r.regressions;
         let s = |f: &dyn Fn(&crate::replay::Regression) -> Option<String>| {
             Col::Str(g.iter().map(f).collect())
         };
-        let mut df = typed_frame(
+        let df = typed_frame(
             self.file_name(),
             r.label,
             vec![
@@ -356,7 +378,7 @@ impl Export for RegressionsCsv {
                 ("scope", s(&|x| x.scope.clone())),
             ],
         )?;
-        write_csv(&mut df, out, true)
+        Ok(df)
     }
 }
 
@@ -369,7 +391,13 @@ impl Export for MatrixCsv {
         "matrix.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl MatrixCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let (mut variant, mut base, mut dec, mut cell) = (vec![], vec![], vec![], vec![]);
         let (mut turns, mut labelled, mut unlabelled, mut not_run) =
             (vec![], vec![], vec![], vec![]);
@@ -396,7 +424,7 @@ impl Export for MatrixCsv {
             }
         }
         let [approve, revise, refuse] = by_verdict;
-        let mut df = typed_frame(
+        let df = typed_frame(
             self.file_name(),
             r.label,
             vec![
@@ -413,7 +441,7 @@ impl Export for MatrixCsv {
                 (VERDICT_LABELS[3], Col::U64(refuse)),
             ],
         )?;
-        write_csv(&mut df, out, true)
+        Ok(df)
     }
 }
 
@@ -446,7 +474,13 @@ impl Export for SkipsCsv {
         "skips.csv"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl SkipsCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let mut rows: Vec<(String, String, SkipTally)> = Vec::new();
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (draft, t) in skips::top(&r.totals.skips[i], TOP_SKIPS) {
@@ -457,7 +491,7 @@ impl Export for SkipsCsv {
             Col::Str(rows.iter().map(|x| Some(f(x))).collect())
         };
         let u = |f: &dyn Fn(&SkipTally) -> u64| Col::U64(rows.iter().map(|x| f(&x.2)).collect());
-        let mut df = typed_frame(
+        let df = typed_frame(
             self.file_name(),
             r.label,
             vec![
@@ -479,7 +513,7 @@ impl Export for SkipsCsv {
                 ),
             ],
         )?;
-        write_csv(&mut df, out, true)
+        Ok(df)
     }
 }
 

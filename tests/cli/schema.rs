@@ -343,3 +343,60 @@ fn skips_list_the_saved_drafts_and_add_up() {
         "the 10 acks the smart gate skips"
     );
 }
+
+/// `--format both` writes every table also as Parquet with the declared
+/// types and the same values; `--format parquet` writes no CSV table;
+/// a later CSV replay into the folder removes the Parquet files.
+#[test]
+fn parquet_tables_have_the_declared_schema_and_the_csv_values() {
+    let d = crate::util::Dir::new();
+    for (name, args) in [
+        (
+            "seed",
+            vec!["datasets/seed.jsonl", "--config", "datasets/gate.toml"],
+        ),
+        (
+            "invalid",
+            vec![
+                "datasets/invalid.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--skip-invalid",
+            ],
+        ),
+    ] {
+        let out = d.path(name);
+        let mut all = args.clone();
+        all.extend(["--format", "both", "--quiet"]);
+        crate::util::expect_code(&crate::util::replay_in(&out, &all), 0);
+        let schema = schema_of(&out);
+        for (file, table) in schema["tables"].as_object().unwrap() {
+            let csv = load(&out, file, table);
+            let pq = out.join(format!("{}.parquet", file.trim_end_matches(".csv")));
+            let f = std::fs::File::open(&pq).unwrap_or_else(|e| panic!("{}: {e}", pq.display()));
+            let df = ParquetReader::new(f).finish().unwrap();
+            assert_eq!(df.schema(), csv.schema(), "{}: types", pq.display());
+            assert!(
+                df.equals_missing(&csv),
+                "{}: values differ from the CSV",
+                pq.display()
+            );
+        }
+    }
+    let only = d.path("only");
+    let o = crate::util::replay_in(
+        &only,
+        &["datasets/seed.jsonl", "--format", "parquet", "--quiet"],
+    );
+    crate::util::expect_code(&o, 0);
+    assert!(only.join("summary.parquet").is_file() && only.join("decisions.parquet").is_file());
+    assert!(!only.join("summary.csv").exists() && !only.join("decisions.csv").exists());
+    crate::util::expect_code(
+        &crate::util::replay_in(&only, &["datasets/seed.jsonl", "--quiet"]),
+        0,
+    );
+    assert!(
+        !only.join("summary.parquet").exists(),
+        "an earlier run's Parquet outlived it"
+    );
+}
