@@ -112,24 +112,19 @@ pub struct Staging {
 
 impl Staging {
     pub fn create(dir: &Path) -> crate::Result<Staging> {
+        // Held while the folders are made: a signal waits, then finds them
+        // registered (a signal between making the staging folder and
+        // registering it left the folder behind).
+        let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
         let created = !dir.exists();
-        fs::create_dir_all(dir).map_err(|e| {
-            Error::Write(format!(
-                "{}: cannot create the output folder: {e}",
-                dir.display()
-            ))
-        })?;
-        remove_stale_staging(dir);
         let tmp = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
-        let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir(&tmp).map_err(|e| {
-            Error::Write(format!(
-                "{}: cannot create a staging folder: {e}",
-                tmp.display()
-            ))
-        })?;
-        *IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((tmp.clone(), created.then(|| dir.to_path_buf())));
+        *in_progress = Some((tmp.clone(), created.then(|| dir.to_path_buf())));
+        let made = Staging::make(dir, &tmp);
+        if made.is_err() {
+            *in_progress = None;
+        }
+        drop(in_progress);
+        made?;
         let staging = Staging {
             dir: dir.to_path_buf(),
             tmp,
@@ -139,6 +134,24 @@ impl Staging {
         fs::write(&marker, MARKER_TEXT)
             .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))?;
         Ok(staging)
+    }
+
+    /// Make the output folder (if needed) and a fresh staging folder in it.
+    fn make(dir: &Path, tmp: &Path) -> crate::Result<()> {
+        fs::create_dir_all(dir).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create the output folder: {e}",
+                dir.display()
+            ))
+        })?;
+        remove_stale_staging(dir);
+        let _ = fs::remove_dir_all(tmp);
+        fs::create_dir(tmp).map_err(|e| {
+            Error::Write(format!(
+                "{}: cannot create a staging folder: {e}",
+                tmp.display()
+            ))
+        })
     }
 
     pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
