@@ -84,9 +84,14 @@ pub struct Skip<'a> {
 pub fn add(map: &mut SkipMap, key: &str, skip: &Skip) {
     let t = slot(map, key);
     t.count += 1;
-    *t.languages
-        .entry(skip.language.unwrap_or("(none)").to_string())
-        .or_default() += 1;
+    // Most saved calls repeat a language already counted: no allocation then.
+    let language = skip.language.unwrap_or("(none)");
+    match t.languages.get_mut(language) {
+        Some(n) => *n += 1,
+        None => {
+            t.languages.insert(language.to_string(), 1);
+        }
+    }
     match skip.verdict {
         Some(Verdict::Approve) => t.verdicts[0] += 1,
         Some(Verdict::Revise) => t.verdicts[1] += 1,
