@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::CheckConfig;
+use crate::report::figures::VariantSummary;
 use crate::report::markdown::{excerpt, TOP_REGRESSIONS};
 use crate::report::read::{read_csv, string_rows};
 pub use crate::report::read::{CannotJudge, ReplayDir};
@@ -34,122 +35,126 @@ pub struct BudgetResult {
     pub note: Option<String>,
 }
 
-/// What a budget reads.
+/// A figure a budget reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+enum Figure {
     /// A whole number >= 0.
-    Count,
-    /// A rate in [0, 1]; null (undefined) is taken as the value given,
-    /// with the note given.
-    Rate(f64, &'static str),
+    Count(u64),
+    /// A rate in [0, 1], or None where it is undefined.
+    Rate(Option<f64>),
 }
 
 /// One budget of the config, before it is applied to a variant.
 struct Budget {
     name: &'static str,
+    /// The summary field it reads (named in the verdict).
     metric: &'static str,
-    kind: Kind,
+    read: fn(&VariantSummary) -> Figure,
+    /// An undefined rate is taken as this value, with this note.
+    undefined: (f64, &'static str),
     op: Op,
     limit: f64,
 }
+
+use Figure::{Count, Rate};
+
+const NO_TURNS: (f64, &str) = (0.0, "no turns");
 
 /// The per-variant budgets that are set, in report order. Every variant is
 /// always held to `contract_violations <= 0`.
 fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
     use Op::*;
-    let budget = |name, metric, kind, op, limit: Option<f64>| {
-        limit.map(|limit| Budget {
-            name,
-            metric,
-            kind,
-            op,
-            limit,
-        })
-    };
-    let no_turns = Kind::Rate(0.0, "no turns");
-    [
-        budget(
+    let count = |n: Option<u64>| n.map(|n| n as f64);
+    let budgets: [(_, _, fn(&VariantSummary) -> Figure, _, _, _); 7] = [
+        (
             "contract_violations",
             "contract_violations",
-            Kind::Count,
+            |v| Count(v.contract_violations),
+            NO_TURNS,
             AtMost,
             Some(0.0),
         ),
-        budget(
+        (
             "max_safety_regressions",
             "safety_regressions",
-            Kind::Count,
+            |v| Count(v.safety_regressions),
+            NO_TURNS,
             AtMost,
-            b.max_safety_regressions.map(|n| n as f64),
+            count(b.max_safety_regressions),
         ),
-        budget(
+        (
             "max_safety_regression_rate",
             "safety_regression_rate_upper95",
-            Kind::Rate(
+            |v| Rate(v.safety_regression_rate_upper95),
+            (
                 1.0,
                 "no labelled skips: nothing bounds the rate, taken as 1",
             ),
             AtMost,
             b.max_safety_regression_rate,
         ),
-        budget(
+        (
             "min_skip_rate",
             "skip_rate",
-            no_turns,
+            |v| Rate(v.skip_rate),
+            NO_TURNS,
             AtLeast,
             b.min_skip_rate,
         ),
-        budget(
+        (
             "max_added_call_rate",
             "added_call_rate",
-            no_turns,
+            |v| Rate(v.added_call_rate),
+            NO_TURNS,
             AtMost,
             b.max_added_call_rate,
         ),
-        budget(
+        (
             "min_label_coverage",
             "label_coverage",
-            Kind::Rate(1.0, "no skips: every skip (none) is labelled"),
+            |v| Rate(v.label_coverage),
+            (1.0, "no skips: every skip (none) is labelled"),
             AtLeast,
             b.min_label_coverage,
         ),
-        budget(
+        (
             "min_turns",
             "turns",
-            Kind::Count,
+            |v| Count(v.turns),
+            NO_TURNS,
             AtLeast,
-            b.min_turns.map(|n| n as f64),
+            count(b.min_turns),
         ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ];
+    budgets
+        .into_iter()
+        .filter_map(|(name, metric, read, undefined, op, limit)| {
+            limit.map(|limit| Budget {
+                name,
+                metric,
+                read,
+                undefined,
+                op,
+                limit,
+            })
+        })
+        .collect()
 }
 
 impl Budget {
-    /// Read this budget's metric (of `variant`, or of the whole replay)
-    /// and judge it.
-    fn apply(
-        &self,
-        dir: &ReplayDir,
-        variant: Option<&str>,
-    ) -> Result<(f64, Option<String>), CannotJudge> {
-        Ok(match self.kind {
-            Kind::Count => (dir.count(variant, self.metric)? as f64, None),
-            Kind::Rate(undefined, why) => match dir.rate(variant, self.metric)? {
-                Some(x) => (x, None),
-                None => (undefined, Some(why.to_string())),
-            },
-        })
-    }
-
-    fn result(&self, name: &str, (value, note): (f64, Option<String>)) -> BudgetResult {
+    /// Read this budget's figure of one variant's summary and judge it.
+    fn apply(&self, judged: &str, v: &VariantSummary) -> BudgetResult {
+        let (value, note) = match (self.read)(v) {
+            Count(n) => (n as f64, None),
+            Rate(Some(x)) => (x, None),
+            Rate(None) => (self.undefined.0, Some(self.undefined.1.to_string())),
+        };
         let pass = match self.op {
             Op::AtMost => value <= self.limit,
             Op::AtLeast => value >= self.limit,
         };
         BudgetResult {
-            variant: name.to_string(),
+            variant: judged.to_string(),
             budget: self.name,
             metric: self.metric,
             value,
@@ -176,7 +181,7 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
         }
         _ => names
             .iter()
-            .filter(|n| Some(n.as_str()) != dir.baseline())
+            .filter(|n| n.as_str() != dir.baseline())
             .cloned()
             .collect(),
     };
@@ -191,21 +196,20 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
 
 /// A replay of no turns says nothing: it cannot pass.
 fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJudge> {
-    let turns = dir.count(None, "turns")?;
-    if turns == 0 {
-        let (lines, rejected) = (dir.count(None, "lines")?, dir.count(None, "rejected")?);
+    let s = &dir.summary;
+    if s.turns == 0 {
         return Err(CannotJudge(format!(
-            "{}: nothing to judge: the replay has 0 turns ({lines} non-blank lines read, {rejected} rejected)",
-            dir.path.display()
+            "{}: nothing to judge: the replay has 0 turns ({} non-blank lines read, {} rejected)",
+            dir.path.display(),
+            s.lines,
+            s.rejected
         )));
     }
-    for v in targets {
-        if dir.count(Some(v), "turns")? == 0 {
-            return Err(CannotJudge(format!(
-                "{}: nothing to judge: variant {v} has 0 turns",
-                dir.path.display()
-            )));
-        }
+    if let Some(v) = targets.iter().find(|v| dir.variant(v).turns == 0) {
+        return Err(CannotJudge(format!(
+            "{}: nothing to judge: variant {v} has 0 turns",
+            dir.path.display()
+        )));
     }
     Ok(())
 }
@@ -217,40 +221,43 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
     let mut out = Vec::new();
     for v in &targets {
         for b in variant_budgets(budgets) {
-            out.push(b.result(v, b.apply(dir, Some(v))?));
+            out.push(b.apply(v, dir.variant(v)));
         }
     }
+    // Both are properties of the run, the same in every variant's row:
+    // judged once, on the baseline's.
+    let base = dir.variant(dir.baseline());
     if let Some(n) = budgets.max_rejected {
         let b = Budget {
             name: "max_rejected",
             metric: "rejected",
-            kind: Kind::Count,
+            read: |v| Count(v.rejected),
+            undefined: NO_TURNS,
             op: Op::AtMost,
             limit: n as f64,
         };
-        out.push(b.result("(all)", b.apply(dir, None)?));
+        out.push(b.apply("(all)", base));
     }
     if let Some(r) = budgets.min_production_agreement {
-        out.push(production_budget(dir, r)?);
+        out.push(production_budget(r).apply(dir.baseline(), base));
     }
     Ok(out)
 }
 
 /// `min_production_agreement`: a property of the baseline (does the replay
 /// reproduce production?), judged once, not per variant.
-fn production_budget(dir: &ReplayDir, limit: f64) -> Result<BudgetResult, CannotJudge> {
-    let b = Budget {
+fn production_budget(limit: f64) -> Budget {
+    Budget {
         name: "min_production_agreement",
         metric: "production_agreement",
-        kind: Kind::Rate(
+        read: |v| Rate(v.production_agreement),
+        undefined: (
             0.0,
             "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
         ),
         op: Op::AtLeast,
         limit,
-    };
-    let base = dir.baseline().unwrap_or("baseline");
-    Ok(b.result(base, b.apply(dir, None)?))
+    }
 }
 
 /// Every budget passed.
@@ -393,32 +400,74 @@ pub fn render_markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::figures::RunSummary;
     use serde_json::json;
 
-    fn dir(regressions: u64, upper: Option<f64>) -> ReplayDir {
-        ReplayDir {
-            path: "summary.json".into(),
-            summary: json!({
-                "baseline": "legacy", "rejected": 0, "turns": 10, "lines": 10, "variant_order": ["legacy", "smart"],
-                "variants": {
-                    "legacy": {"turns": 10, "contract_violations": 0, "safety_regressions": 0, "safety_regression_rate_upper95": null,
-                               "skip_rate": 0.0, "added_call_rate": 0.0, "label_coverage": null},
-                    "smart": {"turns": 10, "contract_violations": 0, "safety_regressions": regressions, "safety_regression_rate_upper95": upper,
-                              "skip_rate": 0.5, "added_call_rate": 0.1, "label_coverage": 0.9},
-                }
-            }),
+    /// One variant of 10 turns, consistent in every figure.
+    fn variant(
+        name: &str,
+        skips: u64,
+        labelled: u64,
+        regressions: u64,
+        upper: Option<f64>,
+    ) -> VariantSummary {
+        let share = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+        VariantSummary {
+            variant: name.into(),
+            baseline: name == "legacy",
+            lines: 10,
+            turns: 10,
+            fires: 10 - skips,
+            skips,
+            fire_rate: share(10 - skips, 10),
+            skip_rate: share(skips, 10),
+            added_call_rate: Some(0.0),
+            labelled_skips: labelled,
+            safety_regressions: regressions,
+            label_coverage: share(labelled, skips),
+            safety_regression_rate: share(regressions, labelled),
+            safety_regression_rate_upper95: upper,
+            ..Default::default()
         }
+    }
+
+    /// A summary.json of two variants; the smart one has `regressions`
+    /// and the bound `upper` (None: nothing labelled).
+    fn summary(regressions: u64, upper: Option<f64>) -> serde_json::Value {
+        let labelled = if upper.is_some() { 5 } else { 0 };
+        let vs = [
+            variant("legacy", 0, 0, 0, None),
+            variant("smart", 5, labelled, regressions, upper),
+        ];
+        RunSummary {
+            schema_version: crate::report::schema::SCHEMA_VERSION,
+            turns: 10,
+            lines: 10,
+            baseline: "legacy".into(),
+            decisions: "all".into(),
+            variant_order: vs.iter().map(|v| v.variant.clone()).collect(),
+            variants: vs.into_iter().map(|v| (v.variant.clone(), v)).collect(),
+            ..Default::default()
+        }
+        .to_json()
+    }
+
+    fn parse(v: &serde_json::Value) -> Result<ReplayDir, CannotJudge> {
+        ReplayDir::parse(
+            "summary.json".into(),
+            v.to_string().as_bytes(),
+            "o".as_ref(),
+        )
+    }
+
+    fn dir(regressions: u64, upper: Option<f64>) -> ReplayDir {
+        parse(&summary(regressions, upper)).unwrap()
     }
 
     /// A null, negative or fractional count, or a rate out of [0, 1], read
     /// as a pass before; now it cannot be judged, naming the key.
     #[test]
     fn impossible_values_cannot_be_judged() {
-        let budgets = CheckConfig {
-            max_safety_regressions: Some(0),
-            max_safety_regression_rate: Some(0.5),
-            ..Default::default()
-        };
         for (key, bad) in [
             ("safety_regressions", json!(null)),
             ("safety_regressions", json!(-1)),
@@ -430,35 +479,86 @@ mod tests {
             ("safety_regression_rate_upper95", json!("0.1")),
             ("turns", json!(null)),
         ] {
-            let mut d = dir(0, Some(0.1));
-            d.summary["variants"]["smart"][key] = bad.clone();
-            let e = judge(&d, &budgets).unwrap_err().0;
+            let mut s = summary(0, Some(0.1));
+            s["variants"]["smart"][key] = bad.clone();
+            let e = parse(&s).unwrap_err().0;
             assert!(
                 e.contains(&format!("summary.json: variants.smart.{key} must be")),
                 "{key} = {bad}: {e}"
             );
-            let mut d = dir(0, Some(0.1));
-            d.summary["variants"]["smart"]
-                .as_object_mut()
-                .unwrap()
-                .remove(key);
-            let e = judge(&d, &budgets).unwrap_err().0;
+            let mut s = summary(0, Some(0.1));
+            s["variants"]["smart"].as_object_mut().unwrap().remove(key);
+            let e = parse(&s).unwrap_err().0;
             assert!(e.contains("it is missing"), "{key} missing: {e}");
         }
+    }
+
+    /// A rate that is null although it is defined (`skip_rate` null with
+    /// 10 turns) was taken as "no turns", 0, and failed the budget with
+    /// exit 1; the folder is damaged: it cannot be judged (exit 2). So are
+    /// counts that cannot hold together.
+    #[test]
+    fn figures_that_contradict_each_other_cannot_be_judged() {
+        for (key, bad, says) in [
+            (
+                "skip_rate",
+                json!(null),
+                "variants.smart.skip_rate is null, but turns is 10",
+            ),
+            (
+                "label_coverage",
+                json!(null),
+                "variants.smart.label_coverage is null, but skips is 5",
+            ),
+            (
+                "safety_regression_rate_upper95",
+                json!(null),
+                "variants.smart.safety_regression_rate_upper95 is null, but labelled_skips is 5",
+            ),
+            (
+                "fires",
+                json!(9),
+                "variants.smart: fires (9) + skips (5) must be turns (10)",
+            ),
+            (
+                "labelled_skips",
+                json!(6),
+                "variants.smart: labelled_skips (6) must be at most skips (5)",
+            ),
+            (
+                "safety_regressions",
+                json!(6),
+                "variants.smart: safety_regressions (6) must be at most labelled_skips (5)",
+            ),
+        ] {
+            let mut s = summary(0, Some(0.1));
+            s["variants"]["smart"][key] = bad.clone();
+            let e = parse(&s).unwrap_err().0;
+            assert!(e.contains(says), "{key} = {bad}: {e}");
+        }
+        let mut s = summary(0, None);
+        s["variants"]["smart"]["safety_regression_rate_upper95"] = json!(0.2);
+        let e = parse(&s).unwrap_err().0;
+        assert!(
+            e.contains(
+                "variants.smart.safety_regression_rate_upper95 is 0.2, but labelled_skips is 0"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_replay_of_no_turns_cannot_pass() {
         let budgets = CheckConfig::default();
-        let mut d = dir(0, None);
-        d.summary["turns"] = json!(0);
-        let e = judge(&d, &budgets).unwrap_err().0;
+        let mut s = summary(0, None);
+        s["turns"] = json!(0);
+        let e = judge(&parse(&s).unwrap(), &budgets).unwrap_err().0;
         assert!(
             e.contains("nothing to judge: the replay has 0 turns"),
             "{e}"
         );
         let mut d = dir(0, None);
-        d.summary["variants"]["smart"]["turns"] = json!(0);
+        d.summary.variants.get_mut("smart").unwrap().turns = 0;
         let e = judge(&d, &budgets).unwrap_err().0;
         assert!(
             e.contains("nothing to judge: variant smart has 0 turns"),
@@ -471,6 +571,37 @@ mod tests {
         let r = judge(&dir(0, None), &budgets).unwrap();
         assert!(!passed(&r));
         assert_eq!(r.last().unwrap().budget, "min_turns");
+    }
+
+    /// Each budget's `metric` names the field it reads.
+    #[test]
+    fn every_budget_reads_the_field_it_names() {
+        let b = CheckConfig {
+            max_safety_regressions: Some(0),
+            max_safety_regression_rate: Some(0.5),
+            min_skip_rate: Some(0.1),
+            max_added_call_rate: Some(0.1),
+            min_label_coverage: Some(0.5),
+            min_turns: Some(1),
+            ..Default::default()
+        };
+        let mut v = variant("smart", 5, 4, 1, Some(0.7));
+        v.contract_violations = 3;
+        v.added_call_rate = Some(0.2);
+        v.production_agreement = Some(0.9);
+        v.rejected = 2;
+        let map = v.to_map();
+        let mut budgets = variant_budgets(&b);
+        budgets.push(production_budget(0.5));
+        assert_eq!(budgets.len(), 8);
+        for budget in budgets {
+            let want = map[budget.metric].as_f64();
+            let got = match (budget.read)(&v) {
+                Count(n) => Some(n as f64),
+                Rate(x) => x,
+            };
+            assert_eq!(got, want, "{}", budget.name);
+        }
     }
 
     #[test]

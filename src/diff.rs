@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use polars::prelude::*;
-use serde_json::Value;
 
 use crate::report::numbers::sig;
 use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
@@ -67,9 +66,10 @@ fn match_key(
     line: &str,
 ) -> Result<String, CannotJudge> {
     let index = dir
-        .summary["sources"]
-        .as_array()
-        .and_then(|s| s.iter().position(|n| n == source))
+        .summary
+        .sources
+        .iter()
+        .position(|n| n == source)
         .ok_or_else(|| {
             CannotJudge(format!(
                 "{}: a report row names source {source:?}, which the summary does not list: the folder is damaged",
@@ -106,41 +106,17 @@ fn regression_keys(dir: &ReplayDir, folder: &Path) -> Result<HashSet<String>, Ca
 /// same sources: names, lines, bytes and content hash) with the same
 /// variants, and both kept every decision row.
 fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
-    let facts = |d: &ReplayDir| -> Result<Vec<Value>, CannotJudge> {
-        d.summary["source_facts"].as_array().cloned().ok_or_else(|| {
-            CannotJudge(format!(
-                "{}: no source_facts (a report of an older critic-gate): replay the traffic again to diff it",
-                d.path.display()
-            ))
-        })
-    };
     // The same bytes under another path (`./seed.jsonl`, a copy, a `.gz`
     // of it) are the same traffic: names are not compared.
-    let content = |f: &[Value]| -> Vec<(Value, Value, Value)> {
-        f.iter()
-            .map(|s| (s["lines"].clone(), s["bytes"].clone(), s["xxh3"].clone()))
+    let content = |d: &ReplayDir| -> Vec<(Option<u64>, Option<u64>, Option<String>)> {
+        d.summary
+            .source_facts
+            .iter()
+            .map(|s| (s.lines, s.bytes, s.xxh3.clone()))
             .collect()
     };
-    let (fa, fb) = (facts(a)?, facts(b)?);
-    if content(&fa) != content(&fb) {
-        let show = |f: &[Value]| {
-            f.iter()
-                .map(|s| {
-                    format!(
-                        "{} ({} lines, {} bytes, xxh3 {})",
-                        s["name"], s["lines"], s["bytes"], s["xxh3"]
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return Err(CannotJudge(format!(
-            "the two replays read different traffic, so their decisions cannot be compared:\n  {}: {}\n  {}: {}",
-            a.path.display(),
-            show(&fa),
-            b.path.display(),
-            show(&fb)
-        )));
+    if content(a) != content(b) {
+        return Err(different_traffic(a, b));
     }
     if a.variant_names() != b.variant_names() {
         return Err(CannotJudge(format!(
@@ -149,7 +125,7 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
             b.variant_names().join(", ")
         )));
     }
-    let (ta, tb) = (a.count(None, "turns")?, b.count(None, "turns")?);
+    let (ta, tb) = (a.summary.turns, b.summary.turns);
     if ta != tb {
         return Err(CannotJudge(format!(
             "the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another --max-line-bytes): their decisions cannot be compared turn by turn",
@@ -158,21 +134,51 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
         )));
     }
     for d in [a, b] {
-        if d.summary["decisions"] != "all" {
+        if d.summary.decisions != "all" {
             return Err(CannotJudge(format!(
-                "{}: decisions.csv holds {} rows; diff needs every row: replay with --decisions all",
+                "{}: decisions.csv holds {:?} rows; diff needs every row: replay with --decisions all",
                 d.path.display(),
-                d.summary["decisions"]
+                d.summary.decisions
             )));
         }
     }
     Ok(())
 }
 
+/// Two replays of different sources, each source shown with its facts.
+fn different_traffic(a: &ReplayDir, b: &ReplayDir) -> CannotJudge {
+    let show = |d: &ReplayDir| {
+        let opt = |x: Option<u64>| x.map_or("null".to_string(), |n| n.to_string());
+        d.summary
+            .source_facts
+            .iter()
+            .map(|s| {
+                format!(
+                    "{:?} ({} lines, {} bytes, xxh3 {})",
+                    s.name,
+                    opt(s.lines),
+                    opt(s.bytes),
+                    s.xxh3
+                        .as_deref()
+                        .map_or("null".to_string(), |h| format!("{h:?}"))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    CannotJudge(format!(
+        "the two replays read different traffic, so their decisions cannot be compared:\n  {}: {}\n  {}: {}",
+        a.path.display(),
+        show(a),
+        b.path.display(),
+        show(b)
+    ))
+}
+
 /// decisions.csv has exactly one row per (turn, variant): a truncated or
 /// header-only file is refused.
 fn complete(dir: &ReplayDir, rows: &[Vec<String>]) -> Result<(), CannotJudge> {
-    let turns = dir.count(None, "turns")?;
+    let turns = dir.summary.turns;
     let want = turns * dir.variant_names().len() as u64;
     if rows.len() as u64 != want {
         return Err(CannotJudge(format!(
@@ -185,34 +191,30 @@ fn complete(dir: &ReplayDir, rows: &[Vec<String>]) -> Result<(), CannotJudge> {
     Ok(())
 }
 
-/// Compare `old` and `new` replay folders.
-pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
-    let (a, b) = (ReplayDir::open(old)?, ReplayDir::open(new)?);
-    comparable(&a, &b)?;
+/// Every figure of every variant, old against new.
+fn metric_deltas(a: &ReplayDir, b: &ReplayDir) -> Vec<MetricDelta> {
     let mut metrics = Vec::new();
     for v in b.variant_names() {
-        let (Some(mo), Some(mn)) = (
-            a.summary["variants"][&v].as_object(),
-            b.summary["variants"][&v].as_object(),
-        ) else {
-            continue;
-        };
-        for (k, nv) in mn {
-            let ov = mo.get(k).unwrap_or(&Value::Null);
-            let num = |x: &Value| match x {
-                Value::Bool(b) => Some(*b as u8 as f64),
-                other => other.as_f64(),
-            };
-            if num(nv).is_some() || num(ov).is_some() {
+        let old = a.variant(&v).numbers();
+        for ((metric, new), (_, old)) in b.variant(&v).numbers().into_iter().zip(old) {
+            if new.is_some() || old.is_some() {
                 metrics.push(MetricDelta {
                     variant: v.clone(),
-                    metric: k.clone(),
-                    old: num(ov),
-                    new: num(nv),
+                    metric,
+                    old,
+                    new,
                 });
             }
         }
     }
+    metrics
+}
+
+/// Compare `old` and `new` replay folders.
+pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
+    let (a, b) = (ReplayDir::open(old)?, ReplayDir::open(new)?);
+    comparable(&a, &b)?;
+    let metrics = metric_deltas(&a, &b);
     let old_rows = decisions(old)?;
     let new_rows = decisions(new)?;
     complete(&a, &old_rows)?;

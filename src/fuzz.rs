@@ -78,12 +78,8 @@ pub fn pattern(data: &[u8]) {
 /// A replay's summary.json, however damaged: `check` with every budget
 /// either judges it or says it cannot, never panics.
 pub fn check(data: &[u8]) {
-    let Ok(summary) = serde_json::from_slice(data) else {
+    let Ok(dir) = ReplayDir::parse("fuzz/summary.json".into(), data, "fuzz".as_ref()) else {
         return;
-    };
-    let dir = ReplayDir {
-        path: "fuzz/summary.json".into(),
-        summary,
     };
     let budgets = CheckConfig {
         max_safety_regressions: Some(0),

@@ -29,8 +29,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "schema", "numbers", "read", "staging", "summary", "export", "streams", "tables",
-            "markdown",
+            "schema", "numbers", "figures", "read", "staging", "summary", "export", "streams",
+            "tables", "markdown",
         ],
     ),
 ];

@@ -25,7 +25,7 @@ impl Outcome {
         }
         self.variant_lines(&mut msg);
         self.production_line(&mut msg);
-        for n in &self.summary.notes {
+        for n in &self.summary.run.notes {
             let _ = writeln!(msg, "note: {n}");
         }
         let _ = writeln!(msg, "reports: {}", out.display());

@@ -107,6 +107,65 @@ pub fn typed_frame(file: &str, run: &str, cols: Vec<(&str, Col)>) -> Result<Data
 }
 
 impl Col {
+    /// A declared column from JSON values (a typed struct serialized):
+    /// a value of another type is a bug, reported, never written.
+    pub fn from_json<'a>(
+        c: &schema::Column,
+        values: impl Iterator<Item = &'a serde_json::Value>,
+    ) -> Result<Col, String> {
+        let values: Vec<&serde_json::Value> = values.collect();
+        let bad = |v: &serde_json::Value| format!("column {}: {v} is not {}", c.name, c.ty.name());
+        let each = |get: &dyn Fn(&serde_json::Value) -> Option<()>| {
+            values
+                .iter()
+                .try_for_each(|v| match v.is_null() || get(v).is_some() {
+                    true => Ok(()),
+                    false => Err(bad(v)),
+                })
+        };
+        Ok(match (c.ty, c.nullable) {
+            (Type::U64, false) => Col::U64(
+                values
+                    .iter()
+                    .map(|v| v.as_u64().ok_or_else(|| bad(v)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (Type::I64, false) => Col::I64(
+                values
+                    .iter()
+                    .map(|v| v.as_i64().ok_or_else(|| bad(v)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (Type::Bool, _) => Col::Bool(
+                values
+                    .iter()
+                    .map(|v| v.as_bool().ok_or_else(|| bad(v)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (Type::U64, true) => {
+                each(&|v| v.as_u64().map(drop))?;
+                Col::OptU64(values.iter().map(|v| v.as_u64()).collect())
+            }
+            (Type::I64, true) => {
+                each(&|v| v.as_i64().map(drop))?;
+                Col::OptI64(values.iter().map(|v| v.as_i64()).collect())
+            }
+            (Type::F64, _) => {
+                each(&|v| v.as_f64().map(drop))?;
+                Col::F64(values.iter().map(|v| v.as_f64()).collect())
+            }
+            (Type::Str, _) => {
+                each(&|v| v.as_str().map(drop))?;
+                Col::Str(
+                    values
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                )
+            }
+        })
+    }
+
     fn len(&self) -> usize {
         match self {
             Col::Str(v) => v.len(),

@@ -4,17 +4,11 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use serde_json::Value;
-
 use super::export::{Export, ReplayReport};
 use crate::gate::Reason;
 
 /// How many regressions the report lists.
 pub const TOP_REGRESSIONS: usize = 10;
-
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
-}
 
 /// `12.3%`, or `n/a`.
 pub fn pct(x: Option<f64>) -> String {
@@ -104,33 +98,33 @@ impl Export for ReportMd {
 
 /// What was read, and one row of headline figures per variant.
 fn headline_table(s: &mut String, r: &ReplayReport) {
-    let j = &r.summary.json;
-    let base = &r.plan.variants[r.plan.baseline].name;
+    let run = &r.summary.run;
     let _ = writeln!(s, "# critic-gate replay\n");
     let _ = writeln!(
         s,
-        "{} turns from {}; {} rejected; baseline `{base}`.\n",
-        j["turns"],
+        "{} turns from {}; {} rejected; baseline `{}`.\n",
+        run.turns,
         r.sources.join(", "),
-        j["rejected"]
+        run.rejected,
+        run.baseline
     );
     let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency |");
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for v in &r.plan.variants {
-        let m = &j["variants"][&v.name];
+    for m in run.ordered() {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {} | {} | {} | {} ({}) | {} | {} |",
-            v.name,
-            pct(num(m, "skip_rate")),
-            m["saved_calls"],
-            m["added_calls"],
-            usd(num(m, "saved_usd")),
-            usd(num(m, "net_usd")),
-            m["safety_regressions"],
-            pct(num(m, "safety_regression_rate_upper95")),
-            pct(num(m, "label_coverage")),
-            num(m, "critic_latency_p95_ms").map_or("n/a".into(), |x| format!("{x:.0} ms")),
+            m.variant,
+            pct(m.skip_rate),
+            m.saved_calls,
+            m.added_calls,
+            usd(m.saved_usd),
+            usd(m.net_usd),
+            m.safety_regressions,
+            pct(m.safety_regression_rate_upper95),
+            pct(m.label_coverage),
+            m.critic_latency_p95_ms
+                .map_or("n/a".into(), |x| format!("{x} ms")),
         );
     }
 }
@@ -196,6 +190,7 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
 fn notes_section(s: &mut String, r: &ReplayReport) {
     let notes: Vec<&String> = r
         .summary
+        .run
         .notes
         .iter()
         .filter(|n| Some(*n) != r.summary.production.note.as_ref())

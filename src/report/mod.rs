@@ -6,6 +6,7 @@
 //! a half-written or partial report.
 
 mod export;
+pub mod figures;
 pub mod markdown;
 pub mod numbers;
 pub mod read;

@@ -2,11 +2,12 @@
 //! CSV tables as text, for `check` and `diff` (which never open report
 //! files themselves).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use serde_json::Value;
 
+use super::figures::{RunSummary, VariantSummary};
 use super::schema::SCHEMA_VERSION;
 
 /// Why a verdict cannot be given (exit 2).
@@ -14,10 +15,11 @@ use super::schema::SCHEMA_VERSION;
 pub struct CannotJudge(pub String);
 
 /// A replay's summary, read back.
+#[derive(Debug)]
 pub struct ReplayDir {
     /// The summary.json it was read from (for messages).
     pub path: std::path::PathBuf,
-    pub summary: Value,
+    pub summary: RunSummary,
 }
 
 impl ReplayDir {
@@ -30,90 +32,56 @@ impl ReplayDir {
                 dir.display()
             ))
         })?;
-        let summary: Value = serde_json::from_str(&text)
-            .map_err(|e| CannotJudge(format!("{}: not a critic-gate summary: {e}", p.display())))?;
-        let d = ReplayDir { path: p, summary };
-        d.same_schema(dir)?;
-        if !d.summary["variants"].is_object() || d.variant_names().is_empty() {
-            return Err(d.bad("variants", "an object with at least one variant"));
-        }
-        Ok(d)
+        Self::parse(p, text.as_bytes(), dir)
     }
 
-    /// Report folders of another schema version cannot be read as this
-    /// one: say so, rather than misread a column.
-    fn same_schema(&self, dir: &Path) -> Result<(), CannotJudge> {
-        let found = match self.summary.get("schema_version") {
-            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => return Ok(()),
-            None => "absent (version 1)".to_string(),
-            Some(v) => crate::read::json::describe(v),
-        };
-        Err(CannotJudge(format!(
-            "{}: report schema version {found}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
-            self.path.display(),
-            dir.display()
-        )))
+    /// Read summary.json's bytes (`path` names it in messages; `dir` is
+    /// the folder it came from): the schema version first, then every
+    /// figure against its declared type.
+    pub fn parse(path: PathBuf, bytes: &[u8], dir: &Path) -> Result<ReplayDir, CannotJudge> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            CannotJudge(format!(
+                "{}: not a critic-gate summary: {e}",
+                path.display()
+            ))
+        })?;
+        same_schema(&path, &value, dir)?;
+        let summary = RunSummary::from_json(value).map_err(|e| {
+            CannotJudge(format!(
+                "{}: {e}; the folder is damaged or not from this version of critic-gate (replay the traffic again)",
+                path.display()
+            ))
+        })?;
+        Ok(ReplayDir { path, summary })
     }
 
     pub fn variant_names(&self) -> Vec<String> {
-        match self.summary["variant_order"].as_array() {
-            Some(a) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            None => self.summary["variants"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default(),
-        }
+        self.summary.variant_order.clone()
     }
 
-    pub fn baseline(&self) -> Option<&str> {
-        self.summary["baseline"].as_str()
+    pub fn baseline(&self) -> &str {
+        &self.summary.baseline
     }
 
-    /// `key` of the summary's top level, or of `variants.<variant>`.
-    fn value(&self, variant: Option<&str>, key: &str) -> Option<&Value> {
-        match variant {
-            Some(v) => self.summary["variants"].get(v)?.get(key),
-            None => self.summary.get(key),
-        }
+    /// One variant's figures (every name of `variant_names` has them).
+    pub fn variant(&self, name: &str) -> &VariantSummary {
+        &self.summary.variants[name]
     }
+}
 
-    fn bad(&self, key: &str, want: &str) -> CannotJudge {
-        self.bad_at(None, key, want)
-    }
-
-    fn bad_at(&self, variant: Option<&str>, key: &str, want: &str) -> CannotJudge {
-        let path = variant.map_or(key.to_string(), |v| format!("variants.{v}.{key}"));
-        let got = match self.value(variant, key) {
-            None => "it is missing".to_string(),
-            Some(v) => format!("got {}", crate::read::json::describe(v)),
-        };
-        CannotJudge(format!(
-            "{}: {path} must be {want}, {got}; the folder is damaged or not from this version of critic-gate (replay the traffic again)",
-            self.path.display()
-        ))
-    }
-
-    /// A count: a whole number >= 0 (never null).
-    pub fn count(&self, variant: Option<&str>, key: &str) -> Result<u64, CannotJudge> {
-        self.value(variant, key)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| self.bad_at(variant, key, "a whole number >= 0"))
-    }
-
-    /// A rate in [0, 1], or null where it is undefined.
-    pub fn rate(&self, variant: Option<&str>, key: &str) -> Result<Option<f64>, CannotJudge> {
-        match self.value(variant, key) {
-            Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_f64() {
-                Some(x) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
-                _ => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
-            },
-            None => Err(self.bad_at(variant, key, "a rate in [0, 1] or null")),
-        }
-    }
+/// Report folders of another schema version cannot be read as this one:
+/// say so, rather than misread a column.
+fn same_schema(path: &Path, summary: &Value, dir: &Path) -> Result<(), CannotJudge> {
+    let found = match summary.get("schema_version") {
+        Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => return Ok(()),
+        None => "absent (version 1)".to_string(),
+        Some(v) => crate::read::json::describe(v),
+    };
+    Err(CannotJudge(format!(
+        "{}: report schema version {found}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
+        path.display(),
+        dir.display()
+    )))
 }
 
 impl From<CannotJudge> for crate::Error {

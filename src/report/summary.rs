@@ -4,44 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
-
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
 use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTally};
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
 
+use super::figures::{RunSummary, SourceSummary, VariantSummary, WarningSummary};
 use super::numbers::{ms, sig, sig_up, signed_ms, usd};
-
-/// One value of a report cell.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
-    Str(String),
-    Int(u64),
-    /// A sum of integers; None when it does not fit in 64 bits.
-    Sum(Option<u64>),
-    Signed(i64),
-    /// A whole number that may be negative, or absent.
-    OptSigned(Option<i64>),
-    Float(Option<f64>),
-    Bool(bool),
-}
-
-impl Cell {
-    pub fn to_json(&self) -> Value {
-        match self {
-            Cell::Str(s) => json!(s),
-            Cell::Int(n) => json!(n),
-            Cell::Sum(n) => json!(n),
-            Cell::Signed(n) => json!(n),
-            Cell::OptSigned(n) => json!(n),
-            Cell::Float(Some(x)) => json!(x),
-            Cell::Float(None) => Value::Null,
-            Cell::Bool(b) => json!(b),
-        }
-    }
-}
 
 /// Record (once) that some models have no price.
 fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
@@ -126,188 +96,134 @@ struct VariantView<'a> {
     plan: &'a Plan,
 }
 
-/// The named metrics of one variant, in report order.
-fn variant_fields(
-    view: &VariantView,
-    totals: &Totals,
-    notes: &mut Vec<String>,
-) -> Vec<(&'static str, Cell)> {
+/// One variant's figures, step by step.
+fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>) -> VariantSummary {
     let cost = AddedCost::new(&totals.events_by_length);
     let est = estimate_added(view.index, totals, &cost, notes);
     note_unmeasured(view.name, view.v, notes);
-    let mut fields = decision_fields(view);
-    fields.extend(safety_fields(view.v));
-    fields.extend(cost_fields(view.v, &est));
-    fields.extend(latency_and_production_fields(view.v, &cost));
-    fields
+    let mut s = VariantSummary::default();
+    decision_fields(view, &mut s);
+    safety_fields(view.v, &mut s);
+    cost_fields(view.v, &est, &mut s);
+    latency_and_production_fields(view.v, &cost, &mut s);
+    s
 }
 
 /// Who the variant is, and how often it fires, skips, saves and adds.
-fn decision_fields(view: &VariantView) -> Vec<(&'static str, Cell)> {
+fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     let c = &view.v.counts;
     let cfg = &view.plan.variants[view.index].config;
-    use Cell::*;
-    vec![
-        ("variant", Str(view.name.to_string())),
-        ("baseline", Bool(view.index == view.plan.baseline)),
-        ("selective_gate", Bool(cfg.metacognition_selective_gate)),
-        ("lines", Int(view.lines)),
-        ("rejected", Int(view.rejected)),
-        ("turns", Int(c.turns)),
-        ("fires", Int(c.fires)),
-        ("skips", Int(c.skips())),
-        ("fire_rate", Float(sig(ratio(c.fires, c.turns)))),
-        ("skip_rate", Float(sig(ratio(c.skips(), c.turns)))),
-        ("saved_calls", Int(c.saved_calls)),
-        ("added_calls", Int(c.added_calls)),
-        (
-            "net_calls",
-            Signed(c.saved_calls as i64 - c.added_calls as i64),
-        ),
-        ("added_call_rate", Float(sig(ratio(c.added_calls, c.turns)))),
-    ]
+    s.variant = view.name.to_string();
+    s.baseline = view.index == view.plan.baseline;
+    s.selective_gate = cfg.metacognition_selective_gate;
+    s.lines = view.lines;
+    s.rejected = view.rejected;
+    s.turns = c.turns;
+    s.fires = c.fires;
+    s.skips = c.skips();
+    s.fire_rate = sig(ratio(c.fires, c.turns));
+    s.skip_rate = sig(ratio(c.skips(), c.turns));
+    s.saved_calls = c.saved_calls;
+    s.added_calls = c.added_calls;
+    s.net_calls = c.saved_calls as i64 - c.added_calls as i64;
+    s.added_call_rate = sig(ratio(c.added_calls, c.turns));
 }
 
 /// Regressions, labels and their bound.
-fn safety_fields(v: &VariantTally) -> Vec<(&'static str, Cell)> {
+fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     let c = &v.counts;
     let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
-    use Cell::*;
-    vec![
-        ("safety_regressions", Int(c.safety_regressions)),
-        ("unverified_skips", Int(c.unverified_skips())),
-        ("labelled_skips", Int(c.labelled_skips)),
-        ("critic_not_run", Int(c.critic_not_run)),
-        (
-            "label_coverage",
-            Float(sig(ratio(c.labelled_skips, c.skips()))),
-        ),
-        (
-            "safety_regression_rate",
-            Float(sig(ratio(c.safety_regressions, c.labelled_skips))),
-        ),
-        ("safety_regression_rate_upper95", Float(sig_up(upper))),
-        ("contract_violations", Int(v.contract_violations)),
-    ]
+    s.safety_regressions = c.safety_regressions;
+    s.unverified_skips = c.unverified_skips();
+    s.labelled_skips = c.labelled_skips;
+    s.critic_not_run = c.critic_not_run;
+    s.label_coverage = sig(ratio(c.labelled_skips, c.skips()));
+    s.safety_regression_rate = sig(ratio(c.safety_regressions, c.labelled_skips));
+    s.safety_regression_rate_upper95 = sig_up(upper);
+    s.contract_violations = v.contract_violations;
 }
 
 /// Saved and added tokens, dollars and latency, and the net per 1k turns.
-fn cost_fields(v: &VariantTally, est: &Estimate) -> Vec<(&'static str, Cell)> {
+fn cost_fields(v: &VariantTally, est: &Estimate, s: &mut VariantSummary) {
     let c = &v.counts;
     let saved = &c.saved;
     let saved_usd = saved.usd();
     let saved_latency_ms = saved.latency_ms();
-    let (saved_tokens_in, saved_tokens_out) = saved.tokens();
     let net_usd = saved_usd.zip(est.usd).map(|(s, a)| s - a);
-    use Cell::*;
-    vec![
-        ("saved_tokens_in", Sum(saved_tokens_in)),
-        ("saved_tokens_out", Sum(saved_tokens_out)),
-        ("saved_usd", Float(usd(saved_usd))),
-        ("saved_latency_ms", Sum(ms(saved_latency_ms))),
-        (
-            "saved_calls_without_tokens",
-            Int(saved.turns - saved.with_tokens),
-        ),
-        (
-            "saved_calls_without_latency",
-            Int(saved.turns - saved.with_latency),
-        ),
-        ("added_tokens_in_estimated", Float(sig(est.tokens_in))),
-        ("added_tokens_out_estimated", Float(sig(est.tokens_out))),
-        ("added_usd_estimated", Float(usd(est.usd))),
-        ("added_latency_ms_estimated", Sum(ms(est.latency_ms))),
-        ("net_usd", Float(usd(net_usd))),
-        (
-            "net_latency_ms",
-            OptSigned(signed_ms(
-                saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a),
-            )),
-        ),
-        (
-            "saved_calls_per_1k_turns",
-            Float(sig(per_1k(c.saved_calls as f64, c.turns))),
-        ),
-        (
-            "net_calls_per_1k_turns",
-            Float(sig(per_1k(
-                c.saved_calls as f64 - c.added_calls as f64,
-                c.turns,
-            ))),
-        ),
-        (
-            "net_usd_per_1k_turns",
-            Float(usd(net_usd.and_then(|u| per_1k(u, c.turns)))),
-        ),
-    ]
+    (s.saved_tokens_in, s.saved_tokens_out) = saved.tokens();
+    s.saved_usd = usd(saved_usd);
+    s.saved_latency_ms = ms(saved_latency_ms);
+    s.saved_calls_without_tokens = saved.turns - saved.with_tokens;
+    s.saved_calls_without_latency = saved.turns - saved.with_latency;
+    s.added_tokens_in_estimated = sig(est.tokens_in);
+    s.added_tokens_out_estimated = sig(est.tokens_out);
+    s.added_usd_estimated = usd(est.usd);
+    s.added_latency_ms_estimated = ms(est.latency_ms);
+    s.net_usd = usd(net_usd);
+    s.net_latency_ms = signed_ms(saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a));
+    s.saved_calls_per_1k_turns = sig(per_1k(c.saved_calls as f64, c.turns));
+    s.net_calls_per_1k_turns = sig(per_1k(c.saved_calls as f64 - c.added_calls as f64, c.turns));
+    s.net_usd_per_1k_turns = usd(net_usd.and_then(|u| per_1k(u, c.turns)));
 }
 
 /// Latency percentiles of user-facing turns, and agreement with
 /// production.
-fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost) -> Vec<(&'static str, Cell)> {
+fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut VariantSummary) {
     let c = &v.counts;
-    let with_estimates = |q| Sum(ms(v.latency_quantile_with_estimates(q, cost)));
-    use Cell::*;
-    vec![
-        ("critic_latency_p50_ms", Sum(ms(v.latency_quantile(0.50)))),
-        ("critic_latency_p95_ms", Sum(ms(v.latency_quantile(0.95)))),
-        ("critic_latency_p99_ms", Sum(ms(v.latency_quantile(0.99)))),
-        ("critic_latency_p50_ms_with_estimates", with_estimates(0.50)),
-        ("critic_latency_p95_ms_with_estimates", with_estimates(0.95)),
-        ("critic_latency_p99_ms_with_estimates", with_estimates(0.99)),
-        ("latency_unmeasured_fires", Int(v.latency_unmeasured_fires)),
-        ("production_known", Int(c.production_known)),
-        (
-            "production_agreement",
-            Float(sig(ratio(c.production_agreeing(), c.production_known))),
-        ),
-        (
-            "production_fired_variant_skips",
-            Int(c.production_fired_variant_skips),
-        ),
-        (
-            "production_skipped_variant_fires",
-            Int(c.production_skipped_variant_fires),
-        ),
-    ]
+    let with_estimates = |q| ms(v.latency_quantile_with_estimates(q, cost));
+    s.critic_latency_p50_ms = ms(v.latency_quantile(0.50));
+    s.critic_latency_p95_ms = ms(v.latency_quantile(0.95));
+    s.critic_latency_p99_ms = ms(v.latency_quantile(0.99));
+    s.critic_latency_p50_ms_with_estimates = with_estimates(0.50);
+    s.critic_latency_p95_ms_with_estimates = with_estimates(0.95);
+    s.critic_latency_p99_ms_with_estimates = with_estimates(0.99);
+    s.latency_unmeasured_fires = v.latency_unmeasured_fires;
+    s.production_known = c.production_known;
+    s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));
+    s.production_fired_variant_skips = c.production_fired_variant_skips;
+    s.production_skipped_variant_fires = c.production_skipped_variant_fires;
 }
 
-/// The whole summary: per-variant fields (in plan order) and the run facts.
+/// The whole summary: the figures of summary.json (every variant's in
+/// plan order) and the production finding.
 pub struct Summary {
-    pub rows: Vec<Vec<(&'static str, Cell)>>,
-    pub notes: Vec<String>,
-    pub json: Value,
+    pub run: RunSummary,
     pub production: ProductionAgreement,
 }
 
-/// `variants` of summary.json: each variant's fields by name.
-fn variants_json(rows: &[Vec<(&'static str, Cell)>]) -> Map<String, Value> {
-    let mut variants = Map::new();
-    for row in rows {
-        let name = match &row[0].1 {
-            Cell::Str(s) => s.clone(),
-            _ => unreachable!("the first field is the variant's name"),
-        };
-        let obj: Map<String, Value> = row[1..]
-            .iter()
-            .map(|(k, c)| (k.to_string(), c.to_json()))
-            .collect();
-        variants.insert(name, Value::Object(obj));
-    }
-    variants
+/// `warnings` of summary.json: each kind's count and first lines.
+fn warnings(totals: &Totals, run: &RunFacts) -> BTreeMap<String, WarningSummary> {
+    totals
+        .warnings
+        .0
+        .iter()
+        .map(|(k, (n, ex))| {
+            let first = ex
+                .iter()
+                .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
+                .collect();
+            (k.to_string(), WarningSummary { count: *n, first })
+        })
+        .collect()
 }
 
-/// `warnings` of summary.json: each kind's count and first lines.
-fn warnings_json(totals: &Totals, run: &RunFacts) -> Map<String, Value> {
-    let mut warnings = Map::new();
-    for (k, (n, ex)) in &totals.warnings.0 {
-        let first: Vec<String> = ex
-            .iter()
-            .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
-            .collect();
-        warnings.insert(k.to_string(), json!({"count": n, "first": first}));
-    }
-    warnings
+/// Every variant's figures, in plan order.
+fn variant_summaries(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) -> Vec<VariantSummary> {
+    plan.variants
+        .iter()
+        .enumerate()
+        .map(|(index, v)| {
+            let view = VariantView {
+                name: &v.name,
+                lines: totals.nonblank_lines,
+                rejected: totals.rejected,
+                v: &totals.variants[index],
+                index,
+                plan,
+            };
+            variant_summary(&view, totals, notes)
+        })
+        .collect()
 }
 
 /// Build the summary from the merged totals.
@@ -322,61 +238,40 @@ pub fn summarize(
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models);
     }
-    let rows: Vec<_> = plan
-        .variants
-        .iter()
-        .enumerate()
-        .map(|(index, v)| {
-            let view = VariantView {
-                name: &v.name,
-                lines: totals.nonblank_lines,
-                rejected: totals.rejected,
-                v: &totals.variants[index],
-                index,
-                plan,
-            };
-            variant_fields(&view, totals, &mut notes)
-        })
-        .collect();
-    let variants = variants_json(&rows);
-    let warnings = warnings_json(totals, run);
-    let fabrication: Map<String, Value> = totals
-        .fabrication_kinds
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
+    let variants = variant_summaries(plan, totals, &mut notes);
     let production = production_vs_baseline(plan, totals);
     if let Some(n) = &production.note {
         notes.push(n.clone());
     }
-    let json = json!({
-        "schema_version": super::schema::SCHEMA_VERSION,
-        "run": run.label,
-        "turns": totals.turns,
-        "rejected": totals.rejected,
-        "lines": totals.nonblank_lines,
-        "unknown_fields": totals.unknown_fields,
-        "warnings": warnings,
-        "baseline": plan.variants[plan.baseline].name,
-        "sources": run.sources.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-        "source_facts": run.sources.iter().map(SourceFacts::to_json).collect::<Vec<_>>(),
-        "decisions": run.decisions,
-        "variant_order": plan.variants.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
-        "variants": variants,
-        "fabrication_kinds": fabrication,
-        "segments_truncated": segments_cut,
-        "production_known": production.known,
-        "production_agreement": production.agreement,
-        "production_fired_baseline_skips": production.fired_baseline_skips,
-        "production_skipped_baseline_fires": production.skipped_baseline_fires,
-        "notes": notes,
-    });
-    Summary {
-        rows,
+    let run = RunSummary {
+        schema_version: super::schema::SCHEMA_VERSION,
+        run: run.label.clone(),
+        turns: totals.turns,
+        rejected: totals.rejected,
+        lines: totals.nonblank_lines,
+        unknown_fields: totals.unknown_fields,
+        warnings: warnings(totals, run),
+        baseline: plan.variants[plan.baseline].name.clone(),
+        sources: run.sources.iter().map(|s| s.name.clone()).collect(),
+        source_facts: run.sources.iter().map(SourceFacts::summary).collect(),
+        decisions: run.decisions.to_string(),
+        variant_order: plan.variants.iter().map(|v| v.name.clone()).collect(),
+        variants: variants
+            .into_iter()
+            .map(|v| (v.variant.clone(), v))
+            .collect(),
+        fabrication_kinds: totals.fabrication_kinds.clone(),
+        segments_truncated: segments_cut
+            .iter()
+            .map(|(k, n)| (k.clone(), *n as u64))
+            .collect(),
+        production_known: production.known,
+        production_agreement: production.agreement,
+        production_fired_baseline_skips: production.fired_baseline_skips,
+        production_skipped_baseline_fires: production.skipped_baseline_fires,
         notes,
-        json,
-        production,
-    }
+    };
+    Summary { run, production }
 }
 
 /// What a replay read of one source (see [`crate::read::reader::SourceEnd`]).
@@ -388,14 +283,14 @@ pub struct SourceFacts {
 }
 
 impl SourceFacts {
-    fn to_json(&self) -> Value {
+    fn summary(&self) -> SourceSummary {
         let e = self.end.as_ref();
-        json!({
-            "name": self.name,
-            "lines": e.map(|e| e.lines),
-            "bytes": e.map(|e| e.bytes),
-            "xxh3": e.map(|e| format!("{:016x}", e.xxh3)),
-        })
+        SourceSummary {
+            name: self.name.clone(),
+            lines: e.map(|e| e.lines),
+            bytes: e.map(|e| e.bytes),
+            xxh3: e.map(|e| format!("{:016x}", e.xxh3)),
+        }
     }
 }
 
@@ -504,15 +399,16 @@ mod tests {
             decisions: "all",
         };
         let s = summarize(&plan, &totals, &run, &BTreeMap::new());
-        let v = &s.json["variants"]["smart"];
-        assert!(v["saved_tokens_in"].is_null(), "{v}");
-        assert_eq!(v["saved_tokens_out"], 7);
+        let v = &s.run.variants["smart"];
+        assert_eq!(v.saved_tokens_in, None, "{v:?}");
+        assert_eq!(v.saved_tokens_out, Some(7));
         assert!(
-            s.notes
+            s.run
+                .notes
                 .iter()
                 .any(|n| n == "variant smart: saved_tokens_in exceeds 18446744073709551615 and is not reported"),
             "{:?}",
-            s.notes
+            s.run.notes
         );
     }
 }

@@ -6,7 +6,7 @@ use polars::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport};
 use super::numbers::{ms, sig, usd};
-use super::summary::Cell;
+use super::schema;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
 use crate::replay::skips::{self, SkipTally};
@@ -27,71 +27,14 @@ impl Export for SummaryCsv {
 }
 
 impl SummaryCsv {
+    /// Each column, in the schema's order, from the variants' figures.
     fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
-        let rows = &r.summary.rows;
-        let names: Vec<&'static str> = rows[0].iter().map(|(k, _)| *k).collect();
-        let cols = names
+        let rows: Vec<_> = r.summary.run.ordered().map(|v| v.to_map()).collect();
+        let table = schema::table(self.file_name());
+        let cols = table.columns[1..]
             .iter()
-            .enumerate()
-            .map(|(j, name)| {
-                let col = match &rows[0][j].1 {
-                    Cell::Str(_) => Col::Str(
-                        rows.iter()
-                            .map(|row| match &row[j].1 {
-                                Cell::Str(s) => Some(s.clone()),
-                                _ => None,
-                            })
-                            .collect(),
-                    ),
-                    Cell::Int(_) => Col::U64(
-                        rows.iter()
-                            .map(|row| match row[j].1 {
-                                Cell::Int(n) => n,
-                                _ => 0,
-                            })
-                            .collect(),
-                    ),
-                    Cell::Sum(_) => Col::OptU64(
-                        rows.iter()
-                            .map(|row| match row[j].1 {
-                                Cell::Sum(n) => n,
-                                _ => None,
-                            })
-                            .collect(),
-                    ),
-                    Cell::Signed(_) => Col::I64(
-                        rows.iter()
-                            .map(|row| match row[j].1 {
-                                Cell::Signed(n) => n,
-                                _ => 0,
-                            })
-                            .collect(),
-                    ),
-                    Cell::OptSigned(_) => Col::OptI64(
-                        rows.iter()
-                            .map(|row| match row[j].1 {
-                                Cell::OptSigned(n) => n,
-                                _ => None,
-                            })
-                            .collect(),
-                    ),
-                    Cell::Float(_) => Col::F64(
-                        rows.iter()
-                            .map(|row| match row[j].1 {
-                                Cell::Float(x) => x,
-                                _ => None,
-                            })
-                            .collect(),
-                    ),
-                    Cell::Bool(_) => Col::Bool(
-                        rows.iter()
-                            .map(|row| matches!(row[j].1, Cell::Bool(true)))
-                            .collect(),
-                    ),
-                };
-                (*name, col)
-            })
-            .collect();
+            .map(|c| Ok((c.name, Col::from_json(c, rows.iter().map(|m| &m[c.name]))?)))
+            .collect::<Result<Vec<_>, String>>()?;
         typed_frame(self.file_name(), r.label, cols)
     }
 }
@@ -105,7 +48,8 @@ impl Export for SummaryJson {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
-        let s = serde_json::to_string_pretty(&r.summary.json).map_err(|e| e.to_string())?;
+        let s =
+            serde_json::to_string_pretty(&r.summary.run.to_json()).map_err(|e| e.to_string())?;
         writeln!(out, "{s}").map_err(|e| e.to_string())
     }
 }

@@ -1,0 +1,352 @@
+//! The summary's figures as typed values: one [`VariantSummary`] per
+//! variant (a row of `summary.csv`, an object of `summary.json`'s
+//! `variants`) inside the [`RunSummary`] that is `summary.json`. The replay
+//! builds them; `check`, `diff` and `report.md` read their fields, so no
+//! metric is looked up by a string key. The field names are the schema's
+//! column names (a test holds them equal).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::schema::{self, Column};
+
+/// One variant's figures against the baseline (see the schema of
+/// `summary.csv` for each field's unit and meaning). Options are null
+/// where the figure is undefined.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSummary {
+    /// The key of `variants` in summary.json, not repeated inside it.
+    #[serde(skip)]
+    pub variant: String,
+    pub baseline: bool,
+    pub selective_gate: bool,
+    pub lines: u64,
+    pub rejected: u64,
+    pub turns: u64,
+    pub fires: u64,
+    pub skips: u64,
+    pub fire_rate: Option<f64>,
+    pub skip_rate: Option<f64>,
+    pub saved_calls: u64,
+    pub added_calls: u64,
+    pub net_calls: i64,
+    pub added_call_rate: Option<f64>,
+    pub safety_regressions: u64,
+    pub unverified_skips: u64,
+    pub labelled_skips: u64,
+    pub critic_not_run: u64,
+    pub label_coverage: Option<f64>,
+    pub safety_regression_rate: Option<f64>,
+    pub safety_regression_rate_upper95: Option<f64>,
+    pub contract_violations: u64,
+    pub saved_tokens_in: Option<u64>,
+    pub saved_tokens_out: Option<u64>,
+    pub saved_usd: Option<f64>,
+    pub saved_latency_ms: Option<u64>,
+    pub saved_calls_without_tokens: u64,
+    pub saved_calls_without_latency: u64,
+    pub added_tokens_in_estimated: Option<f64>,
+    pub added_tokens_out_estimated: Option<f64>,
+    pub added_usd_estimated: Option<f64>,
+    pub added_latency_ms_estimated: Option<u64>,
+    pub net_usd: Option<f64>,
+    pub net_latency_ms: Option<i64>,
+    pub saved_calls_per_1k_turns: Option<f64>,
+    pub net_calls_per_1k_turns: Option<f64>,
+    pub net_usd_per_1k_turns: Option<f64>,
+    pub critic_latency_p50_ms: Option<u64>,
+    pub critic_latency_p95_ms: Option<u64>,
+    pub critic_latency_p99_ms: Option<u64>,
+    pub critic_latency_p50_ms_with_estimates: Option<u64>,
+    pub critic_latency_p95_ms_with_estimates: Option<u64>,
+    pub critic_latency_p99_ms_with_estimates: Option<u64>,
+    pub latency_unmeasured_fires: u64,
+    pub production_known: u64,
+    pub production_agreement: Option<f64>,
+    pub production_fired_variant_skips: u64,
+    pub production_skipped_variant_fires: u64,
+}
+
+impl VariantSummary {
+    /// Every figure with its column name, in the order of
+    /// `summary.json` (names sorted): what `diff` compares. Booleans are
+    /// 0 or 1.
+    pub fn numbers(&self) -> Vec<(String, Option<f64>)> {
+        let Ok(Value::Object(m)) = serde_json::to_value(self) else {
+            unreachable!("a VariantSummary serializes to an object")
+        };
+        m.into_iter()
+            .map(|(k, v)| {
+                let x = match v {
+                    Value::Bool(b) => Some(f64::from(u8::from(b))),
+                    other => other.as_f64(),
+                };
+                (k, x)
+            })
+            .collect()
+    }
+
+    /// The figures hold together: fires and skips make the turns, a
+    /// regression is a labelled skip, and a rate is null exactly where
+    /// its denominator is 0 (a damaged folder must not read as "no
+    /// turns" and be judged).
+    fn consistent(&self) -> Result<(), String> {
+        let name = &self.variant;
+        if self.fires.checked_add(self.skips) != Some(self.turns) {
+            return Err(format!(
+                "variants.{name}: fires ({}) + skips ({}) must be turns ({})",
+                self.fires, self.skips, self.turns
+            ));
+        }
+        for (a, an, b, bn) in [
+            (self.labelled_skips, "labelled_skips", self.skips, "skips"),
+            (
+                self.safety_regressions,
+                "safety_regressions",
+                self.labelled_skips,
+                "labelled_skips",
+            ),
+        ] {
+            if a > b {
+                return Err(format!(
+                    "variants.{name}: {an} ({a}) must be at most {bn} ({b})"
+                ));
+            }
+        }
+        let rates = [
+            ("fire_rate", self.fire_rate, "turns", self.turns),
+            ("skip_rate", self.skip_rate, "turns", self.turns),
+            ("added_call_rate", self.added_call_rate, "turns", self.turns),
+            ("label_coverage", self.label_coverage, "skips", self.skips),
+            (
+                "safety_regression_rate",
+                self.safety_regression_rate,
+                "labelled_skips",
+                self.labelled_skips,
+            ),
+            (
+                "safety_regression_rate_upper95",
+                self.safety_regression_rate_upper95,
+                "labelled_skips",
+                self.labelled_skips,
+            ),
+            (
+                "production_agreement",
+                self.production_agreement,
+                "production_known",
+                self.production_known,
+            ),
+        ];
+        for (rate, x, of, n) in rates {
+            if x.is_none() != (n == 0) {
+                let x = x.map_or("null".to_string(), |x| x.to_string());
+                return Err(format!(
+                    "variants.{name}.{rate} is {x}, but {of} is {n}: a rate is null exactly where it is undefined"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The fields as one JSON object keyed by column name (the writer of
+    /// `summary.csv` takes its columns from it in the schema's order).
+    pub fn to_map(&self) -> Map<String, Value> {
+        let Ok(Value::Object(mut m)) = serde_json::to_value(self) else {
+            unreachable!("a VariantSummary serializes to an object")
+        };
+        m.insert("variant".into(), Value::String(self.variant.clone()));
+        m
+    }
+}
+
+/// One kind of warning: how often, and where first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarningSummary {
+    pub count: u64,
+    /// `source:line` of the first occurrences.
+    pub first: Vec<String>,
+}
+
+/// What a replay read of one source; the counts are null when the source
+/// was not read to its end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSummary {
+    pub name: String,
+    pub lines: Option<u64>,
+    pub bytes: Option<u64>,
+    /// The content hash, 16 hex digits.
+    pub xxh3: Option<String>,
+}
+
+/// `summary.json`: the run's facts and every variant's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSummary {
+    pub schema_version: u64,
+    /// `--label`.
+    pub run: String,
+    pub turns: u64,
+    pub rejected: u64,
+    pub lines: u64,
+    pub unknown_fields: u64,
+    pub warnings: BTreeMap<String, WarningSummary>,
+    /// The baseline variant's name.
+    pub baseline: String,
+    pub sources: Vec<String>,
+    pub source_facts: Vec<SourceSummary>,
+    /// `--decisions`: which rows decisions.csv holds.
+    pub decisions: String,
+    pub variant_order: Vec<String>,
+    pub variants: BTreeMap<String, VariantSummary>,
+    pub fabrication_kinds: BTreeMap<String, u64>,
+    pub segments_truncated: BTreeMap<String, u64>,
+    pub production_known: u64,
+    pub production_agreement: Option<f64>,
+    pub production_fired_baseline_skips: u64,
+    pub production_skipped_baseline_fires: u64,
+    pub notes: Vec<String>,
+}
+
+impl RunSummary {
+    /// The variants in config order.
+    pub fn ordered(&self) -> impl Iterator<Item = &VariantSummary> {
+        self.variant_order
+            .iter()
+            .filter_map(|v| self.variants.get(v))
+    }
+
+    /// summary.json's value (object keys sorted, as every report writes
+    /// them).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("a RunSummary serializes")
+    }
+
+    /// Read summary.json's value: each variant's figures are first held
+    /// to the schema of `summary.csv` (a message names the key, what it
+    /// must be and what it is), then the whole is read with serde.
+    pub fn from_json(v: Value) -> Result<RunSummary, String> {
+        if let Some(vars) = v.get("variants").and_then(Value::as_object) {
+            for (name, fields) in vars {
+                fits_schema(name, fields)?;
+            }
+        }
+        let mut s: RunSummary = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            format!("{path}: {}", e.into_inner())
+        })?;
+        for (name, v) in s.variants.iter_mut() {
+            v.variant = name.clone();
+            v.consistent()?;
+        }
+        s.consistent()?;
+        Ok(s)
+    }
+
+    /// The variant order names exactly the variants, the baseline among
+    /// them.
+    fn consistent(&self) -> Result<(), String> {
+        let mut order = self.variant_order.clone();
+        order.sort();
+        let keys: Vec<String> = self.variants.keys().cloned().collect();
+        if self.variants.is_empty() || order != keys {
+            return Err(format!(
+                "variants must be an object with at least one variant, named by variant_order; got variants {keys:?} and variant_order {:?}",
+                self.variant_order
+            ));
+        }
+        if !self.variants.contains_key(&self.baseline) {
+            return Err(format!(
+                "baseline must name a variant; got {:?}",
+                self.baseline
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One variant's object against the declared columns of `summary.csv`.
+fn fits_schema(name: &str, fields: &Value) -> Result<(), String> {
+    let Some(obj) = fields.as_object() else {
+        return Err(format!(
+            "variants.{name} must be an object, got {}",
+            crate::read::json::describe(fields)
+        ));
+    };
+    let columns = schema::table("summary.csv").columns.iter();
+    for c in columns.filter(|c| !matches!(c.name, "run" | "variant")) {
+        let got = obj.get(c.name);
+        if !got.is_some_and(|v| fits(c, v)) {
+            let got = got.map_or("it is missing".to_string(), |v| {
+                format!("got {}", crate::read::json::describe(v))
+            });
+            return Err(format!(
+                "variants.{name}.{} must be {}, {got}",
+                c.name,
+                want(c)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a JSON value is one the column may hold.
+fn fits(c: &Column, v: &Value) -> bool {
+    use schema::Type::*;
+    match (c.ty, v) {
+        (_, Value::Null) => c.nullable,
+        (U64, v) => v.as_u64().is_some(),
+        (I64, v) => v.as_i64().is_some(),
+        (F64, Value::Number(n)) if c.unit == "share" => {
+            n.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x))
+        }
+        (F64, v) => v.as_f64().is_some(),
+        (Str, v) => v.is_string(),
+        (Bool, v) => v.is_boolean(),
+    }
+}
+
+/// What a column's values must be, in words.
+fn want(c: &Column) -> String {
+    use schema::Type::*;
+    let kind = match c.ty {
+        U64 => "a whole number >= 0",
+        I64 => "a whole number",
+        F64 if c.unit == "share" => "a rate in [0, 1]",
+        F64 => "a number",
+        Str => "a string",
+        Bool => "true or false",
+    };
+    if c.nullable {
+        format!("{kind} or null")
+    } else {
+        kind.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The struct's fields are the schema's columns of summary.csv (after
+    /// `run`; the writer takes them in the schema's order): a field added
+    /// to one and not the other fails.
+    #[test]
+    fn fields_are_the_summary_columns() {
+        let v = VariantSummary::default();
+        let mut fields: Vec<String> = v.to_map().keys().cloned().collect();
+        let mut cols: Vec<String> = schema::table("summary.csv")
+            .columns
+            .iter()
+            .skip(1)
+            .map(|c| c.name.to_string())
+            .collect();
+        fields.sort();
+        cols.sort();
+        assert_eq!(fields, cols);
+    }
+}
