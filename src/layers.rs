@@ -24,7 +24,15 @@ const INNER: &[(&str, &[&str])] = &[
     ("gate", &["pyre", "claims", "reasons"]),
     (
         "replay",
-        &["hash", "ordered", "tally", "segments", "skips", "rows"],
+        &[
+            "hash",
+            "ordered",
+            "tally",
+            "segments",
+            "scope_columns",
+            "skips",
+            "rows",
+        ],
     ),
     (
         "report",

@@ -59,6 +59,13 @@ pub struct Args {
     /// Write every table as csv, parquet (with the declared schema) or both.
     #[arg(long, default_value = "csv", value_parser = format())]
     pub format: Format,
+    /// Scope keys to make columns of decisions.csv and regressions.csv
+    /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
+    /// none. Default: the keys of the first 10,000 turns (at most 16, in
+    /// order of first appearance). Name them to get the same header in
+    /// every run.
+    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
+    pub scope_columns: Option<Vec<String>>,
 }
 
 fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
@@ -136,6 +143,11 @@ pub fn run(a: Args) -> CliResult {
         max_line_bytes: a.max_line_bytes,
         label: a.label.clone().unwrap_or_else(|| default_label(&a.out)),
         format: a.format,
+        // `--scope-columns ''` names no key: no scope columns.
+        scope_columns: a
+            .scope_columns
+            .as_ref()
+            .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect()),
     };
     clean_up_on_signals()?;
     let total: u64 = a

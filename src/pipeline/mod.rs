@@ -5,6 +5,9 @@ use std::path::Path;
 
 use crate::config::Plan;
 use crate::read::reader::{self, Block, ReadError};
+use std::sync::mpsc::Receiver;
+
+use crate::replay::scope_columns::{SCAN_BLOCKS, SCAN_TURNS};
 use crate::replay::{
     cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
 };
@@ -45,9 +48,9 @@ impl Progress for () {
 /// written (an earlier report in `out` is left as it was).
 pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::Result<Outcome> {
     report::check_out_dir(out, &opts.sources, opts.force)?;
-    let replayer = Replayer::new(opts)?;
+    let mut replayer = Replayer::new(opts)?;
     let staging = Staging::create(out)?;
-    match run_into(&replayer, &staging, progress) {
+    match run_into(&mut replayer, &staging, progress) {
         Ok(outcome) => {
             staging.commit(report::report_files())?;
             Ok(outcome)
@@ -60,21 +63,26 @@ pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::R
 }
 
 fn run_into(
-    replayer: &Replayer,
+    replayer: &mut Replayer,
     staging: &Staging,
     progress: &dyn Progress,
 ) -> crate::Result<Outcome> {
-    let opts = &replayer.opts;
-    let mut streams = Streams::open(staging, opts)?;
-    let mut merged = Merged::new(replayer);
     let threads = rayon::current_num_threads();
-    let (rx, recycler) =
-        reader::blocks_recycled(replayer.sources(), 2 * threads + 2, opts.max_line_bytes)?;
+    let (rx, recycler) = reader::blocks_recycled(
+        replayer.sources(),
+        2 * threads + 2,
+        replayer.opts.max_line_bytes,
+    )?;
+    let first = leading_blocks(replayer, &rx);
+    let replayer = &*replayer;
+    let opts = &replayer.opts;
+    let mut streams = Streams::open(staging, opts, &replayer.scope_columns)?;
+    let mut merged = Merged::new(replayer);
     // Blocks are evaluated on the pool as they arrive and merged here in
     // input order, so merging and writing overlap evaluation.
     crate::replay::ordered::map_in_order(
         None,
-        rx,
+        first.into_iter().chain(rx),
         2 * threads + 2,
         |item: Result<Block, ReadError>| item.map(|block| (replayer.process(&block), block)),
         |item| -> crate::Result<()> {
@@ -88,7 +96,37 @@ fn run_into(
         },
     )?;
     streams.finish()?;
-    merged.report(opts, staging)
+    merged.report(replayer, staging)
+}
+
+/// Unless `--scope-columns` named them, the scope columns come from the
+/// input's first turns: its first blocks are read (up to
+/// [`SCAN_TURNS`] lines or [`SCAN_BLOCKS`] blocks, whichever comes first,
+/// so the header depends on the input only) and handed back to be
+/// replayed first.
+fn leading_blocks(
+    replayer: &mut Replayer,
+    rx: &Receiver<Result<Block, ReadError>>,
+) -> Vec<Result<Block, ReadError>> {
+    let mut first = Vec::new();
+    if replayer.opts.scope_columns.is_some() {
+        return first;
+    }
+    let mut lines = 0;
+    while lines < SCAN_TURNS && first.len() < SCAN_BLOCKS {
+        let Ok(item) = rx.recv() else { break };
+        let failed = item.is_err();
+        if let Ok(b) = &item {
+            lines += memchr::memchr_iter(b'\n', b.bytes()).count();
+        }
+        first.push(item);
+        if failed {
+            break;
+        }
+    }
+    let ok: Vec<&Block> = first.iter().filter_map(|b| b.as_ref().ok()).collect();
+    replayer.find_scope_columns(&ok);
+    first
 }
 
 /// In strict mode (no `--skip-invalid`) the first invalid line stops the
@@ -147,13 +185,15 @@ impl Merged {
     }
 
     /// Cap the segments, summarise, and write every exported report.
-    fn report(mut self, opts: &ReplayOptions, staging: &Staging) -> crate::Result<Outcome> {
+    fn report(mut self, replayer: &Replayer, staging: &Staging) -> crate::Result<Outcome> {
+        let opts = &replayer.opts;
         let segments_cut =
             cap_segments(&mut self.totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
         let run = RunFacts {
             label: opts.label.clone(),
             sources: self.sources,
             decisions: opts.decisions.name(),
+            scope_columns: replayer.scope_columns.keys().to_vec(),
         };
         let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         let r = ReplayReport {
@@ -163,6 +203,7 @@ impl Merged {
             summary: &summary,
             regressions: &self.regressions,
             sources: &opts.sources,
+            scope_keys: replayer.scope_columns.keys(),
         };
         report::write_all(&r, staging, &report::EXPORTS, opts.format)?;
         Ok(Outcome {

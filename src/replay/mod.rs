@@ -9,6 +9,7 @@ mod hash;
 pub mod options;
 pub mod ordered;
 pub mod rows;
+pub mod scope_columns;
 pub mod segments;
 pub mod skips;
 mod step;
@@ -28,6 +29,7 @@ use crate::gate::{DraftFeatures, Gate, Reason};
 use crate::read::reader::{self, Block, Source};
 use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
+use scope_columns::ScopeColumns;
 use segments::{
     block_segments, length_bucket, path_value, DIM_CALL_SITE, DIM_DRAFT_LENGTH, DIM_INTENT,
     DIM_LANGUAGE, NONE,
@@ -42,6 +44,9 @@ pub struct Replayer {
     gates: Vec<Gate>,
     /// Per variant: the flag-off config to check the contract against.
     legacy_check: Vec<Option<FrameworkConfig>>,
+    /// The scope keys made columns (named, or found by
+    /// [`Replayer::find_scope_columns`] before the first block).
+    pub scope_columns: ScopeColumns,
 }
 
 impl Replayer {
@@ -62,11 +67,24 @@ impl Replayer {
             .iter()
             .map(|v| (!v.config.metacognition_selective_gate).then(|| v.config.clone()))
             .collect();
+        let scope_columns = match &opts.scope_columns {
+            Some(keys) => ScopeColumns::named(keys).map_err(crate::Error::Usage)?,
+            None => ScopeColumns::default(),
+        };
         Ok(Replayer {
             opts,
             gates,
             legacy_check,
+            scope_columns,
         })
+    }
+
+    /// Unless `--scope-columns` named them, take the scope keys of the
+    /// input's first turns (`blocks`: its first blocks, in order).
+    pub fn find_scope_columns(&mut self, blocks: &[&Block]) {
+        if self.opts.scope_columns.is_none() {
+            self.scope_columns = ScopeColumns::found_in(blocks);
+        }
     }
 
     /// A recorded event's dollars in nano-USD (tokens x USD per million
@@ -250,7 +268,8 @@ impl Replayer {
         vt.counts.merge(&c);
         scratch.counts.push(c);
         if look.is_regression() {
-            out.regressions.push(Regression::of(look));
+            out.regressions
+                .push(Regression::of(look, &self.scope_columns));
         }
         if look.d.base_fires && !look.d.fires {
             self.note_skip(look, out, scratch);
@@ -418,7 +437,7 @@ impl Replayer {
             production: f.production,
         };
         if !scratch.fields_set {
-            scratch.fields.set(&row);
+            scratch.fields.set(&row, &self.scope_columns);
             scratch.fields_set = true;
         }
         scratch.fields.write(&mut out.decisions_csv, &row);

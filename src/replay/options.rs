@@ -96,4 +96,7 @@ pub struct ReplayOptions {
     pub label: String,
     /// CSV, Parquet or both, for every table.
     pub format: Format,
+    /// The scope keys made columns of decisions.csv and regressions.csv
+    /// (`--scope-columns`); None: those of the input's first turns.
+    pub scope_columns: Option<Vec<String>>,
 }

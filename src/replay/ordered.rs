@@ -8,7 +8,7 @@
 //! workers may run ahead of the consumer, so memory stays bounded.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::sync_channel;
 use std::sync::{Condvar, Mutex};
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
@@ -53,7 +53,7 @@ impl Window {
 /// cannot be started is an error, never a panic.
 pub fn map_in_order<T, R, E>(
     pool: Option<&rayon::ThreadPool>,
-    input: Receiver<T>,
+    input: impl IntoIterator<Item = T, IntoIter: Send>,
     width: usize,
     work: impl Fn(T) -> R + Sync,
     mut consume: impl FnMut(R) -> Result<(), E>,
@@ -63,6 +63,7 @@ where
     R: Send,
     E: From<SpawnFailed>,
 {
+    let input = input.into_iter();
     let width = width.max(1);
     let window = Window {
         consumed: Mutex::new((0, false)),
@@ -74,7 +75,6 @@ where
         let feeder = std::thread::Builder::new().name("feeder".into());
         let feed = move || {
             input
-                .into_iter()
                 .enumerate()
                 .take_while(|(seq, _)| window.admit(*seq, width))
                 .par_bridge()
@@ -125,6 +125,7 @@ impl From<SpawnFailed> for crate::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc::Receiver;
 
     fn feed(n: usize) -> Receiver<usize> {
         let (tx, rx) = sync_channel(4);

@@ -10,9 +10,30 @@ use std::io::Write;
 
 use crate::gate::Reasons;
 use crate::read::turn::Verdict;
+use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::capped;
 
+/// The header of `decisions.csv` without scope columns.
 pub const HEADER: &str = "run,source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
+
+/// The header of `decisions.csv`: [`HEADER`] with a column per scope key
+/// after `scope`.
+pub fn header(columns: &ScopeColumns) -> String {
+    let mut h = Vec::new();
+    for name in HEADER.trim_end().split(',') {
+        field(&mut h, name);
+        h.push(b',');
+        if name == "scope" {
+            for k in columns.keys() {
+                field(&mut h, &ScopeColumns::column_name(k));
+                h.push(b',');
+            }
+        }
+    }
+    h.pop();
+    h.push(b'\n');
+    String::from_utf8(h).expect("UTF-8 in, UTF-8 out")
+}
 
 /// The header of `mismatches.csv`: turns where the baseline decides
 /// otherwise than production did.
@@ -124,7 +145,7 @@ pub struct TurnFields {
 
 impl TurnFields {
     /// Format the fields of `r` that do not depend on the variant.
-    pub fn set(&mut self, r: &Row) {
+    pub fn set(&mut self, r: &Row, columns: &ScopeColumns) {
         let h = &mut self.head;
         h.clear();
         cell(h, r.run);
@@ -140,6 +161,9 @@ impl TurnFields {
         m.clear();
         opt_cell(m, r.language);
         opt_cell(m, r.scope.map(|s| capped(s, MAX_SCOPE_BYTES)).as_deref());
+        for v in columns.values(r.scope) {
+            opt_cell(m, v.as_deref());
+        }
         opt_cell(m, r.intent);
         push_u64(m, r.draft_chars);
         m.push(b',');
@@ -252,7 +276,7 @@ mod tests {
     /// writes a row per variant).
     fn write_row(out: &mut Vec<u8>, r: &Row) {
         let mut f = TurnFields::default();
-        f.set(r);
+        f.set(r, &ScopeColumns::default());
         f.write(out, r);
     }
 

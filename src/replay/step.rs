@@ -4,10 +4,13 @@
 //! [`Decision`] is counted ([`count`]) and, where it skips a turn the
 //! critic revised or refused, kept as a [`Regression`].
 
+use std::borrow::Cow;
+
 use crate::config::FrameworkConfig;
 use crate::gate::{Evaluation, Reasons};
 use crate::read::turn::{CallSite, SensitiveField, Turn, Verdict};
 
+use super::scope_columns::ScopeColumns;
 use super::segments::{
     SegmentAcc, BUILTIN_DIMENSIONS, DIM_CALL_SITE, DIM_DRAFT_LENGTH, DIM_INTENT, DIM_LANGUAGE,
 };
@@ -59,6 +62,8 @@ pub struct Regression {
     pub intent: Option<String>,
     /// The recorded scope as JSON, cut as decisions.csv cuts it.
     pub scope: Option<String>,
+    /// The values of the scope columns, in column order.
+    pub scope_values: Vec<Option<String>>,
 }
 
 /// The output of one block.
@@ -239,7 +244,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
 
 impl Regression {
     /// The regression a variant's skip is ([`Look::is_regression`]).
-    pub(super) fn of(look: &Look) -> Regression {
+    pub(super) fn of(look: &Look, columns: &ScopeColumns) -> Regression {
         let (turn, d) = (look.turn, &look.d);
         let c = turn.review().expect("a label comes from a review");
         Regression {
@@ -258,6 +263,11 @@ impl Regression {
             scope: turn
                 .scope
                 .map(|s| super::segments::capped(s, super::rows::MAX_SCOPE_BYTES).into_owned()),
+            scope_values: columns
+                .values(turn.scope)
+                .into_iter()
+                .map(|v| v.map(Cow::into_owned))
+                .collect(),
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct ReplayReport<'a> {
     pub summary: &'a Summary,
     pub regressions: &'a [Regression],
     pub sources: &'a [String],
+    /// The scope keys made columns (decisions.csv, regressions.csv).
+    pub scope_keys: &'a [String],
 }
 
 /// One report file.
@@ -72,8 +74,12 @@ pub enum Col {
 /// columns must be the declared ones, in order, of the declared types,
 /// empty only where the column may be; anything else is a bug reported as
 /// a write error, never a report that differs from its schema.
-pub fn typed_frame(file: &str, run: &str, cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
-    let table = schema::table(file);
+pub fn typed_frame(
+    file: &str,
+    r: &ReplayReport,
+    cols: Vec<(&str, Col)>,
+) -> Result<DataFrame, String> {
+    let (run, declared) = (r.label, schema::table(file).columns_for(r.scope_keys));
     // Every table opens with the run's label, one per row.
     let rows = cols.first().map_or(0, |(_, c)| c.len());
     let cols: Vec<(&str, Col)> =
@@ -81,13 +87,13 @@ pub fn typed_frame(file: &str, run: &str, cols: Vec<(&str, Col)>) -> Result<Data
             .chain(cols)
             .collect();
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
-    let declared: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
-    if names != declared {
+    if !names.iter().eq(declared.iter().map(|c| &c.name)) {
+        let declared: Vec<&str> = declared.iter().map(|c| c.name.as_str()).collect();
         return Err(format!(
             "{file}: columns {names:?} differ from the schema's {declared:?}"
         ));
     }
-    for ((name, c), decl) in cols.iter().zip(table.columns) {
+    for ((name, c), decl) in cols.iter().zip(declared.iter().map(|c| c.decl)) {
         let (ty, has_null) = c.shape();
         if ty != decl.ty || (has_null && !decl.nullable) {
             return Err(format!(

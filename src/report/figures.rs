@@ -201,6 +201,9 @@ pub struct RunSummary {
     pub source_facts: Vec<SourceSummary>,
     /// `--decisions`: which rows decisions.csv holds.
     pub decisions: String,
+    /// The scope keys made columns of decisions.csv and regressions.csv
+    /// (`scope_KEY`).
+    pub scope_columns: Vec<String>,
     pub variant_order: Vec<String>,
     pub variants: BTreeMap<String, VariantSummary>,
     pub fabrication_kinds: BTreeMap<String, u64>,

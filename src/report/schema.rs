@@ -60,7 +60,35 @@ pub struct Table {
     pub columns: &'static [Column],
 }
 
+/// A column of one run's table: its name and its declaration (a scope
+/// key's column is declared by the `scope_KEY` template).
+#[derive(Clone, Debug)]
+pub struct RunColumn {
+    pub name: String,
+    pub decl: &'static Column,
+}
+
 impl Table {
+    /// The table's columns in a run whose scope columns are `keys`: the
+    /// `scope_KEY` template becomes one column per key, in order.
+    pub fn columns_for(&'static self, keys: &[String]) -> Vec<RunColumn> {
+        let mut out = Vec::new();
+        for decl in self.columns {
+            if decl.name == SCOPE_KEY_TEMPLATE {
+                out.extend(keys.iter().map(|k| RunColumn {
+                    name: crate::replay::scope_columns::ScopeColumns::column_name(k),
+                    decl,
+                }));
+            } else {
+                out.push(RunColumn {
+                    name: decl.name.to_string(),
+                    decl,
+                });
+            }
+        }
+        out
+    }
+
     /// The CSV header line (without the newline).
     #[cfg(test)]
     pub fn header(&self) -> String {
@@ -71,12 +99,13 @@ impl Table {
             .join(",")
     }
 
-    pub fn to_json(&self) -> Value {
+    /// The table in `schema.json`: the run's own columns.
+    pub fn to_json(&'static self, keys: &[String]) -> Value {
         let columns: Vec<Value> = self
-            .columns
+            .columns_for(keys)
             .iter()
-            .map(|c| {
-                json!({"name": c.name, "type": c.ty.name(), "unit": c.unit,
+            .map(|RunColumn { name, decl: c }| {
+                json!({"name": name, "type": c.ty.name(), "unit": c.unit,
                        "nullable": c.nullable, "meaning": c.meaning})
             })
             .collect();
@@ -147,6 +176,17 @@ macro_rules! decision_columns {
         ]
     };
 }
+
+/// The name of the template column that stands for one column per scope
+/// key (see [`Table::columns_for`]).
+pub const SCOPE_KEY_TEMPLATE: &str = "scope_KEY";
+
+const SCOPE_KEY: Column = opt(
+    SCOPE_KEY_TEMPLATE,
+    Str,
+    "",
+    "one column per scope key (scope_tenant for scope.tenant): the keys --scope-columns names, else those of the first 10,000 turns (at most 16, in order of first appearance); the key's value, a string as it is, other JSON as its text (cut at 256 bytes with …); empty where the scope lacks the key, holds null there, or is not an object",
+);
 
 /// The first column of every table.
 const RUN: Column = col("run", Str, "", "the run's label (--label; default: the output folder's name), to tell runs apart in joined or concatenated tables");
@@ -347,6 +387,7 @@ const REGRESSIONS: &[Column] = &[
         "",
         "the recorded scope, as JSON (cut at 1,024 bytes with …)",
     ),
+    SCOPE_KEY,
 ];
 
 const SKIPS: &[Column] = &[
@@ -389,6 +430,7 @@ const DECISIONS: &[Column] = &[
         "",
         "the recorded scope, as JSON (cut at 1,024 bytes with …)",
     ),
+    SCOPE_KEY,
     opt("intent", Str, "", "the recorded intent label"),
     col("draft_chars", U64, "code points", "the draft's length"),
     col(
@@ -502,11 +544,12 @@ pub fn table(file: &str) -> &'static Table {
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
 }
 
-/// `schema.json`: the version and every table.
-pub fn to_json() -> Value {
+/// `schema.json`: the version and every table, with the run's scope
+/// columns.
+pub fn to_json(keys: &[String]) -> Value {
     let tables: serde_json::Map<String, Value> = TABLES
         .iter()
-        .map(|t| (t.file.to_string(), t.to_json()))
+        .map(|t| (t.file.to_string(), t.to_json(keys)))
         .collect();
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
 }
@@ -517,8 +560,24 @@ mod tests {
 
     #[test]
     fn streamed_headers_are_the_declared_ones() {
-        use crate::replay::rows::{HEADER, MISMATCH_HEADER};
-        assert_eq!(HEADER.trim_end(), table("decisions.csv").header());
+        use crate::replay::rows::{header, MISMATCH_HEADER};
+        use crate::replay::scope_columns::ScopeColumns;
+        let names = |t: &'static Table, keys: &[String]| -> String {
+            let cols: Vec<String> = t.columns_for(keys).into_iter().map(|c| c.name).collect();
+            cols.join(",")
+        };
+        let keys = ["tenant".to_string(), "a,b".to_string()];
+        let cols = ScopeColumns::named(&keys).unwrap();
+        let want = names(table("decisions.csv"), &keys).replace("scope_a,b", "\"scope_a,b\"");
+        assert_eq!(header(&cols).trim_end(), want);
+        assert!(
+            want.contains(",scope,scope_tenant,\"scope_a,b\",intent,"),
+            "{want}"
+        );
+        assert_eq!(
+            header(&ScopeColumns::default()).trim_end(),
+            names(table("decisions.csv"), &[])
+        );
         assert_eq!(MISMATCH_HEADER.trim_end(), table("mismatches.csv").header());
     }
 

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::export::parquet_name;
-use super::schema::{self, Type};
+use super::schema::{self, RunColumn, Type};
 use super::staging::{write_error, Staging};
-use crate::replay::rows::{HEADER, MISMATCH_HEADER};
+use crate::replay::rows::{header, MISMATCH_HEADER};
+use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::{BlockResult, DecisionsMode, Format, Reject, ReplayOptions};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
@@ -27,13 +28,20 @@ pub struct Streams {
 
 impl Streams {
     /// Create the files `opts` asks for, with their headers.
-    pub fn open(staging: &Staging, opts: &ReplayOptions) -> crate::Result<Streams> {
+    pub fn open(
+        staging: &Staging,
+        opts: &ReplayOptions,
+        scope: &ScopeColumns,
+    ) -> crate::Result<Streams> {
         let [decisions, mismatches, rejects] = STREAMED_FILES;
-        let table = |file, header| TableStream::open(staging, file, header, opts.format);
+        let table = |file, header: &str| {
+            let columns = schema::table(file).columns_for(scope.keys());
+            TableStream::open(staging, file, header, &columns, opts.format)
+        };
         Ok(Streams {
             decisions: match opts.decisions {
                 DecisionsMode::None => None,
-                _ => Some(table(decisions, HEADER)?),
+                _ => Some(table(decisions, &header(scope))?),
             },
             mismatches: table(mismatches, MISMATCH_HEADER)?,
             rejects: match opts.skip_invalid {
@@ -74,14 +82,23 @@ struct TableStream {
 }
 
 impl TableStream {
-    fn open(staging: &Staging, file: &str, header: &str, format: Format) -> crate::Result<Self> {
+    fn open(
+        staging: &Staging,
+        file: &str,
+        header: &str,
+        columns: &[RunColumn],
+        format: Format,
+    ) -> crate::Result<Self> {
         Ok(TableStream {
             csv: match format.csv() {
                 true => Some(RowsWriter::new(staging.file(file)?, header)?),
                 false => None,
             },
             parquet: match format.parquet() {
-                true => Some(ParquetRows::new(staging.file(&parquet_name(file))?, file)?),
+                true => Some(ParquetRows::new(
+                    staging.file(&parquet_name(file))?,
+                    columns,
+                )?),
                 false => None,
             },
         })
@@ -117,8 +134,11 @@ struct ParquetRows {
 }
 
 impl ParquetRows {
-    fn new((path, out): (PathBuf, BufWriter<File>), table: &str) -> crate::Result<ParquetRows> {
-        let schema: SchemaRef = Arc::new(polars_schema(schema::table(table)));
+    fn new(
+        (path, out): (PathBuf, BufWriter<File>),
+        columns: &[RunColumn],
+    ) -> crate::Result<ParquetRows> {
+        let schema: SchemaRef = Arc::new(polars_schema(columns));
         let out = ParquetWriter::new(out)
             .with_compression(ParquetCompression::Zstd(None))
             .batched(&schema)
@@ -149,11 +169,10 @@ impl ParquetRows {
 }
 
 /// A declared table as a polars schema.
-pub fn polars_schema(table: &schema::Table) -> Schema {
-    table
-        .columns
+pub fn polars_schema(columns: &[RunColumn]) -> Schema {
+    columns
         .iter()
-        .map(|c| {
+        .map(|RunColumn { name, decl: c }| {
             let dtype = match c.ty {
                 Type::U64 => DataType::UInt64,
                 Type::I64 => DataType::Int64,
@@ -161,7 +180,7 @@ pub fn polars_schema(table: &schema::Table) -> Schema {
                 Type::Str => DataType::String,
                 Type::Bool => DataType::Boolean,
             };
-            Field::new(c.name.into(), dtype)
+            Field::new(name.into(), dtype)
         })
         .collect()
 }

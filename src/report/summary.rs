@@ -255,6 +255,7 @@ pub fn summarize(
         sources: run.sources.iter().map(|s| s.name.clone()).collect(),
         source_facts: run.sources.iter().map(SourceFacts::summary).collect(),
         decisions: run.decisions.to_string(),
+        scope_columns: run.scope_columns.clone(),
         variant_order: plan.variants.iter().map(|v| v.name.clone()).collect(),
         variants: variants
             .into_iter()
@@ -301,6 +302,8 @@ pub struct RunFacts {
     pub sources: Vec<SourceFacts>,
     /// `--decisions`: which rows decisions.csv holds.
     pub decisions: &'static str,
+    /// The scope keys made columns.
+    pub scope_columns: Vec<String>,
 }
 
 /// Whether the replay reproduces production: the baseline's decisions
@@ -397,6 +400,7 @@ mod tests {
             label: "test".into(),
             sources: vec![],
             decisions: "all",
+            scope_columns: vec![],
         };
         let s = summarize(&plan, &totals, &run, &BTreeMap::new());
         let v = &s.run.variants["smart"];

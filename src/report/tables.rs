@@ -9,6 +9,7 @@ use super::numbers::{ms, sig, usd};
 use super::schema;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
+use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::skips::{self, SkipTally};
 use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
 use crate::replay::DRAFT_LENGTH;
@@ -35,7 +36,7 @@ impl SummaryCsv {
             .iter()
             .map(|c| Ok((c.name, Col::from_json(c, rows.iter().map(|m| &m[c.name]))?)))
             .collect::<Result<Vec<_>, String>>()?;
-        typed_frame(self.file_name(), r.label, cols)
+        typed_frame(self.file_name(), r, cols)
     }
 }
 
@@ -94,7 +95,7 @@ impl FloorsCsv {
         }
         let df = typed_frame(
             self.file_name(),
-            r.label,
+            r,
             vec![
                 ("variant", Col::Str(variant)),
                 ("gate", Col::Str(gate)),
@@ -136,7 +137,7 @@ impl SegmentsCsv {
                 }
             }
         }
-        rows.frame(r.label)
+        rows.frame(r)
     }
 }
 
@@ -186,7 +187,7 @@ impl SegmentRows {
         self.counts.push(c.clone());
     }
 
-    fn frame(self, run: &str) -> Result<polars::prelude::DataFrame, String> {
+    fn frame(self, r: &ReplayReport) -> Result<polars::prelude::DataFrame, String> {
         let c = &self.counts;
         let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
         let rate = |f: fn(&Counts) -> (u64, u64)| {
@@ -228,7 +229,7 @@ impl SegmentRows {
             ),
         ];
         cols.extend(self.cost_cols());
-        typed_frame("segments.csv", run, cols)
+        typed_frame("segments.csv", r, cols)
     }
 
     /// The saved and added cost columns.
@@ -297,12 +298,18 @@ impl Export for RegressionsCsv {
 impl RegressionsCsv {
     fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
         let g = r.regressions;
+        // One column per scope key, after `scope`.
+        let scope_names: Vec<String> = r
+            .scope_keys
+            .iter()
+            .map(|k| ScopeColumns::column_name(k))
+            .collect();
         let s = |f: &dyn Fn(&crate::replay::Regression) -> Option<String>| {
             Col::Str(g.iter().map(f).collect())
         };
         let df = typed_frame(
             self.file_name(),
-            r.label,
+            r,
             vec![
                 ("source", s(&|x| Some(r.sources[x.source].clone()))),
                 ("line", Col::U64(g.iter().map(|x| x.line).collect())),
@@ -320,7 +327,13 @@ impl RegressionsCsv {
                 ("language", s(&|x| x.language.clone())),
                 ("intent", s(&|x| x.intent.clone())),
                 ("scope", s(&|x| x.scope.clone())),
-            ],
+            ]
+            .into_iter()
+            .chain(scope_names.iter().enumerate().map(|(i, name)| {
+                let values = g.iter().map(|x| x.scope_values[i].clone());
+                (name.as_str(), Col::Str(values.collect()))
+            }))
+            .collect(),
         )?;
         Ok(df)
     }
@@ -370,7 +383,7 @@ impl MatrixCsv {
         let [approve, revise, refuse] = by_verdict;
         let df = typed_frame(
             self.file_name(),
-            r.label,
+            r,
             vec![
                 ("variant", Col::Str(variant)),
                 ("baseline_decision", Col::Str(base)),
@@ -398,9 +411,9 @@ impl Export for SchemaJson {
         "schema.json"
     }
 
-    fn write(&self, _: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
-        let text =
-            serde_json::to_string_pretty(&super::schema::to_json()).map_err(|e| e.to_string())?;
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&super::schema::to_json(r.scope_keys))
+            .map_err(|e| e.to_string())?;
         writeln!(out, "{text}").map_err(|e| e.to_string())
     }
 }
@@ -437,7 +450,7 @@ impl SkipsCsv {
         let u = |f: &dyn Fn(&SkipTally) -> u64| Col::U64(rows.iter().map(|x| f(&x.2)).collect());
         let df = typed_frame(
             self.file_name(),
-            r.label,
+            r,
             vec![
                 ("variant", s(&|x| x.0.clone())),
                 ("draft", s(&|x| x.1.clone())),

@@ -11,3 +11,4 @@ mod explain;
 mod production;
 mod replay;
 mod schema;
+mod scope_columns;

@@ -1,0 +1,158 @@
+//! Scope keys as columns of `decisions.csv` and `regressions.csv`
+//! (`scope.tenant` -> `scope_tenant`), so a table joins on a tenant without
+//! parsing JSON. The keys are those `--scope-columns` names, else those
+//! found in the first turns of the input: found before any row is written,
+//! from the same leading blocks whatever the thread count, so the header
+//! never depends on scheduling. The raw JSON stays in `scope`.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::read::reader::{lines, Block};
+use crate::read::turn::object_entries;
+use crate::replay::segments::{capped, raw_label, MAX_VALUE_BYTES};
+
+/// Turns read for the default keys.
+pub const SCAN_TURNS: usize = 10_000;
+/// Blocks (of 1 MiB) read at most for the default keys, so lines of
+/// megabytes cannot make the scan hold the input in memory.
+pub const SCAN_BLOCKS: usize = 64;
+/// Keys found by default at most (in order of first appearance).
+pub const MAX_FOUND: usize = 16;
+/// Keys `--scope-columns` may name at most.
+pub const MAX_NAMED: usize = 64;
+/// The longest key made a column, in bytes.
+pub const MAX_KEY_BYTES: usize = 64;
+
+/// The scope keys that become columns, in column order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScopeColumns {
+    keys: Vec<String>,
+}
+
+impl ScopeColumns {
+    /// The keys `--scope-columns` names (an empty list: no columns).
+    pub fn named(keys: &[String]) -> Result<ScopeColumns, String> {
+        if keys.len() > MAX_NAMED {
+            return Err(format!(
+                "--scope-columns names {} keys; at most {MAX_NAMED} can be columns",
+                keys.len()
+            ));
+        }
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(why) = unusable(k) {
+                return Err(format!("--scope-columns: key {k:?} {why}"));
+            }
+            if keys[..i].contains(k) {
+                return Err(format!("--scope-columns: key {k:?} is named twice"));
+            }
+        }
+        Ok(ScopeColumns {
+            keys: keys.to_vec(),
+        })
+    }
+
+    /// The keys of the scopes of the first [`SCAN_TURNS`] turns in
+    /// `blocks` (the input's first blocks, in order), at most
+    /// [`MAX_FOUND`], in order of first appearance. Lines that are not
+    /// JSON objects are passed over (the replay reports them).
+    pub fn found_in(blocks: &[&Block]) -> ScopeColumns {
+        #[derive(Deserialize)]
+        struct ScopeOnly<'a> {
+            #[serde(borrow, default)]
+            scope: Option<&'a RawValue>,
+        }
+        let mut keys: Vec<String> = Vec::new();
+        let turns = blocks
+            .iter()
+            .filter(|b| b.overlong.is_none())
+            .flat_map(|b| lines(b))
+            .filter_map(|(_, l)| serde_json::from_slice::<ScopeOnly>(l).ok());
+        for t in turns.take(SCAN_TURNS) {
+            let Some(entries) = t.scope.and_then(|s| object_entries(s.get())) else {
+                continue;
+            };
+            for (k, _) in entries {
+                if keys.len() < MAX_FOUND && unusable(&k).is_none() && !keys.iter().any(|x| *x == k)
+                {
+                    keys.push(k.into_owned());
+                }
+            }
+        }
+        ScopeColumns { keys }
+    }
+
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The column of a key.
+    pub fn column_name(key: &str) -> String {
+        format!("scope_{key}")
+    }
+
+    /// Each key's value in the raw `scope` JSON, in column order: a string
+    /// as it is, other JSON as its text, cut to [`MAX_VALUE_BYTES`];
+    /// None where the key is absent or null, or the scope is not an object.
+    pub fn values<'a>(&self, scope: Option<&'a str>) -> Vec<Option<Cow<'a, str>>> {
+        let entries = scope
+            .filter(|s| !self.keys.is_empty() && s.starts_with('{'))
+            .and_then(object_entries)
+            .unwrap_or_default();
+        self.keys
+            .iter()
+            .map(|k| {
+                let (_, v) = entries.iter().find(|(e, _)| e == k)?;
+                let v: &'a RawValue = v;
+                (v.get() != "null").then(|| match raw_label(v.get()) {
+                    Cow::Borrowed(s) => capped(s, MAX_VALUE_BYTES),
+                    Cow::Owned(s) => Cow::Owned(capped(&s, MAX_VALUE_BYTES).into_owned()),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Why a key cannot be a column, if it cannot.
+fn unusable(k: &str) -> Option<&'static str> {
+    if k.is_empty() {
+        Some("is empty")
+    } else if k.len() > MAX_KEY_BYTES {
+        Some("is longer than 64 bytes")
+    } else if k.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_follow_the_keys() {
+        let c = ScopeColumns::named(&["tenant".into(), "tier".into(), "n".into()]).unwrap();
+        let v = c.values(Some(r#"{"n": 3, "tenant": "acme", "x": 1}"#));
+        assert_eq!(v, vec![Some("acme".into()), None, Some("3".into())]);
+        assert_eq!(c.values(Some(r#""web""#)), vec![None, None, None]);
+        assert_eq!(c.values(None), vec![None, None, None]);
+        let v = c.values(Some(r#"{"tenant": null, "tier": {"a": [1]}, "n": "é\"x"}"#));
+        assert_eq!(
+            v,
+            vec![None, Some(r#"{"a":[1]}"#.into()), Some("é\"x".into())]
+        );
+    }
+
+    #[test]
+    fn named_keys_are_checked() {
+        let e = ScopeColumns::named(&["a".into(), "a".into()]).unwrap_err();
+        assert!(e.contains("named twice"), "{e}");
+        let e = ScopeColumns::named(&["".into()]).unwrap_err();
+        assert!(e.contains("is empty"), "{e}");
+        let e = ScopeColumns::named(&["x".repeat(65)]).unwrap_err();
+        assert!(e.contains("longer than 64 bytes"), "{e}");
+    }
+}
