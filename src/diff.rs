@@ -11,7 +11,7 @@ use polars::prelude::*;
 
 use crate::report::numbers::sig;
 use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
-use crate::report::{frame, Col};
+use crate::report::{declared_frame, labelled, Col};
 
 /// A metric of one variant in both replays.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,19 +35,22 @@ impl MetricDelta {
 pub struct Flip {
     pub variant: String,
     pub run_id: String,
-    pub turn: String,
+    pub turn: Option<u64>,
     pub source: String,
-    pub line: String,
+    pub line: u64,
     pub old_fires: bool,
     pub new_fires: bool,
     pub old_reasons: String,
     pub new_reasons: String,
-    pub verdict: String,
+    /// The recorded verdict of a critic that ran.
+    pub verdict: Option<String>,
     /// The candidate now skips a turn the critic revised or refused.
     pub new_regression: bool,
 }
 
 pub struct DiffResult {
+    /// The labels of the old and the new replay.
+    pub runs: [String; 2],
     pub metrics: Vec<MetricDelta>,
     pub flips: Vec<Flip>,
     /// Regressions in the candidate that the old replay did not have.
@@ -235,24 +238,15 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
         let Some(o) = index.get(&key) else { continue };
         compared += 1;
         if o[5] != r[5] {
-            flips.push(Flip {
-                variant: r[0].clone(),
-                run_id: r[1].clone(),
-                turn: r[2].clone(),
-                source: r[3].clone(),
-                line: r[4].clone(),
-                old_fires: o[5] == "true",
-                new_fires: r[5] == "true",
-                old_reasons: o[6].clone(),
-                new_reasons: r[6].clone(),
-                verdict: r[7].clone(),
-                new_regression: new_regressions.contains(&key),
-            });
+            let mut flip = Flip::of(o, r, &b.path)?;
+            flip.new_regression = new_regressions.contains(&key);
+            flips.push(flip);
         }
     }
     // New safety regressions first; otherwise the candidate's order.
     flips.sort_by_key(|f| !f.new_regression);
     Ok(DiffResult {
+        runs: [a.summary.run.clone(), b.summary.run.clone()],
         metrics,
         flips,
         new_regressions: new_regressions.len(),
@@ -260,15 +254,22 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     })
 }
 
+/// A table of `diff` with its two labels first, as the schema declares.
+fn diff_frame(file: &str, runs: [&str; 2], cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+    let declared = crate::report::schema::table(file).columns_for(&[]);
+    let cols = labelled(&[("run", runs[1]), ("old_run", runs[0])], cols);
+    declared_frame(file, &declared, cols)
+}
+
 /// `flips.csv`.
-pub fn flips_frame(flips: &[Flip]) -> Result<DataFrame, String> {
+pub fn flips_frame(flips: &[Flip], runs: [&str; 2]) -> Result<DataFrame, String> {
     let s = |f: &dyn Fn(&Flip) -> String| Col::Str(flips.iter().map(|x| Some(f(x))).collect());
-    frame(vec![
+    let cols = vec![
         ("variant", s(&|f| f.variant.clone())),
         ("run_id", s(&|f| f.run_id.clone())),
-        ("turn", s(&|f| f.turn.clone())),
+        ("turn", Col::OptU64(flips.iter().map(|f| f.turn).collect())),
         ("source", s(&|f| f.source.clone())),
-        ("line", s(&|f| f.line.clone())),
+        ("line", Col::U64(flips.iter().map(|f| f.line).collect())),
         (
             "old_fires",
             Col::Bool(flips.iter().map(|f| f.old_fires).collect()),
@@ -279,17 +280,21 @@ pub fn flips_frame(flips: &[Flip]) -> Result<DataFrame, String> {
         ),
         ("old_reasons", s(&|f| f.old_reasons.clone())),
         ("new_reasons", s(&|f| f.new_reasons.clone())),
-        ("verdict", s(&|f| f.verdict.clone())),
+        (
+            "verdict",
+            Col::Str(flips.iter().map(|f| f.verdict.clone()).collect()),
+        ),
         (
             "new_safety_regression",
             Col::Bool(flips.iter().map(|f| f.new_regression).collect()),
         ),
-    ])
+    ];
+    diff_frame("flips.csv", runs, cols)
 }
 
 /// `metrics_diff.csv`.
-pub fn metrics_frame(m: &[MetricDelta]) -> Result<DataFrame, String> {
-    frame(vec![
+pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, String> {
+    let cols = vec![
         (
             "variant",
             Col::Str(m.iter().map(|x| Some(x.variant.clone())).collect()),
@@ -304,7 +309,8 @@ pub fn metrics_frame(m: &[MetricDelta]) -> Result<DataFrame, String> {
             "delta",
             Col::F64(m.iter().map(MetricDelta::delta).collect()),
         ),
-    ])
+    ];
+    diff_frame("metrics_diff.csv", runs, cols)
 }
 
 /// The files `diff` writes (by default into the new replay's folder; a
@@ -316,7 +322,11 @@ impl DiffResult {
     pub fn write_reports(&self, out: &Path) -> crate::Result<()> {
         let written = |p: &Path, e: String| crate::Error::Write(format!("{}: {e}", p.display()));
         std::fs::create_dir_all(out).map_err(|e| written(out, e.to_string()))?;
-        let frames = [flips_frame(&self.flips), metrics_frame(&self.metrics)];
+        let runs = [self.runs[0].as_str(), self.runs[1].as_str()];
+        let frames = [
+            flips_frame(&self.flips, runs),
+            metrics_frame(&self.metrics, runs),
+        ];
         for (name, df) in DIFF_FILES.into_iter().zip(frames) {
             let p = out.join(name);
             let mut df = df.map_err(|e| written(&p, e))?;
@@ -368,13 +378,45 @@ impl DiffResult {
 }
 
 impl Flip {
+    /// The flip between an old and a new row of decisions.csv (in
+    /// [`DECISION_COLS`] order); a field that is not what the replay
+    /// writes is a damaged folder.
+    fn of(old: &[String], new: &[String], path: &Path) -> Result<Flip, CannotJudge> {
+        let bad = |col: &str, v: &str, want: &str| {
+            CannotJudge(format!(
+                "{}: decisions.csv: {col} {v:?} is not {want}: the folder is damaged",
+                path.with_file_name("decisions.csv").display()
+            ))
+        };
+        let whole = |col, v: &str| v.parse::<u64>().map_err(|_| bad(col, v, "a whole number"));
+        let flag = |v: &str| match v {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            v => Err(bad("fires", v, "true or false")),
+        };
+        let text = |v: &String| (!v.is_empty()).then(|| v.clone());
+        Ok(Flip {
+            variant: new[0].clone(),
+            run_id: new[1].clone(),
+            turn: text(&new[2]).map(|t| whole("turn", &t)).transpose()?,
+            source: new[3].clone(),
+            line: whole("line", &new[4])?,
+            old_fires: flag(&old[5])?,
+            new_fires: flag(&new[5])?,
+            old_reasons: old[6].clone(),
+            new_reasons: new[6].clone(),
+            verdict: text(&new[7]),
+            new_regression: false,
+        })
+    }
+
     fn line_text(&self) -> String {
         let decision = |fires: bool| if fires { "fire" } else { "skip" };
         format!(
             "flip {} {}#{} ({}:{}): {} -> {}{}",
             self.variant,
             self.run_id,
-            self.turn,
+            self.turn.map_or(String::new(), |t| t.to_string()),
             self.source,
             self.line,
             decision(self.old_fires),
@@ -390,7 +432,38 @@ impl Flip {
 
 #[cfg(test)]
 mod tests {
-    use super::MetricDelta;
+    use super::{Flip, MetricDelta};
+
+    /// Fields of decisions.csv that are not what a replay writes were
+    /// copied into flips.csv as text; now the folder cannot be compared.
+    #[test]
+    fn a_damaged_decision_row_cannot_be_compared() {
+        let row = |line: &str, turn: &str, fires: &str| -> Vec<String> {
+            [
+                "smart",
+                "r",
+                turn,
+                "s.jsonl",
+                line,
+                fires,
+                "trivial_ack",
+                "",
+            ]
+            .map(str::to_string)
+            .to_vec()
+        };
+        let p = std::path::Path::new("new/summary.json");
+        let f = Flip::of(&row("3", "", "true"), &row("3", "", "false"), p).unwrap();
+        assert_eq!((f.line, f.turn, f.verdict), (3, None, None));
+        for (new, says) in [
+            (row("x", "1", "false"), "line \"x\" is not a whole number"),
+            (row("3", "-1", "false"), "turn \"-1\" is not a whole number"),
+            (row("3", "1", "yes"), "fires \"yes\" is not true or false"),
+        ] {
+            let e = Flip::of(&row("3", "1", "true"), &new, p).unwrap_err().0;
+            assert!(e.contains(says) && e.contains("new/decisions.csv"), "{e}");
+        }
+    }
 
     #[test]
     fn a_delta_has_no_float_noise() {

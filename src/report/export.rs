@@ -79,13 +79,28 @@ pub fn typed_frame(
     r: &ReplayReport,
     cols: Vec<(&str, Col)>,
 ) -> Result<DataFrame, String> {
-    let (run, declared) = (r.label, schema::table(file).columns_for(r.scope_keys));
-    // Every table opens with the run's label, one per row.
+    let declared = schema::table(file).columns_for(r.scope_keys);
+    // Every table opens with the run's label.
+    declared_frame(file, &declared, labelled(&[("run", r.label)], cols))
+}
+
+/// `cols` after a column per label (`run`, ...), one value per row.
+pub fn labelled<'a>(labels: &[(&'a str, &str)], cols: Vec<(&'a str, Col)>) -> Vec<(&'a str, Col)> {
     let rows = cols.first().map_or(0, |(_, c)| c.len());
-    let cols: Vec<(&str, Col)> =
-        std::iter::once(("run", Col::Str(vec![Some(run.to_string()); rows])))
-            .chain(cols)
-            .collect();
+    labels
+        .iter()
+        .map(|(name, value)| (*name, Col::Str(vec![Some(value.to_string()); rows])))
+        .chain(cols)
+        .collect()
+}
+
+/// Build the DataFrame of `cols` if they are the `declared` columns of
+/// `file` (names, order, types and nulls).
+pub fn declared_frame(
+    file: &str,
+    declared: &[schema::RunColumn],
+    cols: Vec<(&str, Col)>,
+) -> Result<DataFrame, String> {
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
     if !names.iter().eq(declared.iter().map(|c| &c.name)) {
         let declared: Vec<&str> = declared.iter().map(|c| c.name.as_str()).collect();

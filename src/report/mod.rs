@@ -19,7 +19,7 @@ mod tables;
 pub use staging::{abandon_in_progress_and_exit, check_out_dir, Staging};
 pub use streams::Streams;
 
-pub use export::{frame, write_all, write_csv, Col, Export, ReplayReport};
+pub use export::{declared_frame, labelled, write_all, write_csv, Col, Export, ReplayReport};
 pub use streams::STREAMED_FILES;
 use tables::{
     FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv,

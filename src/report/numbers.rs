@@ -5,9 +5,25 @@
 //! (`-0.047249999999999986`). The sums behind them are exact integers; this
 //! is only their last step to text, the same for CSV and JSON.
 
-/// Dollars, to the nearest millionth.
+/// Dollars, to the nearest millionth, and to at most 15 significant
+/// digits (what a double holds exactly as decimal text): past $1e9 the
+/// millionths go first, never into float noise.
 pub fn usd(x: Option<f64>) -> Option<f64> {
-    x.map(|x| (x * 1e6).round() / 1e6 + 0.0)
+    x.map(|x| {
+        if !x.is_finite() {
+            return x;
+        }
+        let whole_digits = if x.abs() >= 1.0 {
+            x.abs().log10().floor() as i64 + 1
+        } else {
+            1
+        };
+        let text = match whole_digits {
+            16.. => format!("{x:.14e}"),
+            _ => format!("{x:.*}", (15 - whole_digits).clamp(0, 6) as usize),
+        };
+        text.parse::<f64>().map_or(x, |r| r + 0.0)
+    })
 }
 
 /// Milliseconds (>= 0), to the nearest whole one.
@@ -67,6 +83,22 @@ mod tests {
         assert_eq!(sig_up(Some(0.5)), Some(0.5));
         assert_eq!(sig_up(Some(0.1234567891)), Some(0.123456790));
         assert_eq!(signed_ms(Some(-0.4)), Some(0));
+        // Past $1e9, 6 decimals would take more digits than a double
+        // holds: the text carried 17 (1234567890123.4568).
+        for x in [
+            1234567890123.4567,
+            98765432109.87654321,
+            1e18 / 7.0,
+            0.1 + 0.2,
+        ] {
+            let s = usd(Some(x)).unwrap().to_string();
+            let digits = s.trim_start_matches(['-', '0', '.']).replace('.', "");
+            assert!(digits.trim_end_matches('0').len() <= 15, "{s}");
+            assert!(
+                (usd(Some(x)).unwrap() - x).abs() <= 5e-7_f64.max(x.abs() * 1e-14),
+                "{s}"
+            );
+        }
         for x in [0.1 + 0.2, 1.0 / 3.0, 123.456789012345] {
             let s = sig(Some(x)).unwrap().to_string();
             let digits = s.trim_start_matches(['-', '0', '.']).replace('.', "");

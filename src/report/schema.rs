@@ -56,6 +56,9 @@ pub struct Column {
 #[derive(Clone, Copy, Debug)]
 pub struct Table {
     pub file: &'static str,
+    /// The command that writes it: `replay`, or `diff` (into the new
+    /// replay's folder by default).
+    pub written_by: &'static str,
     pub row: &'static str,
     pub columns: &'static [Column],
 }
@@ -109,7 +112,7 @@ impl Table {
                        "nullable": c.nullable, "meaning": c.meaning})
             })
             .collect();
-        json!({"row": self.row, "columns": columns})
+        json!({"written_by": self.written_by, "row": self.row, "columns": columns})
     }
 }
 
@@ -496,50 +499,159 @@ const MISMATCHES: &[Column] = &[
 pub const TABLES: [Table; 8] = [
     Table {
         file: "summary.csv",
+        written_by: "replay",
         row: "one row per variant",
         columns: SUMMARY,
     },
     Table {
         file: "segments.csv",
+        written_by: "replay",
         row: "one row per variant, dimension and value",
         columns: SEGMENTS,
     },
     Table {
         file: "floors.csv",
+        written_by: "replay",
         row: "one row per variant and reason of its gate",
         columns: FLOORS,
     },
     Table {
         file: "matrix.csv",
+        written_by: "replay",
         row: "one row per variant and cell of baseline decision by variant decision",
         columns: MATRIX,
     },
     Table {
         file: "regressions.csv",
+        written_by: "replay",
         row: "one row per safety regression (variant and turn)",
         columns: REGRESSIONS,
     },
     Table {
         file: "skips.csv",
+        written_by: "replay",
         row: "one row per variant and skipped draft (its saved calls), most skipped first",
         columns: SKIPS,
     },
     Table {
         file: "decisions.csv",
+        written_by: "replay",
         row: "one row per turn and variant (per --decisions)",
         columns: DECISIONS,
     },
     Table {
         file: "mismatches.csv",
+        written_by: "replay",
         row: "one row per turn where the baseline decides otherwise than production did",
         columns: MISMATCHES,
     },
+];
+
+/// The tables `diff` writes: the turns whose decision flipped and every
+/// metric side by side. `run` is the new replay's label.
+pub const DIFF_TABLES: [Table; 2] = [
+    Table {
+        file: "flips.csv",
+        written_by: "diff",
+        row: "one row per turn and variant whose decision differs between the two replays",
+        columns: FLIPS,
+    },
+    Table {
+        file: "metrics_diff.csv",
+        written_by: "diff",
+        row: "one row per variant and summary metric",
+        columns: METRICS_DIFF,
+    },
+];
+
+const OLD_RUN: Column = col("old_run", Str, "", "the old replay's label");
+
+const FLIPS: &[Column] = &[
+    col("run", Str, "", "the new replay's label"),
+    OLD_RUN,
+    col("variant", Str, "", "the variant's name"),
+    col("run_id", Str, "", "the recorded run id"),
+    opt("turn", U64, "", "the recorded turn number"),
+    col(
+        "source",
+        Str,
+        "",
+        "the input file (as the new replay names it)",
+    ),
+    col(
+        "line",
+        U64,
+        "",
+        "1-based line in source: with source, the turn's key in both replays",
+    ),
+    col(
+        "old_fires",
+        Bool,
+        "",
+        "whether the variant fired in the old replay",
+    ),
+    col("new_fires", Bool, "", "whether it fires in the new one"),
+    col(
+        "old_reasons",
+        Str,
+        "",
+        "the old decision's reasons, ;-separated",
+    ),
+    col(
+        "new_reasons",
+        Str,
+        "",
+        "the new decision's reasons, ;-separated",
+    ),
+    opt(
+        "verdict",
+        Str,
+        "",
+        "the recorded critic verdict, when a critic ran",
+    ),
+    col(
+        "new_safety_regression",
+        Bool,
+        "",
+        "the new replay skips a turn the critic revised or refused, and the old did not",
+    ),
+];
+
+const METRICS_DIFF: &[Column] = &[
+    col("run", Str, "", "the new replay's label"),
+    OLD_RUN,
+    col("variant", Str, "", "the variant's name"),
+    col(
+        "metric",
+        Str,
+        "",
+        "a column of summary.csv (booleans as 0 and 1)",
+    ),
+    opt(
+        "old",
+        F64,
+        "",
+        "the metric in the old replay; empty where undefined",
+    ),
+    opt(
+        "new",
+        F64,
+        "",
+        "the metric in the new replay; empty where undefined",
+    ),
+    opt(
+        "delta",
+        F64,
+        "",
+        "new - old, 9 significant digits; empty where either is",
+    ),
 ];
 
 /// The table written as `file`.
 pub fn table(file: &str) -> &'static Table {
     TABLES
         .iter()
+        .chain(DIFF_TABLES.iter())
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
 }
@@ -549,6 +661,7 @@ pub fn table(file: &str) -> &'static Table {
 pub fn to_json(keys: &[String]) -> Value {
     let tables: serde_json::Map<String, Value> = TABLES
         .iter()
+        .chain(DIFF_TABLES.iter())
         .map(|t| (t.file.to_string(), t.to_json(keys)))
         .collect();
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
@@ -583,7 +696,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_within_a_table() {
-        for t in TABLES {
+        for t in TABLES.iter().chain(DIFF_TABLES.iter()) {
             let mut names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
             names.sort();
             names.dedup();

@@ -219,7 +219,7 @@ fn diff_with_one_more_ack_pattern_lists_exactly_the_flipped_turns() {
     expect_code(&o, 0);
     let flips = std::fs::read_to_string(new.join("flips.csv")).unwrap();
     let rows: Vec<&str> = flips.lines().skip(1).collect();
-    assert_eq!(rows, vec!["smart,seed-2,3,datasets/seed.jsonl,9,true,false,no_ack_pattern,trivial_ack,approve,false"], "{flips}");
+    assert_eq!(rows, vec!["new,old,smart,seed-2,3,datasets/seed.jsonl,9,true,false,no_ack_pattern,trivial_ack,approve,false"], "{flips}");
 }
 
 #[test]

@@ -45,7 +45,11 @@ fn seed_scope_keys_become_columns_holding_the_recorded_values() {
             let line: usize = r["line"].parse().unwrap();
             let scope = &traffic[line - 1]["scope"];
             for key in ["tenant", "channel"] {
-                assert_eq!(r[&format!("scope_{key}")], cell(scope, key), "{file} line {line}");
+                assert_eq!(
+                    r[&format!("scope_{key}")],
+                    cell(scope, key),
+                    "{file} line {line}"
+                );
             }
         }
     }
@@ -76,7 +80,10 @@ fn the_default_keys_are_those_of_the_first_10000_turns_whatever_the_threads() {
     let mut headers = Vec::new();
     for threads in ["1", "2"] {
         let out = d.path(&format!("o{threads}"));
-        expect_code(&replay_in(&out, &[input, "--threads", threads, "--quiet"]), 0);
+        expect_code(
+            &replay_in(&out, &[input, "--threads", threads, "--quiet"]),
+            0,
+        );
         headers.push(header(&out.join("decisions.csv")));
     }
     let out = d.path("stdin");
@@ -103,17 +110,32 @@ fn the_default_keys_are_those_of_the_first_10000_turns_whatever_the_threads() {
 #[test]
 fn named_scope_columns_replace_the_found_ones() {
     let d = Dir::new();
-    for (arg, keys) in [("--scope-columns=channel", ",scope_channel"), ("--scope-columns=", "")] {
+    for (arg, keys) in [
+        ("--scope-columns=channel", ",scope_channel"),
+        ("--scope-columns=", ""),
+    ] {
         let out = d.path("o");
-        expect_code(&replay_in(&out, &["datasets/seed.jsonl", arg, "--quiet"]), 0);
+        expect_code(
+            &replay_in(&out, &["datasets/seed.jsonl", arg, "--quiet"]),
+            0,
+        );
         let decisions = header(&out.join("decisions.csv"));
-        assert!(decisions.contains(&format!(",scope{keys},intent,")), "{arg}: {decisions}");
+        assert!(
+            decisions.contains(&format!(",scope{keys},intent,")),
+            "{arg}: {decisions}"
+        );
         let regressions = header(&out.join("regressions.csv"));
-        assert!(regressions.ends_with(&format!(",scope{keys}")), "{arg}: {regressions}");
+        assert!(
+            regressions.ends_with(&format!(",scope{keys}")),
+            "{arg}: {regressions}"
+        );
     }
     let out = d.path("bad");
     expect_error(
-        &replay_in(&out, &["datasets/seed.jsonl", "--scope-columns", "tenant,tenant"]),
+        &replay_in(
+            &out,
+            &["datasets/seed.jsonl", "--scope-columns", "tenant,tenant"],
+        ),
         2,
         "--scope-columns: key \"tenant\" is named twice",
     );
