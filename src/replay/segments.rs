@@ -43,7 +43,7 @@ pub fn capped(s: &str, max: usize) -> Cow<'_, str> {
 /// A scope value as a segment label, borrowed when it is a plain string.
 pub fn raw_label(s: &str) -> Cow<'_, str> {
     if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
-        Cow::Borrowed(&s[1..s.len() - 1])
+        recorded(&s[1..s.len() - 1])
     } else {
         match serde_json::from_str::<Value>(s) {
             Ok(v) => Cow::Owned(scalar_label(&v)),
@@ -52,11 +52,22 @@ pub fn raw_label(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// A recorded value as a segment label: kept apart from the labels the
+/// tool writes itself ([`NONE`], [`OTHER`]) by double quotes when it is
+/// spelled like one.
+pub fn recorded(v: &str) -> Cow<'_, str> {
+    if v == NONE || v == OTHER {
+        Cow::Owned(format!("\"{v}\""))
+    } else {
+        Cow::Borrowed(v)
+    }
+}
+
 /// A JSON value as a segment label (`null` is `(none)`).
 pub fn scalar_label(v: &Value) -> String {
     match v {
         Value::Null => NONE.to_string(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => recorded(s).into_owned(),
         other => other.to_string(),
     }
 }

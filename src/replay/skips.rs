@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use super::segments::{recorded, NONE};
 use super::tally::{EventFacts, EventSums};
 use crate::gate::pyre::is_space;
 use crate::gate::{py_lower, py_strip};
@@ -67,9 +68,14 @@ pub fn normalise(draft: &str) -> String {
         }
         out.push_str(word);
     }
-    match out.char_indices().nth(MAX_DRAFT_CHARS) {
+    let out = match out.char_indices().nth(MAX_DRAFT_CHARS) {
         Some((cut, _)) => out[..cut].to_string(),
         None => out,
+    };
+    // A draft spelled like the folded row's label is kept apart from it.
+    match out == OTHER {
+        true => format!("\"{OTHER}\""),
+        false => out,
     }
 }
 
@@ -85,7 +91,8 @@ pub fn add(map: &mut SkipMap, key: &str, skip: &Skip) {
     let t = slot(map, key);
     t.count += 1;
     // Most saved calls repeat a language already counted: no allocation then.
-    let language = skip.language.unwrap_or("(none)");
+    let language = skip.language.map(recorded);
+    let language = language.as_deref().unwrap_or(NONE);
     match t.languages.get_mut(language) {
         Some(n) => *n += 1,
         None => {

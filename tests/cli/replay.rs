@@ -601,3 +601,32 @@ fn a_failed_run_leaves_the_earlier_report_as_it_was() {
     );
     assert!(before == snapshot(&out), "the earlier report changed");
 }
+
+/// A recorded value spelled like one of the tool's own labels (`(none)`
+/// for "not recorded", `(other)` for folded rows) was counted together
+/// with them; now it is its own row, written in double quotes.
+#[test]
+fn a_recorded_value_spelled_like_a_label_is_kept_apart() {
+    let d = Dir::new();
+    let input = d.write(
+        "t.jsonl",
+        concat!(
+            "{\"run_id\": \"a\", \"turn\": 0, \"draft\": \"ok\", \"language\": \"(none)\", \"intent_verdict\": {\"label\": \"(other)\", \"confidence\": 0.9}, \"scope\": {\"tenant\": \"(none)\"}}\n",
+            "{\"run_id\": \"b\", \"turn\": 0, \"draft\": \"ok\"}\n",
+        ),
+    );
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let turns = |dim: &str, value: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r["variant"] == "legacy" && r["dimension"] == dim && r["value"] == value)
+            .map(|r| r["turns"].clone())
+            .collect()
+    };
+    assert_eq!(turns("language", "(none)"), vec!["1"]);
+    assert_eq!(turns("language", "\"(none)\""), vec!["1"]);
+    assert_eq!(turns("intent", "\"(other)\""), vec!["1"]);
+    assert_eq!(turns("scope.tenant", "\"(none)\""), vec!["1"]);
+    assert_eq!(turns("scope.tenant", "(none)"), Vec::<String>::new());
+}
