@@ -76,20 +76,21 @@ pub fn decision(fires: bool) -> &'static str {
 /// Write `s` as one CSV field, quoted only when it must be.
 pub fn field(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
-    if !b.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+    // SIMD searches: most fields need no quotes, and a quoted one (a scope's
+    // JSON) is copied between its quotes in runs.
+    if memchr::memchr3(b',', b'"', b'\n', b).is_none() && memchr::memchr(b'\r', b).is_none() {
         out.extend_from_slice(b);
         return;
     }
-    // Fields are short: a byte loop into reserved room beats searching for
-    // each quote.
-    out.reserve(2 * b.len() + 2);
+    out.reserve(b.len() + 8);
     out.push(b'"');
-    for &c in b {
-        if c == b'"' {
-            out.push(b'"');
-        }
-        out.push(c);
+    let mut rest = b;
+    while let Some(i) = memchr::memchr(b'"', rest) {
+        out.extend_from_slice(&rest[..=i]);
+        out.push(b'"');
+        rest = &rest[i + 1..];
     }
+    out.extend_from_slice(rest);
     out.push(b'"');
 }
 
@@ -141,6 +142,41 @@ pub struct TurnFields {
     /// The last confidence formatted, as (bits, text): variants usually
     /// resolve the same confidence.
     confidence: Option<(u64, Vec<u8>)>,
+    scope_cells: ScopeCells,
+}
+
+/// The scope columns' cells of the scopes seen lately: the turns of a run
+/// share their scope, so each distinct scope is parsed once, not per turn.
+#[derive(Default)]
+struct ScopeCells(std::collections::HashMap<u64, (String, Vec<u8>), IdentityHash>);
+
+type IdentityHash = std::hash::BuildHasherDefault<crate::replay::hash::Identity>;
+
+impl ScopeCells {
+    /// Kept at most (then started afresh), so memory stays bounded.
+    const MAX: usize = 1024;
+
+    fn write(&mut self, out: &mut Vec<u8>, scope: Option<&str>, columns: &ScopeColumns) {
+        let (Some(raw), false) = (scope, columns.keys().is_empty()) else {
+            out.extend(std::iter::repeat_n(b',', columns.keys().len()));
+            return;
+        };
+        let h = xxhash_rust::xxh3::xxh3_64(raw.as_bytes());
+        if let Some((_, cells)) = self.0.get(&h).filter(|(r, _)| r == raw) {
+            out.extend_from_slice(cells);
+            return;
+        }
+        let mut cells = Vec::new();
+        for v in columns.values(Some(raw)) {
+            opt_cell(&mut cells, v.as_deref());
+        }
+        out.extend_from_slice(&cells);
+        if self.0.len() >= Self::MAX {
+            self.0.clear();
+        }
+        // (A hash collision replaces the entry: still correct, a miss.)
+        self.0.insert(h, (raw.to_string(), cells));
+    }
 }
 
 impl TurnFields {
@@ -161,9 +197,7 @@ impl TurnFields {
         m.clear();
         opt_cell(m, r.language);
         opt_cell(m, r.scope.map(|s| capped(s, MAX_SCOPE_BYTES)).as_deref());
-        for v in columns.values(r.scope) {
-            opt_cell(m, v.as_deref());
-        }
+        self.scope_cells.write(m, r.scope, columns);
         opt_cell(m, r.intent);
         push_u64(m, r.draft_chars);
         m.push(b',');
@@ -181,8 +215,10 @@ impl TurnFields {
     pub fn write(&mut self, out: &mut Vec<u8>, r: &Row) {
         out.extend_from_slice(&self.head);
         cell(out, r.variant);
-        cell(out, if r.fires { "true" } else { "false" });
-        cell(out, if r.baseline_fires { "true" } else { "false" });
+        // Constant cells need no scan for quotes.
+        let flag = |b: bool| if b { &b"true,"[..] } else { &b"false,"[..] };
+        out.extend_from_slice(flag(r.fires));
+        out.extend_from_slice(flag(r.baseline_fires));
         for (i, reason) in r.reasons.iter().enumerate() {
             if i > 0 {
                 out.push(b';');
