@@ -145,6 +145,20 @@ pub struct ConfigFile {
     pub variants: Option<Ordered<FrameworkLayer>>,
     pub cost: Option<CostConfig>,
     pub check: Option<CheckConfig>,
+    /// Axes of gate settings for `sweep` and `calibrate` (see
+    /// [`crate::grid`]); `replay` does not read it.
+    pub sweep: Option<SweepTable>,
+}
+
+/// `[sweep]`: gate keys, each with the values to try.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepTable {
+    pub metacognition_selective_gate: Option<Vec<bool>>,
+    pub metacognition_confidence_threshold: Option<Vec<f64>>,
+    pub metacognition_sensitive_tags: Option<Vec<Vec<String>>>,
+    pub read_only_tools: Option<Vec<Vec<String>>>,
+    pub metacognition_trivial_ack_patterns: Option<Vec<Vec<String>>>,
 }
 
 /// A named gate config to evaluate.
@@ -206,6 +220,12 @@ impl ConfigFile {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("{}: cannot read config: {e}", path.display())))?;
         ConfigFile::parse(&text, path)
+    }
+
+    /// The settings every variant starts from (the top-level keys over
+    /// symfonic's defaults).
+    pub fn shared_config(&self) -> FrameworkConfig {
+        self.shared().apply(&FrameworkConfig::default())
     }
 
     fn shared(&self) -> FrameworkLayer {

@@ -76,9 +76,15 @@ pub fn decision(fires: bool) -> &'static str {
 /// Write `s` as one CSV field, quoted only when it must be.
 pub fn field(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
-    // SIMD searches: most fields need no quotes, and a quoted one (a scope's
-    // JSON) is copied between its quotes in runs.
-    if memchr::memchr3(b',', b'"', b'\n', b).is_none() && memchr::memchr(b'\r', b).is_none() {
+    // Most fields need no quotes: short ones are checked byte by byte,
+    // long ones with SIMD searches; a quoted one (a scope's JSON) is
+    // copied between its quotes in runs.
+    let special = |c: &u8| matches!(c, b',' | b'"' | b'\n' | b'\r');
+    let plain = match b.len() {
+        0..16 => !b.iter().any(special),
+        _ => memchr::memchr3(b',', b'"', b'\n', b).is_none() && memchr::memchr(b'\r', b).is_none(),
+    };
+    if plain {
         out.extend_from_slice(b);
         return;
     }

@@ -1,0 +1,312 @@
+//! A sweep's grid: the product of the `[sweep]` axes as variants, named by
+//! the place of each value in its axis (`sel=1/ro=2/ack=0`, stable as long
+//! as the axes are). An axis that cannot change a decision of a variant's
+//! gate is not multiplied there: the threshold only matters with the
+//! selective gate off, read-only tools and ack patterns only with it on
+//! (see the spec's "The decision"); the sensitive tags matter to both.
+
+use crate::config::{ConfigError, FrameworkConfig, SweepTable, Variant};
+
+/// The most variants a grid may make.
+pub const MAX_VARIANTS: usize = 1000;
+
+/// A gate key a sweep can vary, in the order names and columns list them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    SelectiveGate,
+    Threshold,
+    SensitiveTags,
+    ReadOnlyTools,
+    AckPatterns,
+}
+
+impl Key {
+    pub const ALL: [Key; 5] = [
+        Key::SelectiveGate,
+        Key::Threshold,
+        Key::SensitiveTags,
+        Key::ReadOnlyTools,
+        Key::AckPatterns,
+    ];
+
+    /// The config key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Key::SelectiveGate => "metacognition_selective_gate",
+            Key::Threshold => "metacognition_confidence_threshold",
+            Key::SensitiveTags => "metacognition_sensitive_tags",
+            Key::ReadOnlyTools => "read_only_tools",
+            Key::AckPatterns => "metacognition_trivial_ack_patterns",
+        }
+    }
+
+    /// Its short name in variant names.
+    pub fn short(self) -> &'static str {
+        match self {
+            Key::SelectiveGate => "sel",
+            Key::Threshold => "thr",
+            Key::SensitiveTags => "tags",
+            Key::ReadOnlyTools => "ro",
+            Key::AckPatterns => "ack",
+        }
+    }
+
+    /// Whether the key can change a decision of the gate with the
+    /// selective flag `on`.
+    pub fn applies(self, on: bool) -> bool {
+        match self {
+            Key::SelectiveGate | Key::SensitiveTags => true,
+            Key::Threshold => !on,
+            Key::ReadOnlyTools | Key::AckPatterns => on,
+        }
+    }
+
+    /// Why the key is not multiplied under the flag `on`.
+    fn why_not(self, on: bool) -> &'static str {
+        match (self, on) {
+            (Key::Threshold, true) => "the smart gate does not look at confidence",
+            _ => "the legacy gate looks only at confidence and sensitive hits",
+        }
+    }
+}
+
+/// One value of an axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Setting {
+    Flag(bool),
+    Number(f64),
+    List(Vec<String>),
+}
+
+impl Setting {
+    fn apply(&self, key: Key, c: &mut FrameworkConfig) {
+        match (key, self) {
+            (Key::SelectiveGate, Setting::Flag(b)) => c.metacognition_selective_gate = *b,
+            (Key::Threshold, Setting::Number(x)) => c.metacognition_confidence_threshold = *x,
+            (Key::SensitiveTags, Setting::List(l)) => c.metacognition_sensitive_tags = l.clone(),
+            (Key::ReadOnlyTools, Setting::List(l)) => c.read_only_tools = l.clone(),
+            (Key::AckPatterns, Setting::List(l)) => c.metacognition_trivial_ack_patterns = l.clone(),
+            (k, s) => unreachable!("axis {} holds {s:?}", k.name()),
+        }
+    }
+}
+
+/// One swept key with its values, in the order written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub key: Key,
+    pub values: Vec<Setting>,
+}
+
+/// The variants of a sweep, and what was not multiplied (and why).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub axes: Vec<Axis>,
+    pub variants: Vec<Variant>,
+    pub notes: Vec<String>,
+}
+
+/// The axes `[sweep]` names, in [`Key::ALL`] order; each must hold at
+/// least one value and no value twice.
+fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
+    let lists = |v: &Option<Vec<Vec<String>>>| {
+        v.as_ref()
+            .map(|v| v.iter().cloned().map(Setting::List).collect::<Vec<_>>())
+    };
+    let found = [
+        t.metacognition_selective_gate
+            .as_ref()
+            .map(|v| v.iter().map(|b| Setting::Flag(*b)).collect::<Vec<_>>()),
+        t.metacognition_confidence_threshold
+            .as_ref()
+            .map(|v| v.iter().map(|x| Setting::Number(*x)).collect()),
+        lists(&t.metacognition_sensitive_tags),
+        lists(&t.read_only_tools),
+        lists(&t.metacognition_trivial_ack_patterns),
+    ];
+    let mut out = Vec::new();
+    for (key, values) in Key::ALL.into_iter().zip(found) {
+        let Some(values) = values else { continue };
+        if values.is_empty() {
+            return Err(ConfigError(format!(
+                "[sweep] {}: give at least one value, or leave the key out",
+                key.name()
+            )));
+        }
+        if let Some(i) = (1..values.len()).find(|&i| values[..i].contains(&values[i])) {
+            return Err(ConfigError(format!(
+                "[sweep] {}: value {} ({:?}) is listed twice",
+                key.name(),
+                i,
+                values[i]
+            )));
+        }
+        out.push(Axis { key, values });
+    }
+    if out.is_empty() {
+        return Err(ConfigError(
+            "[sweep] names no key: give gate keys with lists of values, e.g. metacognition_confidence_threshold = [0.5, 0.6, 0.7]".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The selective flag's values: the swept ones (with their place), else
+/// the shared setting alone.
+fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<usize>, bool)> {
+    match axes.iter().find(|a| a.key == Key::SelectiveGate) {
+        Some(a) => a
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Some(i), matches!(v, Setting::Flag(true))))
+            .collect(),
+        None => vec![(None, shared.metacognition_selective_gate)],
+    }
+}
+
+/// The variants under one value of the flag: the product of the axes that
+/// apply, in [`Key::ALL`] order, the last axis varying fastest.
+fn under_flag(axes: &[Axis], shared: &FrameworkConfig, (at, on): (Option<usize>, bool)) -> Vec<Variant> {
+    let mut config = shared.clone();
+    config.metacognition_selective_gate = on;
+    let first = Variant {
+        name: at.map_or(String::new(), |i| format!("sel={i}")),
+        config,
+    };
+    let mut out = vec![first];
+    for axis in axes.iter().filter(|a| a.key != Key::SelectiveGate && a.key.applies(on)) {
+        out = out
+            .iter()
+            .flat_map(|v| {
+                axis.values.iter().enumerate().map(move |(i, s)| {
+                    let mut config = v.config.clone();
+                    s.apply(axis.key, &mut config);
+                    let part = format!("{}={i}", axis.key.short());
+                    let name = match v.name.is_empty() {
+                        true => part,
+                        false => format!("{}/{part}", v.name),
+                    };
+                    Variant { name, config }
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// How many variants the grid makes (before any is built).
+fn count(axes: &[Axis], flags: &[(Option<usize>, bool)]) -> usize {
+    flags
+        .iter()
+        .map(|&(_, on)| {
+            axes.iter()
+                .filter(|a| a.key != Key::SelectiveGate && a.key.applies(on))
+                .fold(1usize, |n, a| n.saturating_mul(a.values.len()))
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
+/// What is not multiplied, once per key and flag value.
+fn notes(axes: &[Axis], flags: &[(Option<usize>, bool)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for &(_, on) in flags {
+        for a in axes.iter().filter(|a| !a.key.applies(on)) {
+            notes.push(format!(
+                "{} is not multiplied with metacognition_selective_gate = {on}: {}",
+                a.key.name(),
+                a.key.why_not(on)
+            ));
+        }
+    }
+    notes
+}
+
+impl Grid {
+    /// The grid of `[sweep]` over the shared settings.
+    pub fn new(t: &SweepTable, shared: &FrameworkConfig) -> Result<Grid, ConfigError> {
+        let axes = axes(t)?;
+        let flags = flag_values(&axes, shared);
+        let n = count(&axes, &flags);
+        if n > MAX_VARIANTS {
+            return Err(ConfigError(format!(
+                "[sweep] makes {n} variants; at most {MAX_VARIANTS} are evaluated in one pass: drop values, or split the sweep into several configs"
+            )));
+        }
+        let mut variants: Vec<Variant> = flags
+            .iter()
+            .flat_map(|&f| under_flag(&axes, shared, f))
+            .collect();
+        for v in &mut variants {
+            if v.name.is_empty() {
+                v.name = "sweep".into();
+            }
+            v.config
+                .validate()
+                .map_err(|e| ConfigError(format!("[sweep] variant {}: {e}", v.name)))?;
+        }
+        Ok(Grid {
+            notes: notes(&axes, &flags),
+            axes,
+            variants,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(toml_text: &str) -> Result<Grid, ConfigError> {
+        let t: SweepTable = toml::from_str(toml_text).unwrap();
+        Grid::new(&t, &FrameworkConfig::default())
+    }
+
+    /// The issue's example: thresholds multiply only the legacy gate,
+    /// read-only tools and ack patterns only the smart gate.
+    #[test]
+    fn axes_multiply_only_where_they_can_change_a_decision() {
+        let g = grid(
+            r#"
+            metacognition_selective_gate = [false, true]
+            metacognition_confidence_threshold = [0.5, 0.55, 0.6, 0.65, 0.7]
+            read_only_tools = [[], ["search_docs", "get_order"], ["search_docs", "get_order", "list_items"]]
+            metacognition_trivial_ack_patterns = [[], ["\\b(grazie|perfetto)\\b"]]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<&str> = g.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names.len(), 5 + 3 * 2);
+        assert_eq!(&names[..6], ["sel=0/thr=0", "sel=0/thr=1", "sel=0/thr=2", "sel=0/thr=3", "sel=0/thr=4", "sel=1/ro=0/ack=0"]);
+        assert_eq!(names[10], "sel=1/ro=2/ack=1");
+        let v = &g.variants[10].config;
+        assert!(v.metacognition_selective_gate);
+        assert_eq!(v.read_only_tools.len(), 3);
+        assert_eq!(v.metacognition_trivial_ack_patterns, vec!["\\b(grazie|perfetto)\\b"]);
+        assert_eq!(g.variants[3].config.metacognition_confidence_threshold, 0.65);
+        assert_eq!(g.notes.len(), 3, "{:?}", g.notes);
+        assert!(g.notes[0].starts_with("read_only_tools is not multiplied with metacognition_selective_gate = false"));
+        assert!(g.notes[2].contains("the smart gate does not look at confidence"));
+    }
+
+    #[test]
+    fn bad_grids_are_refused_with_the_reason() {
+        let e = grid("metacognition_confidence_threshold = []").unwrap_err().0;
+        assert!(e.contains("give at least one value"), "{e}");
+        let e = grid("metacognition_confidence_threshold = [0.5, 0.5]").unwrap_err().0;
+        assert!(e.contains("listed twice"), "{e}");
+        let e = grid("").unwrap_err().0;
+        assert!(e.contains("names no key"), "{e}");
+        let e = grid("metacognition_confidence_threshold = [1.5]").unwrap_err().0;
+        assert!(e.contains("[sweep] variant thr=0: metacognition_confidence_threshold must be in [0, 1]"), "{e}");
+        let many: Vec<String> = (0..40).map(|i| format!("[\"t{i}\"]")).collect();
+        let e = grid(&format!(
+            "metacognition_confidence_threshold = [{}]\nmetacognition_sensitive_tags = [{}]",
+            (0..30).map(|i| format!("0.{i:02}")).collect::<Vec<_>>().join(", "),
+            many.join(", ")
+        ))
+        .unwrap_err()
+        .0;
+        assert!(e.contains("makes 1200 variants; at most 1000"), "{e}");
+    }
+}
