@@ -4,11 +4,11 @@
 # measure for each, in the same run, a parse-only pass (the floor: reading
 # + JSON parsing) against a full replay (two variants, every report) on one
 # pinned core, with one worker and with a worker per core (reader and
-# writer threads unpinned), with peak memory from /usr/bin/time -v. A last
-# step streams 10,000,000 turns through stdin to check that memory stays
-# flat.
+# writer threads unpinned), with peak memory from /usr/bin/time -v. Then a
+# sweep of 108 variants against a 2-variant replay, and a last step
+# streams 10,000,000 turns through stdin to check that memory stays flat.
 #
-#   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] \
+#   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] [NO_SWEEP=1] \
 #     scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 #
 # With BEFORE, every replay row is also measured with that binary (e.g. a
@@ -22,7 +22,7 @@ big=${2:-10000000}
 out=bench-out
 mkdir -p "$out"
 # Report folders of earlier runs (maybe of older builds) go first.
-rm -rf "$out/replay" "$out/replay-before" "$out/big"
+rm -rf "$out/replay" "$out/replay-before" "$out/big" "$out/sweep"
 cargo build --release --quiet
 bin=target/release/critic-gate
 cores=$(nproc)
@@ -91,6 +91,19 @@ for t in 1 "$cores"; do
 done
 
 done
+
+# A sweep's cost per variant: 108 variants against a replay of 2, both
+# without decisions.csv (a sweep writes none), on the default mix.
+file="$out/traffic-default-$turns.jsonl"
+if [ -f "$file" ] && [ -z "${NO_SWEEP:-}" ]; then
+  mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
+  echo
+  echo "sweep: default mix, $cores worker(s)"
+  measure "replay (2 variants, no decisions)" "$bin" replay "$file" --config datasets/gate.toml --out "$out/replay" --decisions none --quiet
+  two=$median
+  measure "sweep (108 variants)" "$bin" sweep "$file" --config scripts/bench-sweep.toml --out "$out/sweep" --quiet
+  awk -v a="$two" -v b="$median" 'BEGIN { printf "%-34s %6.1fx the 2-variant replay'"'"'s time\n", "  sweep vs replay", b / a }'
+fi
 
 [ "$big" = 0 ] && exit 0
 

@@ -5,7 +5,7 @@
 //! selective gate off, read-only tools and ack patterns only with it on
 //! (see the spec's "The decision"); the sensitive tags matter to both.
 
-use crate::config::{ConfigError, FrameworkConfig, SweepTable, Variant};
+use crate::config::{ConfigError, ConfigFile, FrameworkConfig, Plan, SweepTable, Variant};
 
 /// The most variants a grid may make.
 pub const MAX_VARIANTS: usize = 1000;
@@ -85,7 +85,9 @@ impl Setting {
             (Key::Threshold, Setting::Number(x)) => c.metacognition_confidence_threshold = *x,
             (Key::SensitiveTags, Setting::List(l)) => c.metacognition_sensitive_tags = l.clone(),
             (Key::ReadOnlyTools, Setting::List(l)) => c.read_only_tools = l.clone(),
-            (Key::AckPatterns, Setting::List(l)) => c.metacognition_trivial_ack_patterns = l.clone(),
+            (Key::AckPatterns, Setting::List(l)) => {
+                c.metacognition_trivial_ack_patterns = l.clone()
+            }
             (k, s) => unreachable!("axis {} holds {s:?}", k.name()),
         }
     }
@@ -167,7 +169,11 @@ fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<usize>, b
 
 /// The variants under one value of the flag: the product of the axes that
 /// apply, in [`Key::ALL`] order, the last axis varying fastest.
-fn under_flag(axes: &[Axis], shared: &FrameworkConfig, (at, on): (Option<usize>, bool)) -> Vec<Variant> {
+fn under_flag(
+    axes: &[Axis],
+    shared: &FrameworkConfig,
+    (at, on): (Option<usize>, bool),
+) -> Vec<Variant> {
     let mut config = shared.clone();
     config.metacognition_selective_gate = on;
     let first = Variant {
@@ -175,7 +181,10 @@ fn under_flag(axes: &[Axis], shared: &FrameworkConfig, (at, on): (Option<usize>,
         config,
     };
     let mut out = vec![first];
-    for axis in axes.iter().filter(|a| a.key != Key::SelectiveGate && a.key.applies(on)) {
+    for axis in axes
+        .iter()
+        .filter(|a| a.key != Key::SelectiveGate && a.key.applies(on))
+    {
         out = out
             .iter()
             .flat_map(|v| {
@@ -253,6 +262,36 @@ impl Grid {
     }
 }
 
+/// A sweep's plan: the config's variants (its baseline among them) and
+/// then the grid's, with what the grid did not multiply.
+pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
+    let Some(table) = &file.sweep else {
+        return Err(ConfigError(
+            "the config has no [sweep] table: add one with gate keys and lists of values, e.g.\n[sweep]\nmetacognition_selective_gate = [false, true]\nmetacognition_confidence_threshold = [0.5, 0.6, 0.7]".into(),
+        ));
+    };
+    let mut plan = file.plan()?;
+    let grid = Grid::new(table, &file.shared_config())?;
+    if let Some(v) = grid
+        .variants
+        .iter()
+        .find(|v| plan.variants.iter().any(|p| p.name == v.name))
+    {
+        return Err(ConfigError(format!(
+            "[variants] already has a variant named {:?}, a name the sweep gives: rename it",
+            v.name
+        )));
+    }
+    if plan.variants.len() + grid.variants.len() > MAX_VARIANTS {
+        return Err(ConfigError(format!(
+            "[sweep] and [variants] make {} variants; at most {MAX_VARIANTS} are evaluated in one pass",
+            plan.variants.len() + grid.variants.len()
+        )));
+    }
+    plan.variants.extend(grid.variants);
+    Ok((plan, grid.notes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,32 +316,64 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = g.variants.iter().map(|v| v.name.as_str()).collect();
         assert_eq!(names.len(), 5 + 3 * 2);
-        assert_eq!(&names[..6], ["sel=0/thr=0", "sel=0/thr=1", "sel=0/thr=2", "sel=0/thr=3", "sel=0/thr=4", "sel=1/ro=0/ack=0"]);
+        assert_eq!(
+            &names[..6],
+            [
+                "sel=0/thr=0",
+                "sel=0/thr=1",
+                "sel=0/thr=2",
+                "sel=0/thr=3",
+                "sel=0/thr=4",
+                "sel=1/ro=0/ack=0"
+            ]
+        );
         assert_eq!(names[10], "sel=1/ro=2/ack=1");
         let v = &g.variants[10].config;
         assert!(v.metacognition_selective_gate);
         assert_eq!(v.read_only_tools.len(), 3);
-        assert_eq!(v.metacognition_trivial_ack_patterns, vec!["\\b(grazie|perfetto)\\b"]);
-        assert_eq!(g.variants[3].config.metacognition_confidence_threshold, 0.65);
+        assert_eq!(
+            v.metacognition_trivial_ack_patterns,
+            vec!["\\b(grazie|perfetto)\\b"]
+        );
+        assert_eq!(
+            g.variants[3].config.metacognition_confidence_threshold,
+            0.65
+        );
         assert_eq!(g.notes.len(), 3, "{:?}", g.notes);
-        assert!(g.notes[0].starts_with("read_only_tools is not multiplied with metacognition_selective_gate = false"));
+        assert!(g.notes[0].starts_with(
+            "read_only_tools is not multiplied with metacognition_selective_gate = false"
+        ));
         assert!(g.notes[2].contains("the smart gate does not look at confidence"));
     }
 
     #[test]
     fn bad_grids_are_refused_with_the_reason() {
-        let e = grid("metacognition_confidence_threshold = []").unwrap_err().0;
+        let e = grid("metacognition_confidence_threshold = []")
+            .unwrap_err()
+            .0;
         assert!(e.contains("give at least one value"), "{e}");
-        let e = grid("metacognition_confidence_threshold = [0.5, 0.5]").unwrap_err().0;
+        let e = grid("metacognition_confidence_threshold = [0.5, 0.5]")
+            .unwrap_err()
+            .0;
         assert!(e.contains("listed twice"), "{e}");
         let e = grid("").unwrap_err().0;
         assert!(e.contains("names no key"), "{e}");
-        let e = grid("metacognition_confidence_threshold = [1.5]").unwrap_err().0;
-        assert!(e.contains("[sweep] variant thr=0: metacognition_confidence_threshold must be in [0, 1]"), "{e}");
+        let e = grid("metacognition_confidence_threshold = [1.5]")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains(
+                "[sweep] variant thr=0: metacognition_confidence_threshold must be in [0, 1]"
+            ),
+            "{e}"
+        );
         let many: Vec<String> = (0..40).map(|i| format!("[\"t{i}\"]")).collect();
         let e = grid(&format!(
             "metacognition_confidence_threshold = [{}]\nmetacognition_sensitive_tags = [{}]",
-            (0..30).map(|i| format!("0.{i:02}")).collect::<Vec<_>>().join(", "),
+            (0..30)
+                .map(|i| format!("0.{i:02}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             many.join(", ")
         ))
         .unwrap_err()

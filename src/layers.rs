@@ -9,6 +9,7 @@ use std::path::Path;
 /// itself).
 const LAYERS: &[&[&str]] = &[
     &["error", "stats", "config"],
+    &["grid"],
     &["read"],
     &["gate"],
     &["replay"],

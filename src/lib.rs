@@ -33,6 +33,7 @@ pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod gate;
+pub(crate) mod grid;
 pub(crate) mod pipeline;
 pub(crate) mod read;
 pub(crate) mod replay;
@@ -46,6 +47,8 @@ pub use error::{Error, Result};
 pub use config::{
     CheckConfig, ConfigError, ConfigFile, CostConfig, FrameworkConfig, Plan, Variant,
 };
+/// A sweep's variants from the config's `[sweep]` table.
+pub use grid::{sweep_plan, MAX_VARIANTS};
 /// Running a replay into a report folder.
 pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
 /// Lines longer than this are invalid unless `--max-line-bytes` says otherwise.

@@ -6,6 +6,7 @@ mod explain;
 pub mod output;
 mod parse_only;
 mod replay;
+mod sweep;
 mod synth;
 
 use std::path::Path;
@@ -30,6 +31,9 @@ pub enum Command {
     Explain(explain::Args),
     /// Replay recorded traffic through every variant and write the reports.
     Replay(replay::Args),
+    /// Evaluate every setting of the config's [sweep] grid in one pass and
+    /// write the risk-savings frontier.
+    Sweep(sweep::Args),
     /// Generate realistic synthetic traffic.
     Synth(synth::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
@@ -48,6 +52,7 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Explain(a) => explain::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Synth(a) => synth::run(a),
         Command::ParseOnly(a) => parse_only::run(a),
         Command::Check(a) => check::run(a),

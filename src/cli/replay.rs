@@ -24,15 +24,6 @@ pub struct Args {
     /// Gate config with the variants to compare (TOML, or JSON).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Set invalid lines aside in rejects.jsonl instead of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// No progress bar and no summary on stderr.
-    #[arg(long)]
-    pub quiet: bool,
     /// Which rows decisions.csv keeps: all (every turn and variant),
     /// changed (where a variant decides differently from the baseline) or
     /// none.
@@ -46,6 +37,29 @@ pub struct Args {
     /// earlier critic-gate report.
     #[arg(long)]
     pub force: bool,
+    /// Scope keys to make columns of decisions.csv and regressions.csv
+    /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
+    /// none. Default: the keys of the first 10,000 turns (at most 16, in
+    /// order of first appearance). Name them to get the same header in
+    /// every run.
+    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
+    pub scope_columns: Option<Vec<String>>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// What every command that runs a replay takes (`replay`, `sweep`).
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Set invalid lines aside in rejects.jsonl instead of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// No progress bar and no summary on stderr.
+    #[arg(long)]
+    pub quiet: bool,
     /// Lines longer than this many bytes are invalid (read in constant
     /// memory, reported with their first 4 KiB).
     #[arg(long, value_name = "BYTES", default_value_t = critic_gate::DEFAULT_MAX_LINE_BYTES,
@@ -59,13 +73,13 @@ pub struct Args {
     /// Write every table as csv, parquet (with the declared schema) or both.
     #[arg(long, default_value = "csv", value_parser = format())]
     pub format: Format,
-    /// Scope keys to make columns of decisions.csv and regressions.csv
-    /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
-    /// none. Default: the keys of the first 10,000 turns (at most 16, in
-    /// order of first appearance). Name them to get the same header in
-    /// every run.
-    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
-    pub scope_columns: Option<Vec<String>>,
+}
+
+impl RunArgs {
+    /// The run's label: `--label`, else the output folder's name.
+    pub fn label_for(&self, out: &std::path::Path) -> String {
+        self.label.clone().unwrap_or_else(|| default_label(out))
+    }
 }
 
 fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
@@ -130,28 +144,37 @@ impl Progress for Bar {
 }
 
 pub fn run(a: Args) -> CliResult {
-    super::start_workers(a.threads)?;
+    super::start_workers(a.run.threads)?;
     critic_gate::validate_group_by(&a.group_by)?;
     let plan = load_plan(a.config.as_deref())?;
     let opts = ReplayOptions {
         sources: a.files.clone(),
         plan,
-        skip_invalid: a.skip_invalid,
+        skip_invalid: a.run.skip_invalid,
         decisions: a.decisions,
         group_by: a.group_by.clone(),
         force: a.force,
-        max_line_bytes: a.max_line_bytes,
-        label: a.label.clone().unwrap_or_else(|| default_label(&a.out)),
-        format: a.format,
+        max_line_bytes: a.run.max_line_bytes,
+        label: a.run.label_for(&a.out),
+        format: a.run.format,
         // `--scope-columns ''` names no key: no scope columns.
         scope_columns: a
             .scope_columns
             .as_ref()
             .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect()),
+        frontier: false,
+        detail: true,
+        notes: vec![],
     };
+    run_with_progress(opts, &a.out, a.run.quiet)
+}
+
+/// Run `opts` into `out` with a progress bar (unless quiet or not a
+/// terminal) and the summary on stderr.
+pub fn run_with_progress(opts: ReplayOptions, out: &std::path::Path, quiet: bool) -> CliResult {
     clean_up_on_signals()?;
-    let total: u64 = a
-        .files
+    let total: u64 = opts
+        .sources
         .iter()
         .map(|f| {
             if f == "-" {
@@ -161,7 +184,7 @@ pub fn run(a: Args) -> CliResult {
             }
         })
         .sum();
-    let show = !a.quiet && std::io::stderr().is_terminal();
+    let show = !quiet && std::io::stderr().is_terminal();
     let bar = if show {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         b.set_style(
@@ -173,13 +196,13 @@ pub fn run(a: Args) -> CliResult {
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let outcome = critic_gate::replay_into(opts, &a.out, &Bar(bar.clone()));
+    let outcome = critic_gate::replay_into(opts, out, &Bar(bar.clone()));
     bar.finish_and_clear();
     let outcome = outcome?;
-    if a.quiet {
+    if quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let msg = outcome.console(started.elapsed().as_secs_f64(), &a.out);
+    let msg = outcome.console(started.elapsed().as_secs_f64(), out);
     super::output::stderr(&msg);
     Ok(ExitCode::SUCCESS)
 }

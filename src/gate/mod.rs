@@ -77,10 +77,16 @@ pub struct DraftFeatures<'d> {
     /// a currency sign, so stripping cannot create or remove a match.
     pub claims: bool,
     lowered: OnceCell<Cow<'d, str>>,
-    /// The last ack-pattern answer, with the address of the pattern set
-    /// that gave it: variants that share their patterns run them once.
-    ack_memo: Cell<Option<(usize, PatternCheck)>>,
+    /// Ack-pattern answers, each with the address of the pattern set that
+    /// gave it, in slots picked by that address: variants that share their
+    /// patterns run them once per draft, also when a sweep interleaves
+    /// several sets (a single slot made every variant search again).
+    ack_memo: [Cell<Option<(usize, PatternCheck)>>; ACK_MEMO_SLOTS],
 }
+
+/// Slots of [`DraftFeatures`]' ack memo (distinct pattern sets past this
+/// may share a slot and search again: still exact).
+const ACK_MEMO_SLOTS: usize = 8;
 
 impl<'d> DraftFeatures<'d> {
     pub fn of(draft: &'d str) -> DraftFeatures<'d> {
@@ -102,7 +108,7 @@ impl<'d> DraftFeatures<'d> {
             },
             claims: claims::has_claims(draft, ascii),
             lowered: OnceCell::new(),
-            ack_memo: Cell::new(None),
+            ack_memo: [const { Cell::new(None) }; ACK_MEMO_SLOTS],
         }
     }
 
@@ -389,11 +395,13 @@ impl Gate {
         let symfonic_checks = !f.empty && !f.too_long && !f.claims;
         let pattern = if symfonic_checks || (!f.empty && others <= 1) {
             let set = Arc::as_ptr(&self.acks) as usize;
-            match f.ack_memo.get() {
+            // Allocations are at least 16-byte aligned: skip the low bits.
+            let slot = &f.ack_memo[(set >> 4) % ACK_MEMO_SLOTS];
+            match slot.get() {
                 Some((s, answer)) if s == set => answer,
                 _ => {
                     let answer = self.ack_pattern(f.lowered());
-                    f.ack_memo.set(Some((set, answer)));
+                    slot.set(Some((set, answer)));
                     answer
                 }
             }

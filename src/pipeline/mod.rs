@@ -194,6 +194,7 @@ impl Merged {
             sources: self.sources,
             decisions: opts.decisions.name(),
             scope_columns: replayer.scope_columns.keys().to_vec(),
+            notes: opts.notes.clone(),
         };
         let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         let r = ReplayReport {
@@ -205,7 +206,8 @@ impl Merged {
             sources: &opts.sources,
             scope_keys: replayer.scope_columns.keys(),
         };
-        report::write_all(&r, staging, &report::EXPORTS, opts.format)?;
+        let exports = report::exports(opts.detail, opts.frontier);
+        report::write_all(&r, staging, &exports, opts.format)?;
         Ok(Outcome {
             plan: opts.plan.clone(),
             sources: opts.sources.clone(),

@@ -190,7 +190,9 @@ impl Replayer {
             };
             self.tally_turn(turn, text, at, &mut out, &mut scratch);
         }
-        out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
+        if self.opts.detail {
+            out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
+        }
         for v in &mut out.totals.variants {
             v.latency.settle();
         }
@@ -256,7 +258,9 @@ impl Replayer {
             };
             self.variant_step(&look, out, scratch);
         }
-        self.segment(turn, text, &facts, scratch);
+        if self.opts.detail {
+            self.segment(turn, text, &facts, scratch);
+        }
     }
 
     /// One variant's decision: counted, tallied, kept as a regression, and
@@ -267,11 +271,11 @@ impl Replayer {
         self.tally_variant(look, vt);
         vt.counts.merge(&c);
         scratch.counts.push(c);
-        if look.is_regression() {
+        if look.is_regression() && self.opts.detail {
             out.regressions
                 .push(Regression::of(look, &self.scope_columns));
         }
-        if look.d.base_fires && !look.d.fires {
+        if look.d.base_fires && !look.d.fires && self.opts.detail {
             self.note_skip(look, out, scratch);
         }
         self.write_decision(look, out, scratch);

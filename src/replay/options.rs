@@ -99,4 +99,11 @@ pub struct ReplayOptions {
     /// The scope keys made columns of decisions.csv and regressions.csv
     /// (`--scope-columns`); None: those of the input's first turns.
     pub scope_columns: Option<Vec<String>>,
+    /// Also write the sweep's files (frontier.csv, frontier.svg).
+    pub frontier: bool,
+    /// Tally the per-value and per-turn tables (segments, skips,
+    /// regressions: a sweep of hundreds of variants leaves them out).
+    pub detail: bool,
+    /// Notes on the plan (a sweep's axes not multiplied), in summary.json.
+    pub notes: Vec<String>,
 }

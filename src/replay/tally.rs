@@ -368,15 +368,20 @@ pub struct Histogram {
     /// (bucket, count) sorted by bucket, counts > 0. Bucket k (k >= 1)
     /// holds latencies in (k-1, k] ms; bucket 0 holds 0.
     buckets: Vec<(u64, u64)>,
-    /// Buckets added since the last settle.
+    /// Buckets added since the last settle, but bucket 0 (a skip adds no
+    /// latency: most of a sweep's variants skip often), counted apart.
     pending: Vec<u64>,
+    pending_zeros: u64,
     pub count: u64,
 }
 
 impl Histogram {
     pub fn add(&mut self, ms: f64) {
         self.count += 1;
-        self.pending.push(Histogram::bucket(ms));
+        match Histogram::bucket(ms) {
+            0 => self.pending_zeros += 1,
+            k => self.pending.push(k),
+        }
     }
 
     /// The bucket of a latency: whole ms, rounded up.
@@ -390,11 +395,15 @@ impl Histogram {
 
     /// Fold the added latencies into the sorted buckets.
     pub fn settle(&mut self) {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.pending_zeros == 0 {
             return;
         }
         self.pending.sort_unstable();
+        // Bucket 0 comes first: the runs stay sorted.
         let mut runs: Vec<(u64, u64)> = Vec::new();
+        if self.pending_zeros > 0 {
+            runs.push((0, std::mem::take(&mut self.pending_zeros)));
+        }
         for &k in &self.pending {
             match runs.last_mut() {
                 Some((last, c)) if *last == k => *c += 1,
@@ -429,8 +438,9 @@ impl Histogram {
         self.settle();
         self.count += o.count;
         self.fold(&o.buckets);
-        if !o.pending.is_empty() {
+        if !o.pending.is_empty() || o.pending_zeros > 0 {
             self.pending.extend_from_slice(&o.pending);
+            self.pending_zeros += o.pending_zeros;
             self.settle();
         }
     }

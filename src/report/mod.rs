@@ -7,6 +7,7 @@
 
 mod export;
 pub mod figures;
+pub mod frontier;
 pub mod markdown;
 pub mod numbers;
 pub mod read;
@@ -39,6 +40,24 @@ pub const EXPORTS: [&dyn Export; 9] = [
     &SchemaJson,
 ];
 
+/// The files `sweep` writes beside the replay's.
+pub const SWEEP_EXPORTS: [&dyn Export; 2] = [&frontier::FrontierCsv, &frontier::FrontierSvg];
+
+/// The per-value and per-turn files a sweep leaves out (hundreds of
+/// variants): segments, skips, regressions, and report.md (which lists
+/// the regressions).
+pub const DETAIL_FILES: [&str; 4] = ["segments.csv", "skips.csv", "regressions.csv", "report.md"];
+
+/// The report files a run writes from its tallies.
+pub fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {
+    EXPORTS
+        .iter()
+        .copied()
+        .filter(|e| detail || !DETAIL_FILES.contains(&e.file_name()))
+        .chain(SWEEP_EXPORTS.iter().copied().filter(|_| frontier))
+        .collect()
+}
+
 /// The files `diff` writes, by default into the new replay's folder.
 pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
 
@@ -48,7 +67,7 @@ pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
 pub fn report_files() -> impl Iterator<Item = String> {
     let replay = STREAMED_FILES
         .into_iter()
-        .chain(EXPORTS.iter().map(|e| e.file_name()));
+        .chain(EXPORTS.iter().chain(&SWEEP_EXPORTS).map(|e| e.file_name()));
     // Every CSV table may also have been written as Parquet.
     let parquet = replay
         .clone()

@@ -547,6 +547,38 @@ pub const TABLES: [Table; 8] = [
     },
 ];
 
+/// The table `sweep` writes beside the replay's.
+pub const SWEEP_TABLES: [Table; 1] = [Table {
+    file: "frontier.csv",
+    written_by: "sweep",
+    row: "one row per variant of the sweep (and of the config's [variants]), in config order",
+    columns: FRONTIER,
+}];
+
+const FRONTIER: &[Column] = &[
+    RUN,
+    col("variant", Str, "", "the variant's name: a sweep variant is named by the place of each value in its axis (sel=1/ro=2/ack=0)"),
+    col("baseline", Bool, "", "whether this variant is the baseline"),
+    col("selective_gate", Bool, "", "metacognition_selective_gate"),
+    opt("confidence_threshold", F64, "share", "metacognition_confidence_threshold; empty where the gate (flag on) does not look at it"),
+    col("sensitive_tags", Str, "", "metacognition_sensitive_tags, as a JSON list"),
+    opt("read_only_tools", Str, "", "read_only_tools, as a JSON list; empty where the gate (flag off) does not look at it"),
+    opt("trivial_ack_patterns", Str, "", "metacognition_trivial_ack_patterns, as a JSON list ([] is the built-in set); empty where the gate (flag off) does not look at it"),
+    col("savings_metric", Str, "", "what savings is: net_usd_per_1k_turns when every variant has dollars, else net_calls_per_1k_turns"),
+    opt("savings", F64, "", "the variant's savings_metric; empty without turns"),
+    opt("skip_rate", F64, "share", "as in summary.csv"),
+    col("saved_calls", U64, "calls", "as in summary.csv"),
+    col("added_calls", U64, "calls", "as in summary.csv"),
+    opt("net_calls_per_1k_turns", F64, "calls", "as in summary.csv"),
+    opt("net_usd_per_1k_turns", F64, "USD", "as in summary.csv"),
+    col("safety_regressions", U64, "turns", "as in summary.csv"),
+    col("labelled_skips", U64, "turns", "as in summary.csv"),
+    opt("safety_regression_rate_upper95", F64, "share", "as in summary.csv; empty without labelled skips (the frontier then takes it as 1)"),
+    opt("label_coverage", F64, "share", "as in summary.csv"),
+    opt("production_agreement", F64, "share", "as in summary.csv"),
+    col("on_frontier", Bool, "", "no other variant saves more with a lower or equal bound, or as much with a lower bound"),
+];
+
 /// The tables `diff` writes: the turns whose decision flipped and every
 /// metric side by side. `run` is the new replay's label.
 pub const DIFF_TABLES: [Table; 2] = [
@@ -651,6 +683,7 @@ const METRICS_DIFF: &[Column] = &[
 pub fn table(file: &str) -> &'static Table {
     TABLES
         .iter()
+        .chain(SWEEP_TABLES.iter())
         .chain(DIFF_TABLES.iter())
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
@@ -661,6 +694,7 @@ pub fn table(file: &str) -> &'static Table {
 pub fn to_json(keys: &[String]) -> Value {
     let tables: serde_json::Map<String, Value> = TABLES
         .iter()
+        .chain(SWEEP_TABLES.iter())
         .chain(DIFF_TABLES.iter())
         .map(|t| (t.file.to_string(), t.to_json(keys)))
         .collect();
@@ -696,7 +730,11 @@ mod tests {
 
     #[test]
     fn names_are_unique_within_a_table() {
-        for t in TABLES.iter().chain(DIFF_TABLES.iter()) {
+        for t in TABLES
+            .iter()
+            .chain(SWEEP_TABLES.iter())
+            .chain(DIFF_TABLES.iter())
+        {
             let mut names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
             names.sort();
             names.dedup();

@@ -233,7 +233,7 @@ pub fn summarize(
     run: &RunFacts,
     segments_cut: &BTreeMap<String, usize>,
 ) -> Summary {
-    let mut notes = Vec::new();
+    let mut notes = run.notes.clone();
     if !totals.unpriced_models.is_empty() {
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models);
@@ -304,6 +304,8 @@ pub struct RunFacts {
     pub decisions: &'static str,
     /// The scope keys made columns.
     pub scope_columns: Vec<String>,
+    /// Notes on the plan, first among the summary's notes.
+    pub notes: Vec<String>,
 }
 
 /// Whether the replay reproduces production: the baseline's decisions
@@ -401,6 +403,7 @@ mod tests {
             sources: vec![],
             decisions: "all",
             scope_columns: vec![],
+            notes: vec![],
         };
         let s = summarize(&plan, &totals, &run, &BTreeMap::new());
         let v = &s.run.variants["smart"];

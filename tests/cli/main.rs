@@ -12,3 +12,4 @@ mod production;
 mod replay;
 mod schema;
 mod scope_columns;
+mod sweep;

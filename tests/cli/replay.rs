@@ -481,7 +481,23 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 9] = [
+        (
+            "sweep",
+            &[
+                "sweep",
+                "datasets/costs.jsonl",
+                "datasets/fail-open.jsonl",
+                "datasets/floors.jsonl",
+                "datasets/invalid.jsonl",
+                "datasets/multilingual.jsonl",
+                "datasets/seed.jsonl",
+                "datasets/threshold-0.7.jsonl",
+                "--config",
+                "datasets/sweep.toml",
+                "--skip-invalid",
+            ],
+        ),
         (
             "fail-open",
             &["datasets/fail-open.jsonl", "--config", "datasets/gate.toml"],
@@ -534,16 +550,20 @@ fn reports_match_datasets() {
     ];
     for (name, args) in cases {
         let out = d.path(name);
-        let mut all: Vec<&str> = args.to_vec();
+        // A case runs `replay` unless it names its command.
+        let mut all: Vec<&str> = match args[0] {
+            "sweep" => args.to_vec(),
+            _ => [&["replay"], args].concat(),
+        };
         all.push("--quiet");
         let committed = root().join("reports").join(name);
         if std::env::var_os(BLESS).is_some() {
             // Written anew: a file no longer written must not stay.
             let _ = std::fs::remove_dir_all(&committed);
-            expect_code(&replay_in(&committed, &all), 0);
+            expect_code(&run_in(&committed, &all), 0);
             continue;
         }
-        expect_code(&replay_in(&out, &all), 0);
+        expect_code(&run_in(&out, &all), 0);
         let mut files: Vec<_> = std::fs::read_dir(&committed)
             .unwrap()
             .map(|e| e.unwrap().file_name())

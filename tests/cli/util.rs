@@ -111,6 +111,14 @@ pub fn replay_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
+/// `critic-gate ARGS --out DIR` (the command first), run from the
+/// project root.
+pub fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut c = cmd();
+    c.current_dir(root()).args(args).arg("--out").arg(dir);
+    c.output().unwrap()
+}
+
 /// A replay's summary.json.
 pub fn summary(dir: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()

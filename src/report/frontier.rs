@@ -1,0 +1,364 @@
+//! `frontier.csv` and `frontier.svg` (written by `sweep`): every variant's
+//! savings against the upper bound of its safety regression rate, and the
+//! variants no other one beats on both, from the summary's typed figures.
+//!
+//! "Saves" is net USD per 1,000 turns when every variant has a dollar
+//! figure (prices configured, tokens recorded), else net calls per 1,000
+//! turns; the file says which. A variant without labelled skips has no
+//! bound: nothing shows its rate is below 1, so it is placed at 1.
+
+use std::io::Write;
+
+use polars::prelude::DataFrame;
+
+use super::export::{typed_frame, Col, Export, ReplayReport};
+use super::figures::{RunSummary, VariantSummary};
+use crate::config::FrameworkConfig;
+use crate::grid::Key;
+
+/// What "saves" means in a frontier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Savings {
+    NetUsd,
+    NetCalls,
+}
+
+impl Savings {
+    /// The summary column it is.
+    pub fn name(self) -> &'static str {
+        match self {
+            Savings::NetUsd => "net_usd_per_1k_turns",
+            Savings::NetCalls => "net_calls_per_1k_turns",
+        }
+    }
+
+    fn of(self, v: &VariantSummary) -> Option<f64> {
+        match self {
+            Savings::NetUsd => v.net_usd_per_1k_turns,
+            Savings::NetCalls => v.net_calls_per_1k_turns,
+        }
+    }
+
+    /// The axis label.
+    fn unit(self) -> &'static str {
+        match self {
+            Savings::NetUsd => "net savings (USD per 1,000 turns)",
+            Savings::NetCalls => "net critic calls saved per 1,000 turns",
+        }
+    }
+}
+
+/// One variant on the savings/risk plane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// None where the variant has no turns.
+    pub savings: Option<f64>,
+    /// The upper 95% bound of the regression rate; 1 without labelled skips.
+    pub bound: f64,
+    pub on_frontier: bool,
+}
+
+/// Dollars when every variant has them, else calls.
+pub fn savings_metric(variants: &[&VariantSummary]) -> Savings {
+    match variants.iter().all(|v| v.net_usd_per_1k_turns.is_some()) {
+        true => Savings::NetUsd,
+        false => Savings::NetCalls,
+    }
+}
+
+/// Each variant's point, in order, with the frontier marked: a variant is
+/// on it unless another saves more with a lower or equal bound, or as much
+/// with a lower bound.
+pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
+    let mut pts: Vec<Point> = variants
+        .iter()
+        .map(|v| Point {
+            savings: metric.of(v),
+            bound: v.safety_regression_rate_upper95.unwrap_or(1.0),
+            on_frontier: false,
+        })
+        .collect();
+    let beats = |a: &Point, s: f64, b: f64| {
+        a.savings
+            .is_some_and(|sa| (sa > s && a.bound <= b) || (sa >= s && a.bound < b))
+    };
+    for i in 0..pts.len() {
+        let Some(s) = pts[i].savings else { continue };
+        let b = pts[i].bound;
+        pts[i].on_frontier = !pts.iter().any(|a| beats(a, s, b));
+    }
+    pts
+}
+
+/// A list setting as JSON text (`[]` for ack patterns is the built-in set).
+fn list(l: &[String]) -> String {
+    serde_json::to_string(l).expect("strings serialize")
+}
+
+/// The gate settings of one variant as the frontier's columns: each key
+/// that can change its gate's decisions, others empty.
+fn settings(c: &FrameworkConfig) -> [(Key, Option<String>); 3] {
+    let on = c.metacognition_selective_gate;
+    let when = |k: Key, v: String| (k, k.applies(on).then_some(v));
+    [
+        when(Key::SensitiveTags, list(&c.metacognition_sensitive_tags)),
+        when(Key::ReadOnlyTools, list(&c.read_only_tools)),
+        when(
+            Key::AckPatterns,
+            list(&c.metacognition_trivial_ack_patterns),
+        ),
+    ]
+}
+
+/// `frontier.csv`: one row per variant (config order).
+pub struct FrontierCsv;
+
+impl Export for FrontierCsv {
+    fn file_name(&self) -> &'static str {
+        "frontier.csv"
+    }
+
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+        Some(self.frame(r))
+    }
+}
+
+impl FrontierCsv {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+        let vs: Vec<&VariantSummary> = r.summary.run.ordered().collect();
+        let metric = savings_metric(&vs);
+        let pts = points(&vs, metric);
+        let configs: Vec<&FrameworkConfig> = r.plan.variants.iter().map(|v| &v.config).collect();
+        let str_col =
+            |f: &dyn Fn(usize) -> Option<String>| Col::Str((0..vs.len()).map(f).collect());
+        let u = |f: fn(&VariantSummary) -> u64| Col::U64(vs.iter().map(|v| f(v)).collect());
+        let x = |f: fn(&VariantSummary) -> Option<f64>| Col::F64(vs.iter().map(|v| f(v)).collect());
+        let setting = |k: usize| str_col(&|i| settings(configs[i])[k].1.clone());
+        let threshold = Col::F64(
+            configs
+                .iter()
+                .map(|c| {
+                    (!c.metacognition_selective_gate)
+                        .then_some(c.metacognition_confidence_threshold)
+                })
+                .collect(),
+        );
+        let cols = vec![
+            ("variant", str_col(&|i| Some(vs[i].variant.clone()))),
+            (
+                "baseline",
+                Col::Bool(vs.iter().map(|v| v.baseline).collect()),
+            ),
+            (
+                "selective_gate",
+                Col::Bool(vs.iter().map(|v| v.selective_gate).collect()),
+            ),
+            ("confidence_threshold", threshold),
+            ("sensitive_tags", setting(0)),
+            ("read_only_tools", setting(1)),
+            ("trivial_ack_patterns", setting(2)),
+            (
+                "savings_metric",
+                str_col(&|_| Some(metric.name().to_string())),
+            ),
+            ("savings", Col::F64(pts.iter().map(|p| p.savings).collect())),
+            ("skip_rate", x(|v| v.skip_rate)),
+            ("saved_calls", u(|v| v.saved_calls)),
+            ("added_calls", u(|v| v.added_calls)),
+            ("net_calls_per_1k_turns", x(|v| v.net_calls_per_1k_turns)),
+            ("net_usd_per_1k_turns", x(|v| v.net_usd_per_1k_turns)),
+            ("safety_regressions", u(|v| v.safety_regressions)),
+            ("labelled_skips", u(|v| v.labelled_skips)),
+            (
+                "safety_regression_rate_upper95",
+                x(|v| v.safety_regression_rate_upper95),
+            ),
+            ("label_coverage", x(|v| v.label_coverage)),
+            ("production_agreement", x(|v| v.production_agreement)),
+            (
+                "on_frontier",
+                Col::Bool(pts.iter().map(|p| p.on_frontier).collect()),
+            ),
+        ];
+        typed_frame(self.file_name(), r, cols)
+    }
+}
+
+/// `frontier.svg`: savings (x) against the bound (y), one point per
+/// variant, the frontier as a line, the baseline marked.
+pub struct FrontierSvg;
+
+/// The frontier's colour (a test finds its line by it).
+pub const FRONTIER_RGB: (u8, u8, u8) = (214, 39, 40);
+
+impl Export for FrontierSvg {
+    fn file_name(&self) -> &'static str {
+        "frontier.svg"
+    }
+
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+        let svg = frontier_svg(&r.summary.run)?;
+        out.write_all(svg.as_bytes()).map_err(|e| e.to_string())
+    }
+}
+
+/// The chart's points: (savings, bound in %, variant), with savings.
+struct Plotted<'a> {
+    all: Vec<(f64, f64, &'a VariantSummary)>,
+    frontier: Vec<(f64, f64, &'a VariantSummary)>,
+    metric: Savings,
+}
+
+fn plotted(run: &RunSummary) -> Plotted<'_> {
+    let vs: Vec<&VariantSummary> = run.ordered().collect();
+    let metric = savings_metric(&vs);
+    let pts = points(&vs, metric);
+    let all: Vec<(f64, f64, &VariantSummary, bool)> = vs
+        .iter()
+        .zip(&pts)
+        .filter_map(|(v, p)| p.savings.map(|s| (s, p.bound * 100.0, *v, p.on_frontier)))
+        .collect();
+    let mut frontier: Vec<_> = all
+        .iter()
+        .filter(|p| p.3)
+        .map(|p| (p.0, p.1, p.2))
+        .collect();
+    frontier.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    Plotted {
+        all: all.into_iter().map(|p| (p.0, p.1, p.2)).collect(),
+        frontier,
+        metric,
+    }
+}
+
+/// The axes' ranges, with a margin, never empty.
+fn ranges(p: &Plotted) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+    let (mut lo, mut hi) = (0f64, 0f64);
+    for (x, _, _) in &p.all {
+        lo = lo.min(*x);
+        hi = hi.max(*x);
+    }
+    // Room on the right for the frontier's names.
+    let span = (hi - lo).max(1e-3);
+    let top = p.all.iter().map(|q| q.1).fold(1.0f64, f64::max);
+    (
+        lo - span * 0.06..hi + span * 0.3,
+        0.0..(top * 1.1).min(110.0),
+    )
+}
+
+/// One name per frontier point; variants at the same point are counted
+/// (`sel=0/thr=0 (+1 more)`), not written over each other.
+fn labels(frontier: &[(f64, f64, &VariantSummary)]) -> Vec<(f64, f64, String)> {
+    let mut out: Vec<(f64, f64, String, usize)> = Vec::new();
+    for (x, y, v) in frontier {
+        match out.iter_mut().find(|o| o.0 == *x && o.1 == *y) {
+            Some(o) => o.3 += 1,
+            None => out.push((*x, *y, v.variant.clone(), 0)),
+        }
+    }
+    out.into_iter()
+        .map(|(x, y, name, more)| match more {
+            0 => (x, y, name),
+            n => (x, y, format!("{name} (+{n} more)")),
+        })
+        .collect()
+}
+
+fn frontier_svg(run: &RunSummary) -> Result<String, String> {
+    use plotters::prelude::*;
+    let p = plotted(run);
+    let (xr, yr) = ranges(&p);
+    let red = RGBColor(FRONTIER_RGB.0, FRONTIER_RGB.1, FRONTIER_RGB.2);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
+        let e = |e: DrawingAreaErrorKind<std::io::Error>| format!("frontier.svg: {e:?}");
+        root.fill(&WHITE).map_err(e)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "{} variants: savings against risk (frontier in red)",
+                    p.all.len()
+                ),
+                ("sans-serif", 20),
+            )
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d(xr, yr)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc(p.metric.unit())
+            .y_desc("safety regression rate, upper 95% bound (%)")
+            .draw()
+            .map_err(e)?;
+        let blue = RGBColor(31, 119, 180);
+        chart
+            .draw_series(
+                p.all
+                    .iter()
+                    .map(|(x, y, _)| Circle::new((*x, *y), 4, blue.filled())),
+            )
+            .map_err(e)?;
+        let line: Vec<(f64, f64)> = p.frontier.iter().map(|(x, y, _)| (*x, *y)).collect();
+        chart
+            .draw_series(LineSeries::new(line, red.stroke_width(2)))
+            .map_err(e)?;
+        chart
+            .draw_series(
+                labels(&p.frontier)
+                    .into_iter()
+                    .map(|(x, y, name)| Text::new(format!(" {name}"), (x, y), ("sans-serif", 12))),
+            )
+            .map_err(e)?;
+        chart
+            .draw_series(p.all.iter().filter(|q| q.2.baseline).map(|(x, y, v)| {
+                EmptyElement::at((*x, *y))
+                    + TriangleMarker::new((0, 0), 9, BLACK.filled())
+                    + Text::new(
+                        format!("  baseline {}", v.variant),
+                        (0, 12),
+                        ("sans-serif", 12),
+                    )
+            }))
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(net_calls: f64, upper: Option<f64>) -> VariantSummary {
+        VariantSummary {
+            net_calls_per_1k_turns: Some(net_calls),
+            safety_regression_rate_upper95: upper,
+            ..Default::default()
+        }
+    }
+
+    /// A hand-made case: b and d are beaten, the rest are not.
+    #[test]
+    fn the_frontier_is_what_no_other_variant_beats_on_both() {
+        let vs = [
+            v(10.0, Some(0.05)), // a: on it
+            v(8.0, Some(0.06)),  // b: a saves more at a lower bound
+            v(20.0, Some(0.20)), // c: saves most
+            v(10.0, Some(0.07)), // d: a saves as much at a lower bound
+            v(0.0, Some(0.0)),   // e: the safest
+            v(30.0, None),       // f: saves most of all, bound taken as 1
+            v(5.0, Some(0.0)),   // g: as safe as e, saves more: e is beaten
+        ];
+        let refs: Vec<&VariantSummary> = vs.iter().collect();
+        assert_eq!(savings_metric(&refs), Savings::NetCalls);
+        let on: Vec<bool> = points(&refs, Savings::NetCalls)
+            .iter()
+            .map(|p| p.on_frontier)
+            .collect();
+        assert_eq!(on, [true, false, true, false, false, true, true]);
+    }
+}

@@ -1,0 +1,204 @@
+//! `sweep`: a grid of gate settings in one pass, its frontier, and that a
+//! sweep's variant decides exactly as the same settings replayed.
+
+use std::collections::HashMap;
+
+use crate::util::*;
+
+fn gate_toml_with(sweep: &str) -> String {
+    let base = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    format!("{base}\n[sweep]\n{sweep}\n")
+}
+
+/// summary.csv's rows by variant, without the columns that name it.
+fn figures(dir: &std::path::Path) -> HashMap<String, Vec<(String, String)>> {
+    let rows = csv_rows(&std::fs::read_to_string(dir.join("summary.csv")).unwrap());
+    rows.into_iter()
+        .map(|r| {
+            let name = r["variant"].clone();
+            let mut f: Vec<(String, String)> = r
+                .into_iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "run" | "variant" | "baseline"))
+                .collect();
+            f.sort();
+            (name, f)
+        })
+        .collect()
+}
+
+#[test]
+fn a_swept_variant_decides_as_the_same_settings_replayed() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "s.toml",
+        gate_toml_with("metacognition_selective_gate = [false, true]"),
+    );
+    let sweep = d.path("sweep");
+    let args = [
+        "sweep",
+        "datasets/floors.jsonl",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--quiet",
+    ];
+    expect_code(&run_in(&sweep, &args), 0);
+    let replay = d.path("replay");
+    expect_code(
+        &replay_in(
+            &replay,
+            &[
+                "datasets/floors.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--quiet",
+            ],
+        ),
+        0,
+    );
+    let (s, r) = (figures(&sweep), figures(&replay));
+    assert_eq!(s.len(), 4, "{:?}", s.keys());
+    assert_eq!(s["sel=0"], r["legacy"]);
+    assert_eq!(s["sel=1"], r["smart"]);
+    assert_eq!(s["legacy"], r["legacy"]);
+}
+
+/// The frontier recomputed here from frontier.csv's own columns, and the
+/// chart's points and line.
+#[test]
+fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
+    let d = Dir::new();
+    let out = d.path("o");
+    let args = [
+        "sweep",
+        "datasets/seed.jsonl",
+        "datasets/multilingual.jsonl",
+        "datasets/floors.jsonl",
+        "--config",
+        "datasets/sweep.toml",
+        "--quiet",
+    ];
+    expect_code(&run_in(&out, &args), 0);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("frontier.csv")).unwrap());
+    assert_eq!(rows.len(), 52);
+    assert!(rows
+        .iter()
+        .all(|r| r["savings_metric"] == "net_usd_per_1k_turns"));
+    let point = |r: &HashMap<String, String>| {
+        let bound = match r["safety_regression_rate_upper95"].as_str() {
+            "" => 1.0,
+            b => b.parse::<f64>().unwrap(),
+        };
+        (r["savings"].parse::<f64>().unwrap(), bound)
+    };
+    let pts: Vec<(f64, f64)> = rows.iter().map(point).collect();
+    let mut on = 0;
+    for (r, &(s, b)) in rows.iter().zip(&pts) {
+        let beaten = pts
+            .iter()
+            .any(|&(s2, b2)| (s2 > s && b2 <= b) || (s2 >= s && b2 < b));
+        assert_eq!(r["on_frontier"] == "true", !beaten, "{}", r["variant"]);
+        on += usize::from(!beaten);
+        // Settings a gate does not look at are empty.
+        let smart = r["selective_gate"] == "true";
+        assert_eq!(
+            r["confidence_threshold"].is_empty(),
+            smart,
+            "{}",
+            r["variant"]
+        );
+        assert_eq!(r["read_only_tools"].is_empty(), !smart, "{}", r["variant"]);
+    }
+    assert!(on >= 1);
+    let svg = std::fs::read_to_string(out.join("frontier.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<circle").count(), 52, "one point per variant");
+    let line = svg
+        .lines()
+        .find(|l| l.starts_with("<polyline") && l.contains("stroke=\"#D62728\""))
+        .expect("the frontier's line");
+    let points = line
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(points.split_whitespace().count(), on, "{line}");
+    assert!(svg.contains("safety regression rate, upper 95% bound (%)"));
+    assert!(svg.contains("net savings (USD per 1,000 turns)"));
+    assert!(svg.contains("baseline legacy"));
+}
+
+#[test]
+fn sweep_says_what_it_does_not_multiply_and_refuses_what_it_cannot_do() {
+    let d = Dir::new();
+    let out = d.path("o");
+    let cfg = d.write(
+        "s.toml",
+        gate_toml_with(
+            "metacognition_selective_gate = [true]\nmetacognition_confidence_threshold = [0.5, 0.7]\nread_only_tools = [[], [\"search_docs\"]]",
+        ),
+    );
+    let o = run_in(
+        &out,
+        &[
+            "sweep",
+            "datasets/seed.jsonl",
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let err = stderr(&o);
+    assert!(
+        err.contains("metacognition_confidence_threshold is not multiplied with metacognition_selective_gate = true: the smart gate does not look at confidence"),
+        "{err}"
+    );
+    let names: Vec<String> = csv_rows(&std::fs::read_to_string(out.join("frontier.csv")).unwrap())
+        .into_iter()
+        .map(|r| r["variant"].clone())
+        .collect();
+    assert_eq!(names, ["legacy", "smart", "sel=0/ro=0", "sel=0/ro=1"]);
+    let notes = summary(&out)["notes"].to_string();
+    assert!(notes.contains("is not multiplied"), "{notes}");
+    let many: Vec<String> = (0..40).map(|i| format!("[\"t{i}\"]")).collect();
+    let big = d.write(
+        "big.toml",
+        gate_toml_with(&format!(
+            "metacognition_confidence_threshold = [{}]\nmetacognition_sensitive_tags = [{}]",
+            (0..30)
+                .map(|i| format!("0.{i:02}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            many.join(", ")
+        )),
+    );
+    let out2 = d.path("big");
+    expect_error(
+        &run_in(
+            &out2,
+            &[
+                "sweep",
+                "datasets/seed.jsonl",
+                "--config",
+                big.to_str().unwrap(),
+            ],
+        ),
+        2,
+        "[sweep] makes 1200 variants; at most 1000",
+    );
+    assert!(!out2.exists());
+    expect_error(
+        &run_in(
+            &out2,
+            &[
+                "sweep",
+                "datasets/seed.jsonl",
+                "--config",
+                "datasets/gate.toml",
+            ],
+        ),
+        2,
+        "the config has no [sweep] table",
+    );
+}
