@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["replay"],
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
+    &["calibrate"],
     &["fuzz", "layers", "lib"],
 ];
 

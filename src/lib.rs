@@ -25,6 +25,7 @@
 //! The crate root re-exports what the command line (and later the Python
 //! package) uses; everything else is `pub(crate)`.
 
+pub mod calibrate;
 pub mod check;
 pub(crate) mod config;
 pub mod diff;
@@ -43,6 +44,8 @@ pub mod synth;
 
 pub use error::{Error, Result};
 
+/// Choosing a sweep variant with a bound that survives the choice.
+pub use calibrate::{calibrate, CalibrateOptions, Calibration};
 /// The config file and what it resolves to.
 pub use config::{
     CheckConfig, ConfigError, ConfigFile, CostConfig, FrameworkConfig, Plan, Variant,
@@ -65,6 +68,7 @@ pub use report::abandon_in_progress_and_exit;
 pub mod internals {
     pub use crate::gate::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
     pub use crate::read::json::{fast, Node};
+    pub use crate::stats::clopper_pearson_upper;
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Command-line definition and dispatch.
 
+mod calibrate;
 mod check;
 mod diff;
 mod explain;
@@ -34,6 +35,9 @@ pub enum Command {
     /// Evaluate every setting of the config's [sweep] grid in one pass and
     /// write the risk-savings frontier.
     Sweep(sweep::Args),
+    /// Pick the sweep variant that saves the most with its safety regression
+    /// rate certified within R (valid after the choice).
+    Calibrate(calibrate::Args),
     /// Generate realistic synthetic traffic.
     Synth(synth::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
@@ -53,6 +57,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Explain(a) => explain::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
         Command::Synth(a) => synth::run(a),
         Command::ParseOnly(a) => parse_only::run(a),
         Command::Check(a) => check::run(a),

@@ -165,6 +165,7 @@ pub fn run(a: Args) -> CliResult {
         frontier: false,
         detail: true,
         notes: vec![],
+        split: None,
     };
     run_with_progress(opts, &a.out, a.run.quiet)
 }

@@ -27,22 +27,34 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let file = ConfigFile::load(&a.config)?;
+    let opts = options(&a.files, &a.config, &a.out, &a.run)?;
+    run_with_progress(opts, &a.out, a.run.quiet)
+}
+
+/// A sweep's replay: the config's [sweep] plan, the frontier files, no
+/// per-turn or per-value tables (also `calibrate`'s, before its split).
+pub fn options(
+    files: &[String],
+    config: &std::path::Path,
+    out: &std::path::Path,
+    run: &RunArgs,
+) -> critic_gate::Result<ReplayOptions> {
+    let file = ConfigFile::load(config)?;
     let (plan, notes) = critic_gate::sweep_plan(&file)?;
-    let opts = ReplayOptions {
-        sources: a.files.clone(),
+    Ok(ReplayOptions {
+        sources: files.to_vec(),
         plan,
-        skip_invalid: a.run.skip_invalid,
+        skip_invalid: run.skip_invalid,
         decisions: DecisionsMode::None,
         group_by: vec![],
         force: false,
-        max_line_bytes: a.run.max_line_bytes,
-        label: a.run.label_for(&a.out),
-        format: a.run.format,
+        max_line_bytes: run.max_line_bytes,
+        label: run.label_for(out),
+        format: run.format,
         scope_columns: None,
         frontier: true,
         detail: false,
         notes,
-    };
-    run_with_progress(opts, &a.out, a.run.quiet)
+        split: None,
+    })
 }

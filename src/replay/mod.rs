@@ -222,7 +222,8 @@ impl Replayer {
         }
     }
 
-    /// One valid turn: warnings, evaluation, and every tally it feeds.
+    /// One valid turn of this run: warnings, evaluation, and every tally it
+    /// feeds.
     fn tally_turn(
         &self,
         turn: &Turn<'_>,
@@ -231,6 +232,12 @@ impl Replayer {
         out: &mut BlockResult,
         scratch: &mut Scratch,
     ) {
+        if self.opts.split.is_some_and(|s| !s.keeps(&turn.run_id)) {
+            // The other half's turn (`calibrate`): not read by this run,
+            // its line not counted either.
+            out.totals.nonblank_lines -= 1;
+            return;
+        }
         self.note_turn(turn, at, out);
         let features = DraftFeatures::of(&turn.draft);
         let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);

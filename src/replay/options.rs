@@ -106,4 +106,24 @@ pub struct ReplayOptions {
     pub detail: bool,
     /// Notes on the plan (a sweep's axes not multiplied), in summary.json.
     pub notes: Vec<String>,
+    /// Only the turns of one half of the runs (`calibrate`).
+    pub split: Option<Split>,
+}
+
+/// One half of the traffic, by a seeded hash of `run_id`: every turn of a
+/// run falls in the same half, and the halves do not depend on the order
+/// or the files the runs come in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    pub seed: u64,
+    /// The held-out half (else the calibration half).
+    pub held_out: bool,
+}
+
+impl Split {
+    /// Whether the run falls in this half.
+    pub fn keeps(&self, run_id: &str) -> bool {
+        let odd = xxhash_rust::xxh3::xxh3_64_with_seed(run_id.as_bytes(), self.seed) & 1 == 1;
+        odd == self.held_out
+    }
 }

@@ -5,6 +5,7 @@ mod util;
 mod adversarial;
 
 mod build;
+mod calibrate;
 mod check;
 mod costs;
 mod explain;

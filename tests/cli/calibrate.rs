@@ -1,0 +1,222 @@
+//! `calibrate` on traffic whose revise rate is set per ack word: it picks
+//! what fixed-sequence testing on the calibration half says, and reports
+//! the choice on the held-out half.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// 3,000 one-turn runs: "ok" acks never revised, "sure" acks revised 1 in
+/// 50, "fine" acks 1 in 4; every turn cold (the legacy gate fires) with a
+/// critic event.
+fn traffic() -> String {
+    let mut t = String::new();
+    for i in 0..3000 {
+        let (draft, revised) = match i % 3 {
+            0 => ("ok", false),
+            1 => ("sure", (i / 3) % 50 == 0),
+            _ => ("fine", (i / 3) % 4 == 0),
+        };
+        let verdict = if revised { "revise" } else { "approve" };
+        t.push_str(&format!(
+            "{{\"run_id\": \"r{i}\", \"turn\": 0, \"draft\": \"{draft}\", \"critic\": {{\"ran\": true, \"verdict\": \"{verdict}\", \"reflection_latency_ms\": 2000.0, \"reflection_tokens_in\": 3000, \"reflection_tokens_out\": 40, \"model\": \"claude-opus\"}}}}\n"
+        ));
+    }
+    t
+}
+
+const CONFIG: &str = r#"
+baseline = "legacy"
+[variants.legacy]
+metacognition_selective_gate = false
+[cost]
+default_model = "claude-opus"
+[cost.models.claude-opus]
+usd_per_mtok_in = 15.0
+usd_per_mtok_out = 75.0
+[sweep]
+metacognition_selective_gate = [true]
+metacognition_trivial_ack_patterns = [["\\bok\\b"], ["\\bok\\b", "\\bsure\\b"], ["\\bok\\b", "\\bsure\\b", "\\bfine\\b"]]
+"#;
+
+#[test]
+fn calibrate_picks_what_the_calibration_half_certifies() {
+    let d = Dir::new();
+    let input = d.write("t.jsonl", traffic());
+    let cfg = d.write("c.toml", CONFIG);
+    let out = d.path("cal");
+    let o = run_in(
+        &out,
+        &[
+            "calibrate",
+            input.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.05",
+            "--seed",
+            "7",
+        ],
+    );
+    expect_code(&o, 0);
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
+            .unwrap();
+    // The math, from the calibration half's own figures: by savings, least
+    // first; pass while the 95% bound is within 0.05; stop at a failure.
+    let half = summary(&out.join("calibration"));
+    let mut vs: Vec<(f64, String, u64, u64)> = ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"]
+        .iter()
+        .map(|v| {
+            let m = &half["variants"][*v];
+            (
+                m["net_usd_per_1k_turns"].as_f64().unwrap(),
+                v.to_string(),
+                m["safety_regressions"].as_u64().unwrap(),
+                m["labelled_skips"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    vs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut want = None;
+    for (_, name, k, n) in &vs {
+        let upper = critic_gate::internals::clopper_pearson_upper(*k, *n, 0.05).unwrap();
+        if upper > 0.05 {
+            break;
+        }
+        want = Some(name.clone());
+    }
+    assert_eq!(want.as_deref(), Some("sel=0/ack=1"), "{vs:?}");
+    assert_eq!(c["selection"]["chosen"], "sel=0/ack=1", "{c}");
+    let tested: Vec<&str> = c["selection"]["tested"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(tested, ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"]);
+    assert!(
+        c["selection"]["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("sel=0/ack=2: "),
+        "{c}"
+    );
+    // The halves split the runs, and the held-out figures are the held-out
+    // replay's.
+    let (a, b) = (
+        c["calibration_turns"].as_u64().unwrap(),
+        c["held_out_turns"].as_u64().unwrap(),
+    );
+    assert_eq!(a + b, 3000);
+    assert!(a > 1300 && b > 1300, "{a} / {b}");
+    let held = &summary(&out.join("held-out"))["variants"]["sel=0/ack=1"];
+    for k in [
+        "saved_calls",
+        "safety_regressions",
+        "labelled_skips",
+        "skips",
+    ] {
+        assert_eq!(c["held_out"][k], held[k], "{k}");
+    }
+    // calibrated.toml replays as the chosen variant.
+    let toml_text = std::fs::read_to_string(out.join("calibrated.toml")).unwrap();
+    assert!(
+        toml_text.starts_with("# sel=0/ack=1: chosen by calibrate"),
+        "{toml_text}"
+    );
+    let cfg2 = d.write(
+        "chosen.toml",
+        format!("baseline = \"calibrated\"\n{toml_text}"),
+    );
+    let r = d.path("r");
+    expect_code(
+        &replay_in(
+            &r,
+            &[
+                input.to_str().unwrap(),
+                "--config",
+                cfg2.to_str().unwrap(),
+                "--quiet",
+            ],
+        ),
+        0,
+    );
+    let s = summary(&r);
+    assert_eq!(
+        s["variants"]["calibrated"]["skips"], 2000,
+        "ok and sure acks skip"
+    );
+    assert!(
+        stdout(&o).contains("chosen: sel=0/ack=1; on the held-out half"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn too_few_labels_keep_the_baseline_and_say_how_many_are_needed() {
+    let d = Dir::new();
+    let input = d.write("t.jsonl", traffic());
+    let cfg = d.write("c.toml", CONFIG);
+    let out = d.path("cal");
+    let args = [
+        "calibrate",
+        input.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--max-regression-rate",
+        "0.0001",
+        "--quiet",
+    ];
+    expect_code(&run_in(&out, &args), 0);
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
+            .unwrap();
+    assert!(c["selection"]["chosen"].is_null(), "{c}");
+    assert_eq!(c["labels_needed"], 29956);
+    assert!(
+        c["selection"]["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("it takes at least 29956 labelled skips"),
+        "{c}"
+    );
+    let toml_text = std::fs::read_to_string(out.join("calibrated.toml")).unwrap();
+    assert!(
+        toml_text.starts_with("# legacy: calibrate certified no variant"),
+        "{toml_text}"
+    );
+    expect_error(
+        &run(
+            &[
+                "calibrate",
+                "-",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--max-regression-rate",
+                "0.05",
+                "--out",
+                d.path("x").to_str().unwrap(),
+            ],
+            Some(b""),
+        ),
+        2,
+        "calibrate reads the traffic twice",
+    );
+    expect_error(
+        &run_in(
+            &d.path("y"),
+            &[
+                "calibrate",
+                input.to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--max-regression-rate",
+                "1.5",
+            ],
+        ),
+        2,
+        "give a number between 0 and 1",
+    );
+}
