@@ -40,7 +40,7 @@ const INNER: &[(&str, &[&str])] = &[
         "report",
         &[
             "schema", "numbers", "figures", "read", "staging", "summary", "export", "streams",
-            "tables", "markdown",
+            "tables", "frontier", "charts", "markdown",
         ],
     ),
 ];

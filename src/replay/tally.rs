@@ -530,6 +530,12 @@ impl VariantTally {
     /// that recorded no latency (every added call among them) taken at its
     /// estimated latency; None when no recorded event has a latency.
     pub fn latency_quantile_with_estimates(&self, q: f64, cost: &AddedCost) -> Option<f64> {
+        self.latency_with_estimates(cost)?.quantile(q)
+    }
+
+    /// The latency histogram with every user-facing fire that recorded no
+    /// latency at its bucket's estimate; None when an estimate is missing.
+    pub fn latency_with_estimates(&self, cost: &AddedCost) -> Option<Histogram> {
         let mut runs = Vec::new();
         for (b, &n) in self.unmeasured_fires_by_length.iter().enumerate() {
             if n > 0 {
@@ -541,7 +547,7 @@ impl VariantTally {
         h.settle();
         h.count += runs.iter().map(|r| r.1).sum::<u64>();
         h.fold(&runs);
-        h.quantile(q)
+        Some(h)
     }
 
     pub fn hits(&self, r: Reason) -> u64 {

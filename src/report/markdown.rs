@@ -91,6 +91,7 @@ impl Export for ReportMd {
         production_section(&mut s, r);
         reasons_section(&mut s, r);
         regressions_section(&mut s, r);
+        charts_section(&mut s);
         notes_section(&mut s, r);
         out.write_all(s.as_bytes()).map_err(|e| e.to_string())
     }
@@ -183,6 +184,15 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
             g.verdict.as_str(),
             excerpt(&g.draft, 80)
         );
+    }
+}
+
+/// The charts of `charts/`, embedded (relative links: they show on GitHub
+/// and in any Markdown viewer opened in the report folder).
+fn charts_section(s: &mut String) {
+    let _ = writeln!(s, "\n## Charts\n");
+    for (chart, title) in &super::charts::CHARTS {
+        let _ = writeln!(s, "![{title}]({})\n", chart.file);
     }
 }
 

@@ -5,6 +5,7 @@
 //! place only when the whole replay succeeded, so a failed run never leaves
 //! a half-written or partial report.
 
+pub mod charts;
 mod export;
 pub mod figures;
 pub mod frontier;
@@ -28,7 +29,7 @@ use tables::{
 };
 
 /// The report files written from the merged tallies, in writing order.
-pub const EXPORTS: [&dyn Export; 9] = [
+pub const EXPORTS: [&dyn Export; 13] = [
     &SummaryCsv,
     &SummaryJson,
     &FloorsCsv,
@@ -36,6 +37,10 @@ pub const EXPORTS: [&dyn Export; 9] = [
     &RegressionsCsv,
     &MatrixCsv,
     &SkipsCsv,
+    &charts::CHARTS[0].0,
+    &charts::CHARTS[1].0,
+    &charts::CHARTS[2].0,
+    &charts::CHARTS[3].0,
     &markdown::ReportMd,
     &SchemaJson,
 ];
@@ -46,7 +51,16 @@ pub const SWEEP_EXPORTS: [&dyn Export; 2] = [&frontier::FrontierCsv, &frontier::
 /// The per-value and per-turn files a sweep leaves out (hundreds of
 /// variants): segments, skips, regressions, and report.md (which lists
 /// the regressions).
-pub const DETAIL_FILES: [&str; 4] = ["segments.csv", "skips.csv", "regressions.csv", "report.md"];
+pub const DETAIL_FILES: [&str; 8] = [
+    "segments.csv",
+    "skips.csv",
+    "regressions.csv",
+    "report.md",
+    charts::CHARTS[0].0.file,
+    charts::CHARTS[1].0.file,
+    charts::CHARTS[2].0.file,
+    charts::CHARTS[3].0.file,
+];
 
 /// The report files a run writes from its tallies.
 pub fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {

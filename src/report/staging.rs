@@ -156,6 +156,11 @@ impl Staging {
 
     pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
         let p = self.tmp.join(name);
+        // A file in a report subfolder (`charts/...`).
+        if let Some(parent) = p.parent().filter(|d| !d.exists()) {
+            fs::create_dir_all(parent)
+                .map_err(|e| Error::Write(format!("{}: {e}", parent.display())))?;
+        }
         File::create(&p)
             .map(|f| (p.clone(), BufWriter::with_capacity(1 << 20, f)))
             .map_err(|e| Error::Write(format!("{}: {e}", p.display())))
@@ -172,14 +177,27 @@ impl Staging {
                 self.dir.display()
             ))
         };
-        let mut written = Vec::new();
+        let mut written: Vec<String> = Vec::new();
         for entry in fs::read_dir(&self.tmp).map_err(failed)? {
             let entry = entry.map_err(failed)?;
-            written.push(entry.file_name());
-            fs::rename(entry.path(), self.dir.join(entry.file_name())).map_err(failed)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.path().is_dir() {
+                fs::rename(entry.path(), self.dir.join(&name)).map_err(failed)?;
+                written.push(name);
+                continue;
+            }
+            // A report subfolder: its files move one by one, so files of
+            // others in an existing folder of that name stay.
+            fs::create_dir_all(self.dir.join(&name)).map_err(failed)?;
+            for f in fs::read_dir(entry.path()).map_err(failed)? {
+                let f = f.map_err(failed)?;
+                let rel = format!("{name}/{}", f.file_name().to_string_lossy());
+                fs::rename(f.path(), self.dir.join(&rel)).map_err(failed)?;
+                written.push(rel);
+            }
         }
         for name in known {
-            if !written.iter().any(|w| *w == *name) {
+            if !written.contains(&name) {
                 let _ = fs::remove_file(self.dir.join(name));
             }
         }

@@ -6,6 +6,7 @@ mod adversarial;
 
 mod build;
 mod calibrate;
+mod charts;
 mod check;
 mod costs;
 mod explain;

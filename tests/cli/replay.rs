@@ -564,24 +564,14 @@ fn reports_match_datasets() {
             continue;
         }
         expect_code(&run_in(&out, &all), 0);
-        let mut files: Vec<_> = std::fs::read_dir(&committed)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        files.sort();
-        let mut fresh: Vec<_> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        fresh.sort();
-        assert_eq!(files, fresh, "{name}: file list");
+        let files = files_in(&committed);
+        assert_eq!(files, files_in(&out), "{name}: file list");
         for f in files {
             let a = std::fs::read(committed.join(&f)).unwrap();
             let b = std::fs::read(out.join(&f)).unwrap();
             assert!(
                 a == b,
-                "reports/{name}/{} drifted: if the change is intended, rewrite reports/ with {BLESS}=1 (see this test)",
-                f.to_string_lossy()
+                "reports/{name}/{f} drifted: if the change is intended, rewrite reports/ with {BLESS}=1 (see this test)"
             );
         }
     }
@@ -589,15 +579,13 @@ fn reports_match_datasets() {
 
 /// Every file of a folder with its bytes, by name.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&p).unwrap())
+    let v: Vec<_> = files_in(dir)
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(dir.join(&name)).unwrap();
+            (name, bytes)
         })
         .collect();
-    v.sort();
     v
 }
 

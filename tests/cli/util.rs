@@ -119,6 +119,23 @@ pub fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
+/// Every file of a report folder, subfolders (`charts/`) included, as
+/// sorted relative paths.
+pub fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            out.extend(files_in(&p).into_iter().map(|f| format!("{name}/{f}")));
+        } else {
+            out.push(name);
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A replay's summary.json.
 pub fn summary(dir: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
