@@ -62,6 +62,14 @@ multi = [
     ("ja", "了解です。"), ("ja", "ありがとうございます。"), ("zh", "好的，谢谢！"), ("ko", "알겠습니다."),
     ("ru", "Спасибо, понял."), ("ar", "شكرا، تم."), ("nl", "Dank je wel!"), ("pl", "Dziękuję, jasne."),
     ("tr", "Tamam, teşekkürler."), ("sv", "Tack, det blir bra."),
+    # More acks in six languages no built-in pattern knows, for `mine`
+    # (at least five turns share a word in each).
+    ("it", "Grazie!"), ("it", "Grazie mille."), ("it", "Va bene, grazie!"), ("it", "Grazie, perfetto."),
+    ("ja", "了解しました。"), ("ja", "了解、ありがとうございます。"), ("ja", "はい、了解です。"), ("ja", "了解です！"),
+    ("zh", "好的。"), ("zh", "好的，明白了。"), ("zh", "好的，收到。"), ("zh", "好的！"), ("zh", "谢谢！"),
+    ("ru", "Спасибо!"), ("ru", "Понял, спасибо."), ("ru", "Хорошо, спасибо."), ("ru", "Спасибо большое."), ("ru", "Спасибо, хорошо."),
+    ("ko", "감사합니다!"), ("ko", "네, 알겠습니다."), ("ko", "알겠습니다, 감사합니다."), ("ko", "좋습니다, 알겠습니다."), ("ko", "알겠습니다!"),
+    ("ar", "شكرا!"), ("ar", "شكرا جزيلا."), ("ar", "حسنا، شكرا."), ("ar", "تم، شكرا."), ("ar", "شكرا لك."),
 ]
 write("multilingual.jsonl", [
     {"run_id": f"ml-{lang}", "turn": i, "language": lang, "draft": d, "confidence": 0.5,

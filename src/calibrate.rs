@@ -15,7 +15,7 @@
 //! then at most delta. The held-out half reports the choice's figures on
 //! traffic that played no part in it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -302,17 +302,8 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
 /// all: written beside, then renamed).
 fn write_files(c: &Calibration, plan: &Plan, out: &Path) -> crate::Result<()> {
     let json = serde_json::to_string_pretty(c).expect("serializes") + "\n";
-    for (name, text) in [
-        ("calibration.json", json),
-        ("calibrated.toml", calibrated_toml(c, plan)),
-    ] {
-        let path: PathBuf = out.join(name);
-        let tmp = out.join(format!(".{name}.partial"));
-        let fail = |e: std::io::Error| Error::Write(format!("{}: {e}", path.display()));
-        std::fs::write(&tmp, text).map_err(fail)?;
-        std::fs::rename(&tmp, &path).map_err(fail)?;
-    }
-    Ok(())
+    crate::report::put(out, "calibration.json", json.as_bytes())?;
+    crate::report::put(out, "calibrated.toml", calibrated_toml(c, plan).as_bytes())
 }
 
 #[cfg(test)]

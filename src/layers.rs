@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["replay"],
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
-    &["calibrate"],
+    &["calibrate", "mine"],
     &["fuzz", "layers", "lib"],
 ];
 

@@ -35,6 +35,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod gate;
 pub(crate) mod grid;
+pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod read;
 pub(crate) mod replay;
@@ -52,6 +53,8 @@ pub use config::{
 };
 /// A sweep's variants from the config's `[sweep]` table.
 pub use grid::{sweep_plan, MAX_VARIANTS};
+/// Mining acks the patterns miss and skips that are more than an ack.
+pub use mine::{mine, MineOptions, Mined};
 /// Running a replay into a report folder.
 pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
 /// Lines longer than this are invalid unless `--max-line-bytes` says otherwise.
@@ -66,7 +69,9 @@ pub use report::abandon_in_progress_and_exit;
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::gate::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
+    pub use crate::gate::{
+        draft_has_claims, py_lower, py_strip, BUILTIN_ACK_PATTERNS, MAX_ACK_CHARS,
+    };
     pub use crate::read::json::{fast, Node};
     pub use crate::stats::clopper_pearson_upper;
 }

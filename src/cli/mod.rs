@@ -4,6 +4,7 @@ mod calibrate;
 mod check;
 mod diff;
 mod explain;
+mod mine;
 pub mod output;
 mod parse_only;
 mod replay;
@@ -38,6 +39,9 @@ pub enum Command {
     /// Pick the sweep variant that saves the most with its safety regression
     /// rate certified within R (valid after the choice).
     Calibrate(calibrate::Args),
+    /// Mine the traffic both ways: acks the patterns miss (proposed patterns)
+    /// and skips that are more than an ack (risky skips).
+    Mine(mine::Args),
     /// Generate realistic synthetic traffic.
     Synth(synth::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
@@ -58,6 +62,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Replay(a) => replay::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Mine(a) => mine::run(a),
         Command::Synth(a) => synth::run(a),
         Command::ParseOnly(a) => parse_only::run(a),
         Command::Check(a) => check::run(a),

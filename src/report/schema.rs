@@ -579,6 +579,119 @@ const FRONTIER: &[Column] = &[
     col("on_frontier", Bool, "", "no other variant saves more with a lower or equal bound, or as much with a lower bound"),
 ];
 
+/// The tables `mine` writes.
+pub const MINE_TABLES: [Table; 3] = [
+    Table {
+        file: "proposals.csv",
+        written_by: "mine",
+        row: "one row per language with a proposed ack pattern",
+        columns: PROPOSALS,
+    },
+    Table {
+        file: "missed.csv",
+        written_by: "mine",
+        row: "one row per language and normalised draft the mined variant fires on for want of an ack pattern",
+        columns: MISSED,
+    },
+    Table {
+        file: "risky_skips.csv",
+        written_by: "mine",
+        row: "one row per skip whose matched ack covers less than --max-ack-share of the draft, lowest share first",
+        columns: RISKY,
+    },
+];
+
+const PROPOSALS: &[Column] = &[
+    RUN,
+    col(
+        "language",
+        Str,
+        "",
+        "the recorded language, else a script in parentheses ((han), (cyrillic), ...)",
+    ),
+    col(
+        "pattern",
+        Str,
+        "",
+        "the proposed Python pattern (matched case-insensitively, as the built-ins)",
+    ),
+    col("phrases", Str, "", "its phrases, ;-separated"),
+    col("support", U64, "turns", "missed turns its phrases occur in"),
+    col(
+        "new_skips",
+        U64,
+        "turns",
+        "turns the mined variant fires on and the variant with the pattern added skips",
+    ),
+    opt(
+        "saved_usd",
+        F64,
+        "USD",
+        "their recorded critic dollars; empty without prices or tokens",
+    ),
+    col(
+        "new_labelled_skips",
+        U64,
+        "turns",
+        "new skips with the verdict of a critic that ran",
+    ),
+    col(
+        "new_safety_regressions",
+        U64,
+        "turns",
+        "new skips the critic revised or refused",
+    ),
+    opt(
+        "new_regression_rate_upper95",
+        F64,
+        "share",
+        "one-sided 95% Clopper-Pearson bound of their rate; empty without labels",
+    ),
+    col(
+        "status",
+        Str,
+        "",
+        "proposed, or flagged (a new skip is a safety regression: left out of proposals.toml)",
+    ),
+];
+
+const MISSED: &[Column] = &[
+    RUN,
+    col("language", Str, "", "as in proposals.csv"),
+    col(
+        "draft",
+        Str,
+        "",
+        "the draft lowercased, punctuation and emoji stripped, whitespace collapsed",
+    ),
+    col("turns", U64, "turns", "missed turns with this draft"),
+    col(
+        "usd",
+        F64,
+        "USD",
+        "their recorded critic dollars (0 without prices)",
+    ),
+    col(
+        "covered",
+        Bool,
+        "",
+        "a proposed (not flagged) pattern matches it",
+    ),
+];
+
+const RISKY: &[Column] = &[
+    RUN,
+    col("source", Str, "", "the input file"),
+    col("line", U64, "", "1-based line in source"),
+    col("run_id", Str, "", "the recorded run id"),
+    opt("turn", U64, "", "the recorded turn number"),
+    col("ack_share", F64, "share", "matched code points / code points of the lowered, stripped draft (the first match of the first matching pattern)"),
+    col("matched", Str, "", "the matched text"),
+    col("draft", Str, "", "the draft as recorded"),
+    opt("verdict", Str, "", "the verdict of a critic that ran"),
+    col("labelled", Bool, "", "the turn has that verdict"),
+];
+
 /// The tables `diff` writes: the turns whose decision flipped and every
 /// metric side by side. `run` is the new replay's label.
 pub const DIFF_TABLES: [Table; 2] = [
@@ -684,6 +797,7 @@ pub fn table(file: &str) -> &'static Table {
     TABLES
         .iter()
         .chain(SWEEP_TABLES.iter())
+        .chain(MINE_TABLES.iter())
         .chain(DIFF_TABLES.iter())
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
@@ -695,6 +809,7 @@ pub fn to_json(keys: &[String]) -> Value {
     let tables: serde_json::Map<String, Value> = TABLES
         .iter()
         .chain(SWEEP_TABLES.iter())
+        .chain(MINE_TABLES.iter())
         .chain(DIFF_TABLES.iter())
         .map(|t| (t.file.to_string(), t.to_json(keys)))
         .collect();

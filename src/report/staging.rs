@@ -69,7 +69,16 @@ static IN_PROGRESS: Mutex<Option<(PathBuf, Option<PathBuf>)>> = Mutex::new(None)
 pub fn abandon_in_progress_and_exit(code: i32) -> ! {
     let mut g = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((tmp, created)) = g.take() {
-        let _ = fs::remove_dir_all(&tmp);
+        // The run's other threads may be creating a file in the staging
+        // folder while it is removed (the removal then fails, not empty):
+        // try again until it is gone. Files are never created in a
+        // removed staging folder (nothing makes it again).
+        for _ in 0..200 {
+            if fs::remove_dir_all(&tmp).is_ok() || !tmp.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         if let Some(dir) = created {
             let _ = fs::remove_dir(dir);
         }
@@ -119,21 +128,23 @@ impl Staging {
         let created = !dir.exists();
         let tmp = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
         *in_progress = Some((tmp.clone(), created.then(|| dir.to_path_buf())));
-        let made = Staging::make(dir, &tmp);
+        // The marker too: written after the lock, it raced a signal's
+        // removal of the folder, and the folder stayed.
+        let marker = tmp.join(MARKER);
+        let made = Staging::make(dir, &tmp).and_then(|()| {
+            fs::write(&marker, MARKER_TEXT)
+                .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))
+        });
         if made.is_err() {
             *in_progress = None;
         }
         drop(in_progress);
         made?;
-        let staging = Staging {
+        Ok(Staging {
             dir: dir.to_path_buf(),
             tmp,
             created,
-        };
-        let marker = staging.tmp.join(MARKER);
-        fs::write(&marker, MARKER_TEXT)
-            .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))?;
-        Ok(staging)
+        })
     }
 
     /// Make the output folder (if needed) and a fresh staging folder in it.
@@ -156,9 +167,11 @@ impl Staging {
 
     pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
         let p = self.tmp.join(name);
-        // A file in a report subfolder (`charts/...`).
-        if let Some(parent) = p.parent().filter(|d| !d.exists()) {
-            fs::create_dir_all(parent)
+        // A file in a report subfolder (`charts/...`): the subfolder is
+        // made, never the staging folder itself (a signal may have removed
+        // it; making it again left it behind).
+        if let Some(parent) = p.parent().filter(|d| *d != self.tmp && !d.exists()) {
+            fs::create_dir(parent)
                 .map_err(|e| Error::Write(format!("{}: {e}", parent.display())))?;
         }
         File::create(&p)
@@ -219,4 +232,15 @@ impl Staging {
 /// A write error naming the file (a full disk is exit 2 with the path).
 pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::Write(format!("{}: {e}", path.display()))
+}
+
+/// Write one file whole or not at all: into a temporary name beside it,
+/// then renamed (for the files `calibrate` and `mine` write outside a
+/// replay's staging folder).
+pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
+    let path = out.join(name);
+    let tmp = out.join(format!(".{name}.partial"));
+    let fail = |e: std::io::Error| Error::Write(format!("{}: {e}", path.display()));
+    fs::write(&tmp, bytes).map_err(fail)?;
+    fs::rename(&tmp, &path).map_err(fail)
 }

@@ -277,7 +277,8 @@ fn a_signal_removes_the_staging_folder_and_exits_128_plus_the_signal() {
         assert_eq!(status.code(), Some(code), "{signal}");
         assert!(
             !out.exists(),
-            "{signal}: the folder this run created is gone"
+            "{signal}: the folder this run created is gone; it holds {:?}",
+            files_in(&out)
         );
     }
 }

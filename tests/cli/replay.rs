@@ -481,7 +481,17 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 9] = [
+    let cases: [(&str, &[&str]); 10] = [
+        (
+            "mine",
+            &[
+                "mine",
+                "datasets/multilingual.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--stress",
+            ],
+        ),
         (
             "sweep",
             &[
@@ -552,7 +562,7 @@ fn reports_match_datasets() {
         let out = d.path(name);
         // A case runs `replay` unless it names its command.
         let mut all: Vec<&str> = match args[0] {
-            "sweep" => args.to_vec(),
+            "sweep" | "mine" => args.to_vec(),
             _ => [&["replay"], args].concat(),
         };
         all.push("--quiet");

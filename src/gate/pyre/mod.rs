@@ -202,6 +202,18 @@ impl Engine {
             Engine::Fancy(re) => re.is_match(text).map_err(|_| MatchAborted),
         }
     }
+
+    /// The first match's byte range (leftmost, first alternative first,
+    /// as Python's `re.search`).
+    fn find(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
+        match self {
+            Engine::Plain(re) => Ok(re.find(text).map(|m| (m.start(), m.end()))),
+            Engine::Fancy(re) => re
+                .find(text)
+                .map(|m| m.map(|m| (m.start(), m.end())))
+                .map_err(|_| MatchAborted),
+        }
+    }
 }
 
 /// A set of Python patterns, any of which may match (`any(re.search(...))`),
@@ -357,6 +369,29 @@ impl PySet {
             answers.insert(text.into(), a);
             a
         })
+    }
+
+    /// `re.search(pattern, text)`'s span for a set of one pattern: its
+    /// first match's byte range (a set of several gives the leftmost
+    /// match of any of them).
+    pub fn find(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
+        let agree = self.exact.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+        if let Some(native) = &self.native {
+            let engine = match (&self.exact, agree) {
+                (Some(exact), false) => exact,
+                _ => native,
+            };
+            if let Some(span) = engine.find(text)? {
+                return Ok(Some(span));
+            }
+        }
+        for (native, exact) in &self.fancy {
+            let engine = if agree { native } else { exact };
+            if let Some(span) = engine.find(text)? {
+                return Ok(Some(span));
+            }
+        }
+        Ok(None)
     }
 
     /// [`PySet::is_match`], searched.

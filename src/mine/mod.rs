@@ -1,0 +1,348 @@
+//! `mine`: the traffic read both ways for one smart variant. Acks its
+//! patterns miss (savings left on the table) become proposed patterns,
+//! one per language, validated in the same run by a replay that adds each
+//! to the variant's list; skips whose matched ack covers little of the
+//! draft (where regressions hide) are listed; `--stress` adds short
+//! content to every skipped draft and counts the skips that survive.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::{FrameworkConfig, Plan, Variant};
+use crate::gate::pyre::PySet;
+use crate::gate::BUILTIN_ACK_PATTERNS;
+use crate::pipeline::{self, Progress};
+use crate::replay::{DecisionsMode, Format, ReplayOptions};
+use crate::report::figures::{RunSummary, VariantSummary};
+use crate::stats::clopper_pearson_upper;
+use crate::Error;
+
+pub mod phrases;
+pub mod scan;
+pub mod stress;
+mod write;
+
+use phrases::{cover, pattern};
+use scan::{Scan, ScanSetup};
+
+/// Phrases a proposal holds at most.
+pub const MAX_PHRASES: usize = 8;
+
+/// What `mine` is asked to do.
+pub struct MineOptions {
+    pub sources: Vec<String>,
+    pub plan: Plan,
+    /// The variant to mine (default: the first with the selective gate on).
+    pub variant: Option<String>,
+    pub min_support: u64,
+    pub max_ack_share: f64,
+    pub stress: bool,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+}
+
+/// One proposed pattern, with what adding it did on the traffic.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Proposal {
+    pub language: String,
+    pub pattern: String,
+    pub phrases: Vec<String>,
+    /// Missed turns its phrases occur in.
+    pub support: u64,
+    /// Turns the variant fires on and the variant with the pattern skips.
+    pub new_skips: u64,
+    pub saved_usd: Option<f64>,
+    pub new_labelled_skips: u64,
+    pub new_safety_regressions: u64,
+    pub new_regression_rate_upper95: Option<f64>,
+    /// Proposed, or flagged: a new skip was revised or refused.
+    pub proposed: bool,
+}
+
+/// Risky skips of the variant, with their labels and regressions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RiskySummary {
+    pub max_ack_share: f64,
+    pub skips: u64,
+    pub risky_skips: u64,
+    pub risky_labelled: u64,
+    pub risky_safety_regressions: u64,
+    pub risky_regression_rate_upper95: Option<f64>,
+}
+
+/// `mine.json`.
+#[derive(Debug, Serialize)]
+pub struct Mined {
+    pub variant: String,
+    pub turns: u64,
+    pub rejected: u64,
+    pub missed_turns: u64,
+    pub proposals: Vec<Proposal>,
+    pub risky: RiskySummary,
+    pub stress: Option<StressSummary>,
+    pub notes: Vec<String>,
+}
+
+/// `--stress`: per transformation, the skips that survived it.
+#[derive(Debug, Serialize)]
+pub struct StressSummary {
+    pub tested_skips: u64,
+    pub survived: Vec<(String, bool, u64)>,
+    /// Skips a claim-adding transformation left: 0, or a bug in the port.
+    pub claim_survivors: u64,
+}
+
+/// The variant to mine: named, else the first with the flag on.
+fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
+    let vs = &o.plan.variants;
+    let found = match &o.variant {
+        Some(n) => vs.iter().find(|v| &v.name == n),
+        None => vs.iter().find(|v| v.config.metacognition_selective_gate),
+    };
+    let names = || {
+        vs.iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let v = found.ok_or_else(|| match &o.variant {
+        Some(n) => Error::Usage(format!(
+            "--variant {n:?} is not a variant of the config; its variants are: {}",
+            names()
+        )),
+        None => Error::Usage(format!(
+            "no variant has metacognition_selective_gate = true ({}): name one with --variant",
+            names()
+        )),
+    })?;
+    if !v.config.metacognition_selective_gate {
+        return Err(Error::Usage(format!(
+            "variant {} has the selective gate off: it skips no ack and misses none; mine a smart variant",
+            v.name
+        )));
+    }
+    Ok(v)
+}
+
+/// The variant's patterns with the built-ins spelled out (an empty list
+/// is the built-in set: a list that adds to it must name them).
+pub fn spelled_out(c: &FrameworkConfig) -> Vec<String> {
+    match c.metacognition_trivial_ack_patterns.is_empty() {
+        true => BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect(),
+        false => c.metacognition_trivial_ack_patterns.clone(),
+    }
+}
+
+/// One candidate pattern per language, from its missed drafts.
+fn candidates(scan: &Scan, min_support: u64) -> Vec<(String, Vec<String>, u64)> {
+    let mut out = Vec::new();
+    for (lang, drafts) in &scan.missed {
+        let chosen = cover(drafts, min_support, MAX_PHRASES);
+        if chosen.is_empty() {
+            continue;
+        }
+        let support = drafts
+            .iter()
+            .filter(|(d, _)| phrases::phrases(d).iter().any(|p| chosen.contains(p)))
+            .map(|(_, m)| m.turns)
+            .sum();
+        out.push((lang.clone(), chosen, support));
+    }
+    out
+}
+
+/// The validation replay's plan: the mined variant (the baseline) and
+/// one variant per candidate, its list plus the candidate's pattern.
+fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, u64)]) -> Plan {
+    let mut variants = vec![Variant {
+        name: "mined".into(),
+        config: v.config.clone(),
+    }];
+    for (i, (_, phrases, _)) in cands.iter().enumerate() {
+        let mut config = v.config.clone();
+        config.metacognition_trivial_ack_patterns = spelled_out(&v.config);
+        config
+            .metacognition_trivial_ack_patterns
+            .push(pattern(phrases));
+        variants.push(Variant {
+            name: format!("proposal-{i}"),
+            config,
+        });
+    }
+    Plan {
+        variants,
+        baseline: 0,
+        cost: o.plan.cost.clone(),
+        check: Default::default(),
+    }
+}
+
+/// What a candidate's variant adds over the mined one.
+fn proposal(
+    lang: &str,
+    phrases: &[String],
+    support: u64,
+    p: &VariantSummary,
+    m: &VariantSummary,
+) -> Proposal {
+    let new_labelled = p.labelled_skips - m.labelled_skips;
+    let new_regressions = p.safety_regressions - m.safety_regressions;
+    Proposal {
+        language: lang.to_string(),
+        pattern: pattern(phrases),
+        phrases: phrases.to_vec(),
+        support,
+        new_skips: p.saved_calls,
+        saved_usd: p.saved_usd,
+        new_labelled_skips: new_labelled,
+        new_safety_regressions: new_regressions,
+        new_regression_rate_upper95: crate::report::numbers::sig_up(clopper_pearson_upper(
+            new_regressions,
+            new_labelled,
+            0.05,
+        )),
+        proposed: new_regressions == 0,
+    }
+}
+
+/// Replay the candidates into `dir` and read what each adds.
+fn validate(
+    o: &MineOptions,
+    v: &Variant,
+    cands: &[(String, Vec<String>, u64)],
+    dir: &Path,
+    p: &dyn Progress,
+) -> crate::Result<Vec<Proposal>> {
+    let replay = ReplayOptions {
+        sources: o.sources.clone(),
+        plan: validation_plan(o, v, cands),
+        skip_invalid: o.skip_invalid,
+        decisions: DecisionsMode::None,
+        group_by: vec![],
+        force: false,
+        max_line_bytes: o.max_line_bytes,
+        label: "validation".into(),
+        format: Format::Csv,
+        scope_columns: None,
+        frontier: false,
+        detail: false,
+        notes: vec![format!(
+            "mine's validation of variant {}: proposal-N adds the Nth proposed pattern to its list",
+            v.name
+        )],
+        split: None,
+    };
+    let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
+    let m = &run.variants["mined"];
+    Ok(cands
+        .iter()
+        .enumerate()
+        .map(|(i, (lang, ph, support))| {
+            proposal(
+                lang,
+                ph,
+                *support,
+                &run.variants[&format!("proposal-{i}")],
+                m,
+            )
+        })
+        .collect())
+}
+
+/// The risky skips' counts and bound.
+fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
+    let n = scan.risky.len() as u64 + scan.risky_unlisted;
+    let labelled: Vec<_> = scan.risky.iter().filter(|r| r.labelled).collect();
+    let k = labelled
+        .iter()
+        .filter(|r| r.verdict.is_some_and(|v| v.is_intervention()))
+        .count() as u64;
+    RiskySummary {
+        max_ack_share: max,
+        skips: scan.skips,
+        risky_skips: n,
+        risky_labelled: labelled.len() as u64,
+        risky_safety_regressions: k,
+        risky_regression_rate_upper95: crate::report::numbers::sig_up(clopper_pearson_upper(
+            k,
+            labelled.len() as u64,
+            0.05,
+        )),
+    }
+}
+
+/// Mine `o` into `out`: `proposals.csv`, `proposals.toml`, `missed.csv`,
+/// `risky_skips.csv`, `mine.json` and the `validation/` replay.
+pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
+    let v = mined_variant(o)?;
+    if o.sources.iter().any(|s| s == "-") {
+        return Err(Error::Usage("mine reads the traffic twice (mining, then validating): give files, not standard input".into()));
+    }
+    let setup = ScanSetup {
+        config: &v.config,
+        cost: &o.plan.cost,
+        max_ack_share: o.max_ack_share,
+        stress: o.stress,
+        skip_invalid: o.skip_invalid,
+    };
+    let scan = scan::scan(&o.sources, o.max_line_bytes, &setup)?;
+    let cands = candidates(&scan, o.min_support);
+    let proposals = match cands.is_empty() {
+        true => Vec::new(),
+        false => validate(o, v, &cands, &out.join("validation"), p)?,
+    };
+    let mined = summarise(o, v, &scan, proposals);
+    write::all(&mined, &scan, o, v, out)?;
+    Ok(mined)
+}
+
+fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Proposal>) -> Mined {
+    let mut notes = Vec::new();
+    if scan.missed_unlisted > 0 {
+        notes.push(format!(
+            "{} missed turns past {} distinct drafts are counted, not listed",
+            scan.missed_unlisted,
+            scan::MAX_MISSED
+        ));
+    }
+    if scan.risky_unlisted > 0 {
+        notes.push(format!(
+            "{} risky skips past {} are counted, not listed",
+            scan.risky_unlisted,
+            scan::MAX_RISKY
+        ));
+    }
+    let stress = scan.stress.as_ref().map(|s| StressSummary {
+        tested_skips: s.tested,
+        survived: stress::TRANSFORMS
+            .iter()
+            .zip(&s.survived)
+            .map(|(t, n)| (t.name.to_string(), t.adds_claim, *n))
+            .collect(),
+        claim_survivors: s.claim_survivors(),
+    });
+    Mined {
+        variant: v.name.clone(),
+        turns: scan.turns,
+        rejected: scan.rejected,
+        missed_turns: scan
+            .missed
+            .values()
+            .flat_map(|d| d.values())
+            .map(|m| m.turns)
+            .sum::<u64>()
+            + scan.missed_unlisted,
+        proposals,
+        risky: risky_summary(scan, o.max_ack_share),
+        stress,
+        notes,
+    }
+}
+
+/// Whether a proposed pattern matches a lowered, stripped draft.
+pub fn covers(patterns: &[PySet], lowered: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| p.is_match(lowered).unwrap_or(false))
+}

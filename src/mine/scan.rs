@@ -1,0 +1,253 @@
+//! The mining pass: every turn through the mined variant's gate, keeping
+//! the acks no pattern knows (fires, and `no_ack_pattern` is the only
+//! reason), the skips whose ack covers little of the draft, and, with
+//! `--stress`, how many skips survive each transformation of their draft.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use super::phrases::{normalise, script, Missed};
+use super::stress::{Stress, TRANSFORMS};
+use crate::config::{CostConfig, FrameworkConfig};
+use crate::gate::pyre::PySet;
+use crate::gate::{py_lower, py_strip, Gate, Reason, BUILTIN_ACK_PATTERNS};
+use crate::read::reader::{self, Block, Source};
+use crate::read::turn::{Turn, Verdict};
+use crate::replay::{is_blank, without_bom};
+use crate::Error;
+
+/// Distinct normalised drafts kept (the rest are counted, not listed).
+pub const MAX_MISSED: usize = 100_000;
+/// Risky skips listed at most.
+pub const MAX_RISKY: usize = 100_000;
+
+/// A skip whose matched ack covers less than `--max-ack-share` of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Risky {
+    pub source: usize,
+    pub line: u64,
+    pub run_id: String,
+    pub turn: Option<u64>,
+    pub ack_share: f64,
+    pub matched: String,
+    pub draft: String,
+    pub verdict: Option<Verdict>,
+    /// The verdict is of a critic that ran.
+    pub labelled: bool,
+}
+
+/// What the pass found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub turns: u64,
+    pub rejected: u64,
+    /// Language (recorded, else a script) -> normalised draft -> missed.
+    pub missed: BTreeMap<String, BTreeMap<String, Missed>>,
+    /// One lowered, stripped example per normalised draft (what patterns
+    /// are matched against).
+    pub examples: BTreeMap<String, String>,
+    /// Missed turns not listed past [`MAX_MISSED`] drafts.
+    pub missed_unlisted: u64,
+    pub skips: u64,
+    pub risky: Vec<Risky>,
+    pub risky_unlisted: u64,
+    pub stress: Option<Stress>,
+}
+
+/// What the pass needs.
+pub struct ScanSetup<'a> {
+    pub config: &'a FrameworkConfig,
+    pub cost: &'a CostConfig,
+    pub max_ack_share: f64,
+    pub stress: bool,
+    pub skip_invalid: bool,
+}
+
+/// The variant's patterns, each alone (the first that matches is the one
+/// symfonic's `any` stops at).
+fn each_pattern(c: &FrameworkConfig) -> Result<Vec<PySet>, Error> {
+    let patterns: Vec<String> = match c.metacognition_trivial_ack_patterns.is_empty() {
+        true => BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect(),
+        false => c.metacognition_trivial_ack_patterns.clone(),
+    };
+    patterns
+        .iter()
+        .map(|p| PySet::new(&[p], true).map_err(|(_, e)| Error::Config(format!("{e:?}"))))
+        .collect()
+}
+
+/// The recorded critic call's dollars (0 without tokens or a price).
+fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
+    let Some(c) = turn.review() else { return 0.0 };
+    let model = c
+        .model
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .or(cost.default_model.as_deref());
+    let Some(p) = model.and_then(|m| cost.models.get(m)) else {
+        return 0.0;
+    };
+    let (tin, tout) = (
+        c.tokens_in.unwrap_or(0) as f64,
+        c.tokens_out.unwrap_or(0) as f64,
+    );
+    (tin * p.usd_per_mtok_in + tout * p.usd_per_mtok_out) / 1e6
+}
+
+/// Read every source, line by line, into the scan.
+pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::Result<Scan> {
+    let gate = Gate::new(s.config.clone())?;
+    let patterns = each_pattern(s.config)?;
+    let list: Vec<Source> = sources.iter().map(|n| Source { name: n.clone() }).collect();
+    let (rx, recycler) = reader::blocks_recycled(list, 4, max_line_bytes)?;
+    let mut out = Scan {
+        stress: s.stress.then(Stress::default),
+        ..Scan::default()
+    };
+    for block in rx {
+        let block = block?;
+        scan_block(&block, sources, &gate, &patterns, s, &mut out)?;
+        recycler.give(block);
+    }
+    Ok(out)
+}
+
+fn scan_block(
+    block: &Block,
+    sources: &[String],
+    gate: &Gate,
+    patterns: &[PySet],
+    s: &ScanSetup,
+    out: &mut Scan,
+) -> crate::Result<()> {
+    let invalid = |line: u64, reason: String| Error::InvalidLine {
+        source: sources[block.source].clone(),
+        line,
+        reason,
+    };
+    if let Some(bytes) = block.overlong {
+        out.rejected += 1;
+        return match s.skip_invalid {
+            true => Ok(()),
+            false => Err(invalid(
+                block.first_line,
+                format!("the line is {bytes} bytes, longer than --max-line-bytes"),
+            )),
+        };
+    }
+    for (line, raw) in reader::lines(block) {
+        let raw = without_bom(line, raw);
+        if is_blank(raw) {
+            continue;
+        }
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+            .and_then(|t| Turn::parse(t).map_err(|e| e.to_string()));
+        let turn = match parsed {
+            Ok(t) => t,
+            Err(_) if s.skip_invalid => {
+                out.rejected += 1;
+                continue;
+            }
+            Err(reason) => return Err(invalid(line, reason)),
+        };
+        out.turns += 1;
+        let at = (block.source, line);
+        one_turn(&turn, at, gate, patterns, s, out);
+    }
+    Ok(())
+}
+
+/// One turn: a missed ack, a (risky) skip, or neither.
+fn one_turn(
+    turn: &Turn,
+    at: (usize, u64),
+    gate: &Gate,
+    patterns: &[PySet],
+    s: &ScanSetup,
+    out: &mut Scan,
+) {
+    let e = gate.evaluate(turn);
+    if e.fires() {
+        if e.reasons().single() == Some(Reason::NoAckPattern) {
+            note_missed(turn, s, out);
+        }
+        return;
+    }
+    if !e.draft_is_trivial_ack() {
+        return; // a legacy-gate skip: no ack involved
+    }
+    out.skips += 1;
+    note_risky(turn, at, patterns, s.max_ack_share, out);
+    if let Some(st) = out.stress.as_mut() {
+        st.test(turn, gate, &TRANSFORMS);
+    }
+}
+
+fn note_missed(turn: &Turn, s: &ScanSetup, out: &mut Scan) {
+    let norm = normalise(py_strip(&turn.draft));
+    let lang = turn
+        .language
+        .as_deref()
+        .map_or_else(|| format!("({})", script(&norm)), str::to_string);
+    let listed = out.missed.values().map(|m| m.len()).sum::<usize>();
+    let entry = out.missed.entry(lang).or_default();
+    if !entry.contains_key(&norm) && listed >= MAX_MISSED {
+        out.missed_unlisted += 1;
+        return;
+    }
+    out.examples
+        .entry(norm.clone())
+        .or_insert_with(|| py_lower(py_strip(&turn.draft)).into_owned());
+    let m = entry.entry(norm).or_default();
+    m.turns += 1;
+    m.usd += usd(turn, s.cost);
+}
+
+/// The share of the lowered, stripped draft that the first matching
+/// pattern's first match covers, and the matched text.
+pub fn ack_share(draft: &str, patterns: &[PySet]) -> Option<(f64, String)> {
+    let lowered: Cow<str> = py_lower(py_strip(draft));
+    let total = lowered.chars().count();
+    for p in patterns {
+        if let Ok(Some((a, b))) = p.find(&lowered) {
+            let matched = &lowered[a..b];
+            return Some((
+                matched.chars().count() as f64 / total.max(1) as f64,
+                matched.to_string(),
+            ));
+        }
+    }
+    None
+}
+
+fn note_risky(
+    turn: &Turn,
+    (source, line): (usize, u64),
+    patterns: &[PySet],
+    max: f64,
+    out: &mut Scan,
+) {
+    let Some((share, matched)) = ack_share(&turn.draft, patterns) else {
+        return;
+    };
+    if share >= max {
+        return;
+    }
+    if out.risky.len() >= MAX_RISKY {
+        out.risky_unlisted += 1;
+        return;
+    }
+    let review = turn.review();
+    out.risky.push(Risky {
+        source,
+        line,
+        run_id: turn.run_id.to_string(),
+        turn: turn.turn,
+        ack_share: share,
+        matched,
+        draft: turn.draft.to_string(),
+        verdict: review.and_then(|c| c.verdict),
+        labelled: review.is_some_and(|c| c.verdict.is_some()),
+    });
+}

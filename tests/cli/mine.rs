@@ -1,0 +1,241 @@
+//! `mine`: proposed patterns for the acks the built-ins miss, validated
+//! through a replay; risky skips; and the stress test's claims.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+fn mine_in(out: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["mine"];
+    all.extend_from_slice(args);
+    run_in(out, &all)
+}
+
+fn json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Normalised as mine normalises (lowercase, letters/digits/marks/spaces).
+fn normalise(d: &str) -> String {
+    let kept: String = d
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Six languages no built-in pattern knows get a pattern each; replaying
+/// with proposals.toml skips exactly the missed acks it covers, keeps the
+/// built-ins, and skips nothing with a claim or a floor.
+#[test]
+fn proposals_cover_the_missed_acks_and_nothing_else() {
+    let d = Dir::new();
+    let out = d.path("m");
+    let o = mine_in(
+        &out,
+        &[
+            "datasets/multilingual.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let props = csv_rows(&std::fs::read_to_string(out.join("proposals.csv")).unwrap());
+    let langs: HashSet<&str> = props.iter().map(|p| p["language"].as_str()).collect();
+    for l in ["it", "ja", "zh", "ru", "ko", "ar"] {
+        assert!(langs.contains(l), "a pattern for {l}: {langs:?}");
+    }
+    assert!(props
+        .iter()
+        .all(|p| p["status"] == "proposed" && !p["pattern"].chars().any(|c| c.is_ascii_digit())));
+    let toml_text = std::fs::read_to_string(out.join("proposals.toml")).unwrap();
+    for p in critic_gate::internals::BUILTIN_ACK_PATTERNS {
+        assert!(toml_text.contains(p), "keeps the built-in {p}");
+    }
+    // Replay: gate.toml's smart against the mined list.
+    let gate = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    let cfg = d.write("c.toml", format!("{gate}\n{toml_text}"));
+    let r = d.path("r");
+    expect_code(
+        &replay_in(
+            &r,
+            &[
+                "datasets/multilingual.jsonl",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--quiet",
+            ],
+        ),
+        0,
+    );
+    let rows = csv_rows(&std::fs::read_to_string(r.join("decisions.csv")).unwrap());
+    let fires = |v: &str| -> HashMap<String, bool> {
+        rows.iter()
+            .filter(|x| x["variant"] == v)
+            .map(|x| (x["line"].clone(), x["fires"] == "true"))
+            .collect()
+    };
+    let (smart, mined) = (fires("smart"), fires("mined"));
+    let traffic: Vec<Value> = std::fs::read_to_string(root().join("datasets/multilingual.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let missed = csv_rows(&std::fs::read_to_string(out.join("missed.csv")).unwrap());
+    let covered: HashSet<(String, String)> = missed
+        .iter()
+        .filter(|m| m["covered"] == "true")
+        .map(|m| (m["language"].clone(), m["draft"].clone()))
+        .collect();
+    let mut newly = 0;
+    for (line, smart_fires) in &smart {
+        let t = &traffic[line.parse::<usize>().unwrap() - 1];
+        let key = (
+            t["language"].as_str().unwrap().to_string(),
+            normalise(t["draft"].as_str().unwrap()),
+        );
+        match (smart_fires, mined[line]) {
+            (true, false) => {
+                newly += 1;
+                assert!(
+                    covered.contains(&key),
+                    "line {line}: skipped but not a covered missed ack"
+                );
+            }
+            (true, true) => assert!(
+                !covered.contains(&key),
+                "line {line}: covered but still fires"
+            ),
+            (false, fires) => assert!(!fires, "line {line}: the built-ins' skip is kept"),
+        }
+    }
+    let covered_turns: u64 = missed
+        .iter()
+        .filter(|m| m["covered"] == "true")
+        .map(|m| m["turns"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(newly, covered_turns);
+    for x in rows
+        .iter()
+        .filter(|x| x["variant"] == "mined" && x["fires"] == "false")
+    {
+        assert_eq!(
+            x["reasons"], "trivial_ack",
+            "line {}: no floor, no claim",
+            x["line"]
+        );
+    }
+}
+
+/// "Sure, but ..." drafts are skips where the ack covers little: listed
+/// lowest share first, with counts that agree with the replay.
+#[test]
+fn risky_skips_list_the_drafts_that_are_more_than_an_ack() {
+    let d = Dir::new();
+    let lines = [
+        (
+            "Sure, but refunds are no longer possible on this plan.",
+            "revise",
+        ),
+        (
+            "ok, but that plan ends soon and cannot be renewed",
+            "approve",
+        ),
+        ("Thanks!", "approve"),
+        ("got it", "approve"),
+        (
+            "Noted, though we cannot ship to that address anymore",
+            "refuse",
+        ),
+    ];
+    let traffic: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (d, v))| format!(
+            "{{\"run_id\": \"r{i}\", \"turn\": 0, \"draft\": \"{d}\", \"critic\": {{\"verdict\": \"{v}\", \"reflection_latency_ms\": 1000.0, \"reflection_tokens_in\": 100, \"reflection_tokens_out\": 10}}}}\n"
+        ))
+        .collect();
+    let input = d.write("risky.jsonl", traffic);
+    let out = d.path("m");
+    expect_code(&mine_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let risky = csv_rows(&std::fs::read_to_string(out.join("risky_skips.csv")).unwrap());
+    let drafts: Vec<&str> = risky.iter().map(|r| r["draft"].as_str()).collect();
+    // Shares: "ok" 2 of 49 code points, "sure" 4 of 54, "noted" 5 of 52.
+    assert_eq!(
+        drafts,
+        [lines[1].0, lines[0].0, lines[4].0],
+        "lowest share first"
+    );
+    assert_eq!(risky[1]["matched"], "sure");
+    let share: f64 = risky[1]["ack_share"].parse().unwrap();
+    assert!(
+        (share - 4.0 / lines[0].0.chars().count() as f64).abs() < 1e-6,
+        "{share}"
+    );
+    let m = json(&out.join("mine.json"));
+    assert_eq!(m["risky"]["risky_skips"], 3);
+    assert_eq!(m["risky"]["risky_labelled"], 3);
+    assert_eq!(m["risky"]["risky_safety_regressions"], 2);
+    // The replay agrees: every risky skip is a skip of smart.
+    let r = d.path("r");
+    expect_code(&replay_in(&r, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let rows = csv_rows(&std::fs::read_to_string(r.join("decisions.csv")).unwrap());
+    let skips = rows
+        .iter()
+        .filter(|x| x["variant"] == "smart" && x["fires"] == "false")
+        .count();
+    assert_eq!(m["risky"]["skips"], skips as u64);
+    for x in &risky {
+        assert!(rows
+            .iter()
+            .any(|y| y["variant"] == "smart" && y["line"] == x["line"] && y["fires"] == "false"));
+    }
+}
+
+/// Adding a claim turns every skip into a fire, on every committed dataset
+/// and on 100,000 synthetic turns; the other transformations are counted.
+#[test]
+fn no_skip_survives_an_added_claim() {
+    let d = Dir::new();
+    let synth = d.path("synth.jsonl");
+    expect_code(
+        &run(
+            &[
+                "synth",
+                "--turns",
+                "100000",
+                "--seed",
+                "5",
+                "--out",
+                synth.to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    let mut inputs: Vec<String> = std::fs::read_dir(root().join("datasets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    inputs.sort();
+    inputs.push(synth.to_string_lossy().into_owned());
+    for (i, input) in inputs.iter().enumerate() {
+        let out = d.path(&format!("m{i}"));
+        let o = mine_in(&out, &[input, "--stress", "--skip-invalid", "--quiet"]);
+        expect_code(&o, 0);
+        let st = &json(&out.join("mine.json"))["stress"];
+        assert_eq!(st["claim_survivors"], 0, "{input}: {st}");
+        let tested = st["tested_skips"].as_u64().unwrap();
+        for t in st["survived"].as_array().unwrap() {
+            assert!(t[2].as_u64().unwrap() <= tested);
+        }
+    }
+    let st = &json(&d.path(&format!("m{}", inputs.len() - 1)).join("mine.json"))["stress"];
+    assert!(st["tested_skips"].as_u64().unwrap() > 10_000, "{st}");
+}
