@@ -60,12 +60,40 @@ use Figure::{Count, Rate};
 
 const NO_TURNS: (f64, &str) = (0.0, "no turns");
 
+/// One per-variant budget: its name, the field it reads and how, what an
+/// undefined rate is taken as, its comparison, and its limit if set.
+type Row = (
+    &'static str,
+    &'static str,
+    fn(&VariantSummary) -> Figure,
+    (f64, &'static str),
+    Op,
+    Option<f64>,
+);
+
 /// The per-variant budgets that are set, in report order. Every variant is
 /// always held to `contract_violations <= 0`.
 fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
+    budget_rows(b)
+        .into_iter()
+        .filter_map(|(name, metric, read, undefined, op, limit)| {
+            limit.map(|limit| Budget {
+                name,
+                metric,
+                read,
+                undefined,
+                op,
+                limit,
+            })
+        })
+        .collect()
+}
+
+/// Every per-variant budget, set or not.
+fn budget_rows(b: &CheckConfig) -> [Row; 8] {
     use Op::*;
     let count = |n: Option<u64>| n.map(|n| n as f64);
-    let budgets: [(_, _, fn(&VariantSummary) -> Figure, _, _, _); 7] = [
+    [
         (
             "contract_violations",
             "contract_violations",
@@ -125,20 +153,15 @@ fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
             AtLeast,
             count(b.min_turns),
         ),
-    ];
-    budgets
-        .into_iter()
-        .filter_map(|(name, metric, read, undefined, op, limit)| {
-            limit.map(|limit| Budget {
-                name,
-                metric,
-                read,
-                undefined,
-                op,
-                limit,
-            })
-        })
-        .collect()
+        (
+            "max_risky_skip_rate",
+            "risky_skip_rate",
+            |v| Rate(v.risky_skip_rate),
+            (0.0, "no skips: none is risky"),
+            AtMost,
+            b.max_risky_skip_rate,
+        ),
+    ]
 }
 
 impl Budget {
@@ -427,6 +450,7 @@ mod tests {
             label_coverage: share(labelled, skips),
             safety_regression_rate: share(regressions, labelled),
             safety_regression_rate_upper95: upper,
+            risky_skip_rate: share(0, skips),
             ..Default::default()
         }
     }
@@ -583,9 +607,11 @@ mod tests {
             max_added_call_rate: Some(0.1),
             min_label_coverage: Some(0.5),
             min_turns: Some(1),
+            max_risky_skip_rate: Some(0.5),
             ..Default::default()
         };
         let mut v = variant("smart", 5, 4, 1, Some(0.7));
+        v.risky_skip_rate = Some(0.4);
         v.contract_violations = 3;
         v.added_call_rate = Some(0.2);
         v.production_agreement = Some(0.9);
@@ -593,7 +619,7 @@ mod tests {
         let map = v.to_map();
         let mut budgets = variant_budgets(&b);
         budgets.push(production_budget(0.5));
-        assert_eq!(budgets.len(), 8);
+        assert_eq!(budgets.len(), 9);
         for budget in budgets {
             let want = map[budget.metric].as_f64();
             let got = match (budget.read)(&v) {

@@ -98,6 +98,7 @@ pub struct CheckConfig {
     pub max_safety_regression_rate: Option<f64>,
     pub min_skip_rate: Option<f64>,
     pub max_added_call_rate: Option<f64>,
+    pub max_risky_skip_rate: Option<f64>,
     pub min_label_coverage: Option<f64>,
     pub max_rejected: Option<u64>,
     pub min_production_agreement: Option<f64>,

@@ -86,6 +86,7 @@ pub fn check(data: &[u8]) {
         max_safety_regression_rate: Some(0.05),
         min_skip_rate: Some(0.1),
         max_added_call_rate: Some(0.1),
+        max_risky_skip_rate: Some(0.5),
         min_label_coverage: Some(0.5),
         max_rejected: Some(3),
         min_production_agreement: Some(0.9),

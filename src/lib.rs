@@ -62,6 +62,7 @@ pub use read::reader::DEFAULT_MAX_LINE_BYTES;
 /// A validated turn, read from one line of traffic.
 pub use read::turn::Turn;
 /// What a replay is asked to do.
+pub use replay::options::DEFAULT_MAX_ACK_SHARE;
 pub use replay::{validate_group_by, DecisionsMode, Format, ReplayOptions};
 /// Called from a signal handler: remove this process's staging folders and exit.
 pub use report::abandon_in_progress_and_exit;

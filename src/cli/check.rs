@@ -32,6 +32,10 @@ pub struct Args {
     /// Fail when added calls / turns exceeds R.
     #[arg(long, value_name = "R")]
     pub max_added_call_rate: Option<f64>,
+    /// Fail when risky skips / skips exceeds R (skips whose matched ack
+    /// covers less than the replay's --max-ack-share of the draft).
+    #[arg(long, value_name = "R")]
+    pub max_risky_skip_rate: Option<f64>,
     /// Fail when labelled skips / skips is below R.
     #[arg(long, value_name = "R")]
     pub min_label_coverage: Option<f64>,
@@ -80,6 +84,7 @@ fn budgets(a: &Args) -> Result<CheckConfig, String> {
             .or(budgets.max_safety_regression_rate),
         min_skip_rate: a.min_skip_rate.or(budgets.min_skip_rate),
         max_added_call_rate: a.max_added_call_rate.or(budgets.max_added_call_rate),
+        max_risky_skip_rate: a.max_risky_skip_rate.or(budgets.max_risky_skip_rate),
         min_label_coverage: a.min_label_coverage.or(budgets.min_label_coverage),
         max_rejected: a.max_rejected.or(budgets.max_rejected),
         min_production_agreement: a
@@ -113,6 +118,11 @@ fn budgets(a: &Args) -> Result<CheckConfig, String> {
             a.min_label_coverage,
             over.min_label_coverage,
             "min-label-coverage",
+        ),
+        (
+            a.max_risky_skip_rate,
+            over.max_risky_skip_rate,
+            "max-risky-skip-rate",
         ),
         (
             a.min_production_agreement,

@@ -29,9 +29,6 @@ pub struct Args {
     /// A phrase is proposed only when seen in at least this many turns.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_support: u64,
-    /// A skip is risky when its matched ack covers less than this share of the draft.
-    #[arg(long, default_value_t = 0.5)]
-    pub max_ack_share: f64,
     /// Also add short content to every skipped draft and count the skips that survive.
     #[arg(long)]
     pub stress: bool,
@@ -41,18 +38,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    if !(a.max_ack_share > 0.0 && a.max_ack_share <= 1.0) {
-        return Err(critic_gate::Error::Usage(format!(
-            "--max-ack-share {}: give a share in (0, 1]",
-            a.max_ack_share
-        )));
-    }
     let o = MineOptions {
         sources: a.files.clone(),
         plan: load_plan(a.config.as_deref())?,
         variant: a.variant.clone(),
         min_support: a.min_support,
-        max_ack_share: a.max_ack_share,
+        max_ack_share: a.run.max_ack_share,
         stress: a.stress,
         skip_invalid: a.run.skip_invalid,
         max_line_bytes: a.run.max_line_bytes,

@@ -73,6 +73,18 @@ pub struct RunArgs {
     /// Write every table as csv, parquet (with the declared schema) or both.
     #[arg(long, default_value = "csv", value_parser = format())]
     pub format: Format,
+    /// A skip is risky when its matched ack covers less than this share of
+    /// the draft (the summary's risky_* figures).
+    #[arg(long, value_name = "SHARE", default_value_t = critic_gate::DEFAULT_MAX_ACK_SHARE, value_parser = ack_share)]
+    pub max_ack_share: f64,
+}
+
+/// A share in (0, 1].
+fn ack_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err(format!("give a share in (0, 1], got {s:?}")),
+    }
 }
 
 impl RunArgs {
@@ -166,6 +178,7 @@ pub fn run(a: Args) -> CliResult {
         detail: true,
         notes: vec![],
         split: None,
+        max_ack_share: a.run.max_ack_share,
     };
     run_with_progress(opts, &a.out, a.run.quiet)
 }

@@ -56,5 +56,6 @@ pub fn options(
         detail: false,
         notes,
         split: None,
+        max_ack_share: run.max_ack_share,
     })
 }

@@ -82,6 +82,8 @@ pub struct DraftFeatures<'d> {
     /// patterns run them once per draft, also when a sweep interleaves
     /// several sets (a single slot made every variant search again).
     ack_memo: [Cell<Option<(usize, PatternCheck)>>; ACK_MEMO_SLOTS],
+    /// [`Gate::ack_share`]'s answers, likewise.
+    share_memo: [Cell<Option<(usize, Option<f64>)>>; ACK_MEMO_SLOTS],
 }
 
 /// Slots of [`DraftFeatures`]' ack memo (distinct pattern sets past this
@@ -109,6 +111,7 @@ impl<'d> DraftFeatures<'d> {
             claims: claims::has_claims(draft, ascii),
             lowered: OnceCell::new(),
             ack_memo: [const { Cell::new(None) }; ACK_MEMO_SLOTS],
+            share_memo: [const { Cell::new(None) }; ACK_MEMO_SLOTS],
         }
     }
 
@@ -260,6 +263,9 @@ impl Evaluation<'_> {
 pub struct Gate {
     config: FrameworkConfig,
     acks: Arc<PySet>,
+    /// The same patterns, each alone: which one matches first, and where
+    /// (for [`Gate::ack_share`]).
+    each: Arc<Vec<PySet>>,
     read_only: Vec<String>,
 }
 
@@ -267,7 +273,7 @@ pub struct Gate {
 /// patterns (the usual case: only flags differ) compile them once.
 #[derive(Default)]
 pub struct PatternCache {
-    sets: Vec<(Vec<String>, Arc<PySet>)>,
+    sets: Vec<(Vec<String>, Arc<PySet>, Arc<Vec<PySet>>)>,
 }
 
 impl Gate {
@@ -289,14 +295,20 @@ impl Gate {
         let cached = cache
             .sets
             .iter()
-            .find(|(p, _)| *p == patterns)
-            .map(|(_, set)| set.clone());
+            .find(|(p, _, _)| *p == patterns)
+            .map(|(_, set, each)| (set.clone(), each.clone()));
         let acks = match cached {
-            Some(set) => Ok(set),
-            None => PySet::new(&patterns, true).map(|set| {
-                let set = Arc::new(set);
-                cache.sets.push((patterns, set.clone()));
-                set
+            Some(sets) => Ok(sets),
+            None => PySet::new(&patterns, true).and_then(|set| {
+                // Each alone compiles too: the whole set did.
+                let each = patterns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| PySet::new(&[p], true).map_err(|(_, e)| (i, e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (set, each) = (Arc::new(set), Arc::new(each));
+                cache.sets.push((patterns, set.clone(), each.clone()));
+                Ok((set, each))
             }),
         };
         let acks = acks.map_err(|(i, e)| {
@@ -316,12 +328,14 @@ impl Gate {
                 )
             })
         })?;
+        let (acks, each) = acks;
         let mut read_only = config.read_only_tools.clone();
         read_only.sort();
         read_only.dedup();
         Ok(Gate {
             config,
             acks,
+            each,
             read_only,
         })
     }
@@ -336,6 +350,34 @@ impl Gate {
             ToolCall::Named(name) => self.read_only.binary_search(name).is_err(),
             _ => true,
         })
+    }
+
+    /// How much of the lowered, stripped draft the ack covers: the code
+    /// points of the first match of the first matching pattern (where
+    /// symfonic's `any` stops) over the draft's; None when none matches.
+    /// Variants sharing their patterns compute it once per draft.
+    pub fn ack_share(&self, f: &DraftFeatures) -> Option<f64> {
+        let set = Arc::as_ptr(&self.each) as usize;
+        let slot = &f.share_memo[(set >> 4) % ACK_MEMO_SLOTS];
+        if let Some((s, share)) = slot.get() {
+            if s == set {
+                return share;
+            }
+        }
+        let lowered = f.lowered();
+        let share = self.ack_match(lowered).map(|(a, b)| {
+            lowered[a..b].chars().count() as f64 / lowered.chars().count().max(1) as f64
+        });
+        slot.set(Some((set, share)));
+        share
+    }
+
+    /// The byte range in `lowered` of the first match of the first
+    /// pattern that matches.
+    pub fn ack_match(&self, lowered: &str) -> Option<(usize, usize)> {
+        self.each
+            .iter()
+            .find_map(|p| p.find(lowered).ok().flatten())
     }
 
     /// `any(re.search(p, lowered, re.IGNORECASE) for p in patterns)`.

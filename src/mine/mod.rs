@@ -232,6 +232,7 @@ fn validate(
             v.name
         )],
         split: None,
+        max_ack_share: o.max_ack_share,
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use super::phrases::{normalise, script, Missed};
 use super::stress::{Stress, TRANSFORMS};
 use crate::config::{CostConfig, FrameworkConfig};
-use crate::gate::pyre::PySet;
-use crate::gate::{py_lower, py_strip, Gate, Reason, BUILTIN_ACK_PATTERNS};
+use crate::gate::{py_lower, py_strip, Gate, Reason};
 use crate::read::reader::{self, Block, Source};
 use crate::read::turn::{Turn, Verdict};
 use crate::replay::{is_blank, without_bom};
@@ -63,19 +62,6 @@ pub struct ScanSetup<'a> {
     pub skip_invalid: bool,
 }
 
-/// The variant's patterns, each alone (the first that matches is the one
-/// symfonic's `any` stops at).
-fn each_pattern(c: &FrameworkConfig) -> Result<Vec<PySet>, Error> {
-    let patterns: Vec<String> = match c.metacognition_trivial_ack_patterns.is_empty() {
-        true => BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect(),
-        false => c.metacognition_trivial_ack_patterns.clone(),
-    };
-    patterns
-        .iter()
-        .map(|p| PySet::new(&[p], true).map_err(|(_, e)| Error::Config(format!("{e:?}"))))
-        .collect()
-}
-
 /// The recorded critic call's dollars (0 without tokens or a price).
 fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
     let Some(c) = turn.review() else { return 0.0 };
@@ -97,7 +83,6 @@ fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
 /// Read every source, line by line, into the scan.
 pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::Result<Scan> {
     let gate = Gate::new(s.config.clone())?;
-    let patterns = each_pattern(s.config)?;
     let list: Vec<Source> = sources.iter().map(|n| Source { name: n.clone() }).collect();
     let (rx, recycler) = reader::blocks_recycled(list, 4, max_line_bytes)?;
     let mut out = Scan {
@@ -106,7 +91,7 @@ pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::
     };
     for block in rx {
         let block = block?;
-        scan_block(&block, sources, &gate, &patterns, s, &mut out)?;
+        scan_block(&block, sources, &gate, s, &mut out)?;
         recycler.give(block);
     }
     Ok(out)
@@ -116,7 +101,6 @@ fn scan_block(
     block: &Block,
     sources: &[String],
     gate: &Gate,
-    patterns: &[PySet],
     s: &ScanSetup,
     out: &mut Scan,
 ) -> crate::Result<()> {
@@ -153,20 +137,13 @@ fn scan_block(
         };
         out.turns += 1;
         let at = (block.source, line);
-        one_turn(&turn, at, gate, patterns, s, out);
+        one_turn(&turn, at, gate, s, out);
     }
     Ok(())
 }
 
 /// One turn: a missed ack, a (risky) skip, or neither.
-fn one_turn(
-    turn: &Turn,
-    at: (usize, u64),
-    gate: &Gate,
-    patterns: &[PySet],
-    s: &ScanSetup,
-    out: &mut Scan,
-) {
+fn one_turn(turn: &Turn, at: (usize, u64), gate: &Gate, s: &ScanSetup, out: &mut Scan) {
     let e = gate.evaluate(turn);
     if e.fires() {
         if e.reasons().single() == Some(Reason::NoAckPattern) {
@@ -178,7 +155,7 @@ fn one_turn(
         return; // a legacy-gate skip: no ack involved
     }
     out.skips += 1;
-    note_risky(turn, at, patterns, s.max_ack_share, out);
+    note_risky(turn, at, gate, s.max_ack_share, out);
     if let Some(st) = out.stress.as_mut() {
         st.test(turn, gate, &TRANSFORMS);
     }
@@ -205,30 +182,18 @@ fn note_missed(turn: &Turn, s: &ScanSetup, out: &mut Scan) {
 }
 
 /// The share of the lowered, stripped draft that the first matching
-/// pattern's first match covers, and the matched text.
-pub fn ack_share(draft: &str, patterns: &[PySet]) -> Option<(f64, String)> {
+/// pattern's first match covers ([`Gate::ack_share`]), and the matched
+/// text.
+pub fn ack_share(draft: &str, gate: &Gate) -> Option<(f64, String)> {
     let lowered: Cow<str> = py_lower(py_strip(draft));
-    let total = lowered.chars().count();
-    for p in patterns {
-        if let Ok(Some((a, b))) = p.find(&lowered) {
-            let matched = &lowered[a..b];
-            return Some((
-                matched.chars().count() as f64 / total.max(1) as f64,
-                matched.to_string(),
-            ));
-        }
-    }
-    None
+    let (a, b) = gate.ack_match(&lowered)?;
+    let matched = &lowered[a..b];
+    let share = matched.chars().count() as f64 / lowered.chars().count().max(1) as f64;
+    Some((share, matched.to_string()))
 }
 
-fn note_risky(
-    turn: &Turn,
-    (source, line): (usize, u64),
-    patterns: &[PySet],
-    max: f64,
-    out: &mut Scan,
-) {
-    let Some((share, matched)) = ack_share(&turn.draft, patterns) else {
+fn note_risky(turn: &Turn, (source, line): (usize, u64), gate: &Gate, max: f64, out: &mut Scan) {
+    let Some((share, matched)) = ack_share(&turn.draft, gate) else {
         return;
     };
     if share >= max {

@@ -257,11 +257,20 @@ impl Replayer {
                 other = gate.evaluate_with(turn, &features);
                 &other
             };
+            let d = Decision::of(i, eval, base_fires);
+            // Only a smart gate's skip is an ack (its share is worked out
+            // once per draft and pattern list).
+            let risky = d.skips()
+                && eval.selective
+                && gate
+                    .ack_share(&features)
+                    .is_some_and(|s| s < self.opts.max_ack_share);
             let look = Look {
                 turn,
                 facts: &facts,
                 eval,
-                d: Decision::of(i, eval, base_fires),
+                d,
+                risky,
             };
             self.variant_step(&look, out, scratch);
         }
@@ -273,7 +282,7 @@ impl Replayer {
     /// One variant's decision: counted, tallied, kept as a regression, and
     /// written as rows.
     fn variant_step(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
-        let c = count(&look.d, look.facts);
+        let c = count(&look.d, look.facts, look.risky);
         let vt = &mut out.totals.variants[look.d.variant];
         self.tally_variant(look, vt);
         vt.counts.merge(&c);

@@ -108,7 +108,13 @@ pub struct ReplayOptions {
     pub notes: Vec<String>,
     /// Only the turns of one half of the runs (`calibrate`).
     pub split: Option<Split>,
+    /// A skip is risky when its matched ack covers less than this share of
+    /// the draft (`--max-ack-share`, default [`DEFAULT_MAX_ACK_SHARE`]).
+    pub max_ack_share: f64,
 }
+
+/// `--max-ack-share`'s default.
+pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
 
 /// One half of the traffic, by a seeded hash of `run_id`: every turn of a
 /// run falls in the same half, and the halves do not depend on the order

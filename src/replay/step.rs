@@ -180,6 +180,9 @@ pub(super) struct Look<'a, 't> {
     pub(super) facts: &'a TurnFacts,
     pub(super) eval: &'a Evaluation<'a>,
     pub(super) d: Decision,
+    /// A skip whose matched ack covers less than `--max-ack-share` of the
+    /// draft.
+    pub(super) risky: bool,
 }
 
 impl Look<'_, '_> {
@@ -206,7 +209,7 @@ pub(super) struct TurnFacts {
 }
 
 /// A turn's [`Counts`] under one variant.
-pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
+pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
     let mut c = Counts {
         turns: 1,
         fires: d.fires as u64,
@@ -237,6 +240,11 @@ pub(super) fn count(d: &Decision, f: &TurnFacts) -> Counts {
         }
         if f.label.is_some_and(Verdict::is_intervention) {
             c.safety_regressions = 1;
+        }
+        if risky {
+            c.risky_skips = 1;
+            c.risky_labelled_skips = c.labelled_skips;
+            c.risky_safety_regressions = c.safety_regressions;
         }
     }
     c

@@ -67,6 +67,11 @@ pub struct Counts {
     /// Added calls by draft-length bucket ([`LENGTH_BUCKETS`]): each is
     /// estimated by its bucket's mean event ([`AddedCost`]).
     pub added_by_length: [u64; LENGTH_BUCKETS.len()],
+    /// Skips whose matched ack covers less than `--max-ack-share` of the
+    /// draft, of them labelled, and of those revised or refused.
+    pub risky_skips: u64,
+    pub risky_labelled_skips: u64,
+    pub risky_safety_regressions: u64,
 }
 
 /// Draft-length buckets in code points, in order: the values of the
@@ -320,6 +325,9 @@ impl Counts {
             added_by_length: std::array::from_fn(|b| {
                 self.added_by_length[b] - o.added_by_length[b]
             }),
+            risky_skips: self.risky_skips - o.risky_skips,
+            risky_labelled_skips: self.risky_labelled_skips - o.risky_labelled_skips,
+            risky_safety_regressions: self.risky_safety_regressions - o.risky_safety_regressions,
         }
     }
 
@@ -334,6 +342,9 @@ impl Counts {
         self.production_known += o.production_known;
         self.production_fired_variant_skips += o.production_fired_variant_skips;
         self.production_skipped_variant_fires += o.production_skipped_variant_fires;
+        self.risky_skips += o.risky_skips;
+        self.risky_labelled_skips += o.risky_labelled_skips;
+        self.risky_safety_regressions += o.risky_safety_regressions;
         // Most turns add no event: skip the wide sums then.
         if o.saved.turns > 0 {
             self.saved.merge(&o.saved);

@@ -68,6 +68,11 @@ pub struct VariantSummary {
     pub production_agreement: Option<f64>,
     pub production_fired_variant_skips: u64,
     pub production_skipped_variant_fires: u64,
+    pub risky_skips: u64,
+    pub risky_skip_rate: Option<f64>,
+    pub risky_labelled_skips: u64,
+    pub risky_safety_regressions: u64,
+    pub risky_regression_rate_upper95: Option<f64>,
 }
 
 impl VariantSummary {
@@ -109,6 +114,19 @@ impl VariantSummary {
                 self.labelled_skips,
                 "labelled_skips",
             ),
+            (self.risky_skips, "risky_skips", self.skips, "skips"),
+            (
+                self.risky_labelled_skips,
+                "risky_labelled_skips",
+                self.risky_skips,
+                "risky_skips",
+            ),
+            (
+                self.risky_safety_regressions,
+                "risky_safety_regressions",
+                self.risky_labelled_skips,
+                "risky_labelled_skips",
+            ),
         ] {
             if a > b {
                 return Err(format!(
@@ -138,6 +156,13 @@ impl VariantSummary {
                 self.production_agreement,
                 "production_known",
                 self.production_known,
+            ),
+            ("risky_skip_rate", self.risky_skip_rate, "skips", self.skips),
+            (
+                "risky_regression_rate_upper95",
+                self.risky_regression_rate_upper95,
+                "risky_labelled_skips",
+                self.risky_labelled_skips,
             ),
         ];
         for (rate, x, of, n) in rates {

@@ -246,6 +246,11 @@ const SUMMARY: &[Column] = &{
         opt("production_agreement", F64, "share", "of production_known, the share where the variant decides as production did"),
         col("production_fired_variant_skips", U64, "turns", "production fired, the variant skips"),
         col("production_skipped_variant_fires", U64, "turns", "production skipped, the variant fires"),
+        col("risky_skips", U64, "turns", "smart-gate skips whose matched ack covers less than --max-ack-share (default 0.5) of the lowered, stripped draft: the first match of the first matching pattern, as symfonic's any stops"),
+        opt("risky_skip_rate", F64, "share", "risky_skips / skips; empty without skips"),
+        col("risky_labelled_skips", U64, "turns", "risky skips with the verdict of a critic that ran"),
+        col("risky_safety_regressions", U64, "turns", "risky skips the critic revised or refused"),
+        opt("risky_regression_rate_upper95", F64, "share", "one-sided 95% Clopper-Pearson bound of risky_safety_regressions / risky_labelled_skips"),
     ]
 };
 

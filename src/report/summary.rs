@@ -182,6 +182,15 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
     s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));
     s.production_fired_variant_skips = c.production_fired_variant_skips;
     s.production_skipped_variant_fires = c.production_skipped_variant_fires;
+    s.risky_skips = c.risky_skips;
+    s.risky_skip_rate = sig(ratio(c.risky_skips, c.skips()));
+    s.risky_labelled_skips = c.risky_labelled_skips;
+    s.risky_safety_regressions = c.risky_safety_regressions;
+    s.risky_regression_rate_upper95 = sig_up(clopper_pearson_upper(
+        c.risky_safety_regressions,
+        c.risky_labelled_skips,
+        0.05,
+    ));
 }
 
 /// The whole summary: the figures of summary.json (every variant's in
