@@ -304,7 +304,7 @@ impl Gate {
                 let each = patterns
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| PySet::new(&[p], true).map_err(|(_, e)| (i, e)))
+                    .map(|(i, p)| PySet::lazy(p, true).map_err(|(_, e)| (i, e)))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (set, each) = (Arc::new(set), Arc::new(each));
                 cache.sets.push((patterns, set.clone(), each.clone()));

@@ -48,6 +48,14 @@ thread_local! {
         RefCell::new(HashMap::new());
 }
 
+type Found = Result<Option<(usize, usize)>, MatchAborted>;
+
+thread_local! {
+    /// [`PySet::find`]'s answers, as `MEMO` holds `is_match`'s.
+    static FIND_MEMO: RefCell<HashMap<u64, HashMap<Box<str>, Found>>> =
+        RefCell::new(HashMap::new());
+}
+
 /// Steps fancy-regex may backtrack per match before giving up.
 pub const BACKTRACK_LIMIT: usize = 200_000;
 
@@ -229,9 +237,11 @@ pub struct PySet {
     /// `native` for splitting a haystack with a few non-ASCII characters
     /// (see [`Windowed`]), when its matches are short.
     windowed: Option<Windowed>,
-    /// The same patterns, `\b` spelled over CPython's word class. Only built
-    /// when some pattern uses `\b`/`\B`.
-    exact: Option<Engine>,
+    /// The same patterns, `\b` spelled over CPython's word class, when
+    /// some pattern uses `\b`/`\B`: its source, and the engine (built with
+    /// the set, or on first need for [`PySet::lazy`] sets).
+    exact_src: Option<String>,
+    exact: OnceLock<Option<Engine>>,
     /// Patterns that need backtracking, each as (native, exact).
     fancy: Vec<(Engine, Engine)>,
 }
@@ -252,21 +262,15 @@ impl Plain {
         self.exact.push(format!("(?:{})", t.exact));
     }
 
-    /// The native engine, and the exact one when a pattern uses `\b`.
-    fn engines(&self) -> Result<[Option<Engine>; 2], (usize, PatternError)> {
+    /// The native engine (the exact one is built by the set).
+    fn native_engine(&self) -> Result<Option<Engine>, (usize, PatternError)> {
         if self.native.is_empty() {
-            return Ok([None, None]);
+            return Ok(None);
         }
-        let joined = |parts: &[String], fancy: bool| {
-            let pattern = parts.join("|");
-            Engine::build(&pattern, fancy).map_err(|m| (0, PatternError::ours(&pattern, m)))
-        };
-        let native = joined(&self.native, false)?;
-        let exact = match self.any_boundary {
-            true => Some(joined(&self.exact, true)?),
-            false => None,
-        };
-        Ok([Some(native), exact])
+        let pattern = self.native.join("|");
+        Engine::build(&pattern, false)
+            .map(Some)
+            .map_err(|m| (0, PatternError::ours(&pattern, m)))
     }
 }
 
@@ -305,6 +309,49 @@ impl PySet {
         // culprit in order.
         Self::build(patterns, ignore_case, false)
             .or_else(|first| Self::build(patterns, ignore_case, true).and(Err(first)))
+            .map(|set| {
+                let _ = set.exact_engine();
+                set
+            })
+            .and_then(
+                |set| match set.exact_src.is_some() && set.exact_engine().is_none() {
+                    true => Err((
+                        0,
+                        PatternError::ours(
+                            set.exact_src.as_deref().unwrap_or(""),
+                            "the exact form does not compile".into(),
+                        ),
+                    )),
+                    false => Ok(set),
+                },
+            )
+    }
+
+    /// A set for [`PySet::find`] alone, of patterns already accepted in
+    /// another set: its exact engine (the costly one, needed only where
+    /// `regex`'s `\b` and CPython's disagree) is built on first need, and
+    /// it has no windowed engine. Compiling the built-in patterns one by
+    /// one with both engines cost more start-up than reading 10,000 turns.
+    pub fn lazy<S: AsRef<str>>(
+        pattern: S,
+        ignore_case: bool,
+    ) -> Result<PySet, (usize, PatternError)> {
+        Self::build(&[pattern], ignore_case, false).map(|mut set| {
+            set.windowed = None;
+            set
+        })
+    }
+
+    /// The exact engine, built on first need; None when no pattern uses
+    /// `\b` (or, for a lazy set, when it fails to build).
+    fn exact_engine(&self) -> Option<&Engine> {
+        self.exact
+            .get_or_init(|| {
+                self.exact_src
+                    .as_ref()
+                    .and_then(|s| Engine::build(s, true).ok())
+            })
+            .as_ref()
     }
 
     /// Translate and compile `patterns`. With `each`, every plain pattern is
@@ -337,7 +384,7 @@ impl PySet {
             }
             plain.add(&t);
         }
-        let [native, exact] = plain.engines()?;
+        let native = plain.native_engine()?;
         let windowed = native
             .as_ref()
             .and_then(|_| Windowed::new(&plain.native.join("|")));
@@ -346,7 +393,8 @@ impl PySet {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             native,
             windowed,
-            exact,
+            exact_src: plain.any_boundary.then(|| plain.exact.join("|")),
+            exact: OnceLock::new(),
             fancy,
         })
     }
@@ -373,12 +421,33 @@ impl PySet {
 
     /// `re.search(pattern, text)`'s span for a set of one pattern: its
     /// first match's byte range (a set of several gives the leftmost
-    /// match of any of them).
+    /// match of any of them). Remembered per set and text, as
+    /// [`PySet::is_match`] is (the same acks recur all day).
     pub fn find(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
-        let agree = self.exact.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+        if text.len() > MEMO_MAX_TEXT {
+            return self.find_uncached(text);
+        }
+        FIND_MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            let answers = m.entry(self.id).or_default();
+            if let Some(&a) = answers.get(text) {
+                return a;
+            }
+            let a = self.find_uncached(text);
+            if answers.len() >= MEMO_ENTRIES {
+                answers.clear();
+            }
+            answers.insert(text.into(), a);
+            a
+        })
+    }
+
+    fn find_uncached(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
+        let agree =
+            self.exact_src.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
         if let Some(native) = &self.native {
-            let engine = match (&self.exact, agree) {
-                (Some(exact), false) => exact,
+            let engine = match (self.exact_src.is_some(), agree) {
+                (true, false) => self.exact_engine().ok_or(MatchAborted)?,
                 _ => native,
             };
             if let Some(span) = engine.find(text)? {
@@ -396,10 +465,11 @@ impl PySet {
 
     /// [`PySet::is_match`], searched.
     fn search(&self, text: &str) -> Result<bool, MatchAborted> {
-        let agree = self.exact.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+        let agree =
+            self.exact_src.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
         if let Some(native) = &self.native {
-            let engine = match (&self.exact, agree) {
-                (Some(exact), false) => exact,
+            let engine = match (self.exact_src.is_some(), agree) {
+                (true, false) => self.exact_engine().ok_or(MatchAborted)?,
                 _ => native,
             };
             let split = match (
