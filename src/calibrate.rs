@@ -62,11 +62,22 @@ pub struct Candidate {
 
 /// The fewest labelled skips that could certify rate `r` at confidence
 /// 1 - `delta`: with no regression at all, the bound is 1 - delta^(1/n).
-pub fn labels_needed(r: f64, delta: f64) -> u64 {
+/// None past 2^53, where a double no longer counts exactly.
+pub fn labels_needed(r: f64, delta: f64) -> Option<u64> {
     if r >= 1.0 {
-        return 0;
+        return Some(0);
     }
-    (delta.ln() / (1.0 - r).ln()).ceil().max(1.0) as u64
+    // ln_1p: ln(1 - r) loses r entirely below about 1e-16.
+    let n = (delta.ln() / (-r).ln_1p()).ceil().max(1.0);
+    (n.is_finite() && n <= (1u64 << 53) as f64).then_some(n as u64)
+}
+
+/// A rate as text: tiny ones in scientific notation.
+fn show(r: f64) -> String {
+    match r != 0.0 && r.abs() < 1e-4 {
+        true => format!("{r:e}"),
+        false => format!("{r}"),
+    }
 }
 
 /// Fixed-sequence testing of `candidates` (any order; tested by savings,
@@ -114,14 +125,15 @@ pub fn fixed_sequence(mut candidates: Vec<Candidate>, r: f64, delta: f64) -> Sel
 
 /// Why a variant failed its test, and how many labels would help.
 fn why_failed(c: &Candidate, upper: Option<f64>, r: f64, delta: f64) -> String {
-    let need = labels_needed(r, delta);
+    let need = labels_needed(r, delta).map_or("more than 2^53".to_string(), |n| n.to_string());
+    let r = show(r);
     match upper {
         None => format!(
             "{} has no labelled skips: nothing bounds its rate (certifying {r} at {:.0}% confidence takes at least {need} labelled skips without a regression)",
             c.variant,
             (1.0 - delta) * 100.0
         ),
-        Some(u) if c.labelled_skips < need => format!(
+        Some(u) if labels_needed_exceeds(c.labelled_skips, &need) => format!(
             "{}: {} regressions in {} labelled skips bound its rate by {u:.4}, above {r}; labels are too few to certify {r}: it takes at least {need} labelled skips without a regression",
             c.variant, c.safety_regressions, c.labelled_skips
         ),
@@ -130,6 +142,12 @@ fn why_failed(c: &Candidate, upper: Option<f64>, r: f64, delta: f64) -> String {
             c.variant, c.safety_regressions, c.labelled_skips
         ),
     }
+}
+
+/// Whether `have` labels are fewer than the `need` spelled by
+/// [`why_failed`].
+fn labels_needed_exceeds(have: u64, need: &str) -> bool {
+    need.parse::<u64>().map_or(true, |n| have < n)
 }
 
 /// What `calibrate` is asked to do.
@@ -168,8 +186,13 @@ pub struct Calibration {
     /// What the variants are ordered and compared by.
     pub savings_metric: &'static str,
     pub selection: Selection,
-    /// The least labelled skips that could certify the rate at all.
-    pub labels_needed: u64,
+    /// The least labelled skips that could certify the rate at all (null
+    /// past 2^53).
+    pub labels_needed: Option<u64>,
+    /// Invalid lines set aside (`--skip-invalid`): read by both halves,
+    /// so counted once here.
+    pub rejected: u64,
+    pub notes: Vec<String>,
     pub held_out: Option<HeldOut>,
 }
 
@@ -213,6 +236,20 @@ fn held_out(v: &VariantSummary, delta: f64) -> HeldOut {
     }
 }
 
+/// What the halves say that the figures do not.
+fn notes(cal: &RunSummary, held: &RunSummary) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (name, h) in [("calibration", cal), ("held-out", held)] {
+        if h.turns == 0 {
+            notes.push(format!("the {name} half has no turns (every run_id hashes to the other half): its figures say nothing"));
+        }
+    }
+    if cal.rejected > 0 {
+        notes.push(format!("{} invalid lines were set aside; each half's report counts them, as both read every line", cal.rejected));
+    }
+    notes
+}
+
 /// Replay one half into `dir`.
 fn half(
     o: &CalibrateOptions,
@@ -244,6 +281,7 @@ pub fn calibrate(o: &CalibrateOptions, out: &Path, p: &dyn Progress) -> crate::R
                 .into(),
         ));
     }
+    crate::report::claim_job_dir(out, &o.replay.sources, "calibrate")?;
     let cal = half(o, false, &out.join("calibration"), p)?;
     let held = half(o, true, &out.join("held-out"), p)?;
     let (metric, candidates) = candidates(&cal);
@@ -262,6 +300,8 @@ pub fn calibrate(o: &CalibrateOptions, out: &Path, p: &dyn Progress) -> crate::R
         savings_metric: metric.name(),
         selection,
         labels_needed: labels_needed(o.max_regression_rate, o.delta),
+        rejected: cal.rejected,
+        notes: notes(&cal, &held),
         held_out,
     };
     write_files(&c, &o.replay.plan, out)?;
@@ -345,7 +385,10 @@ mod tests {
 
     #[test]
     fn too_few_labels_say_how_many_are_needed() {
-        assert_eq!(labels_needed(0.01, 0.05), 299);
+        assert_eq!(labels_needed(0.01, 0.05), Some(299));
+        // ln(1 - r) lost tiny rates (1e-17 needed "1").
+        assert_eq!(labels_needed(1e-10, 0.05), Some(29_957_322_735));
+        assert_eq!(labels_needed(1e-17, 0.05), None);
         let s = fixed_sequence(vec![cand("a", 1.0, 0, 50)], 0.01, 0.05);
         assert_eq!(s.chosen, None);
         assert!(

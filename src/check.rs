@@ -426,47 +426,46 @@ mod tests {
     use crate::report::figures::RunSummary;
     use serde_json::json;
 
-    /// One variant of 10 turns, consistent in every figure.
-    fn variant(
-        name: &str,
-        skips: u64,
-        labelled: u64,
-        regressions: u64,
-        upper: Option<f64>,
-    ) -> VariantSummary {
-        let share = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    /// One variant of 1,000 turns, its rates and bounds computed from its
+    /// counts as the replay computes them (consistent in every figure).
+    fn variant(name: &str, skips: u64, labelled: u64, regressions: u64) -> VariantSummary {
+        use crate::report::numbers::{sig, sig_up};
+        let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
         VariantSummary {
             variant: name.into(),
             baseline: name == "legacy",
-            lines: 10,
-            turns: 10,
-            fires: 10 - skips,
+            lines: 1000,
+            turns: 1000,
+            fires: 1000 - skips,
             skips,
-            fire_rate: share(10 - skips, 10),
-            skip_rate: share(skips, 10),
+            fire_rate: share(1000 - skips, 1000),
+            skip_rate: share(skips, 1000),
             added_call_rate: Some(0.0),
             labelled_skips: labelled,
             safety_regressions: regressions,
             label_coverage: share(labelled, skips),
             safety_regression_rate: share(regressions, labelled),
-            safety_regression_rate_upper95: upper,
+            safety_regression_rate_upper95: sig_up(crate::stats::clopper_pearson_upper(
+                regressions,
+                labelled,
+                0.05,
+            )),
             risky_skip_rate: share(0, skips),
             ..Default::default()
         }
     }
 
-    /// A summary.json of two variants; the smart one has `regressions`
-    /// and the bound `upper` (None: nothing labelled).
-    fn summary(regressions: u64, upper: Option<f64>) -> serde_json::Value {
-        let labelled = if upper.is_some() { 5 } else { 0 };
+    /// A summary.json of two variants; the smart one skips 500 turns,
+    /// `labelled` of them labelled, with `regressions`.
+    fn summary(regressions: u64, labelled: u64) -> serde_json::Value {
         let vs = [
-            variant("legacy", 0, 0, 0, None),
-            variant("smart", 5, labelled, regressions, upper),
+            variant("legacy", 0, 0, 0),
+            variant("smart", 500, labelled, regressions),
         ];
         RunSummary {
             schema_version: crate::report::schema::SCHEMA_VERSION,
-            turns: 10,
-            lines: 10,
+            turns: 1000,
+            lines: 1000,
             baseline: "legacy".into(),
             decisions: "all".into(),
             variant_order: vs.iter().map(|v| v.variant.clone()).collect(),
@@ -484,8 +483,8 @@ mod tests {
         )
     }
 
-    fn dir(regressions: u64, upper: Option<f64>) -> ReplayDir {
-        parse(&summary(regressions, upper)).unwrap()
+    fn dir(regressions: u64, labelled: u64) -> ReplayDir {
+        parse(&summary(regressions, labelled)).unwrap()
     }
 
     /// A null, negative or fractional count, or a rate out of [0, 1], read
@@ -503,14 +502,14 @@ mod tests {
             ("safety_regression_rate_upper95", json!("0.1")),
             ("turns", json!(null)),
         ] {
-            let mut s = summary(0, Some(0.1));
+            let mut s = summary(0, 5);
             s["variants"]["smart"][key] = bad.clone();
             let e = parse(&s).unwrap_err().0;
             assert!(
                 e.contains(&format!("summary.json: variants.smart.{key} must be")),
                 "{key} = {bad}: {e}"
             );
-            let mut s = summary(0, Some(0.1));
+            let mut s = summary(0, 5);
             s["variants"]["smart"].as_object_mut().unwrap().remove(key);
             let e = parse(&s).unwrap_err().0;
             assert!(e.contains("it is missing"), "{key} missing: {e}");
@@ -527,12 +526,12 @@ mod tests {
             (
                 "skip_rate",
                 json!(null),
-                "variants.smart.skip_rate is null, but turns is 10",
+                "variants.smart.skip_rate is null, but turns is 1000",
             ),
             (
                 "label_coverage",
                 json!(null),
-                "variants.smart.label_coverage is null, but skips is 5",
+                "variants.smart.label_coverage is null, but skips is 500",
             ),
             (
                 "safety_regression_rate_upper95",
@@ -541,13 +540,13 @@ mod tests {
             ),
             (
                 "fires",
-                json!(9),
-                "variants.smart: fires (9) + skips (5) must be turns (10)",
+                json!(499),
+                "variants.smart: fires (499) + skips (500) must be turns (1000)",
             ),
             (
                 "labelled_skips",
-                json!(6),
-                "variants.smart: labelled_skips (6) must be at most skips (5)",
+                json!(501),
+                "variants.smart: labelled_skips (501) must be at most skips (500)",
             ),
             (
                 "safety_regressions",
@@ -555,12 +554,25 @@ mod tests {
                 "variants.smart: safety_regressions (6) must be at most labelled_skips (5)",
             ),
         ] {
-            let mut s = summary(0, Some(0.1));
+            let mut s = summary(0, 5);
             s["variants"]["smart"][key] = bad.clone();
             let e = parse(&s).unwrap_err().0;
             assert!(e.contains(says), "{key} = {bad}: {e}");
         }
-        let mut s = summary(0, None);
+        // A rate that is not its counts' (a hand-edited summary passed a
+        // budget its counts fail).
+        for (key, bad, says) in [
+            ("skip_rate", json!(0.9), "variants.smart.skip_rate is 0.9, but skips / turns is 0.5"),
+            ("label_coverage", json!(0.1), "variants.smart.label_coverage is 0.1, but labelled_skips / skips is 0.01"),
+            ("safety_regression_rate_upper95", json!(0.0), "variants.smart.safety_regression_rate_upper95 is 0, but its bound from 0 of 5 is 0.450719729"),
+            ("risky_skip_rate", json!(0.1), "variants.smart.risky_skip_rate is 0.1, but risky_skips / skips is 0"),
+        ] {
+            let mut s = summary(0, 5);
+            s["variants"]["smart"][key] = bad.clone();
+            let e = parse(&s).unwrap_err().0;
+            assert!(e.contains(says), "{key} = {bad}: {e}");
+        }
+        let mut s = summary(0, 0);
         s["variants"]["smart"]["safety_regression_rate_upper95"] = json!(0.2);
         let e = parse(&s).unwrap_err().0;
         assert!(
@@ -574,14 +586,14 @@ mod tests {
     #[test]
     fn a_replay_of_no_turns_cannot_pass() {
         let budgets = CheckConfig::default();
-        let mut s = summary(0, None);
+        let mut s = summary(0, 0);
         s["turns"] = json!(0);
         let e = judge(&parse(&s).unwrap(), &budgets).unwrap_err().0;
         assert!(
             e.contains("nothing to judge: the replay has 0 turns"),
             "{e}"
         );
-        let mut d = dir(0, None);
+        let mut d = dir(0, 0);
         d.summary.variants.get_mut("smart").unwrap().turns = 0;
         let e = judge(&d, &budgets).unwrap_err().0;
         assert!(
@@ -589,10 +601,10 @@ mod tests {
             "{e}"
         );
         let budgets = CheckConfig {
-            min_turns: Some(11),
+            min_turns: Some(1001),
             ..Default::default()
         };
-        let r = judge(&dir(0, None), &budgets).unwrap();
+        let r = judge(&dir(0, 0), &budgets).unwrap();
         assert!(!passed(&r));
         assert_eq!(r.last().unwrap().budget, "min_turns");
     }
@@ -610,7 +622,7 @@ mod tests {
             max_risky_skip_rate: Some(0.5),
             ..Default::default()
         };
-        let mut v = variant("smart", 5, 4, 1, Some(0.7));
+        let mut v = variant("smart", 5, 4, 1);
         v.risky_skip_rate = Some(0.4);
         v.contract_violations = 3;
         v.added_call_rate = Some(0.2);
@@ -637,7 +649,7 @@ mod tests {
             ..Default::default()
         };
         for (n, want) in [(0, true), (1, false)] {
-            let r = judge(&dir(n, Some(0.01)), &budgets).unwrap();
+            let r = judge(&dir(n, 100), &budgets).unwrap();
             assert_eq!(passed(&r), want);
             let text = render_text(&r);
             assert_eq!(text.contains("check passed"), want, "{text}");
@@ -653,10 +665,10 @@ mod tests {
             max_safety_regression_rate: Some(0.05),
             ..Default::default()
         };
-        let r = judge(&dir(0, Some(0.001)), &budgets).unwrap();
+        let r = judge(&dir(0, 100), &budgets).unwrap();
         assert!(passed(&r));
         assert_eq!(r[1].metric, "safety_regression_rate_upper95");
-        let r = judge(&dir(0, None), &budgets).unwrap();
+        let r = judge(&dir(0, 0), &budgets).unwrap();
         assert!(!passed(&r));
         assert!(r[1].note.is_some());
     }
@@ -667,6 +679,6 @@ mod tests {
             variant: Some(vec!["nope".into()]),
             ..Default::default()
         };
-        assert!(judge(&dir(0, None), &budgets).is_err());
+        assert!(judge(&dir(0, 0), &budgets).is_err());
     }
 }

@@ -79,6 +79,15 @@ pub enum Setting {
 }
 
 impl Setting {
+    /// The value as the config spells it.
+    fn describe(&self) -> String {
+        match self {
+            Setting::Flag(b) => b.to_string(),
+            Setting::Number(x) => x.to_string(),
+            Setting::List(l) => serde_json::to_string(l).expect("strings serialize"),
+        }
+    }
+
     fn apply(&self, key: Key, c: &mut FrameworkConfig) {
         match (key, self) {
             (Key::SelectiveGate, Setting::Flag(b)) => c.metacognition_selective_gate = *b,
@@ -135,12 +144,18 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
                 key.name()
             )));
         }
+        if values.len() > MAX_VARIANTS {
+            return Err(ConfigError(format!(
+                "[sweep] {}: {} values; a grid holds at most {MAX_VARIANTS} variants",
+                key.name(),
+                values.len()
+            )));
+        }
         if let Some(i) = (1..values.len()).find(|&i| values[..i].contains(&values[i])) {
             return Err(ConfigError(format!(
-                "[sweep] {}: value {} ({:?}) is listed twice",
+                "[sweep] {}: the value {} is listed twice",
                 key.name(),
-                i,
-                values[i]
+                values[i].describe()
             )));
         }
         out.push(Axis { key, values });
@@ -355,7 +370,7 @@ mod tests {
         let e = grid("metacognition_confidence_threshold = [0.5, 0.5]")
             .unwrap_err()
             .0;
-        assert!(e.contains("listed twice"), "{e}");
+        assert!(e.contains("the value 0.5 is listed twice"), "{e}");
         let e = grid("").unwrap_err().0;
         assert!(e.contains("names no key"), "{e}");
         let e = grid("metacognition_confidence_threshold = [1.5]")

@@ -84,6 +84,9 @@ fn render(c: &Calibration, out: &std::path::Path) -> String {
         );
     }
     let _ = writeln!(s, "stopped: {}", c.selection.stopped);
+    for n in &c.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     match (&c.selection.chosen, &c.held_out) {
         (Some(v), Some(h)) => {
             let bound = h

@@ -92,6 +92,13 @@ fn render(m: &Mined, out: &std::path::Path) -> String {
             );
         }
     }
+    if m.rejected > 0 {
+        let _ = writeln!(
+            s,
+            "note: {} invalid lines set aside (--skip-invalid)",
+            m.rejected
+        );
+    }
     for n in &m.notes {
         let _ = writeln!(s, "note: {n}");
     }

@@ -56,7 +56,8 @@ pub struct Proposal {
     pub new_labelled_skips: u64,
     pub new_safety_regressions: u64,
     pub new_regression_rate_upper95: Option<f64>,
-    /// Proposed, or flagged: a new skip was revised or refused.
+    /// Proposed, or flagged: a new skip was revised or refused, or it
+    /// skips nothing new.
     pub proposed: bool,
 }
 
@@ -202,7 +203,10 @@ fn proposal(
             new_labelled,
             0.05,
         )),
-        proposed: new_regressions == 0,
+        // A pattern that skips nothing new (its phrase never matches as
+        // the gate matches: a joiner inside a word, a mark after a
+        // letter) is no proposal either.
+        proposed: new_regressions == 0 && p.saved_calls > 0,
     }
 }
 
@@ -280,6 +284,7 @@ pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mine
     if o.sources.iter().any(|s| s == "-") {
         return Err(Error::Usage("mine reads the traffic twice (mining, then validating): give files, not standard input".into()));
     }
+    crate::report::claim_job_dir(out, &o.sources, "mine")?;
     let setup = ScanSetup {
         config: &v.config,
         cost: &o.plan.cost,
@@ -290,7 +295,14 @@ pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mine
     let scan = scan::scan(&o.sources, o.max_line_bytes, &setup)?;
     let cands = candidates(&scan, o.min_support);
     let proposals = match cands.is_empty() {
-        true => Vec::new(),
+        // No validation this run: an earlier run's replay must not stay.
+        true => {
+            let old = out.join("validation");
+            if old.join(crate::report::staging_marker()).is_file() {
+                let _ = std::fs::remove_dir_all(&old);
+            }
+            Vec::new()
+        }
         false => validate(o, v, &cands, &out.join("validation"), p)?,
     };
     let mined = summarise(o, v, &scan, proposals);

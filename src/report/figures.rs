@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::numbers::{sig, sig_up};
 use super::schema::{self, Column};
+use crate::stats::clopper_pearson_upper;
 
 /// One variant's figures against the baseline (see the schema of
 /// `summary.csv` for each field's unit and meaning). Options are null
@@ -118,6 +120,18 @@ impl VariantSummary {
             (
                 self.risky_labelled_skips,
                 "risky_labelled_skips",
+                self.labelled_skips,
+                "labelled_skips",
+            ),
+            (
+                self.risky_safety_regressions,
+                "risky_safety_regressions",
+                self.safety_regressions,
+                "safety_regressions",
+            ),
+            (
+                self.risky_labelled_skips,
+                "risky_labelled_skips",
                 self.risky_skips,
                 "risky_skips",
             ),
@@ -171,6 +185,92 @@ impl VariantSummary {
                 return Err(format!(
                     "variants.{name}.{rate} is {x}, but {of} is {n}: a rate is null exactly where it is undefined"
                 ));
+            }
+        }
+        self.rates_are_their_counts()
+    }
+
+    /// Each rate and bound is what its counts give (as the replay wrote
+    /// it): a hand-edited rate would pass a budget its counts fail.
+    fn rates_are_their_counts(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
+        let bound = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
+        let agreeing = self.production_known.saturating_sub(
+            self.production_fired_variant_skips + self.production_skipped_variant_fires,
+        );
+        let checks = [
+            (
+                "fire_rate",
+                self.fire_rate,
+                share(self.fires, self.turns),
+                "fires / turns",
+            ),
+            (
+                "skip_rate",
+                self.skip_rate,
+                share(self.skips, self.turns),
+                "skips / turns",
+            ),
+            (
+                "added_call_rate",
+                self.added_call_rate,
+                share(self.added_calls, self.turns),
+                "added_calls / turns",
+            ),
+            (
+                "label_coverage",
+                self.label_coverage,
+                share(self.labelled_skips, self.skips),
+                "labelled_skips / skips",
+            ),
+            (
+                "safety_regression_rate",
+                self.safety_regression_rate,
+                share(self.safety_regressions, self.labelled_skips),
+                "safety_regressions / labelled_skips",
+            ),
+            (
+                "risky_skip_rate",
+                self.risky_skip_rate,
+                share(self.risky_skips, self.skips),
+                "risky_skips / skips",
+            ),
+            (
+                "production_agreement",
+                self.production_agreement,
+                share(agreeing, self.production_known),
+                "agreeing / production_known",
+            ),
+        ];
+        for (rate, got, want, what) in checks {
+            if let (Some(g), Some(w)) = (got, want) {
+                if (g - w).abs() > 1e-9 {
+                    return Err(format!("variants.{name}.{rate} is {g}, but {what} is {w}"));
+                }
+            }
+        }
+        let bounds = [
+            (
+                "safety_regression_rate_upper95",
+                self.safety_regression_rate_upper95,
+                self.safety_regressions,
+                self.labelled_skips,
+            ),
+            (
+                "risky_regression_rate_upper95",
+                self.risky_regression_rate_upper95,
+                self.risky_safety_regressions,
+                self.risky_labelled_skips,
+            ),
+        ];
+        for (key, got, k, n) in bounds {
+            if let (Some(g), Some(w)) = (got, bound(k, n)) {
+                if (g - w).abs() > 1e-9 {
+                    return Err(format!(
+                        "variants.{name}.{key} is {g}, but its bound from {k} of {n} is {w}"
+                    ));
+                }
             }
         }
         Ok(())

@@ -18,7 +18,9 @@ mod streams;
 pub mod summary;
 mod tables;
 
-pub use staging::{abandon_in_progress_and_exit, check_out_dir, put, Staging};
+pub use staging::{
+    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, put, staging_marker, Staging,
+};
 pub use streams::Streams;
 
 pub use export::{declared_frame, labelled, write_all, write_csv, Col, Export, ReplayReport};

@@ -656,7 +656,7 @@ const PROPOSALS: &[Column] = &[
         "status",
         Str,
         "",
-        "proposed, or flagged (a new skip is a safety regression: left out of proposals.toml)",
+        "proposed, or flagged (a new skip is a safety regression, or the pattern skips nothing new): flagged ones are left out of proposals.toml",
     ),
 ];
 

@@ -234,6 +234,28 @@ pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ 
     move |e| Error::Write(format!("{}: {e}", path.display()))
 }
 
+/// Take `dir` as the output folder of a job that writes its own files and
+/// report subfolders (`calibrate`, `mine`): new, empty, or that job's
+/// earlier folder (its marker), never one holding an input or another
+/// kind of report (a replay's `summary.json` beside the job's files would
+/// be judged by `check` as if it were this run's).
+pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str) -> crate::Result<()> {
+    check_out_dir(dir, sources, false)?;
+    if dir.join("summary.json").is_file() {
+        return Err(Error::Usage(format!(
+            "--out {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another",
+            dir.display()
+        )));
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::Write(format!("{}: {e}", dir.display())))?;
+    put(dir, MARKER, MARKER_TEXT.as_bytes())
+}
+
+/// The name of the file that marks a folder as critic-gate's.
+pub fn staging_marker() -> &'static str {
+    MARKER
+}
+
 /// Write one file whole or not at all: into a temporary name beside it,
 /// then renamed (for the files `calibrate` and `mine` write outside a
 /// replay's staging folder).

@@ -239,3 +239,82 @@ fn no_skip_survives_an_added_claim() {
     let st = &json(&d.path(&format!("m{}", inputs.len() - 1)).join("mine.json"))["stress"];
     assert!(st["tested_skips"].as_u64().unwrap() > 10_000, "{st}");
 }
+
+/// Found by review: mine and calibrate wrote among foreign files, into a
+/// folder holding their input, or beside a replay's summary.json; a
+/// re-run without proposals left the earlier validation replay; a pattern
+/// the gate cannot match (a zero-width non-joiner inside the phrase) was
+/// proposed with 0 new skips.
+#[test]
+fn mine_and_calibrate_claim_their_folder_and_propose_only_what_skips() {
+    let d = Dir::new();
+    let foreign = d.write("j/notes.txt", "mine");
+    let j = foreign.parent().unwrap();
+    let multi = root().join("datasets/multilingual.jsonl");
+    let multi = multi.to_str().unwrap();
+    let o = mine_in(j, &[multi, "--quiet"]);
+    expect_error(&o, 2, "holds no earlier critic-gate report");
+    let o = run_in(
+        j,
+        &[
+            "calibrate",
+            multi,
+            "--config",
+            "datasets/sweep.toml",
+            "--max-regression-rate",
+            "0.5",
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "holds no earlier critic-gate report");
+    let io = d.path("io");
+    std::fs::create_dir_all(&io).unwrap();
+    let input = io.join("t.jsonl");
+    std::fs::copy(multi, &input).unwrap();
+    expect_error(
+        &mine_in(&io, &[input.to_str().unwrap(), "--quiet"]),
+        2,
+        "contains the input",
+    );
+    let rp = d.path("rp");
+    expect_code(&replay_in(&rp, &["datasets/seed.jsonl", "--quiet"]), 0);
+    expect_error(
+        &mine_in(&rp, &["datasets/seed.jsonl", "--quiet"]),
+        2,
+        "holds a replay's report",
+    );
+    // A re-run with nothing to propose removes the earlier validation.
+    let m = d.path("m");
+    expect_code(
+        &mine_in(&m, &[multi, "--config", "datasets/gate.toml", "--quiet"]),
+        0,
+    );
+    assert!(m.join("validation/summary.json").is_file());
+    let empty = d.write("empty.jsonl", "");
+    expect_code(&mine_in(&m, &[empty.to_str().unwrap(), "--quiet"]), 0);
+    assert!(!m.join("validation").exists());
+    // Five acks whose phrase holds a zero-width non-joiner.
+    let zwnj: String = (0..5)
+        .map(|i| format!("{{\"run_id\": \"p{i}\", \"turn\": 0, \"language\": \"fa\", \"draft\": \"مرسی\\u200cها\", \"critic\": {{\"verdict\": \"approve\", \"reflection_tokens_in\": 10, \"reflection_tokens_out\": 1}}}}\n"))
+        .collect();
+    let fa = d.write("fa.jsonl", zwnj);
+    let f = d.path("f");
+    expect_code(&mine_in(&f, &[fa.to_str().unwrap(), "--quiet"]), 0);
+    let props = csv_rows(&std::fs::read_to_string(f.join("proposals.csv")).unwrap());
+    assert!(
+        props
+            .iter()
+            .any(|p| p["status"] == "flagged" && p["new_skips"] == "0"),
+        "{props:?}"
+    );
+    for p in &props {
+        assert!(p["status"] == "flagged" || p["new_skips"] != "0", "{p:?}");
+    }
+    let toml_text = std::fs::read_to_string(f.join("proposals.toml")).unwrap();
+    for p in props.iter().filter(|p| p["status"] == "flagged") {
+        assert!(
+            !toml_text.contains(&p["pattern"]),
+            "a flagged pattern is left out"
+        );
+    }
+}
