@@ -375,9 +375,10 @@ impl Gate {
     /// The byte range in `lowered` of the first match of the first
     /// pattern that matches.
     pub fn ack_match(&self, lowered: &str) -> Option<(usize, usize)> {
+        let agree = std::cell::Cell::new(None);
         self.each
             .iter()
-            .find_map(|p| p.find(lowered).ok().flatten())
+            .find_map(|p| p.find_in(lowered, &agree).ok().flatten())
     }
 
     /// `any(re.search(p, lowered, re.IGNORECASE) for p in patterns)`.

@@ -148,6 +148,13 @@ impl VariantSummary {
                 ));
             }
         }
+        self.nulls_where_undefined()?;
+        self.rates_are_their_counts()
+    }
+
+    /// A rate is null exactly where its denominator is 0.
+    fn nulls_where_undefined(&self) -> Result<(), String> {
+        let name = &self.variant;
         let rates = [
             ("fire_rate", self.fire_rate, "turns", self.turns),
             ("skip_rate", self.skip_rate, "turns", self.turns),
@@ -187,7 +194,7 @@ impl VariantSummary {
                 ));
             }
         }
-        self.rates_are_their_counts()
+        Ok(())
     }
 
     /// Each rate and bound is what its counts give (as the replay wrote
@@ -195,7 +202,6 @@ impl VariantSummary {
     fn rates_are_their_counts(&self) -> Result<(), String> {
         let name = &self.variant;
         let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
-        let bound = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
         let agreeing = self.production_known.saturating_sub(
             self.production_fired_variant_skips + self.production_skipped_variant_fires,
         );
@@ -250,6 +256,13 @@ impl VariantSummary {
                 }
             }
         }
+        self.bounds_are_their_counts()
+    }
+
+    /// Each upper bound is the Clopper-Pearson bound of its counts.
+    fn bounds_are_their_counts(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let bound = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
         let bounds = [
             (
                 "safety_regression_rate_upper95",

@@ -424,8 +424,20 @@ impl PySet {
     /// match of any of them). Remembered per set and text, as
     /// [`PySet::is_match`] is (the same acks recur all day).
     pub fn find(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
+        self.find_in(text, &std::cell::Cell::new(None))
+    }
+
+    /// [`PySet::find`], with whether `regex`'s `\b` agrees with CPython's
+    /// on `text` worked out at most once for several sets searching the
+    /// same text (scanning a non-ASCII text for it costs more than most
+    /// searches).
+    pub fn find_in(
+        &self,
+        text: &str,
+        agree: &std::cell::Cell<Option<bool>>,
+    ) -> Result<Option<(usize, usize)>, MatchAborted> {
         if text.len() > MEMO_MAX_TEXT {
-            return self.find_uncached(text);
+            return self.find_uncached(text, agree);
         }
         FIND_MEMO.with(|m| {
             let mut m = m.borrow_mut();
@@ -433,7 +445,7 @@ impl PySet {
             if let Some(&a) = answers.get(text) {
                 return a;
             }
-            let a = self.find_uncached(text);
+            let a = self.find_uncached(text, agree);
             if answers.len() >= MEMO_ENTRIES {
                 answers.clear();
             }
@@ -442,9 +454,16 @@ impl PySet {
         })
     }
 
-    fn find_uncached(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
-        let agree =
-            self.exact_src.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+    fn find_uncached(
+        &self,
+        text: &str,
+        known: &std::cell::Cell<Option<bool>>,
+    ) -> Result<Option<(usize, usize)>, MatchAborted> {
+        let agree = self.exact_src.is_none() && self.fancy.is_empty() || {
+            let a = known.get().unwrap_or_else(|| native_boundaries_agree(text));
+            known.set(Some(a));
+            a
+        };
         if let Some(native) = &self.native {
             let engine = match (self.exact_src.is_some(), agree) {
                 (true, false) => self.exact_engine().ok_or(MatchAborted)?,
