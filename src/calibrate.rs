@@ -273,8 +273,17 @@ fn half(
 }
 
 /// Calibrate into `out`: `calibration/` and `held-out/` (each a sweep's
-/// report folder), then `calibration.json` and `calibrated.toml`.
+/// report folder), then `calibration.json` and `calibrated.toml`. A
+/// failed run removes the folder if it made it.
 pub fn calibrate(o: &CalibrateOptions, out: &Path, p: &dyn Progress) -> crate::Result<Calibration> {
+    crate::report::or_remove_new(out, || calibrate_into(o, out, p))
+}
+
+fn calibrate_into(
+    o: &CalibrateOptions,
+    out: &Path,
+    p: &dyn Progress,
+) -> crate::Result<Calibration> {
     if o.replay.sources.iter().any(|s| s == "-") {
         return Err(Error::Usage(
             "calibrate reads the traffic twice (one pass per half): give files, not standard input"

@@ -280,6 +280,10 @@ fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
 /// Mine `o` into `out`: `proposals.csv`, `proposals.toml`, `missed.csv`,
 /// `risky_skips.csv`, `mine.json` and the `validation/` replay.
 pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
+    crate::report::or_remove_new(out, || mine_into(o, out, p))
+}
+
+fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
     let v = mined_variant(o)?;
     if o.sources.iter().any(|s| s == "-") {
         return Err(Error::Usage("mine reads the traffic twice (mining, then validating): give files, not standard input".into()));

@@ -194,7 +194,12 @@ impl Merged {
             sources: self.sources,
             decisions: opts.decisions.name(),
             scope_columns: replayer.scope_columns.keys().to_vec(),
-            notes: opts.notes.clone(),
+            notes: opts
+                .notes
+                .iter()
+                .cloned()
+                .chain(replayer.scope_columns.note())
+                .collect(),
         };
         let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         let r = ReplayReport {

@@ -29,7 +29,14 @@ pub const MAX_KEY_BYTES: usize = 64;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScopeColumns {
     keys: Vec<String>,
+    /// Usable keys the default scan saw past [`MAX_FOUND`], in order (a
+    /// note names them: they are not columns), and how many more.
+    left_out: Vec<String>,
+    left_out_more: usize,
 }
+
+/// Keys past [`MAX_FOUND`] remembered by name (the rest are counted).
+const MAX_LEFT_OUT: usize = 1000;
 
 impl ScopeColumns {
     /// The keys `--scope-columns` names (an empty list: no columns).
@@ -50,6 +57,8 @@ impl ScopeColumns {
         }
         Ok(ScopeColumns {
             keys: keys.to_vec(),
+            left_out: Vec::new(),
+            left_out_more: 0,
         })
     }
 
@@ -58,7 +67,8 @@ impl ScopeColumns {
     /// [`MAX_FOUND`], in order of first appearance. Lines that are not
     /// JSON objects are passed over (the replay reports them).
     pub fn found_in(blocks: &[&Block]) -> ScopeColumns {
-        let mut keys: Vec<String> = Vec::new();
+        let (mut keys, mut left_out): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut left_out_more = 0;
         let lines = blocks
             .iter()
             .filter(|b| b.overlong.is_none())
@@ -69,13 +79,36 @@ impl ScopeColumns {
                 continue;
             };
             for (k, _) in entries {
-                if keys.len() < MAX_FOUND && unusable(&k).is_none() && !keys.iter().any(|x| *x == k)
-                {
+                if unusable(&k).is_some() || keys.iter().chain(&left_out).any(|x| *x == k) {
+                    continue;
+                }
+                if keys.len() < MAX_FOUND {
                     keys.push(k.into_owned());
+                } else if left_out.len() < MAX_LEFT_OUT {
+                    left_out.push(k.into_owned());
+                } else {
+                    left_out_more += 1;
                 }
             }
         }
-        ScopeColumns { keys }
+        ScopeColumns {
+            keys,
+            left_out,
+            left_out_more,
+        }
+    }
+
+    /// What the run should say of the keys it did not make columns.
+    pub fn note(&self) -> Option<String> {
+        let n = self.left_out.len() + self.left_out_more;
+        (n > 0).then(|| {
+            let shown: Vec<&str> = self.left_out.iter().take(8).map(String::as_str).collect();
+            let more = if n > 8 { ", ..." } else { "" };
+            format!(
+                "{n} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with --scope-columns",
+                shown.join(", ")
+            )
+        })
     }
 
     pub fn keys(&self) -> &[String] {

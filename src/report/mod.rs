@@ -19,7 +19,8 @@ pub mod summary;
 mod tables;
 
 pub use staging::{
-    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, put, staging_marker, Staging,
+    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, or_remove_new, put, staging_marker,
+    Staging,
 };
 pub use streams::Streams;
 

@@ -251,6 +251,17 @@ pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str) -> crate::Result
     put(dir, MARKER, MARKER_TEXT.as_bytes())
 }
 
+/// Run `job` into `dir`; when it fails and `dir` did not exist before, the
+/// folder it made goes (nothing half-written stays).
+pub fn or_remove_new<T>(dir: &Path, job: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+    let new = !dir.exists();
+    let r = job();
+    if r.is_err() && new {
+        let _ = fs::remove_dir_all(dir);
+    }
+    r
+}
+
 /// The name of the file that marks a folder as critic-gate's.
 pub fn staging_marker() -> &'static str {
     MARKER

@@ -220,3 +220,25 @@ fn too_few_labels_keep_the_baseline_and_say_how_many_are_needed() {
         "give a number between 0 and 1",
     );
 }
+
+/// Found by review: a failed calibrate left the empty --out it made.
+#[test]
+fn a_failed_calibrate_leaves_no_folder_it_made() {
+    let d = Dir::new();
+    let bad = d.write("bad.jsonl", "{not json\n");
+    let cfg = d.write("c.toml", CONFIG);
+    let out = d.path("cal");
+    let o = run_in(
+        &out,
+        &[
+            "calibrate",
+            bad.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.05",
+        ],
+    );
+    expect_code(&o, 2);
+    assert!(!out.exists(), "{}", stderr(&o));
+}

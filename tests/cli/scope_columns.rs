@@ -141,3 +141,24 @@ fn named_scope_columns_replace_the_found_ones() {
     );
     assert!(!out.exists());
 }
+
+/// Found by review: keys past the 16th were dropped without a word.
+#[test]
+fn keys_past_the_sixteenth_are_named_in_a_note() {
+    let d = Dir::new();
+    let scope: Vec<String> = (0..20).map(|i| format!("\"k{i:02}\": {i}")).collect();
+    let line = format!(
+        "{{\"run_id\": \"r\", \"turn\": 0, \"draft\": \"ok\", \"scope\": {{{}}}}}\n",
+        scope.join(", ")
+    );
+    let input = d.write("t.jsonl", line);
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let s = summary(&out);
+    assert_eq!(s["scope_columns"].as_array().unwrap().len(), 16);
+    let notes = s["notes"].to_string();
+    assert!(
+        notes.contains("4 more scope keys are not columns (k16, k17, k18, k19)"),
+        "{notes}"
+    );
+}
