@@ -125,7 +125,10 @@ pub fn fixed_sequence(mut candidates: Vec<Candidate>, r: f64, delta: f64) -> Sel
 
 /// Why a variant failed its test, and how many labels would help.
 fn why_failed(c: &Candidate, upper: Option<f64>, r: f64, delta: f64) -> String {
-    let need = labels_needed(r, delta).map_or("more than 2^53".to_string(), |n| n.to_string());
+    let needed = labels_needed(r, delta);
+    // None: more than can be counted, so more than any count of labels.
+    let too_few = needed.is_none_or(|n| c.labelled_skips < n);
+    let need = needed.map_or("more than 2^53".to_string(), |n| n.to_string());
     let r = show(r);
     match upper {
         None => format!(
@@ -133,7 +136,7 @@ fn why_failed(c: &Candidate, upper: Option<f64>, r: f64, delta: f64) -> String {
             c.variant,
             (1.0 - delta) * 100.0
         ),
-        Some(u) if labels_needed_exceeds(c.labelled_skips, &need) => format!(
+        Some(u) if too_few => format!(
             "{}: {} regressions in {} labelled skips bound its rate by {u:.4}, above {r}; labels are too few to certify {r}: it takes at least {need} labelled skips without a regression",
             c.variant, c.safety_regressions, c.labelled_skips
         ),
@@ -142,12 +145,6 @@ fn why_failed(c: &Candidate, upper: Option<f64>, r: f64, delta: f64) -> String {
             c.variant, c.safety_regressions, c.labelled_skips
         ),
     }
-}
-
-/// Whether `have` labels are fewer than the `need` spelled by
-/// [`why_failed`].
-fn labels_needed_exceeds(have: u64, need: &str) -> bool {
-    need.parse::<u64>().map_or(true, |n| have < n)
 }
 
 /// What `calibrate` is asked to do.
@@ -200,15 +197,11 @@ pub struct Calibration {
 fn candidates(run: &RunSummary) -> (Savings, Vec<Candidate>) {
     let vs: Vec<&VariantSummary> = run.ordered().collect();
     let metric = savings_metric(&vs);
-    let savings = |v: &VariantSummary| match metric {
-        Savings::NetUsd => v.net_usd_per_1k_turns,
-        Savings::NetCalls => v.net_calls_per_1k_turns,
-    };
     let c = vs
         .iter()
         .filter(|v| !v.baseline)
         .filter_map(|v| {
-            savings(v).filter(|s| *s > 0.0).map(|s| Candidate {
+            metric.of(v).filter(|s| *s > 0.0).map(|s| Candidate {
                 variant: v.variant.clone(),
                 savings: s,
                 safety_regressions: v.safety_regressions,

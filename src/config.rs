@@ -191,6 +191,28 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl CostConfig {
+    /// A recorded event's dollars in nano-USD (tokens x USD per million
+    /// tokens x 1e3), priced by its model or the default model; Err names
+    /// the model that has no price.
+    pub fn nano_usd<'m>(
+        &'m self,
+        (tin, tout): (u64, u64),
+        model: Option<&'m str>,
+    ) -> Result<u64, &'m str> {
+        let name = model
+            .filter(|m| !m.is_empty())
+            .or(self.default_model.as_deref());
+        let p = name
+            .and_then(|n| self.models.get(n))
+            .ok_or_else(|| name.unwrap_or("(no model and no cost.default_model)"))?;
+        Ok(
+            (tin as f64 * p.usd_per_mtok_in * 1e3 + tout as f64 * p.usd_per_mtok_out * 1e3).round()
+                as u64,
+        )
+    }
+}
+
 impl FrameworkConfig {
     /// Checks what serde cannot: the threshold's range. (Patterns are checked
     /// when a [`crate::gate::Gate`] compiles them.)

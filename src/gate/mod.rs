@@ -259,6 +259,15 @@ impl Evaluation<'_> {
     }
 }
 
+/// The ack patterns a config runs: its list, or the built-in set when the
+/// list is empty (so a list that adds to the built-ins must spell them).
+pub fn ack_patterns(config: &FrameworkConfig) -> Vec<String> {
+    match config.metacognition_trivial_ack_patterns.is_empty() {
+        true => BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect(),
+        false => config.metacognition_trivial_ack_patterns.clone(),
+    }
+}
+
 /// A config compiled for evaluation: patterns compiled once.
 pub struct Gate {
     config: FrameworkConfig,
@@ -287,11 +296,7 @@ impl Gate {
         cache: &mut PatternCache,
     ) -> Result<Gate, ConfigError> {
         config.validate()?;
-        let patterns: Vec<String> = if config.metacognition_trivial_ack_patterns.is_empty() {
-            BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect()
-        } else {
-            config.metacognition_trivial_ack_patterns.clone()
-        };
+        let patterns = ack_patterns(&config);
         let cached = cache
             .sets
             .iter()

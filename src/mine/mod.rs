@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::config::{FrameworkConfig, Plan, Variant};
+use crate::config::{Plan, Variant};
+use crate::gate::ack_patterns;
 use crate::gate::pyre::PySet;
-use crate::gate::BUILTIN_ACK_PATTERNS;
 use crate::pipeline::{self, Progress};
 use crate::replay::{DecisionsMode, Format, ReplayOptions};
 use crate::report::figures::{RunSummary, VariantSummary};
@@ -126,15 +126,6 @@ fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
     Ok(v)
 }
 
-/// The variant's patterns with the built-ins spelled out (an empty list
-/// is the built-in set: a list that adds to it must name them).
-pub fn spelled_out(c: &FrameworkConfig) -> Vec<String> {
-    match c.metacognition_trivial_ack_patterns.is_empty() {
-        true => BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect(),
-        false => c.metacognition_trivial_ack_patterns.clone(),
-    }
-}
-
 /// One candidate pattern per language, from its missed drafts.
 fn candidates(scan: &Scan, min_support: u64) -> Vec<(String, Vec<String>, u64)> {
     let mut out = Vec::new();
@@ -162,7 +153,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, 
     }];
     for (i, (_, phrases, _)) in cands.iter().enumerate() {
         let mut config = v.config.clone();
-        config.metacognition_trivial_ack_patterns = spelled_out(&v.config);
+        config.metacognition_trivial_ack_patterns = ack_patterns(&v.config);
         config
             .metacognition_trivial_ack_patterns
             .push(pattern(phrases));
@@ -302,7 +293,7 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
         // No validation this run: an earlier run's replay must not stay.
         true => {
             let old = out.join("validation");
-            if old.join(crate::report::staging_marker()).is_file() {
+            if old.join(crate::report::MARKER).is_file() {
                 let _ = std::fs::remove_dir_all(&old);
             }
             Vec::new()

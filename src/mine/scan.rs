@@ -47,6 +47,8 @@ pub struct Scan {
     pub examples: BTreeMap<String, String>,
     /// Missed turns not listed past [`MAX_MISSED`] drafts.
     pub missed_unlisted: u64,
+    /// Distinct drafts listed in `missed`, over every language.
+    listed: usize,
     pub skips: u64,
     pub risky: Vec<Risky>,
     pub risky_unlisted: u64,
@@ -62,22 +64,13 @@ pub struct ScanSetup<'a> {
     pub skip_invalid: bool,
 }
 
-/// The recorded critic call's dollars (0 without tokens or a price).
+/// The recorded critic call's dollars, priced as the replay prices them
+/// (0 without tokens or a price: here it only weights phrases).
 fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
     let Some(c) = turn.review() else { return 0.0 };
-    let model = c
-        .model
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .or(cost.default_model.as_deref());
-    let Some(p) = model.and_then(|m| cost.models.get(m)) else {
-        return 0.0;
-    };
-    let (tin, tout) = (
-        c.tokens_in.unwrap_or(0) as f64,
-        c.tokens_out.unwrap_or(0) as f64,
-    );
-    (tin * p.usd_per_mtok_in + tout * p.usd_per_mtok_out) / 1e6
+    let tokens = (c.tokens_in.unwrap_or(0), c.tokens_out.unwrap_or(0));
+    cost.nano_usd(tokens, c.model.as_deref())
+        .map_or(0.0, |n| n as f64 / 1e9)
 }
 
 /// Read every source, line by line, into the scan.
@@ -167,11 +160,13 @@ fn note_missed(turn: &Turn, s: &ScanSetup, out: &mut Scan) {
         .language
         .as_deref()
         .map_or_else(|| format!("({})", script(&norm)), str::to_string);
-    let listed = out.missed.values().map(|m| m.len()).sum::<usize>();
     let entry = out.missed.entry(lang).or_default();
-    if !entry.contains_key(&norm) && listed >= MAX_MISSED {
-        out.missed_unlisted += 1;
-        return;
+    if !entry.contains_key(&norm) {
+        if out.listed >= MAX_MISSED {
+            out.missed_unlisted += 1;
+            return;
+        }
+        out.listed += 1;
     }
     out.examples
         .entry(norm.clone())

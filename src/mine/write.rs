@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::scan::Scan;
-use super::{covers, spelled_out, MineOptions, Mined};
+use super::{covers, MineOptions, Mined};
 use crate::config::Variant;
 use crate::gate::pyre::PySet;
 use crate::report::schema;
@@ -118,7 +118,7 @@ fn risky_csv(scan: &Scan, o: &MineOptions, run: &str) -> crate::Result<Vec<u8>> 
 /// The variant with every proposed pattern added, as a config table.
 fn proposals_toml(m: &Mined, v: &Variant) -> String {
     let mut config = v.config.clone();
-    config.metacognition_trivial_ack_patterns = spelled_out(&v.config);
+    config.metacognition_trivial_ack_patterns = crate::gate::ack_patterns(&v.config);
     let added: Vec<&str> = m
         .proposals
         .iter()

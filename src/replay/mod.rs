@@ -87,27 +87,6 @@ impl Replayer {
         }
     }
 
-    /// A recorded event's dollars in nano-USD (tokens x USD per million
-    /// tokens x 1e3), priced by its model or the default model; Err names
-    /// the model that has no price.
-    fn nano_usd<'m>(
-        &'m self,
-        (tin, tout): (u64, u64),
-        model: Option<&'m str>,
-    ) -> Result<u64, &'m str> {
-        let cost = &self.opts.plan.cost;
-        let name = model
-            .filter(|m| !m.is_empty())
-            .or(cost.default_model.as_deref());
-        let p = name
-            .and_then(|n| cost.models.get(n))
-            .ok_or_else(|| name.unwrap_or("(no model and no cost.default_model)"))?;
-        Ok(
-            (tin as f64 * p.usd_per_mtok_in * 1e3 + tout as f64 * p.usd_per_mtok_out * 1e3).round()
-                as u64,
-        )
-    }
-
     pub fn sources(&self) -> Vec<Source> {
         self.opts
             .sources
@@ -357,7 +336,7 @@ impl Replayer {
         let tokens = review.and_then(|c| c.tokens_in.zip(c.tokens_out));
         let latency_ms = review.and_then(|c| c.latency_ms);
         let model = review.and_then(|c| c.model.as_deref());
-        let nano_usd = match tokens.map(|tk| self.nano_usd(tk, model)) {
+        let nano_usd = match tokens.map(|tk| self.opts.plan.cost.nano_usd(tk, model)) {
             Some(Ok(n)) => Some(n),
             Some(Err(name)) => {
                 if !t.unpriced_models.contains(name) {

@@ -31,6 +31,19 @@ fn colour(i: usize) -> RGBColor {
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
+/// Every chart's legend: framed, on a light background, at `at`.
+fn legend<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    at: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+}
+
 fn draw_error<E: std::fmt::Debug>(file: &str) -> impl Fn(E) -> String + '_ {
     move |e| format!("{file}: {e:?}")
 }
@@ -87,12 +100,7 @@ impl Bars<'_> {
                         .map_err(&e)?;
                 }
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .draw()
-                .map_err(&e)?;
+            legend(&mut chart, SeriesLabelPosition::MiddleRight).map_err(&e)?;
             root.present().map_err(&e)?;
         }
         Ok(svg)
@@ -267,13 +275,7 @@ fn cdf_svg(
                     PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(&e)?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight).map_err(&e)?;
         root.present().map_err(&e)?;
     }
     Ok(svg)

@@ -32,7 +32,8 @@ impl Savings {
         }
     }
 
-    fn of(self, v: &VariantSummary) -> Option<f64> {
+    /// The variant's savings by this measure.
+    pub fn of(self, v: &VariantSummary) -> Option<f64> {
         match self {
             Savings::NetUsd => v.net_usd_per_1k_turns,
             Savings::NetCalls => v.net_calls_per_1k_turns,

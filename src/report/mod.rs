@@ -19,8 +19,7 @@ pub mod summary;
 mod tables;
 
 pub use staging::{
-    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, or_remove_new, put, staging_marker,
-    Staging,
+    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, or_remove_new, put, Staging, MARKER,
 };
 pub use streams::Streams;
 

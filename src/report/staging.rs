@@ -262,11 +262,6 @@ pub fn or_remove_new<T>(dir: &Path, job: impl FnOnce() -> crate::Result<T>) -> c
     r
 }
 
-/// The name of the file that marks a folder as critic-gate's.
-pub fn staging_marker() -> &'static str {
-    MARKER
-}
-
 /// Write one file whole or not at all: into a temporary name beside it,
 /// then renamed (for the files `calibrate` and `mine` write outside a
 /// replay's staging folder).

@@ -307,24 +307,21 @@ impl PySet {
         // pattern valid) builds only the engines it keeps; when anything
         // fails, a second pass compiling each pattern alone names the first
         // culprit in order.
+        // The exact engine is built here, eagerly, so that a pattern it
+        // cannot take fails now; the second pass names which one.
+        let eager = |set: PySet| match set.exact_src.is_some() && set.exact_engine().is_none() {
+            true => Err((
+                0,
+                PatternError::ours(
+                    set.exact_src.as_deref().unwrap_or(""),
+                    "the exact form does not compile".into(),
+                ),
+            )),
+            false => Ok(set),
+        };
         Self::build(patterns, ignore_case, false)
+            .and_then(eager)
             .or_else(|first| Self::build(patterns, ignore_case, true).and(Err(first)))
-            .map(|set| {
-                let _ = set.exact_engine();
-                set
-            })
-            .and_then(
-                |set| match set.exact_src.is_some() && set.exact_engine().is_none() {
-                    true => Err((
-                        0,
-                        PatternError::ours(
-                            set.exact_src.as_deref().unwrap_or(""),
-                            "the exact form does not compile".into(),
-                        ),
-                    )),
-                    false => Ok(set),
-                },
-            )
     }
 
     /// A set for [`PySet::find`] alone, of patterns already accepted in
