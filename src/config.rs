@@ -163,14 +163,14 @@ pub struct SweepTable {
 }
 
 /// A named gate config to evaluate.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Variant {
     pub name: String,
     pub config: FrameworkConfig,
 }
 
 /// Everything a config file says, resolved and validated.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub variants: Vec<Variant>,
     /// Index into `variants`.

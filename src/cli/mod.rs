@@ -4,6 +4,7 @@ mod calibrate;
 mod check;
 mod diff;
 mod explain;
+mod merge;
 mod mine;
 pub mod output;
 mod parse_only;
@@ -48,6 +49,9 @@ pub enum Command {
     Check(check::Args),
     /// Compare two replays of the same traffic: metric changes and flipped decisions.
     Diff(diff::Args),
+    /// Merge shards' partial results (`replay --partial`) into the reports
+    /// of one replay over all their files.
+    Merge(merge::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::ParseOnly(a) => parse_only::run(a),
         Command::Check(a) => check::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Merge(a) => merge::run(a),
     }
 }
 

@@ -14,13 +14,19 @@ use critic_gate::{DecisionsMode, Format, Progress, ReplayOptions};
 use super::{load_plan, CliResult};
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["out", "partial"])))]
 pub struct Args {
     /// Traffic files (JSON Lines; plain, .gz or .zst); `-` is standard input.
     #[arg(required = true)]
     pub files: Vec<String>,
     /// Folder for the reports (created if needed).
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// Also (or only) write the run's partial result to FILE, for
+    /// `critic-gate merge` to combine with other shards' into the reports of
+    /// one replay over all their files.
+    #[arg(long, value_name = "FILE")]
+    pub partial: Option<PathBuf>,
     /// Gate config with the variants to compare (TOML, or JSON).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -94,7 +100,7 @@ impl RunArgs {
     }
 }
 
-fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
+pub(super) fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
     clap::builder::PossibleValuesParser::new(Format::NAMES).try_map(|s| s.parse::<Format>())
 }
 
@@ -106,7 +112,7 @@ fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMod
 
 /// The output folder's name: what a run is called unless `--label` says
 /// (`.` and `..` are named by the folder they stand for).
-fn default_label(out: &std::path::Path) -> String {
+pub(super) fn default_label(out: &std::path::Path) -> String {
     let named = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
     named(out)
         .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
@@ -114,7 +120,7 @@ fn default_label(out: &std::path::Path) -> String {
 }
 
 /// `--label`: any text but the empty one (a run must be told apart).
-fn label(s: &str) -> Result<String, String> {
+pub(super) fn label(s: &str) -> Result<String, String> {
     match s {
         "" => Err("give a non-empty name (the run column of every table)".to_string()),
         s => Ok(s.to_string()),
@@ -167,7 +173,11 @@ pub fn run(a: Args) -> CliResult {
         group_by: a.group_by.clone(),
         force: a.force,
         max_line_bytes: a.run.max_line_bytes,
-        label: a.run.label_for(&a.out),
+        label: match (&a.out, &a.partial) {
+            (Some(out), _) => a.run.label_for(out),
+            (None, Some(p)) => a.run.label_for(&p.with_extension("")),
+            (None, None) => unreachable!("clap requires --out or --partial"),
+        },
         format: a.run.format,
         // `--scope-columns ''` names no key: no scope columns.
         scope_columns: a
@@ -179,13 +189,27 @@ pub fn run(a: Args) -> CliResult {
         notes: vec![],
         split: None,
         max_ack_share: a.run.max_ack_share,
+        source_bytes: None,
     };
-    run_with_progress(opts, &a.out, a.run.quiet)
+    let partial = a
+        .partial
+        .as_deref()
+        .map(critic_gate::PartialSink::file)
+        .transpose()?;
+    let targets = critic_gate::Targets {
+        out: a.out.as_deref(),
+        partial,
+    };
+    run_with_progress(opts, targets, a.run.quiet)
 }
 
 /// Run `opts` into `out` with a progress bar (unless quiet or not a
 /// terminal) and the summary on stderr.
-pub fn run_with_progress(opts: ReplayOptions, out: &std::path::Path, quiet: bool) -> CliResult {
+pub fn run_with_progress(
+    opts: ReplayOptions,
+    targets: critic_gate::Targets,
+    quiet: bool,
+) -> CliResult {
     clean_up_on_signals()?;
     let total: u64 = opts
         .sources
@@ -210,13 +234,14 @@ pub fn run_with_progress(opts: ReplayOptions, out: &std::path::Path, quiet: bool
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let outcome = critic_gate::replay_into(opts, out, &Bar(bar.clone()));
+    let written = targets.written();
+    let outcome = critic_gate::replay_to(opts, targets, &Bar(bar.clone()));
     bar.finish_and_clear();
-    let outcome = outcome?;
+    let (outcome, _) = outcome?;
     if quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let msg = outcome.console(started.elapsed().as_secs_f64(), out);
+    let msg = outcome.console(started.elapsed().as_secs_f64(), &written);
     super::output::stderr(&msg);
     Ok(ExitCode::SUCCESS)
 }

@@ -28,7 +28,11 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
     let opts = options(&a.files, &a.config, &a.out, &a.run)?;
-    run_with_progress(opts, &a.out, a.run.quiet)
+    let targets = critic_gate::Targets {
+        out: Some(&a.out),
+        partial: None,
+    };
+    run_with_progress(opts, targets, a.run.quiet)
 }
 
 /// A sweep's replay: the config's [sweep] plan, the frontier files, no
@@ -57,5 +61,6 @@ pub fn options(
         notes,
         split: None,
         max_ack_share: run.max_ack_share,
+        source_bytes: None,
     })
 }

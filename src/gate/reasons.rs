@@ -127,7 +127,9 @@ impl fmt::Display for Reason {
 }
 
 /// A set of reasons, iterated in declaration order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Reasons(u16);
 
 impl Reasons {

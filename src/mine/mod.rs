@@ -228,6 +228,7 @@ fn validate(
         )],
         split: None,
         max_ack_share: o.max_ack_share,
+        source_bytes: None,
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];

@@ -76,7 +76,7 @@ fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
 /// Read every source, line by line, into the scan.
 pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::Result<Scan> {
     let gate = Gate::new(s.config.clone())?;
-    let list: Vec<Source> = sources.iter().map(|n| Source { name: n.clone() }).collect();
+    let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
     let (rx, recycler) = reader::blocks_recycled(list, 4, max_line_bytes)?;
     let mut out = Scan {
         stress: s.stress.then(Stress::default),

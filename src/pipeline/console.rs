@@ -2,7 +2,6 @@
 //! first lines, one line per variant, production agreement and notes.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::{Outcome, SEGMENT_LIMIT};
 use crate::replay::WARNING_KINDS;
@@ -10,7 +9,9 @@ use crate::report::markdown::pct;
 
 impl Outcome {
     /// The text `replay` prints on stderr when it is not `--quiet`.
-    pub fn console(&self, secs: f64, out: &Path) -> String {
+    /// The summary on stderr; `written` names what the run wrote
+    /// ([`super::Targets::written`]).
+    pub fn console(&self, secs: f64, written: &[String]) -> String {
         let t = &self.totals;
         let mut msg = format!(
             "critic-gate: {} turns, {} rejected ({} lines) in {secs:.2}s\n",
@@ -28,7 +29,9 @@ impl Outcome {
         for n in &self.summary.run.notes {
             let _ = writeln!(msg, "note: {n}");
         }
-        let _ = writeln!(msg, "reports: {}", out.display());
+        for w in written {
+            let _ = writeln!(msg, "{w}");
+        }
         msg
     }
 

@@ -7,7 +7,7 @@ use crate::config::Plan;
 use crate::read::reader::{self, Block, ReadError};
 use std::sync::mpsc::Receiver;
 
-use crate::replay::scope_columns::{SCAN_BLOCKS, SCAN_TURNS};
+use crate::replay::scope_columns::{ScopeColumns, SCAN_BLOCKS, SCAN_TURNS};
 use crate::replay::{
     cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
 };
@@ -16,7 +16,12 @@ use crate::report::{self, ReplayReport, Staging, Streams};
 use crate::Error;
 
 mod console;
+mod merge;
 mod parse_only;
+pub mod partial;
+
+pub use merge::{merge, MergeOptions};
+use partial::{Header, PartialWriter, Sink, Spec, StateRef};
 
 pub use parse_only::{parse_only, Parsed};
 
@@ -47,56 +52,159 @@ impl Progress for () {
 /// Replay `opts` and write the reports into `out`. On any error nothing is
 /// written (an earlier report in `out` is left as it was).
 pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::Result<Outcome> {
-    report::check_out_dir(out, &opts.sources, opts.force)?;
+    let targets = Targets {
+        out: Some(out),
+        partial: None,
+    };
+    run_to(opts, targets, progress).map(|(outcome, _)| outcome)
+}
+
+/// Where a replay's results go: a report folder, a partial result for
+/// `merge`, or both.
+pub struct Targets<'a> {
+    pub out: Option<&'a Path>,
+    pub partial: Option<Sink>,
+}
+
+impl Targets<'_> {
+    /// What the run writes, as the summary on stderr names it.
+    pub fn written(&self) -> Vec<String> {
+        let out = self.out.map(|o| format!("reports: {}", o.display()));
+        let partial = match &self.partial {
+            Some(Sink::File { path, .. }) => Some(format!("partial result: {}", path.display())),
+            _ => None,
+        };
+        out.into_iter().chain(partial).collect()
+    }
+}
+
+/// Replay `opts` into `targets`; the partial result's bytes come back when
+/// its sink is memory. On any error nothing is written.
+pub fn run_to(
+    opts: ReplayOptions,
+    targets: Targets,
+    progress: &dyn Progress,
+) -> crate::Result<(Outcome, Vec<u8>)> {
+    if let Some(out) = targets.out {
+        report::check_out_dir(out, &opts.sources, opts.force)?;
+    }
     let mut replayer = Replayer::new(opts)?;
-    let staging = Staging::create(out)?;
-    match run_into(&mut replayer, &staging, progress) {
-        Ok(outcome) => {
-            staging.commit(report::report_files())?;
-            Ok(outcome)
-        }
+    let staging = targets.out.map(Staging::create).transpose()?;
+    let partial = match targets.partial.map(PartialWriter::new).transpose() {
+        Ok(p) => p,
         Err(e) => {
-            staging.abandon();
+            staging.map(Staging::abandon);
+            return Err(e);
+        }
+    };
+    let mut run = Run { staging, partial };
+    match run.replay(&mut replayer, progress) {
+        Ok(done) => done.commit(run),
+        Err(e) => {
+            run.abandon();
             Err(e)
         }
     }
 }
 
-fn run_into(
-    replayer: &mut Replayer,
-    staging: &Staging,
-    progress: &dyn Progress,
-) -> crate::Result<Outcome> {
-    let threads = rayon::current_num_threads();
-    let (rx, recycler) = reader::blocks_recycled(
-        replayer.sources(),
-        2 * threads + 2,
-        replayer.opts.max_line_bytes,
-    )?;
-    let first = leading_blocks(replayer, &rx);
-    let replayer = &*replayer;
-    let opts = &replayer.opts;
-    let mut streams = Streams::open(staging, opts, &replayer.scope_columns)?;
-    let mut merged = Merged::new(replayer);
-    // Blocks are evaluated on the pool as they arrive and merged here in
-    // input order, so merging and writing overlap evaluation.
-    crate::replay::ordered::map_in_order(
-        None,
-        first.into_iter().chain(rx),
-        2 * threads + 2,
-        |item: Result<Block, ReadError>| item.map(|block| (replayer.process(&block), block)),
-        |item| -> crate::Result<()> {
-            let (res, block) = item?;
-            strict(opts, &res)?;
-            streams.write(&res)?;
-            merged.absorb(res, &block);
-            progress.update(merged.consumed(&block), merged.totals.turns);
-            recycler.give(block);
-            Ok(())
-        },
-    )?;
-    streams.finish()?;
-    merged.report(replayer, staging)
+/// The outputs of a run in progress.
+struct Run {
+    staging: Option<Staging>,
+    partial: Option<PartialWriter>,
+}
+
+/// A run whose every file is written, ready to be moved into place.
+struct Done(Outcome);
+
+impl Done {
+    fn commit(self, run: Run) -> crate::Result<(Outcome, Vec<u8>)> {
+        let bytes = match run.partial {
+            Some(p) => match p.finish() {
+                Ok(b) => b,
+                Err(e) => {
+                    run.staging.map(Staging::abandon);
+                    return Err(e);
+                }
+            },
+            None => Vec::new(),
+        };
+        if let Some(s) = run.staging {
+            s.commit(report::report_files())?;
+        }
+        Ok((self.0, bytes))
+    }
+}
+
+impl Run {
+    fn abandon(self) {
+        self.staging.map(Staging::abandon);
+        self.partial.map(PartialWriter::discard);
+    }
+
+    fn replay(&mut self, replayer: &mut Replayer, progress: &dyn Progress) -> crate::Result<Done> {
+        let threads = rayon::current_num_threads();
+        let (rx, recycler) = reader::blocks_recycled(
+            replayer.sources(),
+            2 * threads + 2,
+            replayer.opts.max_line_bytes,
+        )?;
+        let first = leading_blocks(replayer, &rx);
+        if let Some(p) = self.partial.as_mut() {
+            p.header(&header(replayer, &first))?;
+        }
+        let replayer = &*replayer;
+        let opts = &replayer.opts;
+        let mut streams = Streams::open(self.staging.as_ref(), opts, &replayer.scope_columns)?;
+        let mut merged = Merged::new(&opts.sources, opts.plan.variants.len());
+        let partial = &mut self.partial;
+        // Blocks are evaluated on the pool as they arrive and merged here in
+        // input order, so merging and writing overlap evaluation.
+        crate::replay::ordered::map_in_order(
+            None,
+            first.into_iter().chain(rx),
+            2 * threads + 2,
+            |item: Result<Block, ReadError>| item.map(|block| (replayer.process(&block), block)),
+            |item| -> crate::Result<()> {
+                let (res, block) = item?;
+                strict(opts, &res)?;
+                streams.write(&res)?;
+                if let Some(p) = partial.as_mut() {
+                    p.block(&res)?;
+                }
+                merged.absorb(res, &block);
+                progress.update(merged.consumed(&block), merged.totals.turns);
+                recycler.give(block);
+                Ok(())
+            },
+        )?;
+        streams.finish()?;
+        if let Some(p) = self.partial.as_mut() {
+            p.state(&merged.state())?;
+        }
+        let facts = ReportFacts {
+            opts,
+            scope: &replayer.scope_columns,
+            notes: Vec::new(),
+        };
+        merged.report(&facts, self.staging.as_ref()).map(Done)
+    }
+}
+
+/// The header of a run's partial result.
+fn header(replayer: &Replayer, first: &[Result<Block, ReadError>]) -> Header {
+    let spec = Spec::of(&replayer.opts);
+    Header {
+        tool: env!("CARGO_PKG_VERSION").to_string(),
+        fingerprint: spec.fingerprint(),
+        spec,
+        label: replayer.opts.label.clone(),
+        sources: replayer.opts.sources.clone(),
+        scope: replayer.scope_columns.clone(),
+        scanned: first
+            .iter()
+            .flatten()
+            .any(|b| b.bytes().iter().any(|c| !c.is_ascii_whitespace())),
+    }
 }
 
 /// Unless `--scope-columns` named them, the scope columns come from the
@@ -142,8 +250,8 @@ fn strict(opts: &ReplayOptions, res: &BlockResult) -> crate::Result<()> {
     }
 }
 
-/// The blocks merged so far, in input order.
-struct Merged {
+/// The blocks merged so far, in input order (or, in `merge`, the shards).
+pub(crate) struct Merged {
     totals: Totals,
     dups: DuplicateCheck,
     regressions: Vec<Regression>,
@@ -152,11 +260,18 @@ struct Merged {
     sizes: Vec<u64>,
 }
 
+/// What the reports need besides the tallies.
+pub(crate) struct ReportFacts<'a> {
+    opts: &'a ReplayOptions,
+    scope: &'a ScopeColumns,
+    /// Notes of the job (e.g. a merge's), after the run's own.
+    notes: Vec<String>,
+}
+
 impl Merged {
-    fn new(replayer: &Replayer) -> Merged {
-        let names = &replayer.opts.sources;
+    fn new(names: &[String], variants: usize) -> Merged {
         Merged {
-            totals: replayer.empty_totals(),
+            totals: Totals::new(variants),
             dups: DuplicateCheck::default(),
             regressions: Vec::new(),
             sources: names
@@ -184,35 +299,48 @@ impl Merged {
         self.sizes[..block.source].iter().sum::<u64>() + block.consumed
     }
 
-    /// Cap the segments, summarise, and write every exported report.
-    fn report(mut self, replayer: &Replayer, staging: &Staging) -> crate::Result<Outcome> {
-        let opts = &replayer.opts;
+    /// The tallies as a partial result keeps them (before any cap).
+    fn state(&self) -> StateRef<'_> {
+        StateRef {
+            totals: &self.totals,
+            regressions: &self.regressions,
+            sources: &self.sources,
+        }
+    }
+
+    /// Cap the segments, summarise, and write every exported report (when
+    /// there is a folder to write them in).
+    fn report(mut self, f: &ReportFacts, staging: Option<&Staging>) -> crate::Result<Outcome> {
+        let opts = f.opts;
         let segments_cut =
             cap_segments(&mut self.totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
         let run = RunFacts {
             label: opts.label.clone(),
             sources: self.sources,
             decisions: opts.decisions.name(),
-            scope_columns: replayer.scope_columns.keys().to_vec(),
+            scope_columns: f.scope.keys().to_vec(),
             notes: opts
                 .notes
                 .iter()
                 .cloned()
-                .chain(replayer.scope_columns.note())
+                .chain(f.scope.note())
+                .chain(f.notes.iter().cloned())
                 .collect(),
         };
         let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
-        let r = ReplayReport {
-            label: &opts.label,
-            plan: &opts.plan,
-            totals: &self.totals,
-            summary: &summary,
-            regressions: &self.regressions,
-            sources: &opts.sources,
-            scope_keys: replayer.scope_columns.keys(),
-        };
-        let exports = report::exports(opts.detail, opts.frontier);
-        report::write_all(&r, staging, &exports, opts.format)?;
+        if let Some(staging) = staging {
+            let r = ReplayReport {
+                label: &opts.label,
+                plan: &opts.plan,
+                totals: &self.totals,
+                summary: &summary,
+                regressions: &self.regressions,
+                sources: &opts.sources,
+                scope_keys: f.scope.keys(),
+            };
+            let exports = report::exports(opts.detail, opts.frontier);
+            report::write_all(&r, staging, &exports, opts.format)?;
+        }
         Ok(Outcome {
             plan: opts.plan.clone(),
             sources: opts.sources.clone(),

@@ -20,7 +20,7 @@ pub struct Parsed {
 pub fn parse_only(sources: &[String]) -> crate::Result<Parsed> {
     let threads = rayon::current_num_threads();
     let (rx, recycler) = reader::blocks_recycled(
-        sources.iter().map(|f| Source { name: f.clone() }).collect(),
+        sources.iter().map(|f| Source::named(f)).collect(),
         2 * threads + 2,
         reader::DEFAULT_MAX_LINE_BYTES,
     )?;

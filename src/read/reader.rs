@@ -14,10 +14,22 @@ use std::thread;
 /// Target size of a block (whole lines are kept together).
 pub const BLOCK_BYTES: usize = 1 << 20;
 
-/// One input, as named on the command line (`-` is standard input).
+/// One input, as named on the command line (`-` is standard input), or
+/// bytes already in memory under a name (the Python shard API).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
     pub name: String,
+    pub bytes: Option<std::sync::Arc<[u8]>>,
+}
+
+impl Source {
+    /// A file (or `-`) named on the command line.
+    pub fn named(name: &str) -> Source {
+        Source {
+            name: name.to_string(),
+            bytes: None,
+        }
+    }
 }
 
 /// A run of whole lines from one source.
@@ -46,7 +58,7 @@ pub struct Block {
 /// (decompressed) and their XXH3-64 hash, every byte counted (also those
 /// of lines past the limit), so two replays can tell they read the same
 /// traffic. Hashed on the reader thread, off the workers' path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceEnd {
     pub lines: u64,
     pub bytes: u64,
@@ -87,10 +99,14 @@ impl<R: Read> Read for Counting<R> {
 
 type Counter = std::sync::Arc<std::sync::atomic::AtomicU64>;
 
-/// Open `name` (`-` = stdin), decompressing gzip or zstd by magic bytes.
-pub fn open(name: &str) -> Result<(Box<dyn Read + Send>, Counter), ReadError> {
+/// Open `source` (a file, `-` for stdin, or bytes in memory), decompressing
+/// gzip or zstd by magic bytes.
+pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadError> {
     let count: Counter = Default::default();
-    let raw: Box<dyn Read + Send> = if name == "-" {
+    let name = source.name.as_str();
+    let raw: Box<dyn Read + Send> = if let Some(bytes) = &source.bytes {
+        Box::new(io::Cursor::new(bytes.clone()))
+    } else if name == "-" {
         Box::new(io::stdin())
     } else {
         let f = File::open(Path::new(name))
@@ -162,7 +178,7 @@ pub fn blocks_recycled(
             for (i, s) in sources.iter().enumerate() {
                 let mut r = SourceReader {
                     index: i,
-                    name: &s.name,
+                    source: s,
                     tx: &tx,
                     spare: &spare,
                     max_line_bytes,
@@ -188,7 +204,7 @@ pub const OVERLONG_PREFIX: usize = 4096;
 /// The reading of one source into blocks.
 struct SourceReader<'a> {
     index: usize,
-    name: &'a str,
+    source: &'a Source,
     tx: &'a SyncSender<Result<Block, ReadError>>,
     spare: &'a Receiver<Vec<u8>>,
     max_line_bytes: usize,
@@ -206,7 +222,7 @@ struct Stop;
 
 impl SourceReader<'_> {
     fn run(&mut self) -> Result<(), Stop> {
-        let (mut r, count) = open(self.name).map_err(|e| self.fail(e))?;
+        let (mut r, count) = open(self.source).map_err(|e| self.fail(e))?;
         loop {
             let (buf, len, eof) = self.fill_block(&mut r)?;
             let Some((buf, len)) = buf.map(|b| (b, len)) else {
@@ -285,7 +301,7 @@ impl SourceReader<'_> {
                         self.line - 1 + memchr::memchr_iter(b'\n', &buf[..*len]).count() as u64;
                     return Err(self.fail(ReadError(format!(
                         "{}: read error after line {whole}: {e}",
-                        self.name
+                        self.source.name
                     ))));
                 }
             }
@@ -398,7 +414,7 @@ mod tests {
     use std::io::Write;
 
     fn collect(path: &str) -> Vec<(u64, String)> {
-        let rx = blocks(vec![Source { name: path.into() }], 2).unwrap();
+        let rx = blocks(vec![Source::named(path)], 2).unwrap();
         let mut out = Vec::new();
         for b in rx {
             let b = b.unwrap();
@@ -469,7 +485,7 @@ mod tests {
     /// (line, text or `overlong <bytes>: <prefix length>`), read with a
     /// limit of `max` bytes a line.
     fn collect_capped(path: &str, max: usize) -> Vec<(u64, String)> {
-        let (rx, _) = blocks_recycled(vec![Source { name: path.into() }], 2, max).unwrap();
+        let (rx, _) = blocks_recycled(vec![Source::named(path)], 2, max).unwrap();
         let mut out = Vec::new();
         for b in rx {
             let b = b.unwrap();
@@ -521,13 +537,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_an_error_naming_it() {
-        let rx = blocks(
-            vec![Source {
-                name: "/nonexistent/x.jsonl".into(),
-            }],
-            1,
-        )
-        .unwrap();
+        let rx = blocks(vec![Source::named("/nonexistent/x.jsonl")], 1).unwrap();
         let e = rx.recv().unwrap().unwrap_err();
         assert!(e.0.starts_with("/nonexistent/x.jsonl: cannot open"));
     }

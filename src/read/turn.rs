@@ -29,7 +29,9 @@ pub const MAX_TOKENS: u64 = 1_000_000_000;
 pub const MAX_LATENCY_MS: f64 = 86_400_000.0;
 
 /// The critic's verdict, when it ran in production.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Verdict {
     Approve,
     Revise,

@@ -20,7 +20,7 @@ pub use options::{DecisionsMode, Format, ReplayOptions};
 pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
-pub use totals::{DuplicateCheck, Totals, WARNING_KINDS};
+pub use totals::{DuplicateCheck, Totals, Warnings, WARNING_KINDS};
 
 use serde_json::Value;
 
@@ -91,7 +91,10 @@ impl Replayer {
         self.opts
             .sources
             .iter()
-            .map(|s| Source { name: s.clone() })
+            .map(|s| Source {
+                name: s.clone(),
+                bytes: self.opts.source_bytes.clone(),
+            })
             .collect()
     }
 

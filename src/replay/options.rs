@@ -28,6 +28,20 @@ impl DecisionsMode {
     }
 }
 
+impl serde::Serialize for DecisionsMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DecisionsMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::str::FromStr for DecisionsMode {
     type Err = String;
 
@@ -111,6 +125,9 @@ pub struct ReplayOptions {
     /// A skip is risky when its matched ack covers less than this share of
     /// the draft (`--max-ack-share`, default [`DEFAULT_MAX_ACK_SHARE`]).
     pub max_ack_share: f64,
+    /// The bytes of the one source, already in memory (the Python shard
+    /// API); None: every source is read by its name.
+    pub source_bytes: Option<std::sync::Arc<[u8]>>,
 }
 
 /// `--max-ack-share`'s default.
@@ -119,7 +136,7 @@ pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
 /// One half of the traffic, by a seeded hash of `run_id`: every turn of a
 /// run falls in the same half, and the halves do not depend on the order
 /// or the files the runs come in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Split {
     pub seed: u64,
     /// The held-out half (else the calibration half).

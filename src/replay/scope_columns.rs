@@ -26,7 +26,7 @@ pub const MAX_NAMED: usize = 64;
 pub const MAX_KEY_BYTES: usize = 64;
 
 /// The scope keys that become columns, in column order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ScopeColumns {
     keys: Vec<String>,
     /// Usable keys the default scan saw past [`MAX_FOUND`], in order (a

@@ -25,7 +25,7 @@ pub const MAX_TRACKED_DRAFTS: usize = 100_000;
 pub const OTHER: &str = "(other)";
 
 /// One normalised draft's saved calls under one variant.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SkipTally {
     pub count: u64,
     /// Turns by recorded language (`(none)` without one).

@@ -18,7 +18,7 @@ use super::tally::{length_bucket_index, Counts, EventFacts, Mismatch, NOT_RUN};
 use super::totals::Totals;
 
 /// An invalid line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reject {
     pub source: usize,
     pub line: u64,
@@ -46,7 +46,7 @@ pub fn without_bom(line: u64, raw: &[u8]) -> &[u8] {
 }
 
 /// A skip of a turn the critic revised or refused.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Regression {
     pub source: usize,
     pub line: u64,

@@ -42,7 +42,7 @@ pub enum Mismatch {
 }
 
 /// Decision counts of one variant over a set of turns, against the baseline.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     pub turns: u64,
     pub fires: u64,
@@ -96,7 +96,7 @@ pub fn length_bucket_index(chars: u64) -> usize {
 /// [`crate::config::MAX_USD_PER_MTOK`]) and summed in 128 bits, so no sum
 /// wraps; a sum too large for a report's 64-bit column is reported absent
 /// ([`reportable`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EventSums {
     pub turns: u64,
     pub with_tokens: u64,
@@ -374,7 +374,7 @@ pub fn ms_to_ns(ms: f64) -> u64 {
 /// Adding is a push (a tree insert per turn and variant was a visible share
 /// of a replay); [`Histogram::settle`] folds the pushed buckets in, sorted,
 /// once per block, and merging walks two sorted lists.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Histogram {
     /// (bucket, count) sorted by bucket, counts > 0. Bucket k (k >= 1)
     /// holds latencies in (k-1, k] ms; bucket 0 holds 0.
@@ -481,7 +481,7 @@ impl Histogram {
 }
 
 /// Everything tallied for one variant.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VariantTally {
     pub counts: Counts,
     /// Flag-off variant decided differently from the legacy gate.

@@ -26,6 +26,31 @@ pub const WARNING_KINDS: [&str; 5] = [
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Warnings(pub BTreeMap<&'static str, (u64, Vec<(usize, u64)>)>);
 
+/// One warning kind's count and first (source, line) locations.
+type KindTally = (u64, Vec<(usize, u64)>);
+
+impl serde::Serialize for Warnings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Warnings {
+    /// Only the known kinds (a partial result from another version of the
+    /// tool may name others: refused, not dropped).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let named = BTreeMap::<String, KindTally>::deserialize(d)?;
+        let mut out = BTreeMap::new();
+        for (name, tally) in named {
+            let kind = WARNING_KINDS.iter().find(|k| **k == name).ok_or_else(|| {
+                serde::de::Error::custom(format!("unknown warning kind {name:?}"))
+            })?;
+            out.insert(*kind, tally);
+        }
+        Ok(Warnings(out))
+    }
+}
+
 impl Warnings {
     pub fn add(&mut self, kind: &'static str, source: usize, line: u64) {
         let e = self.0.entry(kind).or_default();
@@ -53,7 +78,7 @@ impl Warnings {
 }
 
 /// Everything a replay tallies (mergeable).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
     pub turns: u64,
     pub rejected: u64,

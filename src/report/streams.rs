@@ -22,17 +22,25 @@ pub const STREAMED_FILES: [&str; 3] = ["decisions.csv", "mismatches.csv", "rejec
 /// The streamed files of one run.
 pub struct Streams {
     decisions: Option<TableStream>,
-    mismatches: TableStream,
+    mismatches: Option<TableStream>,
     rejects: Option<RejectsWriter>,
 }
 
 impl Streams {
-    /// Create the files `opts` asks for, with their headers.
+    /// Create the files `opts` asks for, with their headers (none without
+    /// a folder to write them in).
     pub fn open(
-        staging: &Staging,
+        staging: Option<&Staging>,
         opts: &ReplayOptions,
         scope: &ScopeColumns,
     ) -> crate::Result<Streams> {
+        let Some(staging) = staging else {
+            return Ok(Streams {
+                decisions: None,
+                mismatches: None,
+                rejects: None,
+            });
+        };
         let [decisions, mismatches, rejects] = STREAMED_FILES;
         let table = |file, header: &str| {
             let columns = schema::table(file).columns_for(scope.keys());
@@ -43,7 +51,7 @@ impl Streams {
                 DecisionsMode::None => None,
                 _ => Some(table(decisions, &header(scope))?),
             },
-            mismatches: table(mismatches, MISMATCH_HEADER)?,
+            mismatches: Some(table(mismatches, MISMATCH_HEADER)?),
             rejects: match opts.skip_invalid {
                 true => Some(RejectsWriter::new(staging.file(rejects)?, &opts.sources)),
                 false => None,
@@ -53,21 +61,43 @@ impl Streams {
 
     /// Append one block's rows, in input order.
     pub fn write(&mut self, res: &BlockResult) -> crate::Result<()> {
-        if let Some(d) = self.decisions.as_mut() {
-            d.write(&res.decisions_csv)?;
+        self.decisions(&res.decisions_csv)?;
+        self.mismatches(&res.mismatches_csv)?;
+        self.rejects(&res.rejects, 0)
+    }
+
+    /// Append formatted rows of decisions.csv.
+    pub fn decisions(&mut self, rows: &[u8]) -> crate::Result<()> {
+        match self.decisions.as_mut() {
+            Some(d) => d.write(rows),
+            None => Ok(()),
         }
-        self.mismatches.write(&res.mismatches_csv)?;
-        if let Some(w) = self.rejects.as_mut() {
-            w.write(&res.rejects)?;
+    }
+
+    /// Append formatted rows of mismatches.csv.
+    pub fn mismatches(&mut self, rows: &[u8]) -> crate::Result<()> {
+        match self.mismatches.as_mut() {
+            Some(m) => m.write(rows),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Append rejected lines whose sources are numbered from `offset` (a
+    /// merged shard's) in the run's list of sources.
+    pub fn rejects(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
+        match self.rejects.as_mut() {
+            Some(w) => w.write(rejects, offset),
+            None => Ok(()),
+        }
     }
 
     pub fn finish(self) -> crate::Result<()> {
         if let Some(d) = self.decisions {
             d.finish()?;
         }
-        self.mismatches.finish()?;
+        if let Some(m) = self.mismatches {
+            m.finish()?;
+        }
         match self.rejects {
             Some(w) => w.finish(),
             None => Ok(()),
@@ -227,9 +257,9 @@ impl RejectsWriter {
         }
     }
 
-    pub fn write(&mut self, rejects: &[Reject]) -> crate::Result<()> {
+    pub fn write(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
         for r in rejects {
-            let mut v = serde_json::json!({"source": self.sources[r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
+            let mut v = serde_json::json!({"source": self.sources[offset + r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
             if let Some(b) = &r.raw_base64 {
                 v["raw_base64"] = b.clone().into();
             }

@@ -285,7 +285,7 @@ pub fn summarize(
 }
 
 /// What a replay read of one source (see [`crate::read::reader::SourceEnd`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceFacts {
     pub name: String,
     /// None until the source was read to its end.

@@ -10,6 +10,7 @@ mod charts;
 mod check;
 mod costs;
 mod explain;
+mod merge;
 mod mine;
 mod production;
 mod replay;

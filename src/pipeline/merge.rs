@@ -1,0 +1,358 @@
+//! `merge`: the reports of one replay over every shard's files, in the
+//! order given, from the shards' partial results. Byte for byte what one
+//! replay writes: rows are copied (relabelled when the labels differ),
+//! tallies are merged in order, the duplicate check is repeated over every
+//! shard's keys, and the caps are applied once, at the end.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use super::partial::{Frame, Header, PartialInput, PartialReader, Spec, State};
+use super::{Merged, Outcome, ReportFacts};
+use crate::replay::rows::field;
+use crate::replay::scope_columns::ScopeColumns;
+use crate::replay::segments::MAX_TRACKED_VALUES;
+use crate::replay::Format;
+use crate::replay::Warnings;
+use crate::report::{self, Staging, Streams};
+use crate::Error;
+
+/// What `merge` is asked to do.
+pub struct MergeOptions {
+    /// The partial results, in the order of their shards.
+    pub inputs: Vec<PartialInput>,
+    /// The run's label (the `run` column).
+    pub label: String,
+    pub format: Format,
+    pub force: bool,
+}
+
+/// Merge `o.inputs` into the reports in `out`. The partial results must
+/// agree on everything but their sources; on any error nothing is
+/// written.
+pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
+    if o.inputs.is_empty() {
+        return Err(Error::Usage(
+            "merge: give at least one partial result".into(),
+        ));
+    }
+    let headers = o
+        .inputs
+        .iter()
+        .map(read_header)
+        .collect::<crate::Result<Vec<_>>>()?;
+    let spec = agreed_spec(&o.inputs, &headers)?;
+    let scope = agreed_scope(&o.inputs, &headers)?;
+    let sources = headers.iter().flat_map(|h| h.sources.clone()).collect();
+    let mut opts = spec.options(sources, o.label, o.format);
+    opts.force = o.force;
+    report::check_out_dir(out, &opts.sources, opts.force)?;
+    let staging = Staging::create(out)?;
+    let job = Job {
+        opts: &opts,
+        scope: &scope,
+        staging: &staging,
+    };
+    match job.run(&o.inputs, &headers) {
+        Ok(outcome) => {
+            staging.commit(report::report_files())?;
+            Ok(outcome)
+        }
+        Err(e) => {
+            staging.abandon();
+            Err(e)
+        }
+    }
+}
+
+fn read_header(input: &PartialInput) -> crate::Result<Header> {
+    let mut r = PartialReader::open(input)?;
+    match r.next()? {
+        Frame::Header(h) => Ok(*h),
+        _ => Err(Error::Read(format!(
+            "{}: damaged partial result: it does not open with its header",
+            r.name
+        ))),
+    }
+}
+
+/// The spec every partial result was replayed with (the first's; any
+/// other that differs is an error naming what differs).
+fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spec> {
+    let first = &headers[0].spec;
+    for (input, h) in inputs.iter().zip(headers).skip(1) {
+        if let Some(what) = first.difference(&h.spec) {
+            return Err(Error::Usage(format!(
+                "{}: replayed with other settings than {} ({what} differ; fingerprints {} and {}): replay every shard with the same config and options",
+                input.name(),
+                inputs[0].name(),
+                h.fingerprint,
+                headers[0].fingerprint
+            )));
+        }
+    }
+    Ok(first.clone())
+}
+
+/// The scope columns of every shard's rows. Each shard found its own from
+/// its first turns; where all that read any line agree, one replay finds
+/// the same (its scan reads a prefix of theirs), else the rows cannot be
+/// joined.
+fn agreed_scope(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<ScopeColumns> {
+    let mut read = inputs.iter().zip(headers).filter(|(_, h)| h.scanned);
+    let Some((first_input, first)) = read.next() else {
+        return Ok(headers[0].scope.clone());
+    };
+    for (input, h) in read {
+        if h.scope != first.scope {
+            let mut all: Vec<String> = first.scope.keys().to_vec();
+            for k in h.scope.keys() {
+                if !all.contains(k) {
+                    all.push(k.clone());
+                }
+            }
+            return Err(Error::Usage(format!(
+                "{}: its rows have the scope columns [{}], those of {} have [{}] (each shard takes them from its first turns): replay every shard with --scope-columns {}",
+                input.name(),
+                h.scope.keys().join(","),
+                first_input.name(),
+                first.scope.keys().join(","),
+                all.join(",")
+            )));
+        }
+    }
+    Ok(first.scope.clone())
+}
+
+/// The merge of the partial results into one staging folder.
+struct Job<'a> {
+    opts: &'a crate::replay::ReplayOptions,
+    scope: &'a ScopeColumns,
+    staging: &'a Staging,
+}
+
+/// Where a shard's sources, rows and label sit in the merged run.
+struct Shard<'a> {
+    name: String,
+    /// Its first source's index in the merged run.
+    offset: usize,
+    sources: &'a [String],
+    /// `label,` as the shard's rows begin, and as the merged rows do.
+    old_prefix: Vec<u8>,
+    new_prefix: &'a [u8],
+}
+
+impl Job<'_> {
+    fn run(&self, inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Outcome> {
+        let mut streams = Streams::open(Some(self.staging), self.opts, self.scope)?;
+        let mut merged = Merged::new(&self.opts.sources, self.opts.plan.variants.len());
+        let mut dups = Warnings::default();
+        let mut notes = Vec::new();
+        let new_prefix = label_prefix(&self.opts.label);
+        let mut offset = 0;
+        for (input, h) in inputs.iter().zip(headers) {
+            let shard = Shard {
+                name: input.name(),
+                offset,
+                sources: &h.sources,
+                old_prefix: label_prefix(&h.label),
+                new_prefix: &new_prefix,
+            };
+            let state = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
+            notes.extend(shard.absorb(state, &mut merged, inputs.len())?);
+            offset += h.sources.len();
+        }
+        streams.finish()?;
+        merged.totals.warnings.merge(&dups);
+        let facts = ReportFacts {
+            opts: self.opts,
+            scope: self.scope,
+            notes,
+        };
+        merged.report(&facts, Some(self.staging))
+    }
+}
+
+impl Shard<'_> {
+    /// Copy the shard's rows into the streams and repeat the duplicate
+    /// check over its keys; its tallies come back.
+    fn stream(
+        &self,
+        input: &PartialInput,
+        streams: &mut Streams,
+        merged: &mut Merged,
+        dups: &mut Warnings,
+    ) -> crate::Result<State> {
+        let mut r = PartialReader::open(input)?;
+        let mut state = None;
+        loop {
+            match r.next()? {
+                Frame::Header(_) => {}
+                Frame::Decisions(rows) => streams.decisions(&self.relabel(&rows)?)?,
+                Frame::Mismatches(rows) => streams.mismatches(&self.relabel(&rows)?)?,
+                Frame::Rejects(rejects) => {
+                    self.check_sources(rejects.iter().map(|r| r.source))?;
+                    streams.rejects(&rejects, self.offset)?;
+                }
+                Frame::Keys(keys) => {
+                    self.check_sources(keys.iter().map(|k| k.1))?;
+                    let keys: Vec<_> = keys
+                        .into_iter()
+                        .map(|(k, s, l)| (k, s + self.offset, l))
+                        .collect();
+                    merged.dups.check(&keys, dups);
+                }
+                Frame::State(s) => state = Some(*s),
+                Frame::End => break,
+            }
+        }
+        r.expect_end()?;
+        state.ok_or_else(|| self.damaged("it has no tallies"))
+    }
+
+    /// Merge the shard's tallies (sources renumbered, its own duplicate
+    /// warnings left out: the merge's check covers every shard); notes on
+    /// what the merge cannot make exact.
+    fn absorb(
+        &self,
+        mut s: State,
+        merged: &mut Merged,
+        shards: usize,
+    ) -> crate::Result<Vec<String>> {
+        self.check_shape(&s, merged)?;
+        s.totals.warnings.0.remove("duplicate_turn");
+        for (_, examples) in s.totals.warnings.0.values_mut() {
+            self.check_sources(examples.iter().map(|e| e.0))?;
+            examples.iter_mut().for_each(|e| e.0 += self.offset);
+        }
+        self.check_sources(s.regressions.iter().map(|r| r.source))?;
+        for r in &mut s.regressions {
+            r.source += self.offset;
+        }
+        merged.totals.merge(&s.totals);
+        merged.regressions.extend(s.regressions);
+        for (i, facts) in s.sources.into_iter().enumerate() {
+            merged.sources[self.offset + i] = facts;
+        }
+        Ok(self.capped_notes(&s.totals, shards))
+    }
+
+    /// A shard past [`MAX_TRACKED_VALUES`] values of a dimension folded the
+    /// rest into `(other)` on its own; one replay may have kept some of
+    /// them (those seen in earlier shards).
+    fn capped_notes(&self, t: &crate::replay::Totals, shards: usize) -> Vec<String> {
+        if shards < 2 {
+            return Vec::new();
+        }
+        t.segments_capped
+            .keys()
+            .map(|dim| {
+                format!(
+                    "{}: more than {MAX_TRACKED_VALUES} values of {dim} in one shard; its later values are in (other), where one replay may have counted some under their value",
+                    self.name
+                )
+            })
+            .collect()
+    }
+
+    /// The tallies must be of the plan's variants and this shard's sources.
+    fn check_shape(&self, s: &State, merged: &Merged) -> crate::Result<()> {
+        let variants = merged.totals.variants.len();
+        let segments_fit = s
+            .totals
+            .segments
+            .values()
+            .flat_map(|v| v.values())
+            .all(|c| c.len() == variants);
+        let names_fit = s.sources.iter().map(|f| &f.name).eq(self.sources.iter());
+        match s.totals.variants.len() == variants
+            && s.totals.skips.len() == variants
+            && segments_fit
+            && names_fit
+        {
+            true => Ok(()),
+            false => Err(self.damaged("its tallies do not fit its header")),
+        }
+    }
+
+    fn check_sources(&self, mut indexes: impl Iterator<Item = usize>) -> crate::Result<()> {
+        match indexes.all(|i| i < self.sources.len()) {
+            true => Ok(()),
+            false => Err(self.damaged("a source index past its sources")),
+        }
+    }
+
+    /// The rows with the merged run's label in place of the shard's.
+    fn relabel<'r>(&self, rows: &'r [u8]) -> crate::Result<Cow<'r, [u8]>> {
+        if self.old_prefix == self.new_prefix {
+            return Ok(Cow::Borrowed(rows));
+        }
+        relabel(rows, &self.old_prefix, self.new_prefix)
+            .map(Cow::Owned)
+            .ok_or_else(|| self.damaged("a row does not begin with its label"))
+    }
+
+    fn damaged(&self, why: &str) -> Error {
+        Error::Read(format!(
+            "{}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`",
+            self.name
+        ))
+    }
+}
+
+/// `label,`: how a row of the run begins.
+fn label_prefix(label: &str) -> Vec<u8> {
+    let mut p = Vec::new();
+    field(&mut p, label);
+    p.push(b',');
+    p
+}
+
+/// Each CSV row of `rows` with `old` at its start replaced by `new`; None
+/// when a row does not begin with `old`. Rows end at a newline outside
+/// quotes (a quoted field may hold newlines).
+fn relabel(rows: &[u8], old: &[u8], new: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(rows.len() + rows.len() / 8);
+    let mut at = 0;
+    while at < rows.len() {
+        if !rows[at..].starts_with(old) {
+            return None;
+        }
+        let end = row_end(rows, at + old.len())?;
+        out.extend_from_slice(new);
+        out.extend_from_slice(&rows[at + old.len()..end]);
+        at = end;
+    }
+    Some(out)
+}
+
+/// The index past the newline that ends the row going on at `from`.
+fn row_end(rows: &[u8], mut from: usize) -> Option<usize> {
+    let mut quoted = false;
+    loop {
+        let i = from + memchr::memchr2(b'"', b'\n', &rows[from..])?;
+        match rows[i] {
+            b'"' => quoted = !quoted,
+            _ if !quoted => return Some(i + 1),
+            _ => {}
+        }
+        from = i + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relabel_replaces_the_first_field_of_every_row_and_only_it() {
+        let rows = b"a,x,\"two\nlines, \"\"q\"\"\",a\na,y\n";
+        let got = relabel(rows, b"a,", b"\"b,c\",").unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            "\"b,c\",x,\"two\nlines, \"\"q\"\"\",a\n\"b,c\",y\n"
+        );
+        assert_eq!(relabel(b"a,x\nz,y\n", b"a,", b"b,"), None);
+        assert_eq!(relabel(b"a,x", b"a,", b"b,"), None, "a row without its end");
+    }
+}

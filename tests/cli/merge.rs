@@ -1,0 +1,327 @@
+//! `replay --partial` and `merge`: shards' partial results merge into the
+//! reports of one replay over all their files, byte for byte; partial
+//! results that cannot be merged are refused with what to do.
+
+use std::path::Path;
+
+use crate::util::*;
+
+/// Every file of two report folders is byte-identical.
+fn assert_same_reports(one: &Path, two: &Path) {
+    let files = files_in(one);
+    assert_eq!(files, files_in(two), "the same files");
+    for f in &files {
+        let (a, b) = (
+            std::fs::read(one.join(f)).unwrap(),
+            std::fs::read(two.join(f)).unwrap(),
+        );
+        assert!(
+            a == b,
+            "{f} differs:\n{}\n---\n{}",
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b)
+        );
+    }
+}
+
+/// Each file of `shards` replayed on its own into a partial result in
+/// `d` (`extra` options for every shard); their paths.
+fn replay_shards(d: &Dir, shards: &[&str], extra: &[&str]) -> Vec<String> {
+    let mut partials = Vec::new();
+    for (i, f) in shards.iter().enumerate() {
+        let p = d.path(&format!("p{i}.partial")).display().to_string();
+        let mut args = vec!["replay", f, "--partial", &p, "--quiet"];
+        args.extend(extra);
+        let o = run_from_root(&args);
+        expect_code(&o, 0);
+        partials.push(p);
+    }
+    partials
+}
+
+fn run_from_root(args: &[&str]) -> std::process::Output {
+    cmd().current_dir(root()).args(args).output().unwrap()
+}
+
+fn synth(d: &Dir, name: &str, turns: &str, seed: &str) -> String {
+    let p = d.path(name).display().to_string();
+    expect_code(
+        &run(
+            &["synth", "--turns", turns, "--seed", seed, "--out", &p],
+            None,
+        ),
+        0,
+    );
+    p
+}
+
+#[test]
+fn merged_shards_are_one_replay_byte_for_byte() {
+    let d = Dir::new();
+    // Every dataset (rejects, warnings, costs, production, scopes), synth
+    // traffic over several blocks, and a file twice (its turns are
+    // duplicates only across shards: the merge must find them).
+    let s1 = synth(&d, "s1.jsonl.zst", "6000", "1");
+    let s2 = synth(&d, "s2.jsonl", "4000", "2");
+    let mut files: Vec<String> = [
+        "seed",
+        "costs",
+        "fail-open",
+        "floors",
+        "invalid",
+        "multilingual",
+        "threshold-0.7",
+    ]
+    .iter()
+    .map(|n| format!("datasets/{n}.jsonl"))
+    .collect();
+    files.extend([s1, s2.clone(), s2]);
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let opts = [
+        "--config",
+        "datasets/gate.toml",
+        "--skip-invalid",
+        "--group-by",
+        "critic.model",
+        "--scope-columns",
+        "tenant,channel",
+        "--format",
+        "both",
+    ];
+    let one = d.path("one/run");
+    let mut args = vec!["replay"];
+    args.extend(&files);
+    args.extend(opts);
+    args.extend(["--out", one.to_str().unwrap(), "--quiet"]);
+    expect_code(&run_from_root(&args), 0);
+    let partials = replay_shards(&d, &files, &opts);
+    let two = d.path("merged/run");
+    let mut args = vec!["merge"];
+    args.extend(partials.iter().map(String::as_str));
+    args.extend(["--out", two.to_str().unwrap(), "--format", "both"]);
+    let o = run(&args, None);
+    expect_code(&o, 0);
+    assert!(stderr(&o).contains("duplicate_turn"), "{}", stderr(&o));
+    assert_same_reports(&one, &two);
+    // A real run: the synth turns (the second file twice) and more.
+    assert!(summary(&two)["turns"].as_u64().unwrap() > 14_000);
+}
+
+#[test]
+fn shards_with_their_own_reports_and_default_scope_columns_merge_exactly() {
+    let d = Dir::new();
+    let files: Vec<String> = (1..=3)
+        .map(|i| synth(&d, &format!("s{i}.jsonl"), "3000", &i.to_string()))
+        .collect();
+    let one = d.path("one/all");
+    let mut args = vec!["replay"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend([
+        "--out",
+        one.to_str().unwrap(),
+        "--decisions",
+        "changed",
+        "--quiet",
+    ]);
+    expect_code(&run(&args, None), 0);
+    let mut partials = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let p = d.path(&format!("p{i}")).display().to_string();
+        // One shard is labelled as the merge will be (its rows are copied
+        // as they are), the others by their folders (relabelled).
+        let out = d.path(&format!("shard{i}/{}", if i == 1 { "all" } else { "x" }));
+        let o = run(
+            &[
+                "replay",
+                f,
+                "--partial",
+                &p,
+                "--out",
+                out.to_str().unwrap(),
+                "--decisions",
+                "changed",
+                "--quiet",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        assert!(
+            out.join("summary.json").is_file(),
+            "the shard's own reports"
+        );
+        partials.push(p);
+    }
+    let two = d.path("two/all");
+    let mut args = vec!["merge"];
+    args.extend(partials.iter().map(String::as_str));
+    args.extend(["--out", two.to_str().unwrap(), "--quiet"]);
+    expect_code(&run(&args, None), 0);
+    assert_same_reports(&one, &two);
+    // The label is the merge's own: --label, else its folder's name.
+    let three = d.path("three/x");
+    args.pop();
+    args.truncate(args.len() - 2);
+    args.extend(["--out", three.to_str().unwrap(), "--label", "all"]);
+    expect_code(&run(&args, None), 0);
+    assert_same_reports(&one, &three);
+}
+
+#[test]
+fn partials_of_other_settings_are_refused_and_nothing_is_written() {
+    let d = Dir::new();
+    let a = d.path("a.partial").display().to_string();
+    let b = d.path("b.partial").display().to_string();
+    let seed = "datasets/seed.jsonl";
+    expect_code(
+        &run_from_root(&[
+            "replay",
+            seed,
+            "--config",
+            "datasets/gate.toml",
+            "--partial",
+            &a,
+        ]),
+        0,
+    );
+    expect_code(
+        &run_from_root(&[
+            "replay",
+            seed,
+            "--config",
+            "datasets/gate-0.7.toml",
+            "--partial",
+            &b,
+        ]),
+        0,
+    );
+    let out = d.path("merged");
+    let o = run(&["merge", &a, &b, "--out", out.to_str().unwrap()], None);
+    expect_error(&o, 2, "replayed with other settings than");
+    assert!(
+        stderr(&o).contains("the gate settings of variant"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "no folder for a refused merge");
+    let c = d.path("c.partial").display().to_string();
+    expect_code(
+        &run_from_root(&[
+            "replay",
+            seed,
+            "--config",
+            "datasets/gate.toml",
+            "--group-by",
+            "critic.model",
+            "--partial",
+            &c,
+        ]),
+        0,
+    );
+    expect_error(
+        &run(&["merge", &a, &c, "--out", out.to_str().unwrap()], None),
+        2,
+        "--group-by differ",
+    );
+}
+
+#[test]
+fn damaged_or_foreign_partials_are_refused_by_name() {
+    let d = Dir::new();
+    let a = d.path("a.partial");
+    expect_code(
+        &run_from_root(&[
+            "replay",
+            "datasets/seed.jsonl",
+            "--partial",
+            a.to_str().unwrap(),
+        ]),
+        0,
+    );
+    let bytes = std::fs::read(&a).unwrap();
+    let cut = d.write("cut.partial", &bytes[..bytes.len() / 2]);
+    let out = d.path("merged");
+    for (bad, says) in [
+        (cut, "cut.partial: damaged partial result"),
+        (
+            root().join("datasets/seed.jsonl"),
+            "seed.jsonl: damaged partial result",
+        ),
+    ] {
+        let o = run(
+            &[
+                "merge",
+                a.to_str().unwrap(),
+                bad.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, says);
+        assert!(!out.exists(), "nothing written for {}", bad.display());
+    }
+}
+
+#[test]
+fn shards_whose_default_scope_columns_differ_are_refused_with_the_fix() {
+    let d = Dir::new();
+    let a = d.write(
+        "a.jsonl",
+        "{\"run_id\":\"r\",\"turn\":1,\"scope\":{\"tenant\":\"t\"},\"draft\":\"ok\"}\n",
+    );
+    let b = d.write(
+        "b.jsonl",
+        "{\"run_id\":\"r\",\"turn\":2,\"scope\":{\"region\":\"eu\"},\"draft\":\"ok\"}\n",
+    );
+    let (pa, pb) = (d.path("a.partial"), d.path("b.partial"));
+    for (f, p) in [(&a, &pa), (&b, &pb)] {
+        expect_code(
+            &run(
+                &[
+                    "replay",
+                    f.to_str().unwrap(),
+                    "--partial",
+                    p.to_str().unwrap(),
+                ],
+                None,
+            ),
+            0,
+        );
+    }
+    let out = d.path("m");
+    let o = run(
+        &[
+            "merge",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(
+        &o,
+        2,
+        "replay every shard with --scope-columns tenant,region",
+    );
+}
+
+#[test]
+fn a_failed_shard_leaves_no_partial_and_replay_needs_a_target() {
+    let d = Dir::new();
+    let p = d.path("bad.partial");
+    let o = run_from_root(&[
+        "replay",
+        "datasets/invalid.jsonl",
+        "--partial",
+        p.to_str().unwrap(),
+    ]);
+    expect_code(&o, 2);
+    assert_eq!(
+        std::fs::read_dir(d.tmp.path()).unwrap().count(),
+        0,
+        "no partial and no temporary file"
+    );
+    let o = run_from_root(&["replay", "datasets/seed.jsonl"]);
+    expect_error(&o, 2, "--out");
+}
