@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Variant;
-use crate::gate::{Evaluation, Gate, PatternCheck, Reason, SensitiveSource};
+use crate::config::{Plan, Variant};
+use crate::gate::{Evaluation, Gate, PatternCache, PatternCheck, Reason, SensitiveSource};
 use crate::read::turn::Turn;
 
 fn quote(s: &str, max: usize) -> String {
@@ -169,6 +169,29 @@ pub fn evaluation_json(name: &str, e: &Evaluation) -> Value {
             "pattern": pattern,
         },
     })
+}
+
+/// Each variant of `plan` with its compiled gate.
+pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
+    let mut cache = PatternCache::default();
+    plan.variants
+        .iter()
+        .map(|v| {
+            Gate::new_cached(v.config.clone(), &mut cache)
+                .map(|g| (v.clone(), g))
+                .map_err(|e| crate::Error::Config(format!("variant {}: {e}", v.name)))
+        })
+        .collect()
+}
+
+/// The JSON explanation of the turn in `text` (one JSON object) under
+/// every variant of `plan`; `source` names the turn in errors.
+pub fn explain_json(text: &str, source: &str, plan: &Plan) -> crate::Result<Value> {
+    let gates = gates(plan)?;
+    let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
+    let turn =
+        Turn::parse(text.trim()).map_err(|e| crate::Error::Read(format!("{source}:1: {e}")))?;
+    Ok(render_json(&turn, &pairs))
 }
 
 /// The JSON explanation of one turn.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use critic_gate::explain::{render_json, render_text};
-use critic_gate::gate::{Gate, PatternCache};
+use critic_gate::gate::Gate;
 use critic_gate::{Turn, Variant};
 
 use super::{load_plan, CliResult};
@@ -30,16 +30,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     let plan = load_plan(a.config.as_deref())?;
-    let mut cache = PatternCache::default();
-    let gates: Vec<(Variant, Gate)> = plan
-        .variants
-        .iter()
-        .map(|v| {
-            Gate::new_cached(v.config.clone(), &mut cache)
-                .map(|g| (v.clone(), g))
-                .map_err(|e| format!("variant {}: {e}", v.name))
-        })
-        .collect::<Result<_, _>>()?;
+    let gates = critic_gate::explain::gates(&plan)?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
     let (source, text) = match a.turn.as_deref() {
         // Inline JSON: an object, or anything else JSON starts with that a

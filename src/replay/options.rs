@@ -130,6 +130,32 @@ pub struct ReplayOptions {
     pub source_bytes: Option<std::sync::Arc<[u8]>>,
 }
 
+impl ReplayOptions {
+    /// A replay of `sources` under `plan` with every option at its
+    /// command-line default: stop at the first invalid line, every
+    /// decision row, CSV, scope columns found from the first turns.
+    pub fn new(sources: Vec<String>, plan: Plan, label: String) -> ReplayOptions {
+        ReplayOptions {
+            sources,
+            plan,
+            skip_invalid: false,
+            decisions: DecisionsMode::All,
+            group_by: Vec::new(),
+            force: false,
+            max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+            label,
+            format: Format::Csv,
+            scope_columns: None,
+            frontier: false,
+            detail: true,
+            notes: Vec::new(),
+            split: None,
+            max_ack_share: DEFAULT_MAX_ACK_SHARE,
+            source_bytes: None,
+        }
+    }
+}
+
 /// `--max-ack-share`'s default.
 pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
 

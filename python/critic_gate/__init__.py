@@ -1,0 +1,182 @@
+"""critic-gate in Python: replay recorded LLM-agent traffic through
+symfonic's critic gates and read what a gate change saves and risks as
+polars DataFrames.
+
+    import critic_gate
+    report = critic_gate.replay(["traffic.jsonl"], config="gate.toml")
+    report.summary          # summary.csv as a DataFrame
+    report.summary_dict     # summary.json as a dict
+
+The shard API runs the same replay file by file on many machines and merges
+the partial results into the reports of one replay over every file, byte
+for byte:
+
+    parts = [critic_gate.replay_partial(data, path, config_text) for ...]
+    report = critic_gate.merge(parts, "reports/month")
+
+Every table crosses from the replay as Parquet with its declared schema
+(the types of `schema.json`), never as CSV text. Errors raise
+`CriticGateError`, whose message names the file, the line and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+import polars as pl
+
+from . import _native
+from ._native import CriticGateError
+
+__all__ = [
+    "CriticGateError",
+    "Report",
+    "explain",
+    "merge",
+    "replay",
+    "replay_partial",
+]
+__version__: str = _native.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Report:
+    """A replay's reports: every table as a polars DataFrame
+    (``report.summary``, ``report.segments``, ``report.floors``,
+    ``report.decisions``, ...) and summary.json as ``report.summary_dict``.
+
+    A report of a folder reads each table when first asked for. A report
+    made without a folder (``replay(..., out=None)``) holds every table in
+    memory and leaves no files behind.
+    """
+
+    def __init__(self, folder: PathLike, *, in_memory: bool = False) -> None:
+        self.folder: Optional[Path] = Path(folder)
+        self.summary_dict: dict[str, Any] = json.loads(
+            (self.folder / "summary.json").read_text(encoding="utf-8")
+        )
+        self._files = {p.stem: p for p in sorted(self.folder.glob("*.parquet"))}
+        if not self._files:
+            raise CriticGateError(
+                f"{self.folder}: no Parquet tables; replay with format='parquet' or 'both'"
+            )
+        self._frames: dict[str, pl.DataFrame] = {}
+        if in_memory:
+            for name in self._files:
+                self.table(name)
+            self.folder = None
+
+    @property
+    def tables(self) -> list[str]:
+        """The names of the report's tables (``summary``, ``segments``, ...)."""
+        return list(self._files)
+
+    def table(self, name: str) -> pl.DataFrame:
+        """The table ``name`` (a report file without its extension)."""
+        if name not in self._frames:
+            if name not in self._files:
+                raise KeyError(f"no table {name!r}; the tables are {', '.join(self._files)}")
+            self._frames[name] = pl.read_parquet(self._files[name])
+        return self._frames[name]
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.table(name)
+        except KeyError as e:
+            raise AttributeError(str(e)) from None
+
+    def __dir__(self) -> Iterable[str]:
+        return [*super().__dir__(), *self._files]
+
+    def __repr__(self) -> str:
+        where = f" in {self.folder}" if self.folder else ""
+        return f"<critic_gate.Report {self.summary_dict.get('run', '')!r}{where}: {', '.join(self._files)}>"
+
+
+def _run_into(out: Optional[PathLike], job: Callable[[str], None]) -> Report:
+    """Run ``job(folder)`` into ``out``, or into a temporary folder that is
+    read into memory and removed."""
+    if out is not None:
+        job(os.fspath(out))
+        return Report(out)
+    tmp = tempfile.mkdtemp(prefix="critic-gate-")
+    try:
+        folder = os.path.join(tmp, "report")
+        job(folder)
+        return Report(folder, in_memory=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def replay(
+    paths: Union[PathLike, Sequence[PathLike]],
+    config: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    *,
+    label: str = "run",
+    format: str = "both",
+    **options: Any,
+) -> Report:
+    """Replay traffic files (JSON Lines, plain, .gz or .zst) through every
+    variant of ``config`` (a gate config file; None: symfonic's defaults
+    as ``legacy`` and ``smart``).
+
+    ``out``: the report folder, written as ``critic-gate replay --out``
+    writes it (``format``: csv, parquet or both; the DataFrames need
+    Parquet); None keeps the tables in memory only. ``options`` are the
+    command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
+    none), ``group_by`` (list), ``scope_columns`` (list), ``force``.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = [os.fspath(p) for p in paths]
+    cfg = os.fspath(config) if config is not None else None
+    if out is None:
+        format = "parquet"
+    return _run_into(
+        out, lambda folder: _native.replay(files, folder, cfg, label, format, **options)
+    )
+
+
+def replay_partial(data: bytes, source: str, config: str, **options: Any) -> bytes:
+    """The partial result of one shard: ``data`` (the bytes of one traffic
+    file, plain, gzip or zstd) replayed as the file named ``source`` under
+    ``config``, the gate config's TOML text (not a path: workers may not
+    see the driver's files). ``options`` as for :func:`replay`. Every
+    shard of one merge must use the same config and options."""
+    return _native.replay_partial(data, source, config, **options)
+
+
+def merge(
+    partials: Sequence[bytes],
+    out: Optional[PathLike] = None,
+    *,
+    label: str = "run",
+    format: str = "both",
+    force: bool = False,
+) -> Report:
+    """Merge partial results, in the order of their files, into the
+    reports of one replay over all of them (byte for byte what
+    ``critic-gate replay FILES... --label LABEL`` writes)."""
+    parts = [bytes(p) for p in partials]
+    if out is None:
+        format = "parquet"
+    return _run_into(
+        out, lambda folder: _native.merge(parts, folder, label, format, force)
+    )
+
+
+def explain(turn: dict[str, Any], config: Optional[PathLike] = None) -> dict[str, Any]:
+    """How each variant of ``config`` decides one turn (a dict as one line
+    of traffic holds), and why: the reasons, the confidence and where it
+    came from, the draft's features."""
+    cfg = os.fspath(config) if config is not None else None
+    return json.loads(_native.explain(json.dumps(turn), cfg))

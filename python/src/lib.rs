@@ -1,0 +1,213 @@
+//! `critic_gate._native`: the compiled half of the Python package. Each
+//! function is a thin step over the library (the same code the CLI runs);
+//! the Python half (`critic_gate/__init__.py`) turns report folders into
+//! polars DataFrames. The GIL is released while the library works.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use critic_gate::{
+    ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialSink, Plan,
+    ReplayOptions, Targets,
+};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+create_exception!(
+    _native,
+    CriticGateError,
+    PyException,
+    "A critic-gate error: the message names the file, the line and the reason (e.g. `traffic.jsonl:17: confidence must be a number in [0, 1]`)."
+);
+
+fn fail(e: critic_gate::Error) -> PyErr {
+    CriticGateError::new_err(e.to_string())
+}
+
+/// The plan of a config file (None: symfonic's defaults).
+fn plan_from_file(config: Option<&str>) -> PyResult<Plan> {
+    match config {
+        None => Ok(Plan::default_plan()),
+        Some(p) => ConfigFile::load(Path::new(p))
+            .and_then(|c| c.plan())
+            .map_err(|e| fail(e.into())),
+    }
+}
+
+/// The plan of a config's TOML text (the shard API ships text to workers
+/// that may not see the driver's files).
+fn plan_from_text(text: &str) -> PyResult<Plan> {
+    ConfigFile::parse(text, Path::new("config.toml"))
+        .and_then(|c| c.plan())
+        .map_err(|e| fail(e.into()))
+}
+
+/// The keyword options `replay` and `replay_partial` share with the
+/// command line's flags (`skip_invalid=True` is `--skip-invalid`).
+#[derive(Default)]
+struct Flags {
+    skip_invalid: bool,
+    decisions: Option<String>,
+    group_by: Vec<String>,
+    scope_columns: Option<Vec<String>>,
+    force: bool,
+}
+
+const FLAGS: [&str; 5] = [
+    "skip_invalid",
+    "decisions",
+    "group_by",
+    "scope_columns",
+    "force",
+];
+
+impl Flags {
+    /// Read `options` (keyword arguments); an unknown one is an error
+    /// naming the known ones.
+    fn of(options: Option<&Bound<'_, PyDict>>) -> PyResult<Flags> {
+        let mut f = Flags::default();
+        let Some(options) = options else {
+            return Ok(f);
+        };
+        for (k, v) in options.iter() {
+            let k: String = k.extract()?;
+            match k.as_str() {
+                "skip_invalid" => f.skip_invalid = v.extract()?,
+                "decisions" => f.decisions = Some(v.extract()?),
+                "group_by" => f.group_by = v.extract()?,
+                "scope_columns" => f.scope_columns = Some(v.extract()?),
+                "force" => f.force = v.extract()?,
+                other => {
+                    return Err(PyTypeError::new_err(format!(
+                        "unknown option {other:?}; the options are {}",
+                        FLAGS.join(", ")
+                    )))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    fn apply(self, mut o: ReplayOptions) -> PyResult<ReplayOptions> {
+        for g in &self.group_by {
+            critic_gate::validate_group_by(std::slice::from_ref(g)).map_err(fail)?;
+        }
+        o.skip_invalid = self.skip_invalid;
+        if let Some(d) = &self.decisions {
+            o.decisions = d
+                .parse::<DecisionsMode>()
+                .map_err(|e| fail(critic_gate::Error::Usage(e)))?;
+        }
+        o.group_by = self.group_by;
+        o.scope_columns = self.scope_columns;
+        o.force = self.force;
+        Ok(o)
+    }
+}
+
+fn format(name: &str) -> PyResult<Format> {
+    name.parse::<Format>()
+        .map_err(|e| fail(critic_gate::Error::Usage(e)))
+}
+
+/// Replay `paths` into the report folder `out` (written as `replay
+/// --out` writes it).
+#[pyfunction]
+#[pyo3(signature = (paths, out, config=None, label="run", format="both", **options))]
+fn replay(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    config: Option<&str>,
+    label: &str,
+    format: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let plan = plan_from_file(config)?;
+    let mut opts = Flags::of(options)?.apply(ReplayOptions::new(paths, plan, label.to_string()))?;
+    opts.format = self::format(format)?;
+    py.detach(|| critic_gate::replay_into(opts, &out, &()))
+        .map(drop)
+        .map_err(fail)
+}
+
+/// The partial result of one shard: `data` (JSON Lines, plain, gzip or
+/// zstd) read as the file `source`, replayed under the config `config`
+/// (TOML text).
+#[pyfunction]
+#[pyo3(signature = (data, source, config, **options))]
+fn replay_partial<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    source: String,
+    config: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let plan = plan_from_text(config)?;
+    let shard = ReplayOptions::new(vec![source], plan, "shard".into());
+    let mut opts = Flags::of(options)?.apply(shard)?;
+    opts.source_bytes = Some(Arc::from(data));
+    let targets = Targets {
+        out: None,
+        partial: Some(PartialSink::Memory(Vec::new())),
+    };
+    let (_, bytes) = py
+        .detach(|| critic_gate::replay_to(opts, targets, &()))
+        .map_err(fail)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Merge shards' partial results, in order, into the report folder `out`
+/// (the reports of one replay over all their files).
+#[pyfunction]
+#[pyo3(signature = (partials, out, label="run", format="both", force=false))]
+fn merge(
+    py: Python<'_>,
+    partials: Vec<Vec<u8>>,
+    out: PathBuf,
+    label: &str,
+    format: &str,
+    force: bool,
+) -> PyResult<()> {
+    let inputs = partials
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| PartialInput::Memory {
+            name: format!("partials[{i}]"),
+            bytes: Arc::from(b),
+        })
+        .collect();
+    let o = MergeOptions {
+        inputs,
+        label: label.to_string(),
+        format: self::format(format)?,
+        force,
+    };
+    py.detach(|| critic_gate::merge(o, &out))
+        .map(drop)
+        .map_err(fail)
+}
+
+/// How each variant of the config decides `turn` (one turn as JSON text),
+/// and why, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (turn, config=None))]
+fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
+    let plan = plan_from_file(config)?;
+    critic_gate::explain::explain_json(turn, "turn", &plan)
+        .map(|v| v.to_string())
+        .map_err(fail)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CriticGateError", m.py().get_type::<CriticGateError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_partial, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    Ok(())
+}
