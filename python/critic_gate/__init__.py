@@ -156,7 +156,7 @@ def replay_partial(data: bytes, source: str, config: str, **options: Any) -> byt
 
 
 def merge(
-    partials: Sequence[bytes],
+    partials: Sequence[Union[bytes, PathLike]],
     out: Optional[PathLike] = None,
     *,
     label: str = "run",
@@ -165,8 +165,11 @@ def merge(
 ) -> Report:
     """Merge partial results, in the order of their files, into the
     reports of one replay over all of them (byte for byte what
-    ``critic-gate replay FILES... --label LABEL`` writes)."""
-    parts = [bytes(p) for p in partials]
+    ``critic-gate replay FILES... --label LABEL`` writes). Each partial
+    result is its bytes, or the path of a file ``critic-gate replay
+    --partial`` wrote (read as the merge goes: many large shards merge in
+    bounded memory)."""
+    parts = [p if isinstance(p, bytes) else os.fspath(p) for p in partials]
     if out is None:
         format = "parquet"
     return _run_into(

@@ -1,6 +1,6 @@
 """Type stubs of the compiled module (python/src/lib.rs)."""
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 __version__: str
 
@@ -21,7 +21,7 @@ def replay_partial(data: bytes, source: str, config: str, **options: Any) -> byt
     """One shard's partial result (``config``: the config's TOML text)."""
 
 def merge(
-    partials: list[bytes], out: str, label: str = "run", format: str = "both", force: bool = False
+    partials: list[Union[bytes, str]], out: str, label: str = "run", format: str = "both", force: bool = False
 ) -> None:
     """Merge partial results, in order, into the report folder ``out``."""
 

@@ -159,26 +159,39 @@ fn replay_partial<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// Merge shards' partial results, in order, into the report folder `out`
-/// (the reports of one replay over all their files).
+/// One partial result: its bytes, or the path of its file (read as the
+/// merge goes, so files of any size merge in bounded memory).
+fn partial_input(i: usize, item: &Bound<'_, PyAny>) -> PyResult<PartialInput> {
+    // Bytes first: a path may be given as bytes too, but a partial result
+    // is never that short.
+    if let Ok(bytes) = item.extract::<Vec<u8>>() {
+        return Ok(PartialInput::Memory {
+            name: format!("partials[{i}]"),
+            bytes: Arc::from(bytes),
+        });
+    }
+    item.extract::<PathBuf>()
+        .map(PartialInput::File)
+        .map_err(|_| PyTypeError::new_err(format!("partials[{i}]: give bytes or a path")))
+}
+
+/// Merge shards' partial results (bytes or file paths), in order, into the
+/// report folder `out` (the reports of one replay over all their files).
 #[pyfunction]
 #[pyo3(signature = (partials, out, label="run", format="both", force=false))]
 fn merge(
     py: Python<'_>,
-    partials: Vec<Vec<u8>>,
+    partials: Vec<Bound<'_, PyAny>>,
     out: PathBuf,
     label: &str,
     format: &str,
     force: bool,
 ) -> PyResult<()> {
     let inputs = partials
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(i, b)| PartialInput::Memory {
-            name: format!("partials[{i}]"),
-            bytes: Arc::from(b),
-        })
-        .collect();
+        .map(|(i, p)| partial_input(i, p))
+        .collect::<PyResult<Vec<_>>>()?;
     let o = MergeOptions {
         inputs,
         label: label.to_string(),

@@ -63,6 +63,11 @@ def test_partials_in_memory_merge_into_one_replay(root: Path, tmp_path: Path, cl
         # columns each shard would find from its own first turns differ.
         opts = {"skip_invalid": True, "scope_columns": ["tenant", "channel"]}
         parts.append(critic_gate.replay_partial(data, n, config, **opts))
+    # Partial results as bytes, or as files the CLI wrote (read by path).
+    cli_part = tmp_path / "floors.partial"
+    run_cli(cli, "replay", names[3], "--config", "datasets/gate.toml", "--skip-invalid",
+            "--scope-columns", "tenant,channel", "--partial", str(cli_part), "--quiet")
+    parts[3] = cli_part
     merged = critic_gate.merge(parts, tmp_path / "merged/all", label="all")
     run_cli(cli, "replay", *names, "--config", "datasets/gate.toml", "--skip-invalid", "--format", "both",
             "--scope-columns", "tenant,channel",

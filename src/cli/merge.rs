@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use critic_gate::{Format, MergeOptions, PartialInput};
 
-use super::replay::{default_label, format, label};
+use super::replay::{clean_up_on_signals, default_label, format, label};
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -35,6 +35,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    clean_up_on_signals()?;
     let started = std::time::Instant::now();
     let o = MergeOptions {
         inputs: a.partials.into_iter().map(PartialInput::File).collect(),

@@ -130,7 +130,7 @@ pub(super) fn label(s: &str) -> Result<String, String> {
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
 /// (128 + the signal), as a shell reports them.
 #[cfg(unix)]
-fn clean_up_on_signals() -> Result<(), String> {
+pub(super) fn clean_up_on_signals() -> Result<(), String> {
     use signal_hook::consts::signal::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .map_err(|e| format!("cannot watch for signals: {e}"))?;
@@ -146,7 +146,7 @@ fn clean_up_on_signals() -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-fn clean_up_on_signals() -> Result<(), String> {
+pub(super) fn clean_up_on_signals() -> Result<(), String> {
     Ok(())
 }
 
@@ -194,7 +194,7 @@ pub fn run(a: Args) -> CliResult {
     let partial = a
         .partial
         .as_deref()
-        .map(critic_gate::PartialSink::file)
+        .map(|p| critic_gate::PartialSink::file(p, &opts.sources))
         .transpose()?;
     let targets = critic_gate::Targets {
         out: a.out.as_deref(),

@@ -65,6 +65,7 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
     }
 }
 
+/// The header, the first frame (the rest is read when the shard is merged).
 fn read_header(input: &PartialInput) -> crate::Result<Header> {
     let mut r = PartialReader::open(input)?;
     match r.next()? {
@@ -184,10 +185,14 @@ impl Shard<'_> {
         dups: &mut Warnings,
     ) -> crate::Result<State> {
         let mut r = PartialReader::open(input)?;
+        // The header was read and checked before any shard was merged.
+        let Frame::Header(_) = r.next()? else {
+            return Err(self.damaged("it does not open with its header"));
+        };
         let mut state = None;
         loop {
             match r.next()? {
-                Frame::Header(_) => {}
+                Frame::Header(_) => return Err(self.damaged("a second header")),
                 Frame::Decisions(rows) => streams.decisions(&self.relabel(&rows)?)?,
                 Frame::Mismatches(rows) => streams.mismatches(&self.relabel(&rows)?)?,
                 Frame::Rejects(rejects) => {

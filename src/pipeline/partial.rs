@@ -202,8 +202,19 @@ pub enum Sink {
 
 impl Sink {
     /// A file at `path`, written as a temporary file beside it until the
-    /// run succeeds (nothing half-written is ever at `path`).
-    pub fn file(path: &Path) -> crate::Result<Sink> {
+    /// run succeeds (nothing half-written is ever at `path`); never one of
+    /// the run's `sources`.
+    pub fn file(path: &Path, sources: &[String]) -> crate::Result<Sink> {
+        let canon = |p: &Path| std::fs::canonicalize(p).ok();
+        if let Some(s) = sources
+            .iter()
+            .find(|s| canon(Path::new(s)).is_some_and(|c| Some(c) == canon(path)))
+        {
+            return Err(Error::Usage(format!(
+                "--partial {}: is the input {s}; write the partial result to another file",
+                path.display()
+            )));
+        }
         let name = path.file_name().ok_or_else(|| {
             Error::Usage(format!("--partial {}: give a file name", path.display()))
         })?;
@@ -403,7 +414,7 @@ pub enum Frame {
 
 /// Frames longer than this are damage, not data (a block's rows are a few
 /// MB; the tallies at most a few hundred).
-const MAX_FRAME: u64 = 1 << 32;
+const MAX_FRAME: u64 = 1 << 30;
 
 impl PartialReader {
     pub fn open(input: &PartialInput) -> crate::Result<PartialReader> {

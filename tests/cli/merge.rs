@@ -324,4 +324,19 @@ fn a_failed_shard_leaves_no_partial_and_replay_needs_a_target() {
     );
     let o = run_from_root(&["replay", "datasets/seed.jsonl"]);
     expect_error(&o, 2, "--out");
+    // The partial result never replaces an input.
+    let input = d.write(
+        "t.jsonl",
+        std::fs::read(root().join("datasets/seed.jsonl")).unwrap(),
+    );
+    let t = input.to_str().unwrap();
+    expect_error(
+        &run(&["replay", t, "--partial", t], None),
+        2,
+        "is the input",
+    );
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(root().join("datasets/seed.jsonl")).unwrap()
+    );
 }
