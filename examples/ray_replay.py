@@ -67,13 +67,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--out", required=True, help="the report folder")
     p.add_argument("--label", default="run", help="the run column of every table")
     p.add_argument("--skip-invalid", action="store_true", help="as replay --skip-invalid")
+    p.add_argument("--decisions", default="all", choices=["all", "changed", "none"],
+                   help="as replay --decisions")
+    p.add_argument("--group-by", action="append", default=[], metavar="KEY",
+                   help="as replay --group-by (repeatable)")
+    p.add_argument("--scope-columns", default=None, metavar="KEYS",
+                   help="as replay --scope-columns: comma-separated; '' for none. Name them "
+                   "when the files' first turns have different scope keys")
     p.add_argument("--address", default=None, help="a Ray cluster (default: RAY_ADDRESS or local)")
     a = p.parse_args(argv)
     with open(a.config, encoding="utf-8") as f:
         config_text = f.read()
+    options: dict[str, Any] = {
+        "skip_invalid": a.skip_invalid,
+        "decisions": a.decisions,
+        "group_by": a.group_by,
+    }
+    if a.scope_columns is not None:
+        options["scope_columns"] = [k for k in a.scope_columns.split(",") if k]
     ray.init(address=a.address)
     try:
-        report = replay(a.source, config_text, a.out, a.label, {"skip_invalid": a.skip_invalid})
+        report = replay(a.source, config_text, a.out, a.label, options)
     except critic_gate.CriticGateError as e:
         print(f"ray_replay: {e}", file=sys.stderr)
         return 2

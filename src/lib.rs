@@ -57,7 +57,7 @@ pub use grid::{sweep_plan, MAX_VARIANTS};
 pub use mine::{mine, MineOptions, Mined};
 /// Replaying shard by shard: a run's partial result, and the merge of
 /// several into the reports of one replay over all their files.
-pub use pipeline::partial::{PartialInput, Sink as PartialSink};
+pub use pipeline::partial::{PartialInput, PartialTarget};
 pub use pipeline::{merge, run_to as replay_to, MergeOptions, Targets};
 /// Running a replay into a report folder.
 pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};

@@ -101,6 +101,18 @@ class Report:
         return f"<critic_gate.Report {self.summary_dict.get('run', '')!r}{where}: {', '.join(self._files)}>"
 
 
+def _tables_format(out: Optional[PathLike], format: str) -> str:
+    """The format a run writes: its tables are read from the Parquet files,
+    so a folder gets ``parquet`` or ``both`` (refused before any work
+    otherwise), and a run without one ``parquet`` only."""
+    if format not in ("parquet", "both"):
+        raise ValueError(
+            f"format={format!r}: the DataFrames are read from the Parquet tables; "
+            "give 'both' (CSV beside them) or 'parquet'"
+        )
+    return "parquet" if out is None else format
+
+
 def _run_into(out: Optional[PathLike], job: Callable[[str], None]) -> Report:
     """Run ``job(folder)`` into ``out``, or into a temporary folder that is
     read into memory and removed."""
@@ -130,8 +142,8 @@ def replay(
     as ``legacy`` and ``smart``).
 
     ``out``: the report folder, written as ``critic-gate replay --out``
-    writes it (``format``: csv, parquet or both; the DataFrames need
-    Parquet); None keeps the tables in memory only. ``options`` are the
+    writes it (``format``: both, or parquet only; the DataFrames are read
+    from the Parquet tables); None keeps the tables in memory only. ``options`` are the
     command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
     none), ``group_by`` (list), ``scope_columns`` (list), ``force``.
     """
@@ -139,8 +151,7 @@ def replay(
         paths = [paths]
     files = [os.fspath(p) for p in paths]
     cfg = os.fspath(config) if config is not None else None
-    if out is None:
-        format = "parquet"
+    format = _tables_format(out, format)
     return _run_into(
         out, lambda folder: _native.replay(files, folder, cfg, label, format, **options)
     )
@@ -169,9 +180,10 @@ def merge(
     result is its bytes, or the path of a file ``critic-gate replay
     --partial`` wrote (read as the merge goes: many large shards merge in
     bounded memory)."""
+    if isinstance(partials, (str, bytes, os.PathLike)):
+        raise TypeError("partials: give a list of partial results (bytes or paths), in order")
     parts = [p if isinstance(p, bytes) else os.fspath(p) for p in partials]
-    if out is None:
-        format = "parquet"
+    format = _tables_format(out, format)
     return _run_into(
         out, lambda folder: _native.merge(parts, folder, label, format, force)
     )

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use critic_gate::{
-    ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialSink, Plan,
+    ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget, Plan,
     ReplayOptions, Targets,
 };
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -91,9 +91,7 @@ impl Flags {
     }
 
     fn apply(self, mut o: ReplayOptions) -> PyResult<ReplayOptions> {
-        for g in &self.group_by {
-            critic_gate::validate_group_by(std::slice::from_ref(g)).map_err(fail)?;
-        }
+        critic_gate::validate_group_by(&self.group_by).map_err(fail)?;
         o.skip_invalid = self.skip_invalid;
         if let Some(d) = &self.decisions {
             o.decisions = d
@@ -104,6 +102,16 @@ impl Flags {
         o.scope_columns = self.scope_columns;
         o.force = self.force;
         Ok(o)
+    }
+}
+
+/// A run's label: any text but the empty one (as `--label`).
+fn label(label: &str) -> PyResult<String> {
+    match label {
+        "" => Err(PyValueError::new_err(
+            "label: give a non-empty name (the run column of every table)",
+        )),
+        l => Ok(l.to_string()),
     }
 }
 
@@ -125,8 +133,14 @@ fn replay(
     format: &str,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err(
+            "paths: give at least one traffic file",
+        ));
+    }
     let plan = plan_from_file(config)?;
-    let mut opts = Flags::of(options)?.apply(ReplayOptions::new(paths, plan, label.to_string()))?;
+    let mut opts =
+        Flags::of(options)?.apply(ReplayOptions::new(paths, plan, self::label(label)?))?;
     opts.format = self::format(format)?;
     py.detach(|| critic_gate::replay_into(opts, &out, &()))
         .map(drop)
@@ -151,7 +165,7 @@ fn replay_partial<'py>(
     opts.source_bytes = Some(Arc::from(data));
     let targets = Targets {
         out: None,
-        partial: Some(PartialSink::Memory(Vec::new())),
+        partial: Some(PartialTarget::Memory),
     };
     let (_, bytes) = py
         .detach(|| critic_gate::replay_to(opts, targets, &()))
@@ -192,9 +206,14 @@ fn merge(
         .enumerate()
         .map(|(i, p)| partial_input(i, p))
         .collect::<PyResult<Vec<_>>>()?;
+    if inputs.is_empty() {
+        return Err(PyValueError::new_err(
+            "partials: give at least one partial result",
+        ));
+    }
     let o = MergeOptions {
         inputs,
-        label: label.to_string(),
+        label: self::label(label)?,
         format: self::format(format)?,
         force,
     };

@@ -95,3 +95,20 @@ def test_errors_name_file_line_and_reason(root: Path, tmp_path: Path) -> None:
         critic_gate.replay([root / "datasets/seed.jsonl"], skip_invalidd=True)
     with pytest.raises(critic_gate.CriticGateError, match="config.toml"):
         critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
+
+
+def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_path: Path) -> None:
+    seed = root / "datasets/seed.jsonl"
+    with pytest.raises(critic_gate.CriticGateError, match="given twice"):
+        critic_gate.replay([seed], group_by=["critic.model", "critic.model"])
+    with pytest.raises(critic_gate.CriticGateError, match="given twice"):
+        critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", "", group_by=["critic.model"] * 2)
+    with pytest.raises(ValueError, match="non-empty name"):
+        critic_gate.replay([seed], label="")
+    with pytest.raises(ValueError, match="at least one traffic file"):
+        critic_gate.replay([])
+    with pytest.raises(ValueError, match="Parquet"):
+        critic_gate.replay([seed], out=tmp_path / "csv", format="csv")
+    with pytest.raises(TypeError, match="a list of partial results"):
+        critic_gate.merge(str(tmp_path / "one.partial"))
+    assert list(tmp_path.iterdir()) == [], "nothing written by a refused call"

@@ -194,8 +194,7 @@ pub fn run(a: Args) -> CliResult {
     let partial = a
         .partial
         .as_deref()
-        .map(|p| critic_gate::PartialSink::file(p, &opts.sources))
-        .transpose()?;
+        .map(|p| critic_gate::PartialTarget::File(p.to_path_buf()));
     let targets = critic_gate::Targets {
         out: a.out.as_deref(),
         partial,

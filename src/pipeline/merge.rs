@@ -42,7 +42,7 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
         .map(read_header)
         .collect::<crate::Result<Vec<_>>>()?;
     let spec = agreed_spec(&o.inputs, &headers)?;
-    let scope = agreed_scope(&o.inputs, &headers)?;
+    let scope = merged_scope(&spec, &headers)?;
     let sources = headers.iter().flat_map(|h| h.sources.clone()).collect();
     let mut opts = spec.options(sources, o.label, o.format);
     opts.force = o.force;
@@ -67,6 +67,14 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
 
 /// The header, the first frame (the rest is read when the shard is merged).
 fn read_header(input: &PartialInput) -> crate::Result<Header> {
+    if let PartialInput::File(p) = input {
+        if p.metadata().is_ok_and(|m| !m.is_file()) {
+            return Err(Error::Usage(format!(
+                "{}: not a regular file (a folder, a pipe or a device): merge reads each partial result twice, its header first; give the file",
+                p.display()
+            )));
+        }
+    }
     let mut r = PartialReader::open(input)?;
     match r.next()? {
         Frame::Header(h) => Ok(*h),
@@ -95,34 +103,15 @@ fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spe
     Ok(first.clone())
 }
 
-/// The scope columns of every shard's rows. Each shard found its own from
-/// its first turns; where all that read any line agree, one replay finds
-/// the same (its scan reads a prefix of theirs), else the rows cannot be
-/// joined.
-fn agreed_scope(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<ScopeColumns> {
-    let mut read = inputs.iter().zip(headers).filter(|(_, h)| h.scanned);
-    let Some((first_input, first)) = read.next() else {
-        return Ok(headers[0].scope.clone());
-    };
-    for (input, h) in read {
-        if h.scope != first.scope {
-            let mut all: Vec<String> = first.scope.keys().to_vec();
-            for k in h.scope.keys() {
-                if !all.contains(k) {
-                    all.push(k.clone());
-                }
-            }
-            return Err(Error::Usage(format!(
-                "{}: its rows have the scope columns [{}], those of {} have [{}] (each shard takes them from its first turns): replay every shard with --scope-columns {}",
-                input.name(),
-                h.scope.keys().join(","),
-                first_input.name(),
-                first.scope.keys().join(","),
-                all.join(",")
-            )));
-        }
+/// The scope columns of one replay over every shard's files: named, or
+/// found from the shards' scans in order (as one replay's scan reads them).
+fn merged_scope(spec: &Spec, headers: &[Header]) -> crate::Result<ScopeColumns> {
+    match &spec.scope_columns {
+        Some(keys) => ScopeColumns::named(keys).map_err(Error::Usage),
+        None => Ok(ScopeColumns::found(
+            &headers.iter().map(|h| &h.scan).collect::<Vec<_>>(),
+        )),
     }
-    Ok(first.scope.clone())
 }
 
 /// The merge of the partial results into one staging folder.
@@ -141,6 +130,9 @@ struct Shard<'a> {
     /// `label,` as the shard's rows begin, and as the merged rows do.
     old_prefix: Vec<u8>,
     new_prefix: &'a [u8],
+    /// The scope columns of the shard's rows, and the merged run's.
+    scope: &'a ScopeColumns,
+    merged_scope: &'a ScopeColumns,
 }
 
 impl Job<'_> {
@@ -158,6 +150,8 @@ impl Job<'_> {
                 sources: &h.sources,
                 old_prefix: label_prefix(&h.label),
                 new_prefix: &new_prefix,
+                scope: &h.scope,
+                merged_scope: self.scope,
             };
             let state = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
             notes.extend(shard.absorb(state, &mut merged, inputs.len())?);
@@ -193,7 +187,10 @@ impl Shard<'_> {
         loop {
             match r.next()? {
                 Frame::Header(_) => return Err(self.damaged("a second header")),
-                Frame::Decisions(rows) => streams.decisions(&self.relabel(&rows)?)?,
+                Frame::Decisions(rows) => {
+                    self.scope_fits()?;
+                    streams.decisions(&self.relabel(&rows)?)?
+                }
                 Frame::Mismatches(rows) => streams.mismatches(&self.relabel(&rows)?)?,
                 Frame::Rejects(rejects) => {
                     self.check_sources(rejects.iter().map(|r| r.source))?;
@@ -225,6 +222,9 @@ impl Shard<'_> {
         shards: usize,
     ) -> crate::Result<Vec<String>> {
         self.check_shape(&s, merged)?;
+        if !s.regressions.is_empty() {
+            self.scope_fits()?;
+        }
         s.totals.warnings.0.remove("duplicate_turn");
         for (_, examples) in s.totals.warnings.0.values_mut() {
             self.check_sources(examples.iter().map(|e| e.0))?;
@@ -278,6 +278,26 @@ impl Shard<'_> {
             true => Ok(()),
             false => Err(self.damaged("its tallies do not fit its header")),
         }
+    }
+
+    /// A shard's rows (decisions, regressions) carry its scope columns:
+    /// they must be the merged run's. (A shard without rows may differ: a
+    /// file of blank lines finds no keys.)
+    fn scope_fits(&self) -> crate::Result<()> {
+        if self.scope.keys() == self.merged_scope.keys() {
+            return Ok(());
+        }
+        let keys = |s: &ScopeColumns| s.keys().join(",");
+        let named = match keys(self.merged_scope) {
+            k if k.is_empty() => "''".to_string(),
+            k => k,
+        };
+        Err(Error::Usage(format!(
+            "{}: its rows have the scope columns [{}]; one replay of every shard's files finds [{}] in their first turns: replay every shard with --scope-columns {named}",
+            self.name,
+            keys(self.scope),
+            keys(self.merged_scope),
+        )))
     }
 
     fn check_sources(&self, mut indexes: impl Iterator<Item = usize>) -> crate::Result<()> {

@@ -21,7 +21,7 @@ mod parse_only;
 pub mod partial;
 
 pub use merge::{merge, MergeOptions};
-use partial::{Header, PartialWriter, Sink, Spec, StateRef};
+use partial::{Header, PartialTarget, PartialWriter, Spec, StateRef};
 
 pub use parse_only::{parse_only, Parsed};
 
@@ -63,7 +63,7 @@ pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::R
 /// `merge`, or both.
 pub struct Targets<'a> {
     pub out: Option<&'a Path>,
-    pub partial: Option<Sink>,
+    pub partial: Option<PartialTarget>,
 }
 
 impl Targets<'_> {
@@ -71,7 +71,7 @@ impl Targets<'_> {
     pub fn written(&self) -> Vec<String> {
         let out = self.out.map(|o| format!("reports: {}", o.display()));
         let partial = match &self.partial {
-            Some(Sink::File { path, .. }) => Some(format!("partial result: {}", path.display())),
+            Some(PartialTarget::File(path)) => Some(format!("partial result: {}", path.display())),
             _ => None,
         };
         out.into_iter().chain(partial).collect()
@@ -90,7 +90,9 @@ pub fn run_to(
     }
     let mut replayer = Replayer::new(opts)?;
     let staging = targets.out.map(Staging::create).transpose()?;
-    let partial = match targets.partial.map(PartialWriter::new).transpose() {
+    let sources = &replayer.opts.sources;
+    let sink = |t: PartialTarget| t.open(sources).and_then(PartialWriter::new);
+    let partial = match targets.partial.map(sink).transpose() {
         Ok(p) => p,
         Err(e) => {
             staging.map(Staging::abandon);
@@ -150,7 +152,7 @@ impl Run {
         )?;
         let first = leading_blocks(replayer, &rx);
         if let Some(p) = self.partial.as_mut() {
-            p.header(&header(replayer, &first))?;
+            p.header(&header(replayer))?;
         }
         let replayer = &*replayer;
         let opts = &replayer.opts;
@@ -191,7 +193,7 @@ impl Run {
 }
 
 /// The header of a run's partial result.
-fn header(replayer: &Replayer, first: &[Result<Block, ReadError>]) -> Header {
+fn header(replayer: &Replayer) -> Header {
     let spec = Spec::of(&replayer.opts);
     Header {
         tool: env!("CARGO_PKG_VERSION").to_string(),
@@ -200,10 +202,7 @@ fn header(replayer: &Replayer, first: &[Result<Block, ReadError>]) -> Header {
         label: replayer.opts.label.clone(),
         sources: replayer.opts.sources.clone(),
         scope: replayer.scope_columns.clone(),
-        scanned: first
-            .iter()
-            .flatten()
-            .any(|b| b.bytes().iter().any(|c| !c.is_ascii_whitespace())),
+        scan: replayer.scan.clone(),
     }
 }
 

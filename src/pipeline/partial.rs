@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Plan;
-use crate::replay::scope_columns::ScopeColumns;
+use crate::replay::scope_columns::{Scan, ScopeColumns};
 use crate::replay::{
     BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Totals,
 };
@@ -166,10 +166,10 @@ pub struct Header {
     /// The label the shard's rows carry (the merge puts its own).
     pub label: String,
     pub sources: Vec<String>,
-    /// The scope columns of the shard's rows, and whether they were found
-    /// from at least one line of its input (else they say nothing).
+    /// The scope columns of the shard's rows, and the scan they were
+    /// found by (empty when `--scope-columns` named them).
     pub scope: ScopeColumns,
-    pub scanned: bool,
+    pub scan: Scan,
 }
 
 /// The tallies frame: what the shard's reports are made from, before any
@@ -189,6 +189,28 @@ pub struct StateRef<'a> {
     pub sources: &'a [SourceFacts],
 }
 
+/// Where a run's partial result is asked to go.
+#[derive(Clone, Debug)]
+pub enum PartialTarget {
+    /// A file, written beside its name and moved into place when the run
+    /// succeeds.
+    File(PathBuf),
+    /// Bytes handed back to the caller (the Python shard API).
+    Memory,
+}
+
+impl PartialTarget {
+    /// The sink, once the run's checks have passed (a run refused early
+    /// leaves no file); never one of the run's `sources` nor anything but a
+    /// regular file (`/dev/null` stays a device).
+    pub fn open(&self, sources: &[String]) -> crate::Result<Sink> {
+        match self {
+            PartialTarget::Memory => Ok(Sink::Memory(Vec::new())),
+            PartialTarget::File(path) => Sink::file(path, sources),
+        }
+    }
+}
+
 /// Where a partial result goes: a file (written beside its name, then
 /// renamed into place) or memory.
 pub enum Sink {
@@ -201,28 +223,22 @@ pub enum Sink {
 }
 
 impl Sink {
-    /// A file at `path`, written as a temporary file beside it until the
-    /// run succeeds (nothing half-written is ever at `path`); never one of
-    /// the run's `sources`.
-    pub fn file(path: &Path, sources: &[String]) -> crate::Result<Sink> {
+    fn file(path: &Path, sources: &[String]) -> crate::Result<Sink> {
+        let usage = |why: String| Err(Error::Usage(format!("--partial {}: {why}", path.display())));
         let canon = |p: &Path| std::fs::canonicalize(p).ok();
         if let Some(s) = sources
             .iter()
             .find(|s| canon(Path::new(s)).is_some_and(|c| Some(c) == canon(path)))
         {
-            return Err(Error::Usage(format!(
-                "--partial {}: is the input {s}; write the partial result to another file",
-                path.display()
-            )));
+            return usage(format!(
+                "is the input {s}; write the partial result to another file"
+            ));
         }
-        let name = path.file_name().ok_or_else(|| {
-            Error::Usage(format!("--partial {}: give a file name", path.display()))
-        })?;
-        if path.is_dir() {
-            return Err(Error::Usage(format!(
-                "--partial {}: is a folder; give a file name",
-                path.display()
-            )));
+        let Some(name) = path.file_name() else {
+            return usage("give a file name".into());
+        };
+        if path.exists() && !path.is_file() {
+            return usage("is not a regular file (a folder or a device); give a file name".into());
         }
         let tmp = path.with_file_name(format!(
             ".{}.{}.tmp",
@@ -231,6 +247,7 @@ impl Sink {
         ));
         let f = File::create(&tmp)
             .map_err(|e| Error::Write(format!("--partial {}: {e}", path.display())))?;
+        crate::report::track_temp(&tmp);
         Ok(Sink::File {
             tmp,
             path: path.to_path_buf(),
@@ -245,11 +262,13 @@ impl Sink {
             Sink::File { tmp, path, out } => {
                 let fail = |e: std::io::Error| {
                     let _ = std::fs::remove_file(&tmp);
+                    crate::report::untrack_temp(&tmp);
                     Error::Write(format!("--partial {}: {e}", path.display()))
                 };
                 let f = out.into_inner().map_err(|e| fail(e.into_error()))?;
                 f.sync_all().map_err(fail)?;
                 std::fs::rename(&tmp, &path).map_err(fail)?;
+                crate::report::untrack_temp(&tmp);
                 Ok(Vec::new())
             }
         }
@@ -258,7 +277,8 @@ impl Sink {
     /// Remove what a failed run left.
     fn discard(self) {
         if let Sink::File { tmp, .. } = self {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            crate::report::untrack_temp(&tmp);
         }
     }
 }

@@ -29,7 +29,7 @@ use crate::gate::{DraftFeatures, Gate, Reason};
 use crate::read::reader::{self, Block, Source};
 use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
-use scope_columns::ScopeColumns;
+use scope_columns::{Scan, ScopeColumns};
 use segments::{
     block_segments, length_bucket, path_value, recorded, DIM_CALL_SITE, DIM_DRAFT_LENGTH,
     DIM_INTENT, DIM_LANGUAGE, NONE,
@@ -47,6 +47,8 @@ pub struct Replayer {
     /// The scope keys made columns (named, or found by
     /// [`Replayer::find_scope_columns`] before the first block).
     pub scope_columns: ScopeColumns,
+    /// What the default scope-column scan saw (empty when named).
+    pub scan: Scan,
 }
 
 impl Replayer {
@@ -76,14 +78,17 @@ impl Replayer {
             gates,
             legacy_check,
             scope_columns,
+            scan: Scan::default(),
         })
     }
 
     /// Unless `--scope-columns` named them, take the scope keys of the
-    /// input's first turns (`blocks`: its first blocks, in order).
+    /// input's first turns (`blocks`: its first blocks, in order); the scan
+    /// is kept for a partial result.
     pub fn find_scope_columns(&mut self, blocks: &[&Block]) {
         if self.opts.scope_columns.is_none() {
-            self.scope_columns = ScopeColumns::found_in(blocks);
+            self.scan = Scan::of(blocks);
+            self.scope_columns = ScopeColumns::found(&[&self.scan]);
         }
     }
 

@@ -38,6 +38,99 @@ pub struct ScopeColumns {
 /// Keys past [`MAX_FOUND`] remembered by name (the rest are counted).
 const MAX_LEFT_OUT: usize = 1000;
 
+/// What the default scan saw of one input's leading blocks, in a form that
+/// concatenates: one replay's scan of several shards' files is the shards'
+/// scans one after the other (so `merge` finds the columns one replay
+/// finds, see [`ScopeColumns::found`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Scan {
+    /// Per leading block, in order: its line ends (they decide how many
+    /// blocks are read) and its non-blank lines (those are scanned).
+    pub blocks: Vec<(u64, u64)>,
+    /// Each usable key at its first appearance in the first
+    /// [`SCAN_TURNS`] non-blank lines: (the line's index among them, key).
+    pub first: Vec<(u64, String)>,
+}
+
+impl Scan {
+    /// The scan of an input's leading blocks (as the replay reads them:
+    /// up to [`SCAN_TURNS`] line ends or [`SCAN_BLOCKS`] blocks).
+    pub fn of(blocks: &[&Block]) -> Scan {
+        let mut scan = Scan::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut index = 0u64;
+        for b in blocks {
+            let ends = memchr::memchr_iter(b'\n', b.bytes()).count() as u64;
+            let mut nonblank = 0;
+            let lines = match b.overlong {
+                Some(_) => None,
+                None => Some(lines(b)),
+            };
+            for (_, line) in lines.into_iter().flatten() {
+                if !line.iter().any(|c| !c.is_ascii_whitespace()) {
+                    continue;
+                }
+                nonblank += 1;
+                if index < SCAN_TURNS as u64 {
+                    scan.note_keys(line, index, &mut seen);
+                }
+                index += 1;
+            }
+            scan.blocks.push((ends, nonblank));
+        }
+        scan
+    }
+
+    fn note_keys<'l>(
+        &mut self,
+        line: &'l [u8],
+        index: u64,
+        seen: &mut std::collections::HashSet<Cow<'l, str>>,
+    ) {
+        let Some(entries) = top_level_scope(line).and_then(object_entries) else {
+            return;
+        };
+        for (k, _) in entries {
+            if unusable(&k).is_none() && !seen.contains(&k) {
+                self.first.push((index, k.to_string()));
+                seen.insert(k);
+            }
+        }
+    }
+}
+
+/// The keys of a scan in order: columns, then names left out, then a count.
+#[derive(Default)]
+struct KeyAcc {
+    keys: Vec<String>,
+    left_out: Vec<String>,
+    counted: std::collections::HashSet<String>,
+}
+
+impl KeyAcc {
+    fn add(&mut self, k: &str) {
+        let known = |v: &Vec<String>| v.iter().any(|x| x == k);
+        if known(&self.keys) || known(&self.left_out) || self.counted.contains(k) {
+            return;
+        }
+        if self.keys.len() < MAX_FOUND {
+            self.keys.push(k.to_string());
+        } else if self.left_out.len() < MAX_LEFT_OUT {
+            self.left_out.push(k.to_string());
+        } else {
+            self.counted.insert(k.to_string());
+        }
+    }
+
+    fn columns(self) -> ScopeColumns {
+        ScopeColumns {
+            keys: self.keys,
+            left_out: self.left_out,
+            left_out_more: self.counted.len(),
+        }
+    }
+}
+
 impl ScopeColumns {
     /// The keys `--scope-columns` names (an empty list: no columns).
     pub fn named(keys: &[String]) -> Result<ScopeColumns, String> {
@@ -62,40 +155,33 @@ impl ScopeColumns {
         })
     }
 
-    /// The keys of the scopes of the first [`SCAN_TURNS`] turns in
-    /// `blocks` (the input's first blocks, in order), at most
-    /// [`MAX_FOUND`], in order of first appearance. Lines that are not
-    /// JSON objects are passed over (the replay reports them).
-    pub fn found_in(blocks: &[&Block]) -> ScopeColumns {
-        let (mut keys, mut left_out): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-        let mut left_out_more = 0;
-        let lines = blocks
-            .iter()
-            .filter(|b| b.overlong.is_none())
-            .flat_map(|b| lines(b))
-            .filter(|(_, l)| l.iter().any(|c| !c.is_ascii_whitespace()));
-        for (_, line) in lines.take(SCAN_TURNS) {
-            let Some(entries) = top_level_scope(line).and_then(object_entries) else {
-                continue;
-            };
-            for (k, _) in entries {
-                if unusable(&k).is_some() || keys.iter().chain(&left_out).any(|x| *x == k) {
-                    continue;
+    /// The default keys of one replay over inputs whose leading blocks
+    /// were scanned as `scans` (one input's, or several shards' in order):
+    /// the keys of the scopes of the first [`SCAN_TURNS`] non-blank lines
+    /// of the first blocks (up to [`SCAN_TURNS`] line ends or
+    /// [`SCAN_BLOCKS`] blocks), at most [`MAX_FOUND`], in order of first
+    /// appearance. Lines that are not JSON objects are passed over (the
+    /// replay reports them).
+    pub fn found(scans: &[&Scan]) -> ScopeColumns {
+        let mut acc = KeyAcc::default();
+        let (mut ends, mut blocks, mut scanned) = (0u64, 0usize, 0u64);
+        for scan in scans {
+            let mut lines = 0;
+            for &(block_ends, nonblank) in &scan.blocks {
+                if ends >= SCAN_TURNS as u64 || blocks >= SCAN_BLOCKS {
+                    break;
                 }
-                if keys.len() < MAX_FOUND {
-                    keys.push(k.into_owned());
-                } else if left_out.len() < MAX_LEFT_OUT {
-                    left_out.push(k.into_owned());
-                } else {
-                    left_out_more += 1;
-                }
+                ends += block_ends;
+                blocks += 1;
+                lines += nonblank;
             }
+            let take = lines.min(SCAN_TURNS as u64 - scanned);
+            for (_, k) in scan.first.iter().take_while(|(i, _)| *i < take) {
+                acc.add(k);
+            }
+            scanned += take;
         }
-        ScopeColumns {
-            keys,
-            left_out,
-            left_out_more,
-        }
+        acc.columns()
     }
 
     /// What the run should say of the keys it did not make columns.

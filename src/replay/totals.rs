@@ -87,6 +87,12 @@ pub struct Totals {
     pub unknown_fields: u64,
     pub variants: Vec<VariantTally>,
     pub segments: SegmentMap,
+    /// Per dimension, its tracked values in the order they were first
+    /// merged: which values a cap keeps depends on it, so a merge of
+    /// shards' totals replays it (blocks have none: their values come in
+    /// sorted order, as a block's map holds them).
+    #[serde(default)]
+    pub segment_order: BTreeMap<String, Vec<String>>,
     /// Dimensions that had more than MAX_TRACKED_VALUES distinct values.
     pub segments_capped: BTreeMap<String, u64>,
     pub warnings: Warnings,
@@ -121,8 +127,13 @@ impl Totals {
         }
         for (dim, values) in &o.segments {
             let mine = self.segments.entry(dim.clone()).or_default();
-            for (value, counts) in values {
-                let key = if mine.contains_key(value) || mine.len() < MAX_TRACKED_VALUES {
+            let order = self.segment_order.entry(dim.clone()).or_default();
+            for (value, counts) in in_merge_order(values, o.segment_order.get(dim)) {
+                // A shard's `(other)` holds what it folded (and counted) itself.
+                let key = if mine.contains_key(value) || value == OTHER {
+                    value.clone()
+                } else if mine.len() < MAX_TRACKED_VALUES {
+                    order.push(value.clone());
                     value.clone()
                 } else {
                     *self.segments_capped.entry(dim.clone()).or_default() += 1;
@@ -152,6 +163,24 @@ impl Totals {
             *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }
     }
+}
+
+/// A dimension's values in the order they were first merged (`order`,
+/// then any value it does not list, such as `(other)`), or sorted.
+fn in_merge_order<'a>(
+    values: &'a BTreeMap<String, Vec<Counts>>,
+    order: Option<&'a Vec<String>>,
+) -> Box<dyn Iterator<Item = (&'a String, &'a Vec<Counts>)> + 'a> {
+    let Some(order) = order.filter(|o| !o.is_empty()) else {
+        return Box::new(values.iter());
+    };
+    let listed: std::collections::HashSet<&String> = order.iter().collect();
+    Box::new(
+        order
+            .iter()
+            .filter_map(|v| values.get_key_value(v))
+            .chain(values.iter().filter(move |(v, _)| !listed.contains(v))),
+    )
 }
 
 /// `map[key]`, inserting a default; allocates the key only when it is new.

@@ -63,10 +63,37 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
 /// while the reports are moved into place.
 static IN_PROGRESS: Mutex<Option<(PathBuf, Option<PathBuf>)>> = Mutex::new(None);
 
+/// Files a run writes beside their final name (a partial result), removed
+/// on a signal like the staging folder.
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remove `path` if a signal ends the process before [`untrack_temp`].
+pub fn track_temp(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_path_buf());
+}
+
+/// `path` was moved into place or removed.
+pub fn untrack_temp(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
 /// Remove the staging folder of the run in progress, if any, and exit
 /// with `code` (a signal is ending the process). A commit under way
 /// finishes first; the lock is held until the exit, so none starts after.
 pub fn abandon_in_progress_and_exit(code: i32) -> ! {
+    for f in TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .drain(..)
+    {
+        let _ = fs::remove_file(f);
+    }
     let mut g = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((tmp, created)) = g.take() {
         // The run's other threads may be creating a file in the staging

@@ -340,3 +340,211 @@ fn a_failed_shard_leaves_no_partial_and_replay_needs_a_target() {
         std::fs::read(root().join("datasets/seed.jsonl")).unwrap()
     );
 }
+
+/// A shard of blank lines (or of empty files) uses up one replay's scan for
+/// scope columns as it does in one replay: the merge found the next shard's
+/// keys instead and wrote columns one replay does not. Now it refuses with
+/// the fix, and the fix gives one replay's reports.
+#[test]
+fn a_blank_shard_before_a_scoped_one_is_refused_with_a_fix_that_works() {
+    let d = Dir::new();
+    let blank = d.write("blank.jsonl", "\n".repeat(10_000));
+    let empties: Vec<String> = (0..64)
+        .map(|i| d.write(&format!("e{i:02}.jsonl"), "").display().to_string())
+        .collect();
+    let seed = root().join("datasets/seed.jsonl").display().to_string();
+    for (name, first) in [
+        ("blank", vec![blank.display().to_string()]),
+        ("empty", empties),
+    ] {
+        let shard = |files: &[String], p: &str, extra: &[&str]| {
+            let mut args = vec!["replay"];
+            args.extend(files.iter().map(String::as_str));
+            args.extend(["--partial", p]);
+            args.extend(extra);
+            expect_code(&run(&args, None), 0);
+        };
+        let (p1, p2) = (d.path(&format!("{name}1.p")), d.path(&format!("{name}2.p")));
+        let (p1, p2) = (p1.to_str().unwrap(), p2.to_str().unwrap());
+        shard(&first, p1, &[]);
+        shard(std::slice::from_ref(&seed), p2, &[]);
+        let out = d.path(&format!("{name}-merged/run"));
+        let o = run(&["merge", p1, p2, "--out", out.to_str().unwrap()], None);
+        expect_error(&o, 2, "replay every shard with --scope-columns ''");
+        assert!(!out.exists());
+        // The fix: the same columns for every shard.
+        shard(&first, p1, &["--scope-columns", ""]);
+        shard(std::slice::from_ref(&seed), p2, &["--scope-columns", ""]);
+        expect_code(
+            &run(&["merge", p1, p2, "--out", out.to_str().unwrap()], None),
+            0,
+        );
+        let one = d.path(&format!("{name}-one/run"));
+        let mut args = vec!["replay"];
+        args.extend(first.iter().map(String::as_str));
+        args.extend([seed.as_str(), "--out", one.to_str().unwrap()]);
+        expect_code(&run(&args, None), 0);
+        assert_same_reports(&one, &out);
+    }
+}
+
+/// Two shards of 70,000 distinct values each: one replay keeps the first
+/// 100,000 values in the order blocks bring them; the merge added the
+/// second shard's in sorted order and kept other values (no note).
+#[test]
+fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
+    let d = Dir::new();
+    let shard = |name: &str, from: u64| {
+        let mut text = String::new();
+        for n in from..from + 70_000 {
+            let v = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            text.push_str(&format!(
+                "{{\"run_id\":\"r{n}\",\"turn\":1,\"draft\":\"ok\",\"ts\":\"{v:016x}\"}}\n"
+            ));
+        }
+        d.write(name, text).display().to_string()
+    };
+    let (a, b) = (shard("a.jsonl", 0), shard("b.jsonl", 70_000));
+    let (pa, pb) = (d.path("a.p"), d.path("b.p"));
+    for (f, p) in [(&a, &pa), (&b, &pb)] {
+        let o = run(
+            &[
+                "replay",
+                f,
+                "--group-by",
+                "ts",
+                "--decisions",
+                "none",
+                "--partial",
+                p.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+    }
+    let (one, two) = (d.path("one/run"), d.path("two/run"));
+    let o = run(
+        &[
+            "replay",
+            &a,
+            &b,
+            "--group-by",
+            "ts",
+            "--decisions",
+            "none",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    expect_code(
+        &run(
+            &[
+                "merge",
+                pa.to_str().unwrap(),
+                pb.to_str().unwrap(),
+                "--out",
+                two.to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    assert_same_reports(&one, &two);
+}
+
+#[test]
+fn partial_results_go_only_to_regular_files_and_leave_nothing_on_failure() {
+    let d = Dir::new();
+    let seed = root().join("datasets/seed.jsonl");
+    let seed = seed.to_str().unwrap();
+    // A folder (or a device: the file is renamed into place) is refused.
+    let folder = d.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    expect_error(
+        &run(
+            &["replay", seed, "--partial", folder.to_str().unwrap()],
+            None,
+        ),
+        2,
+        "not a regular file",
+    );
+    // Refused before any work: no temporary file is left.
+    let busy = d.write("busy/x.txt", "x");
+    let p = d.path("p.partial");
+    let o = run(
+        &[
+            "replay",
+            seed,
+            "--out",
+            busy.parent().unwrap().to_str().unwrap(),
+            "--partial",
+            p.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "not empty");
+    let names: Vec<String> = files_in(d.tmp.path());
+    assert_eq!(names, ["busy/x.txt"], "no partial, no temporary file");
+    // Beside the reports, in a folder the run creates.
+    let out = d.path("new/run");
+    let inside = out.join("run.partial");
+    expect_code(
+        &run(
+            &[
+                "replay",
+                seed,
+                "--out",
+                out.to_str().unwrap(),
+                "--partial",
+                inside.to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    assert!(inside.is_file() && out.join("summary.json").is_file());
+    // merge reads a partial result twice: a folder or a pipe is refused.
+    let o = run(
+        &[
+            "merge",
+            inside.to_str().unwrap(),
+            folder.to_str().unwrap(),
+            "--out",
+            d.path("m").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "not a regular file");
+}
+
+/// SIGINT left the partial result's temporary file behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_the_partial_results_temporary_file() {
+    let d = Dir::new();
+    let p = d.path("p.partial");
+    let mut child = cmd()
+        .args(["replay", "-", "--partial", p.to_str().unwrap(), "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while files_in(d.tmp.path()).is_empty() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "no temporary file appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
+}
