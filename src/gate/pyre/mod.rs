@@ -38,22 +38,59 @@ const MEMO_MAX_TEXT: usize = 512;
 /// Answers remembered per set and thread (then forgotten all at once).
 const MEMO_ENTRIES: usize = 4096;
 
+/// The memos' hash: xxh3 of a text in one call (SipHash, the default, was
+/// 1% of a replay for the acks' short texts; the traffic is the user's own,
+/// so flooding is not a concern).
+#[derive(Clone, Copy, Default)]
+struct TextHash;
+
+/// The state of one [`TextHash`] hash.
+#[derive(Default)]
+struct TextHasher(u64);
+
+impl std::hash::BuildHasher for TextHash {
+    type Hasher = TextHasher;
+    fn build_hasher(&self) -> TextHasher {
+        TextHasher::default()
+    }
+}
+
+impl std::hash::Hasher for TextHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        // One multiply spreads the bits (the set keys are addresses).
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Memo<T> = HashMap<u64, HashMap<Box<str>, T, TextHash>, TextHash>;
+
 thread_local! {
     /// Recent answers per set, on each thread. Acks repeat ("got it,
     /// thanks!"), and a non-ASCII haystack runs `regex`'s slowest engine
     /// (its DFA cannot decide a Unicode `\b` there): on the multilingual
     /// benchmark mix this was a quarter of a replay. A search is a pure
     /// function of the set and the text, so a remembered answer is exact.
-    static MEMO: RefCell<HashMap<u64, HashMap<Box<str>, Result<bool, MatchAborted>>>> =
-        RefCell::new(HashMap::new());
+    static MEMO: RefCell<Memo<Result<bool, MatchAborted>>> =
+        RefCell::new(HashMap::default());
 }
 
 type Found = Result<Option<(usize, usize)>, MatchAborted>;
 
 thread_local! {
     /// [`PySet::find`]'s answers, as `MEMO` holds `is_match`'s.
-    static FIND_MEMO: RefCell<HashMap<u64, HashMap<Box<str>, Found>>> =
-        RefCell::new(HashMap::new());
+    static FIND_MEMO: RefCell<Memo<Found>> = RefCell::new(HashMap::default());
 }
 
 /// Steps fancy-regex may backtrack per match before giving up.
