@@ -17,13 +17,14 @@
 //!          |
 //!   report summary, tables, markdown, console, read      one Export per file; report::read
 //!          |                                              reads a report folder back
-//!   pipeline, check, diff, explain, synth               the jobs the commands run
-//!          |
+//!   pipeline, check, diff, explain, synth               the jobs the commands run (pipeline:
+//!          |                                              replay, partial results, merge)
 //!   cli (the binary, src/cli)                           parse, validate, dispatch
 //! ```
 //!
-//! The crate root re-exports what the command line (and later the Python
-//! package) uses; everything else is `pub(crate)`.
+//! The crate root re-exports what the command line and the Python package
+//! (`python/`, a workspace member the CLI never links) use; everything else
+//! is `pub(crate)`.
 
 pub mod calibrate;
 pub mod check;
