@@ -7,7 +7,7 @@ use crate::config::Plan;
 use crate::read::reader::{self, Block, ReadError};
 use std::sync::mpsc::Receiver;
 
-use crate::replay::scope_columns::{ScopeColumns, SCAN_BLOCKS, SCAN_TURNS};
+use crate::replay::scope_columns::{Scan, ScopeColumns, SCAN_BLOCKS, SCAN_TURNS};
 use crate::replay::{
     cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
 };
@@ -88,6 +88,9 @@ pub fn run_to(
     if let Some(out) = targets.out {
         report::check_out_dir(out, &opts.sources, opts.force)?;
     }
+    // The input is read and scanned for scope columns while the gates
+    // compile (each takes tens of ms before any block can be replayed).
+    let input = Input::start(&opts)?;
     let mut replayer = Replayer::new(opts)?;
     let staging = targets.out.map(Staging::create).transpose()?;
     let sources = &replayer.opts.sources;
@@ -100,7 +103,14 @@ pub fn run_to(
         }
     };
     let mut run = Run { staging, partial };
-    match run.replay(&mut replayer, progress) {
+    let input = input.join().map_err(|_| {
+        Error::System("the thread reading the input's first blocks failed".into())
+    });
+    let replayed = input.and_then(|input| {
+        replayer.use_scan(input.scan.clone());
+        run.replay(&replayer, input, progress)
+    });
+    match replayed {
         Ok(done) => done.commit(run),
         Err(e) => {
             run.abandon();
@@ -143,18 +153,22 @@ impl Run {
         self.partial.map(PartialWriter::discard);
     }
 
-    fn replay(&mut self, replayer: &mut Replayer, progress: &dyn Progress) -> crate::Result<Done> {
+    fn replay(
+        &mut self,
+        replayer: &Replayer,
+        input: Input,
+        progress: &dyn Progress,
+    ) -> crate::Result<Done> {
         let threads = rayon::current_num_threads();
-        let (rx, recycler) = reader::blocks_recycled(
-            replayer.sources(),
-            2 * threads + 2,
-            replayer.opts.max_line_bytes,
-        )?;
-        let first = leading_blocks(replayer, &rx);
+        let Input {
+            rx,
+            recycler,
+            first,
+            ..
+        } = input;
         if let Some(p) = self.partial.as_mut() {
             p.header(&header(replayer))?;
         }
-        let replayer = &*replayer;
         let opts = &replayer.opts;
         let mut streams = Streams::open(self.staging.as_ref(), opts, &replayer.scope_columns)?;
         let mut merged = Merged::new(&opts.sources, opts.plan.variants.len());
@@ -206,19 +220,53 @@ fn header(replayer: &Replayer) -> Header {
     }
 }
 
-/// Unless `--scope-columns` named them, the scope columns come from the
-/// input's first turns: its first blocks are read (up to
-/// [`SCAN_TURNS`] lines or [`SCAN_BLOCKS`] blocks, whichever comes first,
-/// so the header depends on the input only) and handed back to be
-/// replayed first.
-fn leading_blocks(
-    replayer: &mut Replayer,
-    rx: &Receiver<Result<Block, ReadError>>,
-) -> Vec<Result<Block, ReadError>> {
-    let mut first = Vec::new();
-    if replayer.opts.scope_columns.is_some() {
-        return first;
+/// The input being read: its leading blocks, read (and scanned for the
+/// default scope columns) on a thread of their own, then the rest.
+struct Input {
+    rx: Receiver<Result<Block, ReadError>>,
+    recycler: reader::Recycler,
+    first: Vec<Result<Block, ReadError>>,
+    /// What the scope-column scan saw (None when `--scope-columns` named
+    /// the columns).
+    scan: Option<Scan>,
+}
+
+impl Input {
+    /// Start reading `opts.sources`, and the leading blocks' scan.
+    fn start(opts: &ReplayOptions) -> crate::Result<std::thread::JoinHandle<Input>> {
+        let threads = rayon::current_num_threads();
+        let (rx, recycler) = reader::blocks_recycled(
+            Replayer::sources_of(opts),
+            2 * threads + 2,
+            opts.max_line_bytes,
+        )?;
+        let scan = opts.scope_columns.is_none();
+        std::thread::Builder::new()
+            .name("scan".into())
+            .spawn(move || {
+                let first = if scan {
+                    leading_blocks(&rx)
+                } else {
+                    Vec::new()
+                };
+                let ok: Vec<&Block> = first.iter().filter_map(|b| b.as_ref().ok()).collect();
+                Input {
+                    scan: scan.then(|| Scan::of(&ok)),
+                    rx,
+                    recycler,
+                    first,
+                }
+            })
+            .map_err(|e| Error::System(format!("cannot start the scan thread: {e}")))
     }
+}
+
+/// Unless `--scope-columns` named them, the scope columns come from the
+/// input's first turns: its first blocks are read (up to [`SCAN_TURNS`]
+/// lines or [`SCAN_BLOCKS`] blocks, whichever comes first, so the header
+/// depends on the input only) and handed back to be replayed first.
+fn leading_blocks(rx: &Receiver<Result<Block, ReadError>>) -> Vec<Result<Block, ReadError>> {
+    let mut first = Vec::new();
     let mut lines = 0;
     while lines < SCAN_TURNS && first.len() < SCAN_BLOCKS {
         let Ok(item) = rx.recv() else { break };
@@ -231,8 +279,6 @@ fn leading_blocks(
             break;
         }
     }
-    let ok: Vec<&Block> = first.iter().filter_map(|b| b.as_ref().ok()).collect();
-    replayer.find_scope_columns(&ok);
     first
 }
 

@@ -45,7 +45,7 @@ pub struct Replayer {
     /// Per variant: the flag-off config to check the contract against.
     legacy_check: Vec<Option<FrameworkConfig>>,
     /// The scope keys made columns (named, or found by
-    /// [`Replayer::find_scope_columns`] before the first block).
+    /// [`Replayer::use_scan`] before the first block).
     pub scope_columns: ScopeColumns,
     /// What the default scope-column scan saw (empty when named).
     pub scan: Scan,
@@ -82,23 +82,23 @@ impl Replayer {
         })
     }
 
-    /// Unless `--scope-columns` named them, take the scope keys of the
-    /// input's first turns (`blocks`: its first blocks, in order); the scan
-    /// is kept for a partial result.
-    pub fn find_scope_columns(&mut self, blocks: &[&Block]) {
-        if self.opts.scope_columns.is_none() {
-            self.scan = Scan::of(blocks);
-            self.scope_columns = ScopeColumns::found(&[&self.scan]);
+    /// Unless `--scope-columns` named them, the scope columns are those
+    /// `scan` (of the input's first blocks) finds; the scan is kept for a
+    /// partial result.
+    pub fn use_scan(&mut self, scan: Option<Scan>) {
+        if let (None, Some(scan)) = (&self.opts.scope_columns, scan) {
+            self.scope_columns = ScopeColumns::found(&[&scan]);
+            self.scan = scan;
         }
     }
 
-    pub fn sources(&self) -> Vec<Source> {
-        self.opts
-            .sources
+    /// The sources of a replay, as the reader reads them.
+    pub fn sources_of(opts: &ReplayOptions) -> Vec<Source> {
+        opts.sources
             .iter()
             .map(|s| Source {
                 name: s.clone(),
-                bytes: self.opts.source_bytes.clone(),
+                bytes: opts.source_bytes.clone(),
             })
             .collect()
     }

@@ -234,13 +234,15 @@ impl TurnFields {
         out.push(b',');
         out.extend_from_slice(&self.middle);
         let bits = r.confidence.to_bits();
-        if self.confidence.as_ref().map_or(true, |(b, _)| *b != bits) {
-            // Shortest representation that reads back to the same f64.
-            let mut text = Vec::new();
+        let (last, text) = self.confidence.get_or_insert_with(|| (!bits, Vec::new()));
+        if *last != bits {
+            // Shortest representation that reads back to the same f64 (in
+            // the buffer of the last one: no allocation per turn).
+            text.clear();
             let _ = write!(text, "{:?}", r.confidence);
-            self.confidence = Some((bits, text));
+            *last = bits;
         }
-        out.extend_from_slice(&self.confidence.as_ref().expect("just set").1);
+        out.extend_from_slice(text);
         out.extend_from_slice(&self.tail);
     }
 }

@@ -233,7 +233,18 @@ impl RowsWriter {
     }
 
     pub fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
-        self.out.write_all(rows).map_err(write_error(&self.path))
+        // A block's rows (hundreds of KB) go straight to the file: copying
+        // them through the buffer first was 0.7% of a replay, on the one
+        // thread that writes.
+        let direct = |out: &mut BufWriter<File>| {
+            out.flush()?;
+            out.get_mut().write_all(rows)
+        };
+        match rows.len() >= 1 << 16 {
+            true => direct(&mut self.out),
+            false => self.out.write_all(rows),
+        }
+        .map_err(write_error(&self.path))
     }
 
     pub fn finish(mut self) -> crate::Result<()> {
