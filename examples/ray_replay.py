@@ -1,8 +1,8 @@
 """Replay a folder or object-store prefix of traffic files on Ray: each file
 becomes a partial result on a worker (``critic_gate.replay_partial``), and
 the driver merges them, in path order, into the reports of one replay over
-every file (byte for byte what ``critic-gate replay FILES... --label L``
-writes, the files named as Ray names them).
+every file (byte for byte what ``critic-gate replay FILES... --format both``
+writes into a folder of the same name, the files named as Ray names them).
 
     python examples/ray_replay.py s3://bucket/traffic/2026-11/ \\
         --config datasets/gate.toml --out reports/2026-11
@@ -49,7 +49,7 @@ def replay(
     source: str,
     config_text: str,
     out: str,
-    label: str = "run",
+    label: Optional[str] = None,
     options: Optional[dict[str, Any]] = None,
 ) -> critic_gate.Report:
     """The reports of every traffic file under ``source``, merged on the
@@ -65,7 +65,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("source", help="a folder, file or object-store prefix of traffic files")
     p.add_argument("--config", required=True, help="the gate config (TOML) on the driver")
     p.add_argument("--out", required=True, help="the report folder")
-    p.add_argument("--label", default="run", help="the run column of every table")
+    p.add_argument("--label", default=None,
+                   help="the run column of every table (default: the --out folder's name)")
     p.add_argument("--skip-invalid", action="store_true", help="as replay --skip-invalid")
     p.add_argument("--decisions", default="all", choices=["all", "changed", "none"],
                    help="as replay --decisions")

@@ -113,6 +113,15 @@ def _tables_format(out: Optional[PathLike], format: str) -> str:
     return "parquet" if out is None else format
 
 
+def _label(label: Optional[str], out: Optional[PathLike]) -> str:
+    """The run's label: ``label``, else (as the CLI's ``--label``) the
+    output folder's name, else ``run``."""
+    if label is not None:
+        return label
+    name = Path(os.fspath(out)).resolve().name if out is not None else ""
+    return name or "run"
+
+
 def _run_into(out: Optional[PathLike], job: Callable[[str], None]) -> Report:
     """Run ``job(folder)`` into ``out``, or into a temporary folder that is
     read into memory and removed."""
@@ -133,7 +142,7 @@ def replay(
     config: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
     *,
-    label: str = "run",
+    label: Optional[str] = None,
     format: str = "both",
     **options: Any,
 ) -> Report:
@@ -143,7 +152,9 @@ def replay(
 
     ``out``: the report folder, written as ``critic-gate replay --out``
     writes it (``format``: both, or parquet only; the DataFrames are read
-    from the Parquet tables); None keeps the tables in memory only. ``options`` are the
+    from the Parquet tables); None keeps the tables in memory only.
+    ``label``: the ``run`` column, by default the folder's name (as the
+    CLI's), else ``run``. ``options`` are the
     command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
     none), ``group_by`` (list), ``scope_columns`` (list), ``force``.
     """
@@ -152,8 +163,9 @@ def replay(
     files = [os.fspath(p) for p in paths]
     cfg = os.fspath(config) if config is not None else None
     format = _tables_format(out, format)
+    name = _label(label, out)
     return _run_into(
-        out, lambda folder: _native.replay(files, folder, cfg, label, format, **options)
+        out, lambda folder: _native.replay(files, folder, cfg, name, format, **options)
     )
 
 
@@ -170,13 +182,14 @@ def merge(
     partials: Sequence[Union[bytes, PathLike]],
     out: Optional[PathLike] = None,
     *,
-    label: str = "run",
+    label: Optional[str] = None,
     format: str = "both",
     force: bool = False,
 ) -> Report:
     """Merge partial results, in the order of their files, into the
     reports of one replay over all of them (byte for byte what
-    ``critic-gate replay FILES... --label LABEL`` writes). Each partial
+    ``critic-gate replay FILES... --format both`` writes into a folder of
+    the same name; ``label`` and ``format`` as for :func:`replay`). Each partial
     result is its bytes, or the path of a file ``critic-gate replay
     --partial`` wrote (read as the merge goes: many large shards merge in
     bounded memory)."""
@@ -184,9 +197,8 @@ def merge(
         raise TypeError("partials: give a list of partial results (bytes or paths), in order")
     parts = [p if isinstance(p, bytes) else os.fspath(p) for p in partials]
     format = _tables_format(out, format)
-    return _run_into(
-        out, lambda folder: _native.merge(parts, folder, label, format, force)
-    )
+    name = _label(label, out)
+    return _run_into(out, lambda folder: _native.merge(parts, folder, name, format, force))
 
 
 def explain(turn: dict[str, Any], config: Optional[PathLike] = None) -> dict[str, Any]:

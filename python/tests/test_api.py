@@ -40,6 +40,7 @@ def test_tables_have_the_declared_types_even_when_empty(root: Path, tmp_path: Pa
         declared = [(c["name"], kinds[c["type"]]) for c in table["columns"]]
         assert [(n, t) for n, t in df.schema.items()] == declared, name
     assert checked == len(r.tables)
+    assert r.summary_dict["run"] == "r", "the label is the folder's name, as on the CLI"
     assert r.regressions.height == 1 and r.mismatches.height == 0, "empty or not, typed"
 
 
