@@ -98,14 +98,16 @@ pub fn run_to(
     let partial = match targets.partial.map(sink).transpose() {
         Ok(p) => p,
         Err(e) => {
-            staging.map(Staging::abandon);
+            if let Some(s) = staging {
+                s.abandon();
+            }
             return Err(e);
         }
     };
     let mut run = Run { staging, partial };
-    let input = input.join().map_err(|_| {
-        Error::System("the thread reading the input's first blocks failed".into())
-    });
+    let input = input
+        .join()
+        .map_err(|_| Error::System("the thread reading the input's first blocks failed".into()));
     let replayed = input.and_then(|input| {
         replayer.use_scan(input.scan.clone());
         run.replay(&replayer, input, progress)
@@ -134,7 +136,9 @@ impl Done {
             Some(p) => match p.finish() {
                 Ok(b) => b,
                 Err(e) => {
-                    run.staging.map(Staging::abandon);
+                    if let Some(s) = run.staging {
+                        s.abandon();
+                    }
                     return Err(e);
                 }
             },
@@ -149,8 +153,12 @@ impl Done {
 
 impl Run {
     fn abandon(self) {
-        self.staging.map(Staging::abandon);
-        self.partial.map(PartialWriter::discard);
+        if let Some(s) = self.staging {
+            s.abandon();
+        }
+        if let Some(p) = self.partial {
+            p.discard();
+        }
     }
 
     fn replay(

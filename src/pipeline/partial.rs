@@ -521,7 +521,7 @@ impl PartialReader {
 }
 
 fn keys(payload: &[u8]) -> Option<Vec<(u64, usize, u64)>> {
-    if payload.len() % 20 != 0 {
+    if !payload.len().is_multiple_of(20) {
         return None;
     }
     Some(

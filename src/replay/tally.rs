@@ -586,7 +586,7 @@ impl VariantTally {
         for m in [Mismatch::ProductionFired, Mismatch::ProductionSkipped] {
             for r in Reason::ALL {
                 let n = self.mismatch_reasons[m as usize][r as usize];
-                if n > 0 && best.map_or(true, |b| n > b.2) {
+                if n > 0 && best.is_none_or(|b| n > b.2) {
                     best = Some((m, r, n));
                 }
             }

@@ -22,12 +22,12 @@ pub const WARNING_KINDS: [&str; 5] = [
     "critic_not_run",
 ];
 
+/// One warning kind's count and first (source, line) locations.
+pub type KindTally = (u64, Vec<(usize, u64)>);
+
 /// Count and first locations per warning kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Warnings(pub BTreeMap<&'static str, (u64, Vec<(usize, u64)>)>);
-
-/// One warning kind's count and first (source, line) locations.
-type KindTally = (u64, Vec<(usize, u64)>);
+pub struct Warnings(pub BTreeMap<&'static str, KindTally>);
 
 impl serde::Serialize for Warnings {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

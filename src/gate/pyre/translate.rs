@@ -609,7 +609,7 @@ impl Translator {
             let lo = parts.next().unwrap();
             let hi = parts.next();
             lo.chars().all(|d| d.is_ascii_digit())
-                && hi.map_or(true, |h| h.chars().all(|d| d.is_ascii_digit()))
+                && hi.is_none_or(|h| h.chars().all(|d| d.is_ascii_digit()))
                 && !(lo.is_empty() && hi.is_none())
         });
         match (valid, body, close) {
