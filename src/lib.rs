@@ -71,6 +71,8 @@ pub use replay::options::DEFAULT_MAX_ACK_SHARE;
 pub use replay::{validate_group_by, DecisionsMode, Format, ReplayOptions};
 /// Called from a signal handler: remove this process's staging folders and exit.
 pub use report::abandon_in_progress_and_exit;
+/// A run's label when none is given: its output folder's name.
+pub use report::default_label;
 
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]

@@ -113,13 +113,10 @@ def _tables_format(out: Optional[PathLike], format: str) -> str:
     return "parquet" if out is None else format
 
 
-def _label(label: Optional[str], out: Optional[PathLike]) -> str:
-    """The run's label: ``label``, else (as the CLI's ``--label``) the
-    output folder's name, else ``run``."""
-    if label is not None:
-        return label
-    name = Path(os.fspath(out)).resolve().name if out is not None else ""
-    return name or "run"
+def _label(label: Optional[str], out: Optional[PathLike]) -> Optional[str]:
+    """The run's label: ``label``; by default (None) the output folder's
+    name, which the replay works out as the CLI does, else ``run``."""
+    return "run" if label is None and out is None else label
 
 
 def _run_into(out: Optional[PathLike], job: Callable[[str], None]) -> Report:

@@ -11,7 +11,7 @@ def replay(
     paths: list[str],
     out: str,
     config: Optional[str] = None,
-    label: str = "run",
+    label: Optional[str] = None,
     format: str = "both",
     **options: Any,
 ) -> None:
@@ -21,7 +21,7 @@ def replay_partial(data: bytes, source: str, config: str, **options: Any) -> byt
     """One shard's partial result (``config``: the config's TOML text)."""
 
 def merge(
-    partials: list[Union[bytes, str]], out: str, label: str = "run", format: str = "both", force: bool = False
+    partials: list[Union[bytes, str]], out: str, label: Optional[str] = None, format: str = "both", force: bool = False
 ) -> None:
     """Merge partial results, in order, into the report folder ``out``."""
 

@@ -105,13 +105,15 @@ impl Flags {
     }
 }
 
-/// A run's label: any text but the empty one (as `--label`).
-fn label(label: &str) -> PyResult<String> {
+/// A run's label: any text but the empty one (as `--label`); by default
+/// the output folder's name, as on the command line.
+fn label(label: Option<&str>, out: &Path) -> PyResult<String> {
     match label {
-        "" => Err(PyValueError::new_err(
+        Some("") => Err(PyValueError::new_err(
             "label: give a non-empty name (the run column of every table)",
         )),
-        l => Ok(l.to_string()),
+        Some(l) => Ok(l.to_string()),
+        None => Ok(critic_gate::default_label(out)),
     }
 }
 
@@ -123,13 +125,13 @@ fn format(name: &str) -> PyResult<Format> {
 /// Replay `paths` into the report folder `out` (written as `replay
 /// --out` writes it).
 #[pyfunction]
-#[pyo3(signature = (paths, out, config=None, label="run", format="both", **options))]
+#[pyo3(signature = (paths, out, config=None, label=None, format="both", **options))]
 fn replay(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
     config: Option<&str>,
-    label: &str,
+    label: Option<&str>,
     format: &str,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
@@ -140,7 +142,7 @@ fn replay(
     }
     let plan = plan_from_file(config)?;
     let mut opts =
-        Flags::of(options)?.apply(ReplayOptions::new(paths, plan, self::label(label)?))?;
+        Flags::of(options)?.apply(ReplayOptions::new(paths, plan, self::label(label, &out)?))?;
     opts.format = self::format(format)?;
     py.detach(|| critic_gate::replay_into(opts, &out, &()))
         .map(drop)
@@ -192,12 +194,12 @@ fn partial_input(i: usize, item: &Bound<'_, PyAny>) -> PyResult<PartialInput> {
 /// Merge shards' partial results (bytes or file paths), in order, into the
 /// report folder `out` (the reports of one replay over all their files).
 #[pyfunction]
-#[pyo3(signature = (partials, out, label="run", format="both", force=false))]
+#[pyo3(signature = (partials, out, label=None, format="both", force=false))]
 fn merge(
     py: Python<'_>,
     partials: Vec<Bound<'_, PyAny>>,
     out: PathBuf,
-    label: &str,
+    label: Option<&str>,
     format: &str,
     force: bool,
 ) -> PyResult<()> {
@@ -213,7 +215,7 @@ fn merge(
     }
     let o = MergeOptions {
         inputs,
-        label: self::label(label)?,
+        label: self::label(label, &out)?,
         format: self::format(format)?,
         force,
     };

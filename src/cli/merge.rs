@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use critic_gate::{Format, MergeOptions, PartialInput};
 
-use super::replay::{clean_up_on_signals, default_label, format, label};
+use super::replay::{clean_up_on_signals, format, label};
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -39,7 +39,9 @@ pub fn run(a: Args) -> CliResult {
     let started = std::time::Instant::now();
     let o = MergeOptions {
         inputs: a.partials.into_iter().map(PartialInput::File).collect(),
-        label: a.label.unwrap_or_else(|| default_label(&a.out)),
+        label: a
+            .label
+            .unwrap_or_else(|| critic_gate::default_label(&a.out)),
         format: a.format,
         force: a.force,
     };

@@ -96,7 +96,25 @@ fn ack_share(s: &str) -> Result<f64, String> {
 impl RunArgs {
     /// The run's label: `--label`, else the output folder's name.
     pub fn label_for(&self, out: &std::path::Path) -> String {
-        self.label.clone().unwrap_or_else(|| default_label(out))
+        self.label
+            .clone()
+            .unwrap_or_else(|| critic_gate::default_label(out))
+    }
+
+    /// A replay of `sources` with these flags, the rest at their defaults.
+    pub fn options(
+        &self,
+        sources: Vec<String>,
+        plan: critic_gate::Plan,
+        label: String,
+    ) -> ReplayOptions {
+        ReplayOptions {
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+            format: self.format,
+            max_ack_share: self.max_ack_share,
+            ..ReplayOptions::new(sources, plan, label)
+        }
     }
 }
 
@@ -108,15 +126,6 @@ pub(super) fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
 fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMode> {
     clap::builder::PossibleValuesParser::new(DecisionsMode::NAMES)
         .try_map(|s| s.parse::<DecisionsMode>())
-}
-
-/// The output folder's name: what a run is called unless `--label` says
-/// (`.` and `..` are named by the folder they stand for).
-pub(super) fn default_label(out: &std::path::Path) -> String {
-    let named = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-    named(out)
-        .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
-        .unwrap_or_else(|| "run".to_string())
 }
 
 /// `--label`: any text but the empty one (a run must be told apart).
@@ -165,31 +174,21 @@ pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
     critic_gate::validate_group_by(&a.group_by)?;
     let plan = load_plan(a.config.as_deref())?;
+    let label = match (&a.out, &a.partial) {
+        (Some(out), _) => a.run.label_for(out),
+        (None, Some(p)) => a.run.label_for(&p.with_extension("")),
+        (None, None) => unreachable!("clap requires --out or --partial"),
+    };
     let opts = ReplayOptions {
-        sources: a.files.clone(),
-        plan,
-        skip_invalid: a.run.skip_invalid,
         decisions: a.decisions,
         group_by: a.group_by.clone(),
         force: a.force,
-        max_line_bytes: a.run.max_line_bytes,
-        label: match (&a.out, &a.partial) {
-            (Some(out), _) => a.run.label_for(out),
-            (None, Some(p)) => a.run.label_for(&p.with_extension("")),
-            (None, None) => unreachable!("clap requires --out or --partial"),
-        },
-        format: a.run.format,
         // `--scope-columns ''` names no key: no scope columns.
         scope_columns: a
             .scope_columns
             .as_ref()
             .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect()),
-        frontier: false,
-        detail: true,
-        notes: vec![],
-        split: None,
-        max_ack_share: a.run.max_ack_share,
-        source_bytes: None,
+        ..a.run.options(a.files.clone(), plan, label)
     };
     let partial = a
         .partial

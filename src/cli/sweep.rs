@@ -46,21 +46,10 @@ pub fn options(
     let file = ConfigFile::load(config)?;
     let (plan, notes) = critic_gate::sweep_plan(&file)?;
     Ok(ReplayOptions {
-        sources: files.to_vec(),
-        plan,
-        skip_invalid: run.skip_invalid,
         decisions: DecisionsMode::None,
-        group_by: vec![],
-        force: false,
-        max_line_bytes: run.max_line_bytes,
-        label: run.label_for(out),
-        format: run.format,
-        scope_columns: None,
         frontier: true,
         detail: false,
         notes,
-        split: None,
-        max_ack_share: run.max_ack_share,
-        source_bytes: None,
+        ..run.options(files.to_vec(), plan, run.label_for(out))
     })
 }

@@ -13,7 +13,7 @@ use crate::config::{Plan, Variant};
 use crate::gate::ack_patterns;
 use crate::gate::pyre::PySet;
 use crate::pipeline::{self, Progress};
-use crate::replay::{DecisionsMode, Format, ReplayOptions};
+use crate::replay::{DecisionsMode, ReplayOptions};
 use crate::report::figures::{RunSummary, VariantSummary};
 use crate::stats::clopper_pearson_upper;
 use crate::Error;
@@ -209,26 +209,18 @@ fn validate(
     dir: &Path,
     p: &dyn Progress,
 ) -> crate::Result<Vec<Proposal>> {
+    let plan = validation_plan(o, v, cands);
     let replay = ReplayOptions {
-        sources: o.sources.clone(),
-        plan: validation_plan(o, v, cands),
         skip_invalid: o.skip_invalid,
         decisions: DecisionsMode::None,
-        group_by: vec![],
-        force: false,
         max_line_bytes: o.max_line_bytes,
-        label: "validation".into(),
-        format: Format::Csv,
-        scope_columns: None,
-        frontier: false,
         detail: false,
         notes: vec![format!(
             "mine's validation of variant {}: proposal-N adds the Nth proposed pattern to its list",
             v.name
         )],
-        split: None,
         max_ack_share: o.max_ack_share,
-        source_bytes: None,
+        ..ReplayOptions::new(o.sources.clone(), plan, "validation".into())
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];

@@ -95,8 +95,8 @@ fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spe
                 "{}: replayed with other settings than {} ({what} differ; fingerprints {} and {}): replay every shard with the same config and options",
                 input.name(),
                 inputs[0].name(),
-                h.fingerprint,
-                headers[0].fingerprint
+                h.spec.fingerprint(),
+                first.fingerprint()
             )));
         }
     }

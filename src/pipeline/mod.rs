@@ -219,7 +219,6 @@ fn header(replayer: &Replayer) -> Header {
     let spec = Spec::of(&replayer.opts);
     Header {
         tool: env!("CARGO_PKG_VERSION").to_string(),
-        fingerprint: spec.fingerprint(),
         spec,
         label: replayer.opts.label.clone(),
         sources: replayer.opts.sources.clone(),

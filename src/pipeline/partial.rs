@@ -87,14 +87,10 @@ impl Spec {
     /// The options of a replay over `sources` with this spec.
     pub fn options(&self, sources: Vec<String>, label: String, format: Format) -> ReplayOptions {
         ReplayOptions {
-            sources,
-            plan: self.plan.clone(),
             skip_invalid: self.skip_invalid,
             decisions: self.decisions,
             group_by: self.group_by.clone(),
-            force: false,
             max_line_bytes: self.max_line_bytes,
-            label,
             format,
             scope_columns: self.scope_columns.clone(),
             frontier: self.frontier,
@@ -102,7 +98,7 @@ impl Spec {
             notes: self.notes.clone(),
             split: self.split,
             max_ack_share: self.max_ack_share,
-            source_bytes: None,
+            ..ReplayOptions::new(sources, self.plan.clone(), label)
         }
     }
 
@@ -161,7 +157,6 @@ impl Spec {
 pub struct Header {
     /// The tool's version that wrote the partial result.
     pub tool: String,
-    pub fingerprint: String,
     pub spec: Spec,
     /// The label the shard's rows carry (the merge puts its own).
     pub label: String,

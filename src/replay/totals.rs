@@ -126,8 +126,9 @@ impl Totals {
             a.merge(b);
         }
         for (dim, values) in &o.segments {
-            let mine = self.segments.entry(dim.clone()).or_default();
-            let order = self.segment_order.entry(dim.clone()).or_default();
+            // Keys are allocated only for a dimension not seen before.
+            let mine = slot(&mut self.segments, dim, BTreeMap::new);
+            let order = slot(&mut self.segment_order, dim, Vec::new);
             for (value, counts) in in_merge_order(values, o.segment_order.get(dim)) {
                 // A shard's `(other)` holds what it folded (and counted) itself.
                 let key = if mine.contains_key(value) || value == OTHER {

@@ -19,8 +19,8 @@ pub mod summary;
 mod tables;
 
 pub use staging::{
-    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, or_remove_new, put, track_temp,
-    untrack_temp, Staging, MARKER,
+    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, default_label, or_remove_new, put,
+    track_temp, untrack_temp, Staging, MARKER,
 };
 pub use streams::Streams;
 
