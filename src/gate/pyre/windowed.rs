@@ -5,16 +5,22 @@
 //! byte, so on such a haystack the whole search falls back to the PikeVM.
 //! When every match of the patterns is at most `L` bytes long, the search
 //! splits exactly: a window of `L + 4` bytes around each non-ASCII
-//! character (searched with the PikeVM, the rest of the haystack as
-//! context), and the ASCII gaps between the windows, each widened by `L`
+//! character, and the ASCII gaps between the windows, each widened by `L`
 //! into its neighbours (searched with the DFA: every byte it reads,
 //! context included, is ASCII). A match of at most `L` bytes that is not
 //! inside a window starts at least 4 bytes past any non-ASCII character
 //! and so lies inside a widened gap; every span is searched with the whole
 //! haystack as context, so each answer is the full search's answer.
+//!
+//! A window is first searched by the DFA for the pattern without its word
+//! boundaries (a match of the pattern is one of that, so most windows end
+//! there), then, if that matches, by a bounded backtracker.
 
 use regex_automata::meta::Regex;
+use regex_automata::nfa::thompson::backtrack::{BoundedBacktracker, Cache};
+use regex_automata::util::pool::Pool;
 use regex_automata::Input;
+use regex_syntax::hir::{Hir, Look};
 
 /// Windows larger than this share of the haystack: one plain search is
 /// cheaper.
@@ -25,6 +31,16 @@ const MAX_MATCH_BYTES: usize = 256;
 /// The joined plain patterns, ready to search parts of a haystack.
 pub struct Windowed {
     re: Regex,
+    /// The same pattern for the windows. `regex`'s own choice there is its
+    /// slowest engine (the PikeVM: its backtracker is kept to haystacks
+    /// of 128 bytes, and the haystack is the whole text); the bounded
+    /// backtracker visits each (state, byte) of a window at most once, a
+    /// fraction of the PikeVM's work on these short spans.
+    windows: Option<Backtracker>,
+    /// The pattern with its word boundaries dropped, which the DFA runs
+    /// on any text: every match of the pattern is one of it, so a window
+    /// where it finds none needs no backtracking.
+    loose: Option<Regex>,
     /// The longest match, in bytes.
     max_len: usize,
 }
@@ -39,15 +55,24 @@ impl Windowed {
             return None;
         }
         let config = regex_automata::meta::Config::new().nfa_size_limit(Some(64 << 20));
-        let re = Regex::builder().configure(config).build(pattern).ok()?;
-        Some(Windowed { re, max_len })
+        let re = Regex::builder().configure(config.clone()).build(pattern).ok()?;
+        let loose = Regex::builder()
+            .configure(config)
+            .build_from_hir(&without_word_boundaries(hir))
+            .ok();
+        Some(Windowed {
+            re,
+            windows: Backtracker::new(pattern),
+            loose,
+            max_len,
+        })
     }
 
     /// Whether the patterns match `text`, or None when the windows would
     /// cover too much of it to be worth splitting.
     pub fn is_match(&self, text: &str) -> Option<bool> {
         let windows = self.windows(text)?;
-        let in_window = windows.iter().any(|&(lo, hi)| self.span(text, lo, hi));
+        let in_window = windows.iter().any(|&(lo, hi)| self.window(text, lo, hi));
         Some(
             in_window
                 || self
@@ -58,6 +83,25 @@ impl Windowed {
 
     fn span(&self, text: &str, lo: usize, hi: usize) -> bool {
         lo < hi && self.re.is_match(Input::new(text).span(lo..hi))
+    }
+
+    /// [`Windowed::span`] for a window: with the backtracker when the
+    /// window fits its memory bound.
+    fn window(&self, text: &str, lo: usize, hi: usize) -> bool {
+        if let Some(loose) = &self.loose {
+            if !loose.is_match(Input::new(text).span(lo..hi)) {
+                return false;
+            }
+        }
+        match &self.windows {
+            Some(b) if hi - lo < b.engine.max_haystack_len() => {
+                let input = Input::new(text).span(lo..hi).earliest(true);
+                b.engine
+                    .try_is_match(&mut b.caches.get(), input)
+                    .unwrap_or_else(|_| self.span(text, lo, hi))
+            }
+            _ => self.span(text, lo, hi),
+        }
     }
 
     /// The merged windows around the non-ASCII characters, on character
@@ -94,11 +138,76 @@ impl Windowed {
             .iter()
             .map(|w| w.0)
             .chain(std::iter::once(text.len()));
-        starts.zip(ends).map(move |(lo, hi)| {
+        // An empty gap (a window at either end of the text) is skipped:
+        // widened, it would lie inside that window, already searched, and
+        // reach its non-ASCII bytes (where the DFA gives up).
+        starts.zip(ends).filter(|(lo, hi)| lo < hi).map(move |(lo, hi)| {
             let lo = if lo == 0 { 0 } else { lo - self.max_len };
             (lo, (hi + self.max_len).min(text.len()).max(lo))
         })
     }
+}
+
+type NewCache = Box<dyn Fn() -> Cache + Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>;
+
+/// A bounded backtracker and its scratch memory, one per thread.
+struct Backtracker {
+    engine: BoundedBacktracker,
+    caches: Pool<Cache, NewCache>,
+}
+
+impl Backtracker {
+    fn new(pattern: &str) -> Option<Backtracker> {
+        use regex_automata::nfa::thompson::{self, backtrack};
+        use regex_automata::util::prefilter::Prefilter;
+        // A match starts where one of the pattern's prefix literals does:
+        // the backtracker tries only those positions.
+        let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+        let pre = Prefilter::from_hir_prefix(regex_automata::MatchKind::LeftmostFirst, &hir);
+        let engine = BoundedBacktracker::builder()
+            .configure(backtrack::Config::new().prefilter(pre))
+            .thompson(thompson::Config::new().nfa_size_limit(Some(64 << 20)))
+            .build(pattern)
+            .ok()?;
+        let for_pool = engine.clone();
+        Some(Backtracker {
+            engine,
+            caches: Pool::new(Box::new(move || for_pool.create_cache())),
+        })
+    }
+}
+
+/// `hir` with every word-boundary assertion (`\\b`, `\\B` and their
+/// kin) replaced by the empty pattern: a pattern that matches wherever
+/// `hir` does (and more), and that the DFA runs on any text.
+fn without_word_boundaries(hir: Hir) -> Hir {
+    use regex_syntax::hir::{Capture, HirKind, Repetition};
+    let each = |subs: Vec<Hir>| subs.into_iter().map(without_word_boundaries).collect();
+    match hir.into_kind() {
+        HirKind::Look(look) if is_word_look(look) => Hir::empty(),
+        HirKind::Look(look) => Hir::look(look),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(without_word_boundaries(*r.sub)),
+            ..r
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            sub: Box::new(without_word_boundaries(*c.sub)),
+            ..c
+        }),
+        HirKind::Concat(subs) => Hir::concat(each(subs)),
+        HirKind::Alternation(subs) => Hir::alternation(each(subs)),
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(l) => Hir::literal(l.0),
+        HirKind::Class(c) => Hir::class(c),
+    }
+}
+
+/// Every look-around but the text and line anchors asks about words.
+fn is_word_look(look: Look) -> bool {
+    !matches!(
+        look,
+        Look::Start | Look::End | Look::StartLF | Look::EndLF | Look::StartCRLF | Look::EndCRLF
+    )
 }
 
 fn floor_boundary(text: &str, mut i: usize) -> usize {
@@ -135,6 +244,29 @@ mod tests {
         assert_eq!(w.is_match("éok"), None, "too short to split");
         let long = format!("{}é{}", "x ".repeat(20), " y".repeat(20));
         assert_eq!(w.is_match(&long), Some(false));
+    }
+
+    #[test]
+    fn the_loose_pattern_matches_wherever_the_pattern_does_and_more() {
+        let w = Windowed::new(r"(?i)\b(ok|got it)\B|^x\b").unwrap();
+        let loose = w.loose.as_ref().unwrap();
+        for text in ["okay", "book", "got it", "x", "xy"] {
+            assert!(loose.is_match(text), "{text:?}");
+        }
+        // The text and line anchors stay.
+        assert!(!loose.is_match("ax"));
+    }
+
+    #[test]
+    fn a_window_at_either_end_leaves_no_gap_there() {
+        let w = Windowed::new(r"\bok\b").unwrap();
+        let text = format!("é{}ü", " x".repeat(30));
+        let windows = w.windows(&text).unwrap();
+        assert_eq!(windows.len(), 2);
+        // Only the gap between the windows, widened: all ASCII.
+        let gaps: Vec<_> = w.gaps(&text, &windows).collect();
+        assert_eq!(gaps, [(windows[0].1 - 2, windows[1].0 + 2)]);
+        assert!(gaps.iter().all(|&(lo, hi)| text[lo..hi].is_ascii()));
     }
 
     /// The built-in ack patterns as `PySet` joins them.
