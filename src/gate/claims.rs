@@ -14,7 +14,7 @@
 //! Equality with the regexes is proved by the conformance cases and by a
 //! property test against `regex` on text where its classes equal CPython's.
 
-use crate::gate::pyre::{is_decimal, is_space, is_word};
+use crate::gate::pyre::{any_byte, is_decimal, is_space, is_word};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Entity {
@@ -121,7 +121,7 @@ pub(crate) fn has_claims(text: &str, ascii: bool) -> bool {
     }
     // An ASCII digit or `$` is a claim on its own, wherever it is: most
     // answers have one, and this one pass is cheaper than the stand-ins.
-    if text.bytes().any(|b| b.is_ascii_digit() || b == b'$') {
+    if any_byte(text.as_bytes(), |b| b.is_ascii_digit() || b == b'$') {
         return true;
     }
     STAND_INS.with(|buf| {
