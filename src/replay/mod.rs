@@ -31,8 +31,7 @@ use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
 use scope_columns::{Scan, ScopeColumns};
 use segments::{
-    block_segments, length_bucket, path_value, recorded, DIM_CALL_SITE, DIM_DRAFT_LENGTH,
-    DIM_INTENT, DIM_LANGUAGE, NONE,
+    block_segments, path_value, recorded, DIM_CALL_SITE, DIM_INTENT, DIM_LANGUAGE, NONE,
 };
 use step::{count, legacy_reference, At, Decision, Look, Scratch, TurnFacts};
 use tally::{label_index, length_bucket_index, EventFacts, VariantTally};
@@ -481,7 +480,7 @@ impl Replayer {
         seg.add(DIM_LANGUAGE, language.as_deref().unwrap_or(NONE), counts);
         let intent = turn.intent_label().map(recorded);
         seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), counts);
-        seg.add(DIM_DRAFT_LENGTH, length_bucket(f.draft_chars), counts);
+        seg.add_length(f.draft_chars, counts);
         // Nearly every turn is a user-facing `turn`: only skill-gate calls
         // are added here, and the `turn` row is the block's totals less
         // them (see `block_segments`), exact and one lookup less a turn.

@@ -115,6 +115,30 @@ fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
+/// `{:?}` of `x` when it is a number of thousandths strictly between 0
+/// and 1 (most recorded confidences), without the float formatter: when
+/// `k / 1000` rounds to `x`, its decimal digits, trailing zeros cut, are
+/// the shortest text that reads back as `x` (no decimal of fewer digits
+/// is that close). False, writing nothing, for any other `x`.
+fn push_milli(out: &mut Vec<u8>, x: f64) -> bool {
+    if !(x > 0.0 && x < 1.0) {
+        return false;
+    }
+    let k = (x * 1000.0).round() as u32;
+    if f64::from(k) / 1000.0 != x {
+        return false;
+    }
+    let digits = [k / 100, k / 10 % 10, k % 10].map(|d| b'0' + d as u8);
+    let len = match (digits[1], digits[2]) {
+        (b'0', b'0') => 1,
+        (_, b'0') => 2,
+        _ => 3,
+    };
+    out.extend_from_slice(b"0.");
+    out.extend_from_slice(&digits[..len]);
+    true
+}
+
 /// A field and its separator.
 fn cell(out: &mut Vec<u8>, s: &str) {
     if s.is_empty() {
@@ -149,10 +173,12 @@ pub struct TurnFields {
     /// resolve the same confidence.
     confidence: Option<(u64, Vec<u8>)>,
     scope_cells: ScopeCells,
+    lead: Lead,
 }
 
-/// The scope columns' cells of the scopes seen lately: the turns of a run
-/// share their scope, so each distinct scope is parsed once, not per turn.
+/// The `scope` cell and the scope columns' cells of the scopes seen
+/// lately: the turns of a run share their scope, so each distinct scope is
+/// quoted and parsed once, not per turn.
 #[derive(Default)]
 struct ScopeCells(std::collections::HashMap<u64, (String, Vec<u8>), IdentityHash>);
 
@@ -163,8 +189,8 @@ impl ScopeCells {
     const MAX: usize = 1024;
 
     fn write(&mut self, out: &mut Vec<u8>, scope: Option<&str>, columns: &ScopeColumns) {
-        let (Some(raw), false) = (scope, columns.keys().is_empty()) else {
-            out.extend(std::iter::repeat_n(b',', columns.keys().len()));
+        let Some(raw) = scope else {
+            out.extend(std::iter::repeat_n(b',', 1 + columns.keys().len()));
             return;
         };
         let h = xxhash_rust::xxh3::xxh3_64(raw.as_bytes());
@@ -173,8 +199,11 @@ impl ScopeCells {
             return;
         }
         let mut cells = Vec::new();
-        for v in columns.values(Some(raw)) {
-            opt_cell(&mut cells, v.as_deref());
+        cell(&mut cells, &capped(raw, MAX_SCOPE_BYTES));
+        if !columns.keys().is_empty() {
+            for v in columns.values(Some(raw)) {
+                opt_cell(&mut cells, v.as_deref());
+            }
         }
         out.extend_from_slice(&cells);
         if self.0.len() >= Self::MAX {
@@ -185,13 +214,34 @@ impl ScopeCells {
     }
 }
 
+/// The `run,source,` cells, kept while the run and source stay the same
+/// (a block's turns share them).
+#[derive(Default)]
+struct Lead {
+    run: String,
+    source: String,
+    cells: Vec<u8>,
+}
+
+impl Lead {
+    fn write(&mut self, out: &mut Vec<u8>, run: &str, source: &str) {
+        if self.cells.is_empty() || self.run != run || self.source != source {
+            self.cells.clear();
+            cell(&mut self.cells, run);
+            cell(&mut self.cells, source);
+            self.run = run.to_string();
+            self.source = source.to_string();
+        }
+        out.extend_from_slice(&self.cells);
+    }
+}
+
 impl TurnFields {
     /// Format the fields of `r` that do not depend on the variant.
     pub fn set(&mut self, r: &Row, columns: &ScopeColumns) {
         let h = &mut self.head;
         h.clear();
-        cell(h, r.run);
-        cell(h, r.source);
+        self.lead.write(h, r.run, r.source);
         push_u64(h, r.line);
         h.push(b',');
         cell(h, r.run_id);
@@ -202,7 +252,6 @@ impl TurnFields {
         let m = &mut self.middle;
         m.clear();
         opt_cell(m, r.language);
-        opt_cell(m, r.scope.map(|s| capped(s, MAX_SCOPE_BYTES)).as_deref());
         self.scope_cells.write(m, r.scope, columns);
         opt_cell(m, r.intent);
         push_u64(m, r.draft_chars);
@@ -239,7 +288,9 @@ impl TurnFields {
             // Shortest representation that reads back to the same f64 (in
             // the buffer of the last one: no allocation per turn).
             text.clear();
-            let _ = write!(text, "{:?}", r.confidence);
+            if !push_milli(text, r.confidence) {
+                let _ = write!(text, "{:?}", r.confidence);
+            }
             *last = bits;
         }
         out.extend_from_slice(text);
@@ -330,6 +381,35 @@ mod tests {
             let mut out = Vec::new();
             super::push_u64(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+    }
+
+    #[test]
+    fn thousandths_format_like_debug() {
+        let debug = |x: f64| format!("{x:?}");
+        let milli = |x: f64| {
+            let mut out = Vec::new();
+            super::push_milli(&mut out, x).then(|| String::from_utf8(out).unwrap())
+        };
+        for k in 1..1000 {
+            let x = f64::from(k) / 1000.0;
+            assert_eq!(milli(x), Some(debug(x)), "{k}");
+            // Its neighbours are not thousandths: the formatter's.
+            assert_eq!(milli(x.next_up()), None);
+            assert_eq!(milli(x.next_down()), None);
+        }
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            -0.5,
+            1e-4,
+            0.0005,
+            0.1 + 0.2,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            assert_eq!(milli(x), None, "{x:?}");
         }
     }
 

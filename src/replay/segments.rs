@@ -84,10 +84,13 @@ pub struct SegmentAcc {
     dims: Vec<String>,
     slots: Vec<Slot>,
     index: ById<usize>,
-    /// Each distinct raw `scope` of the block, with its (dimension, label)
-    /// pairs: worked out once, not re-parsed for every turn.
-    scopes: Vec<(String, Vec<(u32, String)>)>,
+    /// Each distinct raw `scope` of the block, with the slots of its
+    /// (dimension, label) pairs: worked out once, not re-parsed (or
+    /// hashed again) for every turn.
+    scopes: Vec<(String, Vec<usize>)>,
     scope_index: ById<usize>,
+    /// The slot of each draft-length bucket, once used.
+    length_slots: [Option<usize>; LENGTH_BUCKETS.len()],
 }
 
 /// A 64-bit hash of (dimension, value), eight bytes a step (a byte-wise
@@ -117,6 +120,7 @@ impl SegmentAcc {
             index: HashMap::default(),
             scopes: Vec::new(),
             scope_index: HashMap::default(),
+            length_slots: [None; LENGTH_BUCKETS.len()],
         }
     }
 
@@ -133,6 +137,13 @@ impl SegmentAcc {
 
     /// Add one turn's per-variant counts to segment (`dim`, `value`).
     pub fn add(&mut self, dim: u32, value: &str, counts: &[Counts]) {
+        let i = self.slot(dim, value);
+        self.merge_into(i, counts);
+    }
+
+    /// The index of segment (`dim`, `value`)'s slot, made when new. Slots
+    /// are never removed, so an index stays good for the block.
+    fn slot(&mut self, dim: u32, value: &str) -> usize {
         let value = capped(value, MAX_VALUE_BYTES);
         let value = value.as_ref();
         let k = key(dim, value);
@@ -145,22 +156,37 @@ impl SegmentAcc {
                 .position(|s| s.dim == dim && s.value == value),
             None => None,
         };
-        let i = match found {
+        found.unwrap_or_else(|| {
+            self.slots.push(Slot {
+                dim,
+                value: value.to_string(),
+                counts: vec![Counts::default(); self.variants],
+            });
+            let i = self.slots.len() - 1;
+            self.index.entry(k).or_insert(i);
+            i
+        })
+    }
+
+    fn merge_into(&mut self, slot: usize, counts: &[Counts]) {
+        for (s, c) in self.slots[slot].counts.iter_mut().zip(counts) {
+            s.merge(c);
+        }
+    }
+
+    /// Add one turn's counts to the segment of its draft-length bucket
+    /// (one of six: their slots are remembered, not hashed every turn).
+    pub fn add_length(&mut self, chars: u64, counts: &[Counts]) {
+        let b = length_bucket_index(chars);
+        let i = match self.length_slots[b] {
             Some(i) => i,
             None => {
-                self.slots.push(Slot {
-                    dim,
-                    value: value.to_string(),
-                    counts: vec![Counts::default(); self.variants],
-                });
-                let i = self.slots.len() - 1;
-                self.index.entry(k).or_insert(i);
+                let i = self.slot(DIM_DRAFT_LENGTH, LENGTH_BUCKETS[b]);
+                self.length_slots[b] = Some(i);
                 i
             }
         };
-        for (s, c) in self.slots[i].counts.iter_mut().zip(counts) {
-            s.merge(c);
-        }
+        self.merge_into(i, counts);
     }
 
     /// Add one turn's counts to the segments of its `scope`: one dimension
@@ -170,18 +196,21 @@ impl SegmentAcc {
         let i = match self.scope_index.get(&k) {
             Some(&i) if self.scopes[i].0 == text => i,
             _ => {
-                let pairs = self.scope_pairs(text);
-                self.scopes.push((text.to_string(), pairs));
+                let slots = self
+                    .scope_pairs(text)
+                    .into_iter()
+                    .map(|(dim, value)| self.slot(dim, &value))
+                    .collect();
+                self.scopes.push((text.to_string(), slots));
                 let i = self.scopes.len() - 1;
                 self.scope_index.entry(k).or_insert(i);
                 i
             }
         };
-        let pairs = std::mem::take(&mut self.scopes[i].1);
-        for (dim, value) in &pairs {
-            self.add(*dim, value, counts);
+        for j in 0..self.scopes[i].1.len() {
+            let slot = self.scopes[i].1[j];
+            self.merge_into(slot, counts);
         }
-        self.scopes[i].1 = pairs;
     }
 
     fn scope_pairs(&mut self, raw: &str) -> Vec<(u32, String)> {
@@ -225,11 +254,6 @@ pub const OTHER: &str = "(other)";
 /// The value of a dimension a turn does not have.
 pub const NONE: &str = "(none)";
 
-/// Draft length buckets (code points).
-pub fn length_bucket(chars: u64) -> &'static str {
-    LENGTH_BUCKETS[length_bucket_index(chars)]
-}
-
 pub const DIM_LANGUAGE: u32 = 0;
 
 pub const DIM_INTENT: u32 = 1;
@@ -242,7 +266,7 @@ pub const DIM_CALL_SITE: u32 = 3;
 /// `scope` / `scope.KEY`.
 pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", DRAFT_LENGTH, "call_site"];
 
-/// The dimension of draft lengths in code points ([`length_bucket`]).
+/// The dimension of draft lengths in code points ([`LENGTH_BUCKETS`]).
 pub const DRAFT_LENGTH: &str = "draft_length";
 
 /// Check `--group-by` paths: dotted, and not a dimension segments.csv

@@ -55,7 +55,10 @@ impl Windowed {
             return None;
         }
         let config = regex_automata::meta::Config::new().nfa_size_limit(Some(64 << 20));
-        let re = Regex::builder().configure(config.clone()).build(pattern).ok()?;
+        let re = Regex::builder()
+            .configure(config.clone())
+            .build(pattern)
+            .ok()?;
         let loose = Regex::builder()
             .configure(config)
             .build_from_hir(&without_word_boundaries(hir))
@@ -141,14 +144,18 @@ impl Windowed {
         // An empty gap (a window at either end of the text) is skipped:
         // widened, it would lie inside that window, already searched, and
         // reach its non-ASCII bytes (where the DFA gives up).
-        starts.zip(ends).filter(|(lo, hi)| lo < hi).map(move |(lo, hi)| {
-            let lo = if lo == 0 { 0 } else { lo - self.max_len };
-            (lo, (hi + self.max_len).min(text.len()).max(lo))
-        })
+        starts
+            .zip(ends)
+            .filter(|(lo, hi)| lo < hi)
+            .map(move |(lo, hi)| {
+                let lo = if lo == 0 { 0 } else { lo - self.max_len };
+                (lo, (hi + self.max_len).min(text.len()).max(lo))
+            })
     }
 }
 
-type NewCache = Box<dyn Fn() -> Cache + Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>;
+type NewCache =
+    Box<dyn Fn() -> Cache + Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>;
 
 /// A bounded backtracker and its scratch memory, one per thread.
 struct Backtracker {
