@@ -21,6 +21,7 @@ use regex_automata::nfa::thompson::backtrack::{BoundedBacktracker, Cache};
 use regex_automata::util::pool::Pool;
 use regex_automata::Input;
 use regex_syntax::hir::{Hir, Look};
+use std::sync::OnceLock;
 
 /// Windows larger than this share of the haystack: one plain search is
 /// cheaper.
@@ -31,18 +32,50 @@ const MAX_MATCH_BYTES: usize = 256;
 /// The joined plain patterns, ready to search parts of a haystack.
 pub struct Windowed {
     re: Regex,
-    /// The same pattern for the windows. `regex`'s own choice there is its
-    /// slowest engine (the PikeVM: its backtracker is kept to haystacks
-    /// of 128 bytes, and the haystack is the whole text); the bounded
-    /// backtracker visits each (state, byte) of a window at most once, a
-    /// fraction of the PikeVM's work on these short spans.
-    windows: Option<Backtracker>,
+    /// The pattern, for the window engines.
+    pattern: String,
+    /// Built on the first window searched (most pattern sets never search
+    /// one: compiling them for every set cost a short replay 13%).
+    engines: OnceLock<WindowEngines>,
+    /// The longest match, in bytes.
+    max_len: usize,
+}
+
+/// What searches a window.
+struct WindowEngines {
     /// The pattern with its word boundaries dropped, which the DFA runs
     /// on any text: every match of the pattern is one of it, so a window
     /// where it finds none needs no backtracking.
     loose: Option<Regex>,
-    /// The longest match, in bytes.
-    max_len: usize,
+    /// The pattern for the windows where `loose` matches. `regex`'s own
+    /// choice there is its slowest engine (the PikeVM: its backtracker is
+    /// kept to haystacks of 128 bytes, and the haystack is the whole
+    /// text); the bounded backtracker visits each (state, byte) of a
+    /// window at most once, a fraction of the PikeVM's work on these
+    /// short spans.
+    backtracker: Option<Backtracker>,
+}
+
+impl WindowEngines {
+    fn new(pattern: &str) -> WindowEngines {
+        let loose = regex_syntax::Parser::new()
+            .parse(pattern)
+            .ok()
+            .and_then(|hir| {
+                Regex::builder()
+                    .configure(meta_config())
+                    .build_from_hir(&without_word_boundaries(hir))
+                    .ok()
+            });
+        WindowEngines {
+            loose,
+            backtracker: Backtracker::new(pattern),
+        }
+    }
+}
+
+fn meta_config() -> regex_automata::meta::Config {
+    regex_automata::meta::Config::new().nfa_size_limit(Some(64 << 20))
 }
 
 impl Windowed {
@@ -54,19 +87,14 @@ impl Windowed {
         if max_len > MAX_MATCH_BYTES {
             return None;
         }
-        let config = regex_automata::meta::Config::new().nfa_size_limit(Some(64 << 20));
         let re = Regex::builder()
-            .configure(config.clone())
+            .configure(meta_config())
             .build(pattern)
             .ok()?;
-        let loose = Regex::builder()
-            .configure(config)
-            .build_from_hir(&without_word_boundaries(hir))
-            .ok();
         Some(Windowed {
             re,
-            windows: Backtracker::new(pattern),
-            loose,
+            pattern: pattern.to_string(),
+            engines: OnceLock::new(),
             max_len,
         })
     }
@@ -91,12 +119,15 @@ impl Windowed {
     /// [`Windowed::span`] for a window: with the backtracker when the
     /// window fits its memory bound.
     fn window(&self, text: &str, lo: usize, hi: usize) -> bool {
-        if let Some(loose) = &self.loose {
+        let engines = self
+            .engines
+            .get_or_init(|| WindowEngines::new(&self.pattern));
+        if let Some(loose) = &engines.loose {
             if !loose.is_match(Input::new(text).span(lo..hi)) {
                 return false;
             }
         }
-        match &self.windows {
+        match &engines.backtracker {
             Some(b) if hi - lo < b.engine.max_haystack_len() => {
                 let input = Input::new(text).span(lo..hi).earliest(true);
                 b.engine
@@ -256,7 +287,8 @@ mod tests {
     #[test]
     fn the_loose_pattern_matches_wherever_the_pattern_does_and_more() {
         let w = Windowed::new(r"(?i)\b(ok|got it)\B|^x\b").unwrap();
-        let loose = w.loose.as_ref().unwrap();
+        let engines = WindowEngines::new(&w.pattern);
+        let loose = engines.loose.as_ref().unwrap();
         for text in ["okay", "book", "got it", "x", "xy"] {
             assert!(loose.is_match(text), "{text:?}");
         }
