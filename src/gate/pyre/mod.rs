@@ -603,6 +603,71 @@ mod tests {
         }
     }
 
+    /// CPython never case-folds `\\w`, `\\W` (nor `\\b`'s word test) under
+    /// IGNORECASE, only literals; `regex` folds whole classes, which adds
+    /// U+0345 (it folds with ι) and U+A7CB, U+A7DC (letters since Unicode
+    /// 16, whose lowercase forms are older) to `\\w`. Expectations from
+    /// CPython 3.11: `bool(re.search(p, t, re.IGNORECASE))`.
+    #[test]
+    fn shorthand_classes_are_not_case_folded() {
+        let cases: [(&str, &str, bool); 18] = [
+            (r"\bok\b", "ok\u{345}", true),
+            (r"x\B", "x\u{345}", false),
+            (r"x\b", "x\u{a7cb}", true),
+            (r"\w", "\u{345}", false),
+            (r"\W", "\u{345}", true),
+            (r"[\w]", "\u{345}", false),
+            (r"[\wa]", "\u{345}", false),
+            (r"[^\w]", "\u{345}", true),
+            (r"[^\wa]", "\u{345}", true),
+            (r"[\w\u03b9]", "\u{345}", true),
+            (r"[^\W]", "\u{345}", false),
+            (r"[\W]", "\u{345}", true),
+            (r"\w", "\u{a7cb}", false),
+            (r"\W", "\u{a7dc}", true),
+            (r"[\wa]", "ι", true),
+            (r"[^\w.]", "K", false),
+            (r"[\d\u0130]", "i", true),
+            (r"[\s\u0130]", "ı", true),
+        ];
+        let wrong: Vec<_> = cases
+            .iter()
+            .filter(|&&(p, t, want)| m(p, t) != want)
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:?}");
+    }
+
+    /// 3,000 random patterns of classes, shorthands, boundaries and
+    /// literals over characters where the case and class tables disagree,
+    /// each with CPython 3.11's answer with and without IGNORECASE
+    /// (`scripts/cpython_class_cases.py`).
+    #[test]
+    fn classes_match_cpython() {
+        let cases = include_str!("../../../tests/cpython/classes.jsonl");
+        let mut wrong = Vec::new();
+        for line in cases.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (p, t) = (v["p"].as_str().unwrap(), v["t"].as_str().unwrap());
+            // CPython 3.11's `\\B` never matches an empty text; ours does.
+            // The gate never searches an empty draft.
+            if t.is_empty() && p.contains(r"\B") {
+                continue;
+            }
+            for (ignore_case, key) in [(true, "i"), (false, "cs")] {
+                let got = PySet::new(&[p], ignore_case).unwrap().is_match(t).unwrap();
+                if got != v[key].as_bool().unwrap() {
+                    wrong.push((p.to_string(), t.to_string(), ignore_case));
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} of {}: {wrong:?}",
+            wrong.len(),
+            cases.lines().count()
+        );
+    }
+
     #[test]
     fn python_word_boundary_around_combining_marks() {
         // U+0307 is not \w in CPython, so `\bok\b` matches "ok\u{307}".

@@ -133,9 +133,46 @@ fn shorthand_body(letter: char, flags: Flags) -> &'static str {
     }
 }
 
-fn shorthand_class(letter: char, flags: Flags) -> String {
+/// A shorthand class (`\\w`, `\\W`, ...) inside a class: a nested class.
+fn nested_shorthand(letter: char, flags: Flags) -> String {
     let neg = if letter.is_ascii_uppercase() { "^" } else { "" };
     format!("[{neg}{}]", shorthand_body(letter, flags))
+}
+
+/// A shorthand class on its own. CPython never case-folds one (under
+/// IGNORECASE `\\w` is still `str.isalnum()` or `_`); `regex` would fold
+/// it, adding U+0345 (which folds with ι) and U+A7CB, U+A7DC (letters
+/// since Unicode 16, their lowercase forms older) to `\\w`, so it is
+/// matched without folding.
+fn shorthand_class(letter: char, flags: Flags) -> String {
+    let class = nested_shorthand(letter, flags);
+    if flags.ignore_case {
+        format!("(?-i:{class})")
+    } else {
+        class
+    }
+}
+
+/// The ranges of `items` (a class body of characters and ranges) under
+/// `regex`'s case folding, spelled out.
+fn folded_body(items: &str) -> Result<String, String> {
+    use regex_syntax::hir::{Class, HirKind};
+    if items.is_empty() {
+        return Ok(String::new());
+    }
+    let hir = regex_syntax::Parser::new()
+        .parse(&format!("(?i:[{items}])"))
+        .map_err(|e| e.to_string())?;
+    let ranges: Vec<(char, char)> = match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => c.iter().map(|r| (r.start(), r.end())).collect(),
+        // One character with no other case is a literal.
+        HirKind::Literal(l) => String::from_utf8_lossy(&l.0)
+            .chars()
+            .map(|c| (c, c))
+            .collect(),
+        other => return Err(format!("a class folded to {other:?}")),
+    };
+    Ok(class_body(&ranges))
 }
 
 fn literal(c: char) -> String {
@@ -715,13 +752,16 @@ fn translate_class(
 ) -> Result<usize, String> {
     let n = chars.len();
     let mut i = start + 1;
-    out.ch('[');
+    let mut neg = "";
     if chars.get(i) == Some(&'^') {
-        out.ch('^');
+        neg = "^";
         i += 1;
     }
     let mut first = true;
     let mut extras = String::new();
+    // The shorthand classes apart from the rest (see `close_class`).
+    let mut shorthands = String::new();
+    let mut items = String::new();
     loop {
         if i >= n {
             return Err(format!("unterminated character set at position {start}"));
@@ -740,7 +780,7 @@ fn translate_class(
             }
             let e = chars[i];
             if matches!(e, 'w' | 'W' | 's' | 'S' | 'd' | 'D') {
-                out.both(&shorthand_class(e, flags));
+                shorthands.push_str(&nested_shorthand(e, flags));
                 i += 1;
                 continue;
             }
@@ -760,24 +800,37 @@ fn translate_class(
             if hi < lo {
                 return Err(format!("bad character range {lo}-{hi}"));
             }
-            out.both(&format!("{}-{}", class_char(lo), class_char(hi)));
+            items.push_str(&format!("{}-{}", class_char(lo), class_char(hi)));
             for t in ['i', 'I'] {
                 if (lo..=hi).contains(&t) {
                     extras.push_str(turkic_extra(t, flags));
                 }
             }
         } else {
-            out.both(&class_char(lo));
+            items.push_str(&class_char(lo));
             extras.push_str(turkic_extra(lo, flags));
         }
     }
     if !extras.is_empty() {
-        out.both(&class_body(
+        items.push_str(&class_body(
             &extras.chars().map(|c| (c, c)).collect::<Vec<_>>(),
         ));
     }
-    out.ch(']');
+    out.both(&close_class(neg, &shorthands, &items, flags)?);
     Ok(i)
+}
+
+/// A class of `shorthands` and other `items`. Under IGNORECASE CPython
+/// folds the items but not the shorthand classes, while `regex` folds a
+/// whole class: such a class gets its items folded here and is matched
+/// without folding.
+fn close_class(neg: &str, shorthands: &str, items: &str, flags: Flags) -> Result<String, String> {
+    if flags.ignore_case && !shorthands.is_empty() {
+        let items = folded_body(items)?;
+        Ok(format!("(?-i:[{neg}{shorthands}{items}])"))
+    } else {
+        Ok(format!("[{neg}{shorthands}{items}]"))
+    }
 }
 
 /// The `hi` of a class range `lo-hi` at `chars[*i]` (a character or an
