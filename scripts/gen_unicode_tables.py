@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/pyre/tables.rs: the character classes of CPython's `re` and `str`.
+"""Generate src/gate/pyre/tables.rs: the character classes of CPython's `re` and `str`.
 
 symfonic-core runs on CPython, whose `re` module (for `str` patterns) and
 `str.strip()` use these definitions:
@@ -8,7 +8,7 @@ symfonic-core runs on CPython, whose `re` module (for `str` patterns) and
   \\s   = str.isspace()             (Py_UNICODE_ISSPACE, also what strip() removes)
 They differ from Rust's `regex` classes (which follow UTS#18), so the port
 uses these tables. Re-run with the Python whose behaviour you target:
-    python3 scripts/gen_unicode_tables.py > src/pyre/tables.rs
+    python3 scripts/gen_unicode_tables.py > src/gate/pyre/tables.rs
 """
 import sys
 import unicodedata
@@ -45,3 +45,17 @@ print()
 emit("PY_WORD", "`\\w`: `c.isalnum() or c == '_'`.", ranges(lambda c: c.isalnum() or c == "_"))
 emit("PY_DECIMAL", "`\\d`: `c.isdecimal()`.", ranges(lambda c: c.isdecimal()))
 emit("PY_SPACE", "`\\s` and what `str.strip()` removes: `c.isspace()`.", ranges(lambda c: c.isspace()))
+
+# `str.lower()` of every character it changes, for the test that finds the
+# characters Rust's newer Unicode lowercases and CPython's does not.
+print("/// `c.lower()` of every character `c` it changes (test only: the port")
+print("/// lowercases with Rust's tables, and a test holds the difference).")
+print("#[cfg(test)]")
+print("pub const PY_LOWER: &[(char, &str)] = &[")
+for cp in range(0x110000):
+    c = chr(cp)
+    low = c.lower()
+    if low != c:
+        body = "".join(f"\\u{{{ord(x):x}}}" for x in low)
+        print(f"    ('\\u{{{cp:x}}}', \"{body}\"),")
+print("];")

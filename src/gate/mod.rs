@@ -54,9 +54,58 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
         } else {
             Cow::Borrowed(s)
         }
+    } else if has_newly_cased(s) {
+        Cow::Owned(lower_keeping_newly_cased(s))
     } else {
         Cow::Owned(s.to_lowercase())
     }
+}
+
+/// Letters that Rust's Unicode lowercases and CPython 3.11's (Unicode 14,
+/// where they are unassigned) leaves as they are (a test holds this list to
+/// every character's `str.lower()`).
+const CASED_SINCE_UNICODE_14: [(char, char); 9] = [
+    ('\u{1c89}', '\u{1c89}'),
+    ('\u{a7cb}', '\u{a7cc}'),
+    ('\u{a7ce}', '\u{a7ce}'),
+    ('\u{a7d2}', '\u{a7d2}'),
+    ('\u{a7d4}', '\u{a7d4}'),
+    ('\u{a7da}', '\u{a7da}'),
+    ('\u{a7dc}', '\u{a7dc}'),
+    ('\u{10d50}', '\u{10d65}'),
+    ('\u{16ea0}', '\u{16eb8}'),
+];
+
+fn newly_cased(c: char) -> bool {
+    pyre::in_ranges(&CASED_SINCE_UNICODE_14, c)
+}
+
+/// Whether `s` holds a letter of [`CASED_SINCE_UNICODE_14`]: their UTF-8
+/// starts with 0xE1, 0xEA or 0xF0, so most texts are cleared by one
+/// vectorised byte scan.
+fn has_newly_cased(s: &str) -> bool {
+    pyre::any_byte(s.as_bytes(), |b| matches!(b, 0xe1 | 0xea | 0xf0)) && s.chars().any(newly_cased)
+}
+
+/// `s.lower()` as CPython 3.11 computes it for a text with such letters:
+/// each of them (and each U+FFFF already there) stands in as U+FFFF, an
+/// unassigned code point as they are to CPython (so the final-sigma rule
+/// sees them as CPython does), while the rest is lowered, then goes back.
+fn lower_keeping_newly_cased(s: &str) -> String {
+    const HOLE: char = '\u{ffff}';
+    let mut kept = s.chars().filter(|&c| c == HOLE || newly_cased(c));
+    let masked: String = s
+        .chars()
+        .map(|c| if newly_cased(c) { HOLE } else { c })
+        .collect();
+    masked
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            HOLE => kept.next().expect("a kept character per hole"),
+            c => c,
+        })
+        .collect()
 }
 
 /// Whether `s` is longer than `n` code points, without counting past `n`.
@@ -478,6 +527,34 @@ impl Gate {
 #[cfg(test)]
 mod tests {
 
+    /// Every character lowered alone as CPython 3.11 lowers it (its
+    /// `str.lower()` table from `scripts/gen_unicode_tables.py`), and texts
+    /// where the final sigma meets a letter Rust lowers and CPython keeps.
+    #[test]
+    fn lowering_is_cpythons() {
+        let py: std::collections::HashMap<char, &str> =
+            super::pyre::tables::PY_LOWER.iter().copied().collect();
+        let mut wrong = Vec::new();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let text = c.to_string();
+            let want = py.get(&c).copied().unwrap_or(&text);
+            if super::py_lower(&text) != want {
+                wrong.push(c);
+            }
+        }
+        assert!(wrong.is_empty(), "{} characters: {wrong:?}", wrong.len());
+        // From CPython 3.11: `s.lower()`.
+        for (s, want) in [
+            ("ΑΣ\u{a7cb}", "ας\u{a7cb}"),
+            ("ΑΣ\u{a7cb}Β", "ας\u{a7cb}β"),
+            ("\u{a7cb}Σ", "\u{a7cb}σ"),
+            ("OK\u{a7cb}\u{ffff}\u{a7dc}Σ", "ok\u{a7cb}\u{ffff}\u{a7dc}σ"),
+            ("A\u{10d50}b", "a\u{10d50}b"),
+        ] {
+            assert_eq!(super::py_lower(s), want, "{s:?}");
+        }
+    }
+
     #[test]
     fn any_byte_is_any() {
         let test = |b: u8| b.is_ascii_digit() || b == b'$';
@@ -625,6 +702,24 @@ mod tests {
         assert_eq!(e.ack.pattern, PatternCheck::Matched);
         assert_eq!(e.reasons().to_string(), "too_long");
         assert!(!e.draft_is_trivial_ack());
+    }
+
+    /// Two drafts where the port disagreed with symfonic: CPython 3.11
+    /// neither lowercases U+A7CB (unassigned in its Unicode 14) nor counts
+    /// it as a word character, so `ok` is an ack beside it; and its `\\B`
+    /// never matches the empty text a blank draft strips to.
+    #[test]
+    fn newer_letters_and_blank_drafts_as_cpython() {
+        let t = turn(r#"{"run_id":"r","draft":"ok\ua7cb"}"#);
+        assert_eq!(gate(true).evaluate(&t).reasons().to_string(), "trivial_ack");
+        let g = Gate::new(FrameworkConfig {
+            metacognition_selective_gate: true,
+            metacognition_trivial_ack_patterns: vec![r"\B".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        let t = turn(r#"{"run_id":"r","draft":" "}"#);
+        assert_eq!(g.evaluate(&t).reasons().to_string(), "no_ack_pattern");
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub struct Translated {
     pub needs_fancy: bool,
     /// Uses `\b` or `\B` (the two forms differ).
     pub uses_boundary: bool,
+    /// Uses `\B`, which CPython 3.11 never matches in an empty text (see
+    /// [`translate_for_empty_text`]).
+    pub uses_non_boundary: bool,
 }
 
 fn class_body(ranges: &[(char, char)]) -> String {
@@ -299,6 +302,16 @@ fn check_fixed_width(body: &str) -> Result<(), String> {
 
 /// Translate `pattern` (CPython `re` syntax). `ignore_case` is `re.IGNORECASE`.
 pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, Refused> {
+    translate_as(pattern, ignore_case, false)
+}
+
+/// [`translate`] for searching an empty text only: CPython 3.11's `\B`
+/// never matches there (`regex`'s does), so it becomes what never matches.
+pub fn translate_for_empty_text(pattern: &str, ignore_case: bool) -> Result<Translated, Refused> {
+    translate_as(pattern, ignore_case, true)
+}
+
+fn translate_as(pattern: &str, ignore_case: bool, empty_text: bool) -> Result<Translated, Refused> {
     let chars: Vec<char> = pattern.chars().collect();
     if has_named_escape(&chars) {
         return Err(Refused::Unsupported(
@@ -306,6 +319,7 @@ pub fn translate(pattern: &str, ignore_case: bool) -> Result<Translated, Refused
         ));
     }
     let mut t = Translator::new(chars, ignore_case);
+    t.empty_text = empty_text;
     while t.i < t.chars.len() {
         t.step()?;
     }
@@ -320,6 +334,9 @@ struct Translator {
     out: Out,
     needs_fancy: bool,
     uses_boundary: bool,
+    uses_non_boundary: bool,
+    /// Translating for an empty text ([`translate_for_empty_text`]).
+    empty_text: bool,
     flags: Flags,
     /// Per open group: the flags to restore at its `)`.
     stack: Vec<Flags>,
@@ -350,6 +367,8 @@ impl Translator {
             out,
             needs_fancy: false,
             uses_boundary: false,
+            uses_non_boundary: false,
+            empty_text: false,
             flags: Flags {
                 ignore_case,
                 ascii: false,
@@ -404,6 +423,7 @@ impl Translator {
             exact: self.out.exact,
             needs_fancy: self.needs_fancy,
             uses_boundary: self.uses_boundary,
+            uses_non_boundary: self.uses_non_boundary,
         })
     }
 
@@ -431,6 +451,12 @@ impl Translator {
     /// `\b` or `\B`: the exact form spells out Python's word boundary.
     fn boundary(&mut self, e: char) {
         self.uses_boundary = true;
+        if e == 'B' && self.empty_text {
+            // A boundary and none at once: never.
+            self.out.both("(?:\\b\\B)");
+            return;
+        }
+        self.uses_non_boundary |= e == 'B';
         if self.flags.ascii {
             self.out
                 .both(if e == 'b' { "(?-u:\\b)" } else { "(?-u:\\B)" });
