@@ -320,7 +320,15 @@ pub struct PySet {
     /// When a pattern uses `\B`: the patterns, to build (on first need)
     /// the set that searches an empty text, where CPython 3.11's `\B`
     /// never matches.
-    empty_text: Option<(Vec<String>, bool, OnceLock<Option<Box<PySet>>>)>,
+    empty_text: Option<EmptyText>,
+}
+
+/// A set's patterns, and the set built from them (on first need) to
+/// search an empty text.
+struct EmptyText {
+    patterns: Vec<String>,
+    ignore_case: bool,
+    set: OnceLock<Option<Box<PySet>>>,
 }
 
 /// The patterns that need no look-around, joined into one alternation per
@@ -473,9 +481,10 @@ impl PySet {
             exact_src: plain.any_boundary.then(|| plain.exact.join("|")),
             exact: OnceLock::new(),
             fancy,
-            empty_text: non_boundary.then(|| {
-                let patterns = patterns.iter().map(|p| p.as_ref().to_string()).collect();
-                (patterns, ignore_case, OnceLock::new())
+            empty_text: non_boundary.then(|| EmptyText {
+                patterns: patterns.iter().map(|p| p.as_ref().to_string()).collect(),
+                ignore_case,
+                set: OnceLock::new(),
             }),
         })
     }
@@ -483,13 +492,14 @@ impl PySet {
     /// The set to search an empty text with, when it is not this one (a
     /// pattern uses `\B`).
     fn for_empty_text(&self) -> Option<&PySet> {
-        let (patterns, ignore_case, set) = self.empty_text.as_ref()?;
-        set.get_or_init(|| {
-            Self::build(patterns, *ignore_case, false, translate_for_empty_text)
-                .ok()
-                .map(Box::new)
-        })
-        .as_deref()
+        let e = self.empty_text.as_ref()?;
+        e.set
+            .get_or_init(|| {
+                Self::build(&e.patterns, e.ignore_case, false, translate_for_empty_text)
+                    .ok()
+                    .map(Box::new)
+            })
+            .as_deref()
     }
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
