@@ -40,6 +40,18 @@ pub struct MineOptions {
     pub stress: bool,
     pub skip_invalid: bool,
     pub max_line_bytes: usize,
+    /// The run's name in every table (default: the output folder's name,
+    /// as a replay's).
+    pub label: Option<String>,
+}
+
+impl MineOptions {
+    /// The run's name in the tables of mine writing into `out`.
+    pub fn run_name(&self, out: &Path) -> String {
+        self.label
+            .clone()
+            .unwrap_or_else(|| crate::report::default_label(out))
+    }
 }
 
 /// One proposed pattern, with what adding it did on the traffic.
@@ -220,7 +232,7 @@ fn validate(
             v.name
         )],
         max_ack_share: o.max_ack_share,
-        ..ReplayOptions::new(o.sources.clone(), plan, "validation".into())
+        ..ReplayOptions::new(o.sources.clone(), plan, o.run_name(dir))
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];

@@ -139,9 +139,7 @@ fn proposals_toml(m: &Mined, v: &Variant) -> String {
 /// Every file of `mine` into `out` (created if needed).
 pub fn all(m: &Mined, scan: &Scan, o: &MineOptions, v: &Variant, out: &Path) -> crate::Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::Write(format!("{}: {e}", out.display())))?;
-    let run = out
-        .file_name()
-        .map_or("mine".to_string(), |n| n.to_string_lossy().into_owned());
+    let run = o.run_name(out);
     put(out, "proposals.csv", &proposals_csv(m, &run)?)?;
     put(out, "missed.csv", &missed_csv(m, scan, &run)?)?;
     put(out, "risky_skips.csv", &risky_csv(scan, o, &run)?)?;

@@ -318,3 +318,39 @@ fn mine_and_calibrate_claim_their_folder_and_propose_only_what_skips() {
         );
     }
 }
+
+/// `--label` names the run in every table of mine (as in replay), and a
+/// format mine does not write is refused, not ignored.
+#[test]
+fn mine_takes_the_label_and_refuses_other_formats() {
+    let d = Dir::new();
+    let out = d.path("m");
+    let o = mine_in(
+        &out,
+        &[
+            "datasets/multilingual.jsonl",
+            "--label",
+            "nightly",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    for table in ["proposals.csv", "missed.csv", "risky_skips.csv"] {
+        let rows = csv_rows(&std::fs::read_to_string(out.join(table)).unwrap());
+        assert!(!rows.is_empty(), "{table} has rows");
+        assert!(rows.iter().all(|r| r["run"] == "nightly"), "{table}");
+    }
+    let v = csv_rows(&std::fs::read_to_string(out.join("validation/summary.csv")).unwrap());
+    assert!(
+        v.iter().all(|r| r["run"] == "nightly"),
+        "validation/summary.csv"
+    );
+    let o = mine_in(
+        &d.path("p"),
+        &["datasets/multilingual.jsonl", "--format", "parquet"],
+    );
+    expect_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--format"), "{err}");
+    assert!(!d.path("p").exists(), "nothing written");
+}
