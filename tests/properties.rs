@@ -238,12 +238,21 @@ fn config() -> impl Strategy<Value = FrameworkConfig> {
         })
 }
 
+/// A gate for `cfg`, its ack patterns compiled once per thread and list
+/// (compiling them for every case was most of these tests' time).
+fn gate(cfg: FrameworkConfig) -> Gate {
+    thread_local! {
+        static PATTERNS: std::cell::RefCell<critic_gate::gate::PatternCache> = Default::default();
+    }
+    PATTERNS.with(|p| Gate::new_cached(cfg, &mut p.borrow_mut()).unwrap())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     #[test]
     fn flag_off_is_the_legacy_gate(rec in turn(), cfg in config()) {
-        let gate = Gate::new(FrameworkConfig { metacognition_selective_gate: false, ..cfg.clone() }).unwrap();
+        let gate = gate(FrameworkConfig { metacognition_selective_gate: false, ..cfg.clone() });
         let turn = Turn::parse(&rec.line).unwrap();
         // The expectation comes from the generated fields and the spec's
         // formulas, not from the evaluation under test.
@@ -252,7 +261,7 @@ proptest! {
 
     #[test]
     fn flag_on_never_skips_with_a_floor(line in turn_json(), cfg in config()) {
-        let gate = Gate::new(FrameworkConfig { metacognition_selective_gate: true, ..cfg }).unwrap();
+        let gate = gate(FrameworkConfig { metacognition_selective_gate: true, ..cfg });
         let turn = Turn::parse(&line).unwrap();
         let e = gate.evaluate(&turn);
         if e.hard_fire() {

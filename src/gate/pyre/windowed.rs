@@ -347,9 +347,14 @@ mod tests {
         fn splitting_never_changes_the_answer(
             parts in proptest::collection::vec(piece(), 0..40),
         ) {
-            let joined = builtins();
-            let w = Windowed::new(&joined).unwrap();
-            let full = regex::Regex::new(&joined).unwrap();
+            // Compiled once for all cases (per case, compiling was most of
+            // the library tests' time).
+            static ENGINES: std::sync::OnceLock<(Windowed, regex::Regex)> =
+                std::sync::OnceLock::new();
+            let (w, full) = ENGINES.get_or_init(|| {
+                let joined = builtins();
+                (Windowed::new(&joined).unwrap(), regex::Regex::new(&joined).unwrap())
+            });
             let text = parts.concat();
             if let Some(split) = w.is_match(&text) {
                 proptest::prop_assert_eq!(split, full.is_match(&text), "{:?}", text);
