@@ -31,10 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 pub use translate::{translate, translate_for_empty_text, Refused, Translated};
+use windowed::Windowed;
 
 /// A translator: [`translate`], or [`translate_for_empty_text`].
 type Translate = fn(&str, bool) -> Result<Translated, Refused>;
-use windowed::Windowed;
 
 /// Texts at most this long (bytes) have their answers remembered.
 const MEMO_MAX_TEXT: usize = 512;
@@ -504,7 +504,7 @@ impl PySet {
 
     /// `any(re.search(p, text, flags) for p in patterns)`.
     pub fn is_match(&self, text: &str) -> Result<bool, MatchAborted> {
-        if let Some(set) = self.for_empty_text().filter(|_| text.is_empty()) {
+        if let Some(set) = text.is_empty().then(|| self.for_empty_text()).flatten() {
             return set.is_match(text);
         }
         if text.len() > MEMO_MAX_TEXT {
@@ -542,7 +542,7 @@ impl PySet {
         text: &str,
         agree: &std::cell::Cell<Option<bool>>,
     ) -> Result<Option<(usize, usize)>, MatchAborted> {
-        if let Some(set) = self.for_empty_text().filter(|_| text.is_empty()) {
+        if let Some(set) = text.is_empty().then(|| self.for_empty_text()).flatten() {
             return set.find_in(text, agree);
         }
         if text.len() > MEMO_MAX_TEXT {
@@ -634,6 +634,22 @@ mod tests {
 
     fn m(p: &str, t: &str) -> bool {
         PySet::new(&[p], true).unwrap().is_match(t).unwrap()
+    }
+
+    #[test]
+    fn any_byte_is_any() {
+        let test = |b: u8| b.is_ascii_digit() || b == b'$';
+        for len in 0..100 {
+            let quiet = vec![b'a'; len];
+            assert!(!any_byte(&quiet, test));
+            for hit in 0..len {
+                for x in [b'0', b'9', b'$'] {
+                    let mut b = quiet.clone();
+                    b[hit] = x;
+                    assert!(any_byte(&b, test), "{len} {hit}");
+                }
+            }
+        }
     }
 
     #[test]

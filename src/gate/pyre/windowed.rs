@@ -32,8 +32,8 @@ const MAX_MATCH_BYTES: usize = 256;
 /// The joined plain patterns, ready to search parts of a haystack.
 pub struct Windowed {
     re: Regex,
-    /// The pattern, for the window engines.
-    pattern: String,
+    /// The parsed pattern, for the window engines.
+    hir: Hir,
     /// Built on the first window searched (most pattern sets never search
     /// one: compiling them for every set cost a short replay 13%).
     engines: OnceLock<WindowEngines>,
@@ -57,19 +57,14 @@ struct WindowEngines {
 }
 
 impl WindowEngines {
-    fn new(pattern: &str) -> WindowEngines {
-        let loose = regex_syntax::Parser::new()
-            .parse(pattern)
-            .ok()
-            .and_then(|hir| {
-                Regex::builder()
-                    .configure(meta_config())
-                    .build_from_hir(&without_word_boundaries(hir))
-                    .ok()
-            });
+    fn new(hir: &Hir) -> WindowEngines {
+        let loose = Regex::builder()
+            .configure(meta_config())
+            .build_from_hir(&without_word_boundaries(hir.clone()))
+            .ok();
         WindowEngines {
             loose,
-            backtracker: Backtracker::new(pattern),
+            backtracker: Backtracker::new(hir),
         }
     }
 }
@@ -89,11 +84,11 @@ impl Windowed {
         }
         let re = Regex::builder()
             .configure(meta_config())
-            .build(pattern)
+            .build_from_hir(&hir)
             .ok()?;
         Some(Windowed {
             re,
-            pattern: pattern.to_string(),
+            hir,
             engines: OnceLock::new(),
             max_len,
         })
@@ -119,9 +114,7 @@ impl Windowed {
     /// [`Windowed::span`] for a window: with the backtracker when the
     /// window fits its memory bound.
     fn window(&self, text: &str, lo: usize, hi: usize) -> bool {
-        let engines = self
-            .engines
-            .get_or_init(|| WindowEngines::new(&self.pattern));
+        let engines = self.engines.get_or_init(|| WindowEngines::new(&self.hir));
         if let Some(loose) = &engines.loose {
             if !loose.is_match(Input::new(text).span(lo..hi)) {
                 return false;
@@ -195,18 +188,13 @@ struct Backtracker {
 }
 
 impl Backtracker {
-    fn new(pattern: &str) -> Option<Backtracker> {
-        use regex_automata::nfa::thompson::{self, backtrack};
-        use regex_automata::util::prefilter::Prefilter;
-        // A match starts where one of the pattern's prefix literals does:
-        // the backtracker tries only those positions.
-        let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
-        let pre = Prefilter::from_hir_prefix(regex_automata::MatchKind::LeftmostFirst, &hir);
-        let engine = BoundedBacktracker::builder()
-            .configure(backtrack::Config::new().prefilter(pre))
-            .thompson(thompson::Config::new().nfa_size_limit(Some(64 << 20)))
-            .build(pattern)
+    fn new(hir: &Hir) -> Option<Backtracker> {
+        use regex_automata::nfa::thompson;
+        let nfa = thompson::Compiler::new()
+            .configure(thompson::Config::new().nfa_size_limit(Some(64 << 20)))
+            .build_from_hir(hir)
             .ok()?;
+        let engine = BoundedBacktracker::builder().build_from_nfa(nfa).ok()?;
         let for_pool = engine.clone();
         Some(Backtracker {
             engine,
@@ -287,7 +275,7 @@ mod tests {
     #[test]
     fn the_loose_pattern_matches_wherever_the_pattern_does_and_more() {
         let w = Windowed::new(r"(?i)\b(ok|got it)\B|^x\b").unwrap();
-        let engines = WindowEngines::new(&w.pattern);
+        let engines = WindowEngines::new(&w.hir);
         let loose = engines.loose.as_ref().unwrap();
         for text in ["okay", "book", "got it", "x", "xy"] {
             assert!(loose.is_match(text), "{text:?}");
