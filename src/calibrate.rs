@@ -26,7 +26,6 @@ use crate::replay::ReplayOptions;
 use crate::report::figures::{RunSummary, VariantSummary};
 use crate::report::frontier::{savings_metric, Savings};
 use crate::stats::clopper_pearson_upper;
-use crate::Error;
 
 /// A variant tested on the calibration half, in testing order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -277,13 +276,8 @@ fn calibrate_into(
     out: &Path,
     p: &dyn Progress,
 ) -> crate::Result<Calibration> {
-    if o.replay.sources.iter().any(|s| s == "-") {
-        return Err(Error::Usage(
-            "calibrate reads the traffic twice (one pass per half): give files, not standard input"
-                .into(),
-        ));
-    }
-    crate::report::claim_job_dir(out, &o.replay.sources, "calibrate")?;
+    crate::read::reader::regular_files(&o.replay.sources, "calibrate", "one pass per half")?;
+    crate::report::claim_job_dir(out, &o.replay.sources, "calibrate", o.replay.force)?;
     let cal = half(o, false, &out.join("calibration"), p)?;
     let held = half(o, true, &out.join("held-out"), p)?;
     let (metric, candidates) = candidates(&cal);

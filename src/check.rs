@@ -9,8 +9,8 @@ use std::path::Path;
 
 use crate::config::CheckConfig;
 use crate::report::figures::VariantSummary;
-use crate::report::markdown::{excerpt, TOP_REGRESSIONS};
-use crate::report::read::{read_csv, string_rows};
+use crate::report::markdown::{excerpt, md_text, TOP_REGRESSIONS};
+use crate::report::read::{read_table, string_rows};
 pub use crate::report::read::{CannotJudge, ReplayDir};
 
 /// How a budget compares its value with its limit.
@@ -27,12 +27,45 @@ pub struct BudgetResult {
     pub budget: &'static str,
     /// The summary metric it reads.
     pub metric: &'static str,
-    pub value: f64,
+    pub value: Amount,
     pub op: Op,
-    pub limit: f64,
+    pub limit: Amount,
     pub pass: bool,
     /// Why the value was taken as it is (e.g. an undefined rate).
     pub note: Option<String>,
+}
+
+/// A budget's value or limit: a count is compared as a whole number (an
+/// f64 cannot tell 2^53 from 2^53 + 1), a rate as a number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amount {
+    Count(u64),
+    Rate(f64),
+}
+
+impl Amount {
+    fn at_most(self, limit: Amount) -> bool {
+        match (self, limit) {
+            (Amount::Count(a), Amount::Count(b)) => a <= b,
+            (a, b) => a.as_f64() <= b.as_f64(),
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Amount::Count(n) => n as f64,
+            Amount::Rate(x) => x,
+        }
+    }
+}
+
+impl std::fmt::Display for Amount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Amount::Count(n) => write!(f, "{n}"),
+            Amount::Rate(x) => f.write_str(&fmt_num(x)),
+        }
+    }
 }
 
 /// A figure a budget reads.
@@ -53,7 +86,7 @@ struct Budget {
     /// An undefined rate is taken as this value, with this note.
     undefined: (f64, &'static str),
     op: Op,
-    limit: f64,
+    limit: Amount,
 }
 
 use Figure::{Count, Rate};
@@ -68,7 +101,7 @@ type Row = (
     fn(&VariantSummary) -> Figure,
     (f64, &'static str),
     Op,
-    Option<f64>,
+    Option<Amount>,
 );
 
 /// The per-variant budgets that are set, in report order. Every variant is
@@ -92,7 +125,8 @@ fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
 /// Every per-variant budget, set or not.
 fn budget_rows(b: &CheckConfig) -> [Row; 8] {
     use Op::*;
-    let count = |n: Option<u64>| n.map(|n| n as f64);
+    let count = |n: Option<u64>| n.map(Amount::Count);
+    let rate = |x: Option<f64>| x.map(Amount::Rate);
     [
         (
             "contract_violations",
@@ -100,7 +134,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
             |v| Count(v.contract_violations),
             NO_TURNS,
             AtMost,
-            Some(0.0),
+            Some(Amount::Count(0)),
         ),
         (
             "max_safety_regressions",
@@ -119,7 +153,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
                 "no labelled skips: nothing bounds the rate, taken as 1",
             ),
             AtMost,
-            b.max_safety_regression_rate,
+            rate(b.max_safety_regression_rate),
         ),
         (
             "min_skip_rate",
@@ -127,7 +161,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
             |v| Rate(v.skip_rate),
             NO_TURNS,
             AtLeast,
-            b.min_skip_rate,
+            rate(b.min_skip_rate),
         ),
         (
             "max_added_call_rate",
@@ -135,7 +169,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
             |v| Rate(v.added_call_rate),
             NO_TURNS,
             AtMost,
-            b.max_added_call_rate,
+            rate(b.max_added_call_rate),
         ),
         (
             "min_label_coverage",
@@ -143,7 +177,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
             |v| Rate(v.label_coverage),
             (1.0, "no skips: every skip (none) is labelled"),
             AtLeast,
-            b.min_label_coverage,
+            rate(b.min_label_coverage),
         ),
         (
             "min_turns",
@@ -159,7 +193,7 @@ fn budget_rows(b: &CheckConfig) -> [Row; 8] {
             |v| Rate(v.risky_skip_rate),
             (0.0, "no skips: none is risky"),
             AtMost,
-            b.max_risky_skip_rate,
+            rate(b.max_risky_skip_rate),
         ),
     ]
 }
@@ -168,13 +202,16 @@ impl Budget {
     /// Read this budget's figure of one variant's summary and judge it.
     fn apply(&self, judged: &str, v: &VariantSummary) -> BudgetResult {
         let (value, note) = match (self.read)(v) {
-            Count(n) => (n as f64, None),
-            Rate(Some(x)) => (x, None),
-            Rate(None) => (self.undefined.0, Some(self.undefined.1.to_string())),
+            Count(n) => (Amount::Count(n), None),
+            Rate(Some(x)) => (Amount::Rate(x), None),
+            Rate(None) => (
+                Amount::Rate(self.undefined.0),
+                Some(self.undefined.1.to_string()),
+            ),
         };
         let pass = match self.op {
-            Op::AtMost => value <= self.limit,
-            Op::AtLeast => value >= self.limit,
+            Op::AtMost => value.at_most(self.limit),
+            Op::AtLeast => self.limit.at_most(value),
         };
         BudgetResult {
             variant: judged.to_string(),
@@ -257,7 +294,7 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
             read: |v| Count(v.rejected),
             undefined: NO_TURNS,
             op: Op::AtMost,
-            limit: n as f64,
+            limit: Amount::Count(n),
         };
         out.push(b.apply("(all)", base));
     }
@@ -279,7 +316,7 @@ fn production_budget(limit: f64) -> Budget {
             "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
         ),
         op: Op::AtLeast,
-        limit,
+        limit: Amount::Rate(limit),
     }
 }
 
@@ -313,9 +350,9 @@ pub fn render_text(results: &[BudgetResult]) -> String {
             if r.pass { "PASS" } else { "FAIL" },
             r.variant,
             r.budget,
-            fmt_num(r.value),
+            r.value,
             op_str(r.op),
-            fmt_num(r.limit)
+            r.limit
         );
         if let Some(n) = &r.note {
             let _ = write!(s, "  ({n})");
@@ -340,16 +377,17 @@ pub struct RegressionLine {
     pub draft: String,
 }
 
-/// The first [`TOP_REGRESSIONS`] rows of the folder's regressions.csv
-/// among the variants `results` judged, and how many there are in all.
+/// The first [`TOP_REGRESSIONS`] rows of the folder's regressions table
+/// (CSV or Parquet) among the variants `results` judged, and how many
+/// there are in all; None when the folder has no such table (a sweep).
 pub fn regressions_judged(
     dir: &Path,
     results: &[BudgetResult],
-) -> Result<(Vec<RegressionLine>, usize), CannotJudge> {
-    let rows = string_rows(
-        &read_csv(&dir.join("regressions.csv"))?,
-        &["variant", "source", "line", "verdict", "draft"],
-    )?;
+) -> Result<Option<(Vec<RegressionLine>, usize)>, CannotJudge> {
+    let Some(table) = read_table(dir, "regressions")? else {
+        return Ok(None);
+    };
+    let rows = string_rows(&table, &["variant", "source", "line", "verdict", "draft"])?;
     let judged: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
     let relevant: Vec<Vec<String>> = rows
         .into_iter()
@@ -366,15 +404,14 @@ pub fn regressions_judged(
             draft: r[4].clone(),
         })
         .collect();
-    Ok((lines, relevant.len()))
+    Ok(Some((lines, relevant.len())))
 }
 
 /// The verdict as Markdown (for a pull-request comment or
 /// `$GITHUB_STEP_SUMMARY`), with the first regressions.
 pub fn render_markdown(
     results: &[BudgetResult],
-    regressions: &[RegressionLine],
-    total: usize,
+    listed: Option<(&[RegressionLine], usize)>,
 ) -> String {
     let mut s = String::new();
     let ok = passed(results);
@@ -392,11 +429,18 @@ pub fn render_markdown(
             if r.pass { "✅" } else { "❌" },
             r.variant,
             r.budget,
-            fmt_num(r.value),
+            r.value,
             op_str(r.op).replace('<', "&lt;").replace('>', "&gt;"),
-            fmt_num(r.limit)
+            r.limit
         );
     }
+    let Some((regressions, total)) = listed else {
+        let _ = writeln!(
+            s,
+            "\n(The folder lists no regressions: a sweep or calibrate folder has no per-turn tables; replay a variant to see its regressions.)"
+        );
+        return s;
+    };
     if total > 0 {
         let _ = writeln!(
             s,
@@ -410,7 +454,7 @@ pub fn render_markdown(
                 s,
                 "| `{}` | {}:{} | {} | {} |",
                 g.variant,
-                g.source,
+                md_text(&g.source),
                 g.line,
                 g.verdict,
                 excerpt(&g.draft, 80)
@@ -425,6 +469,34 @@ mod tests {
     use super::*;
     use crate::report::figures::RunSummary;
     use serde_json::json;
+
+    /// Counts past 2^53 have no f64 of their own: 2^53 + 1 regressions
+    /// against a budget of 2^53 compared as f64 passed.
+    #[test]
+    fn count_budgets_compare_whole_numbers() {
+        let two53 = 1u64 << 53;
+        let v = VariantSummary {
+            safety_regressions: two53 + 1,
+            turns: two53 + 1,
+            ..Default::default()
+        };
+        let b = CheckConfig {
+            max_safety_regressions: Some(two53),
+            min_turns: Some(two53 + 2),
+            ..Default::default()
+        };
+        let results: Vec<BudgetResult> = variant_budgets(&b)
+            .iter()
+            .map(|b| b.apply("smart", &v))
+            .collect();
+        let by = |name: &str| results.iter().find(|r| r.budget == name).unwrap();
+        assert!(!by("max_safety_regressions").pass);
+        assert!(!by("min_turns").pass);
+        assert_eq!(
+            by("max_safety_regressions").value.to_string(),
+            "9007199254740993"
+        );
+    }
 
     /// One variant of 1,000 turns, its rates and bounds computed from its
     /// counts as the replay computes them (consistent in every figure).
@@ -586,9 +658,17 @@ mod tests {
     #[test]
     fn a_replay_of_no_turns_cannot_pass() {
         let budgets = CheckConfig::default();
+        // Written so, the summary does not add up: it is refused first.
         let mut s = summary(0, 0);
         s["turns"] = json!(0);
-        let e = judge(&parse(&s).unwrap(), &budgets).unwrap_err().0;
+        let e = parse(&s).unwrap_err().0;
+        assert!(
+            e.contains("turns (0) + rejected (0) must be lines (1000)"),
+            "{e}"
+        );
+        let mut d = dir(0, 0);
+        d.summary.turns = 0;
+        let e = judge(&d, &budgets).unwrap_err().0;
         assert!(
             e.contains("nothing to judge: the replay has 0 turns"),
             "{e}"
@@ -654,7 +734,7 @@ mod tests {
             let text = render_text(&r);
             assert_eq!(text.contains("check passed"), want, "{text}");
             assert_eq!(text.contains("FAIL "), !want, "{text}");
-            let md = render_markdown(&r, &[], 0);
+            let md = render_markdown(&r, Some((&[], 0)));
             assert_eq!(md.contains("✅ passed"), want);
         }
     }

@@ -262,7 +262,7 @@ impl ConfigFile {
     }
 
     /// Resolve variants (default: `legacy` with the flag off and `smart` with
-    /// it on) and the baseline.
+    /// it on) and the baseline (`baseline`, else the first variant written).
     pub fn plan(&self) -> Result<Plan, ConfigError> {
         let shared = self.shared().apply(&FrameworkConfig::default());
         let variants: Vec<Variant> = match &self.variants {
@@ -314,10 +314,8 @@ impl ConfigFile {
                     names.join(", ")
                 ))
             })?,
-            None => variants
-                .iter()
-                .position(|v| v.name == "legacy")
-                .unwrap_or(0),
+            // The first variant as written (TOML and JSON keep the order).
+            None => 0,
         };
         let cost = self.cost.clone().unwrap_or_default();
         for (model, p) in &cost.models {
@@ -410,6 +408,25 @@ mod tests {
             .unwrap_err()
             .0
             .contains("not a variant"));
+    }
+
+    /// Names out of alphabetical order, so a sorted map cannot pass.
+    #[test]
+    fn the_first_written_variant_is_the_default_baseline() {
+        for text in [
+            "[variants.zeta]\n[variants.legacy]\n[variants.alpha]\nmetacognition_selective_gate = true\n",
+        ] {
+            let p = plan(text).unwrap();
+            let names: Vec<&str> = p.variants.iter().map(|v| v.name.as_str()).collect();
+            assert_eq!(names, ["zeta", "legacy", "alpha"]);
+            assert_eq!(p.baseline, 0);
+        }
+        let c = ConfigFile::parse(
+            r#"{"variants": {"zeta": {}, "alpha": {}}}"#,
+            Path::new("c.json"),
+        )
+        .unwrap();
+        assert_eq!(c.plan().unwrap().variants[0].name, "zeta");
     }
 
     #[test]

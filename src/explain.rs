@@ -206,3 +206,49 @@ pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
             .collect::<Vec<_>>(),
     })
 }
+
+/// The bytes of `path` (`-`: standard input), plain, gzip or zstd as
+/// replay reads them.
+pub fn read_input(path: &str) -> crate::Result<Vec<u8>> {
+    use std::io::Read;
+    let (mut r, _) = crate::read::reader::open(&crate::read::reader::Source::named(path))
+        .map_err(|e| crate::Error::Read(e.0))?;
+    let mut bytes = Vec::new();
+    r.read_to_end(&mut bytes).map_err(|e| {
+        let name = if path == "-" { "<stdin>" } else { path };
+        crate::Error::Read(format!("{name}: cannot read the turn: {e}"))
+    })?;
+    Ok(bytes)
+}
+
+/// The text of `bytes`, or the line (and byte) where it stops being UTF-8.
+pub fn utf8_text<'a>(source: &str, bytes: &'a [u8]) -> crate::Result<&'a str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = 1 + memchr::memchr_iter(b'\n', &bytes[..at]).count();
+        let start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        crate::Error::Read(format!(
+            "{source}:{line}: bytes are not UTF-8 (at byte {} of the line)",
+            at - start
+        ))
+    })
+}
+
+/// The turns of an input: one JSON value (possibly pretty-printed), or
+/// JSON Lines, numbered by line; a leading byte-order mark is skipped, as
+/// replay does.
+pub fn turn_lines(text: &str) -> Vec<(usize, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let whole = text.trim();
+    if serde_json::from_str::<serde_json::Value>(whole).is_ok() {
+        return vec![(1, whole)];
+    }
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect()
+}

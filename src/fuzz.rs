@@ -94,6 +94,9 @@ pub fn check(data: &[u8]) {
         variant: None,
     };
     if let Ok(results) = judge(&dir, &budgets) {
-        let _ = (render_text(&results), render_markdown(&results, &[], 0));
+        let _ = (
+            render_text(&results),
+            render_markdown(&results, Some((&[], 0))),
+        );
     }
 }

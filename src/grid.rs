@@ -303,13 +303,77 @@ pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError>
             plan.variants.len() + grid.variants.len()
         )));
     }
-    plan.variants.extend(grid.variants);
-    Ok((plan, grid.notes))
+    let mut notes = grid.notes;
+    for v in grid.variants {
+        match plan.variants.iter().find(|p| same_gate(&p.config, &v.config)) {
+            Some(p) => notes.push(format!(
+                "sweep variant {} is the same gate as {} (sensitive tags and read-only tools are sets; a key the gate does not look at is no difference): left out",
+                v.name, p.name
+            )),
+            None => plan.variants.push(v),
+        }
+    }
+    Ok((plan, notes))
+}
+
+/// Whether two configs decide every turn alike, with the same reasons:
+/// tags and read-only tools are compared as sets (symfonic looks them up),
+/// and only the keys the gate looks at are compared (the threshold with
+/// the flag off, read-only tools and ack patterns with it on). Ack
+/// patterns stay a list: which one matches first names the matched text.
+pub fn same_gate(a: &FrameworkConfig, b: &FrameworkConfig) -> bool {
+    fn set(v: &[String]) -> std::collections::BTreeSet<&String> {
+        v.iter().collect()
+    }
+    let on = a.metacognition_selective_gate;
+    on == b.metacognition_selective_gate
+        && set(&a.metacognition_sensitive_tags) == set(&b.metacognition_sensitive_tags)
+        && (on || a.metacognition_confidence_threshold == b.metacognition_confidence_threshold)
+        && (!on
+            || (set(&a.read_only_tools) == set(&b.read_only_tools)
+                && a.metacognition_trivial_ack_patterns == b.metacognition_trivial_ack_patterns))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A grid point that is a [variants] entry's gate, or an earlier point's
+    /// with the tags in another order, is left out with a note.
+    #[test]
+    fn equivalent_variants_are_evaluated_once() {
+        let file = ConfigFile::parse(
+            r#"
+            metacognition_sensitive_tags = ["pii"]
+            [variants.prod]
+            metacognition_selective_gate = false
+            [sweep]
+            metacognition_confidence_threshold = [0.5, 0.6]
+            metacognition_sensitive_tags = [["pii", "card"], ["card", "pii"], ["pii"], ["pii", "pii"]]
+            "#,
+            std::path::Path::new("sweep.toml"),
+        )
+        .unwrap();
+        let (plan, notes) = sweep_plan(&file).unwrap();
+        let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["prod", "thr=0/tags=0", "thr=0/tags=2", "thr=1/tags=0"],
+            "{notes:?}"
+        );
+        let left: Vec<&String> = notes.iter().filter(|n| n.contains("left out")).collect();
+        assert_eq!(left.len(), 5, "{left:?}");
+        assert!(left
+            .iter()
+            .any(|n| n.contains("thr=1/tags=2 is the same gate as prod")));
+        assert!(!same_gate(
+            &FrameworkConfig {
+                metacognition_selective_gate: true,
+                ..Default::default()
+            },
+            &FrameworkConfig::default()
+        ));
+    }
 
     fn grid(toml_text: &str) -> Result<Grid, ConfigError> {
         let t: SweepTable = toml::from_str(toml_text).unwrap();

@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
 /// Inside these modules, the order their files may use each other in; the
 /// folder's `mod.rs` comes last (a file may not reach into its parent).
 const INNER: &[(&str, &[&str])] = &[
-    ("read", &["reader", "json", "activation", "turn"]),
+    ("read", &["reader", "json", "activation", "rfc3339", "turn"]),
     ("gate", &["pyre", "claims", "reasons"]),
     (
         "replay",

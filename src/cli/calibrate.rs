@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use critic_gate::{CalibrateOptions, Calibration};
 
-use super::replay::RunArgs;
+use super::replay::{FormatArg, RunArgs};
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -32,6 +32,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
@@ -47,7 +49,7 @@ fn share(s: &str) -> Result<f64, String> {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let replay = super::sweep::options(&a.files, &a.config, &a.out, &a.run)?;
+    let replay = super::sweep::options(&a.files, &a.config, &a.out, &a.run, a.format.format)?;
     let o = CalibrateOptions {
         replay,
         max_regression_rate: a.max_regression_rate,

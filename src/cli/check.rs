@@ -143,8 +143,13 @@ pub fn run(a: Args) -> CliResult {
     // The Markdown first: if it cannot be written (exit 2), no verdict has
     // been printed that says otherwise.
     if let Some(md) = &a.markdown {
-        let (lines, total) = regressions_judged(&a.dir, &results).map_err(|e| e.0)?;
-        let text = render_markdown(&results, &lines, total);
+        let listed = regressions_judged(&a.dir, &results).map_err(|e| e.0)?;
+        let text = render_markdown(
+            &results,
+            listed
+                .as_ref()
+                .map(|(lines, total)| (lines.as_slice(), *total)),
+        );
         // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
         use std::io::Write;
         std::fs::OpenOptions::new()

@@ -4,7 +4,6 @@
 //! may also hold JSON Lines: each turn is explained in turn (with `--json`,
 //! one JSON object per line).
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,34 +35,16 @@ pub fn run(a: Args) -> CliResult {
         // Inline JSON: an object, or anything else JSON starts with that a
         // file name would not (`[]` is an invalid turn, not a path).
         Some(s) if s.trim_start().starts_with(['{', '[']) => {
-            ("argument".to_string(), s.to_string())
+            ("argument".to_string(), s.as_bytes().to_vec())
         }
-        None | Some("-") => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("<stdin>: {e}"))?;
-            ("<stdin>".to_string(), s)
-        }
-        Some(path) => {
-            let s = std::fs::read_to_string(path)
-                .map_err(|e| format!("{path}: cannot read the turn: {e}"))?;
-            (path.to_string(), s)
-        }
+        None | Some("-") => (
+            "<stdin>".to_string(),
+            critic_gate::explain::read_input("-")?,
+        ),
+        Some(path) => (path.to_string(), critic_gate::explain::read_input(path)?),
     };
-    // One JSON value (possibly pretty-printed), or JSON Lines; a leading
-    // byte-order mark is skipped, as replay does.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let whole = text.trim();
-    let lines: Vec<(usize, &str)> = if serde_json::from_str::<serde_json::Value>(whole).is_ok() {
-        vec![(1, whole)]
-    } else {
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.trim()))
-            .filter(|(_, l)| !l.is_empty())
-            .collect()
-    };
+    let text = critic_gate::explain::utf8_text(&source, &text)?;
+    let lines = critic_gate::explain::turn_lines(text);
     if lines.is_empty() {
         return Err(critic_gate::Error::Read(format!("{source}: no turn given")));
     }

@@ -37,12 +37,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if a.run.format != critic_gate::Format::Csv {
-        return Err(critic_gate::Error::Usage(
-            "mine writes CSV (and mine.json) only: --format is for replay, sweep and merge".into(),
-        )
-        .into());
-    }
     super::start_workers(a.run.threads)?;
     let o = MineOptions {
         sources: a.files.clone(),
@@ -53,6 +47,7 @@ pub fn run(a: Args) -> CliResult {
         stress: a.stress,
         skip_invalid: a.run.skip_invalid,
         max_line_bytes: a.run.max_line_bytes,
+        force: a.run.force,
         label: a.run.label.clone(),
     };
     let m = critic_gate::mine(&o, &a.out, &())?;

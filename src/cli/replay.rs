@@ -39,10 +39,6 @@ pub struct Args {
     /// turn (e.g. `scope.channel`, `critic.model`). Repeatable.
     #[arg(long = "group-by", value_name = "KEY")]
     pub group_by: Vec<String>,
-    /// Write into --out even when it is a non-empty folder that holds no
-    /// earlier critic-gate report.
-    #[arg(long)]
-    pub force: bool,
     /// Scope keys to make columns of decisions.csv and regressions.csv
     /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
     /// none. Default: the keys of the first 10,000 turns (at most 16, in
@@ -51,10 +47,22 @@ pub struct Args {
     #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
     pub scope_columns: Option<Vec<String>>,
     #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
-/// What every command that runs a replay takes (`replay`, `sweep`).
+/// `--format`, for the commands that write tables as CSV or Parquet
+/// (not `mine`, which writes CSV only).
+#[derive(clap::Args, Debug)]
+pub struct FormatArg {
+    /// Write every table as csv, parquet (with the declared schema) or both.
+    #[arg(long, default_value = "csv", value_parser = format())]
+    pub format: Format,
+}
+
+/// What every command that runs a replay takes (`replay`, `sweep`,
+/// `calibrate`, `mine`).
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Worker threads (default: one per core).
@@ -76,9 +84,10 @@ pub struct RunArgs {
     /// concatenated (default: the output folder's name).
     #[arg(long, value_name = "NAME", value_parser = label)]
     pub label: Option<String>,
-    /// Write every table as csv, parquet (with the declared schema) or both.
-    #[arg(long, default_value = "csv", value_parser = format())]
-    pub format: Format,
+    /// Write into --out even when it is a non-empty folder that holds no
+    /// earlier critic-gate report.
+    #[arg(long)]
+    pub force: bool,
     /// A skip is risky when its matched ack covers less than this share of
     /// the draft (the summary's risky_* figures).
     #[arg(long, value_name = "SHARE", default_value_t = critic_gate::DEFAULT_MAX_ACK_SHARE, value_parser = ack_share)]
@@ -111,7 +120,7 @@ impl RunArgs {
         ReplayOptions {
             skip_invalid: self.skip_invalid,
             max_line_bytes: self.max_line_bytes,
-            format: self.format,
+            force: self.force,
             max_ack_share: self.max_ack_share,
             ..ReplayOptions::new(sources, plan, label)
         }
@@ -182,7 +191,7 @@ pub fn run(a: Args) -> CliResult {
     let opts = ReplayOptions {
         decisions: a.decisions,
         group_by: a.group_by.clone(),
-        force: a.force,
+        format: a.format.format,
         // `--scope-columns ''` names no key: no scope columns.
         scope_columns: a
             .scope_columns

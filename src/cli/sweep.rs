@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use critic_gate::{ConfigFile, DecisionsMode, ReplayOptions};
 
-use super::replay::{run_with_progress, RunArgs};
+use super::replay::{run_with_progress, FormatArg, RunArgs};
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -22,12 +22,14 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let opts = options(&a.files, &a.config, &a.out, &a.run)?;
+    let opts = options(&a.files, &a.config, &a.out, &a.run, a.format.format)?;
     let targets = critic_gate::Targets {
         out: Some(&a.out),
         partial: None,
@@ -42,6 +44,7 @@ pub fn options(
     config: &std::path::Path,
     out: &std::path::Path,
     run: &RunArgs,
+    format: critic_gate::Format,
 ) -> critic_gate::Result<ReplayOptions> {
     let file = ConfigFile::load(config)?;
     let (plan, notes) = critic_gate::sweep_plan(&file)?;
@@ -50,6 +53,7 @@ pub fn options(
         frontier: true,
         detail: false,
         notes,
+        format,
         ..run.options(files.to_vec(), plan, run.label_for(out))
     })
 }

@@ -40,6 +40,8 @@ pub struct MineOptions {
     pub stress: bool,
     pub skip_invalid: bool,
     pub max_line_bytes: usize,
+    /// Write into a non-empty folder that holds no earlier report.
+    pub force: bool,
     /// The run's name in every table (default: the output folder's name,
     /// as a replay's).
     pub label: Option<String>,
@@ -281,10 +283,8 @@ pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mine
 
 fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
     let v = mined_variant(o)?;
-    if o.sources.iter().any(|s| s == "-") {
-        return Err(Error::Usage("mine reads the traffic twice (mining, then validating): give files, not standard input".into()));
-    }
-    crate::report::claim_job_dir(out, &o.sources, "mine")?;
+    crate::read::reader::regular_files(&o.sources, "mine", "mining, then validating")?;
+    crate::report::claim_job_dir(out, &o.sources, "mine", o.force)?;
     let setup = ScanSetup {
         config: &v.config,
         cost: &o.plan.cost,

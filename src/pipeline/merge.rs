@@ -14,6 +14,7 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::MAX_TRACKED_VALUES;
 use crate::replay::Format;
 use crate::replay::Warnings;
+use crate::report::summary::SourceFacts;
 use crate::report::{self, Staging, Streams};
 use crate::Error;
 
@@ -77,6 +78,14 @@ fn read_header(input: &PartialInput) -> crate::Result<Header> {
     }
     let mut r = PartialReader::open(input)?;
     match r.next()? {
+        // Tallies and rows are this version's: another's may differ in
+        // what they mean, with nothing to show it.
+        Frame::Header(h) if h.tool != env!("CARGO_PKG_VERSION") => Err(Error::Usage(format!(
+            "{}: written by critic-gate {}, this is critic-gate {}: replay the shard with this version (or merge with the version that wrote it)",
+            r.name,
+            h.tool,
+            env!("CARGO_PKG_VERSION")
+        ))),
         Frame::Header(h) => Ok(*h),
         _ => Err(Error::Read(format!(
             "{}: damaged partial result: it does not open with its header",
@@ -234,6 +243,7 @@ impl Shard<'_> {
         for r in &mut s.regressions {
             r.source += self.offset;
         }
+        self.distinct_sources(&s, merged)?;
         merged.totals.merge(&s.totals);
         merged.regressions.extend(s.regressions);
         for (i, facts) in s.sources.into_iter().enumerate() {
@@ -258,6 +268,26 @@ impl Shard<'_> {
                 )
             })
             .collect()
+    }
+
+    /// Two different files of one name (`n1/traffic.jsonl` and
+    /// `n2/traffic.jsonl`, each replayed as `traffic.jsonl`) would repeat
+    /// the (source, line) key of decisions.csv; one file in two shards is
+    /// the same content (its turns are duplicates, and warned as such).
+    fn distinct_sources(&self, s: &State, merged: &Merged) -> crate::Result<()> {
+        let hash = |f: &SourceFacts| f.end.as_ref().map(|e| e.xxh3);
+        for f in &s.sources {
+            let earlier = merged.sources[..self.offset]
+                .iter()
+                .find(|e| e.name == f.name && hash(e) != hash(f));
+            if earlier.is_some() {
+                return Err(Error::Usage(format!(
+                    "{}: its source {} and an earlier shard's are both named {}, but are different files: decisions.csv keys each row by (source, line), which would repeat; replay each shard naming its files by paths that tell them apart (n1/traffic.jsonl, n2/traffic.jsonl)",
+                    self.name, f.name, f.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The tallies must be of the plan's variants and this shard's sources.

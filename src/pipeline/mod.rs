@@ -9,7 +9,8 @@ use std::sync::mpsc::Receiver;
 
 use crate::replay::scope_columns::{Scan, ScopeColumns, SCAN_BLOCKS, SCAN_TURNS};
 use crate::replay::{
-    cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions, Replayer, Totals,
+    add_absent_scope_rows, cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions,
+    Replayer, Totals, MAX_SCOPE_DIMENSIONS,
 };
 use crate::report::summary::{self, RunFacts, SourceFacts, Summary};
 use crate::report::{self, ReplayReport, Staging, Streams};
@@ -85,6 +86,13 @@ pub fn run_to(
     targets: Targets,
     progress: &dyn Progress,
 ) -> crate::Result<(Outcome, Vec<u8>)> {
+    if let Some(e) = targets
+        .partial
+        .as_ref()
+        .and_then(|t| t.refusal(&opts.sources, targets.out))
+    {
+        return Err(e);
+    }
     if let Some(out) = targets.out {
         report::check_out_dir(out, &opts.sources, opts.force)?;
     }
@@ -94,7 +102,8 @@ pub fn run_to(
     let mut replayer = Replayer::new(opts)?;
     let staging = targets.out.map(Staging::create).transpose()?;
     let sources = &replayer.opts.sources;
-    let sink = |t: PartialTarget| t.open(sources).and_then(PartialWriter::new);
+    let out = targets.out;
+    let sink = |t: PartialTarget| t.open(sources, out).and_then(PartialWriter::new);
     let partial = match targets.partial.map(sink).transpose() {
         Ok(p) => p,
         Err(e) => {
@@ -248,6 +257,7 @@ impl Input {
             opts.max_line_bytes,
         )?;
         let scan = opts.scope_columns.is_none();
+        let max_line_bytes = opts.max_line_bytes;
         std::thread::Builder::new()
             .name("scan".into())
             .spawn(move || {
@@ -258,7 +268,7 @@ impl Input {
                 };
                 let ok: Vec<&Block> = first.iter().filter_map(|b| b.as_ref().ok()).collect();
                 Input {
-                    scan: scan.then(|| Scan::of(&ok)),
+                    scan: scan.then(|| Scan::of(&ok, max_line_bytes)),
                     rx,
                     recycler,
                     first,
@@ -364,8 +374,14 @@ impl Merged {
     /// there is a folder to write them in).
     fn report(mut self, f: &ReportFacts, staging: Option<&Staging>) -> crate::Result<Outcome> {
         let opts = f.opts;
+        add_absent_scope_rows(&mut self.totals.segments, &self.totals.variants);
         let segments_cut =
             cap_segments(&mut self.totals.segments, SEGMENT_LIMIT, opts.plan.baseline);
+        let overflow = self.totals.scope_overflow.then(|| {
+            format!(
+                "the traffic has more than {MAX_SCOPE_DIMENSIONS} distinct scope keys: they are not segment dimensions (segments.csv has no scope rows, which could not be capped in an order a merge of shards would repeat); each turn's scope is in decisions.csv"
+            )
+        });
         let run = RunFacts {
             label: opts.label.clone(),
             sources: self.sources,
@@ -375,7 +391,8 @@ impl Merged {
                 .notes
                 .iter()
                 .cloned()
-                .chain(f.scope.note())
+                .chain(f.scope.notes())
+                .chain(overflow)
                 .chain(f.notes.iter().cloned())
                 .collect(),
         };

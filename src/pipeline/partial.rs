@@ -198,10 +198,68 @@ impl PartialTarget {
     /// The sink, once the run's checks have passed (a run refused early
     /// leaves no file); never one of the run's `sources` nor anything but a
     /// regular file (`/dev/null` stays a device).
-    pub fn open(&self, sources: &[String]) -> crate::Result<Sink> {
+    pub fn open(&self, sources: &[String], out: Option<&Path>) -> crate::Result<Sink> {
         match self {
             PartialTarget::Memory => Ok(Sink::Memory(Vec::new())),
-            PartialTarget::File(path) => Sink::file(path, sources),
+            PartialTarget::File(path) => Sink::file(path, sources, out),
+        }
+    }
+
+    /// Why the run cannot write its partial result there (checked before
+    /// anything is read or written), if it cannot.
+    pub fn refusal(&self, sources: &[String], out: Option<&Path>) -> Option<Error> {
+        match self {
+            PartialTarget::Memory => None,
+            PartialTarget::File(path) => Sink::refusal(path, sources, out),
+        }
+    }
+}
+
+/// Whether the file at `path` opens as a partial result (of any version),
+/// or is empty.
+fn is_partial_or_empty(path: &Path) -> bool {
+    let Ok(f) = File::open(path) else {
+        return false;
+    };
+    if f.metadata().is_ok_and(|m| m.len() == 0) {
+        return true;
+    }
+    let Ok(mut dec) = zstd::Decoder::new(f) else {
+        return false;
+    };
+    let mut magic = vec![0u8; MAGIC.len()];
+    dec.read_exact(&mut magic).is_ok() && magic == MAGIC
+}
+
+/// A run killed outright (SIGKILL, a lost machine) leaves its temporary
+/// file `.NAME.PID.tmp` beside the target: the next run to the same target
+/// removes those whose process is gone (where `/proc` says so).
+fn remove_stale_temporaries(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = file
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
     }
 }
@@ -218,8 +276,11 @@ pub enum Sink {
 }
 
 impl Sink {
-    fn file(path: &Path, sources: &[String]) -> crate::Result<Sink> {
-        let usage = |why: String| Err(Error::Usage(format!("--partial {}: {why}", path.display())));
+    /// A partial result never replaces an input, a file of the --out
+    /// folder, or any file but an earlier partial result (or an empty one).
+    fn refusal(path: &Path, sources: &[String], out: Option<&Path>) -> Option<Error> {
+        let usage =
+            |why: String| Some(Error::Usage(format!("--partial {}: {why}", path.display())));
         let canon = |p: &Path| std::fs::canonicalize(p).ok();
         if let Some(s) = sources
             .iter()
@@ -229,12 +290,52 @@ impl Sink {
                 "is the input {s}; write the partial result to another file"
             ));
         }
-        let Some(name) = path.file_name() else {
-            return usage("give a file name".into());
+        path.file_name()?;
+        let absolute = |p: &Path| {
+            let p = std::path::absolute(p).ok()?;
+            // The folder as it resolves when it exists (links, `..`).
+            Some(canon(&p).unwrap_or(p))
         };
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if let (Some(out), Some(dir)) = (out.and_then(absolute), absolute(parent)) {
+            let rel = dir.join(path.file_name()?);
+            let rel = rel
+                .strip_prefix(&out)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned());
+            let ours = rel.is_some_and(|r| {
+                r.starts_with("charts") || crate::report::report_files().any(|f| f == r)
+            });
+            if ours {
+                return usage(format!(
+                    "is a file of the report written inside the --out folder {}, which the report replaces: give the partial result another name",
+                    out.display()
+                ));
+            }
+        }
         if path.exists() && !path.is_file() {
             return usage("is not a regular file (a folder or a device); give a file name".into());
         }
+        if path.is_file() && !is_partial_or_empty(path) {
+            return usage("exists and is not a partial result: --partial replaces only an earlier partial result; remove the file or choose another name".into());
+        }
+        None
+    }
+
+    fn file(path: &Path, sources: &[String], out: Option<&Path>) -> crate::Result<Sink> {
+        if let Some(e) = Sink::refusal(path, sources, out) {
+            return Err(e);
+        }
+        let Some(name) = path.file_name() else {
+            return Err(Error::Usage(format!(
+                "--partial {}: give a file name",
+                path.display()
+            )));
+        };
+        remove_stale_temporaries(path);
         let tmp = path.with_file_name(format!(
             ".{}.{}.tmp",
             name.to_string_lossy(),

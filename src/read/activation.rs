@@ -163,7 +163,17 @@ impl ActivationLog {
             } else {
                 (weight_sum / edges.len() as f64 / 5.0).min(1.0)
             };
-            (0.4 * seed + 0.3 * path + 0.3 * edge).clamp(0.0, 1.0)
+            let sum = 0.4 * seed + 0.3 * path + 0.3 * edge;
+            if sum.is_nan() {
+                // Scores or weights whose sums overflow to opposite
+                // infinities: no confidence a figure could rest on
+                // (symfonic's `max(0.0, min(1.0, nan))` would make it 1.0).
+                return Err(format!(
+                    "activation_log: the confidence is not a number (the mean score is {seed}, the mean edge weight {}: sums past the range of a 64-bit float)",
+                    weight_sum / edges.len().max(1) as f64
+                ));
+            }
+            sum.clamp(0.0, 1.0)
         };
         Ok(Some(ActivationLog { confidence, tags }))
     }
@@ -188,6 +198,21 @@ mod tests {
 
     fn conf(v: Value) -> f64 {
         ActivationLog::from_value(&v).unwrap().unwrap().confidence
+    }
+
+    /// Sums that overflow to opposite infinities give NaN, which would
+    /// decide the gate ("NaN >= 0.6"): the log is invalid instead.
+    #[test]
+    fn a_confidence_that_is_not_a_number_is_an_error() {
+        let log = json!({
+            "activated_nodes": [{"score": 1e308}, {"score": 1e308}],
+            "traversed_edges": [{"weight": -1e308}, {"weight": -1e308}],
+        });
+        let e = ActivationLog::from_value(&log).unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        // One infinity alone is clamped, as symfonic clamps it.
+        let log = json!({"activated_nodes": [{"score": 1e308}, {"score": 1e308}]});
+        assert_eq!(conf(log), 1.0);
     }
 
     #[test]

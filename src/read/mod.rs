@@ -8,4 +8,5 @@
 pub mod activation;
 pub mod json;
 pub mod reader;
+pub mod rfc3339;
 pub mod turn;

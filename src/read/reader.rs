@@ -101,6 +101,26 @@ type Counter = std::sync::Arc<std::sync::atomic::AtomicU64>;
 
 /// Open `source` (a file, `-` for stdin, or bytes in memory), decompressing
 /// gzip or zstd by magic bytes.
+/// For commands that read their input twice (`calibrate`, `mine`): every
+/// source must be a regular file, since a pipe, a FIFO or standard input
+/// would be empty (or block) the second time.
+pub fn regular_files(sources: &[String], job: &str, passes: &str) -> crate::Result<()> {
+    for s in sources {
+        let ok = s != "-" && std::fs::metadata(s).is_ok_and(|m| m.is_file());
+        if !ok && (s == "-" || std::path::Path::new(s).exists()) {
+            let what = if s == "-" {
+                "standard input"
+            } else {
+                "not a regular file (a pipe, a FIFO or a device)"
+            };
+            return Err(crate::Error::Usage(format!(
+                "{s}: {what}: {job} reads the traffic twice ({passes}), so each input must be a regular file; write it to a file first"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadError> {
     let count: Counter = Default::default();
     let name = source.name.as_str();

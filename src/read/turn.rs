@@ -283,6 +283,10 @@ impl fmt::Display for TurnError {
     }
 }
 
+/// Keys of an object searched linearly for repeats before a hash index is
+/// built.
+const LINEAR_KEYS: usize = 16;
+
 /// The entries of a JSON object (keys borrowed where they have no escapes),
 /// in order, a repeated key keeping its last value as `serde_json` does;
 /// None when `raw` is not an object.
@@ -295,14 +299,30 @@ pub fn object_entries(raw: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
             let mut out: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+            // Past a few keys, repeats are found by hash: a scope of 100,000
+            // keys searched linearly took minutes.
+            let mut index: std::collections::HashMap<Cow<'de, str>, usize> = Default::default();
             while let Some(k) = m.next_key::<Node<'de>>()? {
                 let Node::Str(k) = k else {
                     unreachable!("JSON keys are strings")
                 };
                 let v: &'de RawValue = m.next_value()?;
-                match out.iter_mut().find(|(e, _)| *e == k) {
-                    Some(slot) => slot.1 = v,
-                    None => out.push((k, v)),
+                let at = if out.len() <= LINEAR_KEYS {
+                    out.iter().position(|(e, _)| *e == k)
+                } else {
+                    if index.is_empty() {
+                        index.extend(out.iter().enumerate().map(|(i, (e, _))| (e.clone(), i)));
+                    }
+                    index.get(&k).copied()
+                };
+                match at {
+                    Some(i) => out[i].1 = v,
+                    None => {
+                        if !index.is_empty() {
+                            index.insert(k.clone(), out.len());
+                        }
+                        out.push((k, v));
+                    }
                 }
             }
             Ok(out)
@@ -385,6 +405,8 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, String> {
     match v {
         Node::Null => Ok(None),
         Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(n)),
+        // `-0` is zero, but JSON readers give it (like `-0.0`) as a float.
+        Node::Num(x, Unexpected::Float(_)) if x == 0.0 && x.is_sign_negative() => Ok(Some(0)),
         other => Err(format!(
             "turn must be an integer >= 0, got {}",
             other.describe()
@@ -573,7 +595,15 @@ impl<'de> Builder<'de> {
             "run_id" => self.run_id = Some(string_field("run_id", v)?),
             "draft" => self.draft = Some(string_field("draft", v)?),
             "turn" => t.turn = parse_turn_number(v)?,
-            "ts" => t.ts = optional_string("ts", v)?,
+            "ts" => {
+                t.ts = optional_string("ts", v)?;
+                if let Some(why) = t.ts.as_deref().and_then(crate::read::rfc3339::problem) {
+                    return Err(format!(
+                        "ts must be an RFC 3339 timestamp such as 2026-11-30T12:00:00Z, got {}: {why}",
+                        crate::read::json::describe_unexpected(Unexpected::Str(t.ts.as_deref().unwrap_or("")))
+                    ));
+                }
+            }
             "language" => t.language = optional_string("language", v)?,
             "confidence" => t.confidence = parse_confidence(v)?,
             "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
@@ -702,6 +732,28 @@ impl<'de> Visitor<'de> for TurnVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Repeated keys keep their first place and their last value, as
+    /// `serde_json` keeps them, below and above the linear search's reach.
+    #[test]
+    fn object_entries_keep_the_last_value_of_a_repeated_key() {
+        for n in [3usize, 16, 17, 40] {
+            let mut parts: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            parts.push("\"k1\":\"late\"".into());
+            parts.push(format!("\"k{}\":\"last\"", n - 1));
+            parts.push("\"new\":0".into());
+            let raw = format!("{{{}}}", parts.join(","));
+            let e = object_entries(&raw).unwrap();
+            let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_ref()).collect();
+            let mut want: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            want.push("new".into());
+            assert_eq!(keys, want, "{n}");
+            assert_eq!(e[1].1.get(), "\"late\"");
+            assert_eq!(e[n - 1].1.get(), "\"last\"");
+            let serde: serde_json::Map<String, Value> = serde_json::from_str(&raw).unwrap();
+            assert_eq!(serde["k1"], "late");
+        }
+    }
 
     #[test]
     fn parses_the_spec_example() {

@@ -17,7 +17,9 @@ pub mod tally;
 mod totals;
 
 pub use options::{DecisionsMode, Format, ReplayOptions};
-pub use segments::{cap_segments, validate_group_by, DRAFT_LENGTH};
+pub use segments::{
+    add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
+};
 pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
 pub use totals::{DuplicateCheck, Totals, Warnings, WARNING_KINDS};
@@ -177,6 +179,7 @@ impl Replayer {
             self.tally_turn(turn, text, at, &mut out, &mut scratch);
         }
         if self.opts.detail {
+            out.totals.scope_overflow = scratch.segments.scope_overflow;
             out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
         }
         for v in &mut out.totals.variants {

@@ -38,7 +38,7 @@ pub fn header(columns: &ScopeColumns) -> String {
 /// The header of `mismatches.csv`: turns where the baseline decides
 /// otherwise than production did.
 pub const MISMATCH_HEADER: &str =
-    "run,source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n";
+    "run,source,line,run_id,turn,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n";
 
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
 pub const MAX_SCOPE_BYTES: usize = 1024;
@@ -73,8 +73,30 @@ pub fn decision(fires: bool) -> &'static str {
     }
 }
 
-/// Write `s` as one CSV field, quoted only when it must be.
+/// Whether a spreadsheet would read the text cell `s` as a formula (it
+/// opens with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
+/// plain number such as `-2` nor a lone `-`): such a cell is written with a
+/// leading `'`, as OWASP advises for CSV; Parquet keeps the text exact.
+pub fn formula_like(s: &str) -> bool {
+    match s.as_bytes().first() {
+        Some(b'=' | b'+' | b'@' | b'\t' | b'\r') => true,
+        Some(b'-') => s.len() > 1 && serde_json::from_str::<serde_json::Number>(s).is_err(),
+        _ => false,
+    }
+}
+
+/// Write `s` as one CSV field, quoted only when it must be (and guarded
+/// with a leading `'` when a spreadsheet would run it, see
+/// [`formula_like`]).
 pub fn field(out: &mut Vec<u8>, s: &str) {
+    if formula_like(s) {
+        let guarded = format!("'{s}");
+        return plain_field(out, &guarded);
+    }
+    plain_field(out, s)
+}
+
+fn plain_field(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     // Most fields need no quotes: short ones are checked byte by byte,
     // long ones with SIMD searches; a quoted one (a scope's JSON) is
@@ -422,6 +444,16 @@ mod tests {
             ("say \"hi\"", "\"say \"\"hi\"\"\""),
             ("\"", "\"\"\"\""),
             ("two\nlines\r", "\"two\nlines\r\""),
+            ("=1+2", "'=1+2"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("+x", "'+x"),
+            ("-1+2", "'-1+2"),
+            ("\tx", "'\tx"),
+            ("-2", "-2"),
+            ("-0.5e3", "-0.5e3"),
+            ("-", "-"),
+            ("a=b", "a=b"),
+            ("=a,b", "\"'=a,b\""),
         ] {
             let mut out = Vec::new();
             field(&mut out, raw);

@@ -30,13 +30,26 @@ pub const MAX_KEY_BYTES: usize = 64;
 pub struct ScopeColumns {
     keys: Vec<String>,
     /// Usable keys the default scan saw past [`MAX_FOUND`], in order (a
-    /// note names them: they are not columns), and how many more.
+    /// note names them: they are not columns), and whether there were
+    /// more than [`MAX_LEFT_OUT`] of them.
     left_out: Vec<String>,
-    left_out_more: usize,
+    left_out_more: bool,
+    /// Keys the scan saw that cannot be columns (empty, too long, control
+    /// characters), in order, for the note; and whether there were more.
+    #[serde(default)]
+    unusable: Vec<String>,
+    #[serde(default)]
+    unusable_more: bool,
 }
 
-/// Keys past [`MAX_FOUND`] remembered by name (the rest are counted).
+/// Keys past [`MAX_FOUND`] remembered by name; that there are more is
+/// remembered, not how many (counting them took a set of every key: a
+/// million on one line).
 const MAX_LEFT_OUT: usize = 1000;
+
+/// Distinct usable keys a scan records, in order: the columns and the
+/// names left out.
+const SCAN_KEYS: usize = MAX_FOUND + MAX_LEFT_OUT;
 
 /// What the default scan saw of one input's leading blocks, in a form that
 /// concatenates: one replay's scan of several shards' files is the shards'
@@ -50,12 +63,27 @@ pub struct Scan {
     /// Each usable key at its first appearance in the first
     /// [`SCAN_TURNS`] non-blank lines: (the line's index among them, key).
     pub first: Vec<(u64, String)>,
+    /// Likewise each key that cannot be a column (at most
+    /// [`MAX_LEFT_OUT`]).
+    #[serde(default)]
+    pub unusable: Vec<(u64, String)>,
+    /// The index of the line where a key past [`SCAN_KEYS`] usable ones
+    /// (or past [`MAX_LEFT_OUT`] unusable ones) first appeared: the lists
+    /// are each the first so many keys in order, which is all a merge needs
+    /// to find what one replay finds (the first so many of several scans
+    /// one after the other are among the first so many of each).
+    #[serde(default)]
+    pub more_at: Option<u64>,
+    #[serde(default)]
+    pub unusable_more_at: Option<u64>,
 }
 
 impl Scan {
     /// The scan of an input's leading blocks (as the replay reads them:
-    /// up to [`SCAN_TURNS`] line ends or [`SCAN_BLOCKS`] blocks).
-    pub fn of(blocks: &[&Block]) -> Scan {
+    /// up to [`SCAN_TURNS`] line ends or [`SCAN_BLOCKS`] blocks). A line
+    /// longer than `max_line_bytes` is invalid, so it is not read for keys
+    /// (its scope of a million keys took seconds to list).
+    pub fn of(blocks: &[&Block], max_line_bytes: usize) -> Scan {
         let mut scan = Scan::default();
         let mut seen = std::collections::HashSet::new();
         let mut index = 0u64;
@@ -71,7 +99,7 @@ impl Scan {
                     continue;
                 }
                 nonblank += 1;
-                if index < SCAN_TURNS as u64 {
+                if index < SCAN_TURNS as u64 && line.len() <= max_line_bytes {
                     scan.note_keys(line, index, &mut seen);
                 }
                 index += 1;
@@ -91,43 +119,59 @@ impl Scan {
             return;
         };
         for (k, _) in entries {
-            if unusable(&k).is_none() && !seen.contains(&k) {
-                self.first.push((index, k.to_string()));
+            if seen.contains(&k) {
+                continue;
+            }
+            let (list, cap, more) = match unusable(&k) {
+                None => (&mut self.first, SCAN_KEYS, &mut self.more_at),
+                Some(_) => (&mut self.unusable, MAX_LEFT_OUT, &mut self.unusable_more_at),
+            };
+            if list.len() < cap {
+                list.push((index, k.to_string()));
                 seen.insert(k);
+            } else if more.is_none() {
+                *more = Some(index);
             }
         }
     }
 }
 
-/// The keys of a scan in order: columns, then names left out, then a count.
-#[derive(Default)]
+/// The first `cap` distinct keys of several scans in order, and whether
+/// there were more.
 struct KeyAcc {
+    cap: usize,
     keys: Vec<String>,
-    left_out: Vec<String>,
-    counted: std::collections::HashSet<String>,
+    seen: std::collections::HashSet<String>,
+    more: bool,
 }
 
 impl KeyAcc {
-    fn add(&mut self, k: &str) {
-        let known = |v: &Vec<String>| v.iter().any(|x| x == k);
-        if known(&self.keys) || known(&self.left_out) || self.counted.contains(k) {
-            return;
-        }
-        if self.keys.len() < MAX_FOUND {
-            self.keys.push(k.to_string());
-        } else if self.left_out.len() < MAX_LEFT_OUT {
-            self.left_out.push(k.to_string());
-        } else {
-            self.counted.insert(k.to_string());
+    fn new(cap: usize) -> KeyAcc {
+        KeyAcc {
+            cap,
+            keys: Vec::new(),
+            seen: Default::default(),
+            more: false,
         }
     }
 
-    fn columns(self) -> ScopeColumns {
-        ScopeColumns {
-            keys: self.keys,
-            left_out: self.left_out,
-            left_out_more: self.counted.len(),
+    /// One scan's list (the lines before `take`), and whether that scan
+    /// saw more keys than its list holds before `take`.
+    fn add(&mut self, list: &[(u64, String)], more_at: Option<u64>, take: u64) {
+        for (_, k) in list.iter().take_while(|(i, _)| *i < take) {
+            if self.seen.contains(k) {
+                continue;
+            }
+            if self.keys.len() < self.cap {
+                self.seen.insert(k.clone());
+                self.keys.push(k.clone());
+            } else {
+                self.more = true;
+            }
         }
+        // A scan that saw more distinct keys than it lists saw more than
+        // `cap` on its own.
+        self.more |= more_at.is_some_and(|i| i < take);
     }
 }
 
@@ -150,8 +194,7 @@ impl ScopeColumns {
         }
         Ok(ScopeColumns {
             keys: keys.to_vec(),
-            left_out: Vec::new(),
-            left_out_more: 0,
+            ..Default::default()
         })
     }
 
@@ -163,7 +206,8 @@ impl ScopeColumns {
     /// appearance. Lines that are not JSON objects are passed over (the
     /// replay reports them).
     pub fn found(scans: &[&Scan]) -> ScopeColumns {
-        let mut acc = KeyAcc::default();
+        let mut usable = KeyAcc::new(SCAN_KEYS);
+        let mut unusable = KeyAcc::new(MAX_LEFT_OUT);
         let (mut ends, mut blocks, mut scanned) = (0u64, 0usize, 0u64);
         for scan in scans {
             let mut lines = 0;
@@ -176,22 +220,59 @@ impl ScopeColumns {
                 lines += nonblank;
             }
             let take = lines.min(SCAN_TURNS as u64 - scanned);
-            for (_, k) in scan.first.iter().take_while(|(i, _)| *i < take) {
-                acc.add(k);
-            }
+            usable.add(&scan.first, scan.more_at, take);
+            unusable.add(&scan.unusable, scan.unusable_more_at, take);
             scanned += take;
         }
-        acc.columns()
+        let mut keys = usable.keys;
+        let left_out = keys.split_off(keys.len().min(MAX_FOUND));
+        ScopeColumns {
+            keys,
+            left_out,
+            left_out_more: usable.more,
+            unusable: unusable.keys,
+            unusable_more: unusable.more,
+        }
     }
 
     /// What the run should say of the keys it did not make columns.
-    pub fn note(&self) -> Option<String> {
-        let n = self.left_out.len() + self.left_out_more;
+    pub fn notes(&self) -> impl Iterator<Item = String> {
+        self.note().into_iter().chain(self.unusable_note())
+    }
+
+    /// The keys that cannot be columns, named.
+    fn unusable_note(&self) -> Option<String> {
+        let n = self.unusable.len();
+        let count = match self.unusable_more {
+            true => format!("more than {n}"),
+            false => n.to_string(),
+        };
+        (n > 0).then(|| {
+            let shown: Vec<String> = self
+                .unusable
+                .iter()
+                .take(8)
+                .map(|k| serde_json::to_string(&capped(k, 24)).expect("a string serialises"))
+                .collect();
+            let more = if n > 8 { ", ..." } else { "" };
+            format!(
+                "{count} scope keys cannot be columns of decisions.csv ({}{more}): a column's key is 1 to {MAX_KEY_BYTES} bytes without control characters; they are still in the scope column and in segments.csv",
+                shown.join(", ")
+            )
+        })
+    }
+
+    fn note(&self) -> Option<String> {
+        let n = self.left_out.len();
+        let count = match self.left_out_more {
+            true => format!("more than {n}"),
+            false => n.to_string(),
+        };
         (n > 0).then(|| {
             let shown: Vec<&str> = self.left_out.iter().take(8).map(String::as_str).collect();
             let more = if n > 8 { ", ..." } else { "" };
             format!(
-                "{n} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with --scope-columns",
+                "{count} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with --scope-columns",
                 shown.join(", ")
             )
         })

@@ -78,10 +78,93 @@ struct Slot {
     counts: Vec<Counts>,
 }
 
+/// Distinct scope dimensions (`scope` and every `scope.KEY`) a run may
+/// have. Past it a run's scope dimensions would not be worth reading nor
+/// bounded in memory, and capping them in any order would make a merge of
+/// shards differ from one replay: so a run with more has none (see
+/// [`drop_scope_dimensions_past_the_cap`]), and says so in a note.
+pub const MAX_SCOPE_DIMENSIONS: usize = 256;
+
+/// Whether `dim` is a scope dimension (`scope`, `scope.KEY`).
+pub fn is_scope_dimension(dim: &str) -> bool {
+    dim == "scope" || dim.starts_with("scope.")
+}
+
+/// The dimension of scope key `k`: `scope.KEY`, with the key written as a
+/// JSON string where it is empty or holds a `.` or `"` (`scope."user.tier"`),
+/// so that it never has the name of a `--group-by` path into nested objects
+/// (`scope.user.tier`), which would count its turns twice.
+pub fn scope_dimension(k: &str) -> String {
+    if k.is_empty() || k.contains(['.', '"']) {
+        format!(
+            "scope.{}",
+            serde_json::to_string(k).expect("a string serialises")
+        )
+    } else {
+        format!("scope.{k}")
+    }
+}
+
+/// Every scope dimension removed when a run has more than
+/// [`MAX_SCOPE_DIMENSIONS`] of them; true when they were (or already had
+/// been). Whether a run has more does not depend on the order its blocks
+/// or shards are merged in, so a merge decides as one replay does.
+pub fn drop_scope_dimensions_past_the_cap(
+    segments: &mut SegmentMap,
+    order: &mut BTreeMap<String, Vec<String>>,
+    overflowed: bool,
+) -> bool {
+    let over = overflowed
+        || segments.keys().filter(|d| is_scope_dimension(d)).count() > MAX_SCOPE_DIMENSIONS;
+    if over {
+        segments.retain(|d, _| !is_scope_dimension(d));
+        order.retain(|d, _| !is_scope_dimension(d));
+    }
+    over
+}
+
+/// Every scope dimension gets the turns that do not have it (no such key,
+/// a scope that is not an object, or no scope) in its `(none)` row, beside
+/// those whose value is null: so each dimension adds up to the run's turns
+/// like every other.
+pub fn add_absent_scope_rows(segments: &mut SegmentMap, variants: &[VariantTally]) {
+    for (dim, values) in segments.iter_mut() {
+        if !is_scope_dimension(dim) {
+            continue;
+        }
+        let mut present = vec![Counts::default(); variants.len()];
+        for counts in values.values() {
+            for (p, c) in present.iter_mut().zip(counts) {
+                p.merge(c);
+            }
+        }
+        let absent: Vec<Counts> = variants
+            .iter()
+            .zip(&present)
+            .map(|(v, p)| v.counts.minus(p))
+            .collect();
+        if absent.first().is_some_and(|c| c.turns > 0) {
+            let row = values
+                .entry(NONE.to_string())
+                .or_insert_with(|| vec![Counts::default(); variants.len()]);
+            for (r, a) in row.iter_mut().zip(&absent) {
+                r.merge(a);
+            }
+        }
+    }
+}
+
 /// Segment tallies of one block.
 pub struct SegmentAcc {
     variants: usize,
     dims: Vec<String>,
+    /// The id of each dimension in `dims` (a scope may have thousands).
+    dim_ids: HashMap<String, u32>,
+    /// How many of `dims` are scope dimensions, and whether the block saw
+    /// more than [`MAX_SCOPE_DIMENSIONS`] (then it adds no more, and the
+    /// run has none).
+    scope_dims: usize,
+    pub scope_overflow: bool,
     slots: Vec<Slot>,
     index: ById<usize>,
     /// Each distinct raw `scope` of the block, with the slots of its
@@ -116,6 +199,9 @@ impl SegmentAcc {
         SegmentAcc {
             variants,
             dims: Vec::new(),
+            dim_ids: HashMap::new(),
+            scope_dims: 0,
+            scope_overflow: false,
             slots: Vec::new(),
             index: HashMap::default(),
             scopes: Vec::new(),
@@ -124,15 +210,19 @@ impl SegmentAcc {
         }
     }
 
-    /// The id of dimension `name` (a block sees only a handful).
+    /// The id of dimension `name`.
     pub fn dim(&mut self, name: &str) -> u32 {
-        match self.dims.iter().position(|d| d == name) {
-            Some(i) => i as u32,
-            None => {
-                self.dims.push(name.to_string());
-                (self.dims.len() - 1) as u32
-            }
+        if let Some(&i) = self.dim_ids.get(name) {
+            return i;
         }
+        let i = self.dims.len() as u32;
+        self.dims.push(name.to_string());
+        self.dim_ids.insert(name.to_string(), i);
+        if is_scope_dimension(name) {
+            self.scope_dims += 1;
+            self.scope_overflow |= self.scope_dims > MAX_SCOPE_DIMENSIONS;
+        }
+        i
     }
 
     /// Add one turn's per-variant counts to segment (`dim`, `value`).
@@ -192,6 +282,9 @@ impl SegmentAcc {
     /// Add one turn's counts to the segments of its `scope`: one dimension
     /// `scope.KEY` per key of an object, else one dimension `scope`.
     pub fn add_scope(&mut self, text: &str, counts: &[Counts]) {
+        if self.scope_overflow {
+            return;
+        }
         let k = key(u32::MAX, text);
         let i = match self.scope_index.get(&k) {
             Some(&i) if self.scopes[i].0 == text => i,
@@ -219,15 +312,19 @@ impl SegmentAcc {
             .then(|| crate::read::turn::object_entries(raw))
             .flatten();
         match entries {
-            Some(entries) => entries
-                .into_iter()
-                .map(|(k, v)| {
-                    (
-                        self.dim(&format!("scope.{k}")),
-                        raw_label(v.get()).into_owned(),
-                    )
-                })
-                .collect(),
+            Some(entries) => {
+                let mut pairs = Vec::with_capacity(entries.len().min(MAX_SCOPE_DIMENSIONS + 1));
+                for (k, v) in entries {
+                    let dim = self.dim(&scope_dimension(&k));
+                    if self.scope_overflow {
+                        // The run will have no scope dimensions: stop here
+                        // (a scope of a million keys costs one pass).
+                        return Vec::new();
+                    }
+                    pairs.push((dim, raw_label(v.get()).into_owned()));
+                }
+                pairs
+            }
             None => vec![(self.dim("scope"), raw_label(raw).into_owned())],
         }
     }
@@ -236,6 +333,9 @@ impl SegmentAcc {
     pub fn into_map(self) -> SegmentMap {
         let mut map = SegmentMap::new();
         for s in self.slots {
+            if self.scope_overflow && is_scope_dimension(&self.dims[s.dim as usize]) {
+                continue;
+            }
             map.entry(self.dims[s.dim as usize].clone())
                 .or_default()
                 .insert(s.value, s.counts);
@@ -276,6 +376,11 @@ pub fn validate_group_by(paths: &[String]) -> crate::Result<()> {
         if g.is_empty() || g.split('.').any(str::is_empty) {
             return Err(crate::Error::Usage(format!(
                 "--group-by {g:?}: give a dotted path such as scope.user.tier or critic.model"
+            )));
+        }
+        if g.contains('"') {
+            return Err(crate::Error::Usage(format!(
+                "--group-by {g}: a path cannot hold a double quote (segments.csv names a scope key with dots as scope.\"a.b\", built in)"
             )));
         }
         let scope_level = g == "scope" || (g.starts_with("scope.") && g.matches('.').count() == 1);

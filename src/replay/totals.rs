@@ -95,6 +95,10 @@ pub struct Totals {
     pub segment_order: BTreeMap<String, Vec<String>>,
     /// Dimensions that had more than MAX_TRACKED_VALUES distinct values.
     pub segments_capped: BTreeMap<String, u64>,
+    /// The run had more than [`super::segments::MAX_SCOPE_DIMENSIONS`]
+    /// scope dimensions, so it has none.
+    #[serde(default)]
+    pub scope_overflow: bool,
     pub warnings: Warnings,
     /// Critic models that recorded tokens but have no price.
     pub unpriced_models: BTreeSet<String>,
@@ -151,6 +155,11 @@ impl Totals {
         for (k, v) in &o.segments_capped {
             *self.segments_capped.entry(k.clone()).or_default() += v;
         }
+        self.scope_overflow = super::segments::drop_scope_dimensions_past_the_cap(
+            &mut self.segments,
+            &mut self.segment_order,
+            self.scope_overflow || o.scope_overflow,
+        );
         self.warnings.merge(&o.warnings);
         for (a, b) in self.skips.iter_mut().zip(&o.skips) {
             super::skips::merge(a, b);

@@ -230,12 +230,47 @@ pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
     DataFrame::new_infer_height(columns).map_err(|e| e.to_string())
 }
 
-/// Write a DataFrame as CSV.
+/// Write a DataFrame as CSV, text cells a spreadsheet would run as a
+/// formula guarded with a leading `'` (as the replay's own rows are, see
+/// [`crate::replay::rows::formula_like`]).
 pub fn write_csv(df: &mut DataFrame, out: &mut dyn Write, header: bool) -> Result<(), String> {
+    let mut guarded = formula_safe(df).map_err(|e| e.to_string())?;
     CsvWriter::new(out)
         .include_header(header)
-        .finish(df)
+        .finish(guarded.as_mut().unwrap_or(df))
         .map_err(|e| e.to_string())
+}
+
+/// `df` with its formula-like text cells guarded, or None when it has none.
+fn formula_safe(df: &DataFrame) -> PolarsResult<Option<DataFrame>> {
+    use crate::replay::rows::formula_like;
+    let risky = |c: &Column| {
+        c.str()
+            .is_ok_and(|s| (0..s.len()).filter_map(|i| s.get(i)).any(formula_like))
+    };
+    if !df.columns().iter().any(risky) {
+        return Ok(None);
+    }
+    let columns = df
+        .columns()
+        .iter()
+        .map(|c| {
+            if !risky(c) {
+                return Ok(c.clone());
+            }
+            let ca = c.str()?;
+            let s: StringChunked = (0..ca.len())
+                .map(|i| {
+                    ca.get(i).map(|v| match formula_like(v) {
+                        true => format!("'{v}"),
+                        false => v.to_string(),
+                    })
+                })
+                .collect();
+            Ok(s.with_name(c.name().clone()).into_column())
+        })
+        .collect::<PolarsResult<Vec<Column>>>()?;
+    DataFrame::new(df.height(), columns).map(Some)
 }
 
 /// Write every table report into the staging folder.

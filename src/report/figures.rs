@@ -202,9 +202,19 @@ impl VariantSummary {
     fn rates_are_their_counts(&self) -> Result<(), String> {
         let name = &self.variant;
         let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
-        let agreeing = self.production_known.saturating_sub(
-            self.production_fired_variant_skips + self.production_skipped_variant_fires,
-        );
+        let disagreeing = self
+            .production_fired_variant_skips
+            .checked_add(self.production_skipped_variant_fires)
+            .filter(|&d| d <= self.production_known)
+            .ok_or_else(|| {
+                format!(
+                    "variants.{name}: production_fired_variant_skips ({}) + production_skipped_variant_fires ({}) must be at most production_known ({})",
+                    self.production_fired_variant_skips,
+                    self.production_skipped_variant_fires,
+                    self.production_known
+                )
+            })?;
+        let agreeing = self.production_known - disagreeing;
         let checks = [
             (
                 "fire_rate",
@@ -404,6 +414,57 @@ impl RunSummary {
             return Err(format!(
                 "baseline must name a variant; got {:?}",
                 self.baseline
+            ));
+        }
+        if self.turns.checked_add(self.rejected) != Some(self.lines) {
+            return Err(format!(
+                "turns ({}) + rejected ({}) must be lines ({})",
+                self.turns, self.rejected, self.lines
+            ));
+        }
+        // Every variant replays the same turns, and the baseline's
+        // agreement with production is the run's.
+        for (name, v) in &self.variants {
+            for (field, run, own) in [
+                ("turns", self.turns, v.turns),
+                ("rejected", self.rejected, v.rejected),
+                ("lines", self.lines, v.lines),
+            ] {
+                if run != own {
+                    return Err(format!(
+                        "variants.{name}.{field} is {own}, but the run's {field} is {run}"
+                    ));
+                }
+            }
+        }
+        let base = &self.variants[&self.baseline];
+        for (field, run, own) in [
+            (
+                "production_known",
+                self.production_known,
+                base.production_known,
+            ),
+            (
+                "production_fired_baseline_skips",
+                self.production_fired_baseline_skips,
+                base.production_fired_variant_skips,
+            ),
+            (
+                "production_skipped_baseline_fires",
+                self.production_skipped_baseline_fires,
+                base.production_skipped_variant_fires,
+            ),
+        ] {
+            if run != own {
+                return Err(format!(
+                    "{field} is {run}, but the baseline's figure is {own}"
+                ));
+            }
+        }
+        if self.production_agreement != base.production_agreement {
+            return Err(format!(
+                "production_agreement is {:?}, but the baseline's is {:?}",
+                self.production_agreement, base.production_agreement
             ));
         }
         Ok(())

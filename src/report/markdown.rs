@@ -33,12 +33,34 @@ pub fn excerpt(s: &str, n: usize) -> String {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let short: String = one_line.chars().take(n).collect();
-    let short = short.replace('|', "\\|");
+    let short = md_text(&short);
     if one_line.chars().count() > n {
         format!("{short}…")
     } else {
         short
     }
+}
+
+/// Text from traffic or the command line as Markdown that shows it as it
+/// is: `<`, `>` and `&` as entities (no HTML, no images that load), and
+/// the punctuation of links, emphasis, code and tables escaped (no
+/// `[c](javascript:...)`), since report.md and `check --markdown` are
+/// rendered (a pull request, a CI step summary).
+pub fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '~' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Does the replay reproduce production? The baseline against what the
@@ -105,7 +127,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
         s,
         "{} turns from {}; {} rejected; baseline `{}`.\n",
         run.turns,
-        r.sources.join(", "),
+        md_text(&r.sources.join(", ")),
         run.rejected,
         run.baseline
     );
@@ -179,7 +201,7 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
             s,
             "| `{}` | {}:{} | {} | {} |",
             r.plan.variants[g.variant].name,
-            r.sources[g.source],
+            md_text(&r.sources[g.source]),
             g.line,
             g.verdict.as_str(),
             excerpt(&g.draft, 80)
@@ -208,7 +230,7 @@ fn notes_section(s: &mut String, r: &ReplayReport) {
     if !notes.is_empty() {
         let _ = writeln!(s, "\n## Notes\n");
         for n in notes {
-            let _ = writeln!(s, "- {n}");
+            let _ = writeln!(s, "- {}", md_text(n));
         }
     }
 }

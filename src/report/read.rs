@@ -39,6 +39,12 @@ impl ReplayDir {
     /// the folder it came from): the schema version first, then every
     /// figure against its declared type.
     pub fn parse(path: PathBuf, bytes: &[u8], dir: &Path) -> Result<ReplayDir, CannotJudge> {
+        if let Err(e) = no_repeated_keys(bytes) {
+            return Err(CannotJudge(format!(
+                "{}: not a critic-gate summary: {e}; the folder is damaged (replay the traffic again)",
+                path.display()
+            )));
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
             CannotJudge(format!(
                 "{}: not a critic-gate summary: {e}",
@@ -67,6 +73,63 @@ impl ReplayDir {
     pub fn variant(&self, name: &str) -> &VariantSummary {
         &self.summary.variants[name]
     }
+}
+
+/// A key written twice in one object: JSON readers keep one of the two
+/// (serde_json the last), so a second `"variants"` would be judged in place
+/// of the first. The replay never writes one.
+fn no_repeated_keys(bytes: &[u8]) -> Result<(), String> {
+    use serde::de::{Deserializer as _, MapAccess, SeqAccess, Visitor};
+    struct Strict;
+    impl<'de> Visitor<'de> for Strict {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(k) = m.next_key::<String>()? {
+                m.next_value_seed(StrictSeed)?;
+                if !seen.insert(k.clone()) {
+                    return Err(serde::de::Error::custom(format!(
+                        "key {k:?} is written twice in one object"
+                    )));
+                }
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+            while s.next_element_seed(StrictSeed)?.is_some() {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    struct StrictSeed;
+    impl<'de> serde::de::DeserializeSeed<'de> for StrictSeed {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(Strict)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_any(Strict).map_err(|e| e.to_string())
 }
 
 /// Report folders of another schema version cannot be read as this one:
@@ -98,6 +161,34 @@ pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
         .try_into_reader_with_file_path(Some(path.into()))
         .and_then(|r| r.finish())
         .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// A report table of `dir` by its name without extension (`regressions`):
+/// its CSV, else its Parquet with every column as text (a replay with
+/// `--format parquet` writes no CSV); None when the folder has neither
+/// (a sweep or calibrate folder writes no per-turn tables).
+pub fn read_table(dir: &Path, stem: &str) -> Result<Option<DataFrame>, CannotJudge> {
+    let csv = dir.join(format!("{stem}.csv"));
+    if csv.is_file() {
+        return read_csv(&csv).map(Some);
+    }
+    let pq = dir.join(format!("{stem}.parquet"));
+    if !pq.is_file() {
+        return Ok(None);
+    }
+    let cannot = |e: PolarsError| CannotJudge(format!("{}: cannot read: {e}", pq.display()));
+    let file = std::fs::File::open(&pq)
+        .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", pq.display())))?;
+    let df = ParquetReader::new(file).finish().map_err(cannot)?;
+    let columns = df
+        .columns()
+        .iter()
+        .map(|c| c.cast(&DataType::String))
+        .collect::<PolarsResult<Vec<Column>>>()
+        .map_err(cannot)?;
+    DataFrame::new(df.height(), columns)
+        .map(Some)
+        .map_err(cannot)
 }
 
 /// The text columns of a report, row by row.

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 /// The schema's version, in `schema.json` and `summary.json`: `check` and
 /// `diff` refuse report folders of another version.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -402,7 +402,7 @@ const SKIPS: &[Column] = &[
     RUN,
     col("variant", Str, "", "the variant's name"),
     col("draft", Str, "", "the draft as grouped: stripped, lowercased as Python lowers, whitespace collapsed, cut to 200 code points; (other) for the drafts past the top 1,000"),
-    col("skips", U64, "calls", "saved calls with this draft: the baseline fires, the variant skips"),
+    col("saved_calls", U64, "calls", "saved calls with this draft: the baseline fires, the variant skips"),
     col("languages", Str, "", "their recorded languages with counts, most first: en:12;es:3 ((none) without one)"),
     col("labelled", U64, "turns", "of these, with the verdict of a critic that ran"),
     col("approve", U64, "turns", "labelled approve"),
@@ -480,10 +480,10 @@ const MISMATCHES: &[Column] = &[
         "what production's gate did: fire or skip",
     ),
     col(
-        "baseline",
+        "baseline_decision",
         Str,
         "",
-        "what the baseline decides: fire or skip",
+        "what the baseline decides: fire or skip (as in matrix.csv)",
     ),
     col("reasons", Str, "", "the baseline's reasons, ;-separated"),
     col(

@@ -276,8 +276,8 @@ pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ 
 /// earlier folder (its marker), never one holding an input or another
 /// kind of report (a replay's `summary.json` beside the job's files would
 /// be judged by `check` as if it were this run's).
-pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str) -> crate::Result<()> {
-    check_out_dir(dir, sources, false)?;
+pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str, force: bool) -> crate::Result<()> {
+    check_out_dir(dir, sources, force)?;
     if dir.join("summary.json").is_file() {
         return Err(Error::Usage(format!(
             "--out {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another",

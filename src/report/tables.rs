@@ -454,7 +454,7 @@ impl SkipsCsv {
             vec![
                 ("variant", s(&|x| x.0.clone())),
                 ("draft", s(&|x| x.1.clone())),
-                ("skips", u(&|t| t.count)),
+                ("saved_calls", u(&|t| t.count)),
                 ("languages", s(&|x| languages(&x.2))),
                 ("labelled", u(&|t| t.labelled())),
                 ("approve", u(&|t| t.verdicts[0])),

@@ -14,6 +14,7 @@ mod merge;
 mod mine;
 mod production;
 mod replay;
+mod round_two;
 mod schema;
 mod scope_columns;
 mod sweep;

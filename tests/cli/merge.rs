@@ -399,7 +399,7 @@ fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
         for n in from..from + 70_000 {
             let v = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             text.push_str(&format!(
-                "{{\"run_id\":\"r{n}\",\"turn\":1,\"draft\":\"ok\",\"ts\":\"{v:016x}\"}}\n"
+                "{{\"run_id\":\"r{n}\",\"turn\":1,\"draft\":\"ok\",\"request_id\":\"{v:016x}\"}}\n"
             ));
         }
         d.write(name, text).display().to_string()
@@ -412,7 +412,7 @@ fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
                 "replay",
                 f,
                 "--group-by",
-                "ts",
+                "request_id",
                 "--decisions",
                 "none",
                 "--partial",
@@ -429,7 +429,7 @@ fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
             &a,
             &b,
             "--group-by",
-            "ts",
+            "request_id",
             "--decisions",
             "none",
             "--out",

@@ -111,7 +111,7 @@ fn a_replay_under_another_threshold_than_production_lists_the_mismatches() {
     let lines: Vec<String> = rows.iter().map(|r| r["line"].clone()).collect();
     assert_eq!(lines, want);
     assert!(rows.iter().all(|r| r["production"] == "fire"
-        && r["baseline"] == "skip"
+        && r["baseline_decision"] == "skip"
         && r["reasons"] == "confident"));
     assert_eq!(s["production_known"], 20);
     assert_eq!(s["production_fired_baseline_skips"], 6);
@@ -151,7 +151,7 @@ fn a_replay_under_another_threshold_than_production_lists_the_mismatches() {
     assert_eq!(s["production_known"], 20);
     assert_eq!(
         std::fs::read_to_string(matched.join("mismatches.csv")).unwrap(),
-        "run,source,line,run_id,turn,call_site,production,baseline,reasons,confidence,sensitive_hit\n"
+        "run,source,line,run_id,turn,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n"
     );
     let c = run(
         &[

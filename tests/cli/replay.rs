@@ -646,5 +646,7 @@ fn a_recorded_value_spelled_like_a_label_is_kept_apart() {
     assert_eq!(turns("language", "\"(none)\""), vec!["1"]);
     assert_eq!(turns("intent", "\"(other)\""), vec!["1"]);
     assert_eq!(turns("scope.tenant", "\"(none)\""), vec!["1"]);
-    assert_eq!(turns("scope.tenant", "(none)"), Vec::<String>::new());
+    // The turn without a scope: in the (none) row, apart from the recorded
+    // "(none)".
+    assert_eq!(turns("scope.tenant", "(none)"), vec!["1"]);
 }

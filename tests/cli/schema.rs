@@ -353,7 +353,7 @@ fn skips_list_the_saved_drafts_and_add_up() {
                 }
             }
             for (col, sum_col, half) in [
-                ("skips", "saved_calls", 0.0),
+                ("saved_calls", "saved_calls", 0.0),
                 ("saved_usd", "saved_usd", 0.5e-6),
             ] {
                 let want = numbers(&summary, sum_col)[v];

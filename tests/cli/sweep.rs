@@ -29,9 +29,13 @@ fn figures(dir: &std::path::Path) -> HashMap<String, Vec<(String, String)>> {
 #[test]
 fn a_swept_variant_decides_as_the_same_settings_replayed() {
     let d = Dir::new();
+    // Tags gate.toml's variants do not have (so the grid points are not
+    // theirs, which a sweep leaves out), and no turn carries.
     let cfg = d.write(
         "s.toml",
-        gate_toml_with("metacognition_selective_gate = [false, true]"),
+        gate_toml_with(
+            "metacognition_selective_gate = [false, true]\nmetacognition_sensitive_tags = [[\"pii\", \"unused\"]]",
+        ),
     );
     let sweep = d.path("sweep");
     let args = [
@@ -57,9 +61,30 @@ fn a_swept_variant_decides_as_the_same_settings_replayed() {
     );
     let (s, r) = (figures(&sweep), figures(&replay));
     assert_eq!(s.len(), 4, "{:?}", s.keys());
-    assert_eq!(s["sel=0"], r["legacy"]);
-    assert_eq!(s["sel=1"], r["smart"]);
+    assert_eq!(s["sel=0/tags=0"], r["legacy"]);
+    assert_eq!(s["sel=1/tags=0"], r["smart"]);
     assert_eq!(s["legacy"], r["legacy"]);
+    // The grid without the tags axis is legacy and smart again: left out.
+    let cfg = d.write(
+        "t.toml",
+        gate_toml_with("metacognition_selective_gate = [false, true]"),
+    );
+    let again = d.path("again");
+    let args = [
+        "sweep",
+        "datasets/floors.jsonl",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--quiet",
+    ];
+    expect_code(&run_in(&again, &args), 0);
+    let s = figures(&again);
+    assert_eq!(s.len(), 2, "{:?}", s.keys());
+    let notes = summary(&again)["notes"].to_string();
+    assert!(
+        notes.contains("sweep variant sel=0 is the same gate as legacy"),
+        "{notes}"
+    );
 }
 
 /// The frontier recomputed here from frontier.csv's own columns, and the
@@ -79,7 +104,9 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
     ];
     expect_code(&run_in(&out, &args), 0);
     let rows = csv_rows(&std::fs::read_to_string(out.join("frontier.csv")).unwrap());
-    assert_eq!(rows.len(), 52);
+    // 50 grid points and the config's two variants, two of the points
+    // being those two.
+    assert_eq!(rows.len(), 50);
     assert!(rows
         .iter()
         .all(|r| r["savings_metric"] == "net_usd_per_1k_turns"));
@@ -111,7 +138,7 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
     assert!(on >= 1);
     let svg = std::fs::read_to_string(out.join("frontier.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<circle").count(), 52, "one point per variant");
+    assert_eq!(svg.matches("<circle").count(), 50, "one point per variant");
     let line = svg
         .lines()
         .find(|l| l.starts_with("<polyline") && l.contains("stroke=\"#D62728\""))
@@ -158,7 +185,8 @@ fn sweep_says_what_it_does_not_multiply_and_refuses_what_it_cannot_do() {
         .into_iter()
         .map(|r| r["variant"].clone())
         .collect();
-    assert_eq!(names, ["legacy", "smart", "sel=0/ro=0", "sel=0/ro=1"]);
+    // sel=0/ro=1 (search_docs) is gate.toml's smart: left out.
+    assert_eq!(names, ["legacy", "smart", "sel=0/ro=0"]);
     let notes = summary(&out)["notes"].to_string();
     assert!(notes.contains("is not multiplied"), "{notes}");
     let many: Vec<String> = (0..40).map(|i| format!("[\"t{i}\"]")).collect();

@@ -42,8 +42,13 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The program under test: this build's, or another one named by
+/// `CRITIC_GATE_TEST_BIN` (to show that a new test fails on an old build).
 pub fn cmd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_critic-gate"))
+    match std::env::var_os("CRITIC_GATE_TEST_BIN") {
+        Some(bin) => Command::new(bin),
+        None => Command::new(env!("CARGO_BIN_EXE_critic-gate")),
+    }
 }
 
 /// Run with `args` and optional stdin; return the output.
@@ -153,23 +158,29 @@ pub fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
         .collect();
     lines
         .map(|l| {
-            let mut fields = Vec::new();
-            let mut cur = String::new();
-            let mut quoted = false;
-            let mut chars = l.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '"' if quoted && chars.peek() == Some(&'"') => {
-                        cur.push('"');
-                        chars.next();
-                    }
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
-                    c => cur.push(c),
-                }
-            }
-            fields.push(cur);
+            let fields = csv_fields(l);
             header.iter().cloned().zip(fields).collect()
         })
         .collect()
+}
+
+/// The fields of one CSV line (quotes removed; no line breaks in fields).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
 }

@@ -728,6 +728,117 @@ mod tests {
         );
     }
 
+    /// 3,000 random patterns of the pieces CPython's parser decides on
+    /// (quantifiers after quantifiers, lazy and possessive suffixes, repeats
+    /// of nothing, braces, class ranges of classes, groups, look-arounds,
+    /// atomic groups), each with CPython 3.11's verdict: its error, or its
+    /// answers on twelve texts with and without IGNORECASE
+    /// (`scripts/cpython_syntax_cases.py`). A pattern CPython rejects is
+    /// refused as CPython would refuse it; one it accepts matches as it
+    /// does (or is refused as one critic-gate cannot replay, counted).
+    #[test]
+    fn syntax_matches_cpython() {
+        use rayon::prelude::*;
+        const TEXTS: [&str; 12] = [
+            "", "o", "oo", "ooo", "ok", "OK ok", "aab", "a-b", "zk", "b\nk", "k.z", "12",
+        ];
+        let cases = include_str!("../../../tests/cpython/syntax.jsonl");
+        let lines: Vec<&str> = cases.lines().collect();
+        let outcomes: Vec<Result<bool, String>> = lines
+            .par_iter()
+            .flat_map_iter(|line| {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let p = v["p"].as_str().unwrap().to_string();
+                [(true, "i"), (false, "cs")]
+                    .into_iter()
+                    .map(move |(ic, key)| {
+                        let got = PySet::new(&[p.as_str()], ic);
+                        match (&v.get("error"), got) {
+                            (Some(_), Err((_, e))) if e.python_rejects => Ok(true),
+                            (Some(want), Err((_, e))) => Err(format!(
+                            "{p:?}: CPython: {want}; ours says only that it cannot replay it: {}",
+                            e.message
+                        )),
+                            (Some(want), Ok(_)) => {
+                                Err(format!("{p:?}: CPython: {want}; ours accepts it"))
+                            }
+                            (None, Err((_, e))) if !e.python_rejects => Ok(false),
+                            (None, Err((_, e))) => Err(format!(
+                                "{p:?}: CPython accepts it; ours refuses it: {}",
+                                e.message
+                            )),
+                            (None, Ok(set)) => {
+                                let want = v[key].as_array().unwrap();
+                                let wrong: Vec<&str> = TEXTS
+                                    .iter()
+                                    .zip(want)
+                                    .filter(|(t, w)| {
+                                        set.is_match(t).unwrap() != w.as_bool().unwrap()
+                                    })
+                                    .map(|(t, _)| *t)
+                                    .collect();
+                                match wrong.is_empty() {
+                                    true => Ok(true),
+                                    false => Err(format!(
+                                        "{p:?} (ignorecase {ic}): differs on {wrong:?}"
+                                    )),
+                                }
+                            }
+                        }
+                    })
+            })
+            .collect();
+        let wrong: Vec<&String> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+        let unsupported = outcomes.iter().filter(|o| matches!(o, Ok(false))).count();
+        assert!(
+            wrong.is_empty(),
+            "{} of {} answers wrong:\n{}",
+            wrong.len(),
+            outcomes.len(),
+            wrong
+                .iter()
+                .take(40)
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        // Refusing to replay is allowed, but not as a way out.
+        assert!(
+            unsupported * 100 <= outcomes.len(),
+            "{unsupported} refused as unsupported"
+        );
+    }
+
+    /// The review's cases: possessive repeats give back nothing, as in
+    /// CPython 3.11; what CPython refuses is refused, naming the pattern.
+    #[test]
+    fn possessive_repeats_and_refused_syntax() {
+        for p in ["o*+o", "o++o", "o{1,3}+o", "(?:o)++o"] {
+            assert!(!m(p, "oo"), "{p}");
+        }
+        assert!(m("o*+k", "ook") && m("o*?o", "oo") && m("(?:ab)++c", "ababc"));
+        for (p, says) in [
+            ("a{1,2}{3}", "multiple repeat"),
+            ("a**", "multiple repeat"),
+            ("a*?+", "multiple repeat"),
+            (r"[\w--k]", "bad character range"),
+            (r"[\d-z]", "bad character range"),
+            ("*a", "nothing to repeat"),
+            ("(?i)+", "nothing to repeat"),
+            (r"\b*", "nothing to repeat"),
+            ("a|?", "nothing to repeat"),
+            ("a{3,2}", "min repeat greater than max repeat"),
+        ] {
+            let Err((_, e)) = PySet::new(&[p], true) else {
+                panic!("{p} accepted");
+            };
+            assert!(e.python_rejects && e.message.contains(says), "{p}: {e}");
+            assert!(e.to_string().contains(&format!("{p:?}")), "{e}");
+        }
+        // Still repeats: a comment or white space in verbose mode between.
+        assert!(m("o(?#c)*k", "ook") && m("(?x) o +k", "ook"));
+    }
+
     #[test]
     fn python_word_boundary_around_combining_marks() {
         // U+0307 is not \w in CPython, so `\bok\b` matches "ok\u{307}".

@@ -105,6 +105,22 @@ const ASCII_DIGIT: &str = "0-9";
 struct Flags {
     ignore_case: bool,
     ascii: bool,
+    /// `(?x)`: white space and `#` comments outside classes are not part of
+    /// the pattern (they do not end what a quantifier repeats).
+    verbose: bool,
+}
+
+/// What a quantifier at this point would repeat, as CPython's parser sees
+/// it: `nothing to repeat` after the start, `(` or `|` and after an anchor;
+/// `multiple repeat` after a repeat (its `?` or `+` suffix aside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Last {
+    Nothing,
+    Anchor,
+    /// An item starting at these offsets of the two outputs (so that a
+    /// possessive repeat can wrap it in an atomic group).
+    Item(usize, usize),
+    Repeat,
 }
 
 struct Out {
@@ -349,6 +365,10 @@ struct Translator {
     /// The length of the output while it holds only global flags: CPython
     /// takes global flags only there.
     global_end: usize,
+    /// What a quantifier here would repeat.
+    last: Last,
+    /// Per open group: where it starts in both outputs.
+    starts: Vec<(usize, usize)>,
 }
 
 impl Translator {
@@ -372,7 +392,10 @@ impl Translator {
             flags: Flags {
                 ignore_case,
                 ascii: false,
+                verbose: false,
             },
+            last: Last::Nothing,
+            starts: Vec::new(),
             stack: Vec::new(),
             behind: Vec::new(),
             capture: Vec::new(),
@@ -380,38 +403,104 @@ impl Translator {
         }
     }
 
+    /// Where the outputs stand (the start of the next item).
+    fn here(&self) -> Last {
+        Last::Item(self.out.native.len(), self.out.exact.len())
+    }
+
     /// Translate the construct at `i` and move past it.
     fn step(&mut self) -> Result<(), Refused> {
-        match self.chars[self.i] {
-            '\\' => self.escape(),
+        let c = self.chars[self.i];
+        if self.flags.verbose && (c.is_whitespace() || c == '#') {
+            // Not part of the pattern: copied for `regex`'s own `x` mode.
+            let end = match c {
+                '#' => self.chars[self.i..]
+                    .iter()
+                    .position(|&x| x == '\n')
+                    .map_or(self.chars.len(), |k| self.i + k + 1),
+                _ => self.i + 1,
+            };
+            for k in self.i..end {
+                self.out.ch(self.chars[k]);
+            }
+            self.i = end;
+            return Ok(());
+        }
+        let item = self.here();
+        match c {
+            '\\' => return self.escape(),
             '[' => {
                 self.i = translate_class(&self.chars, self.i, self.flags, &mut self.out)?;
-                Ok(())
+                self.last = item;
+                return Ok(());
             }
-            '(' => self.open_group(),
-            ')' => self.close_group(),
-            '{' => {
-                self.brace();
-                Ok(())
-            }
-            '}' => {
-                self.out.both("\\}");
+            '(' => return self.open_group(),
+            ')' => return self.close_group(),
+            '{' => return self.brace(),
+            '*' | '+' | '?' => {
                 self.i += 1;
-                Ok(())
+                return self.repeat(&c.to_string());
+            }
+            '}' => self.out.both("\\}"),
+            '^' | '$' => {
+                self.out.ch(c);
+                self.last = Last::Anchor;
+            }
+            '|' => {
+                self.out.ch(c);
+                self.last = Last::Nothing;
+            }
+            '.' => {
+                self.out.ch(c);
+                self.last = item;
+            }
+            c if c.is_whitespace() || c == '#' => {
+                self.out.ch(c);
+                self.last = item;
             }
             c => {
-                if matches!(c, '.' | '^' | '$' | '*' | '+' | '?' | '|')
-                    || c.is_whitespace()
-                    || c == '#'
-                {
-                    self.out.ch(c);
-                } else {
-                    push_literal(&mut self.out, c, self.flags);
-                }
-                self.i += 1;
-                Ok(())
+                push_literal(&mut self.out, c, self.flags);
+                self.last = item;
             }
         }
+        if c == '}' {
+            self.last = item;
+        }
+        self.i += 1;
+        Ok(())
+    }
+
+    /// A repeat (`*`, `+`, `?` or `{m,n}`, as `regex` writes it) of what
+    /// precedes, `i` just past it; a `?` after it makes it lazy, a `+`
+    /// possessive (CPython 3.11), which `fancy-regex` matches as an atomic
+    /// group around the repeat.
+    fn repeat(&mut self, quantifier: &str) -> Result<(), Refused> {
+        let at = self.i - 1;
+        let (native, exact) = match self.last {
+            Last::Nothing | Last::Anchor => {
+                return Err(format!("nothing to repeat at position {at}").into())
+            }
+            Last::Repeat => return Err(format!("multiple repeat at position {at}").into()),
+            Last::Item(n, e) => (n, e),
+        };
+        match self.chars.get(self.i) {
+            Some('?') => {
+                self.out.both(quantifier);
+                self.out.both("?");
+                self.i += 1;
+            }
+            Some('+') => {
+                self.out.native.insert_str(native, "(?>");
+                self.out.exact.insert_str(exact, "(?>");
+                self.out.both(quantifier);
+                self.out.both(")");
+                self.needs_fancy = true;
+                self.i += 1;
+            }
+            _ => self.out.both(quantifier),
+        }
+        self.last = Last::Repeat;
+        Ok(())
     }
 
     fn finish(self) -> Result<Translated, Refused> {
@@ -433,11 +522,22 @@ impl Translator {
         let Some(&e) = self.chars.get(self.i) else {
             return Err("bad escape (end of pattern)".into());
         };
+        let item = Last::Item(self.out.native.len(), self.out.exact.len());
+        self.last = item;
         match e {
             'w' | 'W' | 's' | 'S' | 'd' | 'D' => self.out.both(&shorthand_class(e, self.flags)),
-            'b' | 'B' => self.boundary(e),
-            'A' => self.out.both("\\A"),
-            'Z' => self.out.both("\\z"),
+            'b' | 'B' => {
+                self.boundary(e);
+                self.last = Last::Anchor;
+            }
+            'A' => {
+                self.out.both("\\A");
+                self.last = Last::Anchor;
+            }
+            'Z' => {
+                self.out.both("\\z");
+                self.last = Last::Anchor;
+            }
             '1'..='9' => self.number_escape()?,
             _ => match char_escape(&self.chars, &mut self.i, false)? {
                 Some(ch) => push_literal(&mut self.out, ch, self.flags),
@@ -502,12 +602,26 @@ impl Translator {
 
     /// `(`: a capturing group, or `(?` and an extension.
     fn open_group(&mut self) -> Result<(), Refused> {
+        let before = self.last;
+        self.starts
+            .push((self.out.native.len(), self.out.exact.len()));
+        self.last = Last::Nothing;
         self.stack.push(self.flags);
         self.behind.push(None);
         self.capture.push(None);
         if self.chars.get(self.i + 1) == Some(&'?') {
             self.i += 2;
-            return self.extension();
+            self.extension()?;
+            // What opened no group (a comment, global flags, a named
+            // back-reference) leaves what precedes as it was, or is an item.
+            if self.starts.len() > self.stack.len() {
+                let (n, e) = self.starts.pop().expect("a start per open");
+                self.last = match self.out.native[n..].starts_with("\\k<") {
+                    true => Last::Item(n, e),
+                    false => before,
+                };
+            }
+            return Ok(());
         }
         self.groups += 1;
         if let Some(c) = self.capture.last_mut() {
@@ -652,18 +766,24 @@ impl Translator {
 
     /// `)`: restore the flags, and check a look-behind's width.
     fn close_group(&mut self) -> Result<(), Refused> {
-        self.flags = self.stack.pop().ok_or("unbalanced parenthesis")?;
+        self.flags = self
+            .stack
+            .pop()
+            .ok_or_else(|| format!("unbalanced parenthesis at position {}", self.i))?;
         self.capture.pop();
         if let Some(Some(start)) = self.behind.pop() {
-            check_fixed_width(&self.out.native[start..])?;
+            // regex-syntax reads no atomic group; its width is its body's.
+            check_fixed_width(&self.out.native[start..].replace("(?>", "(?:"))?;
         }
+        let (n, e) = self.starts.pop().expect("a start per open group");
         self.out.ch(')');
+        self.last = Last::Item(n, e);
         self.i += 1;
         Ok(())
     }
 
     /// `{`: a repetition only if it has CPython's exact form; else literal.
-    fn brace(&mut self) {
+    fn brace(&mut self) -> Result<(), Refused> {
         let (chars, i) = (&self.chars, self.i);
         let close = chars[i..].iter().position(|&c| c == '}');
         let body: Option<String> = close.map(|k| chars[i + 1..i + k].iter().collect());
@@ -682,12 +802,26 @@ impl Translator {
                 } else {
                     b
                 };
-                self.out.both(&format!("{{{b}}}"));
+                let mut parts = b.splitn(2, ',');
+                let lo = parts.next().and_then(|x| x.parse::<u64>().ok());
+                let hi = parts.next().and_then(|x| x.parse::<u64>().ok());
+                if let (Some(lo), Some(hi)) = (lo, hi) {
+                    if lo > hi {
+                        return Err(format!(
+                            "min repeat greater than max repeat at position {}",
+                            i + 1
+                        )
+                        .into());
+                    }
+                }
                 self.i += close + 1;
+                self.repeat(&format!("{{{b}}}"))
             }
             _ => {
+                self.last = self.here();
                 self.out.both("\\{");
                 self.i += 1;
+                Ok(())
             }
         }
     }
@@ -722,6 +856,12 @@ fn flags_after(base: Flags, on: &str, off: &str) -> Result<Flags, Refused> {
     }
     if on.contains('u') {
         target.ascii = false;
+    }
+    if on.contains('x') {
+        target.verbose = true;
+    }
+    if off.contains('x') {
+        target.verbose = false;
     }
     if target.ascii && target.ignore_case {
         // CPython folds only ASCII letters then; `regex` folds `s` with `ſ`
@@ -806,6 +946,7 @@ fn translate_class(
             }
             let e = chars[i];
             if matches!(e, 'w' | 'W' | 's' | 'S' | 'd' | 'D') {
+                no_range_from_a_class(chars, i)?;
                 shorthands.push_str(&nested_shorthand(e, flags));
                 i += 1;
                 continue;
@@ -844,6 +985,19 @@ fn translate_class(
     }
     out.both(&close_class(neg, &shorthands, &items, flags)?);
     Ok(i)
+}
+
+/// A shorthand class at `chars[i]` (after its backslash) cannot start a
+/// range (`[\w-z]`, `[\d--]`): CPython refuses it.
+fn no_range_from_a_class(chars: &[char], i: usize) -> Result<(), String> {
+    if chars.get(i + 1) != Some(&'-') || chars.get(i + 2).is_none_or(|&c| c == ']') {
+        return Ok(());
+    }
+    let hi: String = match chars[i + 2] {
+        '\\' => chars[i + 2..(i + 4).min(chars.len())].iter().collect(),
+        c => c.to_string(),
+    };
+    Err(format!("bad character range \\{}-{hi}", chars[i]))
 }
 
 /// A class of `shorthands` and other `items`. Under IGNORECASE CPython

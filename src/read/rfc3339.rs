@@ -1,0 +1,112 @@
+//! RFC 3339 timestamps (`ts`): checked, not parsed into a time, since no
+//! figure depends on it; a recorder that writes `"yesterday"` or the 30th
+//! of February is told so by line instead of having its turns silently
+//! misfiled by whatever reads the column later.
+
+/// Why `s` is not an RFC 3339 date-time (section 5.6: `full-date "T"
+/// full-time`, a `t` or a space allowed for the `T`, `Z`/`z` or a numeric
+/// offset), or None when it is one. A leap second (`:60`) is allowed, as
+/// the grammar allows it.
+pub fn problem(s: &str) -> Option<&'static str> {
+    let b = s.as_bytes();
+    let digits = |from: usize, n: usize| -> Option<u32> {
+        let part = b.get(from..from + n)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0, |acc, d| acc * 10 + u32::from(d - b'0')))
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    let (Some(year), Some(month), Some(day)) = (digits(0, 4), digits(5, 2), digits(8, 2)) else {
+        return Some("it does not open with a date YYYY-MM-DD");
+    };
+    if !at(4, b'-') || !at(7, b'-') {
+        return Some("it does not open with a date YYYY-MM-DD");
+    }
+    if !(1..=12).contains(&month) {
+        return Some("its month is not 01-12");
+    }
+    if day == 0 || day > days_in(year, month) {
+        return Some("its day is not a day of that month");
+    }
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return Some("the date is not followed by T and a time");
+    }
+    let (Some(h), Some(m), Some(sec)) = (digits(11, 2), digits(14, 2), digits(17, 2)) else {
+        return Some("its time is not HH:MM:SS");
+    };
+    if !at(13, b':') || !at(16, b':') {
+        return Some("its time is not HH:MM:SS");
+    }
+    if h > 23 || m > 59 || sec > 60 {
+        return Some("its time is out of range");
+    }
+    let mut i = 19;
+    if at(i, b'.') {
+        let n = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return Some("its fraction of a second has no digits");
+        }
+        i += 1 + n;
+    }
+    match b.get(i) {
+        Some(b'Z' | b'z') if i + 1 == b.len() => None,
+        Some(b'+' | b'-') if b.len() == i + 6 => {
+            match (digits(i + 1, 2), at(i + 3, b':'), digits(i + 4, 2)) {
+                (Some(oh), true, Some(om)) if oh <= 23 && om <= 59 => None,
+                _ => Some("its offset is not +HH:MM or -HH:MM"),
+            }
+        }
+        _ => Some("it does not end with Z or an offset +HH:MM"),
+    }
+}
+
+fn days_in(year: u32, month: u32) -> u32 {
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::problem;
+
+    #[test]
+    fn accepts_rfc3339() {
+        for s in [
+            "2026-11-30T12:00:00Z",
+            "2026-11-30t12:00:00z",
+            "2026-11-30 12:00:00Z",
+            "2026-11-30T12:00:00.123456789+01:00",
+            "2024-02-29T23:59:60-08:30",
+            "2000-02-29T00:00:00Z",
+        ] {
+            assert_eq!(problem(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn refuses_the_rest_with_a_reason() {
+        for (s, why) in [
+            ("yesterday", "date"),
+            ("2026-11-30", "followed by T"),
+            ("2026-13-01T00:00:00Z", "month"),
+            ("2026-02-29T00:00:00Z", "day"),
+            ("1900-02-29T00:00:00Z", "day"),
+            ("2026-04-31T00:00:00Z", "day"),
+            ("2026-11-30T24:00:00Z", "out of range"),
+            ("2026-11-30T12:00:00", "end with Z"),
+            ("2026-11-30T12:00:00.Z", "fraction"),
+            ("2026-11-30T12:00:00+0100", "offset"),
+            ("2026-11-30T12:00:00+01:00x", "offset"),
+            ("2026-11-30T12:00Z", "HH:MM:SS"),
+            ("２026-11-30T12:00:00Z", "date"),
+        ] {
+            let got = problem(s).unwrap_or_else(|| panic!("{s} accepted"));
+            assert!(got.contains(why), "{s}: {got}");
+        }
+    }
+}
