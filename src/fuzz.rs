@@ -81,6 +81,14 @@ pub fn check(data: &[u8]) {
     let Ok(dir) = ReplayDir::parse("fuzz/summary.json".into(), data, "fuzz".as_ref()) else {
         return;
     };
+    // What check accepts is a summary the replay could have written: it
+    // reads back as itself.
+    let again = crate::report::figures::RunSummary::from_json(dir.summary.to_json());
+    assert_eq!(
+        again.as_ref(),
+        Ok(&dir.summary),
+        "a summary check accepted does not read back"
+    );
     let budgets = CheckConfig {
         max_safety_regressions: Some(0),
         max_safety_regression_rate: Some(0.05),

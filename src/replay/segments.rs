@@ -85,9 +85,14 @@ struct Slot {
 /// [`drop_scope_dimensions_past_the_cap`]), and says so in a note.
 pub const MAX_SCOPE_DIMENSIONS: usize = 256;
 
-/// Whether `dim` is a scope dimension (`scope`, `scope.KEY`).
+/// Whether `dim` is a scope dimension (`scope`, `scope.KEY`, `scope."a.b"`)
+/// rather than a `--group-by` path into a scope (`scope.user.tier`: those
+/// hold no quote, see [`validate_group_by`]).
 pub fn is_scope_dimension(dim: &str) -> bool {
-    dim == "scope" || dim.starts_with("scope.")
+    dim == "scope"
+        || dim
+            .strip_prefix("scope.")
+            .is_some_and(|k| k.starts_with('"') || !k.contains('.'))
 }
 
 /// The dimension of scope key `k`: `scope.KEY`, with the key written as a

@@ -268,12 +268,20 @@ fn item10_partial_replaces_only_a_partial() {
         ],
     );
     expect_error(&o, 2, "a file of the report");
-    // An earlier partial is replaced.
+    // An earlier partial is replaced; the temporary file a killed run
+    // (of a process that is gone) left beside it is removed.
     let p = d.path("p.partial");
+    let stale = d.write(".p.partial.4294967294.tmp", "cut short");
     for _ in 0..2 {
         let o = run_from_root(&["replay", SEED, "--partial", p.to_str().unwrap(), "--quiet"]);
         expect_code(&o, 0);
     }
+    assert!(!stale.exists());
+    assert_eq!(
+        std::fs::read_dir(d.tmp.path()).unwrap().count(),
+        2,
+        "other.jsonl, p.partial"
+    );
 }
 
 fn run_from_root(args: &[&str]) -> std::process::Output {
@@ -644,10 +652,20 @@ fn item02_scope_dimensions_are_capped_and_noted() {
     let few =
         "{\"run_id\":\"b\",\"draft\":\"ok\",\"scope\":{\"tenant\":\"t\",\"tenant\":\"again\"}}\n";
     let f = d.write("t.jsonl", format!("{few}{}", line.repeat(3)));
-    let out = replayed(&d, "r", &[f.to_str().unwrap()]);
+    let out = replayed(
+        &d,
+        "r",
+        &[f.to_str().unwrap(), "--group-by", "scope.user.tier"],
+    );
     let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
-    assert!(!rows.iter().any(|r| r["dimension"].starts_with("scope")));
-    assert!(rows.iter().any(|r| r["dimension"] == "language"));
+    // A --group-by path into the scope is the user's own: it stays.
+    let dims: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["dimension"].as_str()).collect();
+    assert!(
+        dims.contains("scope.user.tier") && dims.contains("language"),
+        "{dims:?}"
+    );
+    assert_eq!(dims.iter().filter(|d| d.starts_with("scope")).count(), 1);
     let notes = summary(&out)["notes"].to_string();
     assert!(
         notes.contains("more than 256 distinct scope keys"),

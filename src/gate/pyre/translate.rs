@@ -441,7 +441,6 @@ impl Translator {
                 self.i += 1;
                 return self.repeat(&c.to_string());
             }
-            '}' => self.out.both("\\}"),
             '^' | '$' => {
                 self.out.ch(c);
                 self.last = Last::Anchor;
@@ -450,11 +449,11 @@ impl Translator {
                 self.out.ch(c);
                 self.last = Last::Nothing;
             }
-            '.' => {
-                self.out.ch(c);
+            '}' => {
+                self.out.both("\\}");
                 self.last = item;
             }
-            c if c.is_whitespace() || c == '#' => {
+            c if c == '.' || c.is_whitespace() || c == '#' => {
                 self.out.ch(c);
                 self.last = item;
             }
@@ -462,9 +461,6 @@ impl Translator {
                 push_literal(&mut self.out, c, self.flags);
                 self.last = item;
             }
-        }
-        if c == '}' {
-            self.last = item;
         }
         self.i += 1;
         Ok(())
