@@ -22,7 +22,8 @@ assert sys.version_info[:2] == (3, 11), "CPython 3.11, as symfonic runs"
 
 warnings.simplefilter("ignore", FutureWarning)  # "Possible set difference"
 random.seed(11)
-ATOMS = ['a', 'o', 'k', 'b', '.', 'ok', r'\d', r'\w', r'\s', r'\.', '-', 'z']
+ATOMS = ['a', 'o', 'k', 'b', '.', 'ok', r'\d', r'\w', r'\s', r'\.', '-', 'z',
+         '(?:a|ab)', '(?:o|oa)', '(?:ok|o)', '(?:ab)']
 CLASSES = ['[a-z]', '[ok]', '[^o]', r'[\w-z]', r'[\d-z]', r'[\w--k]', r'[a-\d]',
            '[z-a]', '[a-]', '[-a]', '[]a]', r'[\w.]', '[o-o]', r'[a\-z]', '[^]o]',
            r'[\s\d]', '[--/]', r'[\b]', '[a-b-c]']
@@ -31,7 +32,8 @@ QUANTS = ['*', '+', '?', '{2}', '{1,3}', '{,2}', '{2,}', '{3,1}', '{x}', '{', '{
 SUFFIXES = ['', '', '', '?', '+', '*', '{2}']
 ANCHORS = ['^', '$', r'\b', r'\B', r'\A', r'\Z']
 OPEN = ['(', '(?:', '(?=', '(?!', '(?<=o)', '(?<!a)', '(?>', '(?#c)', '(?P<n>']
-TEXTS = ['', 'o', 'oo', 'ooo', 'ok', 'OK ok', 'aab', 'a-b', 'zk', 'b\nk', 'k.z', '12']
+TEXTS = ['', 'o', 'oo', 'ooo', 'ok', 'OK ok', 'aab', 'a-b', 'zk', 'b\nk', 'k.z', '12',
+         'abab', 'ooa', 'aba', 'ook']
 
 
 def piece():

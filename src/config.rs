@@ -413,14 +413,13 @@ mod tests {
     /// Names out of alphabetical order, so a sorted map cannot pass.
     #[test]
     fn the_first_written_variant_is_the_default_baseline() {
-        for text in [
+        let p = plan(
             "[variants.zeta]\n[variants.legacy]\n[variants.alpha]\nmetacognition_selective_gate = true\n",
-        ] {
-            let p = plan(text).unwrap();
-            let names: Vec<&str> = p.variants.iter().map(|v| v.name.as_str()).collect();
-            assert_eq!(names, ["zeta", "legacy", "alpha"]);
-            assert_eq!(p.baseline, 0);
-        }
+        )
+        .unwrap();
+        let names: Vec<&str> = p.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "legacy", "alpha"]);
+        assert_eq!(p.baseline, 0);
         let c = ConfigFile::parse(
             r#"{"variants": {"zeta": {}, "alpha": {}}}"#,
             Path::new("c.json"),

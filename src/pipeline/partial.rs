@@ -37,7 +37,9 @@ use crate::Error;
 /// The first bytes of a partial result (after decompression).
 const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// The version of the frames and their payloads; a merge refuses others.
-pub const VERSION: u32 = 1;
+/// 2: the tallies know whether the scope dimensions overflowed, the scan
+/// lists at most so many keys.
+pub const VERSION: u32 = 2;
 
 /// Frame tags.
 pub mod tag {
@@ -307,7 +309,9 @@ impl Sink {
                 .ok()
                 .map(|r| r.to_string_lossy().into_owned());
             let ours = rel.is_some_and(|r| {
-                r.starts_with("charts") || crate::report::report_files().any(|f| f == r)
+                r.starts_with("charts")
+                    || r == crate::report::MARKER
+                    || crate::report::report_files().any(|f| f == r)
             });
             if ours {
                 return usage(format!(

@@ -405,8 +405,14 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, String> {
     match v {
         Node::Null => Ok(None),
         Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(n)),
-        // `-0` is zero, but JSON readers give it (like `-0.0`) as a float.
-        Node::Num(x, Unexpected::Float(_)) if x == 0.0 && x.is_sign_negative() => Ok(Some(0)),
+        // JSON numbers have no integer type: a whole number written as a
+        // float (`-0`, which readers give as -0.0 like `-0.0`; `0.0`, `1e2`)
+        // is that number, up to 2^53, where every whole f64 is exact.
+        Node::Num(x, Unexpected::Float(_))
+            if x.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(&x) =>
+        {
+            Ok(Some(x as u64))
+        }
         other => Err(format!(
             "turn must be an integer >= 0, got {}",
             other.describe()

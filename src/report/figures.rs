@@ -108,7 +108,16 @@ impl VariantSummary {
                 self.fires, self.skips, self.turns
             ));
         }
+        if i128::from(self.saved_calls) - i128::from(self.added_calls) != i128::from(self.net_calls)
+        {
+            return Err(format!(
+                "variants.{name}: net_calls ({}) must be saved_calls ({}) - added_calls ({})",
+                self.net_calls, self.saved_calls, self.added_calls
+            ));
+        }
         for (a, an, b, bn) in [
+            (self.saved_calls, "saved_calls", self.skips, "skips"),
+            (self.added_calls, "added_calls", self.fires, "fires"),
             (self.labelled_skips, "labelled_skips", self.skips, "skips"),
             (
                 self.safety_regressions,
@@ -266,7 +275,36 @@ impl VariantSummary {
                 }
             }
         }
+        self.per_1k_are_their_counts()?;
         self.bounds_are_their_counts()
+    }
+
+    /// The per-1,000-turn figures are their counts.
+    fn per_1k_are_their_counts(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let per_1k = |n: f64| (self.turns > 0).then(|| n * 1000.0 / self.turns as f64);
+        for (key, got, want, what) in [
+            (
+                "saved_calls_per_1k_turns",
+                self.saved_calls_per_1k_turns,
+                per_1k(self.saved_calls as f64),
+                "saved_calls per 1,000 turns",
+            ),
+            (
+                "net_calls_per_1k_turns",
+                self.net_calls_per_1k_turns,
+                per_1k(self.net_calls as f64),
+                "net_calls per 1,000 turns",
+            ),
+        ] {
+            if let (Some(g), Some(w)) = (got, want) {
+                // Both are written to 9 significant digits.
+                if (g - w).abs() > 1e-8 * w.abs().max(1.0) {
+                    return Err(format!("variants.{name}.{key} is {g}, but {what} is {w}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Each upper bound is the Clopper-Pearson bound of its counts.
@@ -436,6 +474,16 @@ impl RunSummary {
                     ));
                 }
             }
+        }
+        if let Some((name, v)) = self
+            .variants
+            .iter()
+            .find(|(name, v)| v.baseline != (**name == self.baseline))
+        {
+            return Err(format!(
+                "variants.{name}.baseline is {}, but the baseline is {:?}",
+                v.baseline, self.baseline
+            ));
         }
         let base = &self.variants[&self.baseline];
         for (field, run, own) in [

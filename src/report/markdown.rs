@@ -48,7 +48,7 @@ pub fn excerpt(s: &str, n: usize) -> String {
 /// rendered (a pull request, a CI step summary).
 pub fn md_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    for (i, c) in s.char_indices() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -56,6 +56,15 @@ pub fn md_text(s: &str) -> String {
             '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '~' | '#' => {
                 out.push('\\');
                 out.push(c);
+            }
+            // GitHub makes links of a bare `https://...` and `www.` in text;
+            // escaped, they stay text. (It still makes a `mailto:` link of
+            // `name@host`, which escaping does not stop.)
+            ':' if s[i..].starts_with("://") => out.push_str("\\:"),
+            '.' if out.len() >= 3
+                && out.as_bytes()[out.len() - 3..].eq_ignore_ascii_case(b"www") =>
+            {
+                out.push_str("\\.")
             }
             c => out.push(c),
         }

@@ -673,7 +673,7 @@ fn a_broken_gzip_stream_names_the_last_whole_line() {
 #[test]
 fn messages_say_what_was_wrong_with_the_number() {
     for (turn, says) in [
-        (r#"{"run_id":"r","draft":"x","turn":1e2}"#, "turn must be an integer >= 0, got 100.0"),
+        (r#"{"run_id":"r","draft":"x","turn":1.5e0}"#, "turn must be an integer >= 0, got 1.5"),
         (
             r#"{"run_id":"r","draft":"x","critic":{"reflection_tokens_in":9007199254740991}}"#,
             "critic.reflection_tokens_in must be a whole number from 0 to 1000000000, got 9007199254740991",

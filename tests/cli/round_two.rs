@@ -268,6 +268,19 @@ fn item10_partial_replaces_only_a_partial() {
         ],
     );
     expect_error(&o, 2, "a file of the report");
+    // Its marker too (the second review).
+    let marker = out.join(".critic-gate-report");
+    let o = run_in(
+        &out,
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            marker.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "a file of the report");
     // An earlier partial is replaced; the temporary file a killed run
     // (of a process that is gone) left beside it is removed.
     let p = d.path("p.partial");
@@ -350,6 +363,20 @@ fn item11_check_refuses_tampered_summaries() {
     // turns + rejected must be lines.
     let o = check_tampered(|t| set_count(t, "rejected", "7"), &["--max-rejected", "10"]);
     expect_error(&o, 2, "lines");
+    // More saved calls than skips; a second variant marked the baseline
+    // (the second review).
+    let edit = |key: &'static str, value: serde_json::Value| {
+        move |t: &str| {
+            let mut v: serde_json::Value = serde_json::from_str(t).unwrap();
+            v["variants"]["smart"][key] = value.clone();
+            serde_json::to_string(&v).unwrap()
+        }
+    };
+    let budget = ["--max-safety-regressions", "5"];
+    let o = check_tampered(edit("saved_calls", serde_json::json!(11)), &budget);
+    expect_error(&o, 2, "saved_calls");
+    let o = check_tampered(edit("baseline", serde_json::json!(true)), &budget);
+    expect_error(&o, 2, "variants.smart.baseline is true");
 }
 
 // 13. explain reads .gz and .zst files, and names the line that is not
@@ -382,6 +409,7 @@ fn item14_no_formula_or_markup_injection() {
     let lines = [
         r#"{"run_id":"=HYPERLINK(\"http://x\")","draft":"=1+2 <img src=x onerror=alert(1)> [c](javascript:alert(1))","scope":{"tenant":"@evil"},"critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
         r#"{"run_id":"+b","draft":"ok <b>bold</b> [c](javascript:x)","scope":{"tenant":"-2"},"critic":{"verdict":"refuse","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+        r#"{"run_id":"u","draft":"ok https://evil.example/a www.evil.example","critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
     ];
     let f = d.write("t.jsonl", lines.join("\n") + "\n");
     let out = replayed(&d, "r", &[f.to_str().unwrap(), "--scope-columns", "tenant"]);
@@ -404,6 +432,12 @@ fn item14_no_formula_or_markup_injection() {
         }
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // No bare link for GitHub to make one of: https\:// and www\. render
+    // as text.
+    assert!(
+        md.contains("https\\://evil") && md.contains("www\\.evil"),
+        "{md}"
+    );
     assert!(!md.contains("<img"), "{md}");
     assert!(!md.contains("<b>"), "{md}");
     assert!(!md.contains("](javascript"), "{md}");
@@ -435,12 +469,15 @@ fn item15_timestamps_are_rfc3339_and_minus_zero_is_a_turn() {
         r#"{"run_id":"a","turn":2,"ts":"yesterday","draft":"ok"}"#,
         r#"{"run_id":"a","turn":3,"ts":"2026-02-30T12:00:00Z","draft":"ok"}"#,
         r#"{"run_id":"b","turn":-0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":0.0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1e2,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1.5,"draft":"ok"}"#,
     ];
     let f = d.write("t.jsonl", lines.join("\n") + "\n");
     let out = replayed(&d, "r", &[f.to_str().unwrap(), "--skip-invalid"]);
     let rej = rejects(&out);
     let lines: Vec<u64> = rej.iter().map(|r| r["line"].as_u64().unwrap()).collect();
-    assert_eq!(lines, [3, 4], "{rej:?}");
+    assert_eq!(lines, [3, 4, 8], "{rej:?}");
     assert!(
         rej[0]["reason"].as_str().unwrap().contains("RFC 3339"),
         "{rej:?}"

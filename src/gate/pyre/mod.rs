@@ -732,15 +732,16 @@ mod tests {
     /// (quantifiers after quantifiers, lazy and possessive suffixes, repeats
     /// of nothing, braces, class ranges of classes, groups, look-arounds,
     /// atomic groups), each with CPython 3.11's verdict: its error, or its
-    /// answers on twelve texts with and without IGNORECASE
+    /// answers on sixteen texts with and without IGNORECASE
     /// (`scripts/cpython_syntax_cases.py`). A pattern CPython rejects is
     /// refused as CPython would refuse it; one it accepts matches as it
     /// does (or is refused as one critic-gate cannot replay, counted).
     #[test]
     fn syntax_matches_cpython() {
         use rayon::prelude::*;
-        const TEXTS: [&str; 12] = [
-            "", "o", "oo", "ooo", "ok", "OK ok", "aab", "a-b", "zk", "b\nk", "k.z", "12",
+        const TEXTS: [&str; 16] = [
+            "", "o", "oo", "ooo", "ok", "OK ok", "aab", "a-b", "zk", "b\nk", "k.z", "12", "abab",
+            "ooa", "aba", "ook",
         ];
         let cases = include_str!("../../../tests/cpython/syntax.jsonl");
         let lines: Vec<&str> = cases.lines().collect();
@@ -815,6 +816,16 @@ mod tests {
     fn possessive_repeats_and_refused_syntax() {
         for p in ["o*+o", "o++o", "o{1,3}+o", "(?:o)++o"] {
             assert!(!m(p, "oo"), "{p}");
+        }
+        // Each iteration gives nothing back either (the second review).
+        for (p, t) in [
+            ("(?:a|ab){2}+", "abab"),
+            ("(?:a|ab){2,}+", "abab"),
+            ("(?:o|oa){2,3}+$", "ooa"),
+            ("^(?:ok|o){2}+k", "ook"),
+            ("(a|ab){2}+", "abab"),
+        ] {
+            assert!(!m(p, t), "{p} on {t}");
         }
         assert!(m("o*+k", "ook") && m("o*?o", "oo") && m("(?:ab)++c", "ababc"));
         for (p, says) in [
