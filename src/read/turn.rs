@@ -1,4 +1,4 @@
-//! One recorded agent turn (`shared/spec/traffic-format.md`), parsed and
+//! One recorded agent turn (`docs/traffic-format.md`), parsed and
 //! validated from one JSON line.
 //!
 //! A line is read by the fast reader ([`crate::read::json::fast`]) and, when that
