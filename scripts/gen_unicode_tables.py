@@ -17,7 +17,8 @@ import unicodedata
 def ranges(pred):
     out, start = [], None
     for cp in range(0x110000):
-        ok = pred(chr(cp))
+        # Surrogates are no `char` (nor in any str the port sees).
+        ok = not 0xD800 <= cp <= 0xDFFF and pred(chr(cp))
         if ok and start is None:
             start = cp
         elif not ok and start is not None:
@@ -45,6 +46,8 @@ print()
 emit("PY_WORD", "`\\w`: `c.isalnum() or c == '_'`.", ranges(lambda c: c.isalnum() or c == "_"))
 emit("PY_DECIMAL", "`\\d`: `c.isdecimal()`.", ranges(lambda c: c.isdecimal()))
 emit("PY_SPACE", "`\\s` and what `str.strip()` removes: `c.isspace()`.", ranges(lambda c: c.isspace()))
+emit("PY_ASSIGNED", "Characters assigned in CPython's Unicode (category not `Cn`): normalization leaves the others alone (a character newer than its tables has no decomposition and composes with nothing).", ranges(lambda c: unicodedata.category(c) != "Cn"))
+emit("PY_PRINTABLE", "`c.isprintable()`: what `repr()` writes as it is rather than escaped.", ranges(lambda c: c.isprintable()))
 
 # `str.lower()` of every character it changes, for the test that finds the
 # characters Rust's newer Unicode lowercases and CPython's does not.

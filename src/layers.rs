@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["grid"],
     &["read"],
     &["gate"],
+    &["derive"],
     &["replay"],
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
@@ -24,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
 const INNER: &[(&str, &[&str])] = &[
     ("read", &["reader", "json", "activation", "rfc3339", "turn"]),
     ("gate", &["pyre", "claims", "reasons"]),
+    ("derive", &["pytext", "intent"]),
     (
         "replay",
         &[

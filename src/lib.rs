@@ -29,6 +29,7 @@
 pub mod calibrate;
 pub mod check;
 pub(crate) mod config;
+pub mod derive;
 pub mod diff;
 mod error;
 pub mod explain;

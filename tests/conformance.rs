@@ -95,3 +95,56 @@ fn the_case_file_covers_every_predicate() {
         assert!(count > 0, "no {prefix} cases");
     }
 }
+
+const DERIVE_CASES: &str = include_str!("conformance/derive-cases.jsonl");
+
+/// The intent verdict of `tests/conformance/derive-cases.jsonl` (what
+/// symfonic-core 9.12.0's `IntentClassifier().classify` returned): label,
+/// matched tools and reasoning exactly, scores within 1e-12. (The
+/// fabrication findings of the same cases are the next port.)
+#[test]
+fn every_derived_intent_matches_upstream() {
+    use critic_gate::derive::intent::classify;
+    let mut n = 0;
+    let mut bad = Vec::new();
+    for (i, line) in DERIVE_CASES.lines().enumerate() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let want = &case["expect"]["intent"];
+        if !case["intent_on"].as_bool().unwrap() {
+            assert!(want.is_null(), "case {}: intent off but a verdict", i + 1);
+            continue;
+        }
+        let keywords: Vec<(String, Vec<String>)> = case["tool_trigger_keywords"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
+            .collect();
+        let got = classify(case["user_message"].as_str().unwrap(), &keywords);
+        let got = serde_json::to_value(&got).unwrap();
+        for key in ["label", "matched_tool_keywords", "reasoning"] {
+            if got[key] != want[key] {
+                bad.push(format!(
+                    "case {}: {key} expected {} got {}",
+                    i + 1,
+                    want[key],
+                    got[key]
+                ));
+            }
+        }
+        for key in ["confidence", "action_score", "knowledge_score"] {
+            let (g, w) = (got[key].as_f64().unwrap(), want[key].as_f64().unwrap());
+            if (g - w).abs() > 1e-12 {
+                bad.push(format!("case {}: {key} expected {w} got {g}", i + 1));
+            }
+        }
+        n += 1;
+    }
+    assert!(n > 1000, "{n} cases with an intent");
+    assert!(
+        bad.is_empty(),
+        "{} of {n}:\n{}",
+        bad.len(),
+        bad[..bad.len().min(30)].join("\n")
+    );
+}

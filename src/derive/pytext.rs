@@ -1,0 +1,139 @@
+//! CPython 3.11's `unicodedata.normalize("NFC", s)` and `repr(s)`, as the
+//! derivations need them (symfonic normalises queries and keywords, and
+//! writes matched names into its reasoning with `repr`).
+//!
+//! NFC comes from `unicode-normalization`, whose tables are newer (Unicode
+//! 16) than CPython 3.11's (Unicode 14). Normalization is stable for the
+//! characters both know; a character CPython does not know has no
+//! decomposition there, sorts as a starter and composes with nothing, so
+//! the text is normalised in pieces split at such characters, which are
+//! kept as they are.
+
+use std::borrow::Cow;
+
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::gate::pyre::{in_ranges, tables};
+
+/// Whether CPython 3.11's Unicode assigns `c`.
+fn assigned(c: char) -> bool {
+    c.is_ascii() || in_ranges(tables::PY_ASSIGNED, c)
+}
+
+/// `unicodedata.normalize("NFC", s)` of CPython 3.11; borrowed when `s`
+/// is already normalised (all ASCII text is).
+pub fn nfc(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes && s.chars().all(assigned) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some((i, c)) = rest.char_indices().find(|&(_, c)| !assigned(c)) {
+        out.extend(rest[..i].nfc());
+        out.push(c);
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.extend(rest.nfc());
+    if out == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+/// `repr(s)`: in single quotes unless `s` holds a single quote and no
+/// double one; backslash, the quote, tab, newline and carriage return
+/// escaped; any other character `str.isprintable()` calls not printable
+/// as `\xhh`, `\uhhhh` or `\Uhhhhhhhh`.
+pub fn repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if printable(c) => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `repr` of a list of strings: `['a', 'b']`.
+pub fn repr_list(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| repr(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// `str.isprintable()` of one character.
+fn printable(c: char) -> bool {
+    if c.is_ascii() {
+        (' '..='~').contains(&c)
+    } else {
+        in_ranges(tables::PY_PRINTABLE, c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repr_quotes_and_escapes_as_python() {
+        for (s, want) in [
+            ("why", "'why'"),
+            ("it's", "\"it's\""),
+            ("a'b\"c", "'a\\'b\"c'"),
+            ("tab\there\n", "'tab\\there\\n'"),
+            ("back\\slash", "'back\\\\slash'"),
+            ("\u{7f}\u{85}\u{a0}é", "'\\x7f\\x85\\xa0é'"),
+            ("\u{200b}\u{1f600}\u{e0001}", "'\\u200b😀\\U000e0001'"),
+        ] {
+            assert_eq!(repr(s), want, "{s:?}");
+        }
+        assert_eq!(repr_list(&["a".into(), "b'".into()]), "['a', \"b'\"]");
+        assert_eq!(repr_list(&[]), "[]");
+    }
+
+    /// CPython 3.11's NFC (`scripts/cpython_nfc_cases.py`): mixed bases,
+    /// combining marks in every order, Hangul, and characters newer than
+    /// Unicode 14 that `unicode-normalization` would compose.
+    #[test]
+    fn nfc_matches_cpython() {
+        let cases = include_str!("../../tests/cpython/nfc.jsonl");
+        let (mut n, mut changed, mut newer) = (0, 0, 0);
+        for line in cases.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (s, want) = (v["s"].as_str().unwrap(), v["nfc"].as_str().unwrap());
+            assert_eq!(
+                nfc(s),
+                want,
+                "{:?}",
+                s.chars().map(|c| c as u32).collect::<Vec<_>>()
+            );
+            n += 1;
+            changed += usize::from(s != want);
+            // Where the crate's Unicode 16 tables alone would be wrong.
+            newer += usize::from(s.nfc().collect::<String>() != want);
+        }
+        assert!(n >= 2000, "{n} cases");
+        assert!(
+            changed > 500 && newer > 50,
+            "{changed} changed, {newer} by newer tables"
+        );
+    }
+}
