@@ -100,8 +100,7 @@ const DERIVE_CASES: &str = include_str!("conformance/derive-cases.jsonl");
 
 /// The intent verdict of `tests/conformance/derive-cases.jsonl` (what
 /// symfonic-core 9.12.0's `IntentClassifier().classify` returned): label,
-/// matched tools and reasoning exactly, scores within 1e-12. (The
-/// fabrication findings of the same cases are the next port.)
+/// matched tools and reasoning exactly, scores within 1e-12.
 #[test]
 fn every_derived_intent_matches_upstream() {
     use critic_gate::derive::intent::classify;
@@ -146,5 +145,87 @@ fn every_derived_intent_matches_upstream() {
         "{} of {n}:\n{}",
         bad.len(),
         bad[..bad.len().min(30)].join("\n")
+    );
+}
+
+/// The fabrication findings of every derive case (what symfonic-core
+/// 9.12.0's `detect_fabrication`, given the case's intent verdict,
+/// returned): every payload field exactly, confidence within 1e-12, in
+/// upstream order.
+#[test]
+fn every_derived_finding_matches_upstream() {
+    use critic_gate::derive::fabrication::{detect, Inputs};
+    use critic_gate::derive::intent::classify;
+    let (mut n, mut findings) = (0, 0);
+    let mut bad = Vec::new();
+    for (i, line) in DERIVE_CASES.lines().enumerate() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let keywords: Vec<(String, Vec<String>)> = case["tool_trigger_keywords"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
+            .collect();
+        let text = |k: &str| case[k].as_str().unwrap().to_string();
+        let user = text("user_message");
+        let intent = case["intent_on"]
+            .as_bool()
+            .unwrap()
+            .then(|| classify(&user, &keywords));
+        let keys: Vec<String> = serde_json::from_value(case["identifier_keys"].clone()).unwrap();
+        // The calls as JSON text, their keys in the order written.
+        #[derive(serde::Deserialize)]
+        struct Raw<'a> {
+            #[serde(borrow)]
+            tool_calls: Vec<&'a serde_json::value::RawValue>,
+        }
+        let raw: Raw = serde_json::from_str(line).unwrap();
+        let got = detect(&Inputs {
+            draft: &text("draft"),
+            tool_calls: &raw.tool_calls,
+            hydrated_context: &text("hydrated_context"),
+            user_message: &user,
+            identifier_keys: &keys,
+            intent: intent.as_ref(),
+        });
+        let got = serde_json::to_value(&got).unwrap();
+        let want = &case["expect"]["findings"];
+        let same = got.as_array().unwrap().len() == want.as_array().unwrap().len()
+            && got
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want.as_array().unwrap())
+                .all(|(g, w)| {
+                    [
+                        "identifier",
+                        "kind",
+                        "severity",
+                        "reason",
+                        "key",
+                        "pattern_kind",
+                        "span",
+                    ]
+                    .iter()
+                    .all(|k| g[k] == w[k])
+                        && (g["confidence"].as_f64().unwrap() - w["confidence"].as_f64().unwrap())
+                            .abs()
+                            < 1e-12
+                });
+        if !same {
+            bad.push(format!("case {}: expected {want}\n   got {got}", i + 1));
+        }
+        n += 1;
+        findings += want.as_array().unwrap().len();
+    }
+    assert!(
+        n == 3000 && findings > 3000,
+        "{n} cases, {findings} findings"
+    );
+    assert!(
+        bad.is_empty(),
+        "{} of {n}:\n{}",
+        bad.len(),
+        bad[..bad.len().min(10)].join("\n")
     );
 }
