@@ -108,3 +108,11 @@ pub fn check(data: &[u8]) {
         );
     }
 }
+
+/// A line of `critic-gate derive` input: derived or refused, never a panic.
+pub fn derive(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = crate::derive::derive_line(text);
+}

@@ -37,3 +37,8 @@ fn pattern_corpus() {
 fn check_corpus() {
     replay("check", critic_gate::fuzz::check);
 }
+
+#[test]
+fn derive_corpus() {
+    replay("derive", critic_gate::fuzz::derive);
+}

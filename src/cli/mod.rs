@@ -2,6 +2,7 @@
 
 mod calibrate;
 mod check;
+mod derive;
 mod diff;
 mod explain;
 mod merge;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Merge shards' partial results (`replay --partial`) into the reports
     /// of one replay over all their files.
     Merge(merge::Args),
+    /// The intent verdict and fabrication findings symfonic computes for
+    /// each line of inputs (user message, draft, tool calls, the domain).
+    Derive(derive::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Check(a) => check::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Derive(a) => derive::run(a),
     }
 }
 

@@ -168,7 +168,6 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
     if text.is_empty() {
         return Vec::new();
     }
-    let p = patterns();
     let points = Points::of(text);
     let calls: Vec<Value> = i
         .tool_calls
@@ -185,14 +184,43 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             .map(|k| crate::gate::py_lower(k).into_owned()),
     );
     let mut out = Vec::new();
-    let mut verb_spans = Vec::new();
-    for c in p.verb.captures_iter(text).flatten() {
+    let verb_spans = verb_claims(text, &points, &names, &mut out);
+    let uuid_spans = uuids(text, &points, &grounded, &mut out);
+    short_hex(
+        text,
+        &points,
+        &keys,
+        &verb_spans,
+        &uuid_spans,
+        &grounded,
+        &mut out,
+    );
+    key_values(text, &points, &keys, &grounded, &mut out);
+    out.extend(
+        i.intent
+            .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
+    );
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
+    out
+}
+
+/// Claims of an action no fired tool of its kind grounds; the spans of
+/// every claim (grounded or not: they anchor short hex runs).
+fn verb_claims(
+    text: &str,
+    points: &Points,
+    names: &[String],
+    out: &mut Vec<Finding>,
+) -> Vec<[usize; 2]> {
+    let mut spans = Vec::new();
+    for c in patterns().verb.captures_iter(text).flatten() {
         let whole = c.get(0).expect("a match");
         let span = [points.cp(whole.start()), points.cp(whole.end())];
-        verb_spans.push(span);
+        spans.push(span);
         let action =
             crate::gate::py_lower(c.name("action").map_or("", |m| m.as_str())).into_owned();
-        if verb_grounded(&action, &names) {
+        if verb_grounded(&action, names) {
             continue;
         }
         let verb = c.name("verb").map_or("", |m| m.as_str());
@@ -208,10 +236,20 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             span,
         });
     }
-    let mut uuid_spans = Vec::new();
-    for m in p.uuid.find_iter(text).flatten() {
+    spans
+}
+
+/// UUIDs not in the grounding corpus; the spans of every UUID.
+fn uuids(
+    text: &str,
+    points: &Points,
+    grounded: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Finding>,
+) -> Vec<[usize; 2]> {
+    let mut spans = Vec::new();
+    for m in patterns().uuid.find_iter(text).flatten() {
         let span = [points.cp(m.start()), points.cp(m.end())];
-        uuid_spans.push(span);
+        spans.push(span);
         if grounded(m.as_str()) {
             continue;
         }
@@ -226,40 +264,27 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             span,
         });
     }
-    short_hex(
-        text,
-        &points,
-        &keys,
-        &verb_spans,
-        &uuid_spans,
-        &grounded,
-        &mut out,
-    );
-    key_values(text, &points, &keys, &grounded, &mut out);
-    if let Some(v) = i.intent {
-        if v.label == "action"
-            && v.confidence >= INTENT_ACTION_MIN_CONFIDENCE
-            && i.tool_calls.is_empty()
-        {
-            out.push(Finding {
-                identifier: String::new(),
-                kind: "intent_action_no_tool",
-                severity: "medium",
-                reason: format!(
-                    "Intent verdict=action (confidence={:.2}) with zero tool calls this turn. matched_tool_keywords={}",
-                    v.confidence,
-                    repr_list(&v.matched_tool_keywords)
-                ),
-                key: None,
-                pattern_kind: "intent_no_grounding",
-                confidence: 0.7,
-                span: [0, 0],
-            });
+    spans
+}
+
+/// An intent verdict of `action` (decisive) with no tool call this turn.
+fn intent_without_tool(v: &IntentVerdict, no_calls: bool) -> Option<Finding> {
+    (v.label == "action" && v.confidence >= INTENT_ACTION_MIN_CONFIDENCE && no_calls).then(|| {
+        Finding {
+            identifier: String::new(),
+            kind: "intent_action_no_tool",
+            severity: "medium",
+            reason: format!(
+                "Intent verdict=action (confidence={:.2}) with zero tool calls this turn. matched_tool_keywords={}",
+                v.confidence,
+                repr_list(&v.matched_tool_keywords)
+            ),
+            key: None,
+            pattern_kind: "intent_no_grounding",
+            confidence: 0.7,
+            span: [0, 0],
         }
-    }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
-    out
+    })
 }
 
 /// Short hex runs anchored after an identifier key or near a claim verb.

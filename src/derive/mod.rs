@@ -9,3 +9,77 @@
 pub mod fabrication;
 pub mod intent;
 pub mod pytext;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+/// One line of `critic-gate derive`: what a deployment computes the two
+/// signals from (the shape of the upstream derive cases; other fields,
+/// such as a case's `expect`, are ignored).
+#[derive(Deserialize)]
+struct Case<'a> {
+    #[serde(default)]
+    user_message: String,
+    draft: String,
+    #[serde(default, borrow)]
+    tool_calls: Vec<&'a RawValue>,
+    #[serde(default)]
+    identifier_keys: Vec<String>,
+    #[serde(default, borrow)]
+    tool_trigger_keywords: Option<&'a RawValue>,
+    #[serde(default)]
+    hydrated_context: String,
+    /// Whether the deployment computes an intent verdict at all
+    /// (`intent_filter_mode` or `tool_routing_mode` not `off`).
+    #[serde(default = "yes")]
+    intent_on: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The domain's `tool_trigger_keywords` in the order written.
+fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, String> {
+    let Some(raw) = raw.filter(|r| r.get() != "null") else {
+        return Ok(Vec::new());
+    };
+    let entries = crate::read::turn::object_entries(raw.get())
+        .ok_or("tool_trigger_keywords must be an object of tool name to keyword list")?;
+    entries
+        .into_iter()
+        .map(|(tool, kws)| {
+            let kws: Vec<String> = serde_json::from_str(kws.get())
+                .map_err(|_| format!("tool_trigger_keywords.{tool} must be a list of strings"))?;
+            Ok((tool.into_owned(), kws))
+        })
+        .collect()
+}
+
+/// `critic-gate derive` of one line: `{"intent": verdict | null,
+/// "findings": [...]}` as symfonic-core 9.12.0 computes them (the verdict
+/// unrounded, each finding as its event payload).
+pub fn derive_line(line: &str) -> Result<Value, String> {
+    let case: Case = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    if let Some(i) = case
+        .tool_calls
+        .iter()
+        .position(|c| !c.get().starts_with('{'))
+    {
+        return Err(format!("tool_calls[{i}] must be an object"));
+    }
+    let keywords = keywords(case.tool_trigger_keywords)?;
+    let intent = case
+        .intent_on
+        .then(|| intent::classify(&case.user_message, &keywords));
+    let findings = fabrication::detect(&fabrication::Inputs {
+        draft: &case.draft,
+        tool_calls: &case.tool_calls,
+        hydrated_context: &case.hydrated_context,
+        user_message: &case.user_message,
+        identifier_keys: &case.identifier_keys,
+        intent: intent.as_ref(),
+    });
+    Ok(json!({"intent": intent, "findings": findings}))
+}

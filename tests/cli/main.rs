@@ -9,6 +9,7 @@ mod calibrate;
 mod charts;
 mod check;
 mod costs;
+mod derive;
 mod explain;
 mod merge;
 mod mine;
