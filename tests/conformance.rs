@@ -103,6 +103,17 @@ const DERIVE_CASES: &str = concat!(
     include_str!("conformance/derive-random.jsonl")
 );
 
+/// A derive case's domain keywords (their order does not matter: the
+/// matched tools are sorted).
+fn tool_keywords(case: &Value) -> Vec<(String, Vec<String>)> {
+    case["tool_trigger_keywords"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
+        .collect()
+}
+
 /// The intent verdict of `tests/conformance/derive-cases.jsonl` (what
 /// symfonic-core 9.12.0's `IntentClassifier().classify` returned): label,
 /// matched tools and reasoning exactly, scores within 1e-12.
@@ -118,12 +129,7 @@ fn every_derived_intent_matches_upstream() {
             assert!(want.is_null(), "case {}: intent off but a verdict", i + 1);
             continue;
         }
-        let keywords: Vec<(String, Vec<String>)> = case["tool_trigger_keywords"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
-            .collect();
+        let keywords = tool_keywords(&case);
         let got = classify(case["user_message"].as_str().unwrap(), &keywords);
         let got = serde_json::to_value(&got).unwrap();
         for key in ["label", "matched_tool_keywords", "reasoning"] {
@@ -165,12 +171,7 @@ fn every_derived_finding_matches_upstream() {
     let mut bad = Vec::new();
     for (i, line) in DERIVE_CASES.lines().enumerate() {
         let case: Value = serde_json::from_str(line).unwrap();
-        let keywords: Vec<(String, Vec<String>)> = case["tool_trigger_keywords"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
-            .collect();
+        let keywords = tool_keywords(&case);
         let text = |k: &str| case[k].as_str().unwrap().to_string();
         let user = text("user_message");
         let intent = case["intent_on"]
