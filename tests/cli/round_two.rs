@@ -180,50 +180,29 @@ fn item08_check_markdown_on_sweep_and_parquet_folders() {
             "parquet",
         ],
     );
-    for dir in [&sweep, &pq] {
-        let plain = run(
-            &[
-                "check",
-                dir.to_str().unwrap(),
-                "--variant",
-                "smart",
-                "--max-safety-regressions",
-                "0",
-            ],
-            None,
-        );
-        let md = d.path("verdict.md");
-        let with_md = run(
-            &[
-                "check",
-                dir.to_str().unwrap(),
-                "--variant",
-                "smart",
-                "--max-safety-regressions",
-                "0",
-                "--markdown",
-                md.to_str().unwrap(),
-            ],
-            None,
-        );
-        expect_code(&plain, 1);
-        expect_code(&with_md, 1);
+    // check DIR [--variant smart] --max-safety-regressions 0 [--markdown FILE]
+    let check = |dir: &std::path::Path, variant: bool, md: Option<&std::path::Path>| {
+        let mut args = vec!["check", dir.to_str().unwrap()];
+        if variant {
+            args.extend(["--variant", "smart"]);
+        }
+        args.extend(["--max-safety-regressions", "0"]);
+        if let Some(md) = md {
+            args.extend(["--markdown", md.to_str().unwrap()]);
+        }
+        run(&args, None)
+    };
+    for (i, dir) in [&sweep, &pq].into_iter().enumerate() {
+        // Its own file: check --markdown appends.
+        let md = d.path(&format!("verdict-{i}.md"));
+        expect_code(&check(dir, true, None), 1);
+        expect_code(&check(dir, true, Some(&md)), 1);
         let text = std::fs::read_to_string(&md).unwrap();
         assert!(text.contains("failed"), "{text}");
     }
     // The Parquet folder still lists its regressions.
     let md = d.path("verdict.md");
-    let o = run(
-        &[
-            "check",
-            pq.to_str().unwrap(),
-            "--max-safety-regressions",
-            "0",
-            "--markdown",
-            md.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = check(&pq, false, Some(&md));
     expect_code(&o, 1);
     assert!(
         std::fs::read_to_string(&md)
