@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
 const INNER: &[(&str, &[&str])] = &[
     ("read", &["reader", "json", "activation", "rfc3339", "turn"]),
     ("gate", &["pyre", "claims", "reasons"]),
-    ("derive", &["pytext", "intent", "fabrication"]),
+    ("derive", &["pytext", "intent", "fabrication", "reflection"]),
     (
         "replay",
         &[

@@ -2,13 +2,16 @@
 //! exactly from symfonic-core 9.12.0, so that traffic recorded without them
 //! (an OpenTelemetry trace, an OpenAI-style transcript) can be replayed:
 //! the intent verdict (`IntentClassifier.classify`, [`intent`]) and the
-//! fabrication findings (`detect_fabrication`, [`fabrication`]). The
+//! fabrication findings (`detect_fabrication`, [`fabrication`]), and what
+//! a critic's raw answer means (`_parse_reflection_output`,
+//! [`reflection`]). The
 //! Python text rules they rest on (NFC with CPython's Unicode, `repr`) are
 //! in [`pytext`].
 
 pub mod fabrication;
 pub mod intent;
 pub mod pytext;
+pub mod reflection;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -1,0 +1,211 @@
+//! symfonic-core 9.12.0's `MetacognitiveMiddleware._parse_reflection_output`,
+//! ported exactly: what the critic's raw answer (in a trace, the critic
+//! span's completion) becomes. Malformed output is an `approve`, as in
+//! production.
+//!
+//! The answer is stripped (CPython's white space); when it opens with a
+//! code fence, every line that opens with one is dropped; the rest must be
+//! a JSON object (Python's `json.loads`, which also takes `NaN`,
+//! `Infinity`, numbers past the range of a float and lone surrogate
+//! escapes) whose `verdict` is one of the three.
+
+use serde_json::Value;
+
+use crate::gate::py_strip;
+
+/// What the critic said: the verdict, the revised draft or refusal message
+/// it gave (any JSON, as `data.get` returns it), and its matched
+/// preferences (a list, else empty). A number JSON cannot hold (`NaN`,
+/// `Infinity`) stands as null.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reflection {
+    pub verdict: &'static str,
+    pub text: Value,
+    pub matched: Vec<Value>,
+}
+
+impl Reflection {
+    fn approve() -> Reflection {
+        Reflection {
+            verdict: "approve",
+            text: Value::Null,
+            matched: Vec::new(),
+        }
+    }
+}
+
+/// `_parse_reflection_output(raw)`.
+pub fn parse(raw: &str) -> Reflection {
+    let mut cleaned = py_strip(raw).to_string();
+    if cleaned.starts_with("```") {
+        let lines: Vec<&str> = cleaned
+            .split('\n')
+            .filter(|l| !py_strip(l).starts_with("```"))
+            .collect();
+        cleaned = py_strip(&lines.join("\n")).to_string();
+    }
+    let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&as_strict_json(&cleaned)) else {
+        return Reflection::approve();
+    };
+    let verdict = match data.get("verdict").map(Value::as_str) {
+        None => "approve",
+        Some(Some(v @ ("approve" | "revise" | "refuse"))) => match v {
+            "approve" => "approve",
+            "revise" => "revise",
+            _ => "refuse",
+        },
+        Some(_) => return Reflection::approve(),
+    };
+    let text = match verdict {
+        "revise" => data.get("revised_draft").cloned().unwrap_or(Value::Null),
+        "refuse" => data.get("refusal_message").cloned().unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    let matched = match data.get("matched_preferences") {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    Reflection {
+        verdict,
+        text,
+        matched,
+    }
+}
+
+/// The text with what Python's `json.loads` takes and strict JSON does not
+/// made strict: `NaN`, `Infinity`, `-Infinity` and numbers past a float's
+/// range outside strings become `null`, lone surrogate escapes inside
+/// strings become U+FFFD. (A verdict so written is none of the three either
+/// way; only a text or preference holding one reads differently: null.)
+fn as_strict_json(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let end = string_end(b, i);
+                out.push_str(&strict_string(&s[i..end]));
+                i = end;
+            }
+            b'N' if s[i..].starts_with("NaN") => {
+                out.push_str("null");
+                i += 3;
+            }
+            b'I' if s[i..].starts_with("Infinity") => {
+                out.push_str("null");
+                i += 8;
+            }
+            b'-' if s[i..].starts_with("-Infinity") => {
+                out.push_str("null");
+                i += 9;
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = b[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(b.len() - i);
+                let token = &s[i..i + len];
+                match token.parse::<f64>() {
+                    Ok(x) if x.is_infinite() => out.push_str("null"),
+                    _ => out.push_str(token),
+                }
+                i += len;
+            }
+            _ => {
+                let c = s[i..].chars().next().expect("a char");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
+}
+
+/// The index after the string opening at `b[i]` (or the end of the text).
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// A JSON string's text with its lone surrogate escapes as `\ufffd`.
+fn strict_string(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |at: usize| -> Option<u32> {
+        let h = s.get(at..at + 4)?;
+        u32::from_str_radix(h, 16)
+            .ok()
+            .filter(|_| h.bytes().all(|c| c.is_ascii_hexdigit()))
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'u') {
+            if let Some(u) = hex(i + 2) {
+                let low = |at: usize| {
+                    (s.get(at..at + 2) == Some("\\u"))
+                        .then(|| hex(at + 2))
+                        .flatten()
+                        .filter(|l| (0xDC00..0xE000).contains(l))
+                };
+                if (0xD800..0xDC00).contains(&u) && low(i + 6).is_some() {
+                    out.push_str(&s[i..i + 12]);
+                    i += 12;
+                    continue;
+                }
+                if (0xD800..0xE000).contains(&u) {
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    continue;
+                }
+            }
+            out.push_str(&s[i..(i + 2).min(b.len())]);
+            i += 2;
+            continue;
+        }
+        let c = s[i..].chars().next().expect("a char");
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2,000 critic outputs with symfonic-core 9.12.0's reading of each
+    /// (`scripts/symfonic_reflection_cases.py`).
+    #[test]
+    fn every_reflection_case_reads_as_upstream() {
+        let cases = include_str!("../../tests/conformance/reflection-cases.jsonl");
+        let mut bad = Vec::new();
+        let mut n = 0;
+        for line in cases.lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let r = parse(v["raw"].as_str().unwrap());
+            let got = serde_json::json!([r.verdict, r.text, r.matched]);
+            if got != v["expect"] {
+                bad.push(format!(
+                    "{:?}: got {got}, expected {}",
+                    v["raw"], v["expect"]
+                ));
+            }
+            n += 1;
+        }
+        assert_eq!(n, 2000);
+        assert!(
+            bad.is_empty(),
+            "{} wrong:\n{}",
+            bad.len(),
+            bad[..bad.len().min(10)].join("\n")
+        );
+    }
+}
