@@ -21,9 +21,10 @@ pub fn run(a: Args) -> CliResult {
     let name = if a.file == "-" { "<stdin>" } else { &a.file };
     let bytes = critic_gate::explain::read_input(&a.file)?;
     let text = critic_gate::explain::utf8_text(name, &bytes)?;
+    // A byte-order mark at the start of the file is skipped, as replay does.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = String::new();
     for (n, line) in text.lines().enumerate() {
-        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
         if line.trim().is_empty() {
             continue;
         }

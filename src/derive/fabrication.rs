@@ -127,23 +127,27 @@ fn patterns() -> &'static Patterns {
 }
 
 /// Byte offsets to code points for one text.
+/// The byte offset where each code point starts, and the text's length.
 struct Points(Vec<usize>);
 
 impl Points {
     fn of(text: &str) -> Points {
-        // The code point index of every byte offset that starts a char
-        // (and of the end).
-        let mut at = vec![0; text.len() + 1];
-        let mut n = 0;
-        for (i, _) in text.char_indices() {
-            at[i] = n;
-            n += 1;
-        }
-        at[text.len()] = n;
-        Points(at)
+        Points(
+            text.char_indices()
+                .map(|(i, _)| i)
+                .chain([text.len()])
+                .collect(),
+        )
     }
+
+    /// The code point at byte offset `byte` (a char boundary).
     fn cp(&self, byte: usize) -> usize {
-        self.0[byte]
+        self.0.partition_point(|&b| b < byte)
+    }
+
+    /// The byte offset of code point `cp`.
+    fn byte(&self, cp: usize) -> usize {
+        self.0[cp]
     }
 }
 
@@ -169,14 +173,9 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
         return Vec::new();
     }
     let points = Points::of(text);
-    let calls: Vec<Value> = i
-        .tool_calls
-        .iter()
-        .map(|c| serde_json::from_str(c.get()).unwrap_or(Value::Null))
-        .collect();
     let corpus = grounding(i.tool_calls, i.hydrated_context, i.user_message);
     let grounded = |ident: &str| !corpus.is_empty() && corpus.contains(ident);
-    let names = tool_names(&calls);
+    let names = tool_names(i.tool_calls);
     let mut keys: Vec<String> = DEFAULT_KEYS.iter().map(|k| k.to_string()).collect();
     keys.extend(
         i.identifier_keys
@@ -307,11 +306,7 @@ fn short_hex(
             continue;
         }
         // `text[max(0, start - 32):start]`, in code points.
-        let lo = text
-            .char_indices()
-            .nth(start.saturating_sub(NEAR_KEY))
-            .map_or(0, |(b, _)| b);
-        let prefix = &text[lo..m.start()];
+        let prefix = &text[points.byte(start.saturating_sub(NEAR_KEY))..m.start()];
         let key = p
             .key_prefix
             .captures(prefix)
@@ -391,14 +386,17 @@ fn verb_grounded(action: &str, names: &[String]) -> bool {
 
 /// `_collect_tool_names`: per call, the first of `name`, `tool`,
 /// `tool_name` that is a non-empty string, lowered.
-fn tool_names(calls: &[Value]) -> Vec<String> {
+fn tool_names(calls: &[&RawValue]) -> Vec<String> {
     calls
         .iter()
         .filter_map(|c| {
-            ["name", "tool", "tool_name"]
-                .iter()
-                .find_map(|k| c.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()))
-                .map(|s| crate::gate::py_lower(s).into_owned())
+            // `call.get(key)`: a repeated key keeps its last value, as here.
+            let fields = crate::read::turn::object_entries(c.get())?;
+            ["name", "tool", "tool_name"].iter().find_map(|k| {
+                let (_, v) = fields.iter().find(|(f, _)| f == k)?;
+                let name: String = serde_json::from_str(v.get()).ok()?;
+                (!name.is_empty()).then(|| crate::gate::py_lower(&name).into_owned())
+            })
         })
         .collect()
 }

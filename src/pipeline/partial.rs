@@ -292,7 +292,9 @@ impl Sink {
                 "is the input {s}; write the partial result to another file"
             ));
         }
-        path.file_name()?;
+        let Some(name) = path.file_name() else {
+            return usage("give a file name".into());
+        };
         let absolute = |p: &Path| {
             let p = std::path::absolute(p).ok()?;
             // The folder as it resolves when it exists (links, `..`).
@@ -303,7 +305,7 @@ impl Sink {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         if let (Some(out), Some(dir)) = (out.and_then(absolute), absolute(parent)) {
-            let rel = dir.join(path.file_name()?);
+            let rel = dir.join(name);
             let rel = rel
                 .strip_prefix(&out)
                 .ok()
@@ -333,12 +335,7 @@ impl Sink {
         if let Some(e) = Sink::refusal(path, sources, out) {
             return Err(e);
         }
-        let Some(name) = path.file_name() else {
-            return Err(Error::Usage(format!(
-                "--partial {}: give a file name",
-                path.display()
-            )));
-        };
+        let name = path.file_name().expect("refusal checks the file name");
         remove_stale_temporaries(path);
         let tmp = path.with_file_name(format!(
             ".{}.{}.tmp",
