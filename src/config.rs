@@ -149,6 +149,9 @@ pub struct ConfigFile {
     /// Axes of gate settings for `sweep` and `calibrate` (see
     /// [`crate::grid`]); `replay` does not read it.
     pub sweep: Option<SweepTable>,
+    /// `[deployment]`: the production deployment's settings, for imported
+    /// traffic.
+    pub deployment: Option<crate::deployment::Deployment>,
 }
 
 /// `[sweep]`: gate keys, each with the values to try.
@@ -177,6 +180,10 @@ pub struct Plan {
     pub baseline: usize,
     pub cost: CostConfig,
     pub check: CheckConfig,
+    /// How the production deployment was configured (`[deployment]`):
+    /// what imported traffic is derived with.
+    #[serde(default)]
+    pub deployment: crate::deployment::Deployment,
 }
 
 /// A config that cannot be used, with what is wrong and how to fix it.
@@ -330,11 +337,14 @@ impl ConfigFile {
                 }
             }
         }
+        let deployment = self.deployment.clone().unwrap_or_default();
+        deployment.validate().map_err(ConfigError)?;
         Ok(Plan {
             variants,
             baseline,
             cost,
             check: self.check.clone().unwrap_or_default(),
+            deployment,
         })
     }
 }

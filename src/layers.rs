@@ -8,24 +8,40 @@ use std::path::Path;
 /// Top-level modules by layer: a module may use only lower layers (and
 /// itself).
 const LAYERS: &[&[&str]] = &[
-    &["error", "stats", "config"],
+    &["error", "stats", "deployment"],
+    &["config"],
     &["grid"],
     &["read"],
     &["gate"],
     &["derive"],
+    &["import"],
     &["replay"],
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
-    &["calibrate", "mine"],
+    &["calibrate", "mine", "transcripts"],
     &["fuzz", "layers", "lib"],
 ];
 
 /// Inside these modules, the order their files may use each other in; the
 /// folder's `mod.rs` comes last (a file may not reach into its parent).
 const INNER: &[(&str, &[&str])] = &[
-    ("read", &["reader", "json", "activation", "rfc3339", "turn"]),
+    (
+        "read",
+        &[
+            "reader",
+            "json",
+            "activation",
+            "rfc3339",
+            "provenance",
+            "turn",
+        ],
+    ),
     ("gate", &["pyre", "claims", "reasons"]),
-    ("derive", &["pytext", "intent", "fabrication", "reflection"]),
+    (
+        "derive",
+        &["pytext", "intent", "fabrication", "reflection", "draft"],
+    ),
+    ("import", &["pyliteral", "raw", "openai", "otlp", "decode"]),
     (
         "replay",
         &[

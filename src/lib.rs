@@ -29,6 +29,7 @@
 pub mod calibrate;
 pub mod check;
 pub(crate) mod config;
+pub mod deployment;
 pub mod derive;
 pub mod diff;
 mod error;
@@ -37,6 +38,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod gate;
 pub(crate) mod grid;
+pub mod import;
 pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod read;
@@ -44,6 +46,7 @@ pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod stats;
 pub mod synth;
+pub mod transcripts;
 
 pub use error::{Error, Result};
 
@@ -60,6 +63,7 @@ pub use mine::{mine, MineOptions, Mined};
 /// Replaying shard by shard: a run's partial result, and the merge of
 /// several into the reports of one replay over all their files.
 pub use pipeline::partial::{PartialInput, PartialTarget};
+pub use pipeline::{import, ImportOptions, ImportOutcome};
 pub use pipeline::{merge, run_to as replay_to, MergeOptions, Targets};
 /// Running a replay into a report folder.
 pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
@@ -74,6 +78,8 @@ pub use replay::{validate_group_by, DecisionsMode, Format, ReplayOptions};
 pub use report::abandon_in_progress_and_exit;
 /// A run's label when none is given: its output folder's name.
 pub use report::default_label;
+/// The version of the report folders this build writes and reads.
+pub use report::schema::SCHEMA_VERSION;
 
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]

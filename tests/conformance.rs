@@ -235,3 +235,38 @@ fn every_derived_finding_matches_upstream() {
         bad[..bad.len().min(10)].join("\n")
     );
 }
+
+/// The draft the critic sees (extraction block, citation tags, footer per
+/// `activation_log_mode`), on 3,000 completions cleaned by symfonic-core
+/// 9.12.0 itself (scripts/symfonic_draft_cases.py).
+#[test]
+fn every_cleaned_draft_matches_upstream() {
+    use critic_gate::deployment::ActivationLogMode;
+    let text = std::fs::read_to_string("tests/conformance/draft-cases.jsonl").unwrap();
+    let mut failures = Vec::new();
+    let mut changed = 0;
+    for (i, line) in text.lines().enumerate() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let mode: ActivationLogMode =
+            serde_json::from_value(case["activation_log_mode"].clone()).unwrap();
+        let completion = case["completion"].as_str().unwrap();
+        let got = critic_gate::derive::draft::clean(
+            completion,
+            mode,
+            case["has_tool_calls"].as_bool().unwrap(),
+        );
+        let want = case["expect"].as_str().unwrap();
+        changed += usize::from(want != completion);
+        if got != want {
+            failures.push(format!("line {}: got {got:?}, want {want:?}", i + 1));
+        }
+    }
+    assert!(changed > 2000, "the cases exercise the clean-up: {changed}");
+    assert!(
+        failures.is_empty(),
+        "{} of {}:\n{}",
+        failures.len(),
+        text.lines().count(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}

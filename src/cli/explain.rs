@@ -25,6 +25,11 @@ pub struct Args {
     /// Print JSON instead of the readable trace.
     #[arg(long)]
     pub json: bool,
+    /// The input's format: traffic, openai-chat (each turn of each
+    /// conversation is explained) or otlp (each run of the trace); the
+    /// config's [deployment] table says how to derive them.
+    #[arg(long, default_value = "traffic", value_parser = super::replay::from())]
+    pub from: critic_gate::import::InputFormat,
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -44,12 +49,29 @@ pub fn run(a: Args) -> CliResult {
         Some(path) => (path.to_string(), critic_gate::explain::read_input(path)?),
     };
     let text = critic_gate::explain::utf8_text(&source, &text)?;
-    let lines = critic_gate::explain::turn_lines(text);
+    let lines: Vec<(usize, std::borrow::Cow<str>)> = match a.from {
+        critic_gate::import::InputFormat::Traffic => critic_gate::explain::turn_lines(text)
+            .into_iter()
+            .map(|(n, l)| (n, l.into()))
+            .collect(),
+        from => {
+            let decoder = critic_gate::import::Decoder {
+                format: from,
+                deployment: plan.deployment.clone(),
+                names: vec![source.clone()].into(),
+            };
+            critic_gate::import::convert_text(text, &source, &decoder)
+                .map_err(|(n, e)| critic_gate::Error::Read(format!("{source}:{n}: {e}")))?
+                .into_iter()
+                .map(|(n, l)| (n as usize, l.into()))
+                .collect()
+        }
+    };
     if lines.is_empty() {
         return Err(critic_gate::Error::Read(format!("{source}: no turn given")));
     }
     let mut out = String::new();
-    for (n, line) in lines {
+    for (n, line) in &lines {
         let turn = Turn::parse(line)
             .map_err(|e| critic_gate::Error::Read(format!("{source}:{n}: {e}")))?;
         if a.json {

@@ -49,6 +49,7 @@ pub fn run(a: Args) -> CliResult {
         max_line_bytes: a.run.max_line_bytes,
         force: a.run.force,
         label: a.run.label.clone(),
+        from: a.run.from,
     };
     let m = critic_gate::mine(&o, &a.out, &())?;
     if !a.run.quiet {

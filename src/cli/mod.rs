@@ -5,6 +5,7 @@ mod check;
 mod derive;
 mod diff;
 mod explain;
+mod import;
 mod merge;
 mod mine;
 pub mod output;
@@ -56,6 +57,9 @@ pub enum Command {
     /// The intent verdict and fabrication findings symfonic computes for
     /// each line of inputs (user message, draft, tool calls, the domain).
     Derive(derive::Args),
+    /// Convert chat transcripts or symfonic's OpenTelemetry traces into
+    /// the traffic format (what replay --from reads them as).
+    Import(import::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
@@ -77,6 +81,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Diff(a) => diff::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Derive(a) => derive::run(a),
+        Command::Import(a) => import::run(a),
     }
 }
 

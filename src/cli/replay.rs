@@ -16,7 +16,8 @@ use super::{load_plan, CliResult};
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["out", "partial"])))]
 pub struct Args {
-    /// Traffic files (JSON Lines; plain, .gz or .zst); `-` is standard input.
+    /// Traffic files (JSON Lines; plain, .gz or .zst; or transcripts or
+    /// traces, with --from); `-` is standard input.
     #[arg(required = true)]
     pub files: Vec<String>,
     /// Folder for the reports (created if needed).
@@ -65,6 +66,11 @@ pub struct FormatArg {
 /// `calibrate`, `mine`).
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
+    /// The input's format: traffic (critic-gate's own), openai-chat
+    /// (chat transcripts, one conversation a line) or otlp (symfonic's
+    /// OpenTelemetry traces); see docs/import-formats.md.
+    #[arg(long, default_value = "traffic", value_parser = from())]
+    pub from: critic_gate::import::InputFormat,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -122,6 +128,7 @@ impl RunArgs {
             max_line_bytes: self.max_line_bytes,
             force: self.force,
             max_ack_share: self.max_ack_share,
+            from: self.from,
             ..ReplayOptions::new(sources, plan, label)
         }
     }
@@ -129,6 +136,13 @@ impl RunArgs {
 
 pub(super) fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
     clap::builder::PossibleValuesParser::new(Format::NAMES).try_map(|s| s.parse::<Format>())
+}
+
+/// `--from`: the library's names, parsed by the library.
+pub(super) fn from(
+) -> impl clap::builder::TypedValueParser<Value = critic_gate::import::InputFormat> {
+    clap::builder::PossibleValuesParser::new(critic_gate::import::InputFormat::NAMES)
+        .try_map(|s| s.parse::<critic_gate::import::InputFormat>())
 }
 
 /// `--decisions`: the library's names, parsed by the library.

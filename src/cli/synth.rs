@@ -24,6 +24,11 @@ pub struct Args {
     /// half the drafts not ASCII).
     #[arg(long, default_value = "default", value_parser = mix())]
     pub mix: Mix,
+    /// What to write: traffic (critic-gate's format) or openai-chat (the
+    /// same runs as chat transcripts, one conversation a line, for
+    /// `--from openai-chat`).
+    #[arg(long, default_value = "traffic", value_parser = ["traffic", "openai-chat"])]
+    pub shape: String,
 }
 
 fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
@@ -50,8 +55,11 @@ pub fn run(a: Args) -> CliResult {
             Box::new(w)
         }
     };
-    let written =
-        critic_gate::synth::write_mix(a.turns, a.seed, a.mix, &mut sink).and_then(|_| sink.flush());
+    let written = match a.shape.as_str() {
+        "openai-chat" => critic_gate::transcripts::write(a.turns, a.seed, a.mix, &mut sink),
+        _ => critic_gate::synth::write_mix(a.turns, a.seed, a.mix, &mut sink),
+    }
+    .and_then(|_| sink.flush());
     drop(sink);
     match written {
         // `synth --out - | head`: a closed pipe ends the output quietly.

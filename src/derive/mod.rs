@@ -8,6 +8,7 @@
 //! Python text rules they rest on (NFC with CPython's Unicode, `repr`) are
 //! in [`pytext`].
 
+pub mod draft;
 pub mod fabrication;
 pub mod intent;
 pub mod pytext;

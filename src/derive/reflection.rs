@@ -44,7 +44,7 @@ pub fn parse(raw: &str) -> Reflection {
             .collect();
         cleaned = py_strip(&lines.join("\n")).to_string();
     }
-    let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&as_strict_json(&cleaned)) else {
+    let Some(Value::Object(data)) = python_json(&cleaned, "null") else {
         return Reflection::approve();
     };
     let verdict = match data.get("verdict").map(Value::as_str) {
@@ -77,7 +77,14 @@ pub fn parse(raw: &str) -> Reflection {
 /// range outside strings become `null`, lone surrogate escapes inside
 /// strings become U+FFFD. (A verdict so written is none of the three either
 /// way; only a text or preference holding one reads differently: null.)
-fn as_strict_json(s: &str) -> String {
+/// Python's `json.loads(s)`, or None where it raises; a number JSON cannot
+/// hold stands as `non_finite` (JSON text: `null`, or a truthy `1` where
+/// only Python's truthiness of the value matters).
+pub fn python_json(s: &str, non_finite: &str) -> Option<Value> {
+    serde_json::from_str(&as_strict_json(s, non_finite)).ok()
+}
+
+fn as_strict_json(s: &str, non_finite: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
@@ -89,15 +96,15 @@ fn as_strict_json(s: &str) -> String {
                 i = end;
             }
             b'N' if s[i..].starts_with("NaN") => {
-                out.push_str("null");
+                out.push_str(non_finite);
                 i += 3;
             }
             b'I' if s[i..].starts_with("Infinity") => {
-                out.push_str("null");
+                out.push_str(non_finite);
                 i += 8;
             }
             b'-' if s[i..].starts_with("-Infinity") => {
-                out.push_str("null");
+                out.push_str(non_finite);
                 i += 9;
             }
             b'-' | b'0'..=b'9' => {
@@ -107,7 +114,7 @@ fn as_strict_json(s: &str) -> String {
                     .unwrap_or(b.len() - i);
                 let token = &s[i..i + len];
                 match token.parse::<f64>() {
-                    Ok(x) if x.is_infinite() => out.push_str("null"),
+                    Ok(x) if x.is_infinite() => out.push_str(non_finite),
                     _ => out.push_str(token),
                 }
                 i += len;

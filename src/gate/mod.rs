@@ -45,6 +45,11 @@ pub fn py_strip(s: &str) -> &str {
     s.trim_matches(pyre::is_space)
 }
 
+/// `str.rstrip()`: CPython's white space removed from the end.
+pub fn py_rstrip(s: &str) -> &str {
+    s.trim_end_matches(pyre::is_space)
+}
+
 /// `str.lower()`: full Unicode lowercasing (with final sigma), borrowed when
 /// nothing changes.
 pub fn py_lower(s: &str) -> Cow<'_, str> {

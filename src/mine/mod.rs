@@ -45,6 +45,8 @@ pub struct MineOptions {
     /// The run's name in every table (default: the output folder's name,
     /// as a replay's).
     pub label: Option<String>,
+    /// The input's format (`--from`).
+    pub from: crate::import::InputFormat,
 }
 
 impl MineOptions {
@@ -181,6 +183,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, 
         baseline: 0,
         cost: o.plan.cost.clone(),
         check: Default::default(),
+        deployment: o.plan.deployment.clone(),
     }
 }
 
@@ -234,6 +237,7 @@ fn validate(
             v.name
         )],
         max_ack_share: o.max_ack_share,
+        from: o.from,
         ..ReplayOptions::new(o.sources.clone(), plan, o.run_name(dir))
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
@@ -291,6 +295,11 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
         max_ack_share: o.max_ack_share,
         stress: o.stress,
         skip_invalid: o.skip_invalid,
+        decoder: crate::import::Decoder {
+            format: o.from,
+            deployment: o.plan.deployment.clone(),
+            names: o.sources.clone().into(),
+        },
     };
     let scan = scan::scan(&o.sources, o.max_line_bytes, &setup)?;
     let cands = candidates(&scan, o.min_support);

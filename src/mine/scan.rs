@@ -62,6 +62,8 @@ pub struct ScanSetup<'a> {
     pub max_ack_share: f64,
     pub stress: bool,
     pub skip_invalid: bool,
+    /// How the input becomes traffic (`--from`).
+    pub decoder: crate::import::Decoder,
 }
 
 /// The recorded critic call's dollars, priced as the replay prices them
@@ -77,14 +79,21 @@ fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
 pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::Result<Scan> {
     let gate = Gate::new(s.config.clone())?;
     let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
-    let (rx, recycler) = reader::blocks_recycled(list, 4, max_line_bytes)?;
+    let (rx, recycler) = crate::import::open(list, 4, max_line_bytes, &s.decoder)?;
     let mut out = Scan {
         stress: s.stress.then(Stress::default),
         ..Scan::default()
     };
     for block in rx {
         let block = block?;
-        scan_block(&block, sources, &gate, s, &mut out)?;
+        let converted = s.decoder.convert(&block);
+        scan_block(
+            converted.as_ref().unwrap_or(&block),
+            sources,
+            &gate,
+            s,
+            &mut out,
+        )?;
         recycler.give(block);
     }
     Ok(out)
@@ -111,6 +120,12 @@ fn scan_block(
                 format!("the line is {bytes} bytes, longer than --max-line-bytes"),
             )),
         };
+    }
+    if let Some(f) = block.imported.iter().flat_map(|i| &i.failed).next() {
+        match s.skip_invalid {
+            true => out.rejected += block.imported.as_ref().map_or(0, |i| i.failed.len() as u64),
+            false => return Err(invalid(f.line, f.reason.clone())),
+        }
     }
     for (line, raw) in reader::lines(block) {
         let raw = without_bom(line, raw);

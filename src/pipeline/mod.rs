@@ -17,10 +17,12 @@ use crate::report::{self, ReplayReport, Staging, Streams};
 use crate::Error;
 
 mod console;
+mod import;
 mod merge;
 mod parse_only;
 pub mod partial;
 
+pub use import::{import, ImportOptions, ImportOutcome};
 pub use merge::{merge, MergeOptions};
 use partial::{Header, PartialTarget, PartialWriter, Spec, StateRef};
 
@@ -251,18 +253,25 @@ impl Input {
     /// Start reading `opts.sources`, and the leading blocks' scan.
     fn start(opts: &ReplayOptions) -> crate::Result<std::thread::JoinHandle<Input>> {
         let threads = rayon::current_num_threads();
-        let (rx, recycler) = reader::blocks_recycled(
+        let decoder = Replayer::decoder_of(opts);
+        let (rx, recycler) = crate::import::open(
             Replayer::sources_of(opts),
             2 * threads + 2,
             opts.max_line_bytes,
+            &decoder,
         )?;
         let scan = opts.scope_columns.is_none();
         let max_line_bytes = opts.max_line_bytes;
         std::thread::Builder::new()
             .name("scan".into())
             .spawn(move || {
+                // The leading blocks are converted here, for the scan (and
+                // not again when replayed).
                 let first = if scan {
                     leading_blocks(&rx)
+                        .into_iter()
+                        .map(|b| b.map(|b| decoder.convert(&b).unwrap_or(b)))
+                        .collect()
                 } else {
                     Vec::new()
                 };

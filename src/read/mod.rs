@@ -7,6 +7,7 @@
 
 pub mod activation;
 pub mod json;
+pub mod provenance;
 pub mod reader;
 pub mod rfc3339;
 pub mod turn;

@@ -52,6 +52,29 @@ pub struct Block {
     pub overlong: Option<u64>,
     /// On the last block of a source (maybe empty): what was read.
     pub end: Option<SourceEnd>,
+    /// A block converted from another input format (`--from`): the input
+    /// line each of its lines came from, and the input's lines that could
+    /// not be converted.
+    pub imported: Option<Box<Imported>>,
+}
+
+/// What a converted block knows of the input it came from.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Per line of the block, the input line its record started on.
+    pub lines: Vec<u64>,
+    /// Input lines that could not be converted, in order.
+    pub failed: Vec<Failed>,
+    /// What the conversion counted (a trace's runs, spans left out, ...).
+    pub counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// An input line that could not be converted.
+#[derive(Debug)]
+pub struct Failed {
+    pub line: u64,
+    pub reason: String,
+    pub raw: Vec<u8>,
 }
 
 /// What was read of one source: its lines (blank ones included), its bytes
@@ -66,6 +89,46 @@ pub struct SourceEnd {
 }
 
 impl Block {
+    /// A block of converted lines (each ending in `\n`) standing for the
+    /// input block `from` (its source, progress and end).
+    pub fn converted(from: &Block, data: Vec<u8>, imported: Imported) -> Block {
+        Block {
+            source: from.source,
+            first_line: from.first_line,
+            len: data.len(),
+            data,
+            consumed: from.consumed,
+            overlong: None,
+            end: from.end,
+            imported: Some(Box::new(imported)),
+        }
+    }
+
+    /// A converted block of a source gathered whole (`--from otlp`).
+    pub fn gathered(
+        source: usize,
+        data: Vec<u8>,
+        imported: Imported,
+        consumed: u64,
+        end: Option<SourceEnd>,
+    ) -> Block {
+        Block {
+            source,
+            first_line: imported.lines.first().copied().unwrap_or(1),
+            len: data.len(),
+            data,
+            consumed,
+            overlong: None,
+            end,
+            imported: Some(Box::new(imported)),
+        }
+    }
+
+    /// Hand back the buffer (to be reused for reading).
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.data
+    }
+
     /// The block's bytes: whole lines.
     pub fn bytes(&self) -> &[u8] {
         &self.data[..self.len]
@@ -363,6 +426,7 @@ impl SourceReader<'_> {
             consumed: count.load(std::sync::atomic::Ordering::Relaxed),
             overlong: Some(total),
             end: None,
+            imported: None,
         };
         self.line += 1;
         self.tx.send(Ok(block)).map_err(|_| Stop)?;
@@ -391,6 +455,7 @@ impl SourceReader<'_> {
                     bytes: self.bytes,
                     xxh3: self.hash.digest(),
                 }),
+                imported: None,
             };
             self.tx.send(Ok(block)).map_err(|_| Stop)?;
         }
@@ -414,11 +479,15 @@ pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     // An empty block (the end of a source) has no line at all.
     let last = (!block.bytes().is_empty()).then_some(data.len());
     let ends = memchr::memchr_iter(b'\n', data).chain(last);
+    let map = block.imported.as_ref().map(|i| &i.lines[..]);
+    let mut index = 0;
     ends.map(move |end| {
         let l = &data[start..end];
         start = end + 1;
         next += 1;
-        (next - 1, l.strip_suffix(b"\r").unwrap_or(l))
+        let line = map.map_or(next - 1, |m| m[index]);
+        index += 1;
+        (line, l.strip_suffix(b"\r").unwrap_or(l))
     })
 }
 

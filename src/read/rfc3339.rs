@@ -110,3 +110,50 @@ mod tests {
         }
     }
 }
+
+/// A time in nanoseconds since the Unix epoch as RFC 3339 in UTC, with
+/// every nanosecond digit (`2026-11-30T12:00:00.261524520Z`). (A `u64` of
+/// nanoseconds ends in 2554, so the year always has four digits.)
+pub fn from_unix_nanos(nanos: u64) -> String {
+    let secs = nanos / 1_000_000_000;
+    let frac = nanos % 1_000_000_000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil, for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{frac:09}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod unix_tests {
+    use super::*;
+
+    #[test]
+    fn unix_nanos_as_rfc3339() {
+        assert_eq!(from_unix_nanos(0), "1970-01-01T00:00:00.000000000Z");
+        assert_eq!(
+            from_unix_nanos(1_796_102_390_261_524_520),
+            "2026-12-01T05:19:50.261524520Z"
+        );
+        assert_eq!(
+            from_unix_nanos(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000000000Z"
+        );
+        let last = from_unix_nanos(u64::MAX);
+        assert_eq!(last, "2554-07-21T23:34:33.709551615Z");
+        assert_eq!(problem(&last), None);
+    }
+}

@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::read::activation::ActivationLog;
 use crate::read::json::fast::{Bail, Reader};
 use crate::read::json::{describe, Node};
+use crate::read::provenance::{Origin, Recorded, Signal, Signals};
 
 /// The most tokens one critic event may record (in or out): more is
 /// invalid, not summed (no model reads a billion tokens in one call).
@@ -184,6 +185,8 @@ pub struct Turn<'a> {
     pub call_site_recorded: Option<CallSite>,
     /// Top-level keys the format does not define (ignored, counted).
     pub unknown_fields: u32,
+    /// `provenance` as recorded (by `critic-gate import`).
+    pub provenance: Recorded,
 }
 
 impl<'a> Turn<'a> {
@@ -236,6 +239,38 @@ impl<'a> Turn<'a> {
             Some(c) if c.ran() => Production::Fired,
             Some(_) => Production::Skipped,
         }
+    }
+
+    /// Where each signal came from: as `provenance` says, else by which
+    /// fields the line holds.
+    pub fn signals(&self) -> Signals {
+        let seen = |present: bool| match present {
+            true => Origin::Recorded,
+            false => Origin::Unknown,
+        };
+        let from_log = |present: bool| match (present, &self.activation_log) {
+            (true, _) => Origin::Recorded,
+            (false, Some(_)) => Origin::Derived,
+            (false, None) => Origin::Unknown,
+        };
+        // An absent list or verdict is the format's documented "none", as a
+        // deployment recording its gate inputs writes it.
+        let inferred = [
+            Origin::Recorded,
+            Origin::Recorded,
+            Origin::Recorded,
+            Origin::Recorded,
+            from_log(self.confidence.is_some()),
+            from_log(self.sensitive_hit != SensitiveField::Absent),
+            seen(self.critic.is_some()),
+        ];
+        let mut out = Signals(inferred);
+        for s in Signal::ALL {
+            if let Some(o) = self.provenance.0[s as usize] {
+                out.0[s as usize] = o;
+            }
+        }
+        out
     }
 
     /// The call site: as recorded, else `skill_gate` for symfonic's
@@ -591,6 +626,7 @@ impl<'de> Builder<'de> {
                 | "activation_log"
                 | "critic"
                 | "call_site"
+                | "provenance"
         )
     }
 
@@ -624,6 +660,7 @@ impl<'de> Builder<'de> {
             "activation_log" => t.activation_log = ActivationLog::from_node(&v)?,
             "critic" => t.critic = parse_critic(v)?,
             "call_site" => t.call_site_recorded = parse_call_site(v)?,
+            "provenance" => t.provenance = Recorded::from_node(v)?,
             _ => t.unknown_fields += 1,
         }
         Ok(())

@@ -28,7 +28,9 @@ use serde_json::Value;
 
 use crate::config::FrameworkConfig;
 use crate::gate::{DraftFeatures, Gate, Reason};
-use crate::read::reader::{self, Block, Source};
+use crate::import::Decoder;
+use crate::read::provenance::Signal;
+use crate::read::reader::{self, Block, Imported, Source};
 use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
 use scope_columns::{Scan, ScopeColumns};
@@ -50,6 +52,8 @@ pub struct Replayer {
     pub scope_columns: ScopeColumns,
     /// What the default scope-column scan saw (empty when named).
     pub scan: Scan,
+    /// How the input's blocks become traffic (`--from`).
+    pub decoder: Decoder,
 }
 
 impl Replayer {
@@ -74,12 +78,14 @@ impl Replayer {
             Some(keys) => ScopeColumns::named(keys).map_err(crate::Error::Usage)?,
             None => ScopeColumns::default(),
         };
+        let decoder = Replayer::decoder_of(&opts);
         Ok(Replayer {
             opts,
             gates,
             legacy_check,
             scope_columns,
             scan: Scan::default(),
+            decoder,
         })
     }
 
@@ -90,6 +96,15 @@ impl Replayer {
         if let (None, Some(scan)) = (&self.opts.scope_columns, scan) {
             self.scope_columns = ScopeColumns::found(&[&scan]);
             self.scan = scan;
+        }
+    }
+
+    /// How a replay's input is read.
+    pub fn decoder_of(opts: &ReplayOptions) -> Decoder {
+        Decoder {
+            format: opts.from,
+            deployment: opts.plan.deployment.clone(),
+            names: opts.sources.clone().into(),
         }
     }
 
@@ -108,8 +123,11 @@ impl Replayer {
         Totals::new(self.gates.len())
     }
 
-    /// Parse, evaluate and tally one block.
+    /// Parse, evaluate and tally one block (converted into traffic first,
+    /// when the input is in another format).
     pub fn process(&self, block: &Block) -> BlockResult {
+        let converted = self.decoder.convert(block);
+        let block = converted.as_ref().unwrap_or(block);
         let mut out = BlockResult {
             totals: self.empty_totals(),
             ..Default::default()
@@ -130,53 +148,26 @@ impl Replayer {
                 .push(self.overlong(block.source, block.first_line, bytes, block.bytes()));
             return out;
         }
+        if let Some(imported) = &block.imported {
+            note_import(block.source, imported, &mut out);
+        }
+        // A converted line may be longer than the input line it came from:
+        // the limit is the input's.
+        let max_line_bytes = match block.imported {
+            Some(_) => usize::MAX,
+            None => self.opts.max_line_bytes,
+        };
         for (line_no, raw) in reader::lines(block) {
             let raw = without_bom(line_no, raw);
             if is_blank(raw) {
                 continue;
             }
             out.totals.nonblank_lines += 1;
-            if raw.len() > self.opts.max_line_bytes {
-                out.totals.rejected += 1;
-                out.rejects
-                    .push(self.overlong(block.source, line_no, raw.len() as u64, raw));
-                continue;
-            }
-            let reject = |reason: String| Reject {
-                source: block.source,
-                line: line_no,
-                reason,
-                raw: String::from_utf8_lossy(raw).into_owned(),
-                raw_base64: None,
-            };
-            let text = match std::str::from_utf8(raw) {
-                Ok(t) => t,
-                Err(e) => {
-                    out.totals.rejected += 1;
-                    out.rejects.push(Reject {
-                        // The exact bytes, since the text cannot hold them.
-                        raw_base64: Some(rows::base64(raw)),
-                        ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
-                    });
-                    continue;
-                }
-            };
-            // Borrowed from the result, not moved out of it (a turn is a few
-            // hundred bytes; the copy showed in profiles).
-            let parsed = Turn::parse(text);
-            let turn = match &parsed {
-                Ok(t) => t,
-                Err(e) => {
-                    out.totals.rejected += 1;
-                    out.rejects.push(reject(e.to_string()));
-                    continue;
-                }
-            };
             let at = At {
                 source: block.source,
                 line: line_no,
             };
-            self.tally_turn(turn, text, at, &mut out, &mut scratch);
+            self.line(at, raw, max_line_bytes, &mut out, &mut scratch);
         }
         if self.opts.detail {
             out.totals.scope_overflow = scratch.segments.scope_overflow;
@@ -186,6 +177,54 @@ impl Replayer {
             v.latency.settle();
         }
         out
+    }
+
+    /// One non-blank line: rejected (too long, not UTF-8, not a valid
+    /// turn) or replayed.
+    #[inline]
+    fn line(
+        &self,
+        at: At,
+        raw: &[u8],
+        max_line_bytes: usize,
+        out: &mut BlockResult,
+        scratch: &mut Scratch,
+    ) {
+        if raw.len() > max_line_bytes {
+            out.totals.rejected += 1;
+            out.rejects
+                .push(self.overlong(at.source, at.line, raw.len() as u64, raw));
+            return;
+        }
+        let reject = |reason: String| Reject {
+            source: at.source,
+            line: at.line,
+            reason,
+            raw: String::from_utf8_lossy(raw).into_owned(),
+            raw_base64: None,
+        };
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => t,
+            Err(e) => {
+                out.totals.rejected += 1;
+                out.rejects.push(Reject {
+                    // The exact bytes, since the text cannot hold them.
+                    raw_base64: Some(rows::base64(raw)),
+                    ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                });
+                return;
+            }
+        };
+        // Borrowed from the result, not moved out of it (a turn is a few
+        // hundred bytes; the copy showed in profiles).
+        let parsed = Turn::parse(text);
+        match &parsed {
+            Ok(turn) => self.tally_turn(turn, text, at, out, scratch),
+            Err(e) => {
+                out.totals.rejected += 1;
+                out.rejects.push(reject(e.to_string()));
+            }
+        }
     }
 
     /// The reject of a line longer than `--max-line-bytes`: its first
@@ -364,7 +403,12 @@ impl Replayer {
         if let Some(ev) = &event {
             t.events_by_length[length_bucket_index(draft_chars)].add(ev);
         }
+        let signals = turn.signals();
+        for s in Signal::ALL {
+            t.provenance[s as usize][signals.get(s) as usize] += 1;
+        }
         TurnFacts {
+            signals,
             at,
             label: turn.verdict(),
             label_index: label_index(turn),
@@ -444,6 +488,7 @@ impl Replayer {
             confidence: e.confidence,
             verdict: f.label,
             production: f.production,
+            signals: f.signals,
         };
         if !scratch.fields_set {
             scratch.fields.set(&row, &self.scope_columns);
@@ -500,5 +545,29 @@ impl Replayer {
                 seg.add(dim, &path_value(&whole, path), counts);
             }
         }
+    }
+}
+
+/// A converted block's input lines that could not be converted (rejects,
+/// each a non-blank line of the input) and what the conversion counted.
+fn note_import(source: usize, imported: &Imported, out: &mut BlockResult) {
+    for f in &imported.failed {
+        out.totals.nonblank_lines += 1;
+        out.totals.rejected += 1;
+        let text = std::str::from_utf8(&f.raw);
+        out.rejects.push(Reject {
+            source,
+            line: f.line,
+            reason: f.reason.clone(),
+            raw: String::from_utf8_lossy(&f.raw).into_owned(),
+            // The exact bytes, when the text cannot hold them.
+            raw_base64: text.is_err().then(|| rows::base64(&f.raw)),
+        });
+    }
+    for (name, n) in &imported.counts {
+        *out.totals
+            .import_counts
+            .entry(name.to_string())
+            .or_default() += n;
     }
 }

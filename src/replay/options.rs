@@ -128,6 +128,8 @@ pub struct ReplayOptions {
     /// The bytes of the one source, already in memory (the Python shard
     /// API); None: every source is read by its name.
     pub source_bytes: Option<std::sync::Arc<[u8]>>,
+    /// The input's format (`--from`).
+    pub from: crate::import::InputFormat,
 }
 
 impl ReplayOptions {
@@ -152,6 +154,7 @@ impl ReplayOptions {
             split: None,
             max_ack_share: DEFAULT_MAX_ACK_SHARE,
             source_bytes: None,
+            from: crate::import::InputFormat::Traffic,
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::capped;
 
 /// The header of `decisions.csv` without scope columns.
-pub const HEADER: &str = "run,source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production\n";
+pub const HEADER: &str = "run,source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production,derived_signals,unknown_signals\n";
 
 /// The header of `decisions.csv`: [`HEADER`] with a column per scope key
 /// after `scope`.
@@ -62,6 +62,26 @@ pub struct Row<'a> {
     pub verdict: Option<Verdict>,
     /// What production's gate did (`Some(fired)`), when recorded.
     pub production: Option<bool>,
+    /// Where each signal of the turn came from.
+    pub signals: crate::read::provenance::Signals,
+}
+
+/// The signals of `s` with origin `o`, `;`-separated (empty when none).
+fn signals_with(
+    out: &mut Vec<u8>,
+    s: &crate::read::provenance::Signals,
+    o: crate::read::provenance::Origin,
+) {
+    let mut first = true;
+    for sig in crate::read::provenance::Signal::ALL {
+        if s.get(sig) == o {
+            if !first {
+                out.push(b';');
+            }
+            first = false;
+            out.extend_from_slice(sig.as_str().as_bytes());
+        }
+    }
 }
 
 /// `fire` / `skip`, as matrix.csv and mismatches.csv spell a decision.
@@ -285,6 +305,18 @@ impl TurnFields {
         self.tail.push(b',');
         self.tail
             .extend_from_slice(r.production.map_or("", decision).as_bytes());
+        self.tail.push(b',');
+        signals_with(
+            &mut self.tail,
+            &r.signals,
+            crate::read::provenance::Origin::Derived,
+        );
+        self.tail.push(b',');
+        signals_with(
+            &mut self.tail,
+            &r.signals,
+            crate::read::provenance::Origin::Unknown,
+        );
         self.tail.push(b'\n');
     }
 
@@ -483,11 +515,17 @@ mod tests {
                 confidence: 0.5,
                 verdict: Some(Verdict::Revise),
                 production: Some(true),
+                signals: {
+                    use crate::read::provenance::{Origin::*, Signals};
+                    Signals([
+                        Derived, Recorded, Derived, Unknown, Unknown, Unknown, Recorded,
+                    ])
+                },
             },
         );
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "nightly,a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire\n"
+            "nightly,a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire,draft;intent,findings;confidence;sensitive\n"
         );
     }
 

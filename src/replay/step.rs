@@ -206,6 +206,8 @@ pub(super) struct TurnFacts {
     pub(super) production: Option<bool>,
     pub(super) call_site: CallSite,
     pub(super) draft_chars: u64,
+    /// Where each of the turn's signals came from.
+    pub(super) signals: crate::read::provenance::Signals,
 }
 
 /// A turn's [`Counts`] under one variant.

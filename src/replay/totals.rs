@@ -108,6 +108,15 @@ pub struct Totals {
     pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
     /// Per variant: its saved calls by normalised draft (`skips.csv`).
     pub skips: Vec<SkipMap>,
+    /// Turns by signal and origin (recorded, derived, unknown): index
+    /// [`crate::read::provenance::Signal`], then
+    /// [`crate::read::provenance::Origin`].
+    #[serde(default)]
+    pub provenance: [[u64; 3]; 7],
+    /// What converting the input counted (`--from otlp`: runs, stream
+    /// runs, spans left out).
+    #[serde(default)]
+    pub import_counts: BTreeMap<String, u64>,
 }
 
 impl Totals {
@@ -126,6 +135,14 @@ impl Totals {
         self.nonblank_lines += o.nonblank_lines;
         self.bytes += o.bytes;
         self.unknown_fields += o.unknown_fields;
+        for (mine, theirs) in self.provenance.iter_mut().zip(&o.provenance) {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                *a += b;
+            }
+        }
+        for (k, n) in &o.import_counts {
+            *self.import_counts.entry(k.clone()).or_default() += n;
+        }
         for (a, b) in self.variants.iter_mut().zip(&o.variants) {
             a.merge(b);
         }

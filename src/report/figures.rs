@@ -398,6 +398,13 @@ pub struct RunSummary {
     pub production_agreement: Option<f64>,
     pub production_fired_baseline_skips: u64,
     pub production_skipped_baseline_fires: u64,
+    /// Per signal (draft, tool_calls, intent, findings, confidence,
+    /// sensitive, critic), how many turns had it recorded, derived or
+    /// unknown.
+    pub provenance: BTreeMap<String, BTreeMap<String, u64>>,
+    /// What converting the input counted (`--from otlp`: runs, stream runs,
+    /// spans of other instrumentation left out); empty for traffic.
+    pub input_counts: BTreeMap<String, u64>,
     pub notes: Vec<String>,
 }
 

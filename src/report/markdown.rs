@@ -123,6 +123,7 @@ impl Export for ReportMd {
         reasons_section(&mut s, r);
         regressions_section(&mut s, r);
         charts_section(&mut s);
+        signals_section(&mut s, r);
         notes_section(&mut s, r);
         out.write_all(s.as_bytes()).map_err(|e| e.to_string())
     }
@@ -225,6 +226,33 @@ fn charts_section(s: &mut String) {
     for (chart, title) in &super::charts::CHARTS {
         let _ = writeln!(s, "![{title}]({})\n", chart.file);
     }
+}
+
+/// Where the gate's inputs came from, per signal: recorded by production,
+/// derived by critic-gate, or unknown (shown when any turn has a signal
+/// that was not recorded).
+fn signals_section(s: &mut String, r: &ReplayReport) {
+    use crate::read::provenance::{Origin, Signal};
+    let p = &r.totals.provenance;
+    if Signal::ALL
+        .iter()
+        .all(|sig| p[*sig as usize][Origin::Recorded as usize] == r.totals.turns)
+    {
+        return;
+    }
+    let _ = writeln!(s, "\n## Where the signals come from\n");
+    let _ = writeln!(
+        s,
+        "| signal | recorded | derived | unknown |\n|---|---:|---:|---:|"
+    );
+    for sig in Signal::ALL {
+        let c = p[sig as usize];
+        let _ = writeln!(s, "| {} | {} | {} | {} |", sig.as_str(), c[0], c[1], c[2]);
+    }
+    let _ = writeln!(
+        s,
+        "\nDerived: computed as symfonic computes it (from the activation log, or from an imported transcript or trace). Unknown: no record holds it, and the replay takes the traffic format's default (see the notes). `derived_signals` and `unknown_signals` in decisions.csv say it per turn."
+    );
 }
 
 /// The summary's notes, less the production finding (its own section).

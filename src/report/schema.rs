@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 /// The schema's version, in `schema.json` and `summary.json`: `check` and
 /// `diff` refuse report folders of another version.
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -458,6 +458,18 @@ const DECISIONS: &[Column] = &[
         Str,
         "",
         "what production's gate did: fire or skip; empty when unknown",
+    ),
+    opt(
+        "derived_signals",
+        Str,
+        "",
+        "the turn's signals critic-gate derived (from the activation log, or from an imported transcript or trace as symfonic does), ;-separated: draft, tool_calls, intent, findings, confidence, sensitive, critic",
+    ),
+    opt(
+        "unknown_signals",
+        Str,
+        "",
+        "the turn's signals no record holds, ;-separated (each taken as the traffic format's default; summary.json's notes say with what effect)",
     ),
 ];
 

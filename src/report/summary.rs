@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{FrameworkConfig, Plan};
 use crate::gate::Reason;
+use crate::read::provenance::{Origin, Signal};
 use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTally};
 use crate::replay::Totals;
 use crate::stats::clopper_pearson_upper;
@@ -200,6 +201,66 @@ pub struct Summary {
     pub production: ProductionAgreement,
 }
 
+/// `provenance` of summary.json: per signal, turns by origin.
+fn provenance(totals: &Totals) -> BTreeMap<String, BTreeMap<String, u64>> {
+    Signal::ALL
+        .iter()
+        .map(|s| {
+            let by_origin = Origin::ALL
+                .iter()
+                .map(|o| {
+                    (
+                        o.as_str().to_string(),
+                        totals.provenance[*s as usize][*o as usize],
+                    )
+                })
+                .collect();
+            (s.as_str().to_string(), by_origin)
+        })
+        .collect()
+}
+
+/// What a replay takes for a signal no record holds, and what follows.
+fn unknown_effect(s: Signal, plan: &Plan) -> String {
+    let b = &plan.variants[plan.baseline];
+    match s {
+        Signal::Draft => "the draft replayed is empty or cut (a skip of it is no evidence for the full reply)".into(),
+        Signal::ToolCalls => "taken as no tool call (a turn that did call a mutating tool loses that floor)".into(),
+        Signal::Intent => "taken as no verdict (a turn whose verdict was ambiguous loses that floor)".into(),
+        Signal::Findings => "taken as none (a turn with findings loses the fabrication floor)".into(),
+        Signal::Confidence => format!(
+            "taken as symfonic's cold start 0.5, so a legacy gate fires on every such turn whose threshold is above 0.5 (the baseline {}'s is {})",
+            b.name, b.config.metacognition_confidence_threshold
+        ),
+        Signal::Sensitive => "taken as no sensitive hit (a turn with one loses the sensitive floor)".into(),
+        Signal::Critic => "production's gate unknown: not a label, and left out of production agreement".into(),
+    }
+}
+
+/// A note per signal some turns lack, with what the replay took it as;
+/// production agreement shows how far those assumptions hold.
+fn note_provenance(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
+    for s in Signal::ALL {
+        let n = totals.provenance[s as usize][Origin::Unknown as usize];
+        if n > 0 {
+            notes.push(format!(
+                "{} unknown on {n} of {} turns: {}",
+                s.as_str(),
+                totals.turns,
+                unknown_effect(s, plan)
+            ));
+        }
+    }
+    let derived = totals.provenance[Signal::Findings as usize][Origin::Derived as usize];
+    if derived > 0
+        && plan.deployment.fabrication_check_mode != crate::deployment::FabricationMode::Off
+    {
+        notes.push(format!(
+            "findings derived on {derived} turns without the hydrated context (no recording holds it): an identifier grounded only there is a finding here that production did not have"
+        ));
+    }
+}
+
 /// `warnings` of summary.json: each kind's count and first lines.
 fn warnings(totals: &Totals, run: &RunFacts) -> BTreeMap<String, WarningSummary> {
     totals
@@ -247,6 +308,7 @@ pub fn summarize(
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models);
     }
+    note_provenance(plan, totals, &mut notes);
     let variants = variant_summaries(plan, totals, &mut notes);
     let production = production_vs_baseline(plan, totals);
     if let Some(n) = &production.note {
@@ -279,6 +341,8 @@ pub fn summarize(
         production_agreement: production.agreement,
         production_fired_baseline_skips: production.fired_baseline_skips,
         production_skipped_baseline_fires: production.skipped_baseline_fires,
+        provenance: provenance(totals),
+        input_counts: totals.import_counts.clone(),
         notes,
     };
     Summary { run, production }

@@ -89,7 +89,10 @@ fn check_and_diff_refuse_a_report_of_another_schema_version() {
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     summary.as_object_mut().unwrap().remove("schema_version");
     std::fs::write(&p, summary.to_string()).unwrap();
-    let says = "report schema version absent (version 1), this critic-gate reads version 3";
+    let says = &format!(
+        "report schema version absent (version 1), this critic-gate reads version {}",
+        critic_gate::SCHEMA_VERSION
+    );
     let o = run(
         &[
             "check",

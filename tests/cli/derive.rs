@@ -7,18 +7,7 @@ use crate::util::*;
 
 /// Equal, numbers within 1e-12.
 fn close(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() <= 1e-12
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
-        }
-        _ => a == b,
-    }
+    close_within(a, b, 1e-12)
 }
 
 /// The upstream cases (derive-cases.jsonl) and the ones this repository's

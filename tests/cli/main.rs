@@ -11,6 +11,7 @@ mod check;
 mod costs;
 mod derive;
 mod explain;
+mod import;
 mod merge;
 mod mine;
 mod production;

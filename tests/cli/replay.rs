@@ -481,7 +481,17 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 11] = [
+        (
+            "transcripts",
+            &[
+                "datasets/transcripts.jsonl",
+                "--from",
+                "openai-chat",
+                "--config",
+                "datasets/transcripts.toml",
+            ],
+        ),
         (
             "mine",
             &[

@@ -184,3 +184,21 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     fields.push(cur);
     fields
 }
+
+/// Equal JSON, numbers within `eps`.
+pub fn close_within(a: &Value, b: &Value, eps: f64) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() <= eps
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close_within(a, b, eps))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| close_within(v, w, eps)))
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,70 @@
+//! `critic-gate import`: convert chat transcripts or symfonic's traces
+//! into the traffic format, derived as the deployment derived them, into
+//! one file that `replay` reads as it is.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{load_plan, CliResult};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Transcript or trace files (plain, .gz or .zst); `-` is standard input.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// The input's format: openai-chat or otlp (see docs/import-formats.md).
+    #[arg(long, value_parser = super::replay::from())]
+    pub from: critic_gate::import::InputFormat,
+    /// The traffic file to write (JSON Lines); replaced only when every
+    /// input was read.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Config whose [deployment] table says how production was configured
+    /// (only that table is read here).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Set what cannot be converted aside in OUT's .rejects.jsonl instead
+    /// of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Input lines longer than this many bytes are invalid.
+    #[arg(long, value_name = "BYTES", default_value_t = critic_gate::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_line_bytes: usize,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print nothing on success.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    super::start_workers(a.threads)?;
+    let plan = load_plan(a.config.as_deref())?;
+    let o = critic_gate::ImportOptions {
+        sources: a.files.clone(),
+        from: a.from,
+        deployment: plan.deployment,
+        out: a.out.clone(),
+        skip_invalid: a.skip_invalid,
+        max_line_bytes: a.max_line_bytes,
+    };
+    let outcome = critic_gate::import(&o)?;
+    if !a.quiet {
+        let mut msg = format!("imported {} turns into {}", outcome.turns, a.out.display());
+        if let Some(r) = &outcome.rejects {
+            msg.push_str(&format!(
+                "; {} records set aside in {}",
+                outcome.rejected,
+                r.display()
+            ));
+        }
+        for (k, n) in &outcome.counts {
+            msg.push_str(&format!("\n  {k}: {n}"));
+        }
+        msg.push('\n');
+        super::output::stderr(&msg);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,22 @@
+//! Traffic a deployment already has, read as turns of the traffic format:
+//! OpenAI-style chat transcripts ([`openai`]) and symfonic's OpenTelemetry
+//! traces ([`otlp`]). Each shape is read into [`RawTurn`]s (what the record
+//! holds), and a raw turn becomes one traffic line ([`traffic_line`]) with
+//! the signals symfonic would have computed derived as the deployment
+//! (`[deployment]`) computed them, and a `provenance` saying, signal by
+//! signal, what was recorded, derived or unknown.
+//!
+//! Every command reads imported traffic through a [`Decoder`]: for a
+//! transcript each block of lines is converted on the worker that replays
+//! it; a trace, whose runs span many lines, is gathered source by source
+//! first ([`otlp::gather`]). Either way the converted block keeps the
+//! input's line numbers, so a turn's `line` is where its record starts.
+
+pub mod decode;
+pub mod openai;
+pub mod otlp;
+pub mod pyliteral;
+pub mod raw;
+
+pub use decode::{convert_text, gather, open, Decoder};
+pub use raw::{traffic_line, Captured, InputFormat, RawCall, RawTurn, SAFE_REFUSAL};

@@ -1,0 +1,344 @@
+//! OpenAI-style chat transcripts (`--from openai-chat`): one conversation
+//! a line, `{"messages": [...]}` (with optional `run_id`, `scope`, `ts`) or
+//! a bare array of messages, in the Chat Completions message shape.
+//!
+//! A turn is an assistant message with text and no tool calls (one that
+//! calls tools is a step of the agent's loop); its user message is the
+//! latest `user` message before it, and its tool calls those of the
+//! assistant messages since then (`history = "none"`) or since the start
+//! (`"conversation"`), each with the content of the tool message that
+//! answers it. An assistant message may carry what production's critic
+//! did as `"critic"`, in the traffic format's shape.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::raw::{Captured, RawCall, RawTurn};
+use crate::deployment::History;
+use crate::read::provenance::Origin;
+
+#[derive(Deserialize)]
+struct Conversation<'a> {
+    #[serde(borrow)]
+    messages: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow)]
+    run_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    scope: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    ts: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow)]
+    tool_call_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    critic: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Call<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// The turns of one conversation (the line `line` of the file `file`).
+pub fn turns(text: &str, file: &str, line: u64, history: History) -> Result<Vec<RawTurn>, String> {
+    let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
+        let m: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
+        (m, None, None, None)
+    } else {
+        let c: Conversation = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
+        (
+            c.messages
+                .ok_or("a conversation needs \"messages\": an array of chat messages")?,
+            c.run_id,
+            c.scope,
+            c.ts,
+        )
+    };
+    let run_id = match run_id.map(|r| serde_json::from_str::<Value>(r.get())) {
+        None | Some(Ok(Value::Null)) => format!("{file}:{line}"),
+        Some(Ok(Value::String(s))) => s,
+        Some(_) => return Err("run_id must be a string".into()),
+    };
+    let ts = match ts.map(|r| serde_json::from_str::<Value>(r.get())) {
+        None | Some(Ok(Value::Null)) => None,
+        Some(Ok(Value::String(s))) => Some(s),
+        Some(_) => return Err("ts must be an RFC 3339 timestamp string".into()),
+    };
+    let scope = scope.map(|s| s.get().to_string()).filter(|s| s != "null");
+    let mut walk = Walk {
+        history,
+        user: None,
+        since_user: 0,
+        calls: Vec::new(),
+        results: HashMap::new(),
+        turns: Vec::new(),
+    };
+    for (i, m) in messages.iter().enumerate() {
+        walk.message(m.get())
+            .map_err(|e| format!("messages[{i}]: {e}"))?;
+    }
+    if walk.turns.is_empty() {
+        return Err(
+            "the conversation has no turn: no assistant message with text and without tool calls"
+                .into(),
+        );
+    }
+    Ok(walk
+        .turns
+        .into_iter()
+        .enumerate()
+        .map(|(n, mut t)| {
+            t.run_id = run_id.clone();
+            t.turn = n as u64;
+            t.ts = ts.clone();
+            t.scope = scope.clone();
+            t
+        })
+        .collect())
+}
+
+/// A JSON error as a reason.
+fn syntax(text: &str, e: serde_json::Error) -> String {
+    let what = if text.trim_start().starts_with(['{', '[']) {
+        "not a conversation"
+    } else {
+        "not a JSON object or array"
+    };
+    format!("{what}: {e}")
+}
+
+/// The conversation read so far.
+struct Walk {
+    history: History,
+    user: Option<String>,
+    /// Index into `calls` of the first call after the latest user message.
+    since_user: usize,
+    /// Every call so far: (id, name, arguments).
+    calls: Vec<(String, String, Option<String>)>,
+    results: HashMap<String, String>,
+    turns: Vec<RawTurn>,
+}
+
+impl Walk {
+    fn message(&mut self, raw: &str) -> Result<(), String> {
+        let m: Message =
+            serde_json::from_str(raw).map_err(|e| format!("not a chat message: {e}"))?;
+        let role = m.role.clone().ok_or("a message needs a \"role\"")?;
+        match role.as_ref() {
+            "system" | "developer" => Ok(()),
+            "user" => {
+                self.user = Some(content(m.content)?);
+                self.since_user = self.calls.len();
+                Ok(())
+            }
+            "tool" => {
+                let id = m
+                    .tool_call_id
+                    .ok_or("a tool message needs a \"tool_call_id\"")?;
+                if !self.calls.iter().any(|(c, _, _)| *c == id) {
+                    return Err(format!(
+                        "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
+                    ));
+                }
+                self.results.insert(id.into_owned(), content(m.content)?);
+                Ok(())
+            }
+            "assistant" => self.assistant(m),
+            other => Err(format!(
+                "role {other:?} is not a chat role (system, developer, user, assistant, tool)"
+            )),
+        }
+    }
+
+    fn assistant(&mut self, m: Message) -> Result<(), String> {
+        let calls = m.tool_calls.unwrap_or_default();
+        if !calls.is_empty() {
+            for (i, c) in calls.iter().enumerate() {
+                let call = parse_call(c.get()).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
+                self.calls.push(call);
+            }
+            return Ok(());
+        }
+        let text = content(m.content)?;
+        if text.is_empty() {
+            return Ok(());
+        }
+        let from = match self.history {
+            History::None => self.since_user,
+            History::Conversation => 0,
+        };
+        let tool_calls = self.calls[from..]
+            .iter()
+            .map(|(id, name, args)| RawCall {
+                name: name.clone(),
+                args: args.clone(),
+                result: self.results.get(id).cloned(),
+                whole: true,
+            })
+            .collect();
+        let critic = m
+            .critic
+            .map(|c| c.get().to_string())
+            .filter(|c| c != "null");
+        self.turns.push(RawTurn {
+            run_id: String::new(),
+            turn: 0,
+            ts: None,
+            scope: None,
+            user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
+            completion: Captured::Whole(text),
+            tool_calls,
+            calls_known: true,
+            critic_origin: if critic.is_some() {
+                Origin::Recorded
+            } else {
+                Origin::Unknown
+            },
+            critic,
+            call_site: None,
+        });
+        Ok(())
+    }
+}
+
+/// An assistant's tool call: its id, function name, and arguments (the
+/// JSON they hold, else the string as written).
+fn parse_call(raw: &str) -> Result<(String, String, Option<String>), String> {
+    let c: Call = serde_json::from_str(raw)
+        .map_err(|e| format!("not a tool call {{\"id\", \"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"))?;
+    let f = c.function.ok_or("a tool call needs a \"function\"")?;
+    let name = f.name.ok_or("function.name is missing")?;
+    let args = f
+        .arguments
+        .map(|a| match serde_json::from_str::<&RawValue>(&a) {
+            Ok(v) => v.get().to_string(),
+            Err(_) => serde_json::to_string(a.as_ref()).expect("a string serialises"),
+        });
+    Ok((
+        c.id.unwrap_or_default().into_owned(),
+        name.into_owned(),
+        args,
+    ))
+}
+
+/// A message's text: a string, null (empty), or a list of parts whose
+/// `text` parts are joined with no separator.
+fn content(raw: Option<&RawValue>) -> Result<String, String> {
+    let Some(raw) = raw else {
+        return Ok(String::new());
+    };
+    match serde_json::from_str::<Value>(raw.get()).map_err(|e| e.to_string())? {
+        Value::Null => Ok(String::new()),
+        Value::String(s) => Ok(s),
+        Value::Array(parts) => {
+            let mut text = String::new();
+            for (i, p) in parts.iter().enumerate() {
+                match (p.get("type").and_then(Value::as_str), p.get("text")) {
+                    (Some("text"), Some(Value::String(t))) => text.push_str(t),
+                    (Some("text"), _) => {
+                        return Err(format!("content[{i}]: a text part needs a string \"text\""))
+                    }
+                    (Some(_), _) => {}
+                    (None, _) => {
+                        return Err(format!("content[{i}]: a content part needs a \"type\""))
+                    }
+                }
+            }
+            Ok(text)
+        }
+        other => Err(format!(
+            "content must be a string, null or a list of parts, got {}",
+            crate::read::json::describe(&other)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(s: &str) -> Result<Vec<RawTurn>, String> {
+        turns(s, "t.jsonl", 3, History::None)
+    }
+
+    #[test]
+    fn turns_user_messages_and_calls() {
+        let line = r#"{"messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "Check order 7"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": "{\"id\": 7}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
+            {"role": "assistant", "content": [{"type": "text", "text": "It "}, {"type": "text", "text": "shipped."}]},
+            {"role": "user", "content": "thanks"},
+            {"role": "assistant", "content": "Got it!", "critic": {"verdict": "approve"}}
+        ]}"#
+        .replace('\n', "");
+        let t = one(&line).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].run_id, "t.jsonl:3");
+        assert_eq!((t[0].turn, t[1].turn), (0, 1));
+        assert_eq!(t[0].completion, Captured::Whole("It shipped.".into()));
+        assert_eq!(t[0].tool_calls[0].args.as_deref(), Some("{\"id\": 7}"));
+        assert_eq!(t[0].tool_calls[0].result.as_deref(), Some("shipped"));
+        assert!(t[1].tool_calls.is_empty());
+        assert_eq!(t[1].critic_origin, Origin::Recorded);
+        let t = turns(&line, "t.jsonl", 3, History::Conversation).unwrap();
+        assert_eq!(t[1].tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn bad_conversations_say_why() {
+        for (line, why) in [
+            (r#"{"run_id": "a"}"#, "needs \"messages\""),
+            (
+                r#"[{"role": "tool", "tool_call_id": "x", "content": "1"}]"#,
+                "messages[0]: tool message answers tool_call_id \"x\", which no earlier",
+            ),
+            (
+                r#"[{"role": "robot"}]"#,
+                "role \"robot\" is not a chat role",
+            ),
+            (
+                r#"[{"role": "user", "content": 3}]"#,
+                "content must be a string",
+            ),
+            (r#"[{"role": "user", "content": "hi"}]"#, "has no turn"),
+            (
+                r#"{"messages": [], "run_id": 5}"#,
+                "run_id must be a string",
+            ),
+            (
+                r#"{"messages": [{"role": "assistant", "content": "x"}"#,
+                "not a conversation",
+            ),
+            ("nonsense", "not a JSON object or array"),
+        ] {
+            let e = one(line).unwrap_err();
+            assert!(e.contains(why), "{line}: {e}");
+        }
+    }
+}

@@ -1,0 +1,577 @@
+//! symfonic's OpenTelemetry traces (`--from otlp`): OTLP/JSON as the
+//! Collector's file exporter writes it (one document a line, or one
+//! pretty-printed document a file), read into turns.
+//!
+//! Each `run()` is a trace: a root `symfonic.run` span and flat children,
+//! all carrying `symfonic.run.id`. A run's spans may arrive in several
+//! documents, so a source is gathered whole before its runs are turned
+//! into turns: the user's message from the root, the draft from the last
+//! main-loop `symfonic.llm.call`, the tool calls from `symfonic.tool.*`
+//! spans, and what production's critic did from its own LLM span
+//! (`symfonic.node.name = metacognition_critic`). A turn's place is its
+//! run's ordinal in its session, by the root's start time.
+//!
+//! A document that is not what the format says (not JSON, a span without
+//! a run id, an unknown span kind or status code, an int64 that is not a
+//! string) is refused whole, by line; spans of other instrumentation are
+//! counted and left out.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::pyliteral;
+use super::raw::{Captured, RawCall, RawTurn};
+use crate::deployment::History;
+use crate::derive::reflection;
+use crate::read::provenance::Origin;
+use crate::read::reader::Failed;
+
+/// The exporter's limit on a text attribute, and what it ends a cut one in
+/// (`observability/otel/attributes.py`).
+const MAX_ATTRIBUTE_BYTES: usize = 4096;
+const TRUNCATION_MARKER: &str = "...[truncated]";
+
+/// Counts a gathering keeps (reported in `summary.json`, `import`).
+pub const COUNT_NAMES: [&str; 6] = [
+    "documents",
+    "runs",
+    "stream_runs",
+    "runs_without_root",
+    "foreign_spans",
+    "unknown_symfonic_spans",
+];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Document {
+    resource_spans: Vec<ResourceSpans>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceSpans {
+    #[serde(default)]
+    scope_spans: Vec<ScopeSpans>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScopeSpans {
+    #[serde(default)]
+    spans: Vec<Span>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Span {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    start_time_unix_nano: Option<Value>,
+    #[serde(default)]
+    end_time_unix_nano: Option<Value>,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
+    #[serde(default)]
+    status: Option<Status>,
+}
+
+#[derive(Deserialize)]
+struct KeyValue {
+    key: String,
+    value: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Status {
+    #[serde(default)]
+    code: Option<Value>,
+}
+
+/// An attribute value as symfonic's spans use them.
+#[derive(Clone, Debug, PartialEq)]
+enum Attr {
+    Str(String),
+    Int(i64),
+    Other,
+}
+
+/// One span, reduced to what a turn needs.
+#[derive(Clone, Debug)]
+struct SpanRec {
+    name: String,
+    start: u64,
+    end: u64,
+    error: bool,
+    attrs: Vec<(String, Attr)>,
+    line: u64,
+}
+
+impl SpanRec {
+    fn get(&self, key: &str) -> Option<&Attr> {
+        self.attrs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        match self.get(key) {
+            Some(Attr::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn int(&self, key: &str) -> Option<i64> {
+        match self.get(key) {
+            Some(Attr::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    fn node(&self) -> Option<&str> {
+        self.str("symfonic.node.name")
+    }
+}
+
+/// The spans of one source, by run id (in the order runs first appear).
+#[derive(Default)]
+pub struct Gathering {
+    runs: HashMap<String, Vec<SpanRec>>,
+    order: Vec<String>,
+    pub failed: Vec<Failed>,
+    pub counts: BTreeMap<&'static str, u64>,
+}
+
+impl Gathering {
+    /// Read one document (the line `line`); a document that is not valid is
+    /// refused whole.
+    pub fn document(&mut self, text: &str, line: u64) {
+        match spans(text, line) {
+            Ok((spans, foreign)) => {
+                *self.counts.entry("documents").or_default() += 1;
+                *self.counts.entry("foreign_spans").or_default() += foreign;
+                for (run, span) in spans {
+                    if !known(&span.name) {
+                        *self.counts.entry("unknown_symfonic_spans").or_default() += 1;
+                    }
+                    if !self.runs.contains_key(&run) {
+                        self.order.push(run.clone());
+                    }
+                    self.runs.entry(run).or_default().push(span);
+                }
+            }
+            Err(reason) => self.failed.push(Failed {
+                line,
+                reason,
+                raw: text.as_bytes().to_vec(),
+            }),
+        }
+    }
+
+    /// The runs gathered, as turns (each with the line its record starts
+    /// on), in the order of their runs' start.
+    pub fn turns(
+        mut self,
+        history: History,
+    ) -> (
+        Vec<(u64, RawTurn)>,
+        Vec<Failed>,
+        BTreeMap<&'static str, u64>,
+    ) {
+        let mut roots: Vec<Run> = Vec::new();
+        let mut out: Vec<(u64, u64, RawTurn)> = Vec::new();
+        for id in std::mem::take(&mut self.order) {
+            let mut spans = self.runs.remove(&id).unwrap_or_default();
+            spans.sort_by_key(|s| (s.start, s.end));
+            *self.counts.entry("runs").or_default() += 1;
+            let skill: Vec<&SpanRec> = spans
+                .iter()
+                .filter(|s| s.node() == Some("metacognition_skill_gate"))
+                .collect();
+            for (n, s) in skill.iter().enumerate() {
+                out.push((s.start, s.line, skill_turn(&id, n as u64, s)));
+            }
+            match spans.iter().position(|s| s.name == "symfonic.run") {
+                Some(root) => {
+                    let entry = spans[root].str("symfonic.entry_point").unwrap_or("run");
+                    if matches!(entry, "stream" | "stream_typed") {
+                        *self.counts.entry("stream_runs").or_default() += 1;
+                    } else {
+                        roots.push(Run { id, root, spans });
+                    }
+                }
+                None if skill.len() == spans.len() => {}
+                None => *self.counts.entry("runs_without_root").or_default() += 1,
+            }
+        }
+        for (n, run, prior) in in_sessions(&roots, history) {
+            let root = &run.spans[run.root];
+            out.push((root.start, root.line, run_turn(run, n, &prior, history)));
+        }
+        out.sort_by(|a, b| (a.0, a.1, &a.2.run_id).cmp(&(b.0, b.1, &b.2.run_id)));
+        (
+            out.into_iter().map(|(_, line, t)| (line, t)).collect(),
+            self.failed,
+            self.counts,
+        )
+    }
+}
+
+/// The span names symfonic emits.
+fn known(name: &str) -> bool {
+    const EXACT: [&str; 7] = [
+        "symfonic.run",
+        "symfonic.llm.call",
+        "symfonic.hydration",
+        "symfonic.tool_routing",
+        "symfonic.token_budget",
+        "symfonic.consolidation",
+        "symfonic.skill_gate",
+    ];
+    EXACT.contains(&name)
+        || ["symfonic.node.", "symfonic.tool.", "symfonic.interrupt."]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// A run with a root span (index into its spans, sorted by start).
+struct Run {
+    id: String,
+    root: usize,
+    spans: Vec<SpanRec>,
+}
+
+impl Run {
+    fn session(&self) -> Option<&str> {
+        self.spans[self.root].str("symfonic.session.id")
+    }
+
+    fn tools(&self) -> impl Iterator<Item = &SpanRec> {
+        self.spans
+            .iter()
+            .filter(|s| s.name.starts_with("symfonic.tool."))
+    }
+}
+
+/// Each run with its ordinal in its session (by the root's start) and the
+/// runs of its session before it (when the deployment passes history).
+fn in_sessions(runs: &[Run], history: History) -> Vec<(u64, &Run, Vec<&Run>)> {
+    let mut by_session: BTreeMap<Option<&str>, Vec<&Run>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for r in runs {
+        match r.session() {
+            Some(s) => by_session.entry(Some(s)).or_default().push(r),
+            // Without a session each run stands alone.
+            None => out.push((0, r, Vec::new())),
+        }
+    }
+    for (_, mut rs) in by_session {
+        rs.sort_by_key(|r| (r.spans[r.root].start, r.id.clone()));
+        for (n, r) in rs.iter().enumerate() {
+            let prior = match history {
+                History::None => Vec::new(),
+                History::Conversation => rs[..n].to_vec(),
+            };
+            out.push((n as u64, *r, prior));
+        }
+    }
+    out
+}
+
+/// A text attribute: whole, cut by the exporter, or absent.
+fn captured(s: Option<&str>) -> Captured {
+    match s {
+        None => Captured::Absent,
+        Some(t) if is_cut(t) => Captured::Cut(t.to_string()),
+        Some(t) => Captured::Whole(t.to_string()),
+    }
+}
+
+/// Whether the exporter cut `t` (it keeps at most 4,096 bytes, ending a cut
+/// text in the marker; a text that merely ends so is taken as cut too).
+fn is_cut(t: &str) -> bool {
+    t.ends_with(TRUNCATION_MARKER)
+        && t.len() + 4 > MAX_ATTRIBUTE_BYTES - TRUNCATION_MARKER.len()
+        && t.len() <= MAX_ATTRIBUTE_BYTES
+}
+
+/// A run's turn.
+fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
+    let root = &run.spans[run.root];
+    let query = root.str("symfonic.query.text");
+    // Prompts are captured or not for the whole deployment: a root without
+    // the query means no text attribute was recorded.
+    let capture = query.is_some();
+    let main = run.spans.iter().rev().find(|s| {
+        s.name == "symfonic.llm.call"
+            && matches!(s.node(), Some("react" | "react_synthesize_fallback"))
+    });
+    // Captured, a main-loop call without text returned content blocks (an
+    // empty draft); a run without one (the middleware driven directly) has
+    // no draft in the trace.
+    let completion = match (capture, main) {
+        (true, Some(s)) => captured(Some(s.str("gen_ai.completion.text").unwrap_or(""))),
+        _ => Captured::Absent,
+    };
+    let mut tool_calls: Vec<RawCall> = prior
+        .iter()
+        .flat_map(|r| r.tools())
+        .map(|s| call(s, capture))
+        .collect();
+    tool_calls.extend(run.tools().map(|s| call(s, capture)));
+    let calls_known = match history {
+        History::None => true,
+        // The session's earlier runs are all in the trace when the run's
+        // count of user messages (`symfonic.turn.index`) is its place.
+        History::Conversation => run
+            .spans
+            .iter()
+            .filter_map(|s| s.int("symfonic.turn.index"))
+            .max()
+            .is_some_and(|i| i == n as i64 + 1),
+    };
+    let critic = run
+        .spans
+        .iter()
+        .rev()
+        .find(|s| s.name == "symfonic.llm.call" && s.node() == Some("metacognition_critic"));
+    let mut scope = serde_json::Map::new();
+    for (key, attr) in [
+        ("tenant", "symfonic.tenant.id"),
+        ("session", "symfonic.session.id"),
+    ] {
+        if let Some(v) = root.str(attr) {
+            scope.insert(key.into(), Value::String(v.into()));
+        }
+    }
+    RawTurn {
+        run_id: run.id.clone(),
+        turn: n,
+        ts: Some(crate::read::rfc3339::from_unix_nanos(root.start)),
+        scope: (!scope.is_empty()).then(|| Value::Object(scope).to_string()),
+        user_message: captured(query),
+        completion,
+        tool_calls,
+        calls_known,
+        critic: critic.map(critic_json),
+        critic_origin: if critic.is_some() {
+            Origin::Recorded
+        } else {
+            Origin::Unknown
+        },
+        call_site: None,
+    }
+}
+
+/// A skill-gate critic call as a turn of its own (what it reviewed is in
+/// no span: the draft is unknown).
+fn skill_turn(run_id: &str, n: u64, s: &SpanRec) -> RawTurn {
+    RawTurn {
+        run_id: run_id.to_string(),
+        turn: n,
+        ts: Some(crate::read::rfc3339::from_unix_nanos(s.start)),
+        scope: None,
+        user_message: Captured::Absent,
+        completion: Captured::Absent,
+        tool_calls: Vec::new(),
+        calls_known: false,
+        critic: Some(critic_json(s)),
+        critic_origin: Origin::Recorded,
+        call_site: Some("skill_gate"),
+    }
+}
+
+/// A tool span as a call: its arguments read back from Python's `repr`
+/// (else the recorded string), its result, or on an error its message.
+fn call(s: &SpanRec, capture: bool) -> RawCall {
+    let name = s
+        .str("symfonic.tool.name")
+        .map(str::to_string)
+        .unwrap_or_else(|| s.name["symfonic.tool.".len()..].to_string());
+    let args = s.str("symfonic.tool.args");
+    let result = match s.error {
+        true => s.str("symfonic.error.message"),
+        false => s.str("symfonic.tool.result"),
+    };
+    let whole = capture && !args.is_some_and(is_cut) && !result.is_some_and(is_cut);
+    RawCall {
+        name,
+        args: args.map(|a| {
+            pyliteral::to_json(a)
+                .unwrap_or_else(|| serde_json::to_string(a).expect("a string serialises"))
+        }),
+        result: result.map(str::to_string),
+        whole,
+    }
+}
+
+/// The critic span as the traffic format's `critic`: it ran, with its
+/// tokens, latency and model, and the verdict its text gives (none when the
+/// text is cut or absent: a call that fired, without a label).
+fn critic_json(s: &SpanRec) -> String {
+    let mut c = serde_json::Map::new();
+    c.insert("ran".into(), Value::Bool(true));
+    if let Captured::Whole(text) = captured(s.str("gen_ai.completion.text")) {
+        let r = reflection::parse(&text);
+        c.insert("verdict".into(), Value::String(r.verdict.into()));
+        let key = match r.verdict {
+            "revise" => Some("revised_draft"),
+            "refuse" => Some("refusal_message"),
+            _ => None,
+        };
+        if let (Some(key), Value::String(t)) = (key, r.text) {
+            c.insert(key.into(), Value::String(t));
+        }
+    }
+    let nanos = s.end.saturating_sub(s.start);
+    c.insert(
+        "reflection_latency_ms".into(),
+        Value::from(nanos as f64 / 1e6),
+    );
+    for (key, attr) in [
+        ("reflection_tokens_in", "gen_ai.usage.input_tokens"),
+        ("reflection_tokens_out", "gen_ai.usage.output_tokens"),
+    ] {
+        if let Some(n) = s.int(attr) {
+            c.insert(key.into(), Value::from(n));
+        }
+    }
+    if let Some(m) = s.str("gen_ai.request.model") {
+        c.insert("model".into(), Value::String(m.into()));
+    }
+    Value::Object(c).to_string()
+}
+
+/// A document's symfonic spans with their run ids, and how many spans of
+/// other instrumentation it holds.
+fn spans(text: &str, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String> {
+    let doc: Document = serde_json::from_str(text)
+        .map_err(|e| format!("not an OTLP/JSON document {{\"resourceSpans\": [...]}}: {e}"))?;
+    let mut out = Vec::new();
+    let mut foreign = 0;
+    for (r, rs) in doc.resource_spans.into_iter().enumerate() {
+        for (k, ss) in rs.scope_spans.into_iter().enumerate() {
+            for (i, span) in ss.spans.into_iter().enumerate() {
+                let at = format!(
+                    "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({})",
+                    span.name
+                );
+                let rec = span_rec(span, line).map_err(|e| format!("{at}: {e}"))?;
+                match rec.str("symfonic.run.id").map(str::to_string) {
+                    Some(run) => out.push((run, rec)),
+                    None if rec.name.starts_with("symfonic.") => {
+                        return Err(format!(
+                            "{at}: no symfonic.run.id attribute (every symfonic span carries one)"
+                        ))
+                    }
+                    None => foreign += 1,
+                }
+            }
+        }
+    }
+    Ok((out, foreign))
+}
+
+fn span_rec(s: Span, line: u64) -> Result<SpanRec, String> {
+    if let Some(k) = &s.kind {
+        enum_value(
+            k,
+            "SPAN_KIND_",
+            &[
+                "UNSPECIFIED",
+                "INTERNAL",
+                "SERVER",
+                "CLIENT",
+                "PRODUCER",
+                "CONSUMER",
+            ],
+        )
+        .map_err(|v| format!("kind {v} is not a span kind (0-5 or SPAN_KIND_INTERNAL, ...)"))?;
+    }
+    let code = match s.status.and_then(|st| st.code) {
+        None => 0,
+        Some(c) => enum_value(&c, "STATUS_CODE_", &["UNSET", "OK", "ERROR"]).map_err(|v| {
+            format!("status.code {v} is not a status code (0-2 or STATUS_CODE_UNSET, _OK, _ERROR)")
+        })?,
+    };
+    let start = int64(s.start_time_unix_nano.as_ref(), "startTimeUnixNano")?.unwrap_or(0);
+    let end = int64(s.end_time_unix_nano.as_ref(), "endTimeUnixNano")?.unwrap_or(start);
+    let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end)) else {
+        return Err("a span's times must not be negative".into());
+    };
+    let mut attrs = Vec::with_capacity(s.attributes.len());
+    for kv in s.attributes {
+        let v = any_value(kv.value.as_ref()).map_err(|e| format!("attribute {}: {e}", kv.key))?;
+        attrs.push((kv.key, v));
+    }
+    Ok(SpanRec {
+        name: s.name,
+        start,
+        end,
+        error: code == 2,
+        attrs,
+        line,
+    })
+}
+
+/// An OTLP enum: its number, or its name with `prefix`; Err gives the value.
+fn enum_value(v: &Value, prefix: &str, names: &[&str]) -> Result<usize, String> {
+    let found = match v {
+        Value::Number(n) => n.as_u64().map(|n| n as usize).filter(|n| *n < names.len()),
+        Value::String(s) => s
+            .strip_prefix(prefix)
+            .and_then(|rest| names.iter().position(|n| *n == rest)),
+        _ => None,
+    };
+    found.ok_or_else(|| v.to_string())
+}
+
+/// An int64 field, which OTLP/JSON writes as a decimal string.
+fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => s
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| format!("{what} {s:?} is not a 64-bit integer")),
+        Some(other) => Err(format!(
+            "{what} must be a string ({other} given): OTLP/JSON writes 64-bit integers as strings"
+        )),
+    }
+}
+
+/// An `AnyValue`.
+fn any_value(v: Option<&Value>) -> Result<Attr, String> {
+    let Some(Value::Object(m)) = v else {
+        return match v {
+            None | Some(Value::Null) => Ok(Attr::Other),
+            Some(other) => Err(format!("value must be an AnyValue object, got {other}")),
+        };
+    };
+    if let Some(s) = m.get("stringValue") {
+        return match s {
+            Value::String(s) => Ok(Attr::Str(s.clone())),
+            other => Err(format!("stringValue must be a string, got {other}")),
+        };
+    }
+    if let Some(i) = m.get("intValue") {
+        return int64(Some(i), "intValue").map(|i| i.map_or(Attr::Other, Attr::Int));
+    }
+    let known = [
+        "doubleValue",
+        "boolValue",
+        "arrayValue",
+        "kvlistValue",
+        "bytesValue",
+    ];
+    match m.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(format!("{k:?} is not an AnyValue field")),
+        None => Ok(Attr::Other),
+    }
+}

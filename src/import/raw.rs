@@ -1,0 +1,300 @@
+//! A turn as an imported record holds it ([`RawTurn`]), and the traffic
+//! line it becomes ([`traffic_line`]): the draft cleaned, the intent verdict
+//! and findings derived as the deployment derives them, and a `provenance`
+//! naming each signal's origin.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::deployment::{Deployment, FabricationMode};
+use crate::derive::draft;
+use crate::derive::fabrication::{self, Finding};
+use crate::derive::intent::{self, IntentVerdict};
+use crate::read::provenance::Origin;
+use crate::read::turn::Turn;
+
+/// What the tool reads (`--from`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum InputFormat {
+    /// The traffic format (the default).
+    #[default]
+    #[serde(rename = "traffic")]
+    Traffic,
+    /// OpenAI-style chat transcripts, one conversation a line.
+    #[serde(rename = "openai-chat")]
+    OpenaiChat,
+    /// symfonic's OpenTelemetry traces as OTLP/JSON.
+    #[serde(rename = "otlp")]
+    Otlp,
+}
+
+impl InputFormat {
+    pub const NAMES: [&'static str; 3] = ["traffic", "openai-chat", "otlp"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Traffic => "traffic",
+            InputFormat::OpenaiChat => "openai-chat",
+            InputFormat::Otlp => "otlp",
+        }
+    }
+}
+
+impl std::str::FromStr for InputFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<InputFormat, String> {
+        [
+            InputFormat::Traffic,
+            InputFormat::OpenaiChat,
+            InputFormat::Otlp,
+        ]
+        .into_iter()
+        .find(|f| f.name() == s)
+        .ok_or_else(|| format!("--from {s:?}: give traffic, openai-chat or otlp"))
+    }
+}
+
+/// What symfonic's `refuse` fabrication mode puts in place of a draft whose
+/// finding reaches `fabrication_refuse_min_confidence`
+/// (`agent/middleware/fabrication_wiring.py`, `_SAFE_REFUSAL`).
+pub const SAFE_REFUSAL: &str =
+    "I cannot confirm that action completed. Let me retry or check the tool output before answering.";
+
+/// A text a record holds: whole, cut by the exporter, or not captured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Captured {
+    Whole(String),
+    /// Cut at the exporter's limit (what is left, marker included).
+    Cut(String),
+    Absent,
+}
+
+impl Captured {
+    fn whole(&self) -> Option<&str> {
+        match self {
+            Captured::Whole(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// One tool call as a record holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawCall {
+    pub name: String,
+    /// The arguments as JSON text (parsed), or as the recorded string.
+    pub args: Option<String>,
+    pub result: Option<String>,
+    /// Whether its arguments and result were captured whole.
+    pub whole: bool,
+}
+
+/// What one turn's record holds, before anything is derived.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawTurn {
+    pub run_id: String,
+    pub turn: u64,
+    pub ts: Option<String>,
+    /// `scope` as JSON text.
+    pub scope: Option<String>,
+    pub user_message: Captured,
+    /// The model's completion (cleaned here into the draft).
+    pub completion: Captured,
+    pub tool_calls: Vec<RawCall>,
+    /// Whether the turn's tool calls are all known (a trace without a
+    /// session's earlier runs, or history the trace does not show, is not).
+    pub calls_known: bool,
+    /// `critic` in the traffic format's shape, as JSON text; None: unknown.
+    pub critic: Option<String>,
+    pub critic_origin: Origin,
+    pub call_site: Option<&'static str>,
+}
+
+/// The signals of one raw turn, derived as the deployment derives them.
+pub struct Derived {
+    pub draft: String,
+    pub intent: Option<Option<IntentVerdict>>,
+    pub findings: Option<Vec<Finding>>,
+    pub origins: [Origin; 7],
+}
+
+/// Derive a raw turn's draft, intent verdict and findings.
+pub fn derive(t: &RawTurn, d: &Deployment) -> Derived {
+    let has_calls = !t.tool_calls.is_empty();
+    let (mut draft, draft_from) = match &t.completion {
+        Captured::Whole(c) => (
+            draft::clean(c, d.activation_log_mode, has_calls),
+            Origin::Derived,
+        ),
+        Captured::Cut(c) => (
+            draft::clean(c, d.activation_log_mode, has_calls),
+            Origin::Unknown,
+        ),
+        Captured::Absent => (String::new(), Origin::Unknown),
+    };
+    let user = t.user_message.whole();
+    // No verdict at all when both intent stages are off: known (derived).
+    let intent = match (d.intent_on(), user) {
+        (false, _) => Some(None),
+        (true, Some(u)) => Some(Some(intent::classify(u, &d.tool_trigger_keywords))),
+        (true, None) => None,
+    };
+    let calls_whole = t.calls_known && t.tool_calls.iter().all(|c| c.whole);
+    let findings = match (d.fabrication_check_mode, user, intent.as_ref()) {
+        (FabricationMode::Off, _, _) => Some(Vec::new()),
+        // symfonic checks no empty reply.
+        _ if draft_from == Origin::Derived && draft.is_empty() => Some(Vec::new()),
+        (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
+            Some(find(&draft, &t.tool_calls, u, d, v.as_ref()))
+        }
+        _ => None,
+    };
+    let refuse = d.fabrication_check_mode == FabricationMode::Refuse
+        && findings.as_ref().is_some_and(|f| {
+            f.iter()
+                .any(|f| f.confidence >= d.fabrication_refuse_min_confidence)
+        });
+    if refuse {
+        draft = SAFE_REFUSAL.to_string();
+    }
+    let known = |k: bool| if k { Origin::Derived } else { Origin::Unknown };
+    let origins = [
+        draft_from,
+        if t.calls_known {
+            Origin::Recorded
+        } else {
+            Origin::Unknown
+        },
+        known(intent.is_some()),
+        known(findings.is_some()),
+        Origin::Unknown,
+        Origin::Unknown,
+        t.critic_origin,
+    ];
+    Derived {
+        draft,
+        intent,
+        findings,
+        origins,
+    }
+}
+
+/// `detect_fabrication` over the turn's calls (hydrated context: none is
+/// recorded, so empty).
+fn find(
+    draft: &str,
+    calls: &[RawCall],
+    user: &str,
+    d: &Deployment,
+    intent: Option<&IntentVerdict>,
+) -> Vec<Finding> {
+    let texts: Vec<String> = calls.iter().map(call_json).collect();
+    let raws: Vec<&RawValue> = texts
+        .iter()
+        .map(|t| serde_json::from_str(t).expect("a call's JSON reads back"))
+        .collect();
+    fabrication::detect(&fabrication::Inputs {
+        draft,
+        tool_calls: &raws,
+        hydrated_context: "",
+        user_message: user,
+        identifier_keys: &d.identifier_keys,
+        intent,
+    })
+}
+
+/// A call as the traffic format (and symfonic's `_collect_tool_calls`)
+/// writes it: `{"name", "args", "result"}`.
+fn call_json(c: &RawCall) -> String {
+    let mut s = String::from("{\"name\":");
+    s.push_str(&json_string(&c.name));
+    if let Some(a) = &c.args {
+        s.push_str(",\"args\":");
+        s.push_str(a);
+    }
+    if let Some(r) = &c.result {
+        s.push_str(",\"result\":");
+        s.push_str(&json_string(r));
+    }
+    s.push('}');
+    s
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// One traffic line, in the format's field order.
+#[derive(Serialize)]
+struct Line<'a> {
+    run_id: &'a str,
+    turn: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'a RawValue>,
+    draft: &'a str,
+    tool_calls_this_turn: Vec<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fabrication_findings: Option<&'a [Finding]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intent_verdict: Option<&'a Option<IntentVerdict>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_site: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    critic: Option<&'a RawValue>,
+    provenance: Provenance,
+}
+
+/// `provenance`, every signal named.
+#[derive(Serialize)]
+struct Provenance {
+    draft: &'static str,
+    tool_calls: &'static str,
+    intent: &'static str,
+    findings: &'static str,
+    confidence: &'static str,
+    sensitive: &'static str,
+    critic: &'static str,
+}
+
+/// The traffic line of a raw turn; Err when the record holds a value the
+/// traffic format refuses (a `ts` that is not RFC 3339, a malformed
+/// `critic`), with the format's reason.
+pub fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
+    let derived = derive(t, d);
+    let calls: Vec<String> = t.tool_calls.iter().map(call_json).collect();
+    let raw = |s: &str| -> Result<Box<RawValue>, String> {
+        RawValue::from_string(s.to_string()).map_err(|e| e.to_string())
+    };
+    let scope = t.scope.as_deref().map(raw).transpose()?;
+    let critic = t.critic.as_deref().map(raw).transpose()?;
+    let calls: Vec<Box<RawValue>> = calls.iter().map(|c| raw(c)).collect::<Result<_, _>>()?;
+    let o = derived.origins.map(Origin::as_str);
+    let line = Line {
+        run_id: &t.run_id,
+        turn: t.turn,
+        ts: t.ts.as_deref(),
+        scope: scope.as_deref(),
+        draft: &derived.draft,
+        tool_calls_this_turn: calls.iter().map(|c| c.as_ref()).collect(),
+        fabrication_findings: derived.findings.as_deref(),
+        intent_verdict: derived.intent.as_ref(),
+        call_site: t.call_site,
+        critic: critic.as_deref(),
+        provenance: Provenance {
+            draft: o[0],
+            tool_calls: o[1],
+            intent: o[2],
+            findings: o[3],
+            confidence: o[4],
+            sensitive: o[5],
+            critic: o[6],
+        },
+    };
+    let text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
+    // Held to the traffic format, so what is imported replays as it is.
+    Turn::parse(&text).map_err(|e| e.reason)?;
+    Ok(text)
+}

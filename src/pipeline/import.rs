@@ -1,0 +1,225 @@
+//! `critic-gate import`: transcripts or traces converted into the traffic
+//! format and written to one file, so a conversion can be inspected,
+//! diffed and kept. Replaying that file gives the reports `replay --from`
+//! gives on the input itself (the same conversion, block for block).
+//!
+//! The file is written beside its final name and moved into place only
+//! when every input was read: an error leaves nothing half-written. With
+//! `--skip-invalid`, what could not be converted goes to `FILE.rejects.jsonl`
+//! (replay's `rejects.jsonl` shape).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::import::{Decoder, InputFormat};
+use crate::read::reader::{Block, ReadError, Source};
+use crate::Error;
+
+/// What `import` is asked to do.
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    pub sources: Vec<String>,
+    pub from: InputFormat,
+    pub deployment: crate::deployment::Deployment,
+    pub out: PathBuf,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+}
+
+/// What was imported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportOutcome {
+    pub turns: u64,
+    pub rejected: u64,
+    /// What the conversion counted (a trace's runs, stream runs, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// Where the rejected records went, when any were.
+    pub rejects: Option<PathBuf>,
+}
+
+/// Convert `o.sources` into `o.out`.
+pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
+    if o.from == InputFormat::Traffic {
+        return Err(Error::Usage(
+            "import --from traffic: the input is traffic already; give --from openai-chat or --from otlp".into(),
+        ));
+    }
+    let decoder = Decoder {
+        format: o.from,
+        deployment: o.deployment.clone(),
+        names: o.sources.clone().into(),
+    };
+    let out = Staged::create(&o.out)?;
+    let rejects_path = rejects_path(&o.out);
+    let rejects = Staged::create(&rejects_path)?;
+    let mut outcome = ImportOutcome::default();
+    let result = convert_all(o, &decoder, &out, &rejects, &mut outcome);
+    match result {
+        Ok(()) => {
+            out.commit()?;
+            match outcome.rejected {
+                0 => rejects.abandon(),
+                _ => {
+                    rejects.commit()?;
+                    outcome.rejects = Some(rejects_path);
+                }
+            }
+            Ok(outcome)
+        }
+        Err(e) => {
+            out.abandon();
+            rejects.abandon();
+            Err(e)
+        }
+    }
+}
+
+/// `traffic.jsonl` -> `traffic.rejects.jsonl`.
+fn rejects_path(out: &Path) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map_or_else(|| "import".into(), |s| s.to_string_lossy().into_owned());
+    out.with_file_name(format!("{stem}.rejects.jsonl"))
+}
+
+fn convert_all(
+    o: &ImportOptions,
+    decoder: &Decoder,
+    out: &Staged,
+    rejects: &Staged,
+    outcome: &mut ImportOutcome,
+) -> crate::Result<()> {
+    let threads = rayon::current_num_threads();
+    let sources: Vec<Source> = o.sources.iter().map(|s| Source::named(s)).collect();
+    let (rx, recycler) = crate::import::open(sources, 2 * threads + 2, o.max_line_bytes, decoder)?;
+    let mut writer = out.writer();
+    crate::replay::ordered::map_in_order(
+        None,
+        rx,
+        2 * threads + 2,
+        |item: Result<Block, ReadError>| item.map(|b| (decoder.convert(&b), b)),
+        |item| -> crate::Result<()> {
+            let (converted, raw) = item?;
+            let block = converted.as_ref().unwrap_or(&raw);
+            write_block(o, block, &mut writer, rejects, outcome)?;
+            recycler.give(raw);
+            Ok(())
+        },
+    )?;
+    writer
+        .flush()
+        .map_err(|e| Error::Write(format!("{}: {e}", o.out.display())))
+}
+
+fn write_block(
+    o: &ImportOptions,
+    block: &Block,
+    writer: &mut BufWriter<&File>,
+    rejects: &Staged,
+    outcome: &mut ImportOutcome,
+) -> crate::Result<()> {
+    let name = &o.sources[block.source];
+    if let Some(bytes) = block.overlong {
+        let reason = format!("the line is {bytes} bytes, longer than --max-line-bytes");
+        return reject(
+            o,
+            name,
+            block.first_line,
+            &reason,
+            block.bytes(),
+            rejects,
+            outcome,
+        );
+    }
+    if let Some(imported) = &block.imported {
+        for f in &imported.failed {
+            reject(o, name, f.line, &f.reason, &f.raw, rejects, outcome)?;
+        }
+        for (k, n) in &imported.counts {
+            *outcome.counts.entry(k.to_string()).or_default() += n;
+        }
+    }
+    let data = block.bytes();
+    writer
+        .write_all(data)
+        .map_err(|e| Error::Write(format!("{}: {e}", o.out.display())))?;
+    outcome.turns += memchr::memchr_iter(b'\n', data).count() as u64;
+    Ok(())
+}
+
+fn reject(
+    o: &ImportOptions,
+    name: &str,
+    line: u64,
+    reason: &str,
+    raw: &[u8],
+    rejects: &Staged,
+    outcome: &mut ImportOutcome,
+) -> crate::Result<()> {
+    if !o.skip_invalid {
+        return Err(Error::InvalidLine {
+            source: name.to_string(),
+            line,
+            reason: reason.to_string(),
+        });
+    }
+    outcome.rejected += 1;
+    let mut v = serde_json::json!({"source": name, "line": line, "reason": reason, "raw": String::from_utf8_lossy(raw)});
+    if std::str::from_utf8(raw).is_err() {
+        v["raw_base64"] = crate::replay::rows::base64(raw).into();
+    }
+    let mut w = rejects.writer();
+    writeln!(w, "{v}")
+        .and_then(|_| w.flush())
+        .map_err(|e| Error::Write(format!("{}: {e}", rejects.path.display())))
+}
+
+/// A file written beside its final name, moved into place on commit.
+struct Staged {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: File,
+}
+
+impl Staged {
+    fn create(path: &Path) -> crate::Result<Staged> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| Error::Usage(format!("--out {}: give a file name", path.display())))?;
+        if path.is_dir() {
+            return Err(Error::Usage(format!(
+                "--out {}: is a folder; give the file to write the traffic to",
+                path.display()
+            )));
+        }
+        let tmp = path.with_file_name(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = File::create(&tmp)
+            .map_err(|e| Error::Write(format!("{}: cannot create: {e}", tmp.display())))?;
+        Ok(Staged {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+        })
+    }
+
+    fn writer(&self) -> BufWriter<&File> {
+        BufWriter::with_capacity(1 << 20, &self.file)
+    }
+
+    fn commit(self) -> crate::Result<()> {
+        self.file
+            .sync_all()
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path))
+            .map_err(|e| Error::Write(format!("{}: {e}", self.path.display())))
+    }
+
+    fn abandon(self) {
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}

@@ -1,0 +1,698 @@
+//! `import` and `--from`: symfonic's own traces (tests/samples/otel, written
+//! by symfonic-core 9.12.0's exporter from real runs, with the in-process
+//! ground truth beside each) reproduce what production computed for every
+//! field a trace can hold; the rest is reported unknown.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The deployment of samples B, C and E (`generate_traces.py`): the shop
+/// domain's keys and trigger keywords.
+const SHOP: &str = r#"identifier_keys = ["order_id", "tracking"]
+history = "none"
+[deployment.tool_trigger_keywords]
+get_order_status = ["order", "shipping"]
+"#;
+
+fn sample(name: &str) -> String {
+    root()
+        .join("tests/samples/otel")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn ground_truth(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(sample(name)).unwrap();
+    match serde_json::from_str::<Value>(&text).unwrap() {
+        Value::Array(a) => a,
+        one => vec![one],
+    }
+}
+
+/// Import a sample under a `[deployment]` table; the traffic lines.
+fn import(dir: &Dir, otlp: &str, deployment: &str) -> Vec<Value> {
+    let config = dir.write("gate.toml", format!("[deployment]\n{deployment}"));
+    let out = dir.path("traffic.jsonl");
+    let o = run(
+        &[
+            "import",
+            &sample(otlp),
+            "--from",
+            "otlp",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    dir.read("traffic.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Equal, numbers within 1e-9 (symfonic rounds a verdict's scores).
+fn close(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() <= 1e-9
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| close(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn provenance(t: &Value, signal: &str) -> String {
+    t["provenance"][signal].as_str().unwrap().to_string()
+}
+
+/// What production's critic did, as the ground truth's ReflectionEvent
+/// says, against the imported `critic` (a critic that did not run leaves
+/// no span: unknown).
+fn check_critic(t: &Value, event: &Value) {
+    let ran = event["reflection_tokens_in"] != 0 || event["reflection_tokens_out"] != 0;
+    if !ran {
+        assert!(t.get("critic").is_none(), "{t}");
+        assert_eq!(provenance(t, "critic"), "unknown");
+        return;
+    }
+    let c = &t["critic"];
+    assert_eq!(c["ran"], true);
+    assert_eq!(c["reflection_tokens_in"], event["reflection_tokens_in"]);
+    assert_eq!(c["reflection_tokens_out"], event["reflection_tokens_out"]);
+    assert_eq!(c["verdict"], event["verdict"], "{t}");
+    for key in ["revised_draft", "refusal_message"] {
+        assert_eq!(
+            c.get(key).unwrap_or(&Value::Null),
+            &event[key],
+            "{key}: {t}"
+        );
+    }
+}
+
+/// Capture on: the draft, intent verdict, findings and critic are
+/// production's, turn for turn.
+fn check_captured(turns: &[Value], truth: &[Value], intent_on: bool) {
+    assert_eq!(turns.len(), truth.len());
+    for (t, g) in turns.iter().zip(truth) {
+        assert_eq!(t["run_id"], g["run_id"]);
+        let event = &g["reflection_event"];
+        if event["reflection_tokens_in"] != 0 {
+            assert_eq!(t["draft"], event["original_draft"], "{t}");
+        }
+        assert_eq!(provenance(t, "draft"), "derived");
+        match intent_on {
+            true => assert!(
+                close(&t["intent_verdict"], &g["intent_verdict"]),
+                "{t}\n{g}"
+            ),
+            false => assert_eq!(t["intent_verdict"], Value::Null),
+        }
+        assert_eq!(provenance(t, "intent"), "derived");
+        let want = match &g["fabrication_findings"] {
+            Value::Null => Value::Array(vec![]),
+            f => f.clone(),
+        };
+        assert!(close(&t["fabrication_findings"], &want), "{t}\n{want}");
+        assert_eq!(provenance(t, "findings"), "derived");
+        for s in ["confidence", "sensitive"] {
+            assert_eq!(provenance(t, s), "unknown");
+        }
+        check_critic(t, event);
+    }
+}
+
+#[test]
+fn sample_b_capture_on_intent_observe_reproduces_production() {
+    let dir = Dir::new();
+    let deployment = format!(
+        "intent_filter_mode = \"observe\"\ntool_routing_mode = \"observe\"\nfabrication_check_mode = \"observe\"\n{SHOP}"
+    );
+    let turns = import(
+        &dir,
+        "B_capture_on_selective_gate_intent_observe.otlp.json",
+        &deployment,
+    );
+    let truth = ground_truth("B_capture_on_selective_gate_intent_observe.agent_response.json");
+    check_captured(&turns, &truth, true);
+    // The turn's place is its run's in the session (by start), not
+    // symfonic.turn.index.
+    let places: Vec<u64> = turns.iter().map(|t| t["turn"].as_u64().unwrap()).collect();
+    assert_eq!(places, [0, 1, 2]);
+    assert_eq!(
+        turns[1]["tool_calls_this_turn"][0]["args"],
+        serde_json::json!({"order_id": "ORD-1042"})
+    );
+    assert_eq!(
+        turns[0]["scope"],
+        serde_json::json!({"tenant": "tenant-demo", "session": "sess-0001"})
+    );
+}
+
+#[test]
+fn sample_c_intent_off_no_history_reproduces_production() {
+    let dir = Dir::new();
+    let deployment = format!("fabrication_check_mode = \"observe\"\n{SHOP}");
+    let turns = import(
+        &dir,
+        "C_capture_on_selective_gate_no_intent_no_history.otlp.json",
+        &deployment,
+    );
+    let truth =
+        ground_truth("C_capture_on_selective_gate_no_intent_no_history.agent_response.json");
+    check_captured(&turns, &truth, false);
+    // The ack the gate skipped left no critic span.
+    assert!(turns[0].get("critic").is_none());
+}
+
+#[test]
+fn sample_a_capture_off_leaves_every_text_signal_unknown() {
+    let dir = Dir::new();
+    let turns = import(&dir, "A_defaults_capture_off.otlp.json", "");
+    let truth = ground_truth("A_defaults_capture_off.agent_response.json");
+    assert_eq!(turns.len(), 2);
+    for (t, g) in turns.iter().zip(&truth) {
+        assert_eq!(t["draft"], "");
+        assert_eq!(provenance(t, "draft"), "unknown");
+        // Both intent stages and the fabrication check are off in this
+        // deployment: production computed none, which needs no text.
+        assert_eq!(t["intent_verdict"], Value::Null);
+        assert_eq!(provenance(t, "intent"), "derived");
+        assert_eq!(provenance(t, "findings"), "derived");
+        let c = &t["critic"];
+        let event = &g["reflection_event"];
+        assert_eq!(c["reflection_tokens_in"], event["reflection_tokens_in"]);
+        assert_eq!(c["reflection_tokens_out"], event["reflection_tokens_out"]);
+        // No completion text: a call that fired, without a label.
+        assert!(c.get("verdict").is_none(), "{t}");
+    }
+    let names: Vec<&Value> = turns[1]["tool_calls_this_turn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names, ["get_order_status"]);
+    assert!(turns[1]["tool_calls_this_turn"][0].get("args").is_none());
+}
+
+#[test]
+fn sample_a_with_the_fabrication_check_on_has_unknown_findings() {
+    let dir = Dir::new();
+    let turns = import(
+        &dir,
+        "A_defaults_capture_off.otlp.json",
+        "fabrication_check_mode = \"observe\"\nintent_filter_mode = \"enforce\"\n",
+    );
+    for t in &turns {
+        assert!(
+            t.get("fabrication_findings").is_none() && t.get("intent_verdict").is_none(),
+            "{t}"
+        );
+        assert_eq!(provenance(t, "findings"), "unknown");
+        assert_eq!(provenance(t, "intent"), "unknown");
+    }
+}
+
+#[test]
+fn sample_d_direct_middleware_holds_neither_draft_nor_sensitive_hit() {
+    let dir = Dir::new();
+    let turns = import(&dir, "D_direct_middleware_sensitive.otlp.json", "");
+    let event = &ground_truth("D_direct_middleware_sensitive.reflection_event.json")[0];
+    assert_eq!(turns.len(), 1);
+    let t = &turns[0];
+    assert_eq!(t["run_id"], event["run_id"]);
+    assert_eq!(provenance(t, "draft"), "unknown");
+    // The hit ("pii") and the confidence (1.0) are in the event only.
+    assert!(t.get("sensitive_hit").is_none() && t.get("confidence").is_none());
+    assert_eq!(provenance(t, "sensitive"), "unknown");
+    check_critic(t, event);
+}
+
+#[test]
+fn sample_e_history_the_trace_does_not_show_is_a_production_disagreement() {
+    let dir = Dir::new();
+    let deployment = format!("fabrication_check_mode = \"observe\"\n{SHOP}");
+    let turns = import(&dir, "E_ack_after_tool_history.otlp.json", &deployment);
+    let truth = ground_truth("E_ack_after_tool_history.agent_response.json");
+    assert_eq!(turns.len(), 1);
+    // The earlier call came in the history: no span shows it.
+    assert_eq!(turns[0]["tool_calls_this_turn"], serde_json::json!([]));
+    check_critic(&turns[0], &truth[0]["reflection_event"]);
+    // Replayed, the smart gate skips the ack production's critic reviewed.
+    let traffic = dir.path("traffic.jsonl");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--out",
+            dir.path("r").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s: Value = serde_json::from_str(&dir.read("r/summary.json")).unwrap();
+    assert_eq!(
+        s["variants"]["smart"]["production_fired_variant_skips"], 1,
+        "{s}"
+    );
+}
+
+/// A report folder's files, with what names the input taken out: the
+/// `source` and `line` cells of every table, `sources`, `source_facts` and
+/// `input_counts` of summary.json, and `FILE:LINE` / `FILE` in report.md.
+fn without_input_names(dir: &std::path::Path, names: &[&str]) -> Vec<(String, String)> {
+    let place = regex::Regex::new(&format!(
+        "(?:{}):[0-9]+",
+        names
+            .iter()
+            .map(|n| regex::escape(n))
+            .collect::<Vec<_>>()
+            .join("|")
+    ))
+    .unwrap();
+    files_in(dir)
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(dir.join(&f)).unwrap();
+            let text = if f == "summary.json" {
+                let mut v: Value = serde_json::from_str(&text).unwrap();
+                for k in ["sources", "source_facts", "input_counts"] {
+                    v.as_object_mut().unwrap().remove(k);
+                }
+                v.to_string()
+            } else if f.ends_with(".csv") {
+                let mut lines = text.lines();
+                let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+                let drop: Vec<usize> = header
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| matches!(**h, "source" | "line"))
+                    .map(|(i, _)| i)
+                    .collect();
+                // The input-naming columns come before any quoted cell.
+                text.lines()
+                    .map(|l| {
+                        l.splitn(header.len().min(4), ',')
+                            .enumerate()
+                            .filter(|(i, _)| !drop.contains(i))
+                            .map(|(_, c)| c)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else {
+                let t = place.replace_all(&text, "INPUT:N").into_owned();
+                names.iter().fold(t, |t, n| t.replace(n, "INPUT"))
+            };
+            (f, text)
+        })
+        .collect()
+}
+
+/// 225 synthetic transcripts (datasets/transcripts.jsonl): `import` then
+/// `replay` gives the reports `replay --from openai-chat` gives, byte for
+/// byte once the input's names are taken out.
+#[test]
+fn import_then_replay_is_replay_from_transcripts() {
+    let dir = Dir::new();
+    let input = root().join("datasets/transcripts.jsonl");
+    let config = root().join("datasets/transcripts.toml");
+    let (input, config) = (input.to_str().unwrap(), config.to_str().unwrap());
+    let direct = dir.path("direct");
+    let o = run(
+        &[
+            "replay",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            config,
+            "--out",
+            direct.to_str().unwrap(),
+            "--label",
+            "t",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let traffic = dir.path("traffic.jsonl");
+    let o = run(
+        &[
+            "import",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            config,
+            "--out",
+            traffic.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    assert!(stderr(&o).contains("imported 1500 turns"), "{}", stderr(&o));
+    let imported = dir.path("imported");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--config",
+            config,
+            "--out",
+            imported.to_str().unwrap(),
+            "--label",
+            "t",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let names = [input, traffic.to_str().unwrap()];
+    let (a, b) = (
+        without_input_names(&direct, &names),
+        without_input_names(&imported, &names),
+    );
+    assert_eq!(
+        a.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        b.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((file, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "{file} differs");
+    }
+    // Every other file byte for byte (the charts, the schema).
+    for f in files_in(&direct)
+        .iter()
+        .filter(|f| f.ends_with(".svg") || *f == "schema.json")
+    {
+        assert_eq!(
+            std::fs::read(direct.join(f)).unwrap(),
+            std::fs::read(imported.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // A turn's line is its conversation's line.
+    let decisions = std::fs::read_to_string(direct.join("decisions.csv")).unwrap();
+    assert!(
+        decisions
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains("transcripts.jsonl,1,syn-21-0000001,0,"),
+        "{decisions:.300}"
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(direct.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["provenance"]["intent"]["derived"], 1500);
+    assert_eq!(s["provenance"]["confidence"]["unknown"], 1500);
+    assert!(s["notes"].as_array().unwrap().iter().any(|n| n
+        .as_str()
+        .unwrap()
+        .starts_with("confidence unknown on 1500 of 1500 turns")));
+}
+
+/// The other commands read transcripts and traces too.
+#[test]
+fn every_reading_command_takes_from() {
+    let dir = Dir::new();
+    let input = root().join("datasets/transcripts.jsonl");
+    let input = input.to_str().unwrap();
+    let config = root().join("datasets/transcripts.toml");
+    let config = config.to_str().unwrap();
+    let sweep = dir.write(
+        "sweep.toml",
+        format!(
+            "{}\n[sweep]\nmetacognition_confidence_threshold = [0.4, 0.6]\n",
+            std::fs::read_to_string(config).unwrap()
+        ),
+    );
+    for args in [
+        vec![
+            "sweep",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            sweep.to_str().unwrap(),
+            "--out",
+            dir.path("s").to_str().unwrap(),
+            "--quiet",
+        ],
+        vec![
+            "calibrate",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            sweep.to_str().unwrap(),
+            "--out",
+            dir.path("c").to_str().unwrap(),
+            "--max-regression-rate",
+            "0.5",
+            "--quiet",
+        ],
+        vec![
+            "mine",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            config,
+            "--out",
+            dir.path("m").to_str().unwrap(),
+            "--quiet",
+        ],
+        vec![
+            "replay",
+            input,
+            "--from",
+            "openai-chat",
+            "--config",
+            config,
+            "--partial",
+            dir.path("p.partial").to_str().unwrap(),
+            "--quiet",
+        ],
+    ] {
+        let o = run(&args, None);
+        expect_code(&o, 0);
+    }
+    let s: Value = serde_json::from_str(&dir.read("s/summary.json")).unwrap();
+    assert_eq!(s["turns"], 1500);
+    let trace = sample("B_capture_on_selective_gate_intent_observe.otlp.json");
+    let o = run(
+        &[
+            "replay",
+            &trace,
+            "--from",
+            "otlp",
+            "--out",
+            dir.path("o").to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s: Value = serde_json::from_str(&dir.read("o/summary.json")).unwrap();
+    assert_eq!(
+        (s["turns"].as_u64(), s["input_counts"]["runs"].as_u64()),
+        (Some(3), Some(3))
+    );
+    let o = run(&["explain", &trace, "--from", "otlp"], None);
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).contains("turn B_capture_on_selective_gate_intent_observe-run3#2"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A good conversation, and what a bad one says, by line.
+#[test]
+fn bad_transcripts_are_named_by_line_or_counted() {
+    let dir = Dir::new();
+    let good = r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}"#;
+    for (bad, says) in [
+        (r#"{"run_id": "x"}"#, "a conversation needs \"messages\""),
+        (r#"[{"role": "tool", "tool_call_id": "c9", "content": "42"}, {"role": "assistant", "content": "ok"}]"#, "messages[0]: tool message answers tool_call_id \"c9\", which no earlier assistant message called"),
+        (r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hel"#, "not a conversation: EOF while parsing"),
+        (r#"{"messages": [{"role": "assistant", "content": "x"}], "ts": "yesterday"}"#, "turn 0: ts must be an RFC 3339 timestamp"),
+        (r#"{"messages": [{"role": "assistant", "content": "x", "critic": {"verdict": "maybe"}}]}"#, "turn 0: critic.verdict"),
+    ] {
+        let f = dir.write("t.jsonl", format!("{good}\n{bad}\n{good}\n"));
+        let f = f.to_str().unwrap();
+        let o = run(&["replay", f, "--from", "openai-chat", "--out", dir.path("r").to_str().unwrap()], None);
+        expect_error(&o, 2, &format!("{f}:2: {says}"));
+        assert!(!dir.path("r/summary.json").exists(), "nothing half-written");
+        let o = run(&["replay", f, "--from", "openai-chat", "--out", dir.path("k").to_str().unwrap(), "--skip-invalid", "--quiet", "--force"], None);
+        expect_code(&o, 0);
+        let s: Value = serde_json::from_str(&dir.read("k/summary.json")).unwrap();
+        assert_eq!((s["turns"].as_u64(), s["rejected"].as_u64(), s["lines"].as_u64()), (Some(2), Some(1), Some(3)), "{bad}");
+        let r = rejects(&dir.path("k"));
+        assert_eq!((r.len(), r[0]["line"].as_u64()), (1, Some(2)));
+        assert!(r[0]["reason"].as_str().unwrap().contains(says), "{}", r[0]);
+        std::fs::remove_dir_all(dir.path("k")).unwrap();
+        let out = dir.path("i.jsonl");
+        let o = run(&["import", f, "--from", "openai-chat", "--out", out.to_str().unwrap()], None);
+        expect_error(&o, 2, &format!("{f}:2: {says}"));
+        assert!(!out.exists(), "nothing half-written");
+    }
+}
+
+/// An OTLP document that is not what the format says is refused whole, by
+/// line; the other documents are read.
+#[test]
+fn bad_trace_documents_are_named_by_line_or_counted() {
+    let dir = Dir::new();
+    let text = std::fs::read_to_string(sample(
+        "C_capture_on_selective_gate_no_intent_no_history.otlp.json",
+    ))
+    .unwrap();
+    let good: Value = serde_json::from_str(&text).unwrap();
+    let span =
+        |doc: &mut Value| -> Value { doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0].take() };
+    let mut cases: Vec<(String, &str)> = Vec::new();
+    let mut doc = good.clone();
+    let mut s = span(&mut doc);
+    s["attributes"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|kv| kv["key"] != "symfonic.run.id");
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0] = s;
+    cases.push((
+        doc.to_string(),
+        "(symfonic.run): no symfonic.run.id attribute",
+    ));
+    let mut doc = good.clone();
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["kind"] = "SPAN_KIND_SIDEWAYS".into();
+    cases.push((
+        doc.to_string(),
+        "kind \"SPAN_KIND_SIDEWAYS\" is not a span kind",
+    ));
+    let mut doc = good.clone();
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"] = 1796102390.into();
+    cases.push((
+        doc.to_string(),
+        "startTimeUnixNano must be a string (1796102390 given)",
+    ));
+    let cut = good.to_string();
+    cases.push((
+        cut[..cut.len() / 2].to_string(),
+        "not an OTLP/JSON document",
+    ));
+    cases.push((
+        "{\"resourceMetrics\": []}".into(),
+        "unknown field `resourceMetrics`",
+    ));
+    let other = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "GET /", "kind": 3}]}]}]});
+    for (bad, says) in cases {
+        let f = dir.write("t.otlp.jsonl", format!("{bad}\n{other}\n"));
+        let f = f.to_str().unwrap();
+        let o = run(
+            &[
+                "replay",
+                f,
+                "--from",
+                "otlp",
+                "--out",
+                dir.path("r").to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, &format!("{f}:1: "));
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        let o = run(
+            &[
+                "replay",
+                f,
+                "--from",
+                "otlp",
+                "--out",
+                dir.path("k").to_str().unwrap(),
+                "--skip-invalid",
+                "--quiet",
+                "--force",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        let s: Value = serde_json::from_str(&dir.read("k/summary.json")).unwrap();
+        assert_eq!(
+            (s["turns"].as_u64(), s["rejected"].as_u64()),
+            (Some(0), Some(1)),
+            "{says}"
+        );
+        assert_eq!(s["input_counts"]["foreign_spans"], 1, "{s}");
+        std::fs::remove_dir_all(dir.path("k")).unwrap();
+    }
+}
+
+/// The Collector writes one batch a line: a run's spans spread over many
+/// documents, in any order, and a run's background span in the next run's
+/// batch, give the turns of the trace written as one document.
+#[test]
+fn a_run_split_over_many_documents_is_one_turn() {
+    let dir = Dir::new();
+    let name = "B_capture_on_selective_gate_intent_observe.otlp.json";
+    let deployment =
+        format!("intent_filter_mode = \"observe\"\nfabrication_check_mode = \"observe\"\n{SHOP}");
+    let whole = import(&dir, name, &deployment);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(sample(name)).unwrap()).unwrap();
+    let spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .clone();
+    // One span a document, the last span first, then every third.
+    let mut order: Vec<usize> = (0..spans.len()).rev().collect();
+    order.sort_by_key(|i| i % 3);
+    let lines: Vec<String> = order
+        .iter()
+        .map(|&i| {
+            let mut one = doc.clone();
+            one["resourceSpans"][0]["scopeSpans"][0]["spans"] =
+                Value::Array(vec![spans[i].clone()]);
+            one.to_string()
+        })
+        .collect();
+    let split = dir.write("split.otlp.jsonl", lines.join("\n") + "\n");
+    let config = dir.path("gate.toml");
+    let out = dir.path("split.jsonl");
+    let o = run(
+        &[
+            "import",
+            split.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let got: Vec<Value> = dir
+        .read("split.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got, whole);
+    assert!(
+        stderr(&o).contains(&format!("documents: {}", spans.len())),
+        "{}",
+        stderr(&o)
+    );
+}
