@@ -90,9 +90,9 @@ impl Deployment {
     /// Checks what serde cannot.
     pub fn validate(&self) -> Result<(), String> {
         let t = self.fabrication_refuse_min_confidence;
-        if !t.is_finite() {
+        if !(0.0..=1.0).contains(&t) {
             return Err(format!(
-                "deployment.fabrication_refuse_min_confidence must be a number, got {t}"
+                "deployment.fabrication_refuse_min_confidence must be in [0, 1] (a finding's confidence is), got {t}"
             ));
         }
         Ok(())

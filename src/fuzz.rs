@@ -116,3 +116,70 @@ pub fn derive(data: &[u8]) {
     };
     let _ = crate::derive::derive_line(text);
 }
+
+/// The deployment the reader targets derive with: every derivation on.
+fn fuzz_deployment() -> &'static crate::deployment::Deployment {
+    use crate::deployment::*;
+    static D: OnceLock<Deployment> = OnceLock::new();
+    D.get_or_init(|| Deployment {
+        intent_filter_mode: StageMode::Observe,
+        fabrication_check_mode: FabricationMode::Refuse,
+        activation_log_mode: ActivationLogMode::Complex,
+        identifier_keys: vec!["order_id".into()],
+        tool_trigger_keywords: vec![("get_order".into(), vec!["order".into()])],
+        ..Deployment::default()
+    })
+}
+
+/// A transcript line (the first byte picks the history mode): turned into
+/// turns or refused, never a panic; every traffic line it becomes is a
+/// valid turn.
+pub fn openai(data: &[u8]) {
+    use crate::deployment::History;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let history = if mode % 2 == 0 {
+        History::None
+    } else {
+        History::Conversation
+    };
+    if let Ok(turns) = crate::import::openai::turns(text, "f.jsonl", 1, history) {
+        for t in &turns {
+            if let Ok(line) = crate::import::traffic_line(t, fuzz_deployment()) {
+                assert!(Turn::parse(&line).is_ok(), "{line}");
+            }
+        }
+    }
+}
+
+/// OTLP documents, one a line (the first byte picks the history mode):
+/// gathered into turns or refused by line, never a panic; every traffic
+/// line they become is a valid turn.
+pub fn otlp(data: &[u8]) {
+    use crate::deployment::History;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let history = if mode % 2 == 0 {
+        History::None
+    } else {
+        History::Conversation
+    };
+    let mut g = crate::import::otlp::Gathering::default();
+    for (n, line) in text.lines().enumerate() {
+        g.document(line, 0, n as u64 + 1);
+    }
+    let (turns, _, _) = g.turns(history);
+    for (_, _, t) in &turns {
+        if let Ok(line) = crate::import::traffic_line(t, fuzz_deployment()) {
+            assert!(Turn::parse(&line).is_ok(), "{line}");
+        }
+    }
+}

@@ -42,3 +42,13 @@ fn check_corpus() {
 fn derive_corpus() {
     replay("derive", critic_gate::fuzz::derive);
 }
+
+#[test]
+fn openai_corpus() {
+    replay("openai", critic_gate::fuzz::openai);
+}
+
+#[test]
+fn otlp_corpus() {
+    replay("otlp", critic_gate::fuzz::otlp);
+}

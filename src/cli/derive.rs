@@ -15,6 +15,10 @@ pub struct Args {
     /// `{"user_message", "draft", "tool_calls", "identifier_keys",
     /// "tool_trigger_keywords", "hydrated_context", "intent_on"}`.
     pub file: String,
+    /// Benchmark: time the derivations alone (every line read first) and
+    /// print `TURNS SECONDS FINDINGS`.
+    #[arg(long, hide = true)]
+    pub time: bool,
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -23,6 +27,13 @@ pub fn run(a: Args) -> CliResult {
     let text = critic_gate::explain::utf8_text(name, &bytes)?;
     // A byte-order mark at the start of the file is skipped, as replay does.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if a.time {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let (n, secs, findings) = critic_gate::derive::time_derivations(&lines)
+            .map_err(|e| critic_gate::Error::Read(format!("{name}: {e}")))?;
+        super::output::stdout(&format!("{n} {secs:.3} {findings}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = String::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

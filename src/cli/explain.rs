@@ -59,6 +59,7 @@ pub fn run(a: Args) -> CliResult {
                 format: from,
                 deployment: plan.deployment.clone(),
                 names: vec![source.clone()].into(),
+                max_line_bytes: critic_gate::DEFAULT_MAX_LINE_BYTES,
             };
             critic_gate::import::convert_text(text, &source, &decoder)
                 .map_err(|(n, e)| critic_gate::Error::Read(format!("{source}:{n}: {e}")))?

@@ -94,16 +94,86 @@ const INTENT_ACTION_MIN_CONFIDENCE: f64 = 0.55;
 /// The detector's Python patterns, translated by the gate's CPython
 /// translator (so `\b`, `\s` and IGNORECASE are CPython's).
 struct Patterns {
-    verb: fancy_regex::Regex,
-    uuid: fancy_regex::Regex,
-    short_hex: fancy_regex::Regex,
-    kv: fancy_regex::Regex,
-    key_prefix: fancy_regex::Regex,
+    verb: Pattern,
+    uuid: Pattern,
+    short_hex: Pattern,
+    kv: Pattern,
+    key_prefix: Pattern,
 }
 
-fn compile(pattern: &str, ignore_case: bool) -> fancy_regex::Regex {
+/// One pattern in both of the translator's forms: `regex`'s own, exact
+/// wherever `regex`'s `\b` agrees with CPython's (every ASCII text but one
+/// with U+001C..U+001F), and the exact one (CPython's `\b` spelled out with
+/// look-arounds, for the backtracking engine) for the other texts. The
+/// native form is what makes the port fast: the backtracking engine tries
+/// its look-arounds at every position.
+struct Pattern {
+    native: regex::Regex,
+    exact: fancy_regex::Regex,
+}
+
+/// A match's groups as byte ranges (group 0: the whole match).
+struct Caps(Vec<Option<(usize, usize)>>);
+
+impl Caps {
+    fn span(&self, i: usize) -> (usize, usize) {
+        self.0[i].unwrap_or((0, 0))
+    }
+
+    fn str<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        self.0[i].map_or("", |(s, e)| &text[s..e])
+    }
+}
+
+impl Pattern {
+    /// `finditer`: every match, left to right (`agree`: the native form
+    /// may run on `text`).
+    fn all(&self, text: &str, agree: bool) -> Vec<Caps> {
+        let caps = |n: usize, get: &dyn Fn(usize) -> Option<(usize, usize)>| {
+            Caps((0..n).map(get).collect())
+        };
+        if agree && self.native.captures_len() == 1 {
+            // No groups: the match alone (no capture pass).
+            return self
+                .native
+                .find_iter(text)
+                .map(|m| Caps(vec![Some((m.start(), m.end()))]))
+                .collect();
+        }
+        if agree {
+            self.native
+                .captures_iter(text)
+                .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
+                .collect()
+        } else {
+            self.exact
+                .captures_iter(text)
+                .flatten()
+                .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
+                .collect()
+        }
+    }
+
+    /// `search`: the first match.
+    fn first(&self, text: &str, agree: bool) -> Option<Caps> {
+        self.all(text, agree).into_iter().next()
+    }
+
+    /// The index of the named group.
+    fn group(&self, name: &str) -> usize {
+        self.native
+            .capture_names()
+            .position(|n| n == Some(name))
+            .expect("a group of the pattern")
+    }
+}
+
+fn compile(pattern: &str, ignore_case: bool) -> Pattern {
     let t = crate::gate::pyre::translate(pattern, ignore_case).expect("symfonic's patterns");
-    fancy_regex::Regex::new(&t.exact).expect("symfonic's patterns compile")
+    Pattern {
+        native: regex::Regex::new(&t.native).expect("symfonic's patterns compile"),
+        exact: fancy_regex::Regex::new(&t.exact).expect("symfonic's patterns compile"),
+    }
 }
 
 fn patterns() -> &'static Patterns {
@@ -126,29 +196,66 @@ fn patterns() -> &'static Patterns {
     })
 }
 
-/// Byte offsets to code points for one text.
-/// The byte offset where each code point starts, and the text's length.
-struct Points(Vec<usize>);
+/// Byte offsets to code points for one text: the byte offset where each
+/// code point starts, and the text's length (none for an ASCII text, where
+/// the two are the same).
+struct Points(Option<Vec<usize>>);
 
 impl Points {
     fn of(text: &str) -> Points {
-        Points(
+        Points((!text.is_ascii()).then(|| {
             text.char_indices()
                 .map(|(i, _)| i)
                 .chain([text.len()])
-                .collect(),
-        )
+                .collect()
+        }))
     }
 
     /// The code point at byte offset `byte` (a char boundary).
     fn cp(&self, byte: usize) -> usize {
-        self.0.partition_point(|&b| b < byte)
+        match &self.0 {
+            None => byte,
+            Some(p) => p.partition_point(|&b| b < byte),
+        }
     }
 
     /// The byte offset of code point `cp`.
     fn byte(&self, cp: usize) -> usize {
-        self.0[cp]
+        match &self.0 {
+            None => cp,
+            Some(p) => p[cp],
+        }
     }
+}
+
+/// Whether the text may hold a claim `I <verb>`: on ASCII text, an `i` or
+/// `I` that opens a word and is followed by white space (the pattern's
+/// `\bI\s+`); any other text is searched.
+fn may_claim(text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let b = text.as_bytes();
+    memchr::memchr2_iter(b'i', b'I', b).any(|p| {
+        let opens = p == 0 || !(b[p - 1].is_ascii_alphanumeric() || b[p - 1] == b'_');
+        opens
+            && b.get(p + 1).is_some_and(|c| {
+                c.is_ascii_whitespace() || (0x0b..=0x0d).contains(c) || (0x1c..=0x1f).contains(c)
+            })
+    })
+}
+
+/// Whether the text holds a run of at least six hex digits (every UUID and
+/// short hex identifier is one, or opens with one).
+fn has_hex_run(text: &str) -> bool {
+    let mut run = 0;
+    for &c in text.as_bytes() {
+        run = if c.is_ascii_hexdigit() { run + 1 } else { 0 };
+        if run >= 6 {
+            return true;
+        }
+    }
+    false
 }
 
 /// The deployment's inputs to `detect_fabrication` for one turn.
@@ -173,8 +280,13 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
         return Vec::new();
     }
     let points = Points::of(text);
-    let corpus = grounding(i.tool_calls, i.hydrated_context, i.user_message);
-    let grounded = |ident: &str| !corpus.is_empty() && corpus.contains(ident);
+    // Built on the first candidate identifier (most drafts have none).
+    let corpus = std::cell::OnceCell::new();
+    let grounded = |ident: &str| {
+        let corpus =
+            corpus.get_or_init(|| grounding(i.tool_calls, i.hydrated_context, i.user_message));
+        !corpus.is_empty() && corpus.contains(ident)
+    };
     let names = tool_names(i.tool_calls);
     let mut keys: Vec<String> = DEFAULT_KEYS.iter().map(|k| k.to_string()).collect();
     keys.extend(
@@ -183,18 +295,21 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             .map(|k| crate::gate::py_lower(k).into_owned()),
     );
     let mut out = Vec::new();
-    let verb_spans = verb_claims(text, &points, &names, &mut out);
-    let uuid_spans = uuids(text, &points, &grounded, &mut out);
-    short_hex(
+    let t = Text {
         text,
-        &points,
-        &keys,
-        &verb_spans,
-        &uuid_spans,
-        &grounded,
-        &mut out,
-    );
-    key_values(text, &points, &keys, &grounded, &mut out);
+        points: &points,
+        agree: crate::gate::pyre::native_boundaries_agree(text),
+    };
+    // The searches that cannot match are not run.
+    let verb_spans = match may_claim(text) {
+        true => verb_claims(&t, &names, &mut out),
+        false => Vec::new(),
+    };
+    if has_hex_run(text) {
+        let uuid_spans = uuids(&t, &grounded, &mut out);
+        short_hex(&t, &keys, &verb_spans, &uuid_spans, &grounded, &mut out);
+    }
+    key_values(&t, &keys, &grounded, &mut out);
     out.extend(
         i.intent
             .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
@@ -204,25 +319,30 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
     out
 }
 
+/// The stripped draft, its code points, and whether the native patterns
+/// may search it.
+struct Text<'a> {
+    text: &'a str,
+    points: &'a Points,
+    agree: bool,
+}
+
 /// Claims of an action no fired tool of its kind grounds; the spans of
 /// every claim (grounded or not: they anchor short hex runs).
-fn verb_claims(
-    text: &str,
-    points: &Points,
-    names: &[String],
-    out: &mut Vec<Finding>,
-) -> Vec<[usize; 2]> {
+fn verb_claims(t: &Text, names: &[String], out: &mut Vec<Finding>) -> Vec<[usize; 2]> {
+    let (text, points) = (t.text, t.points);
     let mut spans = Vec::new();
-    for c in patterns().verb.captures_iter(text).flatten() {
-        let whole = c.get(0).expect("a match");
-        let span = [points.cp(whole.start()), points.cp(whole.end())];
+    let p = &patterns().verb;
+    let (verb_group, action_group) = (p.group("verb"), p.group("action"));
+    for c in p.all(text, t.agree) {
+        let (start, end) = c.span(0);
+        let span = [points.cp(start), points.cp(end)];
         spans.push(span);
-        let action =
-            crate::gate::py_lower(c.name("action").map_or("", |m| m.as_str())).into_owned();
+        let action = crate::gate::py_lower(c.str(text, action_group)).into_owned();
         if verb_grounded(&action, names) {
             continue;
         }
-        let verb = c.name("verb").map_or("", |m| m.as_str());
+        let verb = c.str(text, verb_group);
         out.push(Finding {
             identifier: py_strip(verb).to_string(),
             kind: "verb_claim",
@@ -239,21 +359,18 @@ fn verb_claims(
 }
 
 /// UUIDs not in the grounding corpus; the spans of every UUID.
-fn uuids(
-    text: &str,
-    points: &Points,
-    grounded: &dyn Fn(&str) -> bool,
-    out: &mut Vec<Finding>,
-) -> Vec<[usize; 2]> {
+fn uuids(t: &Text, grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) -> Vec<[usize; 2]> {
     let mut spans = Vec::new();
-    for m in patterns().uuid.find_iter(text).flatten() {
-        let span = [points.cp(m.start()), points.cp(m.end())];
+    for c in patterns().uuid.all(t.text, t.agree) {
+        let (start, end) = c.span(0);
+        let ident = c.str(t.text, 0);
+        let span = [t.points.cp(start), t.points.cp(end)];
         spans.push(span);
-        if grounded(m.as_str()) {
+        if grounded(ident) {
             continue;
         }
         out.push(Finding {
-            identifier: m.as_str().to_string(),
+            identifier: ident.to_string(),
             kind: "uuid",
             severity: "high",
             reason: "UUID not found in tool results, hydration, or user query.".into(),
@@ -288,17 +405,19 @@ fn intent_without_tool(v: &IntentVerdict, no_calls: bool) -> Option<Finding> {
 
 /// Short hex runs anchored after an identifier key or near a claim verb.
 fn short_hex(
-    text: &str,
-    points: &Points,
+    t: &Text,
     keys: &[String],
     verb_spans: &[[usize; 2]],
     uuid_spans: &[[usize; 2]],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
 ) {
+    let (text, points) = (t.text, t.points);
     let p = patterns();
-    for m in p.short_hex.find_iter(text).flatten() {
-        let (ident, start, end) = (m.as_str(), points.cp(m.start()), points.cp(m.end()));
+    let key_group = p.key_prefix.group("key");
+    for c in p.short_hex.all(text, t.agree) {
+        let (m_start, m_end) = c.span(0);
+        let (ident, start, end) = (c.str(text, 0), points.cp(m_start), points.cp(m_end));
         if uuid_spans.iter().any(|&[s, e]| start < e && end > s)
             || ident.bytes().all(|b| b.is_ascii_digit())
             || grounded(ident)
@@ -306,13 +425,11 @@ fn short_hex(
             continue;
         }
         // `text[max(0, start - 32):start]`, in code points.
-        let prefix = &text[points.byte(start.saturating_sub(NEAR_KEY))..m.start()];
+        let prefix = &text[points.byte(start.saturating_sub(NEAR_KEY))..m_start];
         let key = p
             .key_prefix
-            .captures(prefix)
-            .ok()
-            .flatten()
-            .and_then(|c| c.name("key").map(|k| k.as_str().to_ascii_lowercase()))
+            .first(prefix, t.agree)
+            .map(|c| c.str(prefix, key_group).to_ascii_lowercase())
             .filter(|k| keys.contains(k));
         let near_verb = verb_spans.iter().any(|&[vs, ve]| {
             (start >= ve && start - ve <= NEAR_VERB) || (vs >= end && vs - end <= NEAR_VERB)
@@ -342,16 +459,14 @@ fn short_hex(
 }
 
 /// `key=value` pairs whose key is an identifier key.
-fn key_values(
-    text: &str,
-    points: &Points,
-    keys: &[String],
-    grounded: &dyn Fn(&str) -> bool,
-    out: &mut Vec<Finding>,
-) {
-    for c in patterns().kv.captures_iter(text).flatten() {
-        let whole = c.get(0).expect("a match");
-        let (raw_key, value) = (&c[1], &c[2]);
+fn key_values(t: &Text, keys: &[String], grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) {
+    // Every pair holds a `:` or `=` (most drafts have neither).
+    if memchr::memchr2(b':', b'=', t.text.as_bytes()).is_none() {
+        return;
+    }
+    for c in patterns().kv.all(t.text, t.agree) {
+        let (start, end) = c.span(0);
+        let (raw_key, value) = (c.str(t.text, 1), c.str(t.text, 2));
         let key = raw_key.to_ascii_lowercase();
         if !keys.contains(&key) || grounded(value) {
             continue;
@@ -367,7 +482,7 @@ fn key_values(
             key: Some(key),
             pattern_kind: "kv",
             confidence: 0.8,
-            span: [points.cp(whole.start()), points.cp(whole.end())],
+            span: [t.points.cp(start), t.points.cp(end)],
         });
     }
 }
@@ -448,6 +563,12 @@ pub fn py_repr(raw: &str) -> String {
             let parts: Vec<String> = items.iter().map(|v| py_repr(v.get())).collect();
             format!("[{}]", parts.join(", "))
         }
+        // An integer is exact in Python however long (`json.loads` reads
+        // `12345678901234567890123` as an int, not a float).
+        Err(_) if is_integer(raw) => match raw.trim() {
+            "-0" => "0".into(),
+            t => t.to_string(),
+        },
         Err(_) => match serde_json::from_str::<Value>(raw) {
             Ok(Value::Null) => "None".into(),
             Ok(Value::Bool(true)) => "True".into(),
@@ -461,6 +582,13 @@ pub fn py_repr(raw: &str) -> String {
             _ => raw.to_string(),
         },
     }
+}
+
+/// Whether JSON text is an integer literal (`-`, then digits only).
+fn is_integer(raw: &str) -> bool {
+    let t = raw.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `repr(float)`: the shortest digits that read back, fixed between 1e-4

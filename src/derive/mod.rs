@@ -61,6 +61,36 @@ fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, String
         .collect()
 }
 
+/// The derivation benchmark (`derive --time`): every line read first, then
+/// `classify` and `detect_fabrication` timed alone on each, on this thread,
+/// as `scripts/bench_derive.py upstream` times symfonic's. Returns the
+/// turns, the seconds and the findings.
+pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), String> {
+    let cases: Vec<(Case, Vec<(String, Vec<String>)>)> = lines
+        .iter()
+        .map(|l| {
+            let case: Case = serde_json::from_str(l).map_err(|e| e.to_string())?;
+            let kw = keywords(case.tool_trigger_keywords)?;
+            Ok((case, kw))
+        })
+        .collect::<Result<_, String>>()?;
+    let start = std::time::Instant::now();
+    let mut findings = 0;
+    for (case, kw) in &cases {
+        let intent = intent::classify(&case.user_message, kw);
+        findings += fabrication::detect(&fabrication::Inputs {
+            draft: &case.draft,
+            tool_calls: &case.tool_calls,
+            hydrated_context: &case.hydrated_context,
+            user_message: &case.user_message,
+            identifier_keys: &case.identifier_keys,
+            intent: Some(&intent),
+        })
+        .len();
+    }
+    Ok((cases.len(), start.elapsed().as_secs_f64(), findings))
+}
+
 /// `critic-gate derive` of one line: `{"intent": verdict | null,
 /// "findings": [...]}` as symfonic-core 9.12.0 computes them (the verdict
 /// unrounded, each finding as its event payload).

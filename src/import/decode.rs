@@ -18,11 +18,13 @@ use crate::read::reader::{self, Block, Failed, Imported, ReadError, BLOCK_BYTES}
 
 /// The input's format, the deployment it came from, and its sources'
 /// names (a transcript's default run id is `FILE:LINE`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Decoder {
     pub format: InputFormat,
     pub deployment: Deployment,
     pub names: Arc<[String]>,
+    /// Longer input lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
 }
 
 /// A UTF-8 byte-order mark, skipped at the start of a source.
@@ -36,7 +38,13 @@ fn records(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
             1 => (line, raw.strip_prefix(BOM).unwrap_or(raw)),
             _ => (line, raw),
         })
-        .filter(|(_, raw)| !raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')))
+        .filter(|(_, raw)| !blank(raw))
+}
+
+/// A blank line: JSON white space only (space, tab, carriage return), as
+/// for traffic.
+fn blank(raw: &[u8]) -> bool {
+    raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
 impl Decoder {
@@ -54,6 +62,10 @@ impl Decoder {
         let mut imported = Imported::default();
         let name = self.names.get(block.source).map_or("-", String::as_str);
         for (line, raw) in records(block) {
+            if raw.len() > self.max_line_bytes {
+                imported.failed.push(too_long(line, raw.len() as u64, raw));
+                continue;
+            }
             let converted = std::str::from_utf8(raw)
                 .map_err(|e| format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
                 .and_then(|text| openai::turns(text, name, line, self.deployment.history))
@@ -103,9 +115,11 @@ pub fn open(
     }
 }
 
-/// Blocks of traffic lines from blocks of OTLP documents, each source
-/// gathered whole (a run's spans may be on any of its lines); read errors
-/// pass through.
+/// Blocks of traffic lines from blocks of OTLP documents. A run's spans may
+/// be on any line of any source (the Collector rotates its files), so
+/// every source is gathered before any run becomes a turn; then each
+/// source's turns (those whose root span it holds) are sent as its blocks,
+/// the last carrying its end. Read errors pass through.
 pub fn gather(
     raw: Receiver<Result<Block, ReadError>>,
     decoder: Decoder,
@@ -123,6 +137,7 @@ pub fn gather(
         .name("gather".into())
         .spawn(move || {
             let mut source = Source::default();
+            let mut all = All::default();
             for item in raw {
                 let block = match item {
                     Ok(b) => b,
@@ -131,17 +146,60 @@ pub fn gather(
                         return;
                     }
                 };
-                source.add(&block);
+                source.add(&block, decoder.max_line_bytes);
                 if block.end.is_some() {
-                    let done = std::mem::take(&mut source);
-                    if pool.install(|| done.finish(&block, &decoder, &tx)).is_err() {
-                        return;
-                    }
+                    std::mem::take(&mut source).into(&block, &mut all);
                 }
             }
+            let _ = pool.install(|| all.send(&decoder, &tx));
         })
         .map_err(|e| ReadError(format!("cannot start the thread gathering the trace: {e}")))?;
     Ok(rx)
+}
+
+/// Every source's documents, gathered.
+#[derive(Default)]
+struct All {
+    gathering: Gathering,
+    /// Per source, in order: its index, what was read of it, and the lines
+    /// that could not be read.
+    ends: Vec<(usize, u64, Option<reader::SourceEnd>, Vec<Failed>)>,
+}
+
+impl All {
+    /// Turn the runs into turns, derive them, and send each source's.
+    fn send(self, d: &Decoder, tx: &SyncSender<Result<Block, ReadError>>) -> Result<(), ()> {
+        let (turns, failed, mut counts) = self.gathering.turns(d.deployment.history);
+        let lines: Vec<(usize, u64, Result<String, String>)> = turns
+            .par_iter()
+            .map(|(source, line, t)| {
+                let l =
+                    traffic_line(t, &d.deployment).map_err(|e| format!("run {}: {e}", t.run_id));
+                (*source, *line, l)
+            })
+            .collect();
+        for (source, consumed, end, mut read_failures) in self.ends {
+            read_failures.extend(
+                failed
+                    .iter()
+                    .filter(|(s, _)| *s == source)
+                    .map(|(_, f)| f.clone()),
+            );
+            read_failures.sort_by_key(|f| f.line);
+            let mine: Vec<(u64, Result<String, String>)> = lines
+                .iter()
+                .filter(|(s, _, _)| *s == source)
+                .map(|(_, line, l)| (*line, l.clone()))
+                .collect();
+            let end = Ends {
+                source,
+                consumed,
+                end,
+            };
+            send_blocks(&end, mine, read_failures, std::mem::take(&mut counts), tx)?;
+        }
+        Ok(())
+    }
 }
 
 /// One source's lines so far.
@@ -152,16 +210,17 @@ struct Source {
 }
 
 impl Source {
-    fn add(&mut self, block: &Block) {
+    fn add(&mut self, block: &Block, max_line_bytes: usize) {
         if let Some(bytes) = block.overlong {
-            self.failed.push(Failed {
-                line: block.first_line,
-                reason: format!("the line is {bytes} bytes, longer than --max-line-bytes"),
-                raw: block.bytes().to_vec(),
-            });
+            self.failed
+                .push(too_long(block.first_line, bytes, block.bytes()));
             return;
         }
         for (line, raw) in records(block) {
+            if raw.len() > max_line_bytes {
+                self.failed.push(too_long(line, raw.len() as u64, raw));
+                continue;
+            }
             match std::str::from_utf8(raw) {
                 Ok(t) => self.lines.push((line, t.to_string())),
                 Err(e) => self.failed.push(Failed {
@@ -173,55 +232,87 @@ impl Source {
         }
     }
 
-    /// The source's documents: one a line, or the whole source when it is
-    /// one pretty-printed document.
+    /// The source's documents: one a line, or pretty-printed documents
+    /// one after another (when the first line is a lone `{`); a document cut
+    /// short is refused from the line it starts on, with what follows it.
     fn documents(&mut self) -> Vec<(u64, String)> {
         let lines = std::mem::take(&mut self.lines);
-        // A first line that is not a whole JSON value opens a pretty-printed
-        // document, when the whole source is one.
-        let opens_one = lines.len() > 1
-            && serde_json::from_str::<serde::de::IgnoredAny>(&lines[0].1)
-                .is_err_and(|e| e.is_eof());
-        if opens_one {
-            let whole = lines
-                .iter()
-                .map(|(_, l)| l.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            if serde_json::from_str::<serde::de::IgnoredAny>(&whole).is_ok() {
-                return vec![(lines[0].0, whole)];
+        // A pretty printer opens a document with a lone `{` (a line the
+        // Collector writes is a whole document).
+        let opens_one = lines.len() > 1 && lines[0].1.trim() == "{";
+        if !opens_one {
+            return lines;
+        }
+        let mut whole = String::new();
+        let mut starts = Vec::with_capacity(lines.len());
+        for (n, l) in &lines {
+            starts.push((whole.len(), *n));
+            whole.push_str(l);
+            whole.push('\n');
+        }
+        let line_at = |offset: usize| {
+            let i = starts
+                .partition_point(|(o, _)| *o <= offset)
+                .saturating_sub(1);
+            starts[i].1
+        };
+        let mut docs = Vec::new();
+        let mut stream =
+            serde_json::Deserializer::from_str(&whole).into_iter::<serde::de::IgnoredAny>();
+        loop {
+            let from = stream.byte_offset();
+            let rest = &whole[from..];
+            let skip = rest.len() - rest.trim_start().len();
+            match stream.next() {
+                None => break,
+                Some(Ok(_)) => docs.push((
+                    line_at(from + skip),
+                    whole[from..stream.byte_offset()].to_string(),
+                )),
+                Some(Err(e)) => {
+                    let at = line_at(from + skip);
+                    self.failed.push(Failed {
+                        line: at,
+                        reason: format!("a pretty-printed document starting on line {at} is not whole JSON: {e}"),
+                        raw: whole[from + skip..].as_bytes().iter().take(4096).copied().collect(),
+                    });
+                    break;
+                }
             }
         }
-        lines
+        docs
     }
 
-    /// Gather the source's runs into turns, derive them, and send them as
-    /// blocks (the last one carrying `end`'s facts).
-    fn finish(
-        mut self,
-        end: &Block,
-        d: &Decoder,
-        tx: &SyncSender<Result<Block, ReadError>>,
-    ) -> Result<(), ()> {
-        let mut g = Gathering::default();
+    /// Hand the source's documents to the gathering, and keep its end.
+    fn into(mut self, end: &Block, all: &mut All) {
         for (line, text) in self.documents() {
-            g.document(&text, line);
+            all.gathering.document(&text, end.source, line);
         }
-        let (turns, failed, counts) = g.turns(d.deployment.history);
-        self.failed.extend(failed);
-        self.failed.sort_by_key(|f| f.line);
-        let lines: Vec<(u64, Result<String, String>)> = turns
-            .par_iter()
-            .map(|(line, t)| (*line, traffic_line(t, &d.deployment)))
-            .collect();
-        send_blocks(end, lines, self.failed, counts, tx)
+        all.ends
+            .push((end.source, end.consumed, end.end, self.failed));
     }
+}
+
+/// The reject of a line past `--max-line-bytes` (its first 4 KiB kept).
+fn too_long(line: u64, bytes: u64, raw: &[u8]) -> Failed {
+    Failed {
+        line,
+        reason: format!("the line is {bytes} bytes, longer than --max-line-bytes"),
+        raw: raw[..raw.len().min(reader::OVERLONG_PREFIX)].to_vec(),
+    }
+}
+
+/// Where a source's converted blocks stand: its index, what was read of it.
+struct Ends {
+    source: usize,
+    consumed: u64,
+    end: Option<reader::SourceEnd>,
 }
 
 /// Send the converted lines in blocks of about [`BLOCK_BYTES`]; the first
 /// carries the failures and counts, the last the source's end.
 fn send_blocks(
-    end: &Block,
+    end: &Ends,
     lines: Vec<(u64, Result<String, String>)>,
     failed: Vec<Failed>,
     counts: BTreeMap<&'static str, u64>,
@@ -276,7 +367,7 @@ pub fn convert_text(
     match decoder.format {
         InputFormat::Traffic => {
             for (n, line) in text.lines().enumerate() {
-                if !line.trim().is_empty() {
+                if !blank(line.as_bytes()) {
                     out.push((n as u64 + 1, line.to_string()));
                 }
             }
@@ -284,7 +375,7 @@ pub fn convert_text(
         InputFormat::OpenaiChat => {
             for (n, line) in text.lines().enumerate() {
                 let n = n as u64 + 1;
-                if line.trim().is_empty() {
+                if blank(line.as_bytes()) {
                     continue;
                 }
                 let turns =
@@ -297,19 +388,22 @@ pub fn convert_text(
         InputFormat::Otlp => {
             let mut source = Source::default();
             for (n, line) in text.lines().enumerate() {
-                if !line.trim().is_empty() {
+                if !blank(line.as_bytes()) {
                     source.lines.push((n as u64 + 1, line.to_string()));
                 }
             }
             let mut g = Gathering::default();
             for (line, doc) in source.documents() {
-                g.document(&doc, line);
+                g.document(&doc, 0, line);
             }
-            let (turns, failed, _) = g.turns(decoder.deployment.history);
-            if let Some(f) = failed.into_iter().next() {
+            if let Some(f) = source.failed.into_iter().next() {
                 return Err((f.line, f.reason));
             }
-            for (line, t) in turns {
+            let (turns, failed, _) = g.turns(decoder.deployment.history);
+            if let Some((_, f)) = failed.into_iter().next() {
+                return Err((f.line, f.reason));
+            }
+            for (_, line, t) in turns {
                 out.push((
                     line,
                     traffic_line(&t, &decoder.deployment).map_err(|e| (line, e))?,

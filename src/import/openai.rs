@@ -63,6 +63,11 @@ struct Function<'a> {
     arguments: Option<Cow<'a, str>>,
 }
 
+/// The most tool calls one turn may have (with `history = "conversation"`
+/// a long conversation's last turns would otherwise hold every call made,
+/// and the traffic grow with the square of the conversation).
+pub const MAX_TOOL_CALLS: usize = 1024;
+
 /// The turns of one conversation (the line `line` of the file `file`).
 pub fn turns(text: &str, file: &str, line: u64, history: History) -> Result<Vec<RawTurn>, String> {
     let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
@@ -191,6 +196,11 @@ impl Walk {
             History::None => self.since_user,
             History::Conversation => 0,
         };
+        if self.calls.len() - from > MAX_TOOL_CALLS {
+            return Err(format!(
+                "the turn has more than {MAX_TOOL_CALLS} tool calls (with history = \"conversation\" every call so far counts): more than one turn of a replay holds"
+            ));
+        }
         let tool_calls = self.calls[from..]
             .iter()
             .map(|(id, name, args)| RawCall {

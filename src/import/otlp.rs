@@ -34,11 +34,13 @@ const MAX_ATTRIBUTE_BYTES: usize = 4096;
 const TRUNCATION_MARKER: &str = "...[truncated]";
 
 /// Counts a gathering keeps (reported in `summary.json`, `import`).
-pub const COUNT_NAMES: [&str; 6] = [
+pub const COUNT_NAMES: [&str; 8] = [
     "documents",
     "runs",
     "stream_runs",
     "runs_without_root",
+    "root_spans_left_out",
+    "critic_spans_left_out",
     "foreign_spans",
     "unknown_symfonic_spans",
 ];
@@ -104,10 +106,12 @@ enum Attr {
 #[derive(Clone, Debug)]
 struct SpanRec {
     name: String,
-    start: u64,
-    end: u64,
+    /// None when the span does not say (OTLP's default 0 is no time).
+    start: Option<u64>,
+    end: Option<u64>,
     error: bool,
     attrs: Vec<(String, Attr)>,
+    source: usize,
     line: u64,
 }
 
@@ -139,26 +143,41 @@ impl SpanRec {
     }
 }
 
-/// The spans of one source, by run id (in the order runs first appear).
+/// The spans of every source, by run id (in the order runs first appear).
 #[derive(Default)]
 pub struct Gathering {
     runs: HashMap<String, Vec<SpanRec>>,
     order: Vec<String>,
-    pub failed: Vec<Failed>,
+    /// Documents refused, with their source.
+    pub failed: Vec<(usize, Failed)>,
     pub counts: BTreeMap<&'static str, u64>,
 }
 
+/// Turns with the source and line their record starts on, the documents
+/// refused, and what the gathering counted.
+pub type Gathered = (
+    Vec<(usize, u64, RawTurn)>,
+    Vec<(usize, Failed)>,
+    BTreeMap<&'static str, u64>,
+);
+
 impl Gathering {
-    /// Read one document (the line `line`); a document that is not valid is
-    /// refused whole.
-    pub fn document(&mut self, text: &str, line: u64) {
-        match spans(text, line) {
+    fn count(&mut self, what: &'static str, n: u64) {
+        if n > 0 {
+            *self.counts.entry(what).or_default() += n;
+        }
+    }
+
+    /// Read one document (of source `source`, on line `line`); a document
+    /// that is not valid is refused whole.
+    pub fn document(&mut self, text: &str, source: usize, line: u64) {
+        match spans(text, source, line) {
             Ok((spans, foreign)) => {
-                *self.counts.entry("documents").or_default() += 1;
-                *self.counts.entry("foreign_spans").or_default() += foreign;
+                self.count("documents", 1);
+                self.count("foreign_spans", foreign);
                 for (run, span) in spans {
                     if !known(&span.name) {
-                        *self.counts.entry("unknown_symfonic_spans").or_default() += 1;
+                        self.count("unknown_symfonic_spans", 1);
                     }
                     if !self.runs.contains_key(&run) {
                         self.order.push(run.clone());
@@ -166,61 +185,81 @@ impl Gathering {
                     self.runs.entry(run).or_default().push(span);
                 }
             }
-            Err(reason) => self.failed.push(Failed {
-                line,
-                reason,
-                raw: text.as_bytes().to_vec(),
-            }),
+            Err(reason) => self.failed.push((
+                source,
+                Failed {
+                    line,
+                    reason,
+                    raw: text.as_bytes().to_vec(),
+                },
+            )),
         }
     }
 
-    /// The runs gathered, as turns (each with the line its record starts
-    /// on), in the order of their runs' start.
-    pub fn turns(
-        mut self,
-        history: History,
-    ) -> (
-        Vec<(u64, RawTurn)>,
-        Vec<Failed>,
-        BTreeMap<&'static str, u64>,
-    ) {
+    /// The runs gathered, as turns (each with the source and line its
+    /// record starts on), in the order of their runs' start.
+    pub fn turns(mut self, history: History) -> Gathered {
         let mut roots: Vec<Run> = Vec::new();
-        let mut out: Vec<(u64, u64, RawTurn)> = Vec::new();
+        let mut skill: Vec<SpanRec> = Vec::new();
         for id in std::mem::take(&mut self.order) {
             let mut spans = self.runs.remove(&id).unwrap_or_default();
             spans.sort_by_key(|s| (s.start, s.end));
-            *self.counts.entry("runs").or_default() += 1;
-            let skill: Vec<&SpanRec> = spans
-                .iter()
-                .filter(|s| s.node() == Some("metacognition_skill_gate"))
-                .collect();
-            for (n, s) in skill.iter().enumerate() {
-                out.push((s.start, s.line, skill_turn(&id, n as u64, s)));
+            self.count("runs", 1);
+            let (calls, rest): (Vec<SpanRec>, Vec<SpanRec>) = spans
+                .into_iter()
+                .partition(|s| s.node() == Some("metacognition_skill_gate"));
+            skill.extend(calls);
+            if let Some(run) = self.run(id, rest) {
+                roots.push(run);
             }
-            match spans.iter().position(|s| s.name == "symfonic.run") {
-                Some(root) => {
-                    let entry = spans[root].str("symfonic.entry_point").unwrap_or("run");
-                    if matches!(entry, "stream" | "stream_typed") {
-                        *self.counts.entry("stream_runs").or_default() += 1;
-                    } else {
-                        roots.push(Run { id, root, spans });
-                    }
-                }
-                None if skill.len() == spans.len() => {}
-                None => *self.counts.entry("runs_without_root").or_default() += 1,
-            }
+        }
+        let mut out: Vec<(Option<u64>, usize, u64, RawTurn)> = Vec::new();
+        // Skill-gate calls are turns of symfonic's own run id, in order.
+        skill.sort_by_key(|s| (s.start, s.source, s.line));
+        for (n, s) in skill.iter().enumerate() {
+            out.push((s.start, s.source, s.line, skill_turn(n as u64, s)));
         }
         for (n, run, prior) in in_sessions(&roots, history) {
             let root = &run.spans[run.root];
-            out.push((root.start, root.line, run_turn(run, n, &prior, history)));
+            let turn = run_turn(run, n, &prior, history);
+            out.push((root.start, root.source, root.line, turn));
         }
-        out.sort_by(|a, b| (a.0, a.1, &a.2.run_id).cmp(&(b.0, b.1, &b.2.run_id)));
+        out.sort_by(|a, b| (a.0, a.1, a.2, &a.3.run_id).cmp(&(b.0, b.1, b.2, &b.3.run_id)));
         (
-            out.into_iter().map(|(_, line, t)| (line, t)).collect(),
+            out.into_iter()
+                .map(|(_, source, line, t)| (source, line, t))
+                .collect(),
             self.failed,
             self.counts,
         )
     }
+
+    /// A run of its spans (skill-gate calls taken out): None when it has
+    /// no root, is a streaming run, or holds only skill-gate calls.
+    fn run(&mut self, id: String, spans: Vec<SpanRec>) -> Option<Run> {
+        if spans.is_empty() {
+            return None;
+        }
+        let roots = spans.iter().filter(|s| s.name == "symfonic.run").count() as u64;
+        self.count("root_spans_left_out", roots.saturating_sub(1));
+        let critics = spans.iter().filter(|s| is_critic(s)).count() as u64;
+        self.count("critic_spans_left_out", critics.saturating_sub(1));
+        let Some(root) = spans.iter().position(|s| s.name == "symfonic.run") else {
+            self.count("runs_without_root", 1);
+            return None;
+        };
+        let entry = spans[root].str("symfonic.entry_point").unwrap_or("run");
+        if matches!(entry, "stream" | "stream_typed") {
+            self.count("stream_runs", 1);
+            return None;
+        }
+        Some(Run { id, root, spans })
+    }
+}
+
+/// A critic call of production's gate.
+fn is_critic(s: &SpanRec) -> bool {
+    s.name == "symfonic.llm.call" && s.node() == Some("metacognition_critic")
 }
 
 /// The span names symfonic emits.
@@ -353,7 +392,7 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
     RawTurn {
         run_id: run.id.clone(),
         turn: n,
-        ts: Some(crate::read::rfc3339::from_unix_nanos(root.start)),
+        ts: root.start.map(crate::read::rfc3339::from_unix_nanos),
         scope: (!scope.is_empty()).then(|| Value::Object(scope).to_string()),
         user_message: captured(query),
         completion,
@@ -369,13 +408,13 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
     }
 }
 
-/// A skill-gate critic call as a turn of its own (what it reviewed is in
-/// no span: the draft is unknown).
-fn skill_turn(run_id: &str, n: u64, s: &SpanRec) -> RawTurn {
+/// A skill-gate critic call as a turn of its own, of symfonic's run id
+/// `skill-gate` (what it reviewed is in no span: the draft is unknown).
+fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
     RawTurn {
-        run_id: run_id.to_string(),
+        run_id: crate::read::turn::CallSite::SKILL_GATE_RUN_ID.to_string(),
         turn: n,
-        ts: Some(crate::read::rfc3339::from_unix_nanos(s.start)),
+        ts: s.start.map(crate::read::rfc3339::from_unix_nanos),
         scope: None,
         user_message: Captured::Absent,
         completion: Captured::Absent,
@@ -429,11 +468,16 @@ fn critic_json(s: &SpanRec) -> String {
             c.insert(key.into(), Value::String(t));
         }
     }
-    let nanos = s.end.saturating_sub(s.start);
-    c.insert(
-        "reflection_latency_ms".into(),
-        Value::from(nanos as f64 / 1e6),
-    );
+    // A span without both times, or ending before it starts, measured
+    // nothing.
+    if let (Some(start), Some(end)) = (s.start, s.end) {
+        if end >= start {
+            c.insert(
+                "reflection_latency_ms".into(),
+                Value::from((end - start) as f64 / 1e6),
+            );
+        }
+    }
     for (key, attr) in [
         ("reflection_tokens_in", "gen_ai.usage.input_tokens"),
         ("reflection_tokens_out", "gen_ai.usage.output_tokens"),
@@ -450,7 +494,7 @@ fn critic_json(s: &SpanRec) -> String {
 
 /// A document's symfonic spans with their run ids, and how many spans of
 /// other instrumentation it holds.
-fn spans(text: &str, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String> {
+fn spans(text: &str, source: usize, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String> {
     let doc: Document = serde_json::from_str(text)
         .map_err(|e| format!("not an OTLP/JSON document {{\"resourceSpans\": [...]}}: {e}"))?;
     let mut out = Vec::new();
@@ -462,15 +506,20 @@ fn spans(text: &str, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String>
                     "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({})",
                     span.name
                 );
-                let rec = span_rec(span, line).map_err(|e| format!("{at}: {e}"))?;
-                match rec.str("symfonic.run.id").map(str::to_string) {
-                    Some(run) => out.push((run, rec)),
-                    None if rec.name.starts_with("symfonic.") => {
+                let rec = span_rec(span, source, line).map_err(|e| format!("{at}: {e}"))?;
+                if !rec.name.starts_with("symfonic.") {
+                    // Another instrumentation's span (even under a run id).
+                    foreign += 1;
+                    continue;
+                }
+                match rec.get("symfonic.run.id") {
+                    Some(Attr::Str(run)) => out.push((run.clone(), rec)),
+                    Some(_) => return Err(format!("{at}: symfonic.run.id must be a stringValue")),
+                    None => {
                         return Err(format!(
                             "{at}: no symfonic.run.id attribute (every symfonic span carries one)"
                         ))
                     }
-                    None => foreign += 1,
                 }
             }
         }
@@ -478,7 +527,7 @@ fn spans(text: &str, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String>
     Ok((out, foreign))
 }
 
-fn span_rec(s: Span, line: u64) -> Result<SpanRec, String> {
+fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
     if let Some(k) = &s.kind {
         enum_value(
             k,
@@ -500,11 +549,17 @@ fn span_rec(s: Span, line: u64) -> Result<SpanRec, String> {
             format!("status.code {v} is not a status code (0-2 or STATUS_CODE_UNSET, _OK, _ERROR)")
         })?,
     };
-    let start = int64(s.start_time_unix_nano.as_ref(), "startTimeUnixNano")?.unwrap_or(0);
-    let end = int64(s.end_time_unix_nano.as_ref(), "endTimeUnixNano")?.unwrap_or(start);
-    let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end)) else {
-        return Err("a span's times must not be negative".into());
+    let time = |v: Option<&Value>, what: &str| -> Result<Option<u64>, String> {
+        match int64(v, what)? {
+            // OTLP writes an unset time as 0 (or leaves it out).
+            None | Some(0) => Ok(None),
+            Some(t) => u64::try_from(t)
+                .map(Some)
+                .map_err(|_| format!("{what} {t} is before 1970")),
+        }
     };
+    let start = time(s.start_time_unix_nano.as_ref(), "startTimeUnixNano")?;
+    let end = time(s.end_time_unix_nano.as_ref(), "endTimeUnixNano")?;
     let mut attrs = Vec::with_capacity(s.attributes.len());
     for kv in s.attributes {
         let v = any_value(kv.value.as_ref()).map_err(|e| format!("attribute {}: {e}", kv.key))?;
@@ -516,6 +571,7 @@ fn span_rec(s: Span, line: u64) -> Result<SpanRec, String> {
         end,
         error: code == 2,
         attrs,
+        source,
         line,
     })
 }

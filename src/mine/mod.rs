@@ -299,6 +299,7 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
             format: o.from,
             deployment: o.plan.deployment.clone(),
             names: o.sources.clone().into(),
+            max_line_bytes: o.max_line_bytes,
         },
     };
     let scan = scan::scan(&o.sources, o.max_line_bytes, &setup)?;

@@ -50,6 +50,7 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         format: o.from,
         deployment: o.deployment.clone(),
         names: o.sources.clone().into(),
+        max_line_bytes: o.max_line_bytes,
     };
     let out = Staged::create(&o.out)?;
     let rejects_path = rejects_path(&o.out);
@@ -60,7 +61,19 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         Ok(()) => {
             out.commit()?;
             match outcome.rejected {
-                0 => rejects.abandon(),
+                0 => {
+                    rejects.abandon();
+                    // What an earlier import of this file set aside is not
+                    // this one's.
+                    if std::fs::symlink_metadata(&rejects_path).is_ok_and(|m| m.is_file()) {
+                        std::fs::remove_file(&rejects_path).map_err(|e| {
+                            Error::Write(format!(
+                                "{}: cannot remove the last import's rejects: {e}",
+                                rejects_path.display()
+                            ))
+                        })?;
+                    }
+                }
                 _ => {
                     rejects.commit()?;
                     outcome.rejects = Some(rejects_path);
@@ -185,14 +198,31 @@ struct Staged {
 
 impl Staged {
     fn create(path: &Path) -> crate::Result<Staged> {
+        let shown = path.display();
+        let refuse = |why: &str| Err(Error::Usage(format!("--out {shown}: {why}")));
+        if path.as_os_str() == "-" {
+            return refuse(
+                "give the file to write the traffic to (import writes no standard output)",
+            );
+        }
         let name = path
             .file_name()
-            .ok_or_else(|| Error::Usage(format!("--out {}: give a file name", path.display())))?;
-        if path.is_dir() {
-            return Err(Error::Usage(format!(
-                "--out {}: is a folder; give the file to write the traffic to",
-                path.display()
-            )));
+            .ok_or_else(|| Error::Usage(format!("--out {shown}: give a file name")))?;
+        let lossy = name.to_string_lossy();
+        if lossy.ends_with(".gz") || lossy.ends_with(".zst") {
+            return refuse("import writes plain JSON Lines; give a name without .gz or .zst and compress the file afterwards");
+        }
+        // The file is replaced by a rename: only a regular file (or none)
+        // may stand there, never a link or a device it would replace.
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return refuse("is a folder; give the file to write the traffic to")
+            }
+            Ok(m) if m.file_type().is_symlink() => {
+                return refuse("is a symbolic link; give the file itself")
+            }
+            Ok(m) if !m.is_file() => return refuse("is not a regular file"),
+            _ => {}
         }
         let tmp = path.with_file_name(format!(
             ".{}.{}.tmp",

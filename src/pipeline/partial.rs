@@ -129,6 +129,10 @@ impl Spec {
             (a.baseline != b.baseline, "the baseline"),
             (a.cost != b.cost, "the prices ([cost])"),
             (a.check != b.check, "the budgets ([check])"),
+            (
+                a.deployment != b.deployment,
+                "the deployment ([deployment])",
+            ),
             (self.skip_invalid != o.skip_invalid, "--skip-invalid"),
             (self.decisions != o.decisions, "--decisions"),
             (self.group_by != o.group_by, "--group-by"),

@@ -70,7 +70,7 @@ pub struct Imported {
 }
 
 /// An input line that could not be converted.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Failed {
     pub line: u64,
     pub reason: String,

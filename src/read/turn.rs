@@ -670,6 +670,24 @@ impl<'de> Builder<'de> {
         let mut t = self.t;
         t.run_id = self.run_id.ok_or("run_id is missing")?;
         t.draft = self.draft.ok_or("draft is missing")?;
+        // A line may say a signal was recorded only when it holds it.
+        let holds = [
+            (Signal::Confidence, "confidence", t.confidence.is_some()),
+            (
+                Signal::Sensitive,
+                "sensitive_hit",
+                t.sensitive_hit != SensitiveField::Absent,
+            ),
+            (Signal::Critic, "critic event", t.critic.is_some()),
+        ];
+        for (signal, field, present) in holds {
+            if t.provenance.0[signal as usize] == Some(Origin::Recorded) && !present {
+                return Err(format!(
+                    "provenance.{} is \"recorded\", but the line records no {field}",
+                    signal.as_str()
+                ));
+            }
+        }
         Ok(t)
     }
 }

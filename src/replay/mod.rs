@@ -105,6 +105,7 @@ impl Replayer {
             format: opts.from,
             deployment: opts.plan.deployment.clone(),
             names: opts.sources.clone().into(),
+            max_line_bytes: opts.max_line_bytes,
         }
     }
 

@@ -251,6 +251,18 @@ fn note_provenance(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
             ));
         }
     }
+    for (what, n) in &totals.import_counts {
+        let what_it_is = match what.as_str() {
+            "runs_without_root" => "runs of the trace have spans but no root span (symfonic.run): not replayed",
+            "stream_runs" => "runs of the trace were streamed (stream, stream_typed: no critic, no fabrication check): not turns",
+            "root_spans_left_out" => "root spans repeat a run id already seen: each run's first root is used",
+            "critic_spans_left_out" => "critic spans are of runs with more than one: a run's turn is its last critic call",
+            "foreign_spans" => "spans of other instrumentation (not symfonic.*) were left out",
+            "unknown_symfonic_spans" => "symfonic spans are of kinds this version does not read (kept with their runs, unused)",
+            _ => continue,
+        };
+        notes.push(format!("{n} {what_it_is}"));
+    }
     let derived = totals.provenance[Signal::Findings as usize][Origin::Derived as usize];
     if derived > 0
         && plan.deployment.fabrication_check_mode != crate::deployment::FabricationMode::Off

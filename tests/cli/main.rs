@@ -12,6 +12,7 @@ mod costs;
 mod derive;
 mod explain;
 mod import;
+mod import_review;
 mod merge;
 mod mine;
 mod production;

@@ -1,0 +1,4 @@
+//! Fuzz target: critic_gate::fuzz::openai (see src/fuzz.rs).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| critic_gate::fuzz::openai(data));
