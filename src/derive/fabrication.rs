@@ -245,17 +245,31 @@ fn may_claim(text: &str) -> bool {
     })
 }
 
-/// Whether the text holds a run of at least six hex digits (every UUID and
-/// short hex identifier is one, or opens with one).
-fn has_hex_run(text: &str) -> bool {
+/// Whether the text holds a run of at least `n` hex digits (every UUID
+/// opens with a run of eight).
+fn has_hex_run(text: &str, n: usize) -> bool {
     let mut run = 0;
     for &c in text.as_bytes() {
         run = if c.is_ascii_hexdigit() { run + 1 } else { 0 };
-        if run >= 6 {
+        if run >= n {
             return true;
         }
     }
     false
+}
+
+/// Whether the text may hold a short hex identifier the detector reports:
+/// a word of 6 to 16 hex digits with a letter among them (a word of digits
+/// only is never reported). Any byte that is not ASCII alphanumeric or `_`
+/// ends a word here, so this finds every word `\b...\b` can (and more).
+fn may_hold_short_hex(text: &str) -> bool {
+    text.as_bytes()
+        .split(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .any(|w| {
+            (6..=16).contains(&w.len())
+                && w.iter().all(u8::is_ascii_hexdigit)
+                && w.iter().any(u8::is_ascii_alphabetic)
+        })
 }
 
 /// The deployment's inputs to `detect_fabrication` for one turn.
@@ -287,13 +301,12 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             corpus.get_or_init(|| grounding(i.tool_calls, i.hydrated_context, i.user_message));
         !corpus.is_empty() && corpus.contains(ident)
     };
-    let names = tool_names(i.tool_calls);
-    let mut keys: Vec<String> = DEFAULT_KEYS.iter().map(|k| k.to_string()).collect();
-    keys.extend(
-        i.identifier_keys
-            .iter()
-            .map(|k| crate::gate::py_lower(k).into_owned()),
-    );
+    // The fired tools' names, read on the first claim.
+    let names = std::cell::OnceCell::new();
+    let names = || -> &[String] { names.get_or_init(|| tool_names(i.tool_calls)) };
+    // The built-in keys (lower-case already), then the deployment's.
+    let mut keys: Vec<std::borrow::Cow<str>> = DEFAULT_KEYS.iter().map(|k| (*k).into()).collect();
+    keys.extend(i.identifier_keys.iter().map(|k| crate::gate::py_lower(k)));
     let mut out = Vec::new();
     let t = Text {
         text,
@@ -301,13 +314,31 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
         agree: crate::gate::pyre::native_boundaries_agree(text),
     };
     // The searches that cannot match are not run.
-    let verb_spans = match may_claim(text) {
+    let verb_spans = match t.plain() || may_claim(text) {
         true => verb_claims(&t, &names, &mut out),
         false => Vec::new(),
     };
-    if has_hex_run(text) {
-        let uuid_spans = uuids(&t, &grounded, &mut out);
-        short_hex(&t, &keys, &verb_spans, &uuid_spans, &grounded, &mut out);
+    let (hex_words, hex_run) = match t.plain() {
+        true => {
+            let (words, run8) = hex_words_by_hand(text);
+            (Some(words), run8)
+        }
+        false => (None, has_hex_run(text, 8)),
+    };
+    let uuid_spans = match hex_run {
+        true => uuids(&t, &grounded, &mut out),
+        false => Vec::new(),
+    };
+    if hex_words.as_ref().is_none_or(|w| !w.is_empty()) && (t.plain() || may_hold_short_hex(text)) {
+        short_hex(
+            &t,
+            hex_words,
+            &keys,
+            &verb_spans,
+            &uuid_spans,
+            &grounded,
+            &mut out,
+        );
     }
     key_values(&t, &keys, &grounded, &mut out);
     out.extend(
@@ -327,19 +358,187 @@ struct Text<'a> {
     agree: bool,
 }
 
+impl Text<'_> {
+    /// An ASCII text whose `\b` is `regex`'s: CPython's `\w` is
+    /// `[A-Za-z0-9_]` and its `\s` `[ \t\n\r\x0b\x0c]` here, so the verb
+    /// and short hex patterns are matched by hand.
+    fn plain(&self) -> bool {
+        self.agree && self.text.is_ascii()
+    }
+}
+
+/// `\w` on ASCII.
+fn word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The verbs of the claim pattern, in its order.
+const CLAIM_VERBS: [&str; 22] = [
+    "ran",
+    "called",
+    "invoked",
+    "executed",
+    "queried",
+    "triggered",
+    "launched",
+    "fetched",
+    "started",
+    "stopped",
+    "posted",
+    "updated",
+    "deleted",
+    "created",
+    "spawned",
+    "sent",
+    "delivered",
+    "dispatched",
+    "checked",
+    "retrieved",
+    "pulled",
+    "pushed",
+];
+
+/// The claim pattern's matches on a plain text ([`Text::plain`]), each as
+/// (whole = verb group, action group): `I`, white space, a verb (no verb is
+/// a prefix of another, so at most one fits), a word boundary.
+fn claims_by_hand(text: &str) -> Vec<Caps> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut done = 0;
+    for p in memchr::memchr2_iter(b'i', b'I', b) {
+        if p < done || (p > 0 && word_byte(b[p - 1])) {
+            continue;
+        }
+        let mut q = p + 1;
+        while q < b.len() && matches!(b[q], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            q += 1;
+        }
+        if q == p + 1 {
+            continue;
+        }
+        let fits = |v: &&&str| {
+            let e = q + v.len();
+            e <= b.len()
+                && b[q..e].eq_ignore_ascii_case(v.as_bytes())
+                && (e == b.len() || !word_byte(b[e]))
+        };
+        if let Some(v) = CLAIM_VERBS.iter().find(fits) {
+            let e = q + v.len();
+            out.push(Caps(vec![Some((p, e)), Some((p, e)), Some((q, e))]));
+            done = e;
+        }
+    }
+    out
+}
+
+/// The UUID pattern's matches on a plain text: at a word's start, groups
+/// of 8, 4, 4, 4 and 12 hex digits, each hyphen between them optional
+/// (tried first, as `-?` is greedy), then a word boundary.
+fn uuids_by_hand(text: &str) -> Vec<Caps> {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    fn from(b: &[u8], pos: usize, g: usize) -> Option<usize> {
+        let end = pos + GROUPS[g];
+        if end > b.len() || !b[pos..end].iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        if g == GROUPS.len() - 1 {
+            return (end == b.len() || CLASS[b[end] as usize] & WORD == 0).then_some(end);
+        }
+        let hyphen = (b.get(end) == Some(&b'-'))
+            .then(|| from(b, end + 1, g + 1))
+            .flatten();
+        hyphen.or_else(|| from(b, end, g + 1))
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut p = 0;
+    while p < b.len() {
+        let starts_word =
+            CLASS[b[p] as usize] & WORD != 0 && (p == 0 || CLASS[b[p - 1] as usize] & WORD == 0);
+        match starts_word.then(|| from(b, p, 0)).flatten() {
+            Some(end) => {
+                out.push(Caps(vec![Some((p, end))]));
+                p = end;
+            }
+            None => p += 1,
+        }
+    }
+    out
+}
+
+/// Byte classes for the hand matchers: `\w` on ASCII, and hex digits.
+const WORD: u8 = 1;
+const HEX: u8 = 2;
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            t[c] |= WORD;
+        }
+        if b.is_ascii_hexdigit() {
+            t[c] |= HEX;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// On a plain text, in one pass: the short hex pattern's matches (words of
+/// 6 to 16 hex digits: a longer run, or one running on into another word
+/// character, matches nowhere, as `\b` cannot fall inside a word), and
+/// whether a run of 8 hex digits (which every UUID opens with) occurs.
+fn hex_words_by_hand(text: &str) -> (Vec<Caps>, bool) {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut run8 = false;
+    let mut i = 0;
+    while i < b.len() {
+        if CLASS[b[i] as usize] & WORD == 0 {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        let mut hex = 0;
+        let mut all_hex = true;
+        while i < b.len() && CLASS[b[i] as usize] & WORD != 0 {
+            if CLASS[b[i] as usize] & HEX != 0 {
+                hex += 1;
+                run8 |= hex >= 8;
+            } else {
+                hex = 0;
+                all_hex = false;
+            }
+            i += 1;
+        }
+        if all_hex && (6..=16).contains(&(i - s)) {
+            out.push(Caps(vec![Some((s, i))]));
+        }
+    }
+    (out, run8)
+}
+
 /// Claims of an action no fired tool of its kind grounds; the spans of
 /// every claim (grounded or not: they anchor short hex runs).
-fn verb_claims(t: &Text, names: &[String], out: &mut Vec<Finding>) -> Vec<[usize; 2]> {
+fn verb_claims<'n>(
+    t: &Text,
+    names: &dyn Fn() -> &'n [String],
+    out: &mut Vec<Finding>,
+) -> Vec<[usize; 2]> {
     let (text, points) = (t.text, t.points);
     let mut spans = Vec::new();
     let p = &patterns().verb;
-    let (verb_group, action_group) = (p.group("verb"), p.group("action"));
-    for c in p.all(text, t.agree) {
+    let (verb_group, action_group, matches) = match t.plain() {
+        true => (1, 2, claims_by_hand(text)),
+        false => (p.group("verb"), p.group("action"), p.all(text, t.agree)),
+    };
+    for c in matches {
         let (start, end) = c.span(0);
         let span = [points.cp(start), points.cp(end)];
         spans.push(span);
         let action = crate::gate::py_lower(c.str(text, action_group)).into_owned();
-        if verb_grounded(&action, names) {
+        if verb_grounded(&action, names()) {
             continue;
         }
         let verb = c.str(text, verb_group);
@@ -361,7 +560,11 @@ fn verb_claims(t: &Text, names: &[String], out: &mut Vec<Finding>) -> Vec<[usize
 /// UUIDs not in the grounding corpus; the spans of every UUID.
 fn uuids(t: &Text, grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) -> Vec<[usize; 2]> {
     let mut spans = Vec::new();
-    for c in patterns().uuid.all(t.text, t.agree) {
+    let matches = match t.plain() {
+        true => uuids_by_hand(t.text),
+        false => patterns().uuid.all(t.text, t.agree),
+    };
+    for c in matches {
         let (start, end) = c.span(0);
         let ident = c.str(t.text, 0);
         let span = [t.points.cp(start), t.points.cp(end)];
@@ -406,7 +609,8 @@ fn intent_without_tool(v: &IntentVerdict, no_calls: bool) -> Option<Finding> {
 /// Short hex runs anchored after an identifier key or near a claim verb.
 fn short_hex(
     t: &Text,
-    keys: &[String],
+    by_hand: Option<Vec<Caps>>,
+    keys: &[std::borrow::Cow<str>],
     verb_spans: &[[usize; 2]],
     uuid_spans: &[[usize; 2]],
     grounded: &dyn Fn(&str) -> bool,
@@ -415,7 +619,8 @@ fn short_hex(
     let (text, points) = (t.text, t.points);
     let p = patterns();
     let key_group = p.key_prefix.group("key");
-    for c in p.short_hex.all(text, t.agree) {
+    let matches = by_hand.unwrap_or_else(|| p.short_hex.all(text, t.agree));
+    for c in matches {
         let (m_start, m_end) = c.span(0);
         let (ident, start, end) = (c.str(text, 0), points.cp(m_start), points.cp(m_end));
         if uuid_spans.iter().any(|&[s, e]| start < e && end > s)
@@ -430,7 +635,7 @@ fn short_hex(
             .key_prefix
             .first(prefix, t.agree)
             .map(|c| c.str(prefix, key_group).to_ascii_lowercase())
-            .filter(|k| keys.contains(k));
+            .filter(|k| keys.iter().any(|x| x == k));
         let near_verb = verb_spans.iter().any(|&[vs, ve]| {
             (start >= ve && start - ve <= NEAR_VERB) || (vs >= end && vs - end <= NEAR_VERB)
         });
@@ -459,7 +664,12 @@ fn short_hex(
 }
 
 /// `key=value` pairs whose key is an identifier key.
-fn key_values(t: &Text, keys: &[String], grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) {
+fn key_values(
+    t: &Text,
+    keys: &[std::borrow::Cow<str>],
+    grounded: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Finding>,
+) {
     // Every pair holds a `:` or `=` (most drafts have neither).
     if memchr::memchr2(b':', b'=', t.text.as_bytes()).is_none() {
         return;
@@ -468,7 +678,7 @@ fn key_values(t: &Text, keys: &[String], grounded: &dyn Fn(&str) -> bool, out: &
         let (start, end) = c.span(0);
         let (raw_key, value) = (c.str(t.text, 1), c.str(t.text, 2));
         let key = raw_key.to_ascii_lowercase();
-        if !keys.contains(&key) || grounded(value) {
+        if !keys.iter().any(|k| *k == key) || grounded(value) {
             continue;
         }
         let builtin = DEFAULT_KEYS.contains(&key.as_str());
@@ -634,6 +844,46 @@ pub fn py_float(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plain texts made of what the patterns look for.
+    fn plain_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("I ".to_string()),
+            Just("i\t".to_string()),
+            Just("I\x0b".to_string()),
+            Just("xI ".to_string()),
+            Just("I  SENT".to_string()),
+            Just("ran".to_string()),
+            Just("started_".to_string()),
+            Just("stopped".to_string()),
+            Just("-".to_string()),
+            Just("_".to_string()),
+            Just(" ".to_string()),
+            Just(".".to_string()),
+            "[0-9a-fA-F]{1,14}",
+            "[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{10,13}",
+            "[a-zA-Z0-9_ ]{1,12}",
+        ];
+        proptest::collection::vec(piece, 0..16).prop_map(|v| v.concat())
+    }
+
+    fn spans(c: &[Caps]) -> Vec<Vec<Option<(usize, usize)>>> {
+        c.iter().map(|c| c.0.clone()).collect()
+    }
+
+    proptest::proptest! {
+        /// The hand matchers of plain texts find what the patterns find.
+        #[test]
+        fn hand_matchers_match_the_patterns(text in plain_text()) {
+            let p = patterns();
+            proptest::prop_assert_eq!(spans(&claims_by_hand(&text)), spans(&p.verb.all(&text, false)));
+            proptest::prop_assert_eq!(spans(&uuids_by_hand(&text)), spans(&p.uuid.all(&text, false)));
+            let (words, run8) = hex_words_by_hand(&text);
+            proptest::prop_assert_eq!(spans(&words), spans(&p.short_hex.all(&text, false)));
+            proptest::prop_assert_eq!(run8, has_hex_run(&text, 8));
+        }
+    }
 
     #[test]
     fn floats_read_as_python_writes_them() {

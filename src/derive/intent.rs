@@ -9,6 +9,8 @@
 //! in the lowered text; a knowledge lane scores knowledge verbs, one first
 //! and a final `?`. Mixed or weak lanes are `ambiguous`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::pytext::{nfc, repr_list};
@@ -142,6 +144,12 @@ impl IntentVerdict {
 /// `lexicon.tokenize`: NFC, then every `\w[\w-]*`, lowercased.
 pub fn tokenize(text: &str) -> Vec<String> {
     let text = nfc(text);
+    words(&text).into_iter().map(Cow::into_owned).collect()
+}
+
+/// The lower-cased `\w[\w-]*` words of a normalised text (borrowed when
+/// already lower-case).
+fn words(text: &str) -> Vec<Cow<'_, str>> {
     let mut out = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices() {
@@ -149,14 +157,14 @@ pub fn tokenize(text: &str) -> Vec<String> {
         match start {
             None if word => start = Some(i),
             Some(s) if !word && c != '-' => {
-                out.push(py_lower(&text[s..i]).into_owned());
+                out.push(py_lower(&text[s..i]));
                 start = None;
             }
             _ => {}
         }
     }
     if let Some(s) = start {
-        out.push(py_lower(&text[s..]).into_owned());
+        out.push(py_lower(&text[s..]));
     }
     out
 }
@@ -191,12 +199,17 @@ pub fn classify(query: &str, keywords: &[(String, Vec<String>)]) -> IntentVerdic
     if text.is_empty() {
         return IntentVerdict::empty("empty query");
     }
-    let tokens = tokenize(text);
+    let normalized = nfc(text);
+    let tokens = words(&normalized);
     let Some(first) = tokens.first() else {
         return IntentVerdict::empty("no tokens");
     };
     let hits = |pred: fn(&str) -> bool| {
-        let mut v: Vec<String> = tokens.iter().filter(|t| pred(t)).cloned().collect();
+        let mut v: Vec<String> = tokens
+            .iter()
+            .filter(|t| pred(t))
+            .map(|t| t.to_string())
+            .collect();
         v.sort();
         v.dedup();
         v
