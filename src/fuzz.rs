@@ -131,21 +131,25 @@ fn fuzz_deployment() -> &'static crate::deployment::Deployment {
     })
 }
 
+/// A reader target's input: the first byte picks the history mode, the rest
+/// is the text (None when it is not UTF-8).
+fn history_and_text(data: &[u8]) -> Option<(crate::deployment::History, &str)> {
+    use crate::deployment::History;
+    let (&mode, rest) = data.split_first()?;
+    let text = std::str::from_utf8(rest).ok()?;
+    let history = match mode % 2 {
+        0 => History::None,
+        _ => History::Conversation,
+    };
+    Some((history, text))
+}
+
 /// A transcript line (the first byte picks the history mode): turned into
 /// turns or refused, never a panic; every traffic line it becomes is a
 /// valid turn.
 pub fn openai(data: &[u8]) {
-    use crate::deployment::History;
-    let Some((&mode, rest)) = data.split_first() else {
+    let Some((history, text)) = history_and_text(data) else {
         return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
-    let history = if mode % 2 == 0 {
-        History::None
-    } else {
-        History::Conversation
     };
     if let Ok(turns) = crate::import::openai::turns(text, "f.jsonl", 1, history) {
         for t in &turns {
@@ -160,17 +164,8 @@ pub fn openai(data: &[u8]) {
 /// gathered into turns or refused by line, never a panic; every traffic
 /// line they become is a valid turn.
 pub fn otlp(data: &[u8]) {
-    use crate::deployment::History;
-    let Some((&mode, rest)) = data.split_first() else {
+    let Some((history, text)) = history_and_text(data) else {
         return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
-    let history = if mode % 2 == 0 {
-        History::None
-    } else {
-        History::Conversation
     };
     let mut g = crate::import::otlp::Gathering::default();
     for (n, line) in text.lines().enumerate() {

@@ -90,8 +90,18 @@ fn remove_all(set: &PySet, text: &str) -> String {
 /// extraction block, right-stripped.
 pub fn strip_extraction(text: &str) -> String {
     let p = patterns();
-    for set in [&p.extract, &p.loose, &p.fence] {
-        if find(set, text).is_some() {
+    // Each pattern holds a literal (they are case-sensitive): a text
+    // without it is not searched.
+    let strategies = [
+        (
+            &p.extract,
+            text.contains("_EXTRACT>") || text.contains("GRAPH_OPERATIONS>"),
+        ),
+        (&p.loose, text.contains("GRAPH_OPERATIONS")),
+        (&p.fence, text.contains("```")),
+    ];
+    for (set, may) in strategies {
+        if may && find(set, text).is_some() {
             return py_rstrip(&remove_all(set, text)).to_string();
         }
     }
@@ -147,7 +157,11 @@ fn truthy(v: &Value) -> bool {
 
 /// `_strip_citation_tags(text)`.
 pub fn strip_citations(text: &str) -> String {
-    remove_all(&patterns().citation, text)
+    // Every tag holds a `[`.
+    match text.contains('[') {
+        true => remove_all(&patterns().citation, text),
+        false => text.to_string(),
+    }
 }
 
 /// `_strip_activation_footer(text)`.
@@ -155,7 +169,12 @@ pub fn strip_footer(text: &str) -> String {
     if text.is_empty() {
         return String::new();
     }
-    py_rstrip(&remove_all(&patterns().footer, text)).to_string()
+    // Every footer opens with a rule of at least three `-`.
+    let body = match text.contains("---") {
+        true => remove_all(&patterns().footer, text),
+        false => text.to_string(),
+    };
+    py_rstrip(&body).to_string()
 }
 
 /// `_response_needs_activation_footer(text, messages)`, the run's messages

@@ -308,10 +308,13 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
     let mut keys: Vec<std::borrow::Cow<str>> = DEFAULT_KEYS.iter().map(|k| (*k).into()).collect();
     keys.extend(i.identifier_keys.iter().map(|k| crate::gate::py_lower(k)));
     let mut out = Vec::new();
+    let ascii = points.0.is_none();
+    let agree = crate::gate::pyre::native_boundaries_agree(text);
     let t = Text {
         text,
         points: &points,
-        agree: crate::gate::pyre::native_boundaries_agree(text),
+        agree,
+        plain: agree && ascii,
     };
     // The searches that cannot match are not run.
     let verb_spans = match t.plain() || may_claim(text) {
@@ -356,14 +359,15 @@ struct Text<'a> {
     text: &'a str,
     points: &'a Points,
     agree: bool,
+    /// An ASCII text whose `\b` is `regex`'s: CPython's `\w` is
+    /// `[A-Za-z0-9_]` and its `\s` `[ \t\n\r\x0b\x0c]` here, so the
+    /// patterns are matched by hand.
+    plain: bool,
 }
 
 impl Text<'_> {
-    /// An ASCII text whose `\b` is `regex`'s: CPython's `\w` is
-    /// `[A-Za-z0-9_]` and its `\s` `[ \t\n\r\x0b\x0c]` here, so the verb
-    /// and short hex patterns are matched by hand.
     fn plain(&self) -> bool {
-        self.agree && self.text.is_ascii()
+        self.plain
     }
 }
 

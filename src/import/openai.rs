@@ -242,12 +242,14 @@ fn parse_call(raw: &str) -> Result<(String, String, Option<String>), String> {
         .map_err(|e| format!("not a tool call {{\"id\", \"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"))?;
     let f = c.function.ok_or("a tool call needs a \"function\"")?;
     let name = f.name.ok_or("function.name is missing")?;
-    let args = f
-        .arguments
-        .map(|a| match serde_json::from_str::<&RawValue>(&a) {
-            Ok(v) => v.get().to_string(),
+    // JSON the traffic format holds (no `1e400`, no lone surrogate), else
+    // the string as written.
+    let args = f.arguments.map(
+        |a| match serde_json::from_str::<crate::read::json::Node>(&a) {
+            Ok(_) => a.trim().to_string(),
             Err(_) => serde_json::to_string(a.as_ref()).expect("a string serialises"),
-        });
+        },
+    );
     Ok((
         c.id.unwrap_or_default().into_owned(),
         name.into_owned(),
