@@ -61,12 +61,15 @@ fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, String
         .collect()
 }
 
+/// A domain's `tool_trigger_keywords`, in order.
+type Keywords = Vec<(String, Vec<String>)>;
+
 /// The derivation benchmark (`derive --time`): every line read first, then
 /// `classify` and `detect_fabrication` timed alone on each, on this thread,
 /// as `scripts/bench_derive.py upstream` times symfonic's. Returns the
 /// turns, the seconds and the findings.
 pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), String> {
-    let cases: Vec<(Case, Vec<(String, Vec<String>)>)> = lines
+    let cases: Vec<(Case, Keywords)> = lines
         .iter()
         .map(|l| {
             let case: Case = serde_json::from_str(l).map_err(|e| e.to_string())?;

@@ -274,7 +274,7 @@ impl Source {
                     self.failed.push(Failed {
                         line: at,
                         reason: format!("a pretty-printed document starting on line {at} is not whole JSON: {e}"),
-                        raw: whole[from + skip..].as_bytes().iter().take(4096).copied().collect(),
+                        raw: whole.as_bytes()[from + skip..].iter().take(reader::OVERLONG_PREFIX).copied().collect(),
                     });
                     break;
                 }
