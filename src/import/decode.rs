@@ -202,81 +202,78 @@ impl All {
     }
 }
 
-/// One source's lines so far.
+/// One source's lines so far: each line's text, or why it cannot be read.
 #[derive(Default)]
 struct Source {
-    lines: Vec<(u64, String)>,
+    lines: Vec<(u64, Result<String, Failed>)>,
     failed: Vec<Failed>,
 }
 
 impl Source {
     fn add(&mut self, block: &Block, max_line_bytes: usize) {
         if let Some(bytes) = block.overlong {
-            self.failed
-                .push(too_long(block.first_line, bytes, block.bytes()));
+            let f = too_long(block.first_line, bytes, block.bytes());
+            self.lines.push((block.first_line, Err(f)));
             return;
         }
         for (line, raw) in records(block) {
             if raw.len() > max_line_bytes {
-                self.failed.push(too_long(line, raw.len() as u64, raw));
+                self.lines
+                    .push((line, Err(too_long(line, raw.len() as u64, raw))));
                 continue;
             }
-            match std::str::from_utf8(raw) {
-                Ok(t) => self.lines.push((line, t.to_string())),
-                Err(e) => self.failed.push(Failed {
+            let text = std::str::from_utf8(raw)
+                .map(str::to_string)
+                .map_err(|e| Failed {
                     line,
                     reason: format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()),
                     raw: raw.to_vec(),
-                }),
-            }
+                });
+            self.lines.push((line, text));
         }
     }
 
-    /// The source's documents: one a line, or pretty-printed documents
-    /// one after another (when the first line is a lone `{`); a document cut
-    /// short is refused from the line it starts on, with what follows it.
+    /// The source's documents: one a line, or pretty-printed documents one
+    /// after another when the first line is a lone `{` (each then opens at
+    /// a line that is a lone `{` at the margin, as pretty printers indent
+    /// everything inside). A line that cannot be read refuses its line, or
+    /// the whole pretty-printed document holding it.
     fn documents(&mut self) -> Vec<(u64, String)> {
         let lines = std::mem::take(&mut self.lines);
-        // A pretty printer opens a document with a lone `{` (a line the
-        // Collector writes is a whole document).
-        let opens_one = lines.len() > 1 && lines[0].1.trim() == "{";
-        if !opens_one {
-            return lines;
+        let opens = |l: &Result<String, Failed>| l.as_ref().is_ok_and(|t| t.trim_end() == "{");
+        if !(lines.len() > 1 && opens(&lines[0].1)) {
+            let mut docs = Vec::new();
+            for (n, l) in lines {
+                match l {
+                    Ok(t) => docs.push((n, t)),
+                    Err(f) => self.failed.push(f),
+                }
+            }
+            return docs;
         }
-        let mut whole = String::new();
-        let mut starts = Vec::with_capacity(lines.len());
-        for (n, l) in &lines {
-            starts.push((whole.len(), *n));
-            whole.push_str(l);
-            whole.push('\n');
-        }
-        let line_at = |offset: usize| {
-            let i = starts
-                .partition_point(|(o, _)| *o <= offset)
-                .saturating_sub(1);
-            starts[i].1
-        };
         let mut docs = Vec::new();
-        let mut stream =
-            serde_json::Deserializer::from_str(&whole).into_iter::<serde::de::IgnoredAny>();
-        loop {
-            let from = stream.byte_offset();
-            let rest = &whole[from..];
-            let skip = rest.len() - rest.trim_start().len();
-            match stream.next() {
-                None => break,
-                Some(Ok(_)) => docs.push((
-                    line_at(from + skip),
-                    whole[from..stream.byte_offset()].to_string(),
-                )),
-                Some(Err(e)) => {
-                    let at = line_at(from + skip);
-                    self.failed.push(Failed {
-                        line: at,
-                        reason: format!("a pretty-printed document starting on line {at} is not whole JSON: {e}"),
-                        raw: whole.as_bytes()[from + skip..].iter().take(reader::OVERLONG_PREFIX).copied().collect(),
-                    });
-                    break;
+        let mut i = 0;
+        while i < lines.len() {
+            let start = i;
+            i += 1;
+            while i < lines.len() && !opens(&lines[i].1) {
+                i += 1;
+            }
+            let doc = &lines[start..i];
+            let first = doc[0].0;
+            match doc.iter().find_map(|(_, l)| l.as_ref().err()) {
+                Some(f) => self.failed.push(Failed {
+                    line: first,
+                    reason: format!(
+                        "the pretty-printed document starting on line {first}: line {}: {}",
+                        f.line, f.reason
+                    ),
+                    raw: f.raw.clone(),
+                }),
+                None => {
+                    let text: Vec<&str> =
+                        doc.iter().filter_map(|(_, l)| l.as_deref().ok()).collect();
+                    docs.push((first, text.join("\n")));
                 }
             }
         }
@@ -389,7 +386,7 @@ pub fn convert_text(
             let mut source = Source::default();
             for (n, line) in text.lines().enumerate() {
                 if !blank(line.as_bytes()) {
-                    source.lines.push((n as u64 + 1, line.to_string()));
+                    source.lines.push((n as u64 + 1, Ok(line.to_string())));
                 }
             }
             let mut g = Gathering::default();

@@ -19,4 +19,6 @@ pub mod pyliteral;
 pub mod raw;
 
 pub use decode::{convert_text, gather, open, Decoder};
-pub use raw::{traffic_line, Captured, InputFormat, RawCall, RawTurn, SAFE_REFUSAL};
+pub use raw::{
+    traffic_line, Captured, InputFormat, RawCall, RawTurn, MAX_TOOL_CALLS, SAFE_REFUSAL,
+};

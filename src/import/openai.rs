@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::raw::{Captured, RawCall, RawTurn};
+use super::raw::{Captured, RawCall, RawTurn, MAX_TOOL_CALLS};
 use crate::deployment::History;
 use crate::read::provenance::Origin;
 
@@ -62,11 +62,6 @@ struct Function<'a> {
     #[serde(default, borrow)]
     arguments: Option<Cow<'a, str>>,
 }
-
-/// The most tool calls one turn may have (with `history = "conversation"`
-/// a long conversation's last turns would otherwise hold every call made,
-/// and the traffic grow with the square of the conversation).
-pub const MAX_TOOL_CALLS: usize = 1024;
 
 /// The turns of one conversation (the line `line` of the file `file`).
 pub fn turns(text: &str, file: &str, line: u64, history: History) -> Result<Vec<RawTurn>, String> {

@@ -358,12 +358,15 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
         (true, Some(s)) => captured(Some(s.str("gen_ai.completion.text").unwrap_or(""))),
         _ => Captured::Absent,
     };
-    let mut tool_calls: Vec<RawCall> = prior
+    // At most one call past the limit is kept: the turn is then refused
+    // (a long session's history would otherwise hold every call made).
+    let tool_calls: Vec<RawCall> = prior
         .iter()
         .flat_map(|r| r.tools())
+        .chain(run.tools())
+        .take(super::raw::MAX_TOOL_CALLS + 1)
         .map(|s| call(s, capture))
         .collect();
-    tool_calls.extend(run.tools().map(|s| call(s, capture)));
     let calls_known = match history {
         History::None => true,
         // The session's earlier runs are all in the trace when the run's

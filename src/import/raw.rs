@@ -55,6 +55,11 @@ impl std::str::FromStr for InputFormat {
     }
 }
 
+/// The most tool calls one turn may have (with `history = "conversation"`
+/// a long conversation's last turns would otherwise hold every call made,
+/// and the traffic grow with the square of the conversation).
+pub const MAX_TOOL_CALLS: usize = 1024;
+
 /// What symfonic's `refuse` fabrication mode puts in place of a draft whose
 /// finding reaches `fabrication_refuse_min_confidence`
 /// (`agent/middleware/fabrication_wiring.py`, `_SAFE_REFUSAL`).
@@ -263,6 +268,12 @@ struct Provenance {
 /// traffic format refuses (a `ts` that is not RFC 3339, a malformed
 /// `critic`), with the format's reason.
 pub fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
+    let max = MAX_TOOL_CALLS;
+    if t.tool_calls.len() > max {
+        return Err(format!(
+            "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
+        ));
+    }
     let derived = derive(t, d);
     let calls: Vec<String> = t.tool_calls.iter().map(call_json).collect();
     let raw = |s: &str| -> Result<Box<RawValue>, String> {

@@ -52,41 +52,53 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         names: o.sources.clone().into(),
         max_line_bytes: o.max_line_bytes,
     };
-    let out = Staged::create(&o.out)?;
     let rejects_path = rejects_path(&o.out);
-    let rejects = Staged::create(&rejects_path)?;
-    let mut outcome = ImportOutcome::default();
-    let result = convert_all(o, &decoder, &out, &rejects, &mut outcome);
-    match result {
-        Ok(()) => {
-            out.commit()?;
-            match outcome.rejected {
-                0 => {
-                    rejects.abandon();
-                    // What an earlier import of this file set aside is not
-                    // this one's.
-                    if std::fs::symlink_metadata(&rejects_path).is_ok_and(|m| m.is_file()) {
-                        std::fs::remove_file(&rejects_path).map_err(|e| {
-                            Error::Write(format!(
-                                "{}: cannot remove the last import's rejects: {e}",
-                                rejects_path.display()
-                            ))
-                        })?;
-                    }
-                }
-                _ => {
-                    rejects.commit()?;
-                    outcome.rejects = Some(rejects_path);
-                }
-            }
-            Ok(outcome)
-        }
+    // The rejects file is staged only when records may be set aside.
+    let rejects =
+        match o.skip_invalid {
+            true => Some(Staged::create(&rejects_path).map_err(|e| {
+                Error::Usage(format!("{e} (where --skip-invalid sets records aside)"))
+            })?),
+            false => None,
+        };
+    let out = match Staged::create(&o.out) {
+        Ok(s) => s,
         Err(e) => {
-            out.abandon();
-            rejects.abandon();
-            Err(e)
+            rejects.map(Staged::abandon);
+            return Err(e);
+        }
+    };
+    let mut outcome = ImportOutcome::default();
+    let result = convert_all(o, &decoder, &out, rejects.as_ref(), &mut outcome);
+    if let Err(e) = result {
+        out.abandon();
+        rejects.map(Staged::abandon);
+        return Err(e);
+    }
+    if let Err(e) = out.commit() {
+        rejects.map(Staged::abandon);
+        return Err(e);
+    }
+    match (rejects, outcome.rejected) {
+        (Some(r), n) if n > 0 => {
+            r.commit()?;
+            outcome.rejects = Some(rejects_path);
+        }
+        (r, _) => {
+            r.map(Staged::abandon);
+            // What an earlier import of this file set aside is not this
+            // one's.
+            if std::fs::symlink_metadata(&rejects_path).is_ok_and(|m| m.is_file()) {
+                std::fs::remove_file(&rejects_path).map_err(|e| {
+                    Error::Write(format!(
+                        "{}: cannot remove the last import's rejects: {e}",
+                        rejects_path.display()
+                    ))
+                })?;
+            }
         }
     }
+    Ok(outcome)
 }
 
 /// `traffic.jsonl` -> `traffic.rejects.jsonl`.
@@ -101,7 +113,7 @@ fn convert_all(
     o: &ImportOptions,
     decoder: &Decoder,
     out: &Staged,
-    rejects: &Staged,
+    rejects: Option<&Staged>,
     outcome: &mut ImportOutcome,
 ) -> crate::Result<()> {
     let threads = rayon::current_num_threads();
@@ -130,7 +142,7 @@ fn write_block(
     o: &ImportOptions,
     block: &Block,
     writer: &mut BufWriter<&File>,
-    rejects: &Staged,
+    rejects: Option<&Staged>,
     outcome: &mut ImportOutcome,
 ) -> crate::Result<()> {
     let name = &o.sources[block.source];
@@ -168,7 +180,7 @@ fn reject(
     line: u64,
     reason: &str,
     raw: &[u8],
-    rejects: &Staged,
+    rejects: Option<&Staged>,
     outcome: &mut ImportOutcome,
 ) -> crate::Result<()> {
     if !o.skip_invalid {
@@ -179,6 +191,10 @@ fn reject(
         });
     }
     outcome.rejected += 1;
+    // Staged whenever --skip-invalid is given (checked above).
+    let Some(rejects) = rejects else {
+        return Ok(());
+    };
     let mut v = serde_json::json!({"source": name, "line": line, "reason": reason, "raw": String::from_utf8_lossy(raw)});
     if std::str::from_utf8(raw).is_err() {
         v["raw_base64"] = crate::replay::rows::base64(raw).into();
@@ -243,10 +259,14 @@ impl Staged {
     }
 
     fn commit(self) -> crate::Result<()> {
-        self.file
+        let done = self
+            .file
             .sync_all()
-            .and_then(|_| std::fs::rename(&self.tmp, &self.path))
-            .map_err(|e| Error::Write(format!("{}: {e}", self.path.display())))
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path));
+        done.map_err(|e| {
+            let _ = std::fs::remove_file(&self.tmp);
+            Error::Write(format!("{}: {e}", self.path.display()))
+        })
     }
 
     fn abandon(self) {

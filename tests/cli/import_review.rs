@@ -254,9 +254,10 @@ fn pretty_documents_are_read_one_by_one_and_a_cut_one_is_one_reject() {
     let b_line = a.lines().count() as u64 + 1;
     assert_eq!(r[0]["line"].as_u64(), Some(b_line), "{}", r[0]);
     assert!(
-        r[0]["reason"].as_str().unwrap().contains(&format!(
-            "document starting on line {b_line} is not whole JSON"
-        )),
+        r[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not an OTLP/JSON document"),
         "{}",
         r[0]
     );
@@ -523,4 +524,152 @@ fn integers_past_64_bits_ground_as_python_writes_them() {
     expect_code(&o, 0);
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert!(!v["findings"].to_string().contains("\"kv\""), "{v}");
+}
+
+/// A second review: a cut document in the middle of a pretty-printed file
+/// refuses itself only, and a line that cannot be read refuses the whole
+/// document holding it.
+#[test]
+fn a_bad_pretty_document_refuses_itself_and_no_other() {
+    let dir = Dir::new();
+    let docs: Vec<String> = (0..4)
+        .map(|k| {
+            serde_json::to_string_pretty(&doc(run_spans(&format!("r{k}"), T + k * 1_000_000_000)))
+                .unwrap()
+        })
+        .collect();
+    let cut = &docs[1][..docs[1].len() / 2];
+    let f = dir.write(
+        "cut.json",
+        format!("{}\n{cut}\n{}\n{}\n", docs[0], docs[2], docs[3]),
+    );
+    let s = replay_trace(&dir, &[&f]);
+    assert_eq!(
+        (s["turns"].as_u64(), s["rejected"].as_u64()),
+        (Some(3), Some(1)),
+        "{}",
+        s["input_counts"]
+    );
+    let mut long = run_spans("r9", T);
+    long[0]["attributes"][2]["value"]["stringValue"] = json!("q".repeat(3000));
+    let long = serde_json::to_string_pretty(&doc(long)).unwrap();
+    let f = dir.write("long.json", format!("{}\n{long}\n", docs[0]));
+    let out = dir.path("r");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = run(
+        &[
+            "replay",
+            f.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--skip-invalid",
+            "--quiet",
+            "--max-line-bytes",
+            "2000",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s: Value = serde_json::from_str(&dir.read("r/summary.json")).unwrap();
+    assert_eq!(
+        (s["turns"].as_u64(), s["rejected"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    let r = rejects(&out);
+    assert!(
+        r[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("longer than --max-line-bytes"),
+        "{}",
+        r[0]
+    );
+}
+
+/// A second review: a session of a trace whose history holds more calls
+/// than a turn may is refused by turn, in bounded memory.
+#[test]
+fn a_trace_turn_with_too_many_tool_calls_is_refused() {
+    let dir = Dir::new();
+    let mut spans = run_spans("r1", T);
+    for i in 0..1100u64 {
+        spans.push(span(
+            "symfonic.tool.t",
+            "r1",
+            T + 1000 + i,
+            T + 2000 + i,
+            &[("symfonic.tool.name", json!("t"))],
+        ));
+    }
+    let f = dir.write(
+        "t.jsonl",
+        lines(&[doc(spans), doc(run_spans("r2", T + 1_000_000_000))]),
+    );
+    let s = replay_trace(&dir, &[&f]);
+    assert_eq!(
+        (s["turns"].as_u64(), s["rejected"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(rejects(&dir.path("r"))[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("run r1: the turn has more than 1024 tool calls"));
+}
+
+/// A second review: an import that fails leaves no file of its own behind,
+/// and needs no rejects file unless it may set records aside.
+#[test]
+fn a_failed_import_leaves_nothing() {
+    let dir = Dir::new();
+    let f = dir.write(
+        "c.jsonl",
+        "[{\"role\": \"assistant\", \"content\": \"ok\"}]\n",
+    );
+    std::os::unix::fs::symlink(dir.path("elsewhere"), dir.path("y.rejects.jsonl")).unwrap();
+    let o = run(
+        &[
+            "import",
+            f.to_str().unwrap(),
+            "--from",
+            "openai-chat",
+            "--out",
+            dir.path("y.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let o = run(
+        &[
+            "import",
+            f.to_str().unwrap(),
+            "--from",
+            "openai-chat",
+            "--skip-invalid",
+            "--out",
+            dir.path("y.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "(where --skip-invalid sets records aside)");
+    let bad = dir.write("bad.jsonl", "not json\n");
+    let o = run(
+        &[
+            "import",
+            bad.to_str().unwrap(),
+            "--from",
+            "openai-chat",
+            "--out",
+            dir.path("z.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 2);
+    let left: Vec<String> = files_in(dir.tmp.path())
+        .into_iter()
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
