@@ -64,7 +64,7 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     let out = match Staged::create(&o.out) {
         Ok(s) => s,
         Err(e) => {
-            rejects.map(Staged::abandon);
+            abandon(rejects);
             return Err(e);
         }
     };
@@ -72,11 +72,11 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     let result = convert_all(o, &decoder, &out, rejects.as_ref(), &mut outcome);
     if let Err(e) = result {
         out.abandon();
-        rejects.map(Staged::abandon);
+        abandon(rejects);
         return Err(e);
     }
     if let Err(e) = out.commit() {
-        rejects.map(Staged::abandon);
+        abandon(rejects);
         return Err(e);
     }
     match (rejects, outcome.rejected) {
@@ -85,7 +85,7 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
             outcome.rejects = Some(rejects_path);
         }
         (r, _) => {
-            r.map(Staged::abandon);
+            abandon(r);
             // What an earlier import of this file set aside is not this
             // one's.
             if std::fs::symlink_metadata(&rejects_path).is_ok_and(|m| m.is_file()) {
@@ -99,6 +99,13 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         }
     }
     Ok(outcome)
+}
+
+/// Abandon a staged rejects file, when there is one.
+fn abandon(rejects: Option<Staged>) {
+    if let Some(r) = rejects {
+        r.abandon();
+    }
 }
 
 /// `traffic.jsonl` -> `traffic.rejects.jsonl`.
