@@ -125,13 +125,15 @@ impl Caps {
     }
 }
 
+/// A match's `n` groups, from a getter of either engine's captures.
+fn caps(n: usize, get: &dyn Fn(usize) -> Option<(usize, usize)>) -> Caps {
+    Caps((0..n).map(get).collect())
+}
+
 impl Pattern {
     /// `finditer`: every match, left to right (`agree`: the native form
     /// may run on `text`).
     fn all(&self, text: &str, agree: bool) -> Vec<Caps> {
-        let caps = |n: usize, get: &dyn Fn(usize) -> Option<(usize, usize)>| {
-            Caps((0..n).map(get).collect())
-        };
         if agree && self.native.captures_len() == 1 {
             // No groups: the match alone (no capture pass).
             return self
@@ -156,7 +158,18 @@ impl Pattern {
 
     /// `search`: the first match.
     fn first(&self, text: &str, agree: bool) -> Option<Caps> {
-        self.all(text, agree).into_iter().next()
+        match agree {
+            true => self
+                .native
+                .captures(text)
+                .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end())))),
+            false => self
+                .exact
+                .captures(text)
+                .ok()
+                .flatten()
+                .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end())))),
+        }
     }
 
     /// The index of the named group.

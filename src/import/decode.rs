@@ -27,24 +27,12 @@ pub struct Decoder {
     pub max_line_bytes: usize,
 }
 
-/// A UTF-8 byte-order mark, skipped at the start of a source.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// A block's non-blank lines (JSON white space only is blank, as in
-/// traffic), a byte-order mark at the start of a source skipped.
+/// A block's non-blank lines, a byte-order mark at the start of a source
+/// skipped, as for traffic.
 fn records(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     reader::lines(block)
-        .map(|(line, raw)| match line {
-            1 => (line, raw.strip_prefix(BOM).unwrap_or(raw)),
-            _ => (line, raw),
-        })
-        .filter(|(_, raw)| !blank(raw))
-}
-
-/// A blank line: JSON white space only (space, tab, carriage return), as
-/// for traffic.
-fn blank(raw: &[u8]) -> bool {
-    raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        .map(|(line, raw)| (line, reader::without_bom(line, raw)))
+        .filter(|(_, raw)| !reader::is_blank(raw))
 }
 
 impl Decoder {
@@ -364,7 +352,7 @@ pub fn convert_text(
     match decoder.format {
         InputFormat::Traffic => {
             for (n, line) in text.lines().enumerate() {
-                if !blank(line.as_bytes()) {
+                if !reader::is_blank(line.as_bytes()) {
                     out.push((n as u64 + 1, line.to_string()));
                 }
             }
@@ -372,7 +360,7 @@ pub fn convert_text(
         InputFormat::OpenaiChat => {
             for (n, line) in text.lines().enumerate() {
                 let n = n as u64 + 1;
-                if blank(line.as_bytes()) {
+                if reader::is_blank(line.as_bytes()) {
                     continue;
                 }
                 let turns =
@@ -385,7 +373,7 @@ pub fn convert_text(
         InputFormat::Otlp => {
             let mut source = Source::default();
             for (n, line) in text.lines().enumerate() {
-                if !blank(line.as_bytes()) {
+                if !reader::is_blank(line.as_bytes()) {
                     source.lines.push((n as u64 + 1, Ok(line.to_string())));
                 }
             }

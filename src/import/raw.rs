@@ -124,8 +124,9 @@ pub struct Derived {
     pub origins: [Origin; 7],
 }
 
-/// Derive a raw turn's draft, intent verdict and findings.
-pub fn derive(t: &RawTurn, d: &Deployment) -> Derived {
+/// Derive a raw turn's draft, intent verdict and findings; `calls` are its
+/// tool calls as the traffic line writes them ([`call_json`]).
+pub fn derive(t: &RawTurn, d: &Deployment, calls: &[&RawValue]) -> Derived {
     let has_calls = !t.tool_calls.is_empty();
     let (mut draft, draft_from) = match &t.completion {
         Captured::Whole(c) => (
@@ -151,7 +152,7 @@ pub fn derive(t: &RawTurn, d: &Deployment) -> Derived {
         // symfonic checks no empty reply.
         _ if draft_from == Origin::Derived && draft.is_empty() => Some(Vec::new()),
         (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
-            Some(find(&draft, &t.tool_calls, u, d, v.as_ref()))
+            Some(find(&draft, calls, u, d, v.as_ref()))
         }
         _ => None,
     };
@@ -189,19 +190,14 @@ pub fn derive(t: &RawTurn, d: &Deployment) -> Derived {
 /// recorded, so empty).
 fn find(
     draft: &str,
-    calls: &[RawCall],
+    calls: &[&RawValue],
     user: &str,
     d: &Deployment,
     intent: Option<&IntentVerdict>,
 ) -> Vec<Finding> {
-    let texts: Vec<String> = calls.iter().map(call_json).collect();
-    let raws: Vec<&RawValue> = texts
-        .iter()
-        .map(|t| serde_json::from_str(t).expect("a call's JSON reads back"))
-        .collect();
     fabrication::detect(&fabrication::Inputs {
         draft,
-        tool_calls: &raws,
+        tool_calls: calls,
         hydrated_context: "",
         user_message: user,
         identifier_keys: &d.identifier_keys,
@@ -274,14 +270,17 @@ pub fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
             "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
         ));
     }
-    let derived = derive(t, d);
-    let calls: Vec<String> = t.tool_calls.iter().map(call_json).collect();
-    let raw = |s: &str| -> Result<Box<RawValue>, String> {
-        RawValue::from_string(s.to_string()).map_err(|e| e.to_string())
-    };
-    let scope = t.scope.as_deref().map(raw).transpose()?;
-    let critic = t.critic.as_deref().map(raw).transpose()?;
-    let calls: Vec<Box<RawValue>> = calls.iter().map(|c| raw(c)).collect::<Result<_, _>>()?;
+    // Each call's JSON is written once, for the check and the line.
+    let raw = |s: String| RawValue::from_string(s).map_err(|e| e.to_string());
+    let calls: Vec<Box<RawValue>> = t
+        .tool_calls
+        .iter()
+        .map(|c| raw(call_json(c)))
+        .collect::<Result<_, _>>()?;
+    let call_refs: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
+    let derived = derive(t, d, &call_refs);
+    let scope = t.scope.clone().map(raw).transpose()?;
+    let critic = t.critic.clone().map(raw).transpose()?;
     let o = derived.origins.map(Origin::as_str);
     let line = Line {
         run_id: &t.run_id,
@@ -289,7 +288,7 @@ pub fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
         ts: t.ts.as_deref(),
         scope: scope.as_deref(),
         draft: &derived.draft,
-        tool_calls_this_turn: calls.iter().map(|c| c.as_ref()).collect(),
+        tool_calls_this_turn: call_refs,
         fabrication_findings: derived.findings.as_deref(),
         intent_verdict: derived.intent.as_ref(),
         call_site: t.call_site,

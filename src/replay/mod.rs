@@ -16,11 +16,12 @@ mod step;
 pub mod tally;
 mod totals;
 
+pub use crate::read::reader::{is_blank, without_bom};
 pub use options::{DecisionsMode, Format, ReplayOptions};
 pub use segments::{
     add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
-pub use step::{is_blank, without_bom, BlockResult, Regression, Reject};
+pub use step::{BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
 pub use totals::{DuplicateCheck, Totals, Warnings, WARNING_KINDS};
 

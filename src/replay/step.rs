@@ -29,22 +29,6 @@ pub struct Reject {
     pub raw_base64: Option<String>,
 }
 
-/// A blank line is skipped: JSON whitespace only (space, tab, CR). Any
-/// other byte (a form feed, a vertical tab) makes a line, which is then
-/// invalid JSON.
-pub fn is_blank(raw: &[u8]) -> bool {
-    raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
-}
-
-/// Line 1 without a UTF-8 byte-order mark (skipped, as most JSON Lines
-/// readers do).
-pub fn without_bom(line: u64, raw: &[u8]) -> &[u8] {
-    match line {
-        1 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
-        _ => raw,
-    }
-}
-
 /// A skip of a turn the critic revised or refused.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Regression {
