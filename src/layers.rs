@@ -41,6 +41,7 @@ const INNER: &[(&str, &[&str])] = &[
         "derive",
         &["pytext", "intent", "fabrication", "reflection", "draft"],
     ),
+    ("calibrate", &["select", "simulation"]),
     ("import", &["pyliteral", "raw", "openai", "otlp", "decode"]),
     (
         "replay",

@@ -1,11 +1,12 @@
 //! `critic-gate calibrate`: pick the `[sweep]` variant that saves the most
 //! while its safety regression rate stays within R with confidence
-//! 1 - delta, valid after the choice (fixed-sequence testing on a
-//! calibration half, figures on a held-out half).
+//! 1 - delta, valid after the choice (Learn then Test: the family fixed on
+//! a learn part, tested on a calibration part, figures on a held-out part).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use critic_gate::calibrate::{Procedure, Rule, DEFAULT_MIN_LABEL_COVERAGE};
 use critic_gate::{CalibrateOptions, Calibration};
 
 use super::replay::{FormatArg, RunArgs};
@@ -13,13 +14,13 @@ use super::CliResult;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Traffic files (JSON Lines; plain, .gz or .zst): read twice, once per half.
+    /// Traffic files (JSON Lines; plain, .gz or .zst): read once per part.
     #[arg(required = true)]
     pub files: Vec<String>,
     /// Gate config with a [sweep] table (and the baseline).
     #[arg(long)]
     pub config: PathBuf,
-    /// Folder for calibration/, held-out/, calibration.json and calibrated.toml.
+    /// Folder for learn/, calibration/, held-out/, calibration.json and calibrated.toml.
     #[arg(long)]
     pub out: PathBuf,
     /// The safety regression rate to stay within (a share, e.g. 0.02).
@@ -28,9 +29,21 @@ pub struct Args {
     /// The chance the choice's true rate exceeds R is at most this.
     #[arg(long, default_value_t = 0.05, value_parser = share)]
     pub delta: f64,
-    /// Seed of the run_id hash that splits the traffic into halves.
+    /// Seed of the run_id hash that deals the runs into parts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// How the family is tested on the calibration part (calibration.json
+    /// gives what each would certify).
+    #[arg(long, value_enum, default_value_t = ProcedureArg::FixedSequence)]
+    pub procedure: ProcedureArg,
+    /// A variant whose labelled skips are fewer than this share of its
+    /// skips (on the learn or the calibration part) cannot be certified.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = share_or_zero)]
+    pub min_label_coverage: f64,
+    /// Deal the runs into learn and calibration parts only (more labels
+    /// for each; no held-out figures).
+    #[arg(long)]
+    pub no_held_out: bool,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -47,14 +60,42 @@ fn share(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--procedure`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ProcedureArg {
+    /// The learn part's order, each at delta, up to the first failure.
+    FixedSequence,
+    /// Holm's step-down over the family's p-values.
+    Holm,
+    /// Each member at delta / m.
+    Bonferroni,
+}
+
+/// A share in [0, 1).
+fn share_or_zero(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!("give a number from 0 up to 1 (exclusive), got {s:?}")),
+    }
+}
+
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
     let replay = super::sweep::options(&a.files, &a.config, &a.out, &a.run, a.format.format)?;
     let o = CalibrateOptions {
         replay,
-        max_regression_rate: a.max_regression_rate,
-        delta: a.delta,
+        rule: Rule {
+            max_regression_rate: a.max_regression_rate,
+            delta: a.delta,
+            min_label_coverage: a.min_label_coverage,
+        },
+        procedure: match a.procedure {
+            ProcedureArg::FixedSequence => Procedure::FixedSequence,
+            ProcedureArg::Holm => Procedure::Holm,
+            ProcedureArg::Bonferroni => Procedure::Bonferroni,
+        },
         seed: a.seed,
+        held_out: !a.no_held_out,
     };
     let c = critic_gate::calibrate(&o, &a.out, &())?;
     if !a.run.quiet {
@@ -63,42 +104,57 @@ pub fn run(a: Args) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What calibrate prints: the tests in order, the choice, its held-out
-/// figures, and where the files are.
+/// What calibrate prints: the family in testing order, each procedure's
+/// choice, the held-out figures, and where the files are.
 fn render(c: &Calibration, out: &std::path::Path) -> String {
     use std::fmt::Write as _;
+    let held = c.turns.held_out.map_or("none".to_string(), |h| h.to_string());
     let mut s = format!(
-        "calibration half: {} turns, held-out half: {} turns (run_id hash, seed {}); savings: {}\n",
-        c.calibration_turns, c.held_out_turns, c.seed, c.savings_metric
+        "turns: learn {}, calibration {}, held-out {held} (run_id hash, seed {}); savings: {}\n",
+        c.turns.learn, c.turns.calibration, c.seed, c.savings_metric
     );
-    for t in &c.selection.tested {
-        let bound = t
-            .upper_bound
-            .map_or("none".to_string(), |u| format!("{u:.4}"));
+    let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
+    let _ = writeln!(s, "family (fixed on the learn part, safest first):");
+    for m in &c.selection.family {
+        let by: Vec<&str> = m.certified_by.iter().map(|p| p.name()).collect();
         let _ = writeln!(
             s,
-            "  {} {:<28} savings {:>10.4}  regressions {:>4} of {:>6} labelled  bound {bound}",
-            if t.passed { "PASS" } else { "FAIL" },
-            t.variant,
-            t.savings,
-            t.safety_regressions,
-            t.labelled_skips
+            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled, bound {}, coverage {}  certified by: {}",
+            m.variant,
+            bound(m.learn.upper_bound),
+            m.calibration.safety_regressions,
+            m.calibration.labelled_skips,
+            bound(m.calibration.upper_bound),
+            bound(m.calibration.label_coverage),
+            if by.is_empty() { "none".to_string() } else { by.join(", ") }
         );
     }
-    let _ = writeln!(s, "stopped: {}", c.selection.stopped);
+    let _ = writeln!(s, "left out on the learn part: {}", c.selection.left_out.len());
+    for o in &c.selection.procedures {
+        let mark = if o.procedure == c.selection.procedure { "*" } else { " " };
+        let chosen = o.chosen.as_deref().unwrap_or("none");
+        let _ = writeln!(s, "{mark} {}: chooses {chosen} ({})", o.procedure.name(), o.stopped);
+    }
     for n in &c.notes {
         let _ = writeln!(s, "note: {n}");
     }
     match (&c.selection.chosen, &c.held_out) {
         (Some(v), Some(h)) => {
-            let bound = h
-                .upper_bound
-                .map_or("none".to_string(), |u| format!("{u:.4}"));
+            let usd = h.net_usd.map_or("no price".to_string(), |u| format!("{u:.2} USD"));
             let _ = writeln!(
                 s,
-                "chosen: {v}; on the held-out half: {} skips, {} saved calls, {} regressions in {} labelled skips (bound {bound})",
-                h.skips, h.saved_calls, h.safety_regressions, h.labelled_skips
+                "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled skips (bound {}){}",
+                h.net_calls,
+                h.saved_calls,
+                h.added_calls,
+                h.safety_regressions,
+                h.labelled_skips,
+                bound(h.upper_bound),
+                if h.above_r { format!("; {}", h.note) } else { String::new() }
             );
+        }
+        (Some(v), None) => {
+            let _ = writeln!(s, "chosen: {v}");
         }
         _ => {
             let _ = writeln!(s, "chosen: none, keep the baseline");

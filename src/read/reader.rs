@@ -177,7 +177,7 @@ pub fn regular_files(sources: &[String], job: &str, passes: &str) -> crate::Resu
                 "not a regular file (a pipe, a FIFO or a device)"
             };
             return Err(crate::Error::Usage(format!(
-                "{s}: {what}: {job} reads the traffic twice ({passes}), so each input must be a regular file; write it to a file first"
+                "{s}: {what}: {job} reads the traffic more than once ({passes}), so each input must be a regular file; write it to a file first"
             )));
         }
     }

@@ -120,7 +120,7 @@ pub struct ReplayOptions {
     pub detail: bool,
     /// Notes on the plan (a sweep's axes not multiplied), in summary.json.
     pub notes: Vec<String>,
-    /// Only the turns of one half of the runs (`calibrate`).
+    /// Only the turns of one part of the runs (`calibrate`).
     pub split: Option<Split>,
     /// A skip is risky when its matched ack covers less than this share of
     /// the draft (`--max-ack-share`, default [`DEFAULT_MAX_ACK_SHARE`]).
@@ -162,20 +162,23 @@ impl ReplayOptions {
 /// `--max-ack-share`'s default.
 pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
 
-/// One half of the traffic, by a seeded hash of `run_id`: every turn of a
-/// run falls in the same half, and the halves do not depend on the order
-/// or the files the runs come in.
+/// One part of the traffic, by a seeded hash of `run_id`: every turn of a
+/// run falls in the same part, and the parts do not depend on the order
+/// or the files the runs come in (`calibrate`: learn, calibration and,
+/// unless left out, held-out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Split {
     pub seed: u64,
-    /// The held-out half (else the calibration half).
-    pub held_out: bool,
+    /// How many parts the runs are dealt into (2 or 3).
+    pub parts: u8,
+    /// Which of them this replay reads (0-based).
+    pub part: u8,
 }
 
 impl Split {
-    /// Whether the run falls in this half.
+    /// Whether the run falls in this part.
     pub fn keeps(&self, run_id: &str) -> bool {
-        let odd = xxhash_rust::xxh3::xxh3_64_with_seed(run_id.as_bytes(), self.seed) & 1 == 1;
-        odd == self.held_out
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(run_id.as_bytes(), self.seed);
+        h % u64::from(self.parts.max(1)) == u64::from(self.part)
     }
 }

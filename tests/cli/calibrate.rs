@@ -1,6 +1,6 @@
 //! `calibrate` on traffic whose revise rate is set per ack word: it picks
-//! what fixed-sequence testing on the calibration half says, and reports
-//! the choice on the held-out half.
+//! what the learn part's order tested on the calibration part says, and
+//! reports the choice on the held-out part.
 
 use serde_json::Value;
 
@@ -62,67 +62,65 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     let c: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
             .unwrap();
-    // The math, from the calibration half's own figures: by savings, least
-    // first; pass while the 95% bound is within 0.05; stop at a failure.
-    let half = summary(&out.join("calibration"));
-    let mut vs: Vec<(f64, String, u64, u64)> = ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"]
-        .iter()
-        .map(|v| {
-            let m = &half["variants"][*v];
-            (
-                m["net_usd_per_1k_turns"].as_f64().unwrap(),
-                v.to_string(),
-                m["safety_regressions"].as_u64().unwrap(),
-                m["labelled_skips"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    vs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut want = None;
-    for (_, name, k, n) in &vs {
-        let upper = critic_gate::internals::clopper_pearson_upper(*k, *n, 0.05).unwrap();
-        if upper > 0.05 {
+    // The math, from the parts' own figures: the family is the learn
+    // part's savers ordered by their learn bound (all covered: every turn
+    // is labelled); the calibration part tests them in that order.
+    let learn = summary(&out.join("learn"));
+    let cal = summary(&out.join("calibration"));
+    let names = ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"];
+    let bound = |s: &Value, v: &str| {
+        let m = &s["variants"][v];
+        let (k, n) = (m["safety_regressions"].as_u64().unwrap(), m["labelled_skips"].as_u64().unwrap());
+        critic_gate::internals::clopper_pearson_upper(k, n, 0.05).unwrap()
+    };
+    let mut order: Vec<(f64, &str)> = names.iter().map(|v| (bound(&learn, v), *v)).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut certified = Vec::new();
+    for (_, v) in &order {
+        if bound(&cal, v) > 0.05 {
             break;
         }
-        want = Some(name.clone());
+        certified.push(*v);
     }
-    assert_eq!(want.as_deref(), Some("sel=0/ack=1"), "{vs:?}");
+    let saves = |v: &&str| cal["variants"][*v]["net_usd_per_1k_turns"].as_f64().unwrap();
+    let want = certified.iter().max_by(|a, b| saves(a).total_cmp(&saves(b))).unwrap();
+    assert_eq!(*want, "sel=0/ack=1", "{order:?}");
     assert_eq!(c["selection"]["chosen"], "sel=0/ack=1", "{c}");
-    let tested: Vec<&str> = c["selection"]["tested"]
+    let family: Vec<&str> = c["selection"]["family"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["variant"].as_str().unwrap())
         .collect();
-    assert_eq!(tested, ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"]);
-    assert!(
-        c["selection"]["stopped"]
-            .as_str()
-            .unwrap()
-            .starts_with("sel=0/ack=2: "),
-        "{c}"
-    );
-    // The halves split the runs, and the held-out figures are the held-out
-    // replay's.
-    let (a, b) = (
-        c["calibration_turns"].as_u64().unwrap(),
-        c["held_out_turns"].as_u64().unwrap(),
-    );
-    assert_eq!(a + b, 3000);
-    assert!(a > 1300 && b > 1300, "{a} / {b}");
+    let by_learn: Vec<&str> = order.iter().map(|o| o.1).collect();
+    assert_eq!(family, by_learn);
+    let fixed = &c["selection"]["procedures"][0];
+    assert_eq!(fixed["procedure"], "fixed-sequence");
+    assert!(fixed["stopped"].as_str().unwrap().starts_with("sel=0/ack=2: "), "{c}");
+    assert!(c["guarantee"].as_str().unwrap().contains("missing at random"));
+    // The parts split the runs, and the held-out figures are the held-out
+    // replay's, net.
+    let t = &c["turns"];
+    let parts = [&t["learn"], &t["calibration"], &t["held_out"]].map(|x| x.as_u64().unwrap());
+    assert_eq!(parts.iter().sum::<u64>(), 3000);
+    assert!(parts.iter().all(|p| *p > 850), "{parts:?}");
     let held = &summary(&out.join("held-out"))["variants"]["sel=0/ack=1"];
     for k in [
         "saved_calls",
+        "added_calls",
+        "net_calls",
+        "net_usd",
         "safety_regressions",
         "labelled_skips",
         "skips",
     ] {
         assert_eq!(c["held_out"][k], held[k], "{k}");
     }
+    assert_eq!(c["held_out"]["above_r"], false, "{c}");
     // calibrated.toml replays as the chosen variant.
     let toml_text = std::fs::read_to_string(out.join("calibrated.toml")).unwrap();
     assert!(
-        toml_text.starts_with("# sel=0/ack=1: chosen by calibrate"),
+        toml_text.starts_with("# sel=0/ack=1: chosen by calibrate (fixed-sequence)"),
         "{toml_text}"
     );
     let cfg2 = d.write(
@@ -148,7 +146,7 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
         "ok and sure acks skip"
     );
     assert!(
-        stdout(&o).contains("chosen: sel=0/ack=1; on the held-out half"),
+        stdout(&o).contains("chosen: sel=0/ack=1; on the held-out part: net "),
         "{}",
         stdout(&o)
     );
@@ -176,7 +174,7 @@ fn too_few_labels_keep_the_baseline_and_say_how_many_are_needed() {
     assert!(c["selection"]["chosen"].is_null(), "{c}");
     assert_eq!(c["labels_needed"], 29956);
     assert!(
-        c["selection"]["stopped"]
+        c["selection"]["procedures"][0]["stopped"]
             .as_str()
             .unwrap()
             .contains("it takes at least 29956 labelled skips"),
@@ -202,7 +200,7 @@ fn too_few_labels_keep_the_baseline_and_say_how_many_are_needed() {
             Some(b""),
         ),
         2,
-        "calibrate reads the traffic twice",
+        "calibrate reads the traffic more than once",
     );
     expect_error(
         &run_in(
@@ -241,4 +239,65 @@ fn a_failed_calibrate_leaves_no_folder_it_made() {
     );
     expect_code(&o, 2);
     assert!(!out.exists(), "{}", stderr(&o));
+}
+
+/// Holm and Bonferroni on the same data, and two parts only: every
+/// procedure's outcome is in calibration.json, the asked one decides.
+#[test]
+fn each_procedure_is_offered_and_the_held_out_part_can_be_left_out() {
+    let d = Dir::new();
+    let input = d.write("t.jsonl", traffic());
+    let cfg = d.write("c.toml", CONFIG);
+    let out = d.path("cal");
+    let o = run_in(
+        &out,
+        &[
+            "calibrate",
+            input.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.05",
+            "--procedure",
+            "holm",
+            "--no-held-out",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
+            .unwrap();
+    assert_eq!(c["selection"]["procedure"], "holm");
+    let names: Vec<&str> = c["selection"]["procedures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["procedure"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fixed-sequence", "holm", "bonferroni"]);
+    assert_eq!(c["selection"]["chosen"], c["selection"]["procedures"][1]["chosen"]);
+    assert!(c["turns"]["held_out"].is_null() && c["held_out"].is_null(), "{c}");
+    assert!(!out.join("held-out").exists());
+    assert_eq!(
+        c["turns"]["learn"].as_u64().unwrap() + c["turns"]["calibration"].as_u64().unwrap(),
+        3000
+    );
+    expect_error(
+        &run_in(
+            &d.path("z"),
+            &[
+                "calibrate",
+                input.to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--max-regression-rate",
+                "0.05",
+                "--min-label-coverage",
+                "1.5",
+            ],
+        ),
+        2,
+        "give a number from 0 up to 1",
+    );
 }

@@ -1,0 +1,307 @@
+//! `calibrate`: choose the sweep variant that saves the most while its
+//! safety regression rate stays within R with confidence 1 - delta, in a
+//! way that stays valid after the choice (Learn then Test).
+//!
+//! Quoting the best of many variants' own bounds on the data that picked
+//! it is optimistic: each bound holds for one variant chosen in advance,
+//! not for the best-looking of many. So the traffic is dealt by a seeded
+//! hash of `run_id` into a learn part, a calibration part and (unless
+//! `--no-held-out`) a held-out part. The learn part fixes the family and
+//! its order ([`select`]: its frontier, safest first); the calibration
+//! part tests it; the held-out part shows the choice on traffic that
+//! played no part in it.
+
+pub mod select;
+#[cfg(test)]
+mod simulation;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::Plan;
+use crate::pipeline::{self, Progress};
+use crate::replay::options::Split;
+use crate::replay::ReplayOptions;
+use crate::report::figures::{RunSummary, VariantSummary};
+use crate::report::frontier::{savings_metric, Savings};
+use crate::report::numbers::sig_up;
+pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
+
+/// `--min-label-coverage`'s default: below it the unlabelled skips, whose
+/// rate the bound takes to be the labelled ones', outnumber the labelled
+/// skips it is computed from, so the claim would rest more on that
+/// assumption than on labels.
+pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = 0.5;
+
+/// What `calibrate` is asked to do.
+pub struct CalibrateOptions {
+    /// The sweep's replay (its plan, sources and settings); the split is
+    /// set here.
+    pub replay: ReplayOptions,
+    pub rule: Rule,
+    pub procedure: Procedure,
+    pub seed: u64,
+    /// Deal the runs into three parts (else learn and calibration only).
+    pub held_out: bool,
+}
+
+/// The chosen variant's figures on the held-out part: net, as a team
+/// would see them after the switch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HeldOut {
+    pub turns: u64,
+    pub skips: u64,
+    pub saved_calls: u64,
+    pub added_calls: u64,
+    pub net_calls: i64,
+    pub saved_usd: Option<f64>,
+    pub added_usd_estimated: Option<f64>,
+    pub net_usd: Option<f64>,
+    pub safety_regressions: u64,
+    pub labelled_skips: u64,
+    pub label_coverage: Option<f64>,
+    /// At 1 - delta, as on the calibration part.
+    pub upper_bound: Option<f64>,
+    /// Every unlabelled skip counted as a regression.
+    pub worst_case_upper_bound: Option<f64>,
+    /// The bound is above R (or there is none).
+    pub above_r: bool,
+    pub note: String,
+}
+
+/// The turns in each part.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Parts {
+    pub learn: u64,
+    pub calibration: u64,
+    /// None: `--no-held-out`.
+    pub held_out: Option<u64>,
+}
+
+/// `calibration.json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    pub max_regression_rate: f64,
+    pub delta: f64,
+    pub min_label_coverage: f64,
+    pub seed: u64,
+    pub turns: Parts,
+    /// What the variants are ordered and compared by.
+    pub savings_metric: &'static str,
+    /// What the choice guarantees, and under which assumptions.
+    pub guarantee: String,
+    pub selection: Selection,
+    /// The least labelled skips that could certify the rate at level
+    /// delta (null past 2^53).
+    pub labels_needed: Option<u64>,
+    /// Invalid lines set aside (`--skip-invalid`): read by every part,
+    /// so counted once here.
+    pub rejected: u64,
+    pub notes: Vec<String>,
+    pub held_out: Option<HeldOut>,
+}
+
+/// The guarantee, in words, for `rule`.
+pub fn guarantee(rule: &Rule) -> String {
+    format!(
+        "with probability at least {} (over the traffic), every variant certified on the calibration part has a true safety regression rate of at most {}: the chance that one of its labelled skips is a turn production's critic revised or refused. It assumes runs are independent draws from one traffic, labelled skips within the calibration part independent, and unlabelled skips missing at random (each member's worst-case bound counts them all as regressions); the family and its order come from the learn part, which shares no run with the calibration part",
+        1.0 - rule.delta,
+        rule.max_regression_rate
+    )
+}
+
+/// One part's evidence on a variant.
+fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
+    v.map_or_else(Evidence::default, |v| Evidence {
+        savings: metric.of(v).unwrap_or(0.0),
+        skips: v.skips,
+        labelled_skips: v.labelled_skips,
+        safety_regressions: v.safety_regressions,
+    })
+}
+
+/// The variants other than the baseline, with both parts' evidence.
+fn candidates(learn: &RunSummary, cal: &RunSummary) -> (Savings, Vec<Candidate>) {
+    let all: Vec<&VariantSummary> = learn.ordered().chain(cal.ordered()).collect();
+    let metric = savings_metric(&all);
+    let c = learn
+        .ordered()
+        .filter(|v| !v.baseline)
+        .map(|v| Candidate {
+            variant: v.variant.clone(),
+            learn: evidence(Some(v), metric),
+            calibration: evidence(cal.variants.get(&v.variant), metric),
+        })
+        .collect();
+    (metric, c)
+}
+
+fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
+    let e = Evidence {
+        savings: 0.0,
+        skips: v.skips,
+        labelled_skips: v.labelled_skips,
+        safety_regressions: v.safety_regressions,
+    };
+    let upper = e.upper(rule.delta);
+    let above_r = upper.is_none_or(|u| u > rule.max_regression_rate);
+    let head = "a separate statement on one variant fixed before this part was read";
+    let note = match (upper, above_r) {
+        (None, _) => format!("{head}: it has no labelled skips here, so nothing bounds its rate"),
+        (Some(u), true) => format!(
+            "{head}: its bound here ({}) is above R = {}; the certificate is the calibration part's, and this part does not confirm it",
+            sig_up(Some(u)).unwrap_or(u),
+            rule.max_regression_rate
+        ),
+        (Some(_), false) => format!("{head}: its bound here is within R as well"),
+    };
+    HeldOut {
+        turns: v.turns,
+        skips: v.skips,
+        saved_calls: v.saved_calls,
+        added_calls: v.added_calls,
+        net_calls: v.net_calls,
+        saved_usd: v.saved_usd,
+        added_usd_estimated: v.added_usd_estimated,
+        net_usd: v.net_usd,
+        safety_regressions: v.safety_regressions,
+        labelled_skips: v.labelled_skips,
+        label_coverage: v.label_coverage,
+        upper_bound: sig_up(upper),
+        worst_case_upper_bound: sig_up(e.worst_case_upper(rule.delta)),
+        above_r,
+        note,
+    }
+}
+
+/// What the parts say that the figures do not.
+fn notes(parts: &[(&str, &RunSummary)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (name, h) in parts {
+        if h.turns == 0 {
+            notes.push(format!("the {name} part has no turns (every run_id hashes to another part): its figures say nothing"));
+        }
+    }
+    if let Some((_, first)) = parts.first().filter(|(_, p)| p.rejected > 0) {
+        notes.push(format!("{} invalid lines were set aside; each part's report counts them, as every part reads every line", first.rejected));
+    }
+    notes
+}
+
+/// The parts, in hash order: learn (0), calibration (1), held-out (2).
+const PARTS: [&str; 3] = ["learn", "calibration", "held-out"];
+
+/// Replay part `part` into `out/NAME`.
+fn part(o: &CalibrateOptions, part: u8, out: &Path, p: &dyn Progress) -> crate::Result<RunSummary> {
+    let parts = if o.held_out { 3 } else { 2 };
+    let mut replay = o.replay.clone();
+    replay.split = Some(Split {
+        seed: o.seed,
+        parts,
+        part,
+    });
+    let name = PARTS[usize::from(part)];
+    replay.label = format!("{}-{name}", o.replay.label);
+    replay.notes.push(format!(
+        "the {name} part of calibrate: the runs whose run_id hash (XXH3, seed {}) modulo {parts} is {part}",
+        o.seed
+    ));
+    Ok(pipeline::run(replay, &out.join(name), p)?.summary.run)
+}
+
+/// Calibrate into `out`: `learn/`, `calibration/` and `held-out/` (each a
+/// sweep's report folder), then `calibration.json` and `calibrated.toml`.
+/// A failed run removes the folder if it made it.
+pub fn calibrate(o: &CalibrateOptions, out: &Path, p: &dyn Progress) -> crate::Result<Calibration> {
+    crate::report::or_remove_new(out, || calibrate_into(o, out, p))
+}
+
+fn calibrate_into(
+    o: &CalibrateOptions,
+    out: &Path,
+    p: &dyn Progress,
+) -> crate::Result<Calibration> {
+    crate::read::reader::regular_files(&o.replay.sources, "calibrate", "one pass per part")?;
+    crate::report::claim_job_dir(out, &o.replay.sources, "calibrate", o.replay.force)?;
+    let learn = part(o, 0, out, p)?;
+    let cal = part(o, 1, out, p)?;
+    let held = o.held_out.then(|| part(o, 2, out, p)).transpose()?;
+    let (metric, candidates) = candidates(&learn, &cal);
+    let selection = select::select(candidates, &o.rule, o.procedure);
+    let held_out = held.as_ref().and_then(|h| {
+        let c = selection.chosen.as_ref()?;
+        h.variants.get(c).map(|v| held_out(v, &o.rule))
+    });
+    let mut parts = vec![("learn", &learn), ("calibration", &cal)];
+    parts.extend(held.as_ref().map(|h| ("held-out", h)));
+    let c = Calibration {
+        max_regression_rate: o.rule.max_regression_rate,
+        delta: o.rule.delta,
+        min_label_coverage: o.rule.min_label_coverage,
+        seed: o.seed,
+        turns: Parts {
+            learn: learn.turns,
+            calibration: cal.turns,
+            held_out: held.as_ref().map(|h| h.turns),
+        },
+        savings_metric: metric.name(),
+        guarantee: guarantee(&o.rule),
+        selection,
+        labels_needed: labels_needed(o.rule.max_regression_rate, o.rule.delta),
+        rejected: learn.rejected,
+        notes: notes(&parts),
+        held_out,
+    };
+    write_files(&c, &o.replay.plan, out)?;
+    Ok(c)
+}
+
+/// Why the asked procedure chose nothing.
+fn stopped(c: &Calibration) -> &str {
+    c.selection
+        .procedures
+        .iter()
+        .find(|p| p.procedure == c.selection.procedure)
+        .map_or("", |p| p.stopped.as_str())
+}
+
+/// The chosen settings as a config snippet (the baseline's settings when
+/// nothing was chosen: keep what you have).
+pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
+    let (name, why) = match &c.selection.chosen {
+        Some(v) => (
+            v.as_str(),
+            format!(
+                "chosen by calibrate ({}): safety regression rate <= {} with {:.0}% confidence",
+                c.selection.procedure.name(),
+                c.max_regression_rate,
+                (1.0 - c.delta) * 100.0
+            ),
+        ),
+        None => (
+            plan.variants[plan.baseline].name.as_str(),
+            format!(
+                "calibrate certified no variant ({}): keep the baseline",
+                stopped(c)
+            ),
+        ),
+    };
+    let config = &plan
+        .variants
+        .iter()
+        .find(|v| v.name == name)
+        .expect("the chosen variant is in the plan")
+        .config;
+    let body = toml::to_string(config).expect("a gate config serializes");
+    format!("# {name}: {why}\n[variants.calibrated]\n{body}")
+}
+
+/// Write `calibration.json` and `calibrated.toml` (each whole or not at
+/// all: written beside, then renamed).
+fn write_files(c: &Calibration, plan: &Plan, out: &Path) -> crate::Result<()> {
+    let json = serde_json::to_string_pretty(c).expect("serializes") + "\n";
+    crate::report::put(out, "calibration.json", json.as_bytes())?;
+    crate::report::put(out, "calibrated.toml", calibrated_toml(c, plan).as_bytes())
+}
+
