@@ -274,10 +274,23 @@ fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJ
     Ok(())
 }
 
+/// A risky-skip budget on a variant without the smart gate would pass on
+/// nothing (none of its skips is an ack skip): it cannot be judged.
+fn risky_budget_applies(dir: &ReplayDir, targets: &[String], b: &CheckConfig) -> Result<(), CannotJudge> {
+    let flag_off = targets.iter().find(|v| !dir.variant(v).selective_gate);
+    match (b.max_risky_skip_rate, flag_off) {
+        (Some(_), Some(v)) => Err(CannotJudge(format!(
+            "variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with --variant, or drop the budget"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Apply `budgets` to the variants named (default: every non-baseline one).
 pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>, CannotJudge> {
     let targets = targets(dir, budgets)?;
     something_to_judge(dir, &targets)?;
+    risky_budget_applies(dir, &targets, budgets)?;
     let mut out = Vec::new();
     for v in &targets {
         for b in variant_budgets(budgets) {
@@ -522,7 +535,11 @@ mod tests {
                 labelled,
                 0.05,
             )),
-            risky_skip_rate: share(0, skips),
+            selective_gate: name != "legacy",
+            risky_skips: (name != "legacy").then_some(0),
+            risky_labelled_skips: (name != "legacy").then_some(0),
+            risky_safety_regressions: (name != "legacy").then_some(0),
+            risky_skip_rate: share(0, skips).filter(|_| name != "legacy"),
             ..Default::default()
         }
     }

@@ -36,7 +36,7 @@ const INNER: &[(&str, &[&str])] = &[
             "turn",
         ],
     ),
-    ("gate", &["pyre", "claims", "reasons"]),
+    ("gate", &["pyre", "claims", "neutral", "reasons"]),
     (
         "derive",
         &["pytext", "intent", "fabrication", "reflection", "draft"],

@@ -14,6 +14,7 @@
 
 pub(crate) mod claims;
 pub(crate) mod pyre;
+pub(crate) mod neutral;
 mod reasons;
 
 use std::borrow::Cow;
@@ -322,6 +323,46 @@ pub fn ack_patterns(config: &FrameworkConfig) -> Vec<String> {
     }
 }
 
+/// The letters and digits of `text` inside `spans` (sorted, disjoint),
+/// and those outside them that are not in a neutral word (each maximal
+/// run of uncovered letters and digits is a word).
+fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize) {
+    let (mut covered, mut content) = (0, 0);
+    let mut word = String::new();
+    let end_word = |word: &mut String, content: &mut usize| {
+        if !neutral::is_neutral(word) {
+            *content += word.chars().count();
+        }
+        word.clear();
+    };
+    let mut span = spans.iter().peekable();
+    for (i, c) in text.char_indices() {
+        while span.next_if(|(_, b)| *b <= i).is_some() {}
+        let inside = span.peek().is_some_and(|(a, _)| *a <= i);
+        match (c.is_alphanumeric(), inside) {
+            (true, true) => covered += 1,
+            (true, false) => word.push(c),
+            (false, _) => {}
+        }
+        if !(c.is_alphanumeric() && !inside) && !word.is_empty() {
+            end_word(&mut word, &mut content);
+        }
+    }
+    if !word.is_empty() {
+        end_word(&mut word, &mut content);
+    }
+    (covered, content)
+}
+
+/// Where a draft's acks are, and how much of it they cover.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AckCover {
+    /// Covered letters and digits over the draft's, in [0, 1].
+    pub share: f64,
+    /// The byte ranges of the lowered draft the matches cover, merged.
+    pub spans: Vec<(usize, usize)>,
+}
+
 /// A config compiled for evaluation: patterns compiled once.
 pub struct Gate {
     config: FrameworkConfig,
@@ -411,10 +452,9 @@ impl Gate {
         })
     }
 
-    /// How much of the lowered, stripped draft the ack covers: the code
-    /// points of the first match of the first matching pattern (where
-    /// symfonic's `any` stops) over the draft's; None when none matches.
-    /// Variants sharing their patterns compute it once per draft.
+    /// How much of the lowered, stripped draft its acks cover
+    /// ([`Gate::ack_cover`]); None when no pattern matches. Variants
+    /// sharing their patterns compute it once per draft.
     pub fn ack_share(&self, f: &DraftFeatures) -> Option<f64> {
         let set = Arc::as_ptr(&self.each) as usize;
         let slot = &f.share_memo[(set >> 4) % ACK_MEMO_SLOTS];
@@ -423,21 +463,44 @@ impl Gate {
                 return share;
             }
         }
-        let lowered = f.lowered();
-        let share = self.ack_match(lowered).map(|(a, b)| {
-            lowered[a..b].chars().count() as f64 / lowered.chars().count().max(1) as f64
-        });
+        let share = self.ack_cover(f.lowered()).map(|c| c.share);
         slot.set(Some((set, share)));
         share
     }
 
-    /// The byte range in `lowered` of the first match of the first
-    /// pattern that matches.
-    pub fn ack_match(&self, lowered: &str) -> Option<(usize, usize)> {
-        let agree = std::cell::Cell::new(None);
-        self.each
+    /// The union of every match of every pattern in `lowered`, and the
+    /// share of its letters and digits it covers, function and courtesy
+    /// words ([`neutral`]) left out ("OK, done." and "Thank you so much for
+    /// your patience." are all ack; "Sure, but refunds are closed" is a
+    /// fifth). A draft with nothing else that a pattern matches is all
+    /// ack. None when no pattern matches.
+    pub fn ack_cover(&self, lowered: &str) -> Option<AckCover> {
+        let mut spans: Vec<(usize, usize)> = self
+            .each
             .iter()
-            .find_map(|p| p.find_in(lowered, &agree).ok().flatten())
+            .filter_map(|p| p.find_all(lowered).ok())
+            .flatten()
+            .collect();
+        if spans.is_empty() {
+            return None;
+        }
+        spans.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (a, b) in spans {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let (covered, content) = count_letters(lowered, &merged);
+        let share = match covered + content {
+            0 => 1.0,
+            all => covered as f64 / all as f64,
+        };
+        Some(AckCover {
+            share,
+            spans: merged,
+        })
     }
 
     /// `any(re.search(p, lowered, re.IGNORECASE) for p in patterns)`.
@@ -531,6 +594,33 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
+    use super::{DraftFeatures, FrameworkConfig, Gate};
+
+    /// Found by review: the share counted the first match only, so plain
+    /// acks were "risky" ("OK, done." 0.22, "Got it, thanks!" 0.40). Every
+    /// match of every pattern counts, over letters and digits.
+    #[test]
+    fn an_ack_share_is_every_match_over_letters() {
+        let gate = Gate::new(FrameworkConfig {
+            metacognition_selective_gate: true,
+            ..FrameworkConfig::default()
+        })
+        .unwrap();
+        let share = |d: &str| gate.ack_share(&DraftFeatures::of(d));
+        for plain in ["OK, done.", "Got it, thanks!", "Sure thing, will do!", "Thanks — done 👍"] {
+            assert!(share(plain).unwrap() >= 0.6, "{plain}: {:?}", share(plain));
+        }
+        assert_eq!(share("OK, done."), Some(1.0));
+        assert_eq!(share("Got it, thanks!"), Some(1.0));
+        // "but", "no" and the content words count; "are", "this" do not.
+        let s = share("Sure, but refunds are no longer possible on this plan.").unwrap();
+        assert!((s - 4.0 / 36.0).abs() < 1e-12, "{s}");
+        // Digits count: an order number is more than an ack.
+        let s = share("Done: order 48213 for 2 items").unwrap();
+        assert!((s - 4.0 / 20.0).abs() < 1e-12, "{s}");
+        assert_eq!(share("Thank you so much for your patience."), Some(1.0));
+        assert_eq!(share("no ack in here"), None);
+    }
 
     /// Every character lowered alone as CPython 3.11 lowers it (its
     /// `str.lower()` table from `scripts/gen_unicode_tables.py`), and texts

@@ -259,21 +259,17 @@ fn validate(
 
 /// The risky skips' counts and bound.
 fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
-    let n = scan.risky.len() as u64 + scan.risky_unlisted;
-    let labelled: Vec<_> = scan.risky.iter().filter(|r| r.labelled).collect();
-    let k = labelled
-        .iter()
-        .filter(|r| r.verdict.is_some_and(|v| v.is_intervention()))
-        .count() as u64;
+    // Every risky skip's label, listed in risky_skips.csv or not.
+    let t = scan.risky_totals;
     RiskySummary {
         max_ack_share: max,
         skips: scan.skips,
-        risky_skips: n,
-        risky_labelled: labelled.len() as u64,
-        risky_safety_regressions: k,
+        risky_skips: t.skips,
+        risky_labelled: t.labelled,
+        risky_safety_regressions: t.safety_regressions,
         risky_regression_rate_upper95: crate::report::numbers::sig_up(clopper_pearson_upper(
-            k,
-            labelled.len() as u64,
+            t.safety_regressions,
+            t.labelled,
             0.05,
         )),
     }

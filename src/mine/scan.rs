@@ -35,6 +35,24 @@ pub struct Risky {
     pub labelled: bool,
 }
 
+/// The risky skips of one draft, over all its turns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RiskyDraft {
+    pub skips: u64,
+    pub labelled: u64,
+    pub safety_regressions: u64,
+    pub ack_share: f64,
+    pub matched: String,
+}
+
+/// Every risky skip's label, listed or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RiskyTotals {
+    pub skips: u64,
+    pub labelled: u64,
+    pub safety_regressions: u64,
+}
+
 /// What the pass found.
 #[derive(Debug, Default)]
 pub struct Scan {
@@ -52,6 +70,10 @@ pub struct Scan {
     pub skips: u64,
     pub risky: Vec<Risky>,
     pub risky_unlisted: u64,
+    pub risky_totals: RiskyTotals,
+    /// By draft (at most [`MAX_RISKY`] drafts; the rest are counted).
+    pub risky_drafts: BTreeMap<String, RiskyDraft>,
+    pub risky_drafts_unlisted: u64,
     pub stress: Option<Stress>,
 }
 
@@ -191,15 +213,14 @@ fn note_missed(turn: &Turn, s: &ScanSetup, out: &mut Scan) {
     m.usd += usd(turn, s.cost);
 }
 
-/// The share of the lowered, stripped draft that the first matching
-/// pattern's first match covers ([`Gate::ack_share`]), and the matched
-/// text.
+/// The share of the lowered, stripped draft's letters and digits that its
+/// acks cover ([`Gate::ack_cover`]), and the matched texts (joined by
+/// " + ").
 pub fn ack_share(draft: &str, gate: &Gate) -> Option<(f64, String)> {
     let lowered: Cow<str> = py_lower(py_strip(draft));
-    let (a, b) = gate.ack_match(&lowered)?;
-    let matched = &lowered[a..b];
-    let share = matched.chars().count() as f64 / lowered.chars().count().max(1) as f64;
-    Some((share, matched.to_string()))
+    let cover = gate.ack_cover(&lowered)?;
+    let matched: Vec<&str> = cover.spans.iter().map(|(a, b)| &lowered[*a..*b]).collect();
+    Some((cover.share, matched.join(" + ")))
 }
 
 fn note_risky(turn: &Turn, (source, line): (usize, u64), gate: &Gate, max: f64, out: &mut Scan) {
@@ -209,11 +230,38 @@ fn note_risky(turn: &Turn, (source, line): (usize, u64), gate: &Gate, max: f64, 
     if share >= max {
         return;
     }
+    let review = turn.review();
+    let verdict = review.and_then(|c| c.verdict);
+    let labelled = review.is_some_and(|c| c.verdict.is_some());
+    let regression = u64::from(labelled && verdict.is_some_and(|v| v.is_intervention()));
+    let t = &mut out.risky_totals;
+    t.skips += 1;
+    t.labelled += u64::from(labelled);
+    t.safety_regressions += regression;
+    let draft = turn.draft.to_string();
+    let full = out.risky_drafts.len() >= MAX_RISKY;
+    match out.risky_drafts.get_mut(&draft) {
+        Some(d) => {
+            d.skips += 1;
+            d.labelled += u64::from(labelled);
+            d.safety_regressions += regression;
+        }
+        None if full => out.risky_drafts_unlisted += 1,
+        None => {
+            let d = RiskyDraft {
+                skips: 1,
+                labelled: u64::from(labelled),
+                safety_regressions: regression,
+                ack_share: share,
+                matched: matched.clone(),
+            };
+            out.risky_drafts.insert(draft.clone(), d);
+        }
+    }
     if out.risky.len() >= MAX_RISKY {
         out.risky_unlisted += 1;
         return;
     }
-    let review = turn.review();
     out.risky.push(Risky {
         source,
         line,
@@ -221,8 +269,8 @@ fn note_risky(turn: &Turn, (source, line): (usize, u64), gate: &Gate, max: f64, 
         turn: turn.turn,
         ack_share: share,
         matched,
-        draft: turn.draft.to_string(),
-        verdict: review.and_then(|c| c.verdict),
-        labelled: review.is_some_and(|c| c.verdict.is_some()),
+        draft,
+        verdict,
+        labelled,
     });
 }

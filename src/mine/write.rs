@@ -115,6 +115,25 @@ fn risky_csv(scan: &Scan, o: &MineOptions, run: &str) -> crate::Result<Vec<u8>> 
     table("risky_skips.csv", run, cols)
 }
 
+/// `risky_drafts.csv`: the risky skips by draft, most skips first.
+fn risky_drafts_csv(scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
+    let mut r: Vec<(&String, &super::scan::RiskyDraft)> = scan.risky_drafts.iter().collect();
+    r.sort_by(|a, b| b.1.skips.cmp(&a.1.skips).then(a.0.cmp(b.0)));
+    let u = |f: fn(&super::scan::RiskyDraft) -> u64| Col::U64(r.iter().map(|x| f(x.1)).collect());
+    let cols = vec![
+        ("draft", Col::Str(r.iter().map(|x| Some(x.0.clone())).collect())),
+        ("skips", u(|d| d.skips)),
+        ("labelled", u(|d| d.labelled)),
+        ("safety_regressions", u(|d| d.safety_regressions)),
+        (
+            "ack_share",
+            Col::F64(r.iter().map(|x| crate::report::numbers::sig(Some(x.1.ack_share))).collect()),
+        ),
+        ("matched", Col::Str(r.iter().map(|x| Some(x.1.matched.clone())).collect())),
+    ];
+    table("risky_drafts.csv", run, cols)
+}
+
 /// The variant with every proposed pattern added, as a config table.
 fn proposals_toml(m: &Mined, v: &Variant) -> String {
     let mut config = v.config.clone();
@@ -143,6 +162,7 @@ pub fn all(m: &Mined, scan: &Scan, o: &MineOptions, v: &Variant, out: &Path) -> 
     put(out, "proposals.csv", &proposals_csv(m, &run)?)?;
     put(out, "missed.csv", &missed_csv(m, scan, &run)?)?;
     put(out, "risky_skips.csv", &risky_csv(scan, o, &run)?)?;
+    put(out, "risky_drafts.csv", &risky_drafts_csv(scan, &run)?)?;
     put(out, "proposals.toml", proposals_toml(m, v).as_bytes())?;
     let json = serde_json::to_string_pretty(m).expect("serializes") + "\n";
     put(out, "mine.json", json.as_bytes())

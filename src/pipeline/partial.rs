@@ -39,7 +39,7 @@ const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// The version of the frames and their payloads; a merge refuses others.
 /// 2: the tallies know whether the scope dimensions overflowed, the scan
 /// lists at most so many keys.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Frame tags.
 pub mod tag {

@@ -403,7 +403,11 @@ impl Replayer {
             nano_usd,
         });
         if let Some(ev) = &event {
-            t.events_by_length[length_bucket_index(draft_chars)].add(ev);
+            let b = length_bucket_index(draft_chars);
+            t.events_by_length[b].add(ev);
+            if let Some(ms) = ev.latency_ms {
+                t.latency_by_length[b].add(ms);
+            }
         }
         let signals = turn.signals();
         for s in Signal::ALL {

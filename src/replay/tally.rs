@@ -200,19 +200,43 @@ impl EventSums {
 pub struct AddedCost {
     buckets: [EventSums; LENGTH_BUCKETS.len()],
     overall: EventSums,
+    /// The recorded latencies by bucket, and of all turns: an added call's
+    /// latency is drawn from its bucket's distribution, not its mean.
+    latency: [Histogram; LENGTH_BUCKETS.len()],
+    latency_overall: Histogram,
 }
 
 impl AddedCost {
-    /// From the run's recorded events by draft-length bucket.
-    pub fn new(buckets: &[EventSums; LENGTH_BUCKETS.len()]) -> AddedCost {
+    /// From the run's recorded events (and their latencies) by
+    /// draft-length bucket.
+    pub fn new(
+        buckets: &[EventSums; LENGTH_BUCKETS.len()],
+        latency: &[Histogram; LENGTH_BUCKETS.len()],
+    ) -> AddedCost {
         let mut overall = EventSums::default();
         for b in buckets {
             overall.merge(b);
         }
+        let mut latency = latency.clone();
+        let mut latency_overall = Histogram::default();
+        for h in &mut latency {
+            h.settle();
+            latency_overall.merge(h);
+        }
         AddedCost {
             buckets: *buckets,
             overall,
+            latency,
+            latency_overall,
         }
+    }
+
+    /// The recorded latencies an added call of bucket `b` is drawn from:
+    /// its bucket's, else all turns'; None when none recorded one.
+    fn latency_pool(&self, b: usize) -> Option<&Histogram> {
+        [&self.latency[b], &self.latency_overall]
+            .into_iter()
+            .find(|h| h.count > 0)
     }
 
     /// The estimate of `c`'s added calls (0 when it has none).
@@ -480,6 +504,78 @@ impl Histogram {
     }
 }
 
+/// A latency distribution with weights that need not be whole: recorded
+/// latencies count 1 each, an estimated call 1/n at each of its pool's n
+/// recorded values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mixture {
+    /// (bucket, weight), sorted by bucket after [`Mixture::sort`].
+    bins: Vec<(u64, f64)>,
+    total: f64,
+    /// Every weight is whole: quantiles are the histogram's own.
+    whole: Option<Histogram>,
+}
+
+impl Mixture {
+    fn of(h: &Histogram) -> Mixture {
+        Mixture {
+            bins: h.buckets().into_iter().map(|(k, c)| (k, c as f64)).collect(),
+            total: h.count as f64,
+            whole: Some(h.clone()),
+        }
+    }
+
+    /// `n` calls spread over `pool`'s recorded values.
+    fn spread(&mut self, n: u64, pool: &Histogram) {
+        let per = n as f64 / pool.count as f64;
+        self.bins
+            .extend(pool.buckets().into_iter().map(|(k, c)| (k, c as f64 * per)));
+        self.total += n as f64;
+        self.whole = None;
+    }
+
+    fn sort(&mut self) {
+        self.bins.sort_by_key(|b| b.0);
+    }
+
+    /// The `q` quantile: the least value whose cumulative weight reaches
+    /// q of the total (nearest rank when every weight is whole); None when
+    /// empty.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        if let Some(h) = &self.whole {
+            return h.quantile(q);
+        }
+        if self.total <= 0.0 {
+            return None;
+        }
+        // A relative slack for the sums' rounding, far below one call.
+        let target = q * self.total * (1.0 - 1e-12);
+        let mut seen = 0.0;
+        for &(k, w) in &self.bins {
+            seen += w;
+            if seen >= target {
+                return Some(k as f64);
+            }
+        }
+        self.bins.last().map(|b| b.0 as f64)
+    }
+
+    /// (value, cumulative share in [0, 1]) at each value.
+    pub fn steps(&self) -> Vec<(u64, f64)> {
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        let mut seen = 0.0;
+        for &(k, w) in &self.bins {
+            seen += w;
+            let share = seen / self.total.max(f64::MIN_POSITIVE);
+            match out.last_mut() {
+                Some(last) if last.0 == k => last.1 = share,
+                _ => out.push((k, share)),
+            }
+        }
+        out
+    }
+}
+
 /// Everything tallied for one variant.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VariantTally {
@@ -538,27 +634,29 @@ impl VariantTally {
     }
 
     /// As [`VariantTally::latency_quantile`], with every user-facing fire
-    /// that recorded no latency (every added call among them) taken at its
-    /// estimated latency; None when no recorded event has a latency.
+    /// that recorded no latency (every added call among them) drawn from
+    /// its bucket's recorded latencies; None when no recorded event has a
+    /// latency.
     pub fn latency_quantile_with_estimates(&self, q: f64, cost: &AddedCost) -> Option<f64> {
         self.latency_with_estimates(cost)?.quantile(q)
     }
 
-    /// The latency histogram with every user-facing fire that recorded no
-    /// latency at its bucket's estimate; None when an estimate is missing.
-    pub fn latency_with_estimates(&self, cost: &AddedCost) -> Option<Histogram> {
-        let mut runs = Vec::new();
-        for (b, &n) in self.unmeasured_fires_by_length.iter().enumerate() {
-            if n > 0 {
-                runs.push((Histogram::bucket(cost.latency_ms(b)?), n));
-            }
-        }
-        runs.sort_unstable();
+    /// The latency distribution with every user-facing fire that recorded
+    /// no latency spread over its bucket's recorded latencies (exactly:
+    /// each counts 1/n at each of the bucket's n recorded values, so the
+    /// tail of the calls a variant adds is the tail production had); None
+    /// when a bucket has fires to estimate and nothing recorded a latency.
+    pub fn latency_with_estimates(&self, cost: &AddedCost) -> Option<Mixture> {
         let mut h = self.latency.clone();
         h.settle();
-        h.count += runs.iter().map(|r| r.1).sum::<u64>();
-        h.fold(&runs);
-        Some(h)
+        let mut m = Mixture::of(&h);
+        for (b, &n) in self.unmeasured_fires_by_length.iter().enumerate() {
+            if n > 0 {
+                m.spread(n, cost.latency_pool(b)?);
+            }
+        }
+        m.sort();
+        Some(m)
     }
 
     pub fn hits(&self, r: Reason) -> u64 {
@@ -613,7 +711,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_with_estimates_count_fires_without_latency_at_their_bucket_mean() {
+    fn percentiles_with_estimates_draw_fires_without_latency_from_their_bucket() {
         let mut v = VariantTally::default();
         for _ in 0..3 {
             v.latency.add(0.0); // three skips
@@ -624,23 +722,30 @@ mod tests {
         v.latency_unmeasured_fires = 3;
         v.unmeasured_fires_by_length[1] = 3;
         let mut buckets = [EventSums::default(); LENGTH_BUCKETS.len()];
-        // Recorded events: 1-20 code points average 2,000 ms; 21-80, 500 ms.
+        let mut latency: [Histogram; LENGTH_BUCKETS.len()] = Default::default();
+        // Recorded events: 1-20 code points 1,500 and 2,500 ms (mean 2,000,
+        // which no call took); 21-80, 500 ms.
         for (b, ms) in [(1, 1500.0), (1, 2500.0), (2, 500.0)] {
             buckets[b].add(&EventFacts {
                 tokens: None,
                 latency_ms: Some(ms),
                 nano_usd: None,
             });
+            latency[b].add(ms);
         }
-        let cost = AddedCost::new(&buckets);
+        let cost = AddedCost::new(&buckets, &latency);
         assert_eq!(v.latency.quantile(0.95), Some(0.0));
-        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2000.0));
+        // Weights: 0 ms 3, 1,500 ms 1.5, 2,500 ms 1.5: the tail is 2,500,
+        // where the bucket mean said 2,000.
+        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
         assert_eq!(v.latency_quantile_with_estimates(0.50, &cost), Some(0.0));
-        // A bucket without events takes the mean of all: (1500+2500+500)/3.
+        assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(1500.0));
+        // A bucket without events draws from all: 500, 1,500, 2,500.
         v.unmeasured_fires_by_length = [0, 0, 0, 0, 3, 0];
-        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(1500.0));
+        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
+        assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(500.0));
         // Nothing recorded a latency: no estimate.
-        let none = AddedCost::new(&[EventSums::default(); LENGTH_BUCKETS.len()]);
+        let none = AddedCost::new(&[EventSums::default(); LENGTH_BUCKETS.len()], &Default::default());
         assert_eq!(v.latency_quantile_with_estimates(0.95, &none), None);
     }
 

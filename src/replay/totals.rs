@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::hash::KeySet;
 use super::segments::{MAX_TRACKED_VALUES, OTHER};
 use super::skips::SkipMap;
-use super::tally::{Counts, EventSums, SegmentMap, VariantTally, LENGTH_BUCKETS};
+use super::tally::{Counts, EventSums, Histogram, SegmentMap, VariantTally, LENGTH_BUCKETS};
 
 /// Warnings keep this many example locations per kind.
 pub const WARNING_EXAMPLES: usize = 5;
@@ -106,6 +106,10 @@ pub struct Totals {
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
     pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
+    /// Their recorded latencies by the same buckets: what an added call's
+    /// latency is drawn from.
+    #[serde(default)]
+    pub latency_by_length: [Histogram; LENGTH_BUCKETS.len()],
     /// Per variant: its saved calls by normalised draft (`skips.csv`).
     pub skips: Vec<SkipMap>,
     /// Turns by signal and origin (recorded, derived, unknown): index
@@ -182,6 +186,9 @@ impl Totals {
             super::skips::merge(a, b);
         }
         for (a, b) in self.events_by_length.iter_mut().zip(&o.events_by_length) {
+            a.merge(b);
+        }
+        for (a, b) in self.latency_by_length.iter_mut().zip(&o.latency_by_length) {
             a.merge(b);
         }
         self.unpriced_models

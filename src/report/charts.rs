@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::export::{Export, ReplayReport};
 use crate::gate::Reason;
-use crate::replay::tally::{AddedCost, Counts, Histogram};
+use crate::replay::tally::{AddedCost, Counts, Histogram, Mixture};
 
 /// Values a bar chart shows at most (the most frequent).
 pub const MAX_BARS: usize = 12;
@@ -194,6 +194,18 @@ pub fn floors(r: &ReplayReport, file: &str) -> Result<String, String> {
     .svg()
 }
 
+/// A distribution with estimates as CDF steps: (ms, cumulative %).
+fn mixture_cdf(m: &Mixture) -> Vec<(f64, f64)> {
+    let mut out = vec![(0.0, 0.0)];
+    let mut before = 0.0;
+    for (ms, share) in m.steps() {
+        out.push((ms as f64, 100.0 * before));
+        out.push((ms as f64, 100.0 * share));
+        before = share;
+    }
+    out
+}
+
 /// A histogram as CDF steps: (ms, cumulative %).
 fn cdf(h: &Histogram) -> Vec<(f64, f64)> {
     let total = h.count.max(1) as f64;
@@ -211,7 +223,7 @@ fn cdf(h: &Histogram) -> Vec<(f64, f64)> {
 /// The critic latency added to a user-facing turn, per variant: recorded
 /// fires (solid) and with added calls at their estimates (dashed).
 pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
-    let cost = AddedCost::new(&r.totals.events_by_length);
+    let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
     let lines: Vec<(String, Vec<(f64, f64)>, bool, usize)> = r
         .plan
         .variants
@@ -224,7 +236,7 @@ pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
             let estimated = t
                 .latency_with_estimates(&cost)
                 .filter(|_| t.latency_unmeasured_fires > 0)
-                .map(|h| (format!("{} with estimates", v.name), cdf(&h), true, i));
+                .map(|m| (format!("{} with estimates", v.name), mixture_cdf(&m), true, i));
             recorded.into_iter().chain(estimated)
         })
         .collect();

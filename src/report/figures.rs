@@ -70,10 +70,12 @@ pub struct VariantSummary {
     pub production_agreement: Option<f64>,
     pub production_fired_variant_skips: u64,
     pub production_skipped_variant_fires: u64,
-    pub risky_skips: u64,
+    /// The risky figures are null for a variant without the smart gate:
+    /// none of its skips is an ack skip, so there is nothing to judge.
+    pub risky_skips: Option<u64>,
     pub risky_skip_rate: Option<f64>,
-    pub risky_labelled_skips: u64,
-    pub risky_safety_regressions: u64,
+    pub risky_labelled_skips: Option<u64>,
+    pub risky_safety_regressions: Option<u64>,
     pub risky_regression_rate_upper95: Option<f64>,
 }
 
@@ -125,29 +127,29 @@ impl VariantSummary {
                 self.labelled_skips,
                 "labelled_skips",
             ),
-            (self.risky_skips, "risky_skips", self.skips, "skips"),
+            (self.risky_skips.unwrap_or(0), "risky_skips", self.skips, "skips"),
             (
-                self.risky_labelled_skips,
+                self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
                 self.labelled_skips,
                 "labelled_skips",
             ),
             (
-                self.risky_safety_regressions,
+                self.risky_safety_regressions.unwrap_or(0),
                 "risky_safety_regressions",
                 self.safety_regressions,
                 "safety_regressions",
             ),
             (
-                self.risky_labelled_skips,
+                self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
-                self.risky_skips,
+                self.risky_skips.unwrap_or(0),
                 "risky_skips",
             ),
             (
-                self.risky_safety_regressions,
+                self.risky_safety_regressions.unwrap_or(0),
                 "risky_safety_regressions",
-                self.risky_labelled_skips,
+                self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
             ),
         ] {
@@ -187,14 +189,30 @@ impl VariantSummary {
                 "production_known",
                 self.production_known,
             ),
-            ("risky_skip_rate", self.risky_skip_rate, "skips", self.skips),
+            (
+                "risky_skip_rate",
+                self.risky_skip_rate,
+                "skips of a smart gate",
+                self.skips * u64::from(self.selective_gate),
+            ),
             (
                 "risky_regression_rate_upper95",
                 self.risky_regression_rate_upper95,
                 "risky_labelled_skips",
-                self.risky_labelled_skips,
+                self.risky_labelled_skips.unwrap_or(0),
             ),
         ];
+        let counts = [
+            self.risky_skips,
+            self.risky_labelled_skips,
+            self.risky_safety_regressions,
+        ];
+        if counts.iter().any(|c| c.is_some() != self.selective_gate) {
+            return Err(format!(
+                "variants.{name}: the risky counts are null exactly for a variant without the smart gate (selective_gate is {})",
+                self.selective_gate
+            ));
+        }
         for (rate, x, of, n) in rates {
             if x.is_none() != (n == 0) {
                 let x = x.map_or("null".to_string(), |x| x.to_string());
@@ -258,7 +276,7 @@ impl VariantSummary {
             (
                 "risky_skip_rate",
                 self.risky_skip_rate,
-                share(self.risky_skips, self.skips),
+                self.risky_skips.and_then(|r| share(r, self.skips)),
                 "risky_skips / skips",
             ),
             (
@@ -321,8 +339,8 @@ impl VariantSummary {
             (
                 "risky_regression_rate_upper95",
                 self.risky_regression_rate_upper95,
-                self.risky_safety_regressions,
-                self.risky_labelled_skips,
+                self.risky_safety_regressions.unwrap_or(0),
+                self.risky_labelled_skips.unwrap_or(0),
             ),
         ];
         for (key, got, k, n) in bounds {

@@ -238,7 +238,7 @@ const SUMMARY: &[Column] = &{
         opt("critic_latency_p50_ms", U64, "ms", "median critic latency added to a user-facing turn: 0 on a skip, the recorded latency on a fire (nearest rank, 1 ms resolution)"),
         opt("critic_latency_p95_ms", U64, "ms", "95th percentile, as critic_latency_p50_ms"),
         opt("critic_latency_p99_ms", U64, "ms", "99th percentile, as critic_latency_p50_ms"),
-        opt("critic_latency_p50_ms_with_estimates", U64, "ms", "as critic_latency_p50_ms, with every user-facing fire that recorded no latency (each added call among them) at its estimated latency: the mean recorded latency of its draft-length bucket, else of all turns"),
+        opt("critic_latency_p50_ms_with_estimates", U64, "ms", "as critic_latency_p50_ms, with every user-facing fire that recorded no latency (each added call among them) drawn from the recorded latencies of its draft-length bucket, else of all turns (exactly: 1/n of the call at each of the n recorded values)"),
         opt("critic_latency_p95_ms_with_estimates", U64, "ms", "95th percentile, as critic_latency_p50_ms_with_estimates"),
         opt("critic_latency_p99_ms_with_estimates", U64, "ms", "99th percentile, as critic_latency_p50_ms_with_estimates"),
         col("latency_unmeasured_fires", U64, "turns", "user-facing fires without a recorded latency, left out of the percentiles"),
@@ -246,10 +246,10 @@ const SUMMARY: &[Column] = &{
         opt("production_agreement", F64, "share", "of production_known, the share where the variant decides as production did"),
         col("production_fired_variant_skips", U64, "turns", "production fired, the variant skips"),
         col("production_skipped_variant_fires", U64, "turns", "production skipped, the variant fires"),
-        col("risky_skips", U64, "turns", "smart-gate skips whose matched ack covers less than --max-ack-share (default 0.5) of the lowered, stripped draft: the first match of the first matching pattern, as symfonic's any stops"),
-        opt("risky_skip_rate", F64, "share", "risky_skips / skips; empty without skips"),
-        col("risky_labelled_skips", U64, "turns", "risky skips with the verdict of a critic that ran"),
-        col("risky_safety_regressions", U64, "turns", "risky skips the critic revised or refused"),
+        opt("risky_skips", U64, "turns", "smart-gate skips whose acks (every match of every pattern) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out; empty for a variant without the smart gate"),
+        opt("risky_skip_rate", F64, "share", "risky_skips / skips; empty without skips or without the smart gate"),
+        opt("risky_labelled_skips", U64, "turns", "risky skips with the verdict of a critic that ran; empty without the smart gate"),
+        opt("risky_safety_regressions", U64, "turns", "risky skips the critic revised or refused; empty without the smart gate"),
         opt("risky_regression_rate_upper95", F64, "share", "one-sided 95% Clopper-Pearson bound of risky_safety_regressions / risky_labelled_skips"),
     ]
 };
@@ -597,7 +597,7 @@ const FRONTIER: &[Column] = &[
 ];
 
 /// The tables `mine` writes.
-pub const MINE_TABLES: [Table; 3] = [
+pub const MINE_TABLES: [Table; 4] = [
     Table {
         file: "proposals.csv",
         written_by: "mine",
@@ -613,9 +613,25 @@ pub const MINE_TABLES: [Table; 3] = [
     Table {
         file: "risky_skips.csv",
         written_by: "mine",
-        row: "one row per skip whose matched ack covers less than --max-ack-share of the draft, lowest share first",
+        row: "one row per skip whose acks cover less than --max-ack-share of the draft, lowest share first",
         columns: RISKY,
     },
+    Table {
+        file: "risky_drafts.csv",
+        written_by: "mine",
+        row: "one row per distinct draft of the risky skips, most skips first",
+        columns: RISKY_DRAFTS,
+    },
+];
+
+const RISKY_DRAFTS: &[Column] = &[
+    RUN,
+    col("draft", Str, "", "the draft as recorded"),
+    col("skips", U64, "turns", "its risky skips"),
+    col("labelled", U64, "turns", "of them, with the verdict of a critic that ran"),
+    col("safety_regressions", U64, "turns", "of them, revised or refused"),
+    col("ack_share", F64, "share", "letters and digits covered by every match of every ack pattern / letters and digits of the lowered, stripped draft, function and courtesy words left out"),
+    col("matched", Str, "", "the matched texts, joined by \" + \""),
 ];
 
 const PROPOSALS: &[Column] = &[
@@ -702,8 +718,8 @@ const RISKY: &[Column] = &[
     col("line", U64, "", "1-based line in source"),
     col("run_id", Str, "", "the recorded run id"),
     opt("turn", U64, "", "the recorded turn number"),
-    col("ack_share", F64, "share", "matched code points / code points of the lowered, stripped draft (the first match of the first matching pattern)"),
-    col("matched", Str, "", "the matched text"),
+    col("ack_share", F64, "share", "letters and digits covered by every match of every ack pattern / letters and digits of the lowered, stripped draft, function and courtesy words left out"),
+    col("matched", Str, "", "the matched texts, joined by \" + \""),
     col("draft", Str, "", "the draft as recorded"),
     opt("verdict", Str, "", "the verdict of a critic that ran"),
     col("labelled", Bool, "", "the turn has that verdict"),

@@ -99,7 +99,7 @@ struct VariantView<'a> {
 
 /// One variant's figures, step by step.
 fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>) -> VariantSummary {
-    let cost = AddedCost::new(&totals.events_by_length);
+    let cost = AddedCost::new(&totals.events_by_length, &totals.latency_by_length);
     let est = estimate_added(view.index, totals, &cost, notes);
     note_unmeasured(view.name, view.v, notes);
     let mut s = VariantSummary::default();
@@ -183,10 +183,12 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
     s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));
     s.production_fired_variant_skips = c.production_fired_variant_skips;
     s.production_skipped_variant_fires = c.production_skipped_variant_fires;
-    s.risky_skips = c.risky_skips;
-    s.risky_skip_rate = sig(ratio(c.risky_skips, c.skips()));
-    s.risky_labelled_skips = c.risky_labelled_skips;
-    s.risky_safety_regressions = c.risky_safety_regressions;
+    // A flag-off gate makes no ack skip: its risky figures are null.
+    let smart = s.selective_gate;
+    s.risky_skips = smart.then_some(c.risky_skips);
+    s.risky_skip_rate = sig(ratio(c.risky_skips, c.skips())).filter(|_| smart);
+    s.risky_labelled_skips = smart.then_some(c.risky_labelled_skips);
+    s.risky_safety_regressions = smart.then_some(c.risky_safety_regressions);
     s.risky_regression_rate_upper95 = sig_up(clopper_pearson_upper(
         c.risky_safety_regressions,
         c.risky_labelled_skips,

@@ -129,7 +129,7 @@ impl SegmentsCsv {
             priced: r.totals.unpriced_models.is_empty(),
             ..SegmentRows::default()
         };
-        let cost = AddedCost::new(&r.totals.events_by_length);
+        let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (d, values) in &r.totals.segments {
                 for (val, counts, order) in in_natural_order(d, values) {

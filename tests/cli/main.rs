@@ -20,4 +20,5 @@ mod replay;
 mod round_two;
 mod schema;
 mod scope_columns;
+mod statistics;
 mod sweep;

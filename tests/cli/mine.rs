@@ -164,7 +164,8 @@ fn risky_skips_list_the_drafts_that_are_more_than_an_ack() {
     expect_code(&mine_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
     let risky = csv_rows(&std::fs::read_to_string(out.join("risky_skips.csv")).unwrap());
     let drafts: Vec<&str> = risky.iter().map(|r| r["draft"].as_str()).collect();
-    // Shares: "ok" 2 of 49 code points, "sure" 4 of 54, "noted" 5 of 52.
+    // Shares over letters, function words left out: "ok" 2 of 30, "sure"
+    // 4 of 36, "noted" 5 of 35.
     assert_eq!(
         drafts,
         [lines[1].0, lines[0].0, lines[4].0],
@@ -173,7 +174,7 @@ fn risky_skips_list_the_drafts_that_are_more_than_an_ack() {
     assert_eq!(risky[1]["matched"], "sure");
     let share: f64 = risky[1]["ack_share"].parse().unwrap();
     assert!(
-        (share - 4.0 / lines[0].0.chars().count() as f64).abs() < 1e-6,
+        (share - 4.0 / 36.0).abs() < 1e-6,
         "{share}"
     );
     let m = json(&out.join("mine.json"));
@@ -325,17 +326,21 @@ fn mine_and_calibrate_claim_their_folder_and_propose_only_what_skips() {
 fn mine_takes_the_label_and_refuses_other_formats() {
     let d = Dir::new();
     let out = d.path("m");
+    // The dataset's skips are all plain acks: one risky skip added.
+    let mut text = std::fs::read_to_string(root().join("datasets/multilingual.jsonl")).unwrap();
+    text.push_str("{\"run_id\": \"x\", \"turn\": 0, \"draft\": \"Sure, but that plan ends soon.\", \"critic\": {\"verdict\": \"revise\"}}\n");
+    let input = d.write("ml.jsonl", text);
     let o = mine_in(
         &out,
         &[
-            "datasets/multilingual.jsonl",
+            input.to_str().unwrap(),
             "--label",
             "nightly",
             "--quiet",
         ],
     );
     expect_code(&o, 0);
-    for table in ["proposals.csv", "missed.csv", "risky_skips.csv"] {
+    for table in ["proposals.csv", "missed.csv", "risky_skips.csv", "risky_drafts.csv"] {
         let rows = csv_rows(&std::fs::read_to_string(out.join(table)).unwrap());
         assert!(!rows.is_empty(), "{table} has rows");
         assert!(rows.iter().all(|r| r["run"] == "nightly"), "{table}");

@@ -287,13 +287,35 @@ impl Engine {
     /// The first match's byte range (leftmost, first alternative first,
     /// as Python's `re.search`).
     fn find(&self, text: &str) -> Result<Option<(usize, usize)>, MatchAborted> {
+        self.find_at(text, 0)
+    }
+
+    /// The first match starting at or after byte `at`, the text before it
+    /// still seen by `\b` and lookbehinds.
+    fn find_at(&self, text: &str, at: usize) -> Result<Option<(usize, usize)>, MatchAborted> {
         match self {
-            Engine::Plain(re) => Ok(re.find(text).map(|m| (m.start(), m.end()))),
+            Engine::Plain(re) => Ok(re.find_at(text, at).map(|m| (m.start(), m.end()))),
             Engine::Fancy(re) => re
-                .find(text)
+                .find_from_pos(text, at)
                 .map(|m| m.map(|m| (m.start(), m.end())))
                 .map_err(|_| MatchAborted),
         }
+    }
+
+    /// Every match, left to right, not overlapping (`re.finditer`'s
+    /// spans; after an empty match the search moves on one character).
+    fn find_all(&self, text: &str) -> Result<Vec<(usize, usize)>, MatchAborted> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at <= text.len() {
+            let Some((a, b)) = self.find_at(text, at)? else { break };
+            out.push((a, b));
+            at = match b > a {
+                true => b,
+                false => b + text[b..].chars().next().map_or(1, char::len_utf8),
+            };
+        }
+        Ok(out)
     }
 }
 
@@ -589,6 +611,26 @@ impl PySet {
             }
         }
         Ok(None)
+    }
+
+    /// Every match of every pattern of the set (each pattern's matches
+    /// not overlapping each other; different patterns' may), for how much
+    /// of a draft its acks cover. Not remembered: it is asked once per
+    /// draft and pattern list.
+    pub fn find_all(&self, text: &str) -> Result<Vec<(usize, usize)>, MatchAborted> {
+        let agree = self.exact_src.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+        let mut out = Vec::new();
+        if let Some(native) = &self.native {
+            let engine = match (self.exact_src.is_some(), agree) {
+                (true, false) => self.exact_engine().ok_or(MatchAborted)?,
+                _ => native,
+            };
+            out.extend(engine.find_all(text)?);
+        }
+        for (native, exact) in &self.fancy {
+            out.extend(if agree { native } else { exact }.find_all(text)?);
+        }
+        Ok(out)
     }
 
     /// [`PySet::is_match`], searched.
