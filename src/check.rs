@@ -536,6 +536,7 @@ mod tests {
                 0.05,
             )),
             selective_gate: name != "legacy",
+            safety_regressions_vs_baseline: (name != "legacy").then_some(regressions),
             risky_skips: (name != "legacy").then_some(0),
             risky_labelled_skips: (name != "legacy").then_some(0),
             risky_safety_regressions: (name != "legacy").then_some(0),

@@ -28,11 +28,11 @@ use crate::report::frontier::{savings_metric, Savings};
 use crate::report::numbers::sig_up;
 pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 
-/// `--min-label-coverage`'s default: below it the unlabelled skips, whose
-/// rate the bound takes to be the labelled ones', outnumber the labelled
-/// skips it is computed from, so the claim would rest more on that
-/// assumption than on labels.
-pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = 0.5;
+/// `--min-label-coverage`'s default, the frontier's floor: below it the
+/// unlabelled skips, whose rate the bound takes to be the labelled ones',
+/// outnumber the labelled skips it is computed from, so the claim would
+/// rest more on that assumption than on labels.
+pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::report::frontier::MIN_LABEL_COVERAGE;
 
 /// What `calibrate` is asked to do.
 pub struct CalibrateOptions {

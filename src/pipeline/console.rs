@@ -54,19 +54,27 @@ impl Outcome {
             let vt = &self.totals.variants[i];
             let c = &vt.counts;
             let skip = (c.turns > 0).then(|| c.skips() as f64 / c.turns as f64);
-            let vs = if i == plan.baseline {
-                " (baseline)".to_string()
+            // The baseline's revised skips are production's disagreements
+            // with it, not a risk of switching; a variant's count against
+            // the baseline is of the turns the baseline fires on.
+            let risk = if i == plan.baseline {
+                format!(
+                    "production disagreements {} (its skips production's critic revised or refused; baseline)",
+                    c.safety_regressions
+                )
             } else {
-                format!(" vs {base}")
+                format!(
+                    "safety regressions {} ({} on turns {base} fires on)",
+                    c.safety_regressions, c.new_safety_regressions
+                )
             };
             let _ = writeln!(
                 msg,
-                "  {:<12} skip rate {:>6}  saved calls {:>7}  added calls {:>7}  safety regressions {}{vs}",
+                "  {:<12} skip rate {:>6}  saved calls {:>7}  added calls {:>7}  {risk}",
                 v.name,
                 pct(skip),
                 c.saved_calls,
                 c.added_calls,
-                c.safety_regressions
             );
             if vt.contract_violations > 0 {
                 let _ = writeln!(

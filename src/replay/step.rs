@@ -226,6 +226,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
         }
         if f.label.is_some_and(Verdict::is_intervention) {
             c.safety_regressions = 1;
+            c.new_safety_regressions = u64::from(d.base_fires);
         }
         if risky {
             c.risky_skips = 1;

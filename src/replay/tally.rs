@@ -52,6 +52,10 @@ pub struct Counts {
     pub added_calls: u64,
     /// Variant skips a turn whose recorded verdict is revise or refuse.
     pub safety_regressions: u64,
+    /// Of them, turns the baseline fires on: the regressions the switch
+    /// would add (for the baseline itself, none).
+    #[serde(default)]
+    pub new_safety_regressions: u64,
     /// Variant skips a turn with a recorded verdict of a critic that ran.
     pub labelled_skips: u64,
     /// Turns whose recorded event says no critic ran (not labels).
@@ -338,6 +342,7 @@ impl Counts {
             saved_calls: self.saved_calls - o.saved_calls,
             added_calls: self.added_calls - o.added_calls,
             safety_regressions: self.safety_regressions - o.safety_regressions,
+            new_safety_regressions: self.new_safety_regressions - o.new_safety_regressions,
             labelled_skips: self.labelled_skips - o.labelled_skips,
             critic_not_run: self.critic_not_run - o.critic_not_run,
             production_known: self.production_known - o.production_known,
@@ -361,6 +366,7 @@ impl Counts {
         self.saved_calls += o.saved_calls;
         self.added_calls += o.added_calls;
         self.safety_regressions += o.safety_regressions;
+        self.new_safety_regressions += o.new_safety_regressions;
         self.labelled_skips += o.labelled_skips;
         self.critic_not_run += o.critic_not_run;
         self.production_known += o.production_known;

@@ -37,6 +37,10 @@ pub struct VariantSummary {
     pub net_calls: i64,
     pub added_call_rate: Option<f64>,
     pub safety_regressions: u64,
+    /// Of them, on turns the baseline fires on (null for the baseline,
+    /// whose "regressions" are production disagreements: its skips that
+    /// production's critic revised or refused).
+    pub safety_regressions_vs_baseline: Option<u64>,
     pub unverified_skips: u64,
     pub labelled_skips: u64,
     pub critic_not_run: u64,
@@ -126,6 +130,12 @@ impl VariantSummary {
                 "safety_regressions",
                 self.labelled_skips,
                 "labelled_skips",
+            ),
+            (
+                self.safety_regressions_vs_baseline.unwrap_or(0),
+                "safety_regressions_vs_baseline",
+                self.safety_regressions,
+                "safety_regressions",
             ),
             (self.risky_skips.unwrap_or(0), "risky_skips", self.skips, "skips"),
             (
@@ -461,6 +471,31 @@ impl RunSummary {
         Ok(s)
     }
 
+    /// Exactly the baseline says it is one, and has no count against
+    /// itself.
+    fn one_baseline(&self) -> Result<(), String> {
+        if let Some((name, v)) = self
+            .variants
+            .iter()
+            .find(|(name, v)| v.baseline != (**name == self.baseline))
+        {
+            return Err(format!(
+                "variants.{name}.baseline is {}, but the baseline is {:?}",
+                v.baseline, self.baseline
+            ));
+        }
+        match self
+            .variants
+            .iter()
+            .find(|(_, v)| v.safety_regressions_vs_baseline.is_some() == v.baseline)
+        {
+            Some((name, _)) => Err(format!(
+                "variants.{name}: safety_regressions_vs_baseline is null exactly for the baseline"
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The variant order names exactly the variants, the baseline among
     /// them.
     fn consistent(&self) -> Result<(), String> {
@@ -500,16 +535,7 @@ impl RunSummary {
                 }
             }
         }
-        if let Some((name, v)) = self
-            .variants
-            .iter()
-            .find(|(name, v)| v.baseline != (**name == self.baseline))
-        {
-            return Err(format!(
-                "variants.{name}.baseline is {}, but the baseline is {:?}",
-                v.baseline, self.baseline
-            ));
-        }
+        self.one_baseline()?;
         let base = &self.variants[&self.baseline];
         for (field, run, own) in [
             (

@@ -1,11 +1,16 @@
 //! `frontier.csv` and `frontier.svg` (written by `sweep`): every variant's
-//! savings against the upper bound of its safety regression rate, and the
-//! variants no other one beats on both, from the summary's typed figures.
+//! savings against its risk, and the variants no other one beats on both,
+//! from the summary's typed figures.
 //!
 //! "Saves" is net USD per 1,000 turns when every variant has a dollar
 //! figure (prices configured, tokens recorded), else net calls per 1,000
-//! turns; the file says which. A variant without labelled skips has no
-//! bound: nothing shows its rate is below 1, so it is placed at 1.
+//! turns; the file says which. Risk is expected harmful skips per 1,000
+//! turns (the regression rate's upper 95% bound times the skip rate), not
+//! the rate alone: a rate over labelled skips falls when a variant skips
+//! many more approved or unlabelled turns, which would reward dilution. A
+//! variant without labelled skips has no bound: nothing shows its rate is
+//! below 1, so it is taken as 1. A variant whose label coverage is below
+//! [`MIN_LABEL_COVERAGE`] is drawn but never on the frontier.
 
 use std::io::Write;
 
@@ -49,13 +54,31 @@ impl Savings {
     }
 }
 
+/// Below this label coverage a variant's bound rests more on the
+/// unlabelled skips being like the labelled ones than on labels (they
+/// outnumber them): it is never on the frontier, and `calibrate` cannot
+/// certify it by default.
+pub const MIN_LABEL_COVERAGE: f64 = 0.5;
+
+/// Expected harmful skips per 1,000 turns at regression rate `rate`.
+fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
+    rate * v.skip_rate.unwrap_or(0.0) * 1000.0
+}
+
+/// Whether a variant's labels cover enough of its skips (no skips: yes).
+pub fn covered(v: &VariantSummary) -> bool {
+    v.label_coverage.is_none_or(|c| c >= MIN_LABEL_COVERAGE)
+}
+
 /// One variant on the savings/risk plane.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
     /// None where the variant has no turns.
     pub savings: Option<f64>,
-    /// The upper 95% bound of the regression rate; 1 without labelled skips.
+    /// Harmful skips per 1,000 turns at the rate's upper 95% bound (1
+    /// without labelled skips).
     pub bound: f64,
+    pub covered: bool,
     pub on_frontier: bool,
 }
 
@@ -75,16 +98,18 @@ pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
         .iter()
         .map(|v| Point {
             savings: metric.of(v),
-            bound: v.safety_regression_rate_upper95.unwrap_or(1.0),
+            bound: per_1k(v.safety_regression_rate_upper95.unwrap_or(1.0), v),
+            covered: covered(v),
             on_frontier: false,
         })
         .collect();
     let beats = |a: &Point, s: f64, b: f64| {
-        a.savings
-            .is_some_and(|sa| (sa > s && a.bound <= b) || (sa >= s && a.bound < b))
+        a.covered
+            && a.savings
+                .is_some_and(|sa| (sa > s && a.bound <= b) || (sa >= s && a.bound < b))
     };
     for i in 0..pts.len() {
-        let Some(s) = pts[i].savings else { continue };
+        let Some(s) = pts[i].savings.filter(|_| pts[i].covered) else { continue };
         let b = pts[i].bound;
         pts[i].on_frontier = !pts.iter().any(|a| beats(a, s, b));
     }
@@ -175,6 +200,22 @@ impl FrontierCsv {
                 x(|v| v.safety_regression_rate_upper95),
             ),
             ("label_coverage", x(|v| v.label_coverage)),
+            (
+                "harmful_skips_per_1k_turns",
+                Col::F64(
+                    vs.iter()
+                        .map(|v| super::numbers::sig(v.safety_regression_rate.map(|r| per_1k(r, v))))
+                        .collect(),
+                ),
+            ),
+            (
+                "harmful_skips_per_1k_turns_upper95",
+                Col::F64(pts.iter().map(|p| super::numbers::sig_up(Some(p.bound))).collect()),
+            ),
+            (
+                "below_coverage_floor",
+                Col::Bool(pts.iter().map(|p| !p.covered).collect()),
+            ),
             ("production_agreement", x(|v| v.production_agreement)),
             (
                 "on_frontier",
@@ -217,7 +258,7 @@ fn plotted(run: &RunSummary) -> Plotted<'_> {
     let all: Vec<(f64, f64, &VariantSummary, bool)> = vs
         .iter()
         .zip(&pts)
-        .filter_map(|(v, p)| p.savings.map(|s| (s, p.bound * 100.0, *v, p.on_frontier)))
+        .filter_map(|(v, p)| p.savings.map(|s| (s, p.bound, *v, p.on_frontier)))
         .collect();
     let mut frontier: Vec<_> = all
         .iter()
@@ -242,10 +283,7 @@ fn ranges(p: &Plotted) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     // Room on the right for the frontier's names.
     let span = (hi - lo).max(1e-3);
     let top = p.all.iter().map(|q| q.1).fold(1.0f64, f64::max);
-    (
-        lo - span * 0.06..hi + span * 0.3,
-        0.0..(top * 1.1).min(110.0),
-    )
+    (lo - span * 0.06..hi + span * 0.3, 0.0..top * 1.1)
 }
 
 /// One name per frontier point; variants at the same point are counted
@@ -292,7 +330,7 @@ fn frontier_svg(run: &RunSummary) -> Result<String, String> {
         chart
             .configure_mesh()
             .x_desc(p.metric.unit())
-            .y_desc("safety regression rate, upper 95% bound (%)")
+            .y_desc("harmful skips per 1,000 turns (upper 95% bound)")
             .draw()
             .map_err(e)?;
         let blue = RGBColor(31, 119, 180);
@@ -338,8 +376,44 @@ mod tests {
         VariantSummary {
             net_calls_per_1k_turns: Some(net_calls),
             safety_regression_rate_upper95: upper,
+            skip_rate: Some(0.5),
             ..Default::default()
         }
+    }
+
+    /// Found by review: with the rate alone as risk, a flag-off variant
+    /// skipping 94.5% of turns was the only frontier point (its approved
+    /// skips diluted the rate). Per 1,000 turns, the smart gate's fewer
+    /// skips are the smaller risk; a thinly labelled variant is never on it.
+    #[test]
+    fn the_frontier_does_not_reward_dilution_or_thin_labels() {
+        let dilute = VariantSummary {
+            skip_rate: Some(0.945),
+            safety_regression_rate_upper95: Some(0.02),
+            net_calls_per_1k_turns: Some(900.0),
+            label_coverage: Some(0.8),
+            ..Default::default()
+        };
+        let smart = VariantSummary {
+            skip_rate: Some(0.10),
+            safety_regression_rate_upper95: Some(0.05),
+            net_calls_per_1k_turns: Some(100.0),
+            label_coverage: Some(0.9),
+            ..Default::default()
+        };
+        let thin = VariantSummary {
+            skip_rate: Some(0.05),
+            safety_regression_rate_upper95: Some(0.001),
+            net_calls_per_1k_turns: Some(950.0),
+            label_coverage: Some(0.02),
+            ..Default::default()
+        };
+        let vs = [&dilute, &smart, &thin];
+        let pts = points(&vs, Savings::NetCalls);
+        assert!((pts[0].bound - 18.9).abs() < 1e-9 && (pts[1].bound - 5.0).abs() < 1e-9);
+        assert_eq!(pts.iter().map(|p| p.on_frontier).collect::<Vec<_>>(), [true, true, false]);
+        // The rate alone would have put smart (0.05) behind dilute (0.02).
+        assert!(smart.safety_regression_rate_upper95 > dilute.safety_regression_rate_upper95);
     }
 
     /// A hand-made case: b and d are beaten, the rest are not.

@@ -153,7 +153,10 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
             m.added_calls,
             usd(m.saved_usd),
             usd(m.net_usd),
-            m.safety_regressions,
+            match m.safety_regressions_vs_baseline {
+                Some(new) => format!("{} ({new} new)", m.safety_regressions),
+                None => format!("{} disagreements", m.safety_regressions),
+            },
             pct(m.safety_regression_rate_upper95),
             pct(m.label_coverage),
             m.critic_latency_p95_ms
@@ -164,7 +167,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
+        "\n`regressions`: skips of turns production's critic revised or refused; `new`: of them, on turns the baseline fires on (what switching would add). The baseline's are `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
     );
 }
 

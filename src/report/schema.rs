@@ -212,7 +212,8 @@ const SUMMARY: &[Column] = &{
         d[6],
         col("net_calls", I64, "calls", "saved_calls - added_calls"),
         opt("added_call_rate", F64, "share", "added_calls / turns"),
-        col("safety_regressions", U64, "turns", "skips of a turn whose recorded critic (that ran) verdict is revise or refuse"),
+        col("safety_regressions", U64, "turns", "skips of a turn whose recorded critic (that ran) verdict is revise or refuse; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch"),
+        opt("safety_regressions_vs_baseline", U64, "turns", "of safety_regressions, those on turns the baseline fires on: the regressions switching from the baseline would add; empty for the baseline"),
         col("unverified_skips", U64, "turns", "skips without the verdict of a critic that ran"),
         col("labelled_skips", U64, "turns", "skips with the verdict of a critic that ran"),
         col("critic_not_run", U64, "turns", "turns whose event says no critic ran (ran: false, or 0 tokens in and out)"),
@@ -592,8 +593,11 @@ const FRONTIER: &[Column] = &[
     col("labelled_skips", U64, "turns", "as in summary.csv"),
     opt("safety_regression_rate_upper95", F64, "share", "as in summary.csv; empty without labelled skips (the frontier then takes it as 1)"),
     opt("label_coverage", F64, "share", "as in summary.csv"),
+    opt("harmful_skips_per_1k_turns", F64, "turns", "expected harmful skips per 1,000 turns: safety_regressions / labelled_skips x skips / turns x 1,000; empty without labelled skips"),
+    col("harmful_skips_per_1k_turns_upper95", F64, "turns", "the same with the rate's upper 95% bound (1 without labelled skips): the frontier's risk axis"),
+    col("below_coverage_floor", Bool, "", "label_coverage is below 0.5: its bound rests more on the unlabelled skips being like the labelled than on labels, so it is never on the frontier"),
     opt("production_agreement", F64, "share", "as in summary.csv"),
-    col("on_frontier", Bool, "", "no other variant saves more with a lower or equal bound, or as much with a lower bound"),
+    col("on_frontier", Bool, "", "covered, and no other covered variant saves more with as few or fewer harmful skips per 1,000 turns (upper bound), or as much with fewer"),
 ];
 
 /// The tables `mine` writes.

@@ -135,6 +135,7 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     let c = &v.counts;
     let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
     s.safety_regressions = c.safety_regressions;
+    s.safety_regressions_vs_baseline = (!s.baseline).then_some(c.new_safety_regressions);
     s.unverified_skips = c.unverified_skips();
     s.labelled_skips = c.labelled_skips;
     s.critic_not_run = c.critic_not_run;

@@ -130,3 +130,45 @@ fn latency_with_added_calls_keeps_the_tail() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains(&format!("| {recorded} ms | {with} ms |")), "{md}");
 }
+
+/// Found by review: the baseline's revised skips were shown as its risk,
+/// and a variant's count "vs" the baseline included turns the baseline
+/// skips too. The baseline's are disagreements; `safety_regressions_vs_baseline`
+/// counts the variant's regressions on turns the baseline fires on.
+#[test]
+fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
+    let d = Dir::new();
+    // Every turn a revised ack: smart skips them all; the flag-off gate at
+    // threshold 0.3 skips the confident half (confidence 0.9) too.
+    let mut t = String::new();
+    for i in 0..40 {
+        let conf = if i % 2 == 0 { 0.9 } else { 0.2 };
+        t.push_str(&format!(
+            "{{\"run_id\": \"r{i}\", \"turn\": 0, \"draft\": \"ok\", \"confidence\": {conf}, \"critic\": {{\"verdict\": \"revise\"}}}}\n"
+        ));
+    }
+    let input = d.write("t.jsonl", t);
+    let cfg = d.write(
+        "c.toml",
+        "baseline = \"low\"\n[variants.low]\nmetacognition_selective_gate = false\nmetacognition_confidence_threshold = 0.3\n[variants.smart]\nmetacognition_selective_gate = true\n",
+    );
+    let out = d.path("r");
+    let o = replay_in(&out, &[input.to_str().unwrap(), "--config", cfg.to_str().unwrap()]);
+    expect_code(&o, 0);
+    let s = summary(&out);
+    let (low, smart) = (&s["variants"]["low"], &s["variants"]["smart"]);
+    assert!(low["safety_regressions_vs_baseline"].is_null(), "{low}");
+    let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
+    let new = rows
+        .iter()
+        .filter(|r| r["variant"] == "smart" && r["fires"] == "false" && r["baseline_fires"] == "true")
+        .count() as u64;
+    assert_eq!(new, 20, "the low-confidence half");
+    assert_eq!(u(smart, "safety_regressions"), 40);
+    assert_eq!(u(smart, "safety_regressions_vs_baseline"), new);
+    let err = stderr(&o);
+    assert!(err.contains("production disagreements 20"), "{err}");
+    assert!(err.contains("safety regressions 40 (20 on turns low fires on)"), "{err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| 20 disagreements (") && md.contains("| 40 (20 new) ("), "{md}");
+}

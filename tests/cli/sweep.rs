@@ -18,7 +18,14 @@ fn figures(dir: &std::path::Path) -> HashMap<String, Vec<(String, String)>> {
             let name = r["variant"].clone();
             let mut f: Vec<(String, String)> = r
                 .into_iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "run" | "variant" | "baseline"))
+                // Whether it is the baseline, and so what it is counted
+                // against, differs between a grid point and the replay.
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "run" | "variant" | "baseline" | "safety_regressions_vs_baseline"
+                    )
+                })
                 .collect();
             f.sort();
             (name, f)
@@ -110,19 +117,28 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
     assert!(rows
         .iter()
         .all(|r| r["savings_metric"] == "net_usd_per_1k_turns"));
+    // Risk: harmful skips per 1,000 turns (the rate's bound, 1 without
+    // labels, times the skip rate); a variant below the coverage floor is
+    // never on the frontier and beats none.
     let point = |r: &HashMap<String, String>| {
         let bound = match r["safety_regression_rate_upper95"].as_str() {
             "" => 1.0,
             b => b.parse::<f64>().unwrap(),
         };
-        (r["savings"].parse::<f64>().unwrap(), bound)
+        let skip: f64 = r["skip_rate"].parse().unwrap();
+        let covered = r["label_coverage"].parse::<f64>().map_or(true, |c| c >= 0.5);
+        assert_eq!(r["below_coverage_floor"] == "true", !covered);
+        let per_1k: f64 = r["harmful_skips_per_1k_turns_upper95"].parse().unwrap();
+        assert!((per_1k - bound * skip * 1000.0).abs() <= 1e-6 * per_1k.max(1.0), "{r:?}");
+        (r["savings"].parse::<f64>().unwrap(), per_1k, covered)
     };
-    let pts: Vec<(f64, f64)> = rows.iter().map(point).collect();
+    let pts: Vec<(f64, f64, bool)> = rows.iter().map(point).collect();
     let mut on = 0;
-    for (r, &(s, b)) in rows.iter().zip(&pts) {
-        let beaten = pts
-            .iter()
-            .any(|&(s2, b2)| (s2 > s && b2 <= b) || (s2 >= s && b2 < b));
+    for (r, &(s, b, covered)) in rows.iter().zip(&pts) {
+        let beaten = !covered
+            || pts
+                .iter()
+                .any(|&(s2, b2, c2)| c2 && ((s2 > s && b2 <= b) || (s2 >= s && b2 < b)));
         assert_eq!(r["on_frontier"] == "true", !beaten, "{}", r["variant"]);
         on += usize::from(!beaten);
         // Settings a gate does not look at are empty.
@@ -151,7 +167,7 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
         .next()
         .unwrap();
     assert_eq!(points.split_whitespace().count(), on, "{line}");
-    assert!(svg.contains("safety regression rate, upper 95% bound (%)"));
+    assert!(svg.contains("harmful skips per 1,000 turns (upper 95% bound)"));
     assert!(svg.contains("net savings (USD per 1,000 turns)"));
     assert!(svg.contains("baseline legacy"));
 }
