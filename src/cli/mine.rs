@@ -29,11 +29,32 @@ pub struct Args {
     /// A phrase is proposed only when seen in at least this many turns.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_support: u64,
+    /// A pattern is proposed only when its new skips hold at least this
+    /// many labels (below 30, a 95% bound cannot go under 0.095 even
+    /// without a regression).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_labelled: u64,
+    /// A pattern is proposed only when its new skips' upper 95% bound is
+    /// within this.
+    #[arg(long, value_name = "R", value_parser = share, default_value_t = 0.05, conflicts_with = "budget_from_variant")]
+    pub max_regression_rate: f64,
+    /// Hold each pattern to the mined variant's own upper 95% bound instead
+    /// (no riskier than its skips today; it takes many labels).
+    #[arg(long)]
+    pub budget_from_variant: bool,
     /// Also add short content to every skipped draft and count the skips that survive.
     #[arg(long)]
     pub stress: bool,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// A share strictly between 0 and 1.
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("give a number between 0 and 1 (exclusive), got {s:?}")),
+    }
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -43,6 +64,8 @@ pub fn run(a: Args) -> CliResult {
         plan: load_plan(a.config.as_deref())?,
         variant: a.variant.clone(),
         min_support: a.min_support,
+        min_labelled: a.min_labelled,
+        max_regression_rate: (!a.budget_from_variant).then_some(a.max_regression_rate),
         max_ack_share: a.run.max_ack_share,
         stress: a.stress,
         skip_invalid: a.run.skip_invalid,
@@ -67,12 +90,14 @@ fn render(m: &Mined, out: &std::path::Path) -> String {
     for p in &m.proposals {
         let _ = writeln!(
             s,
-            "  {} {:<6} {}  ({} new skips, {} new regressions)",
-            if p.proposed { "proposed" } else { "FLAGGED " },
+            "  {} {:<6} {}  ({} new skips, {} new regressions in {} labelled: {})",
+            if p.proposed { "proposed " } else { "held back" },
             p.language,
             p.pattern,
             p.new_skips,
-            p.new_safety_regressions
+            p.new_safety_regressions,
+            p.new_labelled_skips,
+            p.why
         );
     }
     let r = &m.risky;

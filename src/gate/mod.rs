@@ -463,9 +463,38 @@ impl Gate {
                 return share;
             }
         }
-        let share = self.ack_cover(f.lowered()).map(|c| c.share);
+        let share = self.remembered_share(f.lowered());
         slot.set(Some((set, share)));
         share
+    }
+
+    /// [`Gate::ack_cover`]'s share, remembered per pattern list and text on
+    /// each thread: acks recur all day, and every match of every pattern
+    /// costs more than the gate's one search.
+    fn remembered_share(&self, lowered: &str) -> Option<f64> {
+        thread_local! {
+            static SHARES: std::cell::RefCell<std::collections::HashMap<u64, std::collections::HashMap<Box<str>, Option<f64>>>> =
+                Default::default();
+        }
+        let Some(id) = self.each.first().map(pyre::PySet::id) else {
+            return None;
+        };
+        if lowered.len() > 512 {
+            return self.ack_cover(lowered).map(|c| c.share);
+        }
+        SHARES.with(|m| {
+            let mut m = m.borrow_mut();
+            let answers = m.entry(id).or_default();
+            if let Some(a) = answers.get(lowered) {
+                return *a;
+            }
+            let a = self.ack_cover(lowered).map(|c| c.share);
+            if answers.len() >= 4096 {
+                answers.clear();
+            }
+            answers.insert(lowered.into(), a);
+            a
+        })
     }
 
     /// The union of every match of every pattern in `lowered`, and the
@@ -475,10 +504,11 @@ impl Gate {
     /// fifth). A draft with nothing else that a pattern matches is all
     /// ack. None when no pattern matches.
     pub fn ack_cover(&self, lowered: &str) -> Option<AckCover> {
+        let agree = Cell::new(None);
         let mut spans: Vec<(usize, usize)> = self
             .each
             .iter()
-            .filter_map(|p| p.find_all(lowered).ok())
+            .filter_map(|p| p.find_all(lowered, &agree).ok())
             .flatten()
             .collect();
         if spans.is_empty() {

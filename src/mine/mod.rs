@@ -36,6 +36,11 @@ pub struct MineOptions {
     /// The variant to mine (default: the first with the selective gate on).
     pub variant: Option<String>,
     pub min_support: u64,
+    /// A proposal's new skips must hold at least this many labels.
+    pub min_labelled: u64,
+    /// Its new skips' upper 95% bound must be within this (None: the
+    /// mined variant's own bound).
+    pub max_regression_rate: Option<f64>,
     pub max_ack_share: f64,
     pub stress: bool,
     pub skip_invalid: bool,
@@ -72,9 +77,10 @@ pub struct Proposal {
     pub new_labelled_skips: u64,
     pub new_safety_regressions: u64,
     pub new_regression_rate_upper95: Option<f64>,
-    /// Proposed, or flagged: a new skip was revised or refused, or it
-    /// skips nothing new.
+    /// Proposed: its new skips hold at least `--min-labelled` labels and
+    /// their upper 95% bound is within the budget; else not, and `why`.
     pub proposed: bool,
+    pub why: String,
 }
 
 /// Risky skips of the variant, with their labels and regressions.
@@ -160,6 +166,22 @@ fn candidates(scan: &Scan, min_support: u64) -> Vec<(String, Vec<String>, u64)> 
     out
 }
 
+/// A proposal's variant in the validation replay: named by its language.
+fn proposal_name(lang: &str) -> String {
+    let l: String = lang.chars().filter(|c| !matches!(c, '(' | ')')).collect();
+    format!("proposal-{l}")
+}
+
+/// The rule a proposal is held to: labels, and a budget for its bound.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Budget {
+    pub min_labelled: u64,
+    /// None: no budget can be met (the mined variant has no bound).
+    pub max_upper95: Option<f64>,
+    /// Where the budget comes from.
+    pub from: &'static str,
+}
+
 /// The validation replay's plan: the mined variant (the baseline) and
 /// one variant per candidate, its list plus the candidate's pattern.
 fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, u64)]) -> Plan {
@@ -174,7 +196,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, 
             .metacognition_trivial_ack_patterns
             .push(pattern(phrases));
         variants.push(Variant {
-            name: format!("proposal-{i}"),
+            name: proposal_name(&cands[i].0),
             config,
         });
     }
@@ -187,16 +209,33 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, 
     }
 }
 
-/// What a candidate's variant adds over the mined one.
+/// What a candidate's variant adds over the mined one, judged by rates.
 fn proposal(
-    lang: &str,
-    phrases: &[String],
-    support: u64,
+    (lang, phrases, support): (&str, &[String], u64),
     p: &VariantSummary,
     m: &VariantSummary,
+    b: &Budget,
 ) -> Proposal {
     let new_labelled = p.labelled_skips - m.labelled_skips;
     let new_regressions = p.safety_regressions - m.safety_regressions;
+    let upper = clopper_pearson_upper(new_regressions, new_labelled, 0.05);
+    // A pattern that skips nothing new (its phrase never matches as the
+    // gate matches: a joiner inside a word, a mark after a letter) is no
+    // proposal either.
+    let why = match (p.saved_calls, b.max_upper95, upper) {
+        (0, _, _) => "it skips nothing new".to_string(),
+        _ if new_labelled < b.min_labelled => format!(
+            "{new_labelled} of its new skips are labelled, fewer than --min-labelled {}: too little evidence",
+            b.min_labelled
+        ),
+        (_, None, _) => "the mined variant has no bound to hold it to: give --max-regression-rate".to_string(),
+        (_, Some(max), Some(u)) if u > max => format!(
+            "{new_regressions} regressions in {new_labelled} labelled new skips bound its rate by {}, above the budget {max} ({})",
+            crate::report::numbers::sig_up(Some(u)).unwrap_or(u),
+            b.from
+        ),
+        _ => String::new(),
+    };
     Proposal {
         language: lang.to_string(),
         pattern: pattern(phrases),
@@ -206,15 +245,12 @@ fn proposal(
         saved_usd: p.saved_usd,
         new_labelled_skips: new_labelled,
         new_safety_regressions: new_regressions,
-        new_regression_rate_upper95: crate::report::numbers::sig_up(clopper_pearson_upper(
-            new_regressions,
-            new_labelled,
-            0.05,
-        )),
-        // A pattern that skips nothing new (its phrase never matches as
-        // the gate matches: a joiner inside a word, a mark after a
-        // letter) is no proposal either.
-        proposed: new_regressions == 0 && p.saved_calls > 0,
+        new_regression_rate_upper95: crate::report::numbers::sig_up(upper),
+        proposed: why.is_empty(),
+        why: match why.is_empty() {
+            true => format!("{new_labelled} labelled new skips bound its rate within the budget ({})", b.from),
+            false => why,
+        },
     }
 }
 
@@ -242,17 +278,23 @@ fn validate(
     };
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];
+    let budget = match o.max_regression_rate {
+        Some(r) => Budget {
+            min_labelled: o.min_labelled,
+            max_upper95: Some(r),
+            from: "--max-regression-rate",
+        },
+        None => Budget {
+            min_labelled: o.min_labelled,
+            max_upper95: m.safety_regression_rate_upper95,
+            from: "the mined variant's own upper 95% bound",
+        },
+    };
     Ok(cands
         .iter()
-        .enumerate()
-        .map(|(i, (lang, ph, support))| {
-            proposal(
-                lang,
-                ph,
-                *support,
-                &run.variants[&format!("proposal-{i}")],
-                m,
-            )
+        .map(|(lang, ph, support)| {
+            let v = &run.variants[&proposal_name(lang)];
+            proposal((lang, ph, *support), v, m, &budget)
         })
         .collect())
 }

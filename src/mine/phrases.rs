@@ -79,7 +79,13 @@ pub fn phrases(normalised: &str) -> HashSet<String> {
             }
         }
     }
-    out.retain(|p: &String| !p.is_empty() && !p.chars().any(|c| c.is_numeric()));
+    // A phrase of function and courtesy words alone ("i you that", "das",
+    // "ます") is no ack: a draft of them says nothing either way.
+    out.retain(|p: &String| {
+        !p.is_empty()
+            && !p.chars().any(|c| c.is_numeric())
+            && !p.split(' ').all(crate::gate::neutral::is_neutral)
+    });
     out
 }
 
@@ -176,8 +182,11 @@ mod tests {
             normalise("了解、ありがとうございます。"),
             "了解 ありがとうございます"
         );
+        // "mille" alone is a courtesy word, no ack.
         let p = phrases("grazie mille");
-        assert!(p.contains("grazie") && p.contains("grazie mille") && p.len() == 3);
+        assert!(p.contains("grazie") && p.contains("grazie mille") && p.len() == 2, "{p:?}");
+        assert!(phrases("das").is_empty() && phrases("i you that").is_empty());
+        assert!(!phrases("ます").contains("ます"));
         let p = phrases("了解です");
         assert!(p.contains("了解") && p.contains("了解です"));
         assert!(phrases("ok 3").iter().all(|p| !p.contains('3')));

@@ -28,7 +28,7 @@ fn proposals_csv(m: &Mined, run: &str) -> crate::Result<Vec<u8>> {
     let u = |f: fn(&super::Proposal) -> u64| Col::U64(p.iter().map(f).collect());
     let status = |x: &super::Proposal| match x.proposed {
         true => "proposed".to_string(),
-        false => "flagged".to_string(),
+        false => "held back".to_string(),
     };
     let cols = vec![
         ("language", s(&|x| x.language.clone())),
@@ -47,6 +47,7 @@ fn proposals_csv(m: &Mined, run: &str) -> crate::Result<Vec<u8>> {
             Col::F64(p.iter().map(|x| x.new_regression_rate_upper95).collect()),
         ),
         ("status", s(&status)),
+        ("why", s(&|x| x.why.clone())),
     ];
     table("proposals.csv", run, cols)
 }
@@ -149,7 +150,7 @@ fn proposals_toml(m: &Mined, v: &Variant) -> String {
         .extend(added.iter().map(|p| p.to_string()));
     let body = toml::to_string(&config).expect("a gate config serializes");
     format!(
-        "# mine: variant {}'s ack patterns (the built-ins spelled out) and {} proposed pattern(s); flagged ones are left out\n[variants.mined]\n{body}",
+        "# mine: variant {}'s ack patterns (the built-ins spelled out) and {} proposed pattern(s); those held back are left out\n[variants.mined]\n{body}",
         v.name,
         added.len()
     )

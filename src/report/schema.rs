@@ -688,8 +688,9 @@ const PROPOSALS: &[Column] = &[
         "status",
         Str,
         "",
-        "proposed, or flagged (a new skip is a safety regression, or the pattern skips nothing new): flagged ones are left out of proposals.toml",
+        "proposed (its labelled new skips reach --min-labelled and their upper 95% bound is within the budget: --max-regression-rate, else the mined variant's own bound), or held back (left out of proposals.toml)",
     ),
+    col("why", Str, "", "the evidence for a proposal, or why it is held back"),
 ];
 
 const MISSED: &[Column] = &[
@@ -712,7 +713,7 @@ const MISSED: &[Column] = &[
         "covered",
         Bool,
         "",
-        "a proposed (not flagged) pattern matches it",
+        "a proposed (not held back) pattern matches it",
     ),
 ];
 

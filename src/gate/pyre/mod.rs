@@ -524,6 +524,12 @@ impl PySet {
             .as_deref()
     }
 
+    /// This set's identity, unique in the process (for memos: an address
+    /// can be reused by a later set).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// `any(re.search(p, text, flags) for p in patterns)`.
     pub fn is_match(&self, text: &str) -> Result<bool, MatchAborted> {
         if let Some(set) = text.is_empty().then(|| self.for_empty_text()).flatten() {
@@ -617,8 +623,16 @@ impl PySet {
     /// not overlapping each other; different patterns' may), for how much
     /// of a draft its acks cover. Not remembered: it is asked once per
     /// draft and pattern list.
-    pub fn find_all(&self, text: &str) -> Result<Vec<(usize, usize)>, MatchAborted> {
-        let agree = self.exact_src.is_none() && self.fancy.is_empty() || native_boundaries_agree(text);
+    pub fn find_all(
+        &self,
+        text: &str,
+        known: &std::cell::Cell<Option<bool>>,
+    ) -> Result<Vec<(usize, usize)>, MatchAborted> {
+        let agree = self.exact_src.is_none() && self.fancy.is_empty() || {
+            let a = known.get().unwrap_or_else(|| native_boundaries_agree(text));
+            known.set(Some(a));
+            a
+        };
         let mut out = Vec::new();
         if let Some(native) = &self.native {
             let engine = match (self.exact_src.is_some(), agree) {
