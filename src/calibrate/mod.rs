@@ -28,10 +28,12 @@ use crate::report::frontier::{savings_metric, Savings};
 use crate::report::numbers::sig_up;
 pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 
-/// `--min-label-coverage`'s default, the frontier's floor: below it the
-/// unlabelled skips, whose rate the bound takes to be the labelled ones',
-/// outnumber the labelled skips it is computed from, so the claim would
-/// rest more on that assumption than on labels.
+/// `--min-label-coverage`'s default, the frontier's floor (a heuristic):
+/// below it the unlabelled skips outnumber the labelled ones the bound is
+/// computed from, so reading the rate as that of all skips would rest
+/// more on their being missing at random than on labels. (Labels alone
+/// bound the rate of all skips within R only at a coverage of about
+/// 1 - R: see each member's worst-case bound.)
 pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::report::frontier::MIN_LABEL_COVERAGE;
 
 /// What `calibrate` is asked to do.
@@ -104,10 +106,11 @@ pub struct Calibration {
 
 /// The guarantee, in words, for `rule`.
 pub fn guarantee(rule: &Rule) -> String {
+    let confidence = crate::report::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     format!(
-        "with probability at least {} (over the traffic), every variant certified on the calibration part has a true safety regression rate of at most {}: the chance that one of its labelled skips is a turn production's critic revised or refused. It assumes runs are independent draws from one traffic, labelled skips within the calibration part independent, and unlabelled skips missing at random (each member's worst-case bound counts them all as regressions); the family and its order come from the learn part, which shares no run with the calibration part",
-        1.0 - rule.delta,
-        rule.max_regression_rate
+        "the procedure certifies a variant whose true safety regression rate (the chance that one of its labelled skips is a turn production's critic revised or refused) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic and the labelled skips of the calibration part independent draws of each rate: turns of one run are not independent in real traffic (one conversation's drafts are alike), which makes the bound optimistic when runs hold many similar turns. It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part. Reading the rate as the rate of all skips needs the unlabelled ones to be missing at random; each member's worst-case bound (every unlabelled skip a regression, at 1 - delta, not adjusted for the family) shows what the labels alone support",
+        r = rule.max_regression_rate,
+        d = rule.delta,
     )
 }
 
@@ -123,7 +126,9 @@ fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
 
 /// The variants other than the baseline, with both parts' evidence.
 fn candidates(learn: &RunSummary, cal: &RunSummary) -> (Savings, Vec<Candidate>) {
-    let all: Vec<&VariantSummary> = learn.ordered().chain(cal.ordered()).collect();
+    // Dollars or calls, by the learn part alone (nothing of the
+    // calibration part shapes the family).
+    let all: Vec<&VariantSummary> = learn.ordered().collect();
     let metric = savings_metric(&all);
     let c = learn
         .ordered()
@@ -273,10 +278,10 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         Some(v) => (
             v.as_str(),
             format!(
-                "chosen by calibrate ({}): safety regression rate <= {} with {:.0}% confidence",
+                "chosen by calibrate ({}), which certifies a variant above safety regression rate {} with probability at most {}; the most saving it certified",
                 c.selection.procedure.name(),
                 c.max_regression_rate,
-                (1.0 - c.delta) * 100.0
+                c.delta
             ),
         ),
         None => (
