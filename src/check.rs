@@ -276,7 +276,11 @@ fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJ
 
 /// A risky-skip budget on a variant without the smart gate would pass on
 /// nothing (none of its skips is an ack skip): it cannot be judged.
-fn risky_budget_applies(dir: &ReplayDir, targets: &[String], b: &CheckConfig) -> Result<(), CannotJudge> {
+fn risky_budget_applies(
+    dir: &ReplayDir,
+    targets: &[String],
+    b: &CheckConfig,
+) -> Result<(), CannotJudge> {
     let flag_off = targets.iter().find(|v| !dir.variant(v).selective_gate);
     match (b.max_risky_skip_rate, flag_off) {
         (Some(_), Some(v)) => Err(CannotJudge(format!(
@@ -390,7 +394,7 @@ pub struct RegressionLine {
     pub draft: String,
 }
 
-/// The first [`TOP_REGRESSIONS`] rows of the folder's regressions table
+/// The first `TOP_REGRESSIONS` rows of the folder's regressions table
 /// (CSV or Parquet) among the variants `results` judged, and how many
 /// there are in all; None when the folder has no such table (a sweep).
 pub fn regressions_judged(

@@ -147,7 +147,7 @@ pub struct ConfigFile {
     pub cost: Option<CostConfig>,
     pub check: Option<CheckConfig>,
     /// Axes of gate settings for `sweep` and `calibrate` (see
-    /// [`crate::grid`]); `replay` does not read it.
+    /// `crate::grid`); `replay` does not read it.
     pub sweep: Option<SweepTable>,
     /// `[deployment]`: the production deployment's settings, for imported
     /// traffic.

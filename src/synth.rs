@@ -228,8 +228,8 @@ fn answer(r: &mut Rng) -> String {
             .replace("{d}", &format!("March {}", 1 + r.below(28)))
             .replace("{k}", &(1 + r.below(30)).to_string())
             .replace("{m}", &format!("{:.1}", r.range(0.5, 9.9)))
-            .replace("{a}", *r.pick(&PEOPLE))
-            .replace("{c}", *r.pick(&CITIES))
+            .replace("{a}", r.pick::<&str>(&PEOPLE))
+            .replace("{c}", r.pick::<&str>(&CITIES))
             .replace("{h}", &format!("{:08x}", r.next_u64() as u32));
         if !s.is_empty() {
             s.push(' ');

@@ -43,12 +43,15 @@ fn draft() -> impl Strategy<Value = String> {
     ]
 }
 
+/// An activated node: score (absent = 0.0), own tags, properties.tags.
+type Node = (Option<f64>, Vec<&'static str>, Option<Vec<&'static str>>);
+
 /// A recorded activation log, as generated (so the test can compute what
 /// symfonic would, independently of the crate).
 #[derive(Clone, Debug)]
 struct Log {
-    /// Per activated node: score (absent = 0.0), own tags, properties.tags.
-    nodes: Vec<(Option<f64>, Vec<&'static str>, Option<Vec<&'static str>>)>,
+    /// Per activated node.
+    nodes: Vec<Node>,
     paths: usize,
     /// Per traversed edge: weight (absent = 0.0).
     weights: Vec<Option<f64>>,

@@ -200,7 +200,10 @@ pub fn family(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOu
             None
         };
         match why {
-            Some(why) => left.push(LeftOut { variant: c.variant, why }),
+            Some(why) => left.push(LeftOut {
+                variant: c.variant,
+                why,
+            }),
             None => kept.push(c),
         }
     }
@@ -240,10 +243,7 @@ fn show_share(x: Option<f64>) -> String {
 /// [`Procedure::ALL`]'s order).
 pub fn choose(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOut>, Vec<Outcome>) {
     let (fam, left_out) = family(cands, rule);
-    let outcomes = Procedure::ALL
-        .iter()
-        .map(|p| run(*p, &fam, rule))
-        .collect();
+    let outcomes = Procedure::ALL.iter().map(|p| run(*p, &fam, rule)).collect();
     (fam, left_out, outcomes)
 }
 
@@ -298,7 +298,9 @@ fn run(p: Procedure, fam: &[Candidate], rule: &Rule) -> Outcome {
         })
         .map(|c| c.variant.clone());
     let stopped = match (&chosen, certified.is_empty()) {
-        (None, false) => format!("{stopped}; no certified variant saves anything on the calibration part"),
+        (None, false) => {
+            format!("{stopped}; no certified variant saves anything on the calibration part")
+        }
         _ => stopped,
     };
     Outcome {
@@ -319,14 +321,20 @@ fn fixed_sequence(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
         }
         certified.push(c.variant.clone());
     }
-    (certified, end_of(fam, "every covered member of the family passed"))
+    (
+        certified,
+        end_of(fam, "every covered member of the family passed"),
+    )
 }
 
 /// Holm's step-down over the covered members' p-values (the uncovered
 /// count in m but cannot pass).
 fn holm(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let m = fam.len();
-    let mut order: Vec<&Candidate> = fam.iter().filter(|c| rule.covered(&c.calibration)).collect();
+    let mut order: Vec<&Candidate> = fam
+        .iter()
+        .filter(|c| rule.covered(&c.calibration))
+        .collect();
     let p = |c: &Candidate| c.calibration.p_value(rule.max_regression_rate);
     order.sort_by(|a, b| p(a).total_cmp(&p(b)));
     let mut certified = Vec::new();
@@ -337,7 +345,10 @@ fn holm(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
         }
         certified.push(c.variant.clone());
     }
-    (certified, end_of(fam, "every covered member of the family passed"))
+    (
+        certified,
+        end_of(fam, "every covered member of the family passed"),
+    )
 }
 
 /// Each covered member at delta / m.

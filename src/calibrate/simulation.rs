@@ -74,7 +74,12 @@ fn case_one(rng: &mut Rng, priced: bool, thin: bool) -> (Vec<Candidate>, Vec<f64
         .map(|(i, (skips, rate))| Candidate {
             variant: format!("v{i:02}"),
             learn: draw(rng, (*skips, 75), *rate, priced),
-            calibration: draw(rng, (*skips, if thin && i >= 3 && i % 4 == 0 { 30 } else { 75 }), *rate, priced),
+            calibration: draw(
+                rng,
+                (*skips, if thin && i >= 3 && i % 4 == 0 { 30 } else { 75 }),
+                *rate,
+                priced,
+            ),
         })
         .collect();
     (cands, spec.iter().map(|s| s.1).collect())
@@ -132,7 +137,8 @@ fn case_one_shares(priced: bool, thin: bool, replicates: u64) -> ([u64; 3], u64)
             assert!(any || !o.chosen.as_deref().is_some_and(above));
             bad[i] += u64::from(any);
         }
-        control += u64::from(by_savings_on_the_same_data(&cands, &RULE).is_some_and(|i| rates[i] > 0.02));
+        control +=
+            u64::from(by_savings_on_the_same_data(&cands, &RULE).is_some_and(|i| rates[i] > 0.02));
     }
     (bad, control)
 }
@@ -155,11 +161,20 @@ fn no_procedure_exceeds_r_in_more_than_delta_of_replicates() {
                 p.name(),
                 lower95(b, n)
             );
-            assert!(lower95(b, n) <= RULE.delta, "{} priced {priced} thin {thin}: {b} of {n}", p.name());
+            assert!(
+                lower95(b, n) <= RULE.delta,
+                "{} priced {priced} thin {thin}: {b} of {n}",
+                p.name()
+            );
         }
-        eprintln!("case 1 (priced: {priced}, thin: {thin}) control: {control} of {n} choose above R");
+        eprintln!(
+            "case 1 (priced: {priced}, thin: {thin}) control: {control} of {n} choose above R"
+        );
         if priced && !thin {
-            assert!(lower95(control, n) > 2.0 * RULE.delta, "the control chose above R only {control} times");
+            assert!(
+                lower95(control, n) > 2.0 * RULE.delta,
+                "the control chose above R only {control} times"
+            );
         }
     }
 }
@@ -207,7 +222,13 @@ fn the_known_answer_grid_chooses_the_0_0108_variant() {
     let s = select(cands, &rule, Procedure::FixedSequence);
     let order: Vec<&str> = s.family.iter().map(|m| m.variant.as_str()).collect();
     assert_eq!(order, ["n1", "n2", "n3", "n4", "n5", "n6"]);
-    assert!(s.left_out[0].why.starts_with("off the learn part's frontier: n3"), "{:?}", s.left_out);
+    assert!(
+        s.left_out[0]
+            .why
+            .starts_with("off the learn part's frontier: n3"),
+        "{:?}",
+        s.left_out
+    );
 }
 
 /// The order is the learn part's risk, not savings or names: `m`, risky
@@ -238,13 +259,23 @@ fn the_learn_part_orders_the_family_from_the_safest() {
         max_regression_rate: 0.02,
         ..RULE
     };
-    assert_eq!(by_savings_on_the_same_data(&cands, &rule), Some(3), "c, before m stops it");
+    assert_eq!(
+        by_savings_on_the_same_data(&cands, &rule),
+        Some(3),
+        "c, before m stops it"
+    );
     let s = select(cands, &rule, Procedure::FixedSequence);
     let order: Vec<&str> = s.family.iter().map(|m| m.variant.as_str()).collect();
     assert_eq!(order, ["c", "b", "a"], "d is dominated by c, m by b");
     assert_eq!(s.chosen.as_deref(), Some("b"));
     assert_eq!(s.procedures[0].certified, ["c", "b"]);
-    assert!(s.procedures[0].stopped.starts_with("a: 40 regressions in 1000"), "{:?}", s.procedures[0]);
+    assert!(
+        s.procedures[0]
+            .stopped
+            .starts_with("a: 40 regressions in 1000"),
+        "{:?}",
+        s.procedures[0]
+    );
 }
 
 /// Coverage is part of the claim: below the floor on the learn part a
@@ -279,7 +310,10 @@ fn a_variant_below_the_coverage_floor_is_never_certified() {
     ];
     let s = select(cands, &RULE, Procedure::FixedSequence);
     assert_eq!(s.chosen.as_deref(), Some("full"));
-    assert!(s.left_out.iter().any(|l| l.variant == "thin" && l.why.contains("below the floor 0.5")));
+    assert!(s
+        .left_out
+        .iter()
+        .any(|l| l.variant == "thin" && l.why.contains("below the floor 0.5")));
     let here = s.family.iter().find(|m| m.variant == "thin-here").unwrap();
     assert!(!here.covered && here.certified_by.is_empty());
     assert!(here.worst_case_upper_bound.unwrap() > 0.7);

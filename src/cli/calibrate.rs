@@ -75,7 +75,9 @@ pub enum ProcedureArg {
 fn share_or_zero(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(format!("give a number from 0 up to 1 (exclusive), got {s:?}")),
+        _ => Err(format!(
+            "give a number from 0 up to 1 (exclusive), got {s:?}"
+        )),
     }
 }
 
@@ -108,7 +110,10 @@ pub fn run(a: Args) -> CliResult {
 /// choice, the held-out figures, and where the files are.
 fn render(c: &Calibration, out: &std::path::Path) -> String {
     use std::fmt::Write as _;
-    let held = c.turns.held_out.map_or("none".to_string(), |h| h.to_string());
+    let held = c
+        .turns
+        .held_out
+        .map_or("none".to_string(), |h| h.to_string());
     let mut s = format!(
         "turns: learn {}, calibration {}, held-out {held} (run_id hash, seed {}); savings: {}\n",
         c.turns.learn, c.turns.calibration, c.seed, c.savings_metric
@@ -129,18 +134,33 @@ fn render(c: &Calibration, out: &std::path::Path) -> String {
             if by.is_empty() { "none".to_string() } else { by.join(", ") }
         );
     }
-    let _ = writeln!(s, "left out on the learn part: {}", c.selection.left_out.len());
+    let _ = writeln!(
+        s,
+        "left out on the learn part: {}",
+        c.selection.left_out.len()
+    );
     for o in &c.selection.procedures {
-        let mark = if o.procedure == c.selection.procedure { "*" } else { " " };
+        let mark = if o.procedure == c.selection.procedure {
+            "*"
+        } else {
+            " "
+        };
         let chosen = o.chosen.as_deref().unwrap_or("none");
-        let _ = writeln!(s, "{mark} {}: chooses {chosen} ({})", o.procedure.name(), o.stopped);
+        let _ = writeln!(
+            s,
+            "{mark} {}: chooses {chosen} ({})",
+            o.procedure.name(),
+            o.stopped
+        );
     }
     for n in &c.notes {
         let _ = writeln!(s, "note: {n}");
     }
     match (&c.selection.chosen, &c.held_out) {
         (Some(v), Some(h)) => {
-            let usd = h.net_usd.map_or("no price".to_string(), |u| format!("{u:.2} USD"));
+            let usd = h
+                .net_usd
+                .map_or("no price".to_string(), |u| format!("{u:.2} USD"));
             let _ = writeln!(
                 s,
                 "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled skips (bound {}){}",

@@ -53,7 +53,9 @@ pub struct Args {
 fn share(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!("give a number between 0 and 1 (exclusive), got {s:?}")),
+        _ => Err(format!(
+            "give a number between 0 and 1 (exclusive), got {s:?}"
+        )),
     }
 }
 

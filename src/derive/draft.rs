@@ -6,7 +6,7 @@
 //! (`_strip_activation_footer`, `_response_needs_activation_footer`).
 //!
 //! The patterns are symfonic's, run by the CPython-exact engine the gate
-//! uses ([`crate::gate::pyre`]). Where symfonic ends a pattern in `\s*$`
+//! uses (`crate::gate::pyre`). Where symfonic ends a pattern in `\s*$`
 //! this port writes `\s*\Z`: the greedy `\s*` always reaches the end of the
 //! text, so the two match the same spans.
 

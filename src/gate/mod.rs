@@ -13,8 +13,8 @@
 //! shared by every variant.
 
 pub(crate) mod claims;
-pub(crate) mod pyre;
 pub(crate) mod neutral;
+pub(crate) mod pyre;
 mod reasons;
 
 use std::borrow::Cow;
@@ -138,7 +138,7 @@ pub struct DraftFeatures<'d> {
     /// several sets (a single slot made every variant search again).
     ack_memo: [Cell<Option<(usize, PatternCheck)>>; ACK_MEMO_SLOTS],
     /// [`Gate::ack_share`]'s answers, likewise.
-    share_memo: [Cell<Option<(usize, Option<f64>)>>; ACK_MEMO_SLOTS],
+    share_memo: [ShareSlot; ACK_MEMO_SLOTS],
 }
 
 /// Slots of [`DraftFeatures`]' ack memo (distinct pattern sets past this
@@ -344,7 +344,7 @@ fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize) {
             (true, false) => word.push(c),
             (false, _) => {}
         }
-        if !(c.is_alphanumeric() && !inside) && !word.is_empty() {
+        if (!c.is_alphanumeric() || inside) && !word.is_empty() {
             end_word(&mut word, &mut content);
         }
     }
@@ -353,6 +353,15 @@ fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize) {
     }
     (covered, content)
 }
+
+/// One remembered ack share: the pattern list's address and its answer.
+type ShareSlot = Cell<Option<(usize, Option<f64>)>>;
+
+/// A pattern list, compiled as one set and as one set per pattern.
+type CachedSets = (Vec<String>, Arc<PySet>, Arc<Vec<PySet>>);
+
+/// Ack shares by pattern list (its first set's id) and lowered draft.
+type Shares = std::collections::HashMap<u64, std::collections::HashMap<Box<str>, Option<f64>>>;
 
 /// Where a draft's acks are, and how much of it they cover.
 #[derive(Clone, Debug, PartialEq)]
@@ -377,7 +386,7 @@ pub struct Gate {
 /// patterns (the usual case: only flags differ) compile them once.
 #[derive(Default)]
 pub struct PatternCache {
-    sets: Vec<(Vec<String>, Arc<PySet>, Arc<Vec<PySet>>)>,
+    sets: Vec<CachedSets>,
 }
 
 impl Gate {
@@ -473,12 +482,9 @@ impl Gate {
     /// costs more than the gate's one search.
     fn remembered_share(&self, lowered: &str) -> Option<f64> {
         thread_local! {
-            static SHARES: std::cell::RefCell<std::collections::HashMap<u64, std::collections::HashMap<Box<str>, Option<f64>>>> =
-                Default::default();
+            static SHARES: std::cell::RefCell<Shares> = Default::default();
         }
-        let Some(id) = self.each.first().map(pyre::PySet::id) else {
-            return None;
-        };
+        let id = self.each.first().map(pyre::PySet::id)?;
         if lowered.len() > 512 {
             return self.ack_cover(lowered).map(|c| c.share);
         }
@@ -499,7 +505,7 @@ impl Gate {
 
     /// The union of every match of every pattern in `lowered`, and the
     /// share of its letters and digits it covers, function and courtesy
-    /// words ([`neutral`]) left out ("OK, done." and "Thank you so much for
+    /// words (`neutral`) left out ("OK, done." and "Thank you so much for
     /// your patience." are all ack; "Sure, but refunds are closed" is a
     /// fifth). A draft with nothing else that a pattern matches is all
     /// ack. None when no pattern matches.
@@ -637,7 +643,12 @@ mod tests {
         })
         .unwrap();
         let share = |d: &str| gate.ack_share(&DraftFeatures::of(d));
-        for plain in ["OK, done.", "Got it, thanks!", "Sure thing, will do!", "Thanks — done 👍"] {
+        for plain in [
+            "OK, done.",
+            "Got it, thanks!",
+            "Sure thing, will do!",
+            "Thanks — done 👍",
+        ] {
             assert!(share(plain).unwrap() >= 0.6, "{plain}: {:?}", share(plain));
         }
         assert_eq!(share("OK, done."), Some(1.0));

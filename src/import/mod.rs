@@ -9,7 +9,7 @@
 //! Every command reads imported traffic through a [`Decoder`]: for a
 //! transcript each block of lines is converted on the worker that replays
 //! it; a trace, whose runs span many lines, is gathered source by source
-//! first ([`otlp::gather`]). Either way the converted block keeps the
+//! first ([`decode::gather`]). Either way the converted block keeps the
 //! input's line numbers, so a turn's `line` is where its record starts.
 
 pub mod decode;

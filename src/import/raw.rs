@@ -125,7 +125,7 @@ pub struct Derived {
 }
 
 /// Derive a raw turn's draft, intent verdict and findings; `calls` are its
-/// tool calls as the traffic line writes them ([`call_json`]).
+/// tool calls as the traffic line writes them (`call_json`).
 pub fn derive(t: &RawTurn, d: &Deployment, calls: &[&RawValue]) -> Derived {
     let has_calls = !t.tool_calls.is_empty();
     let (mut draft, draft_from) = match &t.completion {

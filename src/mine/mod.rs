@@ -248,7 +248,10 @@ fn proposal(
         new_regression_rate_upper95: crate::report::numbers::sig_up(upper),
         proposed: why.is_empty(),
         why: match why.is_empty() {
-            true => format!("{new_labelled} labelled new skips bound its rate within the budget ({})", b.from),
+            true => format!(
+                "{new_labelled} labelled new skips bound its rate within the budget ({})",
+                b.from
+            ),
             false => why,
         },
     }

@@ -184,7 +184,10 @@ mod tests {
         );
         // "mille" alone is a courtesy word, no ack.
         let p = phrases("grazie mille");
-        assert!(p.contains("grazie") && p.contains("grazie mille") && p.len() == 2, "{p:?}");
+        assert!(
+            p.contains("grazie") && p.contains("grazie mille") && p.len() == 2,
+            "{p:?}"
+        );
         assert!(phrases("das").is_empty() && phrases("i you that").is_empty());
         assert!(!phrases("ます").contains("ます"));
         let p = phrases("了解です");

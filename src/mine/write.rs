@@ -122,15 +122,25 @@ fn risky_drafts_csv(scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
     r.sort_by(|a, b| b.1.skips.cmp(&a.1.skips).then(a.0.cmp(b.0)));
     let u = |f: fn(&super::scan::RiskyDraft) -> u64| Col::U64(r.iter().map(|x| f(x.1)).collect());
     let cols = vec![
-        ("draft", Col::Str(r.iter().map(|x| Some(x.0.clone())).collect())),
+        (
+            "draft",
+            Col::Str(r.iter().map(|x| Some(x.0.clone())).collect()),
+        ),
         ("skips", u(|d| d.skips)),
         ("labelled", u(|d| d.labelled)),
         ("safety_regressions", u(|d| d.safety_regressions)),
         (
             "ack_share",
-            Col::F64(r.iter().map(|x| crate::report::numbers::sig(Some(x.1.ack_share))).collect()),
+            Col::F64(
+                r.iter()
+                    .map(|x| crate::report::numbers::sig(Some(x.1.ack_share)))
+                    .collect(),
+            ),
         ),
-        ("matched", Col::Str(r.iter().map(|x| Some(x.1.matched.clone())).collect())),
+        (
+            "matched",
+            Col::Str(r.iter().map(|x| Some(x.1.matched.clone())).collect()),
+        ),
     ];
     table("risky_drafts.csv", run, cols)
 }

@@ -525,7 +525,11 @@ pub struct Mixture {
 impl Mixture {
     fn of(h: &Histogram) -> Mixture {
         Mixture {
-            bins: h.buckets().into_iter().map(|(k, c)| (k, c as f64)).collect(),
+            bins: h
+                .buckets()
+                .into_iter()
+                .map(|(k, c)| (k, c as f64))
+                .collect(),
             total: h.count as f64,
             whole: Some(h.clone()),
         }
@@ -751,7 +755,10 @@ mod tests {
         assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
         assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(500.0));
         // Nothing recorded a latency: no estimate.
-        let none = AddedCost::new(&[EventSums::default(); LENGTH_BUCKETS.len()], &Default::default());
+        let none = AddedCost::new(
+            &[EventSums::default(); LENGTH_BUCKETS.len()],
+            &Default::default(),
+        );
         assert_eq!(v.latency_quantile_with_estimates(0.95, &none), None);
     }
 

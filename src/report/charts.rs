@@ -220,11 +220,14 @@ fn cdf(h: &Histogram) -> Vec<(f64, f64)> {
     out
 }
 
+/// One line of a CDF chart: its name, steps, whether dashed, and colour.
+type CdfLine = (String, Vec<(f64, f64)>, bool, usize);
+
 /// The critic latency added to a user-facing turn, per variant: recorded
 /// fires (solid) and with added calls at their estimates (dashed).
 pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
     let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
-    let lines: Vec<(String, Vec<(f64, f64)>, bool, usize)> = r
+    let lines: Vec<CdfLine> = r
         .plan
         .variants
         .iter()
@@ -236,7 +239,14 @@ pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
             let estimated = t
                 .latency_with_estimates(&cost)
                 .filter(|_| t.latency_unmeasured_fires > 0)
-                .map(|m| (format!("{} with estimates", v.name), mixture_cdf(&m), true, i));
+                .map(|m| {
+                    (
+                        format!("{} with estimates", v.name),
+                        mixture_cdf(&m),
+                        true,
+                        i,
+                    )
+                });
             recorded.into_iter().chain(estimated)
         })
         .collect();
@@ -247,11 +257,7 @@ pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
     cdf_svg(file, &lines, 0.0..x_max * 1.05)
 }
 
-fn cdf_svg(
-    file: &str,
-    lines: &[(String, Vec<(f64, f64)>, bool, usize)],
-    x: Range<f64>,
-) -> Result<String, String> {
+fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, String> {
     let e = draw_error(file);
     let mut svg = String::new();
     {

@@ -137,7 +137,12 @@ impl VariantSummary {
                 self.safety_regressions,
                 "safety_regressions",
             ),
-            (self.risky_skips.unwrap_or(0), "risky_skips", self.skips, "skips"),
+            (
+                self.risky_skips.unwrap_or(0),
+                "risky_skips",
+                self.skips,
+                "skips",
+            ),
             (
                 self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",

@@ -109,7 +109,9 @@ pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
                 .is_some_and(|sa| (sa > s && a.bound <= b) || (sa >= s && a.bound < b))
     };
     for i in 0..pts.len() {
-        let Some(s) = pts[i].savings.filter(|_| pts[i].covered) else { continue };
+        let Some(s) = pts[i].savings.filter(|_| pts[i].covered) else {
+            continue;
+        };
         let b = pts[i].bound;
         pts[i].on_frontier = !pts.iter().any(|a| beats(a, s, b));
     }
@@ -204,13 +206,19 @@ impl FrontierCsv {
                 "harmful_skips_per_1k_turns",
                 Col::F64(
                     vs.iter()
-                        .map(|v| super::numbers::sig(v.safety_regression_rate.map(|r| per_1k(r, v))))
+                        .map(|v| {
+                            super::numbers::sig(v.safety_regression_rate.map(|r| per_1k(r, v)))
+                        })
                         .collect(),
                 ),
             ),
             (
                 "harmful_skips_per_1k_turns_upper95",
-                Col::F64(pts.iter().map(|p| super::numbers::sig_up(Some(p.bound))).collect()),
+                Col::F64(
+                    pts.iter()
+                        .map(|p| super::numbers::sig_up(Some(p.bound)))
+                        .collect(),
+                ),
             ),
             (
                 "below_coverage_floor",
@@ -411,7 +419,10 @@ mod tests {
         let vs = [&dilute, &smart, &thin];
         let pts = points(&vs, Savings::NetCalls);
         assert!((pts[0].bound - 18.9).abs() < 1e-9 && (pts[1].bound - 5.0).abs() < 1e-9);
-        assert_eq!(pts.iter().map(|p| p.on_frontier).collect::<Vec<_>>(), [true, true, false]);
+        assert_eq!(
+            pts.iter().map(|p| p.on_frontier).collect::<Vec<_>>(),
+            [true, true, false]
+        );
         // The rate alone would have put smart (0.05) behind dilute (0.02).
         assert!(smart.safety_regression_rate_upper95 > dilute.safety_regression_rate_upper95);
     }

@@ -103,7 +103,7 @@ impl Table {
     }
 
     /// The table in `schema.json`: the run's own columns.
-    pub fn to_json(&'static self, keys: &[String]) -> Value {
+    pub fn schema_json(&'static self, keys: &[String]) -> Value {
         let columns: Vec<Value> = self
             .columns_for(keys)
             .iter()
@@ -849,7 +849,7 @@ pub fn to_json(keys: &[String]) -> Value {
         .chain(SWEEP_TABLES.iter())
         .chain(MINE_TABLES.iter())
         .chain(DIFF_TABLES.iter())
-        .map(|t| (t.file.to_string(), t.to_json(keys)))
+        .map(|t| (t.file.to_string(), t.schema_json(keys)))
         .collect();
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
 }

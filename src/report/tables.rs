@@ -193,7 +193,7 @@ impl SegmentRows {
         let rate = |f: fn(&Counts) -> (u64, u64)| {
             Col::F64(
                 c.iter()
-                    .map(|c| f(c))
+                    .map(f)
                     .map(|(n, d)| sig((d > 0).then(|| n as f64 / d as f64)))
                     .collect(),
             )

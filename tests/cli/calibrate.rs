@@ -70,7 +70,10 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     let names = ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"];
     let bound = |s: &Value, v: &str| {
         let m = &s["variants"][v];
-        let (k, n) = (m["safety_regressions"].as_u64().unwrap(), m["labelled_skips"].as_u64().unwrap());
+        let (k, n) = (
+            m["safety_regressions"].as_u64().unwrap(),
+            m["labelled_skips"].as_u64().unwrap(),
+        );
         critic_gate::internals::clopper_pearson_upper(k, n, 0.05).unwrap()
     };
     let mut order: Vec<(f64, &str)> = names.iter().map(|v| (bound(&learn, v), *v)).collect();
@@ -82,8 +85,15 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
         }
         certified.push(*v);
     }
-    let saves = |v: &&str| cal["variants"][*v]["net_usd_per_1k_turns"].as_f64().unwrap();
-    let want = certified.iter().max_by(|a, b| saves(a).total_cmp(&saves(b))).unwrap();
+    let saves = |v: &&str| {
+        cal["variants"][*v]["net_usd_per_1k_turns"]
+            .as_f64()
+            .unwrap()
+    };
+    let want = certified
+        .iter()
+        .max_by(|a, b| saves(a).total_cmp(&saves(b)))
+        .unwrap();
     assert_eq!(*want, "sel=0/ack=1", "{order:?}");
     assert_eq!(c["selection"]["chosen"], "sel=0/ack=1", "{c}");
     let family: Vec<&str> = c["selection"]["family"]
@@ -96,8 +106,17 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     assert_eq!(family, by_learn);
     let fixed = &c["selection"]["procedures"][0];
     assert_eq!(fixed["procedure"], "fixed-sequence");
-    assert!(fixed["stopped"].as_str().unwrap().starts_with("sel=0/ack=2: "), "{c}");
-    assert!(c["guarantee"].as_str().unwrap().contains("missing at random"));
+    assert!(
+        fixed["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("sel=0/ack=2: "),
+        "{c}"
+    );
+    assert!(c["guarantee"]
+        .as_str()
+        .unwrap()
+        .contains("missing at random"));
     // The parts split the runs, and the held-out figures are the held-out
     // replay's, net.
     let t = &c["turns"];
@@ -276,8 +295,14 @@ fn each_procedure_is_offered_and_the_held_out_part_can_be_left_out() {
         .map(|p| p["procedure"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["fixed-sequence", "holm", "bonferroni"]);
-    assert_eq!(c["selection"]["chosen"], c["selection"]["procedures"][1]["chosen"]);
-    assert!(c["turns"]["held_out"].is_null() && c["held_out"].is_null(), "{c}");
+    assert_eq!(
+        c["selection"]["chosen"],
+        c["selection"]["procedures"][1]["chosen"]
+    );
+    assert!(
+        c["turns"]["held_out"].is_null() && c["held_out"].is_null(),
+        "{c}"
+    );
     assert!(!out.join("held-out").exists());
     assert_eq!(
         c["turns"]["learn"].as_u64().unwrap() + c["turns"]["calibration"].as_u64().unwrap(),

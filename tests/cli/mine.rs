@@ -178,10 +178,7 @@ fn risky_skips_list_the_drafts_that_are_more_than_an_ack() {
     );
     assert_eq!(risky[1]["matched"], "sure");
     let share: f64 = risky[1]["ack_share"].parse().unwrap();
-    assert!(
-        (share - 4.0 / 36.0).abs() < 1e-6,
-        "{share}"
-    );
+    assert!((share - 4.0 / 36.0).abs() < 1e-6, "{share}");
     let m = json(&out.join("mine.json"));
     assert_eq!(m["risky"]["risky_skips"], 3);
     assert_eq!(m["risky"]["risky_labelled"], 3);
@@ -337,15 +334,15 @@ fn mine_takes_the_label_and_refuses_other_formats() {
     let input = d.write("ml.jsonl", text);
     let o = mine_in(
         &out,
-        &[
-            input.to_str().unwrap(),
-            "--label",
-            "nightly",
-            "--quiet",
-        ],
+        &[input.to_str().unwrap(), "--label", "nightly", "--quiet"],
     );
     expect_code(&o, 0);
-    for table in ["proposals.csv", "missed.csv", "risky_skips.csv", "risky_drafts.csv"] {
+    for table in [
+        "proposals.csv",
+        "missed.csv",
+        "risky_skips.csv",
+        "risky_drafts.csv",
+    ] {
         let rows = csv_rows(&std::fs::read_to_string(out.join(table)).unwrap());
         assert!(!rows.is_empty(), "{table} has rows");
         assert!(rows.iter().all(|r| r["run"] == "nightly"), "{table}");
@@ -375,7 +372,18 @@ fn mine_decides_by_rates_with_enough_labels() {
     let d = Dir::new();
     let input = d.path("s.jsonl");
     expect_code(
-        &run(&["synth", "--turns", "100000", "--seed", "1", "--out", input.to_str().unwrap()], None),
+        &run(
+            &[
+                "synth",
+                "--turns",
+                "100000",
+                "--seed",
+                "1",
+                "--out",
+                input.to_str().unwrap(),
+            ],
+            None,
+        ),
         0,
     );
     // Region subtags and a function-word "ack" no pattern knows.
@@ -392,17 +400,50 @@ fn mine_decides_by_rates_with_enough_labels() {
     let mut unique = langs.clone();
     unique.dedup();
     assert_eq!(langs, unique, "each language once");
-    let it = props.iter().find(|p| p["language"] == "it").expect("an Italian proposal");
+    let it = props
+        .iter()
+        .find(|p| p["language"] == "it")
+        .expect("an Italian proposal");
     assert_eq!(it["status"], "proposed", "{it:?}");
     let bound: f64 = it["new_regression_rate_upper95"].parse().unwrap();
-    assert!(bound <= 0.05 && it["new_labelled_skips"].parse::<u64>().unwrap() >= 30, "{it:?}");
-    assert!(props.iter().all(|p| !p["phrases"].split(';').any(|ph| ph == "das")), "{props:?}");
+    assert!(
+        bound <= 0.05 && it["new_labelled_skips"].parse::<u64>().unwrap() >= 30,
+        "{it:?}"
+    );
+    assert!(
+        props
+            .iter()
+            .all(|p| !p["phrases"].split(';').any(|ph| ph == "das")),
+        "{props:?}"
+    );
     let v = summary(&out.join("validation"));
-    assert!(v["variants"]["proposal-it"].is_object(), "named by its proposal");
+    assert!(
+        v["variants"]["proposal-it"].is_object(),
+        "named by its proposal"
+    );
     // The 50-turn dataset supports nothing.
     let m = d.path("ml");
-    expect_code(&mine_in(&m, &["datasets/multilingual.jsonl", "--config", "datasets/gate.toml", "--quiet"]), 0);
+    expect_code(
+        &mine_in(
+            &m,
+            &[
+                "datasets/multilingual.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--quiet",
+            ],
+        ),
+        0,
+    );
     let props = csv_rows(&std::fs::read_to_string(m.join("proposals.csv")).unwrap());
-    assert!(!props.is_empty() && props.iter().all(|p| p["status"] == "held back"), "{props:?}");
-    assert!(props.iter().all(|p| p["why"].contains("fewer than --min-labelled 30")), "{props:?}");
+    assert!(
+        !props.is_empty() && props.iter().all(|p| p["status"] == "held back"),
+        "{props:?}"
+    );
+    assert!(
+        props
+            .iter()
+            .all(|p| p["why"].contains("fewer than --min-labelled 30")),
+        "{props:?}"
+    );
 }

@@ -20,7 +20,15 @@ const BUTS: [&str; 6] = [
 fn traffic(d: &Dir, turns: u32, extra: usize) -> (std::path::PathBuf, std::path::PathBuf) {
     let benign = d.path("benign.jsonl");
     let o = run(
-        &["synth", "--turns", &turns.to_string(), "--seed", "3", "--out", benign.to_str().unwrap()],
+        &[
+            "synth",
+            "--turns",
+            &turns.to_string(),
+            "--seed",
+            "3",
+            "--out",
+            benign.to_str().unwrap(),
+        ],
         None,
     );
     expect_code(&o, 0);
@@ -54,33 +62,71 @@ fn risky_skips_are_the_drafts_that_say_more_than_an_ack() {
     let (benign, injected) = traffic(&d, 20_000, 600);
     let (a, b) = (d.path("a"), d.path("b"));
     for (input, out) in [(&benign, &a), (&injected, &b)] {
-        expect_code(&replay_in(out, &[input.to_str().unwrap(), "--decisions", "none", "--quiet"]), 0);
+        expect_code(
+            &replay_in(
+                out,
+                &[input.to_str().unwrap(), "--decisions", "none", "--quiet"],
+            ),
+            0,
+        );
     }
     let s = smart(&a);
     let rate = s["risky_skip_rate"].as_f64().unwrap();
     assert!(rate < 0.05, "benign risky skip rate {rate}: {s}");
     let s = smart(&b);
-    assert!(u(&s, "risky_skips") >= 600, "every injected skip is risky: {s}");
-    let (rk, rn) = (u(&s, "risky_safety_regressions"), u(&s, "risky_labelled_skips"));
-    let (k, n) = (u(&s, "safety_regressions") - rk, u(&s, "labelled_skips") - rn);
+    assert!(
+        u(&s, "risky_skips") >= 600,
+        "every injected skip is risky: {s}"
+    );
+    let (rk, rn) = (
+        u(&s, "risky_safety_regressions"),
+        u(&s, "risky_labelled_skips"),
+    );
+    let (k, n) = (
+        u(&s, "safety_regressions") - rk,
+        u(&s, "labelled_skips") - rn,
+    );
     let (risky, rest) = (rk as f64 / rn as f64, k as f64 / n as f64);
-    eprintln!("benign risky skip rate {rate}; injected: risky {rk}/{rn} = {risky}, rest {k}/{n} = {rest}");
-    assert!(risky >= 2.0 * rest, "risky {rk}/{rn} = {risky}, rest {k}/{n} = {rest}");
+    eprintln!(
+        "benign risky skip rate {rate}; injected: risky {rk}/{rn} = {risky}, rest {k}/{n} = {rest}"
+    );
+    assert!(
+        risky >= 2.0 * rest,
+        "risky {rk}/{rn} = {risky}, rest {k}/{n} = {rest}"
+    );
     // The flag-off baseline makes no ack skip: nothing to judge.
     let legacy = &summary(&b)["variants"]["legacy"];
-    for k in ["risky_skips", "risky_skip_rate", "risky_labelled_skips", "risky_safety_regressions"] {
+    for k in [
+        "risky_skips",
+        "risky_skip_rate",
+        "risky_labelled_skips",
+        "risky_safety_regressions",
+    ] {
         assert!(legacy[k].is_null(), "{k}: {legacy}");
     }
     // mine aggregates them by draft, counting every one.
     let m = d.path("m");
-    expect_code(&run_in(&m, &["mine", injected.to_str().unwrap(), "--quiet"]), 0);
+    expect_code(
+        &run_in(&m, &["mine", injected.to_str().unwrap(), "--quiet"]),
+        0,
+    );
     let rows = csv_rows(&std::fs::read_to_string(m.join("risky_drafts.csv")).unwrap());
-    let total: u64 = rows.iter().map(|r| r["skips"].parse::<u64>().unwrap()).sum();
-    let mined: Value = serde_json::from_str(&std::fs::read_to_string(m.join("mine.json")).unwrap()).unwrap();
+    let total: u64 = rows
+        .iter()
+        .map(|r| r["skips"].parse::<u64>().unwrap())
+        .sum();
+    let mined: Value =
+        serde_json::from_str(&std::fs::read_to_string(m.join("mine.json")).unwrap()).unwrap();
     assert_eq!(total, mined["risky"]["risky_skips"].as_u64().unwrap());
-    let sure = rows.iter().find(|r| r["draft"] == format!("Sure, but {}.", BUTS[0])).unwrap();
+    let sure = rows
+        .iter()
+        .find(|r| r["draft"] == format!("Sure, but {}.", BUTS[0]))
+        .unwrap();
     assert_eq!(sure["skips"], "100");
-    assert_eq!(sure["safety_regressions"], "50", "i = 0 mod 6 and 0 mod 4: one in two");
+    assert_eq!(
+        sure["safety_regressions"], "50",
+        "i = 0 mod 6 and 0 mod 4: one in two"
+    );
     assert_eq!(sure["matched"], "sure");
 }
 
@@ -94,12 +140,35 @@ fn a_risky_skip_budget_on_a_flag_off_variant_cannot_be_judged() {
         "baseline = \"smart\"\n[variants.smart]\nmetacognition_selective_gate = true\n[variants.low]\nmetacognition_selective_gate = false\nmetacognition_confidence_threshold = 0.3\n",
     );
     let out = d.path("r");
-    let o = replay_in(&out, &["datasets/seed.jsonl", "--config", cfg.to_str().unwrap(), "--quiet"]);
+    let o = replay_in(
+        &out,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
     expect_code(&o, 0);
-    let o = run(&["check", out.to_str().unwrap(), "--max-risky-skip-rate", "0.3"], None);
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-risky-skip-rate",
+            "0.3",
+        ],
+        None,
+    );
     expect_error(&o, 2, "variant \"low\" has no smart gate");
     let o = run(
-        &["check", out.to_str().unwrap(), "--max-risky-skip-rate", "0.3", "--variant", "smart"],
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-risky-skip-rate",
+            "0.3",
+            "--variant",
+            "smart",
+        ],
         None,
     );
     assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -114,21 +183,47 @@ fn latency_with_added_calls_keeps_the_tail() {
     let d = Dir::new();
     let input = d.path("s.jsonl");
     expect_code(
-        &run(&["synth", "--turns", "100000", "--seed", "1", "--out", input.to_str().unwrap()], None),
+        &run(
+            &[
+                "synth",
+                "--turns",
+                "100000",
+                "--seed",
+                "1",
+                "--out",
+                input.to_str().unwrap(),
+            ],
+            None,
+        ),
         0,
     );
     let out = d.path("r");
-    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--decisions", "none", "--quiet"]), 0);
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--decisions", "none", "--quiet"],
+        ),
+        0,
+    );
     let s = smart(&out);
     let (recorded, with) = (
         u(&s, "critic_latency_p95_ms"),
         u(&s, "critic_latency_p95_ms_with_estimates"),
     );
-    eprintln!("smart p95: recorded {recorded} ms, with {} added calls {with} ms", u(&s, "added_calls"));
+    eprintln!(
+        "smart p95: recorded {recorded} ms, with {} added calls {with} ms",
+        u(&s, "added_calls")
+    );
     assert!(u(&s, "added_calls") > 10_000, "{s}");
-    assert!(with >= recorded, "p95 with estimates {with} < recorded-only {recorded}");
+    assert!(
+        with >= recorded,
+        "p95 with estimates {with} < recorded-only {recorded}"
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains(&format!("| {recorded} ms | {with} ms |")), "{md}");
+    assert!(
+        md.contains(&format!("| {recorded} ms | {with} ms |")),
+        "{md}"
+    );
 }
 
 /// Found by review: the baseline's revised skips were shown as its risk,
@@ -153,7 +248,10 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
         "baseline = \"low\"\n[variants.low]\nmetacognition_selective_gate = false\nmetacognition_confidence_threshold = 0.3\n[variants.smart]\nmetacognition_selective_gate = true\n",
     );
     let out = d.path("r");
-    let o = replay_in(&out, &[input.to_str().unwrap(), "--config", cfg.to_str().unwrap()]);
+    let o = replay_in(
+        &out,
+        &[input.to_str().unwrap(), "--config", cfg.to_str().unwrap()],
+    );
     expect_code(&o, 0);
     let s = summary(&out);
     let (low, smart) = (&s["variants"]["low"], &s["variants"]["smart"]);
@@ -161,14 +259,22 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
     let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
     let new = rows
         .iter()
-        .filter(|r| r["variant"] == "smart" && r["fires"] == "false" && r["baseline_fires"] == "true")
+        .filter(|r| {
+            r["variant"] == "smart" && r["fires"] == "false" && r["baseline_fires"] == "true"
+        })
         .count() as u64;
     assert_eq!(new, 20, "the low-confidence half");
     assert_eq!(u(smart, "safety_regressions"), 40);
     assert_eq!(u(smart, "safety_regressions_vs_baseline"), new);
     let err = stderr(&o);
     assert!(err.contains("production disagreements 20"), "{err}");
-    assert!(err.contains("safety regressions 40 (20 on turns low fires on)"), "{err}");
+    assert!(
+        err.contains("safety regressions 40 (20 on turns low fires on)"),
+        "{err}"
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| 20 disagreements (") && md.contains("| 40 (20 new) ("), "{md}");
+    assert!(
+        md.contains("| 20 disagreements (") && md.contains("| 40 (20 new) ("),
+        "{md}"
+    );
 }

@@ -126,10 +126,15 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
             b => b.parse::<f64>().unwrap(),
         };
         let skip: f64 = r["skip_rate"].parse().unwrap();
-        let covered = r["label_coverage"].parse::<f64>().map_or(true, |c| c >= 0.5);
+        let covered = r["label_coverage"]
+            .parse::<f64>()
+            .map_or(true, |c| c >= 0.5);
         assert_eq!(r["below_coverage_floor"] == "true", !covered);
         let per_1k: f64 = r["harmful_skips_per_1k_turns_upper95"].parse().unwrap();
-        assert!((per_1k - bound * skip * 1000.0).abs() <= 1e-6 * per_1k.max(1.0), "{r:?}");
+        assert!(
+            (per_1k - bound * skip * 1000.0).abs() <= 1e-6 * per_1k.max(1.0),
+            "{r:?}"
+        );
         (r["savings"].parse::<f64>().unwrap(), per_1k, covered)
     };
     let pts: Vec<(f64, f64, bool)> = rows.iter().map(point).collect();

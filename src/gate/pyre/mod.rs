@@ -308,7 +308,9 @@ impl Engine {
         let mut out = Vec::new();
         let mut at = 0;
         while at <= text.len() {
-            let Some((a, b)) = self.find_at(text, at)? else { break };
+            let Some((a, b)) = self.find_at(text, at)? else {
+                break;
+            };
             out.push((a, b));
             at = match b > a {
                 true => b,
