@@ -3,24 +3,35 @@
 //! risks.
 //!
 //! Modules import in one direction only (a test, `module_graph_runs_one_way`
-//! in `tests/layers.rs`, reads every `crate::` path and fails on an edge
+//! in `src/layers.rs`, reads every `crate::` path and fails on an edge
 //! that runs back up):
 //!
 //! ```text
-//!   error, stats, config          shared vocabulary: the error, the bound, the config file
+//!   error, stats, deployment      shared vocabulary: the error, the bound, [deployment]
 //!          |
-//!   read   reader -> json -> activation -> turn     lines -> validated turns
+//!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
-//!   gate   pyre -> claims, reasons -> Gate          one Evaluation per turn and variant
+//!   read   reader -> json -> activation, rfc3339 -> provenance -> turn   lines -> turns
+//!          |
+//!   gate   pyre -> claims, neutral, reasons -> Gate  one Evaluation per turn and variant
+//!          |
+//!   derive pytext -> intent, fabrication, reflection, draft   symfonic's derivations
+//!          |
+//!   import pyliteral -> raw -> openai, otlp -> decode   transcripts and traces as traffic
 //!          |
 //!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
 //!          |
-//!   report summary, tables, markdown, console, read      one Export per file; report::read
+//!   report summary, tables, frontier, markdown, read   one Export per file; report::read
 //!          |                                              reads a report folder back
 //!   pipeline, check, diff, explain, synth               the jobs the commands run (pipeline:
 //!          |                                              replay, partial results, merge)
+//!   calibrate, mine, transcripts                         jobs built on replays
+//!          |
 //!   cli (the binary, src/cli)                           parse, validate, dispatch
 //! ```
+//!
+//! The drawing is `LAYERS` and `INNER` in `src/layers.rs`, which the test
+//! holds the code to.
 //!
 //! The crate root re-exports what the command line and the Python package
 //! (`python/`, a workspace member the CLI never links) use; everything else
