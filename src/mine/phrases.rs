@@ -139,7 +139,8 @@ pub fn cover(drafts: &BTreeMap<String, Missed>, min_support: u64, max: usize) ->
     chosen
 }
 
-/// Python `re.escape` of a phrase, words joined by `\s+`.
+/// Python `re.escape` of a phrase, words joined by `[\W_]+` (anything but
+/// letters and digits, as normalising removed).
 fn escape(phrase: &str) -> String {
     phrase
         .split(' ')
@@ -153,7 +154,9 @@ fn escape(phrase: &str) -> String {
                 .collect::<String>()
         })
         .collect::<Vec<_>>()
-        .join("\\s+")
+        // Normalising took out whatever stood between the words ("cheers,
+        // mate!"): the pattern allows any of it back, not only spaces.
+        .join("[\\W_]+")
 }
 
 /// One pattern in the style of the built-ins: `\b(a|b c)\b`, without `\b`
@@ -212,7 +215,7 @@ mod tests {
         assert_eq!(cover(&d, 1, 8), vec!["grazie", "va bene"]);
         assert_eq!(
             pattern(&["grazie".into(), "va bene".into()]),
-            "\\b(grazie|va\\s+bene)\\b"
+            "\\b(grazie|va[\\W_]+bene)\\b"
         );
         assert_eq!(pattern(&["了解".into()]), "(了解)");
     }

@@ -194,10 +194,21 @@ fn one_turn(turn: &Turn, at: (usize, u64), gate: &Gate, s: &ScanSetup, out: &mut
 fn note_missed(turn: &Turn, s: &ScanSetup, out: &mut Scan) {
     let norm = normalise(py_strip(&turn.draft));
     // One language per primary subtag: en, en-GB and en_US are one.
-    let lang = turn.language.as_deref().map_or_else(
-        || format!("({})", script(&norm)),
-        |l| l.split(['-', '_']).next().unwrap_or(l).to_lowercase(),
-    );
+    // An empty tag says no more than none: the script is the group.
+    let lang = turn
+        .language
+        .as_deref()
+        .filter(|l| !l.trim().is_empty())
+        .map_or_else(
+            || format!("({})", script(&norm)),
+            |l| {
+                l.split(['-', '_'])
+                    .next()
+                    .unwrap_or(l)
+                    .trim()
+                    .to_lowercase()
+            },
+        );
     let entry = out.missed.entry(lang).or_default();
     if !entry.contains_key(&norm) {
         if out.listed >= MAX_MISSED {
