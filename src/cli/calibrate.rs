@@ -24,10 +24,10 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// The safety regression rate to stay within (a share, e.g. 0.02).
-    #[arg(long, value_name = "R", value_parser = share)]
+    #[arg(long, value_name = "R", value_parser = super::share)]
     pub max_regression_rate: f64,
     /// The chance the choice's true rate exceeds R is at most this.
-    #[arg(long, default_value_t = 0.05, value_parser = share)]
+    #[arg(long, default_value_t = 0.05, value_parser = super::share)]
     pub delta: f64,
     /// Seed of the run_id hash that deals the runs into parts.
     #[arg(long, default_value_t = 0)]
@@ -48,16 +48,6 @@ pub struct Args {
     pub format: FormatArg,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-/// A share strictly between 0 and 1.
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!(
-            "give a number between 0 and 1 (exclusive), got {s:?}"
-        )),
-    }
 }
 
 /// `--procedure`.

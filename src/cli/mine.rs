@@ -36,7 +36,7 @@ pub struct Args {
     pub min_labelled: u64,
     /// A pattern is proposed only when its new skips' upper 95% bound is
     /// within this.
-    #[arg(long, value_name = "R", value_parser = share, default_value_t = 0.05, conflicts_with = "budget_from_variant")]
+    #[arg(long, value_name = "R", value_parser = super::share, default_value_t = 0.05, conflicts_with = "budget_from_variant")]
     pub max_regression_rate: f64,
     /// Hold each pattern to the mined variant's own upper 95% bound instead
     /// (no riskier than its skips today; it takes many labels).
@@ -47,16 +47,6 @@ pub struct Args {
     pub stress: bool,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-/// A share strictly between 0 and 1.
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!(
-            "give a number between 0 and 1 (exclusive), got {s:?}"
-        )),
-    }
 }
 
 pub fn run(a: Args) -> CliResult {

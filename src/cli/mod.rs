@@ -120,6 +120,16 @@ pub fn load_plan(config: Option<&Path>) -> critic_gate::Result<Plan> {
     }
 }
 
+/// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
+pub fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!(
+            "give a number between 0 and 1 (exclusive), got {s:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

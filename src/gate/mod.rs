@@ -485,7 +485,7 @@ impl Gate {
             static SHARES: std::cell::RefCell<Shares> = Default::default();
         }
         let id = self.each.first().map(pyre::PySet::id)?;
-        if lowered.len() > 512 {
+        if lowered.len() > pyre::MEMO_MAX_TEXT {
             return self.ack_cover(lowered).map(|c| c.share);
         }
         SHARES.with(|m| {
@@ -495,7 +495,7 @@ impl Gate {
                 return *a;
             }
             let a = self.ack_cover(lowered).map(|c| c.share);
-            if answers.len() >= 4096 {
+            if answers.len() >= pyre::MEMO_ENTRIES {
                 answers.clear();
             }
             answers.insert(lowered.into(), a);

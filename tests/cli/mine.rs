@@ -204,22 +204,7 @@ fn risky_skips_list_the_drafts_that_are_more_than_an_ack() {
 #[test]
 fn no_skip_survives_an_added_claim() {
     let d = Dir::new();
-    let synth = d.path("synth.jsonl");
-    expect_code(
-        &run(
-            &[
-                "synth",
-                "--turns",
-                "100000",
-                "--seed",
-                "5",
-                "--out",
-                synth.to_str().unwrap(),
-            ],
-            None,
-        ),
-        0,
-    );
+    let synth = synth(&d, "synth.jsonl", 100000, 5);
     let mut inputs: Vec<String> = std::fs::read_dir(root().join("datasets"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -372,22 +357,7 @@ fn mine_takes_the_label_and_refuses_other_formats() {
 #[test]
 fn mine_decides_by_rates_with_enough_labels() {
     let d = Dir::new();
-    let input = d.path("s.jsonl");
-    expect_code(
-        &run(
-            &[
-                "synth",
-                "--turns",
-                "100000",
-                "--seed",
-                "1",
-                "--out",
-                input.to_str().unwrap(),
-            ],
-            None,
-        ),
-        0,
-    );
+    let input = synth(&d, "s.jsonl", 100000, 1);
     // Region subtags and a function-word "ack" no pattern knows.
     let mut text = std::fs::read_to_string(&input).unwrap();
     for (i, lang) in ["it-IT", "it_CH", "IT"].iter().cycle().take(60).enumerate() {

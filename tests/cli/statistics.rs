@@ -18,20 +18,7 @@ const BUTS: [&str; 6] = [
 /// `synth` traffic of `turns` turns, and the same with `extra` injected
 /// one-turn runs "Sure, but ...", revised one in four (acks: one in 100).
 fn traffic(d: &Dir, turns: u32, extra: usize) -> (std::path::PathBuf, std::path::PathBuf) {
-    let benign = d.path("benign.jsonl");
-    let o = run(
-        &[
-            "synth",
-            "--turns",
-            &turns.to_string(),
-            "--seed",
-            "3",
-            "--out",
-            benign.to_str().unwrap(),
-        ],
-        None,
-    );
-    expect_code(&o, 0);
+    let benign = synth(d, "benign.jsonl", u64::from(turns), 3);
     let mut t = std::fs::read_to_string(&benign).unwrap();
     for i in 0..extra {
         let verdict = if i % 4 == 0 { "revise" } else { "approve" };
@@ -181,22 +168,7 @@ fn a_risky_skip_budget_on_a_flag_off_variant_cannot_be_judged() {
 #[test]
 fn latency_with_added_calls_keeps_the_tail() {
     let d = Dir::new();
-    let input = d.path("s.jsonl");
-    expect_code(
-        &run(
-            &[
-                "synth",
-                "--turns",
-                "100000",
-                "--seed",
-                "1",
-                "--out",
-                input.to_str().unwrap(),
-            ],
-            None,
-        ),
-        0,
-    );
+    let input = synth(&d, "s.jsonl", 100000, 1);
     let out = d.path("r");
     expect_code(
         &replay_in(

@@ -202,3 +202,23 @@ pub fn close_within(a: &Value, b: &Value, eps: f64) -> bool {
         _ => a == b,
     }
 }
+
+/// `critic-gate synth --turns TURNS --seed SEED` into `d/NAME`.
+pub fn synth(d: &Dir, name: &str, turns: u64, seed: u64) -> PathBuf {
+    let out = d.path(name);
+    let (t, s) = (turns.to_string(), seed.to_string());
+    let o = run(
+        &[
+            "synth",
+            "--turns",
+            &t,
+            "--seed",
+            &s,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    out
+}

@@ -37,9 +37,9 @@ use windowed::Windowed;
 type Translate = fn(&str, bool) -> Result<Translated, Refused>;
 
 /// Texts at most this long (bytes) have their answers remembered.
-const MEMO_MAX_TEXT: usize = 512;
+pub(crate) const MEMO_MAX_TEXT: usize = 512;
 /// Answers remembered per set and thread (then forgotten all at once).
-const MEMO_ENTRIES: usize = 4096;
+pub(crate) const MEMO_ENTRIES: usize = 4096;
 
 /// The memos' hash: xxh3 of a text in one call (SipHash, the default, was
 /// 1% of a replay for the acks' short texts; the traffic is the user's own,
@@ -593,27 +593,37 @@ impl PySet {
         })
     }
 
-    fn find_uncached(
-        &self,
+    /// The engines that decide `text` as CPython would: the combined
+    /// native one (or its exact form where `regex`'s `\b` disagrees), then
+    /// each fancy pattern's native or exact engine; whether they agree is
+    /// worked out at most once across sets (`known`).
+    fn engines<'s>(
+        &'s self,
         text: &str,
         known: &std::cell::Cell<Option<bool>>,
-    ) -> Result<Option<(usize, usize)>, MatchAborted> {
+    ) -> Result<impl Iterator<Item = &'s Engine>, MatchAborted> {
         let agree = self.exact_src.is_none() && self.fancy.is_empty() || {
             let a = known.get().unwrap_or_else(|| native_boundaries_agree(text));
             known.set(Some(a));
             a
         };
-        if let Some(native) = &self.native {
-            let engine = match (self.exact_src.is_some(), agree) {
-                (true, false) => self.exact_engine().ok_or(MatchAborted)?,
-                _ => native,
-            };
-            if let Some(span) = engine.find(text)? {
-                return Ok(Some(span));
-            }
-        }
-        for (native, exact) in &self.fancy {
-            let engine = if agree { native } else { exact };
+        let first = match (&self.native, self.exact_src.is_some(), agree) {
+            (Some(_), true, false) => Some(self.exact_engine().ok_or(MatchAborted)?),
+            (native, _, _) => native.as_ref(),
+        };
+        let fancy = self
+            .fancy
+            .iter()
+            .map(move |(native, exact)| if agree { native } else { exact });
+        Ok(first.into_iter().chain(fancy))
+    }
+
+    fn find_uncached(
+        &self,
+        text: &str,
+        known: &std::cell::Cell<Option<bool>>,
+    ) -> Result<Option<(usize, usize)>, MatchAborted> {
+        for engine in self.engines(text, known)? {
             if let Some(span) = engine.find(text)? {
                 return Ok(Some(span));
             }
@@ -630,21 +640,9 @@ impl PySet {
         text: &str,
         known: &std::cell::Cell<Option<bool>>,
     ) -> Result<Vec<(usize, usize)>, MatchAborted> {
-        let agree = self.exact_src.is_none() && self.fancy.is_empty() || {
-            let a = known.get().unwrap_or_else(|| native_boundaries_agree(text));
-            known.set(Some(a));
-            a
-        };
         let mut out = Vec::new();
-        if let Some(native) = &self.native {
-            let engine = match (self.exact_src.is_some(), agree) {
-                (true, false) => self.exact_engine().ok_or(MatchAborted)?,
-                _ => native,
-            };
+        for engine in self.engines(text, known)? {
             out.extend(engine.find_all(text)?);
-        }
-        for (native, exact) in &self.fancy {
-            out.extend(if agree { native } else { exact }.find_all(text)?);
         }
         Ok(out)
     }
