@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/cpython/classes.jsonl: random patterns of classes, shorthand
+"""Write crates/core/tests/cpython/classes.jsonl: random patterns of classes, shorthand
 classes (\\w \\W \\s \\S \\d \\D), word boundaries and literals, searched in
 short texts of characters where Unicode case folding, CPython's classes and
 `regex`'s disagree (U+0345, the Kelvin sign, long s, dotted and dotless i,
@@ -37,7 +37,7 @@ def atom():
     return random.choice(['a', 'k', 'i', 'ok', 'x', '\u03b9', 's'])
 
 
-with open('tests/cpython/classes.jsonl', 'w', encoding='utf-8') as out:
+with open('crates/core/tests/cpython/classes.jsonl', 'w', encoding='utf-8') as out:
     written = 0
     while written < 3000:
         p = ''.join(atom() for _ in range(random.randint(1, 3)))

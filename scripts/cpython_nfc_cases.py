@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/cpython/nfc.jsonl: random short strings with CPython 3.11's
+"""Write crates/core/tests/cpython/nfc.jsonl: random short strings with CPython 3.11's
 unicodedata.normalize("NFC", s), for `derive::pytext::tests::nfc_matches_cpython`.
 The pool mixes ASCII, precomposed and decomposed Latin and Greek letters,
 combining marks of several classes (so reordering matters), Hangul
@@ -30,7 +30,7 @@ GROUPS = [
      "\U00011382", "\U000113C2", "\U000113B8", "\U000113C5", "\U000113C7",
      "\U00011F41", "\U00011F42", "\U0001E4EC", "\U0001E4EF", "\U0001E4D0"],
 ]
-with open("tests/cpython/nfc.jsonl", "w", encoding="utf-8") as out:
+with open("crates/core/tests/cpython/nfc.jsonl", "w", encoding="utf-8") as out:
     for _ in range(3000):
         s = "".join(random.choice(random.choice(GROUPS)) for _ in range(random.randint(1, 6)))
         out.write(json.dumps({"s": s, "nfc": unicodedata.normalize("NFC", s)}, ensure_ascii=False) + "\n")

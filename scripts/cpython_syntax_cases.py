@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/cpython/syntax.jsonl: random patterns built from the pieces
+"""Write crates/core/tests/cpython/syntax.jsonl: random patterns built from the pieces
 where CPython's `re` parser decides what a pattern means or whether it is
 one at all (quantifiers after quantifiers, lazy and possessive suffixes,
 repeats of nothing and of anchors, braces that are and are not repeats,
@@ -65,7 +65,7 @@ def pattern():
 def main():
     seen = set()
     written = errors = 0
-    with open('tests/cpython/syntax.jsonl', 'w', encoding='utf-8') as out:
+    with open('crates/core/tests/cpython/syntax.jsonl', 'w', encoding='utf-8') as out:
         while written < 3000:
             p = pattern()
             if p in seen or '(?P<n>' in p and p.count('(?P<n>') > 1:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/conformance/derive-random.jsonl: random inputs of the two
+"""Write crates/core/tests/conformance/derive-random.jsonl: random inputs of the two
 derivations, answered by symfonic-core 9.12.0 itself
 (`IntentClassifier().classify`, `detect_fabrication`), in the shape of
 derive-cases.jsonl. The pools mix languages and scripts, NFD text (a base
@@ -72,7 +72,7 @@ def nfd_maybe(s):
     return unicodedata.normalize("NFD", s) if random.random() < 0.15 else s
 
 
-with open("tests/conformance/derive-random.jsonl", "w", encoding="utf-8") as out:
+with open("crates/core/tests/conformance/derive-random.jsonl", "w", encoding="utf-8") as out:
     for _ in range(2000):
         parts = random.sample(DRAFT_PARTS, random.randint(0, 4))
         if random.random() < 0.05:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/conformance/draft-cases.jsonl: random model completions with
+"""Write crates/core/tests/conformance/draft-cases.jsonl: random model completions with
 the draft symfonic-core 9.12.0's engine hands its critic
 (`agent/engine.py`: `_parse_and_strip_extraction`, `_strip_citation_tags`,
 and the activation footer removed per `activation_log_mode`, as the run
@@ -88,7 +88,7 @@ def clean(raw, mode, tools):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/conformance/draft-cases.jsonl"
+    out = sys.argv[1] if len(sys.argv) > 1 else "crates/core/tests/conformance/draft-cases.jsonl"
     with open(out, "w", encoding="utf-8") as f:
         for _ in range(3000):
             pieces = [body(), footer(), extraction()]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write tests/conformance/reflection-cases.jsonl: random critic outputs with
+"""Write crates/core/tests/conformance/reflection-cases.jsonl: random critic outputs with
 what symfonic-core 9.12.0's `MetacognitiveMiddleware._parse_reflection_output`
 makes of them ([verdict, text, matched_preferences]). The outputs mix valid
 JSON objects of every verdict spelling, code fences, prose around JSON,
@@ -71,7 +71,7 @@ def clean(v):
     return v
 
 
-with open("tests/conformance/reflection-cases.jsonl", "w", encoding="utf-8") as out:
+with open("crates/core/tests/conformance/reflection-cases.jsonl", "w", encoding="utf-8") as out:
     for _ in range(2000):
         r = raw()
         verdict, text, matched = MetacognitiveMiddleware._parse_reflection_output(r)

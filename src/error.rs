@@ -59,6 +59,24 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<crate::config::ConfigError> for Error {
+    fn from(e: crate::config::ConfigError) -> Error {
+        Error::Config(e.to_string())
+    }
+}
+
+impl From<crate::read::reader::ReadError> for Error {
+    fn from(e: crate::read::reader::ReadError) -> Error {
+        Error::Read(e.0)
+    }
+}
+
+impl From<crate::read::reader::NotAFile> for Error {
+    fn from(e: crate::read::reader::NotAFile) -> Error {
+        Error::Usage(e.to_string())
+    }
+}
+
 /// The command line's own checks of a request, written as text.
 impl From<String> for Error {
     fn from(m: String) -> Error {

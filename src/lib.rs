@@ -7,7 +7,8 @@
 //! that runs back up):
 //!
 //! ```text
-//!   error, stats, deployment      shared vocabulary: the error, the bound, [deployment]
+//!   --- critic-gate-core (crates/core, no polars), re-exported here ---
+//!   stats, deployment             shared vocabulary: the bound, [deployment]
 //!          |
 //!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
@@ -18,6 +19,8 @@
 //!   derive pytext -> intent, fabrication, reflection, draft   symfonic's derivations
 //!          |
 //!   import pyliteral -> raw -> openai, otlp -> decode   transcripts and traces as traffic
+//!   --- this crate ---
+//!   error                         the tool's error: every core error with its kind
 //!          |
 //!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
 //!          |
@@ -37,25 +40,21 @@
 //! (`python/`, a workspace member the CLI never links) use; everything else
 //! is `pub(crate)`.
 
+// The polars-free core (crates/core), under the same names as before the
+// split, so every layer above reaches it as `crate::gate`, `crate::read`.
+pub use critic_gate_core::{config, deployment, derive, gate, grid, import, read, stats};
+
 pub mod calibrate;
 pub mod check;
-pub(crate) mod config;
-pub mod deployment;
-pub mod derive;
 pub mod diff;
 mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod gate;
-pub(crate) mod grid;
-pub mod import;
 pub mod mine;
 pub(crate) mod pipeline;
-pub(crate) mod read;
 pub(crate) mod replay;
 pub(crate) mod report;
-pub(crate) mod stats;
 pub mod synth;
 pub mod transcripts;
 
@@ -94,13 +93,7 @@ pub use report::schema::SCHEMA_VERSION;
 
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]
-pub mod internals {
-    pub use crate::gate::{
-        draft_has_claims, py_lower, py_strip, BUILTIN_ACK_PATTERNS, MAX_ACK_CHARS,
-    };
-    pub use crate::read::json::{fast, Node};
-    pub use crate::stats::clopper_pearson_upper;
-}
+pub use critic_gate_core::internals;
 
 #[cfg(test)]
 mod layers;

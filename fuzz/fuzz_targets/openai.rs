@@ -1,4 +1,4 @@
-//! Fuzz target: critic_gate::fuzz::openai (see src/fuzz.rs).
+//! Fuzz target: critic_gate_core::fuzz::openai (see crates/core/src/fuzz.rs).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| critic_gate::fuzz::openai(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| critic_gate_core::fuzz::openai(data));

@@ -1,4 +1,4 @@
-//! Fuzz target: critic_gate::fuzz::pattern (see src/fuzz.rs).
+//! Fuzz target: critic_gate_core::fuzz::pattern (see crates/core/src/fuzz.rs).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| critic_gate::fuzz::pattern(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| critic_gate_core::fuzz::pattern(data));

@@ -48,3 +48,49 @@ fn one_feature_set_for_both_readme_commands() {
         differ.join("\n")
     );
 }
+
+/// The core crate (traffic, gates, config, derivations, importers) builds
+/// and tests without polars, so a gate change and `cargo fuzz` never wait
+/// for it.
+#[test]
+fn the_core_crate_does_not_depend_on_polars() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = |package: &str| {
+        let out = Command::new(&cargo)
+            .current_dir(root())
+            .args([
+                "tree",
+                "--locked",
+                "--offline",
+                "--prefix",
+                "none",
+                "-p",
+                package,
+            ])
+            .args(["-e", "normal,dev", "-f", "{p}"])
+            .output()
+            .expect("cargo tree runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let core = tree("critic-gate-core");
+    assert!(
+        core.lines().count() > 10,
+        "an implausibly small tree:\n{core}"
+    );
+    let heavy: Vec<&str> = core
+        .lines()
+        .filter(|l| {
+            l.starts_with("polars") || l.starts_with("plotters") || l.starts_with("critic-gate v")
+        })
+        .collect();
+    assert!(heavy.is_empty(), "the core crate depends on {heavy:?}");
+    // The check can fail: the whole tool does depend on polars.
+    assert!(tree("critic-gate")
+        .lines()
+        .any(|l| l.starts_with("polars ")));
+}

@@ -16,7 +16,7 @@ fn close(a: &Value, b: &Value) -> bool {
 #[test]
 fn derive_answers_every_case_as_upstream() {
     for (file, cases) in [("derive-cases.jsonl", 3000), ("derive-random.jsonl", 2000)] {
-        let path = root().join("tests/conformance").join(file);
+        let path = root().join("crates/core/tests/conformance").join(file);
         let o = run(&["derive", path.to_str().unwrap()], None);
         expect_code(&o, 0);
         let out = stdout(&o);

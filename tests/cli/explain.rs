@@ -113,7 +113,7 @@ fn invalid_turn_exits_2_with_reason() {
 /// config so each config is one run over a JSON Lines file of turns.
 #[test]
 fn every_conformance_case_passes_through_explain_json() {
-    let cases = include_str!("../conformance/cases.jsonl");
+    let cases = include_str!("../../crates/core/tests/conformance/cases.jsonl");
     let mut by_config: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for line in cases.lines().filter(|l| !l.trim().is_empty()) {
         let case: Value = serde_json::from_str(line).unwrap();

@@ -356,12 +356,6 @@ impl Plan {
     }
 }
 
-impl From<ConfigError> for crate::Error {
-    fn from(e: ConfigError) -> crate::Error {
-        crate::Error::Config(e.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

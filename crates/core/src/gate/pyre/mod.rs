@@ -10,7 +10,7 @@
 //!   `regex`'s `\b` (fast, and provably equal on any text that contains no
 //!   character on which the two word/space/digit definitions disagree) and an
 //!   *exact* form that spells `\b` as look-around over CPython's class
-//!   (`fancy-regex`). [`PyPattern::is_match`] picks per haystack.
+//!   (`fancy-regex`). [`PySet::is_match`] picks per haystack.
 //! - Look-around, backreferences, atomic groups and conditionals need
 //!   `fancy-regex`, run with a backtracking limit so a hostile pattern cannot
 //!   hang a replay; hitting the limit is reported, never guessed.
@@ -37,9 +37,9 @@ use windowed::Windowed;
 type Translate = fn(&str, bool) -> Result<Translated, Refused>;
 
 /// Texts at most this long (bytes) have their answers remembered.
-pub(crate) const MEMO_MAX_TEXT: usize = 512;
+pub const MEMO_MAX_TEXT: usize = 512;
 /// Answers remembered per set and thread (then forgotten all at once).
-pub(crate) const MEMO_ENTRIES: usize = 4096;
+pub const MEMO_ENTRIES: usize = 4096;
 
 /// The memos' hash: xxh3 of a text in one call (SipHash, the default, was
 /// 1% of a replay for the acks' short texts; the traffic is the user's own,
@@ -210,7 +210,7 @@ fn disagreement() -> &'static CharTable {
 /// no early exit inside a block, so the test is vectorised (a plain
 /// `any` stops to branch on every byte).
 #[inline]
-pub(crate) fn any_byte(bytes: &[u8], test: impl Fn(u8) -> bool + Copy) -> bool {
+pub fn any_byte(bytes: &[u8], test: impl Fn(u8) -> bool + Copy) -> bool {
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
         if block.iter().fold(false, |hit, &b| hit | test(b)) {

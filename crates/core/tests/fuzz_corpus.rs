@@ -6,7 +6,7 @@ use std::path::Path;
 
 fn replay(target: &str, run: fn(&[u8])) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
+        .join("../../fuzz/corpus")
         .join(target);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
@@ -20,35 +20,30 @@ fn replay(target: &str, run: fn(&[u8])) {
 
 #[test]
 fn turn_corpus() {
-    replay("turn", critic_gate::fuzz::turn);
+    replay("turn", critic_gate_core::fuzz::turn);
 }
 
 #[test]
 fn config_corpus() {
-    replay("config", critic_gate::fuzz::config);
+    replay("config", critic_gate_core::fuzz::config);
 }
 
 #[test]
 fn pattern_corpus() {
-    replay("pattern", critic_gate::fuzz::pattern);
-}
-
-#[test]
-fn check_corpus() {
-    replay("check", critic_gate::fuzz::check);
+    replay("pattern", critic_gate_core::fuzz::pattern);
 }
 
 #[test]
 fn derive_corpus() {
-    replay("derive", critic_gate::fuzz::derive);
+    replay("derive", critic_gate_core::fuzz::derive);
 }
 
 #[test]
 fn openai_corpus() {
-    replay("openai", critic_gate::fuzz::openai);
+    replay("openai", critic_gate_core::fuzz::openai);
 }
 
 #[test]
 fn otlp_corpus() {
-    replay("otlp", critic_gate::fuzz::otlp);
+    replay("otlp", critic_gate_core::fuzz::otlp);
 }

@@ -6,9 +6,9 @@
 //! `draft_is_trivial_ack`, `took_tool_action` and `sensitive_hit` exactly,
 //! `confidence` within 1e-12.
 
-use critic_gate::gate::Gate;
-use critic_gate::FrameworkConfig;
-use critic_gate::Turn;
+use critic_gate_core::gate::Gate;
+use critic_gate_core::FrameworkConfig;
+use critic_gate_core::Turn;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -119,7 +119,7 @@ fn tool_keywords(case: &Value) -> Vec<(String, Vec<String>)> {
 /// matched tools and reasoning exactly, scores within 1e-12.
 #[test]
 fn every_derived_intent_matches_upstream() {
-    use critic_gate::derive::intent::classify;
+    use critic_gate_core::derive::intent::classify;
     let mut n = 0;
     let mut bad = Vec::new();
     for (i, line) in DERIVE_CASES.lines().enumerate() {
@@ -165,8 +165,8 @@ fn every_derived_intent_matches_upstream() {
 /// upstream order.
 #[test]
 fn every_derived_finding_matches_upstream() {
-    use critic_gate::derive::fabrication::{detect, Inputs};
-    use critic_gate::derive::intent::classify;
+    use critic_gate_core::derive::fabrication::{detect, Inputs};
+    use critic_gate_core::derive::intent::classify;
     let (mut n, mut findings) = (0, 0);
     let mut bad = Vec::new();
     for (i, line) in DERIVE_CASES.lines().enumerate() {
@@ -241,7 +241,7 @@ fn every_derived_finding_matches_upstream() {
 /// 9.12.0 itself (scripts/symfonic_draft_cases.py).
 #[test]
 fn every_cleaned_draft_matches_upstream() {
-    use critic_gate::deployment::ActivationLogMode;
+    use critic_gate_core::deployment::ActivationLogMode;
     let text = std::fs::read_to_string("tests/conformance/draft-cases.jsonl").unwrap();
     let mut failures = Vec::new();
     let mut changed = 0;
@@ -250,7 +250,7 @@ fn every_cleaned_draft_matches_upstream() {
         let mode: ActivationLogMode =
             serde_json::from_value(case["activation_log_mode"].clone()).unwrap();
         let completion = case["completion"].as_str().unwrap();
-        let got = critic_gate::derive::draft::clean(
+        let got = critic_gate_core::derive::draft::clean(
             completion,
             mode,
             case["has_tool_calls"].as_bool().unwrap(),

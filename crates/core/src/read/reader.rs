@@ -167,22 +167,48 @@ type Counter = std::sync::Arc<std::sync::atomic::AtomicU64>;
 /// For commands that read their input twice (`calibrate`, `mine`): every
 /// source must be a regular file, since a pipe, a FIFO or standard input
 /// would be empty (or block) the second time.
-pub fn regular_files(sources: &[String], job: &str, passes: &str) -> crate::Result<()> {
+pub fn regular_files(sources: &[String], job: &str, passes: &str) -> Result<(), NotAFile> {
     for s in sources {
         let ok = s != "-" && std::fs::metadata(s).is_ok_and(|m| m.is_file());
         if !ok && (s == "-" || std::path::Path::new(s).exists()) {
-            let what = if s == "-" {
-                "standard input"
-            } else {
-                "not a regular file (a pipe, a FIFO or a device)"
-            };
-            return Err(crate::Error::Usage(format!(
-                "{s}: {what}: {job} reads the traffic more than once ({passes}), so each input must be a regular file; write it to a file first"
-            )));
+            return Err(NotAFile {
+                source: s.clone(),
+                job: job.to_string(),
+                passes: passes.to_string(),
+            });
         }
     }
     Ok(())
 }
+
+/// A source a command must read more than once that is not a regular file:
+/// the request cannot be carried out as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAFile {
+    /// The source as given (`-` for standard input).
+    pub source: String,
+    /// The command (`calibrate`).
+    pub job: String,
+    /// Why it reads twice (`one pass per part`).
+    pub passes: String,
+}
+
+impl std::fmt::Display for NotAFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.source == "-" {
+            "standard input"
+        } else {
+            "not a regular file (a pipe, a FIFO or a device)"
+        };
+        write!(
+            f,
+            "{}: {what}: {} reads the traffic more than once ({}), so each input must be a regular file; write it to a file first",
+            self.source, self.job, self.passes
+        )
+    }
+}
+
+impl std::error::Error for NotAFile {}
 
 pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadError> {
     let count: Counter = Default::default();
@@ -507,11 +533,7 @@ pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     })
 }
 
-impl From<ReadError> for crate::Error {
-    fn from(e: ReadError) -> crate::Error {
-        crate::Error::Read(e.0)
-    }
-}
+impl std::error::Error for ReadError {}
 
 #[cfg(test)]
 mod tests {

@@ -9,9 +9,9 @@
 //! benchmark is single-threaded).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use critic_gate::gate::Gate;
-use critic_gate::FrameworkConfig;
-use critic_gate::Turn;
+use critic_gate_core::gate::Gate;
+use critic_gate_core::FrameworkConfig;
+use critic_gate_core::Turn;
 use std::hint::black_box;
 
 fn mix() -> Vec<String> {

@@ -12,9 +12,9 @@
 //! the lowercase copy) lives in [`DraftFeatures`], computed once per turn and
 //! shared by every variant.
 
-pub(crate) mod claims;
-pub(crate) mod neutral;
-pub(crate) mod pyre;
+pub mod claims;
+pub mod neutral;
+pub mod pyre;
 mod reasons;
 
 use std::borrow::Cow;

@@ -8,10 +8,10 @@
 //! - the hand-written claim scanner equals the four regexes wherever
 //!   `regex`'s classes equal CPython's, and stripping never changes it.
 
-use critic_gate::gate::{Gate, PatternCheck};
-use critic_gate::internals::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
-use critic_gate::FrameworkConfig;
-use critic_gate::Turn;
+use critic_gate_core::gate::{Gate, PatternCheck};
+use critic_gate_core::internals::{draft_has_claims, py_lower, py_strip, MAX_ACK_CHARS};
+use critic_gate_core::FrameworkConfig;
+use critic_gate_core::Turn;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -245,7 +245,7 @@ fn config() -> impl Strategy<Value = FrameworkConfig> {
 /// (compiling them for every case was most of these tests' time).
 fn gate(cfg: FrameworkConfig) -> Gate {
     thread_local! {
-        static PATTERNS: std::cell::RefCell<critic_gate::gate::PatternCache> = Default::default();
+        static PATTERNS: std::cell::RefCell<critic_gate_core::gate::PatternCache> = Default::default();
     }
     PATTERNS.with(|p| Gate::new_cached(cfg, &mut p.borrow_mut()).unwrap())
 }
@@ -361,7 +361,7 @@ proptest! {
     /// what it accepts as serde_json does (json::fast's one duty).
     #[test]
     fn fast_reader_agrees_with_serde_json(v in json_value(), at in any::<usize>(), edit in 0usize..40) {
-        use critic_gate::internals::{fast, Node};
+        use critic_gate_core::internals::{fast, Node};
         use serde::Deserialize;
         let text = v.to_string();
         for t in [text.clone(), mutate(&text, at, edit)] {
