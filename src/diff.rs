@@ -11,7 +11,7 @@ use polars::prelude::*;
 
 use crate::report::numbers::sig;
 use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
-use crate::report::{declared_frame, labelled, Col};
+use crate::report::{declared_frame, labelled, Col, WriteFailure};
 
 /// A metric of one variant in both replays.
 #[derive(Clone, Debug, PartialEq)]
@@ -255,14 +255,18 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
 }
 
 /// A table of `diff` with its two labels first, as the schema declares.
-fn diff_frame(file: &str, runs: [&str; 2], cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+fn diff_frame(
+    file: &str,
+    runs: [&str; 2],
+    cols: Vec<(&str, Col)>,
+) -> Result<DataFrame, WriteFailure> {
     let declared = crate::report::schema::table(file).columns_for(&[]);
     let cols = labelled(&[("run", runs[1]), ("old_run", runs[0])], cols);
     declared_frame(file, &declared, cols)
 }
 
 /// `flips.csv`.
-pub fn flips_frame(flips: &[Flip], runs: [&str; 2]) -> Result<DataFrame, String> {
+pub fn flips_frame(flips: &[Flip], runs: [&str; 2]) -> Result<DataFrame, WriteFailure> {
     let s = |f: &dyn Fn(&Flip) -> String| Col::Str(flips.iter().map(|x| Some(f(x))).collect());
     let cols = vec![
         ("variant", s(&|f| f.variant.clone())),
@@ -293,7 +297,7 @@ pub fn flips_frame(flips: &[Flip], runs: [&str; 2]) -> Result<DataFrame, String>
 }
 
 /// `metrics_diff.csv`.
-pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, String> {
+pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, WriteFailure> {
     let cols = vec![
         (
             "variant",
@@ -320,8 +324,10 @@ pub use crate::report::DIFF_FILES;
 impl DiffResult {
     /// Write flips.csv and metrics_diff.csv into `out` (created if needed).
     pub fn write_reports(&self, out: &Path) -> crate::Result<()> {
-        let written = |p: &Path, e: String| crate::Error::Write(format!("{}: {e}", p.display()));
-        std::fs::create_dir_all(out).map_err(|e| written(out, e.to_string()))?;
+        let written = |p: &Path, e: &dyn std::fmt::Display| {
+            crate::Error::Write(format!("{}: {e}", p.display()))
+        };
+        std::fs::create_dir_all(out).map_err(|e| written(out, &e))?;
         let runs = [self.runs[0].as_str(), self.runs[1].as_str()];
         let frames = [
             flips_frame(&self.flips, runs),
@@ -329,9 +335,9 @@ impl DiffResult {
         ];
         for (name, df) in DIFF_FILES.into_iter().zip(frames) {
             let p = out.join(name);
-            let mut df = df.map_err(|e| written(&p, e))?;
-            let mut f = std::fs::File::create(&p).map_err(|e| written(&p, e.to_string()))?;
-            crate::report::write_csv(&mut df, &mut f, true).map_err(|e| written(&p, e))?;
+            let mut df = df.map_err(|e| written(&p, &e))?;
+            let mut f = std::fs::File::create(&p).map_err(|e| written(&p, &e))?;
+            crate::report::write_csv(&mut df, &mut f, true).map_err(|e| written(&p, &e))?;
         }
         Ok(())
     }

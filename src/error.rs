@@ -77,13 +77,6 @@ impl From<crate::read::reader::NotAFile> for Error {
     }
 }
 
-/// The command line's own checks of a request, written as text.
-impl From<String> for Error {
-    fn from(m: String) -> Error {
-        Error::Usage(m)
-    }
-}
-
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]

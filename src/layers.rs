@@ -11,7 +11,8 @@ use std::path::Path;
 /// (`crates/core`), which the compiler keeps from reaching up; this crate
 /// re-exports them under the same names.
 const LAYERS: &[&[&str]] = &[
-    &["stats", "deployment"],
+    &["stats", "vocab"],
+    &["deployment"],
     &["config"],
     &["grid"],
     &["read"],
@@ -30,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
 /// and `fuzz`.
 const CORE: &[&str] = &[
     "stats",
+    "vocab",
     "deployment",
     "config",
     "grid",

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!   --- critic-gate-core (crates/core, no polars), re-exported here ---
-//!   stats, deployment             shared vocabulary: the bound, [deployment]
+//!   stats, vocab, deployment      shared vocabulary: the bound, shared error types, [deployment]
 //!          |
 //!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
@@ -42,7 +42,7 @@
 
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.
-pub use critic_gate_core::{config, deployment, derive, gate, grid, import, read, stats};
+pub use critic_gate_core::{config, deployment, derive, gate, grid, import, read, stats, vocab};
 
 pub mod calibrate;
 pub mod check;

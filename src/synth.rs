@@ -101,14 +101,11 @@ impl Mix {
 }
 
 impl std::str::FromStr for Mix {
-    type Err = String;
+    type Err = crate::vocab::UnknownName;
 
-    fn from_str(s: &str) -> Result<Mix, String> {
-        match s {
-            "default" => Ok(Mix::Default),
-            "multilingual" => Ok(Mix::Multilingual),
-            _ => Err(format!("--mix {s:?}: give default or multilingual")),
-        }
+    fn from_str(s: &str) -> Result<Mix, crate::vocab::UnknownName> {
+        let choices = [Mix::Default, Mix::Multilingual];
+        crate::vocab::choose("--mix", s, &Mix::NAMES, &choices)
     }
 }
 

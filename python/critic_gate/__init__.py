@@ -16,7 +16,10 @@ for byte:
 
 Every table crosses from the replay as Parquet with its declared schema
 (the types of `schema.json`), never as CSV text. Errors raise
-`CriticGateError`, whose message names the file, the line and the reason.
+`CriticGateError`, whose message names the file, the line and the reason;
+each kind is its own subclass (`InvalidLineError`, with `source`, `line`
+and `reason`; `InputError`, `ConfigError`, `UsageError`, `WriteError`,
+`CannotJudgeError`, `SystemRefusedError`).
 """
 
 from __future__ import annotations
@@ -31,10 +34,26 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 import polars as pl
 
 from . import _native
-from ._native import CriticGateError
+from ._native import (
+    CannotJudgeError,
+    ConfigError,
+    CriticGateError,
+    InputError,
+    InvalidLineError,
+    SystemRefusedError,
+    UsageError,
+    WriteError,
+)
 
 __all__ = [
+    "CannotJudgeError",
+    "ConfigError",
     "CriticGateError",
+    "InputError",
+    "InvalidLineError",
+    "SystemRefusedError",
+    "UsageError",
+    "WriteError",
     "Report",
     "explain",
     "merge",

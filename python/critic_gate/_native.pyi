@@ -7,6 +7,30 @@ __version__: str
 class CriticGateError(Exception):
     """A critic-gate error: the message names the file, the line and the reason."""
 
+class InvalidLineError(CriticGateError):
+    """An invalid input line (strict mode)."""
+    source: str
+    line: int
+    reason: str
+
+class InputError(CriticGateError):
+    """An input that could not be read."""
+
+class ConfigError(CriticGateError):
+    """An invalid config: a key, a value or a pattern."""
+
+class UsageError(CriticGateError):
+    """A request that cannot be carried out as given."""
+
+class WriteError(CriticGateError):
+    """A report that could not be written."""
+
+class CannotJudgeError(CriticGateError):
+    """A report folder that cannot be judged or compared."""
+
+class SystemRefusedError(CriticGateError):
+    """The operating system refused."""
+
 def replay(
     paths: list[str],
     out: str,

@@ -22,8 +22,82 @@ create_exception!(
     "A critic-gate error: the message names the file, the line and the reason (e.g. `traffic.jsonl:17: confidence must be a number in [0, 1]`)."
 );
 
+// One exception per kind of error, each a CriticGateError, so a caller
+// can catch a bad line apart from a bad config or a failed write.
+create_exception!(
+    _native,
+    InvalidLineError,
+    CriticGateError,
+    "An invalid input line (strict mode): `source`, `line` and `reason` say which and why."
+);
+create_exception!(
+    _native,
+    InputError,
+    CriticGateError,
+    "An input that could not be read (a missing file, a broken stream)."
+);
+create_exception!(
+    _native,
+    ConfigError,
+    CriticGateError,
+    "An invalid config: a key, a value or a pattern."
+);
+create_exception!(
+    _native,
+    UsageError,
+    CriticGateError,
+    "A request that cannot be carried out as given (an option's value, an output folder that holds an input)."
+);
+create_exception!(
+    _native,
+    WriteError,
+    CriticGateError,
+    "A report that could not be written (the path and why)."
+);
+create_exception!(
+    _native,
+    CannotJudgeError,
+    CriticGateError,
+    "A report folder that cannot be judged or compared."
+);
+create_exception!(
+    _native,
+    SystemRefusedError,
+    CriticGateError,
+    "The operating system refused (a thread that cannot be started)."
+);
+
+/// The library's error as the exception of its kind (an invalid line
+/// also carries its source, line and reason as attributes).
 fn fail(e: critic_gate::Error) -> PyErr {
-    CriticGateError::new_err(e.to_string())
+    use critic_gate::Error::*;
+    let m = e.to_string();
+    match e {
+        InvalidLine {
+            source,
+            line,
+            reason,
+        } => Python::attach(|py| {
+            let err = InvalidLineError::new_err(m);
+            let v = err.value(py);
+            let set = v
+                .setattr("source", source)
+                .and_then(|()| v.setattr("line", line))
+                .and_then(|()| v.setattr("reason", reason));
+            set.err().unwrap_or(err)
+        }),
+        Read(_) => InputError::new_err(m),
+        Config(_) => ConfigError::new_err(m),
+        Usage(_) => UsageError::new_err(m),
+        Write(_) => WriteError::new_err(m),
+        CannotJudge(_) => CannotJudgeError::new_err(m),
+        System(_) => SystemRefusedError::new_err(m),
+    }
+}
+
+/// An option's value that is not one of its names, as a usage error.
+fn unknown(e: critic_gate::vocab::UnknownName) -> PyErr {
+    fail(critic_gate::Error::Usage(e.to_string()))
 }
 
 /// The plan of a config file (None: symfonic's defaults).
@@ -94,9 +168,7 @@ impl Flags {
         critic_gate::validate_group_by(&self.group_by).map_err(fail)?;
         o.skip_invalid = self.skip_invalid;
         if let Some(d) = &self.decisions {
-            o.decisions = d
-                .parse::<DecisionsMode>()
-                .map_err(|e| fail(critic_gate::Error::Usage(e)))?;
+            o.decisions = d.parse::<DecisionsMode>().map_err(unknown)?;
         }
         o.group_by = self.group_by;
         o.scope_columns = self.scope_columns;
@@ -118,8 +190,7 @@ fn label(label: Option<&str>, out: &Path) -> PyResult<String> {
 }
 
 fn format(name: &str) -> PyResult<Format> {
-    name.parse::<Format>()
-        .map_err(|e| fail(critic_gate::Error::Usage(e)))
+    name.parse::<Format>().map_err(unknown)
 }
 
 /// Replay `paths` into the report folder `out` (written as `replay
@@ -237,7 +308,15 @@ fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("CriticGateError", m.py().get_type::<CriticGateError>())?;
+    let py = m.py();
+    m.add("CriticGateError", py.get_type::<CriticGateError>())?;
+    m.add("InvalidLineError", py.get_type::<InvalidLineError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("WriteError", py.get_type::<WriteError>())?;
+    m.add("CannotJudgeError", py.get_type::<CannotJudgeError>())?;
+    m.add("SystemRefusedError", py.get_type::<SystemRefusedError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_partial, m)?)?;

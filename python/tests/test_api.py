@@ -98,6 +98,29 @@ def test_errors_name_file_line_and_reason(root: Path, tmp_path: Path) -> None:
         critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
 
 
+def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> None:
+    with pytest.raises(critic_gate.InvalidLineError) as bad:
+        critic_gate.replay([root / "datasets/invalid.jsonl"], out=tmp_path / "x")
+    assert (Path(bad.value.source).name, bad.value.line) == ("invalid.jsonl", 2)
+    assert bad.value.reason.startswith("confidence must be a number"), bad.value.reason
+    with pytest.raises(critic_gate.ConfigError, match="config.toml"):
+        critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
+    with pytest.raises(critic_gate.UsageError, match="given twice"):
+        critic_gate.replay([root / "datasets/seed.jsonl"], group_by=["critic.model"] * 2)
+    with pytest.raises(critic_gate.UsageError, match='--decisions "sometimes": give all, changed or none'):
+        critic_gate.replay([root / "datasets/seed.jsonl"], out=tmp_path / "y", decisions="sometimes")
+    with pytest.raises(critic_gate.InputError, match="cannot open"):
+        critic_gate.replay([tmp_path / "missing.jsonl"], out=tmp_path / "z")
+    with pytest.raises(critic_gate.CriticGateError) as damaged:
+        critic_gate.merge([b"not a partial"])
+    assert type(damaged.value) is not critic_gate.CriticGateError, "every error has its kind"
+    kinds = [critic_gate.InvalidLineError, critic_gate.InputError, critic_gate.ConfigError,
+             critic_gate.UsageError, critic_gate.WriteError, critic_gate.CannotJudgeError,
+             critic_gate.SystemRefusedError]
+    assert all(issubclass(k, critic_gate.CriticGateError) for k in kinds)
+    assert len(set(kinds)) == 7
+
+
 def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_path: Path) -> None:
     seed = root / "datasets/seed.jsonl"
     with pytest.raises(critic_gate.CriticGateError, match="given twice"):

@@ -136,14 +136,14 @@ fn budgets(a: &Args) -> Result<CheckConfig, String> {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let over = budgets(&a)?;
-    let dir = ReplayDir::open(&a.dir).map_err(|e| e.0)?;
-    let results = judge(&dir, &over).map_err(|e| e.0)?;
+    let over = budgets(&a).map_err(critic_gate::Error::Usage)?;
+    let dir = ReplayDir::open(&a.dir)?;
+    let results = judge(&dir, &over)?;
     let ok = passed(&results);
     // The Markdown first: if it cannot be written (exit 2), no verdict has
     // been printed that says otherwise.
     if let Some(md) = &a.markdown {
-        let listed = regressions_judged(&a.dir, &results).map_err(|e| e.0)?;
+        let listed = regressions_judged(&a.dir, &results)?;
         let text = render_markdown(
             &results,
             listed
@@ -157,7 +157,7 @@ pub fn run(a: Args) -> CliResult {
             .append(true)
             .open(md)
             .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("{}: {e}", md.display()))?;
+            .map_err(|e| critic_gate::Error::Write(format!("{}: {e}", md.display())))?;
     }
     super::output::stdout(&render_text(&results))?;
     Ok(if ok {

@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let d = diff(&a.old, &a.new).map_err(|e| e.0)?;
+    let d = diff(&a.old, &a.new)?;
     let out = a.out.clone().unwrap_or_else(|| a.new.clone());
     d.write_reports(&out)?;
     super::output::stdout(&d.render_text(&out))?;

@@ -9,12 +9,14 @@
 use std::io::{ErrorKind, Write};
 
 /// Write `text` to standard output.
-pub fn stdout(text: &str) -> Result<(), String> {
+pub fn stdout(text: &str) -> Result<(), critic_gate::Error> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write to standard output: {e}")),
+        Err(e) => Err(critic_gate::Error::Write(format!(
+            "cannot write to standard output: {e}"
+        ))),
     }
 }
 

@@ -162,10 +162,10 @@ pub(super) fn label(s: &str) -> Result<String, String> {
 /// SIGINT and SIGTERM remove the run's staging folder and exit 130 / 143
 /// (128 + the signal), as a shell reports them.
 #[cfg(unix)]
-pub(super) fn clean_up_on_signals() -> Result<(), String> {
+pub(super) fn clean_up_on_signals() -> Result<(), critic_gate::Error> {
     use signal_hook::consts::signal::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| format!("cannot watch for signals: {e}"))?;
+        .map_err(|e| critic_gate::Error::System(format!("cannot watch for signals: {e}")))?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -174,11 +174,11 @@ pub(super) fn clean_up_on_signals() -> Result<(), String> {
             }
         })
         .map(drop)
-        .map_err(|e| format!("cannot start the signal thread: {e}"))
+        .map_err(|e| critic_gate::Error::System(format!("cannot start the signal thread: {e}")))
 }
 
 #[cfg(not(unix))]
-pub(super) fn clean_up_on_signals() -> Result<(), String> {
+pub(super) fn clean_up_on_signals() -> Result<(), critic_gate::Error> {
     Ok(())
 }
 

@@ -38,7 +38,7 @@ fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
 
 pub fn run(a: Args) -> CliResult {
     let name = a.out.display().to_string();
-    let err = |e: std::io::Error| format!("{name}: {e}");
+    let err = |e: std::io::Error| critic_gate::Error::Write(format!("{name}: {e}"));
     let mut sink: Box<dyn Write> = if name == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {
@@ -66,7 +66,7 @@ pub fn run(a: Args) -> CliResult {
         Err(e) if name == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => Err(err(e).into()),
+        Err(e) => Err(err(e)),
         Ok(()) => Ok(ExitCode::SUCCESS),
     }
 }

@@ -8,12 +8,12 @@ use super::{covers, MineOptions, Mined};
 use crate::config::Variant;
 use crate::gate::pyre::PySet;
 use crate::report::schema;
-use crate::report::{declared_frame, labelled, put, write_csv, Col};
+use crate::report::{declared_frame, labelled, put, write_csv, Col, WriteFailure};
 use crate::Error;
 
 /// A declared table as CSV bytes, `run` first.
 fn table(file: &str, run: &str, cols: Vec<(&str, Col)>) -> crate::Result<Vec<u8>> {
-    let fail = |e: String| Error::Write(format!("{file}: {e}"));
+    let fail = |e: WriteFailure| Error::Write(format!("{file}: {e}"));
     let declared = schema::table(file).columns_for(&[]);
     let mut df = declared_frame(file, &declared, labelled(&[("run", run)], cols)).map_err(fail)?;
     let mut bytes = Vec::new();

@@ -116,7 +116,7 @@ fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spe
 /// found from the shards' scans in order (as one replay's scan reads them).
 fn merged_scope(spec: &Spec, headers: &[Header]) -> crate::Result<ScopeColumns> {
     match &spec.scope_columns {
-        Some(keys) => ScopeColumns::named(keys).map_err(Error::Usage),
+        Some(keys) => ScopeColumns::named(keys),
         None => Ok(ScopeColumns::found(
             &headers.iter().map(|h| &h.scan).collect::<Vec<_>>(),
         )),

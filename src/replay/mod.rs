@@ -76,7 +76,7 @@ impl Replayer {
             .map(|v| (!v.config.metacognition_selective_gate).then(|| v.config.clone()))
             .collect();
         let scope_columns = match &opts.scope_columns {
-            Some(keys) => ScopeColumns::named(keys).map_err(crate::Error::Usage)?,
+            Some(keys) => ScopeColumns::named(keys)?,
             None => ScopeColumns::default(),
         };
         let decoder = Replayer::decoder_of(&opts);

@@ -2,6 +2,7 @@
 //! dimensions to keep.
 
 use crate::config::Plan;
+use crate::vocab::{choose, UnknownName};
 
 /// Which decision rows to keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,17 +44,16 @@ impl<'de> serde::Deserialize<'de> for DecisionsMode {
 }
 
 impl std::str::FromStr for DecisionsMode {
-    type Err = String;
+    type Err = UnknownName;
 
-    fn from_str(s: &str) -> Result<DecisionsMode, String> {
-        [
-            DecisionsMode::All,
-            DecisionsMode::Changed,
-            DecisionsMode::None,
-        ]
-        .into_iter()
-        .find(|m| m.name() == s)
-        .ok_or_else(|| format!("--decisions {s:?}: give one of all, changed, none"))
+    fn from_str(s: &str) -> Result<DecisionsMode, UnknownName> {
+        use DecisionsMode::*;
+        choose(
+            "--decisions",
+            s,
+            &["all", "changed", "none"],
+            &[All, Changed, None],
+        )
     }
 }
 
@@ -80,15 +80,16 @@ impl Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = String;
+    type Err = UnknownName;
 
-    fn from_str(s: &str) -> Result<Format, String> {
-        match s {
-            "csv" => Ok(Format::Csv),
-            "parquet" => Ok(Format::Parquet),
-            "both" => Ok(Format::Both),
-            _ => Err(format!("--format {s:?}: give csv, parquet or both")),
-        }
+    fn from_str(s: &str) -> Result<Format, UnknownName> {
+        use Format::*;
+        choose(
+            "--format",
+            s,
+            &["csv", "parquet", "both"],
+            &[Csv, Parquet, Both],
+        )
     }
 }
 

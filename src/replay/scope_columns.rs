@@ -177,19 +177,20 @@ impl KeyAcc {
 
 impl ScopeColumns {
     /// The keys `--scope-columns` names (an empty list: no columns).
-    pub fn named(keys: &[String]) -> Result<ScopeColumns, String> {
+    pub fn named(keys: &[String]) -> crate::Result<ScopeColumns> {
+        let usage = |m: String| Err(crate::Error::Usage(m));
         if keys.len() > MAX_NAMED {
-            return Err(format!(
+            return usage(format!(
                 "--scope-columns names {} keys; at most {MAX_NAMED} can be columns",
                 keys.len()
             ));
         }
         for (i, k) in keys.iter().enumerate() {
             if let Some(why) = unusable(k) {
-                return Err(format!("--scope-columns: key {k:?} {why}"));
+                return usage(format!("--scope-columns: key {k:?} {why}"));
             }
             if keys[..i].contains(k) {
-                return Err(format!("--scope-columns: key {k:?} is named twice"));
+                return usage(format!("--scope-columns: key {k:?} is named twice"));
             }
         }
         Ok(ScopeColumns {
@@ -447,10 +448,13 @@ mod tests {
     #[test]
     fn named_keys_are_checked() {
         let e = ScopeColumns::named(&["a".into(), "a".into()]).unwrap_err();
-        assert!(e.contains("named twice"), "{e}");
+        assert!(
+            matches!(&e, crate::Error::Usage(m) if m.contains("named twice")),
+            "{e}"
+        );
         let e = ScopeColumns::named(&["".into()]).unwrap_err();
-        assert!(e.contains("is empty"), "{e}");
+        assert!(e.to_string().contains("is empty"), "{e}");
         let e = ScopeColumns::named(&["x".repeat(65)]).unwrap_err();
-        assert!(e.contains("longer than 64 bytes"), "{e}");
+        assert!(e.to_string().contains("longer than 64 bytes"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ use std::ops::Range;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::export::{Export, ReplayReport};
+use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
 use crate::replay::tally::{AddedCost, Counts, Histogram, Mixture};
 
@@ -44,8 +44,8 @@ fn legend<'a, 'b: 'a>(
         .draw()
 }
 
-fn draw_error<E: std::fmt::Debug>(file: &str) -> impl Fn(E) -> String + '_ {
-    move |e| format!("{file}: {e:?}")
+fn draw_error<E: std::fmt::Debug>(file: &str) -> impl Fn(E) -> WriteFailure + '_ {
+    move |e| WriteFailure::Chart(format!("{file}: {e:?}"))
 }
 
 /// Grouped bars: one group per category, one bar per series, with the
@@ -61,7 +61,7 @@ struct Bars<'a> {
 }
 
 impl Bars<'_> {
-    fn svg(&self) -> Result<String, String> {
+    fn svg(&self) -> Result<String, WriteFailure> {
         let e = draw_error(self.file);
         let mut svg = String::new();
         {
@@ -125,7 +125,7 @@ impl Bars<'_> {
 
 /// Skip rate (%) of each variant per value of `dim` (the values with the
 /// most turns, at most [`MAX_BARS`]).
-pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, String> {
+pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, WriteFailure> {
     let values = r.totals.segments.get(dim);
     let mut rows: Vec<(&String, &Vec<Counts>)> =
         values.map(|v| v.iter().collect()).unwrap_or_default();
@@ -165,7 +165,7 @@ pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, S
 
 /// Per variant and reason of its gate: how often the reason holds, and how
 /// often it alone blocks a skip (% of turns).
-pub fn floors(r: &ReplayReport, file: &str) -> Result<String, String> {
+pub fn floors(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
     let mut categories = Vec::new();
     let (mut hits, mut sole) = (Vec::new(), Vec::new());
     for (i, v) in r.plan.variants.iter().enumerate() {
@@ -225,7 +225,7 @@ type CdfLine = (String, Vec<(f64, f64)>, bool, usize);
 
 /// The critic latency added to a user-facing turn, per variant: recorded
 /// fires (solid) and with added calls at their estimates (dashed).
-pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
+pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
     let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
     let lines: Vec<CdfLine> = r
         .plan
@@ -257,7 +257,7 @@ pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, String> {
     cdf_svg(file, &lines, 0.0..x_max * 1.05)
 }
 
-fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, String> {
+fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, WriteFailure> {
     let e = draw_error(file);
     let mut svg = String::new();
     {
@@ -302,7 +302,7 @@ fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, Strin
 /// One chart file of `charts/`.
 pub struct ChartSvg {
     pub file: &'static str,
-    pub draw: fn(&ReplayReport, &str) -> Result<String, String>,
+    pub draw: fn(&ReplayReport, &str) -> Result<String, WriteFailure>,
 }
 
 impl Export for ChartSvg {
@@ -310,9 +310,9 @@ impl Export for ChartSvg {
         self.file
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         let svg = (self.draw)(r, self.file)?;
-        out.write_all(svg.as_bytes()).map_err(|e| e.to_string())
+        out.write_all(svg.as_bytes()).map_err(WriteFailure::from)
     }
 }
 

@@ -13,6 +13,53 @@ use crate::config::Plan;
 use crate::replay::{Format, Regression, Totals};
 use crate::Error;
 
+/// Why a report file could not be built or written; the writer that
+/// stages the file names it ([`Error::Write`] with the path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteFailure {
+    /// A table that differs from its declared schema: a bug, caught before
+    /// anything is written.
+    Schema(String),
+    /// polars refused to build or write a table.
+    Polars(String),
+    /// A chart could not be drawn.
+    Chart(String),
+    /// The operating system refused the write.
+    Io(String),
+    /// A JSON file could not be encoded.
+    Json(String),
+}
+
+impl std::fmt::Display for WriteFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteFailure::Schema(m) => write!(f, "{m} (a bug: please report it)"),
+            WriteFailure::Polars(m)
+            | WriteFailure::Chart(m)
+            | WriteFailure::Io(m)
+            | WriteFailure::Json(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<PolarsError> for WriteFailure {
+    fn from(e: PolarsError) -> WriteFailure {
+        WriteFailure::Polars(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for WriteFailure {
+    fn from(e: serde_json::Error) -> WriteFailure {
+        WriteFailure::Json(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for WriteFailure {
+    fn from(e: std::io::Error) -> WriteFailure {
+        WriteFailure::Io(e.to_string())
+    }
+}
+
 /// Everything a report is built from.
 pub struct ReplayReport<'a> {
     /// The run's label (the `run` column).
@@ -32,12 +79,12 @@ pub trait Export {
 
     /// The table, for an export that is one (written as CSV, Parquet or
     /// both, per `--format`).
-    fn table(&self, _: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, _: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         None
     }
 
     /// Write the file (a table: as CSV).
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         match self.table(r) {
             Some(df) => write_csv(&mut df?, out, true),
             None => Ok(()),
@@ -51,12 +98,12 @@ pub fn parquet_name(csv: &str) -> String {
 }
 
 /// Write a DataFrame as Parquet (zstd-compressed, with statistics).
-pub fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), String> {
+pub fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), WriteFailure> {
     ParquetWriter::new(out)
         .with_compression(ParquetCompression::Zstd(None))
         .finish(df)
         .map(drop)
-        .map_err(|e| e.to_string())
+        .map_err(WriteFailure::from)
 }
 
 /// A column of a report table.
@@ -78,7 +125,7 @@ pub fn typed_frame(
     file: &str,
     r: &ReplayReport,
     cols: Vec<(&str, Col)>,
-) -> Result<DataFrame, String> {
+) -> Result<DataFrame, WriteFailure> {
     let declared = schema::table(file).columns_for(r.scope_keys);
     // Every table opens with the run's label.
     declared_frame(file, &declared, labelled(&[("run", r.label)], cols))
@@ -100,18 +147,18 @@ pub fn declared_frame(
     file: &str,
     declared: &[schema::RunColumn],
     cols: Vec<(&str, Col)>,
-) -> Result<DataFrame, String> {
+) -> Result<DataFrame, WriteFailure> {
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
     if !names.iter().eq(declared.iter().map(|c| &c.name)) {
         let declared: Vec<&str> = declared.iter().map(|c| c.name.as_str()).collect();
-        return Err(format!(
+        return Err(WriteFailure::Schema(format!(
             "{file}: columns {names:?} differ from the schema's {declared:?}"
-        ));
+        )));
     }
     for ((name, c), decl) in cols.iter().zip(declared.iter().map(|c| c.decl)) {
         let (ty, has_null) = c.shape();
         if ty != decl.ty || (has_null && !decl.nullable) {
-            return Err(format!(
+            return Err(WriteFailure::Schema(format!(
                 "{file}: column {name} is {} with{} empty values; the schema says {}{}",
                 ty.name(),
                 if has_null { "" } else { "out" },
@@ -121,7 +168,7 @@ pub fn declared_frame(
                 } else {
                     ", never empty"
                 }
-            ));
+            )));
         }
     }
     frame(cols)
@@ -133,9 +180,11 @@ impl Col {
     pub fn from_json<'a>(
         c: &schema::Column,
         values: impl Iterator<Item = &'a serde_json::Value>,
-    ) -> Result<Col, String> {
+    ) -> Result<Col, WriteFailure> {
         let values: Vec<&serde_json::Value> = values.collect();
-        let bad = |v: &serde_json::Value| format!("column {}: {v} is not {}", c.name, c.ty.name());
+        let bad = |v: &serde_json::Value| {
+            WriteFailure::Schema(format!("column {}: {v} is not {}", c.name, c.ty.name()))
+        };
         let each = |get: &dyn Fn(&serde_json::Value) -> Option<()>| {
             values
                 .iter()
@@ -214,7 +263,7 @@ impl Col {
 }
 
 /// Build a DataFrame from named columns.
-pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
+pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, WriteFailure> {
     let columns: Vec<Column> = cols
         .into_iter()
         .map(|(name, c)| match c {
@@ -227,18 +276,22 @@ pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, String> {
             Col::Bool(v) => Column::new(name.into(), v),
         })
         .collect();
-    DataFrame::new_infer_height(columns).map_err(|e| e.to_string())
+    DataFrame::new_infer_height(columns).map_err(WriteFailure::from)
 }
 
 /// Write a DataFrame as CSV, text cells a spreadsheet would run as a
 /// formula guarded with a leading `'` (as the replay's own rows are, see
 /// [`crate::replay::rows::formula_like`]).
-pub fn write_csv(df: &mut DataFrame, out: &mut dyn Write, header: bool) -> Result<(), String> {
-    let mut guarded = formula_safe(df).map_err(|e| e.to_string())?;
+pub fn write_csv(
+    df: &mut DataFrame,
+    out: &mut dyn Write,
+    header: bool,
+) -> Result<(), WriteFailure> {
+    let mut guarded = formula_safe(df)?;
     CsvWriter::new(out)
         .include_header(header)
         .finish(guarded.as_mut().unwrap_or(df))
-        .map_err(|e| e.to_string())
+        .map_err(WriteFailure::from)
 }
 
 /// `df` with its formula-like text cells guarded, or None when it has none.
@@ -285,7 +338,7 @@ pub fn write_all(
             write_one(staging, e.file_name(), &mut |out| e.write(r, out))?;
             continue;
         };
-        let fail = |m: String| Error::Write(format!("{}: {m}", e.file_name()));
+        let fail = |m: WriteFailure| Error::Write(format!("{}: {m}", e.file_name()));
         let mut df = table.map_err(fail)?;
         if format.csv() {
             write_one(staging, e.file_name(), &mut |out| {
@@ -304,7 +357,7 @@ pub fn write_all(
 fn write_one(
     staging: &Staging,
     name: &str,
-    write: &mut dyn FnMut(&mut dyn Write) -> Result<(), String>,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<(), WriteFailure>,
 ) -> crate::Result<()> {
     let (path, mut f) = staging.file(name)?;
     write(&mut f).map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;

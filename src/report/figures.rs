@@ -441,6 +441,19 @@ pub struct RunSummary {
     pub notes: Vec<String>,
 }
 
+/// A summary.json value that is not one this version writes: the key,
+/// what it must be and what it is (the reader adds the file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadSummary(pub String);
+
+impl std::fmt::Display for BadSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadSummary {}
+
 impl RunSummary {
     /// The variants in config order.
     pub fn ordered(&self) -> impl Iterator<Item = &VariantSummary> {
@@ -458,7 +471,11 @@ impl RunSummary {
     /// Read summary.json's value: each variant's figures are first held
     /// to the schema of `summary.csv` (a message names the key, what it
     /// must be and what it is), then the whole is read with serde.
-    pub fn from_json(v: Value) -> Result<RunSummary, String> {
+    pub fn from_json(v: Value) -> Result<RunSummary, BadSummary> {
+        Self::read_json(v).map_err(BadSummary)
+    }
+
+    fn read_json(v: Value) -> Result<RunSummary, String> {
         if let Some(vars) = v.get("variants").and_then(Value::as_object) {
             for (name, fields) in vars {
                 fits_schema(name, fields)?;

@@ -16,7 +16,7 @@ use std::io::Write;
 
 use polars::prelude::DataFrame;
 
-use super::export::{typed_frame, Col, Export, ReplayReport};
+use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use super::figures::{RunSummary, VariantSummary};
 use crate::config::FrameworkConfig;
 use crate::grid::Key;
@@ -146,13 +146,13 @@ impl Export for FrontierCsv {
         "frontier.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl FrontierCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let vs: Vec<&VariantSummary> = r.summary.run.ordered().collect();
         let metric = savings_metric(&vs);
         let pts = points(&vs, metric);
@@ -246,9 +246,9 @@ impl Export for FrontierSvg {
         "frontier.svg"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         let svg = frontier_svg(&r.summary.run)?;
-        out.write_all(svg.as_bytes()).map_err(|e| e.to_string())
+        out.write_all(svg.as_bytes()).map_err(WriteFailure::from)
     }
 }
 
@@ -312,7 +312,7 @@ fn labels(frontier: &[(f64, f64, &VariantSummary)]) -> Vec<(f64, f64, String)> {
         .collect()
 }
 
-fn frontier_svg(run: &RunSummary) -> Result<String, String> {
+fn frontier_svg(run: &RunSummary) -> Result<String, WriteFailure> {
     use plotters::prelude::*;
     let p = plotted(run);
     let (xr, yr) = ranges(&p);
@@ -320,7 +320,9 @@ fn frontier_svg(run: &RunSummary) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-        let e = |e: DrawingAreaErrorKind<std::io::Error>| format!("frontier.svg: {e:?}");
+        let e = |e: DrawingAreaErrorKind<std::io::Error>| {
+            WriteFailure::Chart(format!("frontier.svg: {e:?}"))
+        };
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(

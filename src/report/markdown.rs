@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::export::{Export, ReplayReport};
+use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
 
 /// How many regressions the report lists.
@@ -116,7 +116,7 @@ impl Export for ReportMd {
         "report.md"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         let mut s = String::new();
         headline_table(&mut s, r);
         production_section(&mut s, r);
@@ -125,7 +125,7 @@ impl Export for ReportMd {
         charts_section(&mut s);
         signals_section(&mut s, r);
         notes_section(&mut s, r);
-        out.write_all(s.as_bytes()).map_err(|e| e.to_string())
+        out.write_all(s.as_bytes()).map_err(WriteFailure::from)
     }
 }
 

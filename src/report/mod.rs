@@ -24,7 +24,9 @@ pub use staging::{
 };
 pub use streams::Streams;
 
-pub use export::{declared_frame, labelled, write_all, write_csv, Col, Export, ReplayReport};
+pub use export::{
+    declared_frame, labelled, write_all, write_csv, Col, Export, ReplayReport, WriteFailure,
+};
 pub use streams::STREAMED_FILES;
 use tables::{
     FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv,

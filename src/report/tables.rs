@@ -4,7 +4,7 @@ use std::io::Write;
 
 use polars::prelude::DataFrame;
 
-use super::export::{typed_frame, Col, Export, ReplayReport};
+use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use super::numbers::{ms, sig, usd};
 use super::schema;
 use crate::gate::Reason;
@@ -22,20 +22,20 @@ impl Export for SummaryCsv {
         "summary.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl SummaryCsv {
     /// Each column, in the schema's order, from the variants' figures.
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let rows: Vec<_> = r.summary.run.ordered().map(|v| v.to_map()).collect();
         let table = schema::table(self.file_name());
         let cols = table.columns[1..]
             .iter()
             .map(|c| Ok((c.name, Col::from_json(c, rows.iter().map(|m| &m[c.name]))?)))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, WriteFailure>>()?;
         typed_frame(self.file_name(), r, cols)
     }
 }
@@ -48,10 +48,10 @@ impl Export for SummaryJson {
         "summary.json"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         let s =
-            serde_json::to_string_pretty(&r.summary.run.to_json()).map_err(|e| e.to_string())?;
-        writeln!(out, "{s}").map_err(|e| e.to_string())
+            serde_json::to_string_pretty(&r.summary.run.to_json()).map_err(WriteFailure::from)?;
+        writeln!(out, "{s}").map_err(WriteFailure::from)
     }
 }
 
@@ -64,13 +64,13 @@ impl Export for FloorsCsv {
         "floors.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl FloorsCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let (mut variant, mut gate, mut reason, mut floor) = (vec![], vec![], vec![], vec![]);
         let (mut hits, mut share, mut sole) = (vec![], vec![], vec![]);
         for (i, v) in r.plan.variants.iter().enumerate() {
@@ -118,13 +118,13 @@ impl Export for SegmentsCsv {
         "segments.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl SegmentsCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let mut rows = SegmentRows {
             priced: r.totals.unpriced_models.is_empty(),
             ..SegmentRows::default()
@@ -187,7 +187,7 @@ impl SegmentRows {
         self.counts.push(c.clone());
     }
 
-    fn frame(self, r: &ReplayReport) -> Result<polars::prelude::DataFrame, String> {
+    fn frame(self, r: &ReplayReport) -> Result<polars::prelude::DataFrame, WriteFailure> {
         let c = &self.counts;
         let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
         let rate = |f: fn(&Counts) -> (u64, u64)| {
@@ -290,13 +290,13 @@ impl Export for RegressionsCsv {
         "regressions.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl RegressionsCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let g = r.regressions;
         // One column per scope key, after `scope`.
         let scope_names: Vec<String> = r
@@ -348,13 +348,13 @@ impl Export for MatrixCsv {
         "matrix.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl MatrixCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let (mut variant, mut base, mut dec, mut cell) = (vec![], vec![], vec![], vec![]);
         let (mut turns, mut labelled, mut unlabelled, mut not_run) =
             (vec![], vec![], vec![], vec![]);
@@ -411,10 +411,10 @@ impl Export for SchemaJson {
         "schema.json"
     }
 
-    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
         let text = serde_json::to_string_pretty(&super::schema::to_json(r.scope_keys))
-            .map_err(|e| e.to_string())?;
-        writeln!(out, "{text}").map_err(|e| e.to_string())
+            .map_err(WriteFailure::from)?;
+        writeln!(out, "{text}").map_err(WriteFailure::from)
     }
 }
 
@@ -431,13 +431,13 @@ impl Export for SkipsCsv {
         "skips.csv"
     }
 
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, String>> {
+    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
         Some(self.frame(r))
     }
 }
 
 impl SkipsCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, String> {
+    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
         let mut rows: Vec<(String, String, SkipTally)> = Vec::new();
         for (i, v) in r.plan.variants.iter().enumerate() {
             for (draft, t) in skips::top(&r.totals.skips[i], TOP_SKIPS) {

@@ -338,7 +338,9 @@ impl ConfigFile {
             }
         }
         let deployment = self.deployment.clone().unwrap_or_default();
-        deployment.validate().map_err(ConfigError)?;
+        deployment
+            .validate()
+            .map_err(|e| ConfigError(e.to_string()))?;
         Ok(Plan {
             variants,
             baseline,

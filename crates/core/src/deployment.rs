@@ -88,12 +88,13 @@ impl Deployment {
     }
 
     /// Checks what serde cannot.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::vocab::FieldError> {
         let t = self.fabrication_refuse_min_confidence;
         if !(0.0..=1.0).contains(&t) {
-            return Err(format!(
-                "deployment.fabrication_refuse_min_confidence must be in [0, 1] (a finding's confidence is), got {t}"
-            ));
+            return Err(crate::vocab::FieldError {
+                field: "deployment.fabrication_refuse_min_confidence".into(),
+                reason: format!("must be in [0, 1] (a finding's confidence is), got {t}"),
+            });
         }
         Ok(())
     }

@@ -8,7 +8,7 @@
 //! on an edge that runs back up):
 //!
 //! ```text
-//!   stats, deployment             the bound, the [deployment] table
+//!   stats, vocab, deployment      the bound, shared error types, the [deployment] table
 //!          |
 //!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
@@ -37,6 +37,7 @@ pub mod grid;
 pub mod import;
 pub mod read;
 pub mod stats;
+pub mod vocab;
 
 /// The config file and what it resolves to.
 pub use config::{

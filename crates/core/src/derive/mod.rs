@@ -44,18 +44,35 @@ fn yes() -> bool {
     true
 }
 
+/// A line of `derive` input that is not a case: why (the caller adds the
+/// file and line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseError(pub String);
+
+impl std::fmt::Display for CaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CaseError {}
+
 /// The domain's `tool_trigger_keywords` in the order written.
-fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, String> {
+fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, CaseError> {
     let Some(raw) = raw.filter(|r| r.get() != "null") else {
         return Ok(Vec::new());
     };
-    let entries = crate::read::turn::object_entries(raw.get())
-        .ok_or("tool_trigger_keywords must be an object of tool name to keyword list")?;
+    let entries = crate::read::turn::object_entries(raw.get()).ok_or_else(|| {
+        CaseError("tool_trigger_keywords must be an object of tool name to keyword list".into())
+    })?;
     entries
         .into_iter()
         .map(|(tool, kws)| {
-            let kws: Vec<String> = serde_json::from_str(kws.get())
-                .map_err(|_| format!("tool_trigger_keywords.{tool} must be a list of strings"))?;
+            let kws: Vec<String> = serde_json::from_str(kws.get()).map_err(|_| {
+                CaseError(format!(
+                    "tool_trigger_keywords.{tool} must be a list of strings"
+                ))
+            })?;
             Ok((tool.into_owned(), kws))
         })
         .collect()
@@ -68,15 +85,15 @@ type Keywords = Vec<(String, Vec<String>)>;
 /// `classify` and `detect_fabrication` timed alone on each, on this thread,
 /// as `scripts/bench_derive.py upstream` times symfonic's. Returns the
 /// turns, the seconds and the findings.
-pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), String> {
+pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError> {
     let cases: Vec<(Case, Keywords)> = lines
         .iter()
         .map(|l| {
-            let case: Case = serde_json::from_str(l).map_err(|e| e.to_string())?;
+            let case: Case = serde_json::from_str(l).map_err(|e| CaseError(e.to_string()))?;
             let kw = keywords(case.tool_trigger_keywords)?;
             Ok((case, kw))
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, CaseError>>()?;
     let start = std::time::Instant::now();
     let mut findings = 0;
     for (case, kw) in &cases {
@@ -97,14 +114,14 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), String> {
 /// `critic-gate derive` of one line: `{"intent": verdict | null,
 /// "findings": [...]}` as symfonic-core 9.12.0 computes them (the verdict
 /// unrounded, each finding as its event payload).
-pub fn derive_line(line: &str) -> Result<Value, String> {
-    let case: Case = serde_json::from_str(line).map_err(|e| e.to_string())?;
+pub fn derive_line(line: &str) -> Result<Value, CaseError> {
+    let case: Case = serde_json::from_str(line).map_err(|e| CaseError(e.to_string()))?;
     if let Some(i) = case
         .tool_calls
         .iter()
         .position(|c| !c.get().starts_with('{'))
     {
-        return Err(format!("tool_calls[{i}] must be an object"));
+        return Err(CaseError(format!("tool_calls[{i}] must be an object")));
     }
     let keywords = keywords(case.tool_trigger_keywords)?;
     let intent = case

@@ -19,6 +19,5 @@ pub mod pyliteral;
 pub mod raw;
 
 pub use decode::{convert_text, gather, open, Decoder};
-pub use raw::{
-    traffic_line, Captured, InputFormat, RawCall, RawTurn, MAX_TOOL_CALLS, SAFE_REFUSAL,
-};
+pub(crate) use raw::traffic_line;
+pub use raw::{Captured, InputFormat, RawCall, RawTurn, MAX_TOOL_CALLS, SAFE_REFUSAL};

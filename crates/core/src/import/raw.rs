@@ -41,17 +41,12 @@ impl InputFormat {
 }
 
 impl std::str::FromStr for InputFormat {
-    type Err = String;
+    type Err = crate::vocab::UnknownName;
 
-    fn from_str(s: &str) -> Result<InputFormat, String> {
-        [
-            InputFormat::Traffic,
-            InputFormat::OpenaiChat,
-            InputFormat::Otlp,
-        ]
-        .into_iter()
-        .find(|f| f.name() == s)
-        .ok_or_else(|| format!("--from {s:?}: give traffic, openai-chat or otlp"))
+    fn from_str(s: &str) -> Result<InputFormat, crate::vocab::UnknownName> {
+        use InputFormat::*;
+        let names = &["traffic", "openai-chat", "otlp"];
+        crate::vocab::choose("--from", s, names, &[Traffic, OpenaiChat, Otlp])
     }
 }
 
@@ -263,7 +258,7 @@ struct Provenance {
 /// The traffic line of a raw turn; Err when the record holds a value the
 /// traffic format refuses (a `ts` that is not RFC 3339, a malformed
 /// `critic`), with the format's reason.
-pub fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
+pub(crate) fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
     let max = MAX_TOOL_CALLS;
     if t.tool_calls.len() > max {
         return Err(format!(

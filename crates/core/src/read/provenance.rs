@@ -94,7 +94,7 @@ pub struct Recorded(pub [Option<Origin>; 7]);
 
 impl Recorded {
     /// Read `provenance`: null, or an object of signal name to origin.
-    pub fn from_node(v: Node) -> Result<Recorded, String> {
+    pub(crate) fn from_node(v: Node) -> Result<Recorded, String> {
         let entries = match v {
             Node::Null => return Ok(Recorded::default()),
             Node::Map(m) => m,
