@@ -854,9 +854,79 @@ pub fn to_json(keys: &[String]) -> Value {
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
 }
 
+/// `docs/reports.md`: every table of every command, column by column, as
+/// declared here (a test holds the file to this text; regenerate it with
+/// `CRITIC_GATE_BLESS=1 cargo test --release docs_reports_md`).
+#[cfg(test)]
+fn reference_markdown() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "# Reports reference\n\n\
+         Generated from the schema declaration (`src/report/schema.rs`) by a\n\
+         test: do not edit by hand. Every table is written as CSV, Parquet or\n\
+         both (`--format`); `schema.json` in each report folder says the same,\n\
+         with the run's own scope columns.\n\n\
+         Types: `u64` a count (never negative), `i64` a whole number that may\n\
+         be negative, `f64` a real number, `string`, `bool`. A column marked\n\
+         nullable is empty only where its value is undefined (a rate with no\n\
+         denominator, a price that was not set), never 0 in its place.\n",
+    );
+    let _ = writeln!(out, "\nSchema version: {SCHEMA_VERSION}.");
+    let groups: [(&str, &[Table]); 4] = [
+        ("replay", &TABLES),
+        ("sweep", &SWEEP_TABLES),
+        ("mine", &MINE_TABLES),
+        ("diff", &DIFF_TABLES),
+    ];
+    for (command, tables) in groups {
+        let _ = writeln!(out, "\n## Written by `{command}`");
+        for t in tables {
+            let _ = writeln!(out, "\n### {}\n\n{}.\n", t.file, t.row);
+            out.push_str("| column | type | unit | nullable | meaning |\n|---|---|---|---|---|\n");
+            for c in t.columns {
+                let cell = |x: &str| x.replace('|', "\\|");
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} | {} |",
+                    c.name,
+                    c.ty.name(),
+                    cell(c.unit),
+                    if c.nullable { "yes" } else { "no" },
+                    cell(c.meaning)
+                );
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/reports.md is the declaration, printed: a column added, renamed
+    /// or explained differently fails here until the file is regenerated.
+    #[test]
+    fn docs_reports_md_is_generated_from_the_schema() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reports.md");
+        let want = reference_markdown();
+        if std::env::var_os("CRITIC_GATE_BLESS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let got = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            got == want,
+            "docs/reports.md differs from the schema; regenerate it with CRITIC_GATE_BLESS=1 cargo test --release docs_reports_md"
+        );
+        for t in TABLES
+            .iter()
+            .chain(&SWEEP_TABLES)
+            .chain(&MINE_TABLES)
+            .chain(&DIFF_TABLES)
+        {
+            assert!(got.contains(&format!("### {}\n", t.file)), "{}", t.file);
+        }
+    }
 
     #[test]
     fn streamed_headers_are_the_declared_ones() {
