@@ -69,12 +69,9 @@ fn rate(name: &str, r: Option<f64>) -> Result<(), String> {
 
 /// The budgets: each flag over the config's `[check]` value, every rate
 /// checked and named where it came from.
-fn budgets(a: &Args) -> Result<CheckConfig, String> {
+fn budgets(a: &Args) -> Result<CheckConfig, critic_gate::Error> {
     let mut budgets = match &a.config {
-        Some(p) => ConfigFile::load(p)
-            .map_err(|e| e.to_string())?
-            .check
-            .unwrap_or_default(),
+        Some(p) => ConfigFile::load(p)?.check.unwrap_or_default(),
         None => CheckConfig::default(),
     };
     let over = CheckConfig {
@@ -130,13 +127,21 @@ fn budgets(a: &Args) -> Result<CheckConfig, String> {
             "min-production-agreement",
         ),
     ] {
-        rate(&origin(flag, name), value)?;
+        rate(&origin(flag, name), value).map_err(critic_gate::Error::Usage)?;
+    }
+    if !over.any_budget() {
+        // Only the contract check would run: a pass would read as a
+        // release verdict that judged nothing.
+        return Err(critic_gate::Error::CannotJudge(format!(
+            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in --config",
+            a.dir.display()
+        )));
     }
     Ok(over)
 }
 
 pub fn run(a: Args) -> CliResult {
-    let over = budgets(&a).map_err(critic_gate::Error::Usage)?;
+    let over = budgets(&a)?;
     let dir = ReplayDir::open(&a.dir)?;
     let results = judge(&dir, &over)?;
     let ok = passed(&results);

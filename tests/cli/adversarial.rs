@@ -74,7 +74,7 @@ fn a_full_stdout_is_exit_2_naming_the_stream() {
         return;
     }
     for args in [
-        &["check", "reports/seed"][..],
+        &["check", "reports/seed", "--max-safety-regressions", "99"][..],
         &["explain", "datasets/seed.jsonl"][..],
     ] {
         let full = std::fs::OpenOptions::new()
@@ -771,7 +771,14 @@ fn diff_matches_turns_by_line_and_sees_the_same_bytes_as_the_same_traffic() {
 #[test]
 fn check_writes_the_markdown_before_the_verdict() {
     let o = run(
-        &["check", "reports/multilingual", "--markdown", "/dev/full"],
+        &[
+            "check",
+            "reports/multilingual",
+            "--min-turns",
+            "1",
+            "--markdown",
+            "/dev/full",
+        ],
         None,
     );
     expect_error(&o, 2, "/dev/full: No space left on device");

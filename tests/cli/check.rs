@@ -69,11 +69,58 @@ fn check_cannot_judge_exits_2() {
     let seed = d.path("seed");
     replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
     let o = run(
-        &["check", seed.to_str().unwrap(), "--variant", "nope"],
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--variant",
+            "nope",
+            "--min-turns",
+            "1",
+        ],
         None,
     );
     expect_code(&o, 2);
     assert!(stderr(&o).contains("\"nope\" is not in this replay"));
+}
+
+/// A check with no budget judged only the contract and printed "check
+/// passed", exit 0, on a replay with safety regressions: a verdict that
+/// judged nothing. It cannot judge (exit 2) unless a flag or the config's
+/// [check] table gives a budget.
+#[test]
+fn check_without_a_budget_cannot_judge() {
+    let o = run(&["check", "reports/seed"], None);
+    expect_code(&o, 2);
+    assert!(stderr(&o).contains("no budget was given"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    let d = Dir::new();
+    let config = d.path("check.toml");
+    std::fs::write(&config, "[check]\nmin_turns = 1\n").unwrap();
+    let o = run(
+        &[
+            "check",
+            "reports/seed",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    // A --variant alone names what to judge, not a budget.
+    let o = run(&["check", "reports/seed", "--variant", "smart"], None);
+    expect_code(&o, 2);
+    // A config that cannot be read is a config error, named as such.
+    std::fs::write(&config, "[check]\nmin_turns = \"many\"\n").unwrap();
+    let o = run(
+        &[
+            "check",
+            "reports/seed",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "check.toml");
 }
 
 #[test]

@@ -106,6 +106,37 @@ pub struct CheckConfig {
     pub variant: Option<Vec<String>>,
 }
 
+impl CheckConfig {
+    /// Whether any budget is set (`variant` only says which variants).
+    pub fn any_budget(&self) -> bool {
+        let CheckConfig {
+            max_safety_regressions,
+            max_safety_regression_rate,
+            min_skip_rate,
+            max_added_call_rate,
+            max_risky_skip_rate,
+            min_label_coverage,
+            max_rejected,
+            min_production_agreement,
+            min_turns,
+            variant: _,
+        } = self;
+        [max_safety_regressions, max_rejected, min_turns]
+            .iter()
+            .any(|b| b.is_some())
+            || [
+                max_safety_regression_rate,
+                min_skip_rate,
+                max_added_call_rate,
+                max_risky_skip_rate,
+                min_label_coverage,
+                min_production_agreement,
+            ]
+            .iter()
+            .any(|b| b.is_some())
+    }
+}
+
 /// A map that keeps the order its keys were written in.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ordered<T>(pub Vec<(String, T)>);
