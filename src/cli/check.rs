@@ -1,6 +1,6 @@
 //! `critic-gate check`: apply release budgets to a replay's output folder;
 //! exit 0 when every budget passes, 1 when any fails, 2 when it cannot
-//! judge (missing or unreadable folder, unknown variant).
+//! judge (missing or unreadable folder, unknown variant, no budget given).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
