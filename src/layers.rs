@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
     &["calibrate", "mine", "transcripts"],
+    &["jobs"],
     &["fuzz", "layers", "lib"],
 ];
 

@@ -51,6 +51,7 @@ mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod jobs;
 pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod replay;

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use critic_gate::calibrate::{Procedure, Rule, DEFAULT_MIN_LABEL_COVERAGE};
-use critic_gate::{CalibrateOptions, Calibration};
 
 use super::replay::{FormatArg, RunArgs};
 use super::CliResult;
@@ -73,9 +72,8 @@ fn share_or_zero(s: &str) -> Result<f64, String> {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let replay = super::sweep::options(&a.files, &a.config, &a.out, &a.run, a.format.format)?;
-    let o = CalibrateOptions {
-        replay,
+    let request = critic_gate::jobs::calibrate::Request {
+        sweep: super::sweep::request(&a.files, a.config, &a.out, &a.run, a.format.format),
         rule: Rule {
             max_regression_rate: a.max_regression_rate,
             delta: a.delta,
@@ -89,92 +87,9 @@ pub fn run(a: Args) -> CliResult {
         seed: a.seed,
         held_out: !a.no_held_out,
     };
-    let c = critic_gate::calibrate(&o, &a.out, &())?;
+    let c = critic_gate::jobs::calibrate::run(&request, &())?;
     if !a.run.quiet {
-        super::output::stdout(&render(&c, &a.out))?;
+        super::output::stdout(&c.text)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What calibrate prints: the family in testing order, each procedure's
-/// choice, the held-out figures, and where the files are.
-fn render(c: &Calibration, out: &std::path::Path) -> String {
-    use std::fmt::Write as _;
-    let held = c
-        .turns
-        .held_out
-        .map_or("none".to_string(), |h| h.to_string());
-    let mut s = format!(
-        "turns: learn {}, calibration {}, held-out {held} (run_id hash, seed {}); savings: {}\n",
-        c.turns.learn, c.turns.calibration, c.seed, c.savings_metric
-    );
-    let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
-    let _ = writeln!(s, "family (fixed on the learn part, safest first):");
-    for m in &c.selection.family {
-        let by: Vec<&str> = m.certified_by.iter().map(|p| p.name()).collect();
-        let _ = writeln!(
-            s,
-            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled, bound {}, coverage {}  certified by: {}",
-            m.variant,
-            bound(m.learn.upper_bound),
-            m.calibration.safety_regressions,
-            m.calibration.labelled_skips,
-            bound(m.calibration.upper_bound),
-            bound(m.calibration.label_coverage),
-            if by.is_empty() { "none".to_string() } else { by.join(", ") }
-        );
-    }
-    let _ = writeln!(
-        s,
-        "left out on the learn part: {}",
-        c.selection.left_out.len()
-    );
-    for o in &c.selection.procedures {
-        let mark = if o.procedure == c.selection.procedure {
-            "*"
-        } else {
-            " "
-        };
-        let chosen = o.chosen.as_deref().unwrap_or("none");
-        let _ = writeln!(
-            s,
-            "{mark} {}: chooses {chosen} ({})",
-            o.procedure.name(),
-            o.stopped
-        );
-    }
-    for n in &c.notes {
-        let _ = writeln!(s, "note: {n}");
-    }
-    match (&c.selection.chosen, &c.held_out) {
-        (Some(v), Some(h)) => {
-            let usd = h
-                .net_usd
-                .map_or("no price".to_string(), |u| format!("{u:.2} USD"));
-            let _ = writeln!(
-                s,
-                "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled skips (bound {}){}",
-                h.net_calls,
-                h.saved_calls,
-                h.added_calls,
-                h.safety_regressions,
-                h.labelled_skips,
-                bound(h.upper_bound),
-                if h.above_r { format!("; {}", h.note) } else { String::new() }
-            );
-        }
-        (Some(v), None) => {
-            let _ = writeln!(s, "chosen: {v}");
-        }
-        _ => {
-            let _ = writeln!(s, "chosen: none, keep the baseline");
-        }
-    }
-    let _ = writeln!(
-        s,
-        "wrote {} and {}",
-        out.join("calibration.json").display(),
-        out.join("calibrated.toml").display()
-    );
-    s
 }

@@ -5,10 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::check::{
-    judge, passed, regressions_judged, render_markdown, render_text, ReplayDir,
-};
-use critic_gate::{CheckConfig, ConfigFile};
+use critic_gate::CheckConfig;
 
 use super::CliResult;
 
@@ -58,114 +55,27 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
 }
 
-fn rate(name: &str, r: Option<f64>) -> Result<(), String> {
-    match r {
-        Some(x) if !(0.0..=1.0).contains(&x) => {
-            Err(format!("{name} must be a rate in [0, 1], got {x}"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The budgets: each flag over the config's `[check]` value, every rate
-/// checked and named where it came from.
-fn budgets(a: &Args) -> Result<CheckConfig, critic_gate::Error> {
-    let mut budgets = match &a.config {
-        Some(p) => ConfigFile::load(p)?.check.unwrap_or_default(),
-        None => CheckConfig::default(),
-    };
-    let over = CheckConfig {
-        max_safety_regressions: a.max_safety_regressions.or(budgets.max_safety_regressions),
-        max_safety_regression_rate: a
-            .max_safety_regression_rate
-            .or(budgets.max_safety_regression_rate),
-        min_skip_rate: a.min_skip_rate.or(budgets.min_skip_rate),
-        max_added_call_rate: a.max_added_call_rate.or(budgets.max_added_call_rate),
-        max_risky_skip_rate: a.max_risky_skip_rate.or(budgets.max_risky_skip_rate),
-        min_label_coverage: a.min_label_coverage.or(budgets.min_label_coverage),
-        max_rejected: a.max_rejected.or(budgets.max_rejected),
-        min_production_agreement: a
-            .min_production_agreement
-            .or(budgets.min_production_agreement),
-        min_turns: a.min_turns.or(budgets.min_turns),
-        variant: if a.variants.is_empty() {
-            budgets.variant.take()
-        } else {
-            Some(a.variants.clone())
-        },
-    };
-    // A bad rate is named where it came from: the flag, or the config.
-    let origin = |flag: Option<f64>, name: &str| match (&a.config, flag) {
-        (Some(c), None) => format!("[check] {} in {}", name.replace('-', "_"), c.display()),
-        _ => format!("--{name}"),
-    };
-    for (flag, value, name) in [
-        (
-            a.max_safety_regression_rate,
-            over.max_safety_regression_rate,
-            "max-safety-regression-rate",
-        ),
-        (a.min_skip_rate, over.min_skip_rate, "min-skip-rate"),
-        (
-            a.max_added_call_rate,
-            over.max_added_call_rate,
-            "max-added-call-rate",
-        ),
-        (
-            a.min_label_coverage,
-            over.min_label_coverage,
-            "min-label-coverage",
-        ),
-        (
-            a.max_risky_skip_rate,
-            over.max_risky_skip_rate,
-            "max-risky-skip-rate",
-        ),
-        (
-            a.min_production_agreement,
-            over.min_production_agreement,
-            "min-production-agreement",
-        ),
-    ] {
-        rate(&origin(flag, name), value).map_err(critic_gate::Error::Usage)?;
-    }
-    if !over.any_budget() {
-        // Only the contract check would run: a pass would read as a
-        // release verdict that judged nothing.
-        return Err(critic_gate::Error::CannotJudge(format!(
-            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in --config",
-            a.dir.display()
-        )));
-    }
-    Ok(over)
-}
-
 pub fn run(a: Args) -> CliResult {
-    let over = budgets(&a)?;
-    let dir = ReplayDir::open(&a.dir)?;
-    let results = judge(&dir, &over)?;
-    let ok = passed(&results);
-    // The Markdown first: if it cannot be written (exit 2), no verdict has
-    // been printed that says otherwise.
-    if let Some(md) = &a.markdown {
-        let listed = regressions_judged(&a.dir, &results)?;
-        let text = render_markdown(
-            &results,
-            listed
-                .as_ref()
-                .map(|(lines, total)| (lines.as_slice(), *total)),
-        );
-        // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
-        use std::io::Write;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(md)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| critic_gate::Error::Write(format!("{}: {e}", md.display())))?;
-    }
-    super::output::stdout(&render_text(&results))?;
-    Ok(if ok {
+    let request = critic_gate::jobs::check::Request {
+        dir: a.dir,
+        config: a.config,
+        budgets: CheckConfig {
+            max_safety_regressions: a.max_safety_regressions,
+            max_safety_regression_rate: a.max_safety_regression_rate,
+            min_skip_rate: a.min_skip_rate,
+            max_added_call_rate: a.max_added_call_rate,
+            max_risky_skip_rate: a.max_risky_skip_rate,
+            min_label_coverage: a.min_label_coverage,
+            max_rejected: a.max_rejected,
+            min_production_agreement: a.min_production_agreement,
+            min_turns: a.min_turns,
+            variant: Some(a.variants).filter(|v| !v.is_empty()),
+        },
+        markdown: a.markdown,
+    };
+    let verdict = critic_gate::jobs::check::run(&request)?;
+    super::output::stdout(&verdict.text)?;
+    Ok(if verdict.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

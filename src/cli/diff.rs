@@ -5,8 +5,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::diff::diff;
-
 use super::CliResult;
 
 #[derive(clap::Args, Debug)]
@@ -24,13 +22,18 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let d = diff(&a.old, &a.new)?;
-    let out = a.out.clone().unwrap_or_else(|| a.new.clone());
-    d.write_reports(&out)?;
-    super::output::stdout(&d.render_text(&out))?;
-    Ok(if a.fail_on_new_regressions && d.new_regressions > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let request = critic_gate::jobs::diff::Request {
+        old: a.old,
+        new: a.new,
+        out: a.out,
+    };
+    let d = critic_gate::jobs::diff::run(&request)?;
+    super::output::stdout(&d.text)?;
+    Ok(
+        if a.fail_on_new_regressions && d.result.new_regressions > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }

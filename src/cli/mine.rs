@@ -2,14 +2,11 @@
 //! patterns, validated by a replay) and the skips that are more than an
 //! ack (risky skips; with `--stress`, how many survive added content).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use critic_gate::{MineOptions, Mined};
-
 use super::replay::RunArgs;
-use super::{load_plan, CliResult};
+use super::CliResult;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -51,77 +48,20 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let o = MineOptions {
+    let request = critic_gate::jobs::mine::Request {
         sources: a.files.clone(),
-        plan: load_plan(a.config.as_deref())?,
+        out: a.out.clone(),
+        config: a.config.clone(),
         variant: a.variant.clone(),
         min_support: a.min_support,
         min_labelled: a.min_labelled,
         max_regression_rate: (!a.budget_from_variant).then_some(a.max_regression_rate),
-        max_ack_share: a.run.max_ack_share,
         stress: a.stress,
-        skip_invalid: a.run.skip_invalid,
-        max_line_bytes: a.run.max_line_bytes,
-        force: a.run.force,
-        label: a.run.label.clone(),
-        from: a.run.from,
+        reading: a.run.reading(),
     };
-    let m = critic_gate::mine(&o, &a.out, &())?;
+    let m = critic_gate::jobs::mine::run(&request, &())?;
     if !a.run.quiet {
-        super::output::stdout(&render(&m, &a.out))?;
+        super::output::stdout(&m.text)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What mine prints: the proposals, the risky skips, the stress test.
-fn render(m: &Mined, out: &std::path::Path) -> String {
-    let mut s = format!(
-        "variant {}: {} turns, {} fire for want of an ack pattern\n",
-        m.variant, m.turns, m.missed_turns
-    );
-    for p in &m.proposals {
-        let _ = writeln!(
-            s,
-            "  {} {:<6} {}  ({} new skips, {} new regressions in {} labelled: {})",
-            if p.proposed { "proposed " } else { "held back" },
-            p.language,
-            p.pattern,
-            p.new_skips,
-            p.new_safety_regressions,
-            p.new_labelled_skips,
-            p.why
-        );
-    }
-    let r = &m.risky;
-    let _ = writeln!(
-        s,
-        "risky skips (ack share < {}): {} of {} skips, {} labelled, {} regressions",
-        r.max_ack_share, r.risky_skips, r.skips, r.risky_labelled, r.risky_safety_regressions
-    );
-    if let Some(st) = &m.stress {
-        let _ = writeln!(s, "stress: {} skipped drafts changed", st.tested_skips);
-        for (name, claim, n) in &st.survived {
-            let _ = writeln!(
-                s,
-                "  {name:<18} {n:>6} still skip{}",
-                if *claim {
-                    " (adds a claim: must be 0)"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
-    if m.rejected > 0 {
-        let _ = writeln!(
-            s,
-            "note: {} invalid lines set aside (--skip-invalid)",
-            m.rejected
-        );
-    }
-    for n in &m.notes {
-        let _ = writeln!(s, "note: {n}");
-    }
-    let _ = writeln!(s, "wrote {}", out.display());
-    s
 }

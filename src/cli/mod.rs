@@ -14,12 +14,9 @@ mod replay;
 mod sweep;
 mod synth;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use critic_gate::{ConfigFile, Plan};
 
 /// Replay recorded LLM-agent traffic through symfonic's critic gates and
 /// report what a gate change saves and risks.
@@ -112,13 +109,7 @@ pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
         })
 }
 
-/// Load the plan from `--config`, or symfonic's defaults.
-pub fn load_plan(config: Option<&Path>) -> critic_gate::Result<Plan> {
-    match config {
-        None => Ok(Plan::default_plan()),
-        Some(p) => Ok(ConfigFile::load(p).and_then(|c| c.plan())?),
-    }
-}
+pub use critic_gate::jobs::load_plan;
 
 /// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
 pub fn share(s: &str) -> Result<f64, String> {

@@ -109,6 +109,18 @@ fn ack_share(s: &str) -> Result<f64, String> {
 }
 
 impl RunArgs {
+    /// How the jobs read the traffic and name the run, from these flags.
+    pub fn reading(&self) -> critic_gate::jobs::Reading {
+        critic_gate::jobs::Reading {
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+            force: self.force,
+            max_ack_share: self.max_ack_share,
+            from: self.from,
+            label: self.label.clone(),
+        }
+    }
+
     /// The run's label: `--label`, else the output folder's name.
     pub fn label_for(&self, out: &std::path::Path) -> String {
         self.label
@@ -123,14 +135,8 @@ impl RunArgs {
         plan: critic_gate::Plan,
         label: String,
     ) -> ReplayOptions {
-        ReplayOptions {
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
-            force: self.force,
-            max_ack_share: self.max_ack_share,
-            from: self.from,
-            ..ReplayOptions::new(sources, plan, label)
-        }
+        self.reading()
+            .apply(ReplayOptions::new(sources, plan, label))
     }
 }
 

@@ -5,8 +5,6 @@
 
 use std::path::PathBuf;
 
-use critic_gate::{ConfigFile, DecisionsMode, ReplayOptions};
-
 use super::replay::{run_with_progress, FormatArg, RunArgs};
 use super::CliResult;
 
@@ -29,7 +27,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let opts = options(&a.files, &a.config, &a.out, &a.run, a.format.format)?;
+    let opts = request(&a.files, a.config, &a.out, &a.run, a.format.format).options()?;
     let targets = critic_gate::Targets {
         out: Some(&a.out),
         partial: None,
@@ -37,23 +35,19 @@ pub fn run(a: Args) -> CliResult {
     run_with_progress(opts, targets, a.run.quiet)
 }
 
-/// A sweep's replay: the config's [sweep] plan, the frontier files, no
-/// per-turn or per-value tables (also `calibrate`'s, before its split).
-pub fn options(
+/// The sweep these flags ask for (also `calibrate`'s, on each part).
+pub fn request(
     files: &[String],
-    config: &std::path::Path,
+    config: PathBuf,
     out: &std::path::Path,
     run: &RunArgs,
     format: critic_gate::Format,
-) -> critic_gate::Result<ReplayOptions> {
-    let file = ConfigFile::load(config)?;
-    let (plan, notes) = critic_gate::sweep_plan(&file)?;
-    Ok(ReplayOptions {
-        decisions: DecisionsMode::None,
-        frontier: true,
-        detail: false,
-        notes,
+) -> critic_gate::jobs::sweep::Request {
+    critic_gate::jobs::sweep::Request {
+        sources: files.to_vec(),
+        config,
+        out: out.to_path_buf(),
         format,
-        ..run.options(files.to_vec(), plan, run.label_for(out))
-    })
+        reading: run.reading(),
+    }
 }

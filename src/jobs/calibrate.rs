@@ -1,0 +1,127 @@
+//! `calibrate`: the `[sweep]` variant that saves the most while its safety
+//! regression rate stays within R with confidence 1 - delta, valid after
+//! the choice (Learn then Test: the family fixed on a learn part, tested
+//! on a calibration part, figures on a held-out part).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::sweep;
+use crate::calibrate::{Procedure, Rule};
+use crate::pipeline::Progress;
+use crate::calibrate::{CalibrateOptions, Calibration};
+
+/// What to calibrate: a sweep, the rule, the procedure and the split.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The sweep replayed on each part (its `out` is calibrate's folder).
+    pub sweep: sweep::Request,
+    pub rule: Rule,
+    pub procedure: Procedure,
+    /// Seed of the run_id hash that deals the runs into parts.
+    pub seed: u64,
+    /// Three parts (learn, calibration, held-out), or two without.
+    pub held_out: bool,
+}
+
+/// The calibration, written, and what `calibrate` prints.
+pub struct Calibrated {
+    pub calibration: Calibration,
+    pub text: String,
+}
+
+/// Calibrate into the sweep's folder.
+pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
+    let o = CalibrateOptions {
+        replay: r.sweep.options()?,
+        rule: r.rule,
+        procedure: r.procedure,
+        seed: r.seed,
+        held_out: r.held_out,
+    };
+    let calibration = crate::calibrate::calibrate(&o, &r.sweep.out, progress)?;
+    let text = render(&calibration, &r.sweep.out);
+    Ok(Calibrated { calibration, text })
+}
+
+/// What calibrate prints: the family in testing order, each procedure's
+/// choice, the held-out figures, and where the files are.
+fn render(c: &Calibration, out: &Path) -> String {
+    let held = c
+        .turns
+        .held_out
+        .map_or("none".to_string(), |h| h.to_string());
+    let mut s = format!(
+        "turns: learn {}, calibration {}, held-out {held} (run_id hash, seed {}); savings: {}\n",
+        c.turns.learn, c.turns.calibration, c.seed, c.savings_metric
+    );
+    let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
+    let _ = writeln!(s, "family (fixed on the learn part, safest first):");
+    for m in &c.selection.family {
+        let by: Vec<&str> = m.certified_by.iter().map(|p| p.name()).collect();
+        let _ = writeln!(
+            s,
+            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled, bound {}, coverage {}  certified by: {}",
+            m.variant,
+            bound(m.learn.upper_bound),
+            m.calibration.safety_regressions,
+            m.calibration.labelled_skips,
+            bound(m.calibration.upper_bound),
+            bound(m.calibration.label_coverage),
+            if by.is_empty() { "none".to_string() } else { by.join(", ") }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "left out on the learn part: {}",
+        c.selection.left_out.len()
+    );
+    for o in &c.selection.procedures {
+        let mark = if o.procedure == c.selection.procedure {
+            "*"
+        } else {
+            " "
+        };
+        let chosen = o.chosen.as_deref().unwrap_or("none");
+        let _ = writeln!(
+            s,
+            "{mark} {}: chooses {chosen} ({})",
+            o.procedure.name(),
+            o.stopped
+        );
+    }
+    for n in &c.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    match (&c.selection.chosen, &c.held_out) {
+        (Some(v), Some(h)) => {
+            let usd = h
+                .net_usd
+                .map_or("no price".to_string(), |u| format!("{u:.2} USD"));
+            let _ = writeln!(
+                s,
+                "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled skips (bound {}){}",
+                h.net_calls,
+                h.saved_calls,
+                h.added_calls,
+                h.safety_regressions,
+                h.labelled_skips,
+                bound(h.upper_bound),
+                if h.above_r { format!("; {}", h.note) } else { String::new() }
+            );
+        }
+        (Some(v), None) => {
+            let _ = writeln!(s, "chosen: {v}");
+        }
+        _ => {
+            let _ = writeln!(s, "chosen: none, keep the baseline");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "wrote {} and {}",
+        out.join("calibration.json").display(),
+        out.join("calibrated.toml").display()
+    );
+    s
+}

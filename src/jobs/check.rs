@@ -1,0 +1,153 @@
+//! `check`: a replay's folder judged against release budgets. The budgets
+//! are the request's own over the config's `[check]` table; with none at
+//! all the job cannot judge, rather than pass a replay it judged nothing
+//! on.
+
+use std::path::PathBuf;
+
+use crate::check::{judge, passed, regressions_judged, render_markdown, render_text};
+use crate::check::{BudgetResult, ReplayDir};
+use crate::config::{CheckConfig, ConfigFile};
+use crate::Error;
+
+/// What to judge, and against what.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// A replay's output folder.
+    pub dir: PathBuf,
+    /// A config whose `[check]` table gives budgets.
+    pub config: Option<PathBuf>,
+    /// Budgets given directly (flags, keyword arguments): each over the
+    /// config's value; `variant` names the variants to judge.
+    pub budgets: CheckConfig,
+    /// Also append the verdict as Markdown to this file.
+    pub markdown: Option<PathBuf>,
+}
+
+/// The verdict.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    /// Every budget applied to every judged variant.
+    pub results: Vec<BudgetResult>,
+    /// Whether every budget passed (exit 0; else 1).
+    pub passed: bool,
+    /// What `check` prints.
+    pub text: String,
+}
+
+/// The budgets that apply: each of the request's over the config's
+/// `[check]` value, every rate checked and named where it came from.
+pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
+    let mut config = match &r.config {
+        Some(p) => ConfigFile::load(p)?.check.unwrap_or_default(),
+        None => CheckConfig::default(),
+    };
+    let b = &r.budgets;
+    let over = CheckConfig {
+        max_safety_regressions: b.max_safety_regressions.or(config.max_safety_regressions),
+        max_safety_regression_rate: b
+            .max_safety_regression_rate
+            .or(config.max_safety_regression_rate),
+        min_skip_rate: b.min_skip_rate.or(config.min_skip_rate),
+        max_added_call_rate: b.max_added_call_rate.or(config.max_added_call_rate),
+        max_risky_skip_rate: b.max_risky_skip_rate.or(config.max_risky_skip_rate),
+        min_label_coverage: b.min_label_coverage.or(config.min_label_coverage),
+        max_rejected: b.max_rejected.or(config.max_rejected),
+        min_production_agreement: b
+            .min_production_agreement
+            .or(config.min_production_agreement),
+        min_turns: b.min_turns.or(config.min_turns),
+        variant: match &b.variant {
+            Some(v) if !v.is_empty() => Some(v.clone()),
+            _ => config.variant.take(),
+        },
+    };
+    check_rates(r, &over)?;
+    if !over.any_budget() {
+        // Only the contract check would run: a pass would read as a
+        // release verdict that judged nothing.
+        return Err(Error::CannotJudge(format!(
+            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in --config",
+            r.dir.display()
+        )));
+    }
+    Ok(over)
+}
+
+/// Every rate budget is a share in [0, 1], named where it came from: the
+/// flag, or the config.
+fn check_rates(r: &Request, over: &CheckConfig) -> crate::Result<()> {
+    let b = &r.budgets;
+    let rates = [
+        (
+            b.max_safety_regression_rate,
+            over.max_safety_regression_rate,
+            "max-safety-regression-rate",
+        ),
+        (b.min_skip_rate, over.min_skip_rate, "min-skip-rate"),
+        (
+            b.max_added_call_rate,
+            over.max_added_call_rate,
+            "max-added-call-rate",
+        ),
+        (
+            b.min_label_coverage,
+            over.min_label_coverage,
+            "min-label-coverage",
+        ),
+        (
+            b.max_risky_skip_rate,
+            over.max_risky_skip_rate,
+            "max-risky-skip-rate",
+        ),
+        (
+            b.min_production_agreement,
+            over.min_production_agreement,
+            "min-production-agreement",
+        ),
+    ];
+    for (given, value, name) in rates {
+        let origin = match (&r.config, given) {
+            (Some(c), None) => format!("[check] {} in {}", name.replace('-', "_"), c.display()),
+            _ => format!("--{name}"),
+        };
+        if let Some(x) = value {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(Error::Usage(format!(
+                    "{origin} must be a rate in [0, 1], got {x}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Judge the folder; the Markdown, if asked for, is written first, so a
+/// verdict is never printed that a failed write then contradicts.
+pub fn run(r: &Request) -> crate::Result<Verdict> {
+    let over = budgets(r)?;
+    let dir = ReplayDir::open(&r.dir)?;
+    let results = judge(&dir, &over)?;
+    if let Some(md) = &r.markdown {
+        let listed = regressions_judged(&r.dir, &results)?;
+        let text = render_markdown(
+            &results,
+            listed
+                .as_ref()
+                .map(|(lines, total)| (lines.as_slice(), *total)),
+        );
+        // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(md)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| Error::Write(format!("{}: {e}", md.display())))?;
+    }
+    Ok(Verdict {
+        passed: passed(&results),
+        text: render_text(&results),
+        results,
+    })
+}

@@ -1,0 +1,131 @@
+//! `mine`: the acks a smart variant's patterns miss (proposed patterns,
+//! validated by a replay) and the skips that are more than an ack (risky
+//! skips; with `stress`, how many survive added content).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::Reading;
+use crate::pipeline::Progress;
+use crate::mine::{MineOptions, Mined};
+
+/// What to mine.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Traffic files, read twice (regular files only).
+    pub sources: Vec<String>,
+    /// The folder for proposals, risky skips, mine.json and validation/.
+    pub out: PathBuf,
+    /// A gate config (None: symfonic's defaults, legacy and smart).
+    pub config: Option<PathBuf>,
+    /// The smart variant to mine (None: the first with the flag on).
+    pub variant: Option<String>,
+    /// A phrase is proposed only when seen in at least this many turns.
+    pub min_support: u64,
+    /// A pattern is proposed only when its new skips hold this many labels.
+    pub min_labelled: u64,
+    /// The bound a pattern's new skips must stay within; None: the mined
+    /// variant's own bound.
+    pub max_regression_rate: Option<f64>,
+    /// Also add short content to every skipped draft.
+    pub stress: bool,
+    pub reading: Reading,
+}
+
+impl Default for Request {
+    /// `mine`'s defaults (no sources, no folder).
+    fn default() -> Request {
+        Request {
+            sources: Vec::new(),
+            out: PathBuf::new(),
+            config: None,
+            variant: None,
+            min_support: 5,
+            min_labelled: 30,
+            max_regression_rate: Some(0.05),
+            stress: false,
+            reading: Reading::default(),
+        }
+    }
+}
+
+/// The mining, written, and what `mine` prints.
+pub struct MinedOut {
+    pub mined: Mined,
+    pub text: String,
+}
+
+/// Mine into the request's folder.
+pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
+    let o = MineOptions {
+        sources: r.sources.clone(),
+        plan: super::load_plan(r.config.as_deref())?,
+        variant: r.variant.clone(),
+        min_support: r.min_support,
+        min_labelled: r.min_labelled,
+        max_regression_rate: r.max_regression_rate,
+        max_ack_share: r.reading.max_ack_share,
+        stress: r.stress,
+        skip_invalid: r.reading.skip_invalid,
+        max_line_bytes: r.reading.max_line_bytes,
+        force: r.reading.force,
+        label: r.reading.label.clone(),
+        from: r.reading.from,
+    };
+    let mined = crate::mine::mine(&o, &r.out, progress)?;
+    let text = render(&mined, &r.out);
+    Ok(MinedOut { mined, text })
+}
+
+/// What mine prints: the proposals, the risky skips, the stress test.
+fn render(m: &Mined, out: &Path) -> String {
+    let mut s = format!(
+        "variant {}: {} turns, {} fire for want of an ack pattern\n",
+        m.variant, m.turns, m.missed_turns
+    );
+    for p in &m.proposals {
+        let _ = writeln!(
+            s,
+            "  {} {:<6} {}  ({} new skips, {} new regressions in {} labelled: {})",
+            if p.proposed { "proposed " } else { "held back" },
+            p.language,
+            p.pattern,
+            p.new_skips,
+            p.new_safety_regressions,
+            p.new_labelled_skips,
+            p.why
+        );
+    }
+    let r = &m.risky;
+    let _ = writeln!(
+        s,
+        "risky skips (ack share < {}): {} of {} skips, {} labelled, {} regressions",
+        r.max_ack_share, r.risky_skips, r.skips, r.risky_labelled, r.risky_safety_regressions
+    );
+    if let Some(st) = &m.stress {
+        let _ = writeln!(s, "stress: {} skipped drafts changed", st.tested_skips);
+        for (name, claim, n) in &st.survived {
+            let _ = writeln!(
+                s,
+                "  {name:<18} {n:>6} still skip{}",
+                if *claim {
+                    " (adds a claim: must be 0)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    if m.rejected > 0 {
+        let _ = writeln!(
+            s,
+            "note: {} invalid lines set aside (--skip-invalid)",
+            m.rejected
+        );
+    }
+    for n in &m.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    let _ = writeln!(s, "wrote {}", out.display());
+    s
+}

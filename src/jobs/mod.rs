@@ -1,0 +1,86 @@
+//! The jobs the command line and the Python package share, one module per
+//! command: a typed request, `run`, and an outcome that carries what the
+//! command prints. `src/cli/` only parses flags into requests and prints;
+//! `python/` builds the same requests from keyword arguments, so a job
+//! behaves the same either way (the same checks, errors and files).
+//!
+//! The engines stay where they are (`pipeline` for replays, `calibrate`,
+//! `mine`, `check`, `diff`); a job adds what used to live in the command
+//! line: reading the config, merging budgets, naming the outputs, the
+//! text.
+
+pub mod calibrate;
+pub mod check;
+pub mod diff;
+pub mod mine;
+pub mod sweep;
+
+use std::path::Path;
+
+use crate::config::{ConfigFile, Plan};
+use crate::import::InputFormat;
+use crate::replay::ReplayOptions;
+
+/// How a job reads its traffic and names its run: the flags `replay`,
+/// `sweep`, `calibrate` and `mine` share.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    /// Set invalid lines aside (`--skip-invalid`) instead of stopping.
+    pub skip_invalid: bool,
+    /// Longer lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
+    /// Write into a non-empty folder that holds no earlier report.
+    pub force: bool,
+    /// A skip is risky below this ack share (`--max-ack-share`).
+    pub max_ack_share: f64,
+    /// The input's format (`--from`).
+    pub from: InputFormat,
+    /// The run's label (default: the output folder's name).
+    pub label: Option<String>,
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading {
+            skip_invalid: false,
+            max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+            force: false,
+            max_ack_share: crate::replay::options::DEFAULT_MAX_ACK_SHARE,
+            from: InputFormat::Traffic,
+            label: None,
+        }
+    }
+}
+
+impl Reading {
+    /// A replay of `sources` under `plan` into `out`, with these choices
+    /// and every other option at its default.
+    pub fn options(&self, sources: Vec<String>, plan: Plan, out: &Path) -> ReplayOptions {
+        let label = self
+            .label
+            .clone()
+            .unwrap_or_else(|| crate::report::default_label(out));
+        self.apply(ReplayOptions::new(sources, plan, label))
+    }
+
+    /// `o` with these choices (its label kept).
+    pub fn apply(&self, o: ReplayOptions) -> ReplayOptions {
+        ReplayOptions {
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+            force: self.force,
+            max_ack_share: self.max_ack_share,
+            from: self.from,
+            ..o
+        }
+    }
+}
+
+/// The plan of a config file; symfonic's defaults (legacy and smart)
+/// without one.
+pub fn load_plan(config: Option<&Path>) -> crate::Result<Plan> {
+    match config {
+        None => Ok(Plan::default_plan()),
+        Some(p) => Ok(ConfigFile::load(p).and_then(|c| c.plan())?),
+    }
+}

@@ -1,0 +1,51 @@
+//! `sweep`: every setting of the config's `[sweep]` grid against the
+//! baseline in one pass over the traffic, with the risk-savings frontier
+//! (frontier.csv, frontier.svg) beside the replay's reports, and without
+//! decisions.csv (hundreds of variants per turn).
+
+use std::path::PathBuf;
+
+use super::Reading;
+use crate::config::ConfigFile;
+use crate::pipeline::{Outcome, Progress, Targets};
+use crate::replay::{DecisionsMode, Format, ReplayOptions};
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Traffic files (`-` is standard input).
+    pub sources: Vec<String>,
+    /// A config with a `[sweep]` table (and, as for replay, the baseline).
+    pub config: PathBuf,
+    /// The report folder (created if needed).
+    pub out: PathBuf,
+    pub format: Format,
+    pub reading: Reading,
+}
+
+impl Request {
+    /// The sweep's replay: the grid as variants, the frontier files, no
+    /// per-turn or per-value tables (also what `calibrate` replays on
+    /// each part).
+    pub fn options(&self) -> crate::Result<ReplayOptions> {
+        let file = ConfigFile::load(&self.config)?;
+        let (plan, notes) = crate::grid::sweep_plan(&file)?;
+        Ok(ReplayOptions {
+            decisions: DecisionsMode::None,
+            frontier: true,
+            detail: false,
+            notes,
+            format: self.format,
+            ..self.reading.options(self.sources.clone(), plan, &self.out)
+        })
+    }
+}
+
+/// Run the sweep into its folder.
+pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
+    let targets = Targets {
+        out: Some(&r.out),
+        partial: None,
+    };
+    crate::pipeline::run_to(r.options()?, targets, progress).map(|(o, _)| o)
+}
