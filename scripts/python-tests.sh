@@ -17,7 +17,9 @@ VENV="${VENV:-$(mktemp -d)/venv}"
 "$VENV/bin/pip" install --quiet "maturin>=1.9.4,<2" "polars>=1.0" "ray[data]>=2.40" pytest
 rm -rf target/wheels
 "$VENV/bin/maturin" build --release --locked -m python/Cargo.toml -o target/wheels
-"$VENV/bin/pip" install --quiet target/wheels/critic_gate-*.whl
+# --force-reinstall: a kept venv (VENV=...) already has this version, and
+# pip would keep the old build.
+"$VENV/bin/pip" install --quiet --force-reinstall --no-deps target/wheels/critic_gate-*.whl
 # From the repository root, so the source folder python/critic_gate does not
 # shadow the installed package.
 "$VENV/bin/pytest" -q -p no:cacheprovider python/tests

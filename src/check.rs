@@ -35,6 +35,27 @@ pub struct BudgetResult {
     pub note: Option<String>,
 }
 
+impl BudgetResult {
+    /// The result as JSON: counts as integers, rates as numbers, the
+    /// comparison as `<=` or `>=` (what Python's `check` returns).
+    pub fn to_json(&self) -> serde_json::Value {
+        let amount = |a: Amount| match a {
+            Amount::Count(n) => serde_json::json!(n),
+            Amount::Rate(x) => serde_json::json!(x),
+        };
+        serde_json::json!({
+            "variant": self.variant,
+            "budget": self.budget,
+            "metric": self.metric,
+            "value": amount(self.value),
+            "op": match self.op { Op::AtMost => "<=", Op::AtLeast => ">=" },
+            "limit": amount(self.limit),
+            "pass": self.pass,
+            "note": self.note,
+        })
+    }
+}
+
 /// A budget's value or limit: a count is compared as a whole number (an
 /// f64 cannot tell 2^53 from 2^53 + 1), a rate as a number.
 #[derive(Clone, Copy, Debug, PartialEq)]

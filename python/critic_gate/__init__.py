@@ -55,10 +55,16 @@ __all__ = [
     "UsageError",
     "WriteError",
     "Report",
+    "Verdict",
+    "calibrate",
+    "check",
+    "diff",
     "explain",
     "merge",
+    "mine",
     "replay",
     "replay_partial",
+    "sweep",
 ]
 __version__: str = _native.__version__
 
@@ -223,3 +229,140 @@ def explain(turn: dict[str, Any], config: Optional[PathLike] = None) -> dict[str
     came from, the draft's features."""
     cfg = os.fspath(config) if config is not None else None
     return json.loads(_native.explain(json.dumps(turn), cfg))
+
+
+def _files(paths: Union[PathLike, Sequence[PathLike]]) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [os.fspath(p) for p in paths]
+
+
+def sweep(
+    paths: Union[PathLike, Sequence[PathLike]],
+    config: PathLike,
+    out: PathLike,
+    **options: Any,
+) -> Report:
+    """``critic-gate sweep``: every setting of ``config``'s ``[sweep]`` grid
+    against the baseline, with frontier.csv and frontier.svg, into ``out``.
+    ``options``: ``label``, ``format`` (both, csv or parquet),
+    ``skip_invalid``, ``force``, ``max_ack_share``, ``from_`` (traffic,
+    openai-chat, otlp)."""
+    _native.sweep(_files(paths), os.fspath(out), os.fspath(config), **options)
+    return Report(out)
+
+
+def calibrate(
+    paths: Union[PathLike, Sequence[PathLike]],
+    config: PathLike,
+    out: PathLike,
+    max_regression_rate: float,
+    **options: Any,
+) -> dict[str, Any]:
+    """``critic-gate calibrate``: the ``[sweep]`` variant that saves the most
+    while its safety regression rate stays within ``max_regression_rate``
+    with confidence 1 - ``delta`` (Learn then Test). Returns calibration.json
+    (the guarantee, the family, every procedure's outcome, the held-out
+    figures); calibrated.toml is beside it in ``out``. ``options``:
+    ``delta`` (0.05), ``seed`` (0), ``procedure`` (fixed-sequence, holm,
+    bonferroni), ``min_label_coverage`` (0.5), ``held_out`` (True), and
+    those of :func:`sweep`."""
+    _native.calibrate(
+        _files(paths), os.fspath(out), os.fspath(config), max_regression_rate, **options
+    )
+    return json.loads(Path(out, "calibration.json").read_text(encoding="utf-8"))
+
+
+def mine(
+    paths: Union[PathLike, Sequence[PathLike]],
+    out: PathLike,
+    config: Optional[PathLike] = None,
+    *,
+    budget_from_variant: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """``critic-gate mine``: the acks a smart variant's patterns miss
+    (proposed or held back, with why) and the skips that are more than an
+    ack. Returns mine.json; proposals.csv, proposals.toml, risky_skips.csv
+    and validation/ are in ``out``. ``options``: ``variant``,
+    ``min_support`` (5), ``min_labelled`` (30), ``max_regression_rate``
+    (0.05; or ``budget_from_variant=True``), ``stress``, ``label``,
+    ``skip_invalid``, ``force``, ``max_ack_share``, ``from_``."""
+    cfg = os.fspath(config) if config is not None else None
+    _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
+    return json.loads(Path(out, "mine.json").read_text(encoding="utf-8"))
+
+
+class Verdict:
+    """What ``critic-gate check`` decides: ``passed`` (its exit 0), ``text``
+    (what it prints) and ``results``, one dict per budget and variant
+    (``variant``, ``budget``, ``metric``, ``value``, ``op``, ``limit``,
+    ``pass``, ``note``)."""
+
+    def __init__(self, passed: bool, text: str, results: list[dict[str, Any]]) -> None:
+        self.passed = passed
+        self.text = text
+        self.results = results
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        failed = sum(1 for r in self.results if not r["pass"])
+        return f"<critic_gate.Verdict passed={self.passed} ({failed} of {len(self.results)} failed)>"
+
+
+def check(
+    folder: PathLike,
+    config: Optional[PathLike] = None,
+    *,
+    variants: Optional[Sequence[str]] = None,
+    markdown: Optional[PathLike] = None,
+    **budgets: Any,
+) -> Verdict:
+    """``critic-gate check``: a replay's folder against release budgets,
+    given as keyword arguments named as the flags (``max_safety_regressions``,
+    ``max_safety_regression_rate``, ``min_skip_rate``,
+    ``max_added_call_rate``, ``max_risky_skip_rate``, ``min_label_coverage``,
+    ``max_rejected``, ``min_production_agreement``, ``min_turns``), each
+    over ``config``'s ``[check]`` table. With no budget at all it raises
+    :class:`CannotJudgeError` rather than pass."""
+    cfg = os.fspath(config) if config is not None else None
+    md = os.fspath(markdown) if markdown is not None else None
+    vs = list(variants) if variants is not None else None
+    passed, text, results = _native.check(os.fspath(folder), cfg, vs, md, **budgets)
+    return Verdict(passed, text, json.loads(results))
+
+
+def diff(old: PathLike, new: PathLike, out: Optional[PathLike] = None) -> dict[str, Any]:
+    """``critic-gate diff``: the release's replay ``old`` against the
+    candidate's ``new``. Writes flips.csv and metrics_diff.csv into ``out``
+    (default: ``new``) and returns ``text`` (what the command prints),
+    ``new_regressions``, and the two tables as DataFrames (``flips``,
+    ``metrics``)."""
+    text, new_regressions, folder = _native.diff(
+        os.fspath(old), os.fspath(new), os.fspath(out) if out is not None else None
+    )
+    schema = json.loads(Path(new, "schema.json").read_text(encoding="utf-8"))["tables"]
+    return {
+        "text": text,
+        "new_regressions": new_regressions,
+        "out": folder,
+        "flips": _declared_csv(Path(folder, "flips.csv"), schema["flips.csv"]),
+        "metrics": _declared_csv(Path(folder, "metrics_diff.csv"), schema["metrics_diff.csv"]),
+    }
+
+
+_POLARS_TYPES = {
+    "u64": pl.UInt64,
+    "i64": pl.Int64,
+    "f64": pl.Float64,
+    "string": pl.String,
+    "bool": pl.Boolean,
+}
+
+
+def _declared_csv(path: Path, table: dict[str, Any]) -> pl.DataFrame:
+    """A CSV table read with the types its schema declares (never guessed)."""
+    schema = {c["name"]: _POLARS_TYPES[c["type"]] for c in table["columns"]}
+    return pl.read_csv(path, schema=schema)

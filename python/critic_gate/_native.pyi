@@ -51,3 +51,18 @@ def merge(
 
 def explain(turn: str, config: Optional[str] = None) -> str:
     """One turn (JSON text) explained under each variant, as JSON text."""
+
+def sweep(paths: list[str], out: str, config: str, **options: Any) -> None:
+    """``critic-gate sweep`` into ``out``."""
+
+def calibrate(paths: list[str], out: str, config: str, max_regression_rate: float, **options: Any) -> str:
+    """``critic-gate calibrate`` into ``out``; returns what it prints."""
+
+def mine(paths: list[str], out: str, config: Optional[str] = None, budget_from_variant: bool = False, **options: Any) -> str:
+    """``critic-gate mine`` into ``out``; returns what it prints."""
+
+def check(dir: str, config: Optional[str] = None, variants: Optional[list[str]] = None, markdown: Optional[str] = None, **budgets: Any) -> tuple[bool, str, str]:
+    """``critic-gate check``: (passed, text, results as JSON)."""
+
+def diff(old: str, new: str, out: Optional[str] = None) -> tuple[str, int, str]:
+    """``critic-gate diff``: (text, new regressions, the folder written)."""

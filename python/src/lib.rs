@@ -306,6 +306,309 @@ fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
         .map_err(fail)
 }
 
+/// A job's keyword arguments: each taken by name, once; an unknown one is
+/// an error naming the known ones.
+struct Kwargs<'py> {
+    given: Vec<(String, Bound<'py, PyAny>)>,
+    known: &'static [&'static str],
+}
+
+impl<'py> Kwargs<'py> {
+    fn of(d: Option<&Bound<'py, PyDict>>, known: &'static [&'static str]) -> PyResult<Self> {
+        let mut given = Vec::new();
+        for (k, v) in d.into_iter().flat_map(|d| d.iter()) {
+            let k: String = k.extract()?;
+            if !known.contains(&k.as_str()) {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown option {k:?}; the options are {}",
+                    known.join(", ")
+                )));
+            }
+            given.push((k, v));
+        }
+        Ok(Kwargs { given, known })
+    }
+
+    /// The value of `name`, if given (None also for an explicit None).
+    fn get<T: for<'a> FromPyObject<'a, 'py>>(&self, name: &str) -> PyResult<Option<T>>
+    where
+        for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
+    {
+        debug_assert!(self.known.contains(&name), "{name} is not a declared option");
+        match self.given.iter().find(|(k, _)| k == name) {
+            Some((_, v)) if !v.is_none() => v
+                .extract::<T>()
+                .map(Some)
+                .map_err(Into::into)
+                .map_err(|e: PyErr| PyTypeError::new_err(format!("{name}: {e}"))),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The options every traffic-reading job takes.
+const READING: [&str; 6] = [
+    "label",
+    "skip_invalid",
+    "force",
+    "max_ack_share",
+    "from_",
+    "format",
+];
+
+/// How a job reads traffic and names its run (as `--skip-invalid`,
+/// `--force`, `--max-ack-share`, `--from`, `--label`).
+fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
+    let label: Option<String> = k.get("label")?;
+    if label.as_deref() == Some("") {
+        return Err(PyValueError::new_err(
+            "label: give a non-empty name (the run column of every table)",
+        ));
+    }
+    let max_ack_share = k
+        .get::<f64>("max_ack_share")?
+        .unwrap_or(critic_gate::DEFAULT_MAX_ACK_SHARE);
+    if !(max_ack_share > 0.0 && max_ack_share <= 1.0) {
+        return Err(fail(critic_gate::Error::Usage(format!(
+            "max_ack_share: give a share in (0, 1], got {max_ack_share}"
+        ))));
+    }
+    let from: Option<String> = k.get("from_")?;
+    Ok(critic_gate::jobs::Reading {
+        skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
+        force: k.get("force")?.unwrap_or(false),
+        max_ack_share,
+        from: from.as_deref().unwrap_or("traffic").parse().map_err(unknown)?,
+        label,
+        ..Default::default()
+    })
+}
+
+/// A sweep's request, as `critic-gate sweep` builds it.
+fn sweep_request(
+    paths: Vec<String>,
+    out: PathBuf,
+    config: PathBuf,
+    k: &Kwargs,
+) -> PyResult<critic_gate::jobs::sweep::Request> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("paths: give at least one traffic file"));
+    }
+    let format_name: Option<String> = k.get("format")?;
+    Ok(critic_gate::jobs::sweep::Request {
+        sources: paths,
+        config,
+        out,
+        format: self::format(format_name.as_deref().unwrap_or("both"))?,
+        reading: reading(k)?,
+    })
+}
+
+/// `critic-gate sweep`: the config's `[sweep]` grid into `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, out, config, **options))]
+fn sweep(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    config: PathBuf,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let k = Kwargs::of(options, &READING)?;
+    let r = sweep_request(paths, out, config, &k)?;
+    py.detach(|| critic_gate::jobs::sweep::run(&r, &()))
+        .map(drop)
+        .map_err(fail)
+}
+
+/// A share: in (0, 1), or [0, 1) where 0 is allowed.
+fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
+    if (x > 0.0 || (zero && x == 0.0)) && x < 1.0 {
+        return Ok(x);
+    }
+    Err(fail(critic_gate::Error::Usage(format!(
+        "{name}: give a number {} 1 (exclusive), got {x}",
+        if zero { "from 0 up to" } else { "between 0 and" }
+    ))))
+}
+
+const CALIBRATE: [&str; 11] = [
+    "label",
+    "skip_invalid",
+    "force",
+    "max_ack_share",
+    "from_",
+    "format",
+    "delta",
+    "seed",
+    "procedure",
+    "min_label_coverage",
+    "held_out",
+];
+
+/// `critic-gate calibrate`: returns what the command prints; the files
+/// (calibration.json, calibrated.toml) are in `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, out, config, max_regression_rate, **options))]
+fn calibrate(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    config: PathBuf,
+    max_regression_rate: f64,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    let k = Kwargs::of(options, &CALIBRATE)?;
+    let coverage = k
+        .get("min_label_coverage")?
+        .unwrap_or(critic_gate::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
+    let procedure: Option<String> = k.get("procedure")?;
+    let r = critic_gate::jobs::calibrate::Request {
+        sweep: sweep_request(paths, out, config, &k)?,
+        rule: critic_gate::calibrate::Rule {
+            max_regression_rate: share("max_regression_rate", max_regression_rate, false)?,
+            delta: share("delta", k.get("delta")?.unwrap_or(0.05), false)?,
+            min_label_coverage: share("min_label_coverage", coverage, true)?,
+        },
+        procedure: procedure
+            .as_deref()
+            .unwrap_or("fixed-sequence")
+            .parse()
+            .map_err(unknown)?,
+        seed: k.get("seed")?.unwrap_or(0),
+        held_out: k.get("held_out")?.unwrap_or(true),
+    };
+    py.detach(|| critic_gate::jobs::calibrate::run(&r, &()))
+        .map(|c| c.text)
+        .map_err(fail)
+}
+
+const MINE: [&str; 10] = [
+    "label",
+    "skip_invalid",
+    "force",
+    "max_ack_share",
+    "from_",
+    "variant",
+    "min_support",
+    "min_labelled",
+    "max_regression_rate",
+    "stress",
+];
+
+/// `critic-gate mine`: returns what the command prints; the files
+/// (mine.json, proposals, risky skips, validation/) are in `out`.
+/// `budget_from_variant=True` holds each pattern to the variant's own
+/// bound instead of `max_regression_rate`.
+#[pyfunction]
+#[pyo3(signature = (paths, out, config=None, budget_from_variant=false, **options))]
+fn mine(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    config: Option<PathBuf>,
+    budget_from_variant: bool,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("paths: give at least one traffic file"));
+    }
+    let k = Kwargs::of(options, &MINE)?;
+    let at_least_1 = |name: &str| -> PyResult<Option<u64>> {
+        match k.get::<u64>(name)? {
+            Some(0) => Err(fail(critic_gate::Error::Usage(format!(
+                "{name}: give at least 1"
+            )))),
+            n => Ok(n),
+        }
+    };
+    let rate: Option<f64> = k.get("max_regression_rate")?;
+    if budget_from_variant && rate.is_some() {
+        return Err(fail(critic_gate::Error::Usage(
+            "give max_regression_rate or budget_from_variant, not both".into(),
+        )));
+    }
+    let d = critic_gate::jobs::mine::Request::default();
+    let r = critic_gate::jobs::mine::Request {
+        sources: paths,
+        out,
+        config,
+        variant: k.get("variant")?,
+        min_support: at_least_1("min_support")?.unwrap_or(d.min_support),
+        min_labelled: at_least_1("min_labelled")?.unwrap_or(d.min_labelled),
+        max_regression_rate: match budget_from_variant {
+            true => None,
+            false => Some(share("max_regression_rate", rate.unwrap_or(0.05), false)?),
+        },
+        stress: k.get("stress")?.unwrap_or(false),
+        reading: reading(&k)?,
+    };
+    py.detach(|| critic_gate::jobs::mine::run(&r, &()))
+        .map(|m| m.text)
+        .map_err(fail)
+}
+
+/// The budgets `check` takes as keyword arguments (the flags' names).
+const BUDGETS: [&str; 9] = [
+    "max_safety_regressions",
+    "max_safety_regression_rate",
+    "min_skip_rate",
+    "max_added_call_rate",
+    "max_risky_skip_rate",
+    "min_label_coverage",
+    "max_rejected",
+    "min_production_agreement",
+    "min_turns",
+];
+
+fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> {
+    let k = Kwargs::of(b, &BUDGETS)?;
+    Ok(critic_gate::CheckConfig {
+        max_safety_regressions: k.get("max_safety_regressions")?,
+        max_safety_regression_rate: k.get("max_safety_regression_rate")?,
+        min_skip_rate: k.get("min_skip_rate")?,
+        max_added_call_rate: k.get("max_added_call_rate")?,
+        max_risky_skip_rate: k.get("max_risky_skip_rate")?,
+        min_label_coverage: k.get("min_label_coverage")?,
+        max_rejected: k.get("max_rejected")?,
+        min_production_agreement: k.get("min_production_agreement")?,
+        min_turns: k.get("min_turns")?,
+        variant: None,
+    })
+}
+
+/// `critic-gate check`: `(passed, text, results as JSON)`.
+#[pyfunction]
+#[pyo3(signature = (dir, config=None, variants=None, markdown=None, **budgets))]
+fn check(
+    dir: PathBuf,
+    config: Option<PathBuf>,
+    variants: Option<Vec<String>>,
+    markdown: Option<PathBuf>,
+    budgets: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(bool, String, String)> {
+    let mut b = self::budgets(budgets)?;
+    b.variant = variants.filter(|v| !v.is_empty());
+    let r = critic_gate::jobs::check::Request {
+        dir,
+        config,
+        budgets: b,
+        markdown,
+    };
+    let v = critic_gate::jobs::check::run(&r).map_err(fail)?;
+    let results: Vec<serde_json::Value> = v.results.iter().map(|r| r.to_json()).collect();
+    Ok((v.passed, v.text, serde_json::Value::from(results).to_string()))
+}
+
+/// `critic-gate diff`: `(text, new regressions, the folder written)`.
+#[pyfunction]
+#[pyo3(signature = (old, new, out=None))]
+fn diff(old: PathBuf, new: PathBuf, out: Option<PathBuf>) -> PyResult<(String, usize, PathBuf)> {
+    let r = critic_gate::jobs::diff::Request { old, new, out };
+    let d = critic_gate::jobs::diff::run(&r).map_err(fail)?;
+    Ok((d.text, d.result.new_regressions, d.out))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -322,5 +625,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_partial, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(mine, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     Ok(())
 }

@@ -136,3 +136,50 @@ def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_pat
     with pytest.raises(TypeError, match="a list of partial results"):
         critic_gate.merge(str(tmp_path / "one.partial"))
     assert list(tmp_path.iterdir()) == [], "nothing written by a refused call"
+
+
+def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
+    """sweep, calibrate, mine, check and diff from Python write what the
+    CLI writes and decide what it decides."""
+    seed = str(root / "datasets/seed.jsonl")
+    sweep_toml = str(root / "datasets/sweep.toml")
+    critic_gate.sweep(seed, sweep_toml, tmp_path / "py/sweep", label="s")
+    run_cli(cli, "sweep", seed, "--config", sweep_toml, "--format", "both", "--label", "s",
+            "--out", str(tmp_path / "cli/sweep"), "--quiet")
+    assert_same_reports(tmp_path / "cli/sweep", tmp_path / "py/sweep")
+
+    c = critic_gate.calibrate(seed, sweep_toml, tmp_path / "py/cal", 0.05, seed=3, procedure="holm")
+    run_cli(cli, "calibrate", seed, "--config", sweep_toml, "--out", str(tmp_path / "cli/cal"),
+            "--max-regression-rate", "0.05", "--seed", "3", "--procedure", "holm", "--quiet",
+            "--label", "cal", "--format", "both")
+    assert c == json.loads((tmp_path / "cli/cal/calibration.json").read_text())
+    assert c["selection"]["procedure"] == "holm"
+
+    m = critic_gate.mine(seed, tmp_path / "py/mine", min_labelled=3)
+    run_cli(cli, "mine", seed, "--out", str(tmp_path / "cli/mine"), "--min-labelled", "3",
+            "--quiet", "--label", "mine")
+    assert m == json.loads((tmp_path / "cli/mine/mine.json").read_text())
+
+    report = tmp_path / "py/run"
+    critic_gate.replay(seed, config=root / "datasets/gate.toml", out=report)
+    v = critic_gate.check(report, max_safety_regressions=0)
+    assert not v and not v.passed, "the seed's smart variant has safety regressions"
+    failed = [r for r in v.results if not r["pass"]]
+    assert failed and failed[0]["budget"] == "max_safety_regressions", v.results
+    assert critic_gate.check(report, max_safety_regressions=99).passed
+    with pytest.raises(critic_gate.CannotJudgeError, match="no budget was given"):
+        critic_gate.check(report)
+    with pytest.raises(critic_gate.UsageError, match="must be a rate in"):
+        critic_gate.check(report, min_skip_rate=2.0)
+    with pytest.raises(TypeError, match='unknown option "max_regressions"'):
+        critic_gate.check(report, max_regressions=0)
+
+    candidate = tmp_path / "py/candidate"
+    critic_gate.replay(seed, config=root / "datasets/gate-0.7.toml", out=candidate)
+    d = critic_gate.diff(report, candidate, out=tmp_path / "py/diff")
+    run_cli(cli, "diff", str(report), str(candidate), "--out", str(tmp_path / "cli/diff"))
+    assert_same_reports(tmp_path / "cli/diff", tmp_path / "py/diff")
+    assert d["metrics"].height > 0
+    assert f"{d['flips'].height} flipped" in d["text"], d["text"]
+    schema = json.loads((candidate / "schema.json").read_text())["tables"]["metrics_diff.csv"]
+    assert list(d["metrics"].columns) == [c["name"] for c in schema["columns"]]

@@ -79,6 +79,15 @@ pub enum Procedure {
     Bonferroni,
 }
 
+impl std::str::FromStr for Procedure {
+    type Err = crate::vocab::UnknownName;
+
+    fn from_str(s: &str) -> Result<Procedure, crate::vocab::UnknownName> {
+        let names = &["fixed-sequence", "holm", "bonferroni"];
+        crate::vocab::choose("--procedure", s, names, &Procedure::ALL)
+    }
+}
+
 impl Procedure {
     pub const ALL: [Procedure; 3] = [
         Procedure::FixedSequence,
