@@ -334,7 +334,10 @@ impl<'py> Kwargs<'py> {
     where
         for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
     {
-        debug_assert!(self.known.contains(&name), "{name} is not a declared option");
+        debug_assert!(
+            self.known.contains(&name),
+            "{name} is not a declared option"
+        );
         match self.given.iter().find(|(k, _)| k == name) {
             Some((_, v)) if !v.is_none() => v
                 .extract::<T>()
@@ -378,7 +381,11 @@ fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
         skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
         force: k.get("force")?.unwrap_or(false),
         max_ack_share,
-        from: from.as_deref().unwrap_or("traffic").parse().map_err(unknown)?,
+        from: from
+            .as_deref()
+            .unwrap_or("traffic")
+            .parse()
+            .map_err(unknown)?,
         label,
         ..Default::default()
     })
@@ -392,7 +399,9 @@ fn sweep_request(
     k: &Kwargs,
 ) -> PyResult<critic_gate::jobs::sweep::Request> {
     if paths.is_empty() {
-        return Err(PyValueError::new_err("paths: give at least one traffic file"));
+        return Err(PyValueError::new_err(
+            "paths: give at least one traffic file",
+        ));
     }
     let format_name: Option<String> = k.get("format")?;
     Ok(critic_gate::jobs::sweep::Request {
@@ -428,7 +437,11 @@ fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
     }
     Err(fail(critic_gate::Error::Usage(format!(
         "{name}: give a number {} 1 (exclusive), got {x}",
-        if zero { "from 0 up to" } else { "between 0 and" }
+        if zero {
+            "from 0 up to"
+        } else {
+            "between 0 and"
+        }
     ))))
 }
 
@@ -511,7 +524,9 @@ fn mine(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
     if paths.is_empty() {
-        return Err(PyValueError::new_err("paths: give at least one traffic file"));
+        return Err(PyValueError::new_err(
+            "paths: give at least one traffic file",
+        ));
     }
     let k = Kwargs::of(options, &MINE)?;
     let at_least_1 = |name: &str| -> PyResult<Option<u64>> {
@@ -597,7 +612,11 @@ fn check(
     };
     let v = critic_gate::jobs::check::run(&r).map_err(fail)?;
     let results: Vec<serde_json::Value> = v.results.iter().map(|r| r.to_json()).collect();
-    Ok((v.passed, v.text, serde_json::Value::from(results).to_string()))
+    Ok((
+        v.passed,
+        v.text,
+        serde_json::Value::from(results).to_string(),
+    ))
 }
 
 /// `critic-gate diff`: `(text, new regressions, the folder written)`.

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::sweep;
+use crate::calibrate::{CalibrateOptions, Calibration};
 use crate::calibrate::{Procedure, Rule};
 use crate::pipeline::Progress;
-use crate::calibrate::{CalibrateOptions, Calibration};
 
 /// What to calibrate: a sweep, the rule, the procedure and the split.
 #[derive(Clone, Debug)]

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::Reading;
-use crate::pipeline::Progress;
 use crate::mine::{MineOptions, Mined};
+use crate::pipeline::Progress;
 
 /// What to mine.
 #[derive(Clone, Debug)]
