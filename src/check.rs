@@ -13,12 +13,8 @@ use crate::report::markdown::{excerpt, md_text, TOP_REGRESSIONS};
 use crate::report::read::{read_table, string_rows};
 pub use crate::report::read::{CannotJudge, ReplayDir};
 
-/// How a budget compares its value with its limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    AtMost,
-    AtLeast,
-}
+pub use crate::budgets::{Amount, Op};
+use crate::budgets::{Budget, BUDGETS};
 
 /// One budget applied to one variant.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,44 +44,11 @@ impl BudgetResult {
             "budget": self.budget,
             "metric": self.metric,
             "value": amount(self.value),
-            "op": match self.op { Op::AtMost => "<=", Op::AtLeast => ">=" },
+            "op": self.op.symbol(),
             "limit": amount(self.limit),
             "pass": self.pass,
             "note": self.note,
         })
-    }
-}
-
-/// A budget's value or limit: a count is compared as a whole number (an
-/// f64 cannot tell 2^53 from 2^53 + 1), a rate as a number.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Amount {
-    Count(u64),
-    Rate(f64),
-}
-
-impl Amount {
-    fn at_most(self, limit: Amount) -> bool {
-        match (self, limit) {
-            (Amount::Count(a), Amount::Count(b)) => a <= b,
-            (a, b) => a.as_f64() <= b.as_f64(),
-        }
-    }
-
-    fn as_f64(self) -> f64 {
-        match self {
-            Amount::Count(n) => n as f64,
-            Amount::Rate(x) => x,
-        }
-    }
-}
-
-impl std::fmt::Display for Amount {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Amount::Count(n) => write!(f, "{n}"),
-            Amount::Rate(x) => f.write_str(&fmt_num(x)),
-        }
     }
 }
 
@@ -99,7 +62,7 @@ enum Figure {
 }
 
 /// One budget of the config, before it is applied to a variant.
-struct Budget {
+struct Rule {
     name: &'static str,
     /// The summary field it reads (named in the verdict).
     metric: &'static str,
@@ -114,112 +77,98 @@ use Figure::{Count, Rate};
 
 const NO_TURNS: (f64, &str) = (0.0, "no turns");
 
-/// One per-variant budget: its name, the field it reads and how, what an
-/// undefined rate is taken as, its comparison, and its limit if set.
-type Row = (
-    &'static str,
+/// Whose figure a budget reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Of {
+    /// Each judged variant's.
+    Variant,
+    /// The run's, the same in every variant's row: judged once, on the
+    /// baseline's, as `(all)`.
+    Run,
+    /// The baseline's (does the replay reproduce production?), judged once.
+    Baseline,
+}
+
+/// What a budget reads: the summary field's name, how to read it, what an
+/// undefined rate is taken as (with the note saying so), and whose it is.
+type Reads = (
     &'static str,
     fn(&VariantSummary) -> Figure,
     (f64, &'static str),
-    Op,
-    Option<Amount>,
+    Of,
 );
 
-/// The per-variant budgets that are set, in report order. Every variant is
-/// always held to `contract_violations <= 0`.
-fn variant_budgets(b: &CheckConfig) -> Vec<Budget> {
-    budget_rows(b)
-        .into_iter()
-        .filter_map(|(name, metric, read, undefined, op, limit)| {
-            limit.map(|limit| Budget {
-                name,
-                metric,
-                read,
-                undefined,
-                op,
-                limit,
-            })
-        })
-        .collect()
-}
-
-/// Every per-variant budget, set or not.
-fn budget_rows(b: &CheckConfig) -> [Row; 8] {
-    use Op::*;
-    let count = |n: Option<u64>| n.map(Amount::Count);
-    let rate = |x: Option<f64>| x.map(Amount::Rate);
-    [
-        (
-            "contract_violations",
-            "contract_violations",
-            |v| Count(v.contract_violations),
-            NO_TURNS,
-            AtMost,
-            Some(Amount::Count(0)),
-        ),
-        (
-            "max_safety_regressions",
-            "safety_regressions",
-            |v| Count(v.safety_regressions),
-            NO_TURNS,
-            AtMost,
-            count(b.max_safety_regressions),
-        ),
-        (
-            "max_safety_regression_rate",
+/// The figure a budget reads. Every declared budget has one: the match is
+/// exhaustive, so a budget added to `BUDGETS` does not build without it.
+fn reads(b: Budget) -> Reads {
+    use Budget::*;
+    match b {
+        MaxSafetyRegressions => ("safety_regressions", |v| Count(v.safety_regressions), NO_TURNS, Of::Variant),
+        MaxSafetyRegressionRate => (
             "safety_regression_rate_upper95",
             |v| Rate(v.safety_regression_rate_upper95),
-            (
-                1.0,
-                "no labelled skips: nothing bounds the rate, taken as 1",
-            ),
-            AtMost,
-            rate(b.max_safety_regression_rate),
+            (1.0, "no labelled skips: nothing bounds the rate, taken as 1"),
+            Of::Variant,
         ),
-        (
-            "min_skip_rate",
-            "skip_rate",
-            |v| Rate(v.skip_rate),
-            NO_TURNS,
-            AtLeast,
-            rate(b.min_skip_rate),
-        ),
-        (
-            "max_added_call_rate",
-            "added_call_rate",
-            |v| Rate(v.added_call_rate),
-            NO_TURNS,
-            AtMost,
-            rate(b.max_added_call_rate),
-        ),
-        (
-            "min_label_coverage",
+        MinSkipRate => ("skip_rate", |v| Rate(v.skip_rate), NO_TURNS, Of::Variant),
+        MaxAddedCallRate => ("added_call_rate", |v| Rate(v.added_call_rate), NO_TURNS, Of::Variant),
+        MinLabelCoverage => (
             "label_coverage",
             |v| Rate(v.label_coverage),
             (1.0, "no skips: every skip (none) is labelled"),
-            AtLeast,
-            rate(b.min_label_coverage),
+            Of::Variant,
         ),
-        (
-            "min_turns",
-            "turns",
-            |v| Count(v.turns),
-            NO_TURNS,
-            AtLeast,
-            count(b.min_turns),
-        ),
-        (
-            "max_risky_skip_rate",
+        MinTurns => ("turns", |v| Count(v.turns), NO_TURNS, Of::Variant),
+        MaxRiskySkipRate => (
             "risky_skip_rate",
             |v| Rate(v.risky_skip_rate),
             (0.0, "no skips: none is risky"),
-            AtMost,
-            rate(b.max_risky_skip_rate),
+            Of::Variant,
         ),
-    ]
+        MaxRejected => ("rejected", |v| Count(v.rejected), NO_TURNS, Of::Run),
+        MinProductionAgreement => (
+            "production_agreement",
+            |v| Rate(v.production_agreement),
+            (
+                0.0,
+                "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
+            ),
+            Of::Baseline,
+        ),
+    }
 }
 
-impl Budget {
+/// The budgets that are set and read `of`'s figure, in declaration order;
+/// every variant is also held to `contract_violations <= 0`.
+fn budgets_of(b: &CheckConfig, of: Of) -> Vec<Rule> {
+    let contract = Rule {
+        name: "contract_violations",
+        metric: "contract_violations",
+        read: |v| Count(v.contract_violations),
+        undefined: NO_TURNS,
+        op: Op::AtMost,
+        limit: Amount::Count(0),
+    };
+    let set = BUDGETS.iter().filter_map(|d| {
+        let limit = b.get(d.budget)?;
+        let (metric, read, undefined, whose) = reads(d.budget);
+        (whose == of).then_some(Rule {
+            name: d.key,
+            metric,
+            read,
+            undefined,
+            op: d.op,
+            limit,
+        })
+    });
+    (of == Of::Variant)
+        .then_some(contract)
+        .into_iter()
+        .chain(set)
+        .collect()
+}
+
+impl Rule {
     /// Read this budget's figure of one variant's summary and judge it.
     fn apply(&self, judged: &str, v: &VariantSummary) -> BudgetResult {
         let (value, note) = match (self.read)(v) {
@@ -303,7 +252,7 @@ fn risky_budget_applies(
     b: &CheckConfig,
 ) -> Result<(), CannotJudge> {
     let flag_off = targets.iter().find(|v| !dir.variant(v).selective_gate);
-    match (b.max_risky_skip_rate, flag_off) {
+    match (b.get(Budget::MaxRiskySkipRate), flag_off) {
         (Some(_), Some(v)) => Err(CannotJudge(format!(
             "variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with --variant, or drop the budget"
         ))),
@@ -318,64 +267,23 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
     risky_budget_applies(dir, &targets, budgets)?;
     let mut out = Vec::new();
     for v in &targets {
-        for b in variant_budgets(budgets) {
+        for b in budgets_of(budgets, Of::Variant) {
             out.push(b.apply(v, dir.variant(v)));
         }
     }
-    // Both are properties of the run, the same in every variant's row:
-    // judged once, on the baseline's.
     let base = dir.variant(dir.baseline());
-    if let Some(n) = budgets.max_rejected {
-        let b = Budget {
-            name: "max_rejected",
-            metric: "rejected",
-            read: |v| Count(v.rejected),
-            undefined: NO_TURNS,
-            op: Op::AtMost,
-            limit: Amount::Count(n),
-        };
+    for b in budgets_of(budgets, Of::Run) {
         out.push(b.apply("(all)", base));
     }
-    if let Some(r) = budgets.min_production_agreement {
-        out.push(production_budget(r).apply(dir.baseline(), base));
+    for b in budgets_of(budgets, Of::Baseline) {
+        out.push(b.apply(dir.baseline(), base));
     }
     Ok(out)
-}
-
-/// `min_production_agreement`: a property of the baseline (does the replay
-/// reproduce production?), judged once, not per variant.
-fn production_budget(limit: f64) -> Budget {
-    Budget {
-        name: "min_production_agreement",
-        metric: "production_agreement",
-        read: |v| Rate(v.production_agreement),
-        undefined: (
-            0.0,
-            "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
-        ),
-        op: Op::AtLeast,
-        limit: Amount::Rate(limit),
-    }
 }
 
 /// Every budget passed.
 pub fn passed(results: &[BudgetResult]) -> bool {
     results.iter().all(|r| r.pass)
-}
-
-fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:.6}").trim_end_matches('0').to_string()
-    }
-}
-
-fn op_str(op: Op) -> &'static str {
-    match op {
-        Op::AtMost => "<=",
-        Op::AtLeast => ">=",
-    }
 }
 
 /// One line per budget, then the verdict.
@@ -389,7 +297,7 @@ pub fn render_text(results: &[BudgetResult]) -> String {
             r.variant,
             r.budget,
             r.value,
-            op_str(r.op),
+            r.op.symbol(),
             r.limit
         );
         if let Some(n) = &r.note {
@@ -468,7 +376,7 @@ pub fn render_markdown(
             r.variant,
             r.budget,
             r.value,
-            op_str(r.op).replace('<', "&lt;").replace('>', "&gt;"),
+            r.op.symbol().replace('<', "&lt;").replace('>', "&gt;"),
             r.limit
         );
     }
@@ -518,12 +426,11 @@ mod tests {
             turns: two53 + 1,
             ..Default::default()
         };
-        let b = CheckConfig {
-            max_safety_regressions: Some(two53),
-            min_turns: Some(two53 + 2),
-            ..Default::default()
-        };
-        let results: Vec<BudgetResult> = variant_budgets(&b)
+        let b = CheckConfig::with(&[
+            (Budget::MaxSafetyRegressions, Amount::Count(two53)),
+            (Budget::MinTurns, Amount::Count(two53 + 2)),
+        ]);
+        let results: Vec<BudgetResult> = budgets_of(&b, Of::Variant)
             .iter()
             .map(|b| b.apply("smart", &v))
             .collect();
@@ -723,10 +630,7 @@ mod tests {
             e.contains("nothing to judge: variant smart has 0 turns"),
             "{e}"
         );
-        let budgets = CheckConfig {
-            min_turns: Some(1001),
-            ..Default::default()
-        };
+        let budgets = CheckConfig::with(&[(Budget::MinTurns, Amount::Count(1001))]);
         let r = judge(&dir(0, 0), &budgets).unwrap();
         assert!(!passed(&r));
         assert_eq!(r.last().unwrap().budget, "min_turns");
@@ -735,16 +639,7 @@ mod tests {
     /// Each budget's `metric` names the field it reads.
     #[test]
     fn every_budget_reads_the_field_it_names() {
-        let b = CheckConfig {
-            max_safety_regressions: Some(0),
-            max_safety_regression_rate: Some(0.5),
-            min_skip_rate: Some(0.1),
-            max_added_call_rate: Some(0.1),
-            min_label_coverage: Some(0.5),
-            min_turns: Some(1),
-            max_risky_skip_rate: Some(0.5),
-            ..Default::default()
-        };
+        let b = CheckConfig::with(&BUDGETS.map(|d| (d.budget, Amount::Rate(0.5))));
         let mut v = variant("smart", 5, 4, 1);
         v.risky_skip_rate = Some(0.4);
         v.contract_violations = 3;
@@ -752,9 +647,15 @@ mod tests {
         v.production_agreement = Some(0.9);
         v.rejected = 2;
         let map = v.to_map();
-        let mut budgets = variant_budgets(&b);
-        budgets.push(production_budget(0.5));
-        assert_eq!(budgets.len(), 9);
+        let budgets: Vec<Rule> = [Of::Variant, Of::Run, Of::Baseline]
+            .into_iter()
+            .flat_map(|of| budgets_of(&b, of))
+            .collect();
+        assert_eq!(
+            budgets.len(),
+            BUDGETS.len() + 1,
+            "every budget and the contract"
+        );
         for budget in budgets {
             let want = map[budget.metric].as_f64();
             let got = match (budget.read)(&v) {
@@ -767,10 +668,7 @@ mod tests {
 
     #[test]
     fn verdict_text_and_markdown_agree_with_pass() {
-        let budgets = CheckConfig {
-            max_safety_regressions: Some(0),
-            ..Default::default()
-        };
+        let budgets = CheckConfig::with(&[(Budget::MaxSafetyRegressions, Amount::Count(0))]);
         for (n, want) in [(0, true), (1, false)] {
             let r = judge(&dir(n, 100), &budgets).unwrap();
             assert_eq!(passed(&r), want);
@@ -784,10 +682,7 @@ mod tests {
 
     #[test]
     fn rate_budget_reads_the_upper_bound_and_undefined_is_one() {
-        let budgets = CheckConfig {
-            max_safety_regression_rate: Some(0.05),
-            ..Default::default()
-        };
+        let budgets = CheckConfig::with(&[(Budget::MaxSafetyRegressionRate, Amount::Rate(0.05))]);
         let r = judge(&dir(0, 100), &budgets).unwrap();
         assert!(passed(&r));
         assert_eq!(r[1].metric, "safety_regression_rate_upper95");

@@ -20,18 +20,18 @@ pub fn check(data: &[u8]) {
         Ok(&dir.summary),
         "a summary check accepted does not read back"
     );
-    let budgets = CheckConfig {
-        max_safety_regressions: Some(0),
-        max_safety_regression_rate: Some(0.05),
-        min_skip_rate: Some(0.1),
-        max_added_call_rate: Some(0.1),
-        max_risky_skip_rate: Some(0.5),
-        min_label_coverage: Some(0.5),
-        max_rejected: Some(3),
-        min_production_agreement: Some(0.9),
-        min_turns: Some(1),
-        variant: None,
-    };
+    use crate::budgets::{Amount::*, Budget::*};
+    let budgets = CheckConfig::with(&[
+        (MaxSafetyRegressions, Count(0)),
+        (MaxSafetyRegressionRate, Rate(0.05)),
+        (MinSkipRate, Rate(0.1)),
+        (MaxAddedCallRate, Rate(0.1)),
+        (MaxRiskySkipRate, Rate(0.5)),
+        (MinLabelCoverage, Rate(0.5)),
+        (MaxRejected, Count(3)),
+        (MinProductionAgreement, Rate(0.9)),
+        (MinTurns, Count(1)),
+    ]);
     if let Ok(results) = judge(&dir, &budgets) {
         let _ = (
             render_text(&results),

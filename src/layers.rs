@@ -12,7 +12,7 @@ use std::path::Path;
 /// re-exports them under the same names.
 const LAYERS: &[&[&str]] = &[
     &["stats", "vocab"],
-    &["deployment"],
+    &["deployment", "budgets"],
     &["config"],
     &["grid"],
     &["read"],
@@ -34,6 +34,7 @@ const CORE: &[&str] = &[
     "stats",
     "vocab",
     "deployment",
+    "budgets",
     "config",
     "grid",
     "read",

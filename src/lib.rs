@@ -42,7 +42,9 @@
 
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.
-pub use critic_gate_core::{config, deployment, derive, gate, grid, import, read, stats, vocab};
+pub use critic_gate_core::{
+    budgets, config, deployment, derive, gate, grid, import, read, stats, vocab,
+};
 
 pub mod calibrate;
 pub mod check;

@@ -563,33 +563,30 @@ fn mine(
         .map_err(fail)
 }
 
-/// The budgets `check` takes as keyword arguments (the flags' names).
-const BUDGETS: [&str; 9] = [
-    "max_safety_regressions",
-    "max_safety_regression_rate",
-    "min_skip_rate",
-    "max_added_call_rate",
-    "max_risky_skip_rate",
-    "min_label_coverage",
-    "max_rejected",
-    "min_production_agreement",
-    "min_turns",
-];
-
+/// The budgets `check` takes as keyword arguments: each declared budget's
+/// key (`critic_gate::budgets::BUDGETS`).
 fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> {
-    let k = Kwargs::of(b, &BUDGETS)?;
-    Ok(critic_gate::CheckConfig {
-        max_safety_regressions: k.get("max_safety_regressions")?,
-        max_safety_regression_rate: k.get("max_safety_regression_rate")?,
-        min_skip_rate: k.get("min_skip_rate")?,
-        max_added_call_rate: k.get("max_added_call_rate")?,
-        max_risky_skip_rate: k.get("max_risky_skip_rate")?,
-        min_label_coverage: k.get("min_label_coverage")?,
-        max_rejected: k.get("max_rejected")?,
-        min_production_agreement: k.get("min_production_agreement")?,
-        min_turns: k.get("min_turns")?,
-        variant: None,
-    })
+    use critic_gate::budgets::{Amount, Limit, BUDGETS};
+    let mut c = critic_gate::CheckConfig::default();
+    for (k, v) in b.into_iter().flat_map(|d| d.iter()) {
+        let k: String = k.extract()?;
+        let Some(d) = BUDGETS.iter().find(|d| d.key == k) else {
+            let keys: Vec<&str> = BUDGETS.iter().map(|d| d.key).collect();
+            return Err(PyTypeError::new_err(format!(
+                "unknown option {k:?}; the budgets are {}",
+                keys.join(", ")
+            )));
+        };
+        if v.is_none() {
+            continue;
+        }
+        let a = match d.limit {
+            Limit::Count => Amount::Count(v.extract()?),
+            Limit::Rate => Amount::Rate(v.extract()?),
+        };
+        c.limits.insert(d.budget, a);
+    }
+    Ok(c)
 }
 
 /// `critic-gate check`: `(passed, text, results as JSON)`.

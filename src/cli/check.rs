@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use critic_gate::budgets::{Amount, Limit, BUDGETS};
 use critic_gate::CheckConfig;
 
 use super::CliResult;
@@ -16,37 +17,8 @@ pub struct Args {
     /// Config whose `[check]` table gives budgets (flags override it).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Fail when a variant has more safety regressions than N.
-    #[arg(long, value_name = "N")]
-    pub max_safety_regressions: Option<u64>,
-    /// Fail when the one-sided 95% upper bound of the safety-regression
-    /// rate (regressions / labelled skips) exceeds R.
-    #[arg(long, value_name = "R")]
-    pub max_safety_regression_rate: Option<f64>,
-    /// Fail when the skip rate is below R.
-    #[arg(long, value_name = "R")]
-    pub min_skip_rate: Option<f64>,
-    /// Fail when added calls / turns exceeds R.
-    #[arg(long, value_name = "R")]
-    pub max_added_call_rate: Option<f64>,
-    /// Fail when risky skips / skips exceeds R (skips whose matched ack
-    /// covers less than the replay's --max-ack-share of the draft).
-    #[arg(long, value_name = "R")]
-    pub max_risky_skip_rate: Option<f64>,
-    /// Fail when labelled skips / skips is below R.
-    #[arg(long, value_name = "R")]
-    pub min_label_coverage: Option<f64>,
-    /// Fail when the baseline decides as production did (by the recorded
-    /// critic events) on fewer than R of the turns where that is known.
-    #[arg(long, value_name = "R")]
-    pub min_production_agreement: Option<f64>,
-    /// Fail when a variant has replayed fewer than N turns (a replay of 0
-    /// turns is never judged: exit 2).
-    #[arg(long, value_name = "N")]
-    pub min_turns: Option<u64>,
-    /// Fail when more than N input lines were rejected.
-    #[arg(long, value_name = "N")]
-    pub max_rejected: Option<u64>,
+    #[command(flatten)]
+    pub budgets: Budgets,
     /// The variant(s) to check (default: every non-baseline variant).
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
@@ -55,21 +27,56 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
 }
 
+/// One flag per declared budget (`critic_gate::budgets::BUDGETS`), its
+/// help and value from the declaration.
+#[derive(Debug, Default)]
+pub struct Budgets(pub CheckConfig);
+
+impl clap::FromArgMatches for Budgets {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut b = Budgets::default();
+        b.update_from_arg_matches(m)?;
+        Ok(b)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for d in &BUDGETS {
+            let a = match d.limit {
+                Limit::Count => m.get_one::<u64>(d.key).copied().map(Amount::Count),
+                Limit::Rate => m.get_one::<f64>(d.key).copied().map(Amount::Rate),
+            };
+            if let Some(a) = a {
+                self.0.limits.insert(d.budget, a);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for Budgets {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for d in &BUDGETS {
+            let arg = clap::Arg::new(d.key).long(d.long).help(d.help);
+            cmd = cmd.arg(match d.limit {
+                Limit::Count => arg.value_name("N").value_parser(clap::value_parser!(u64)),
+                Limit::Rate => arg.value_name("R").value_parser(clap::value_parser!(f64)),
+            });
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
 pub fn run(a: Args) -> CliResult {
     let request = critic_gate::jobs::check::Request {
         dir: a.dir,
         config: a.config,
         budgets: CheckConfig {
-            max_safety_regressions: a.max_safety_regressions,
-            max_safety_regression_rate: a.max_safety_regression_rate,
-            min_skip_rate: a.min_skip_rate,
-            max_added_call_rate: a.max_added_call_rate,
-            max_risky_skip_rate: a.max_risky_skip_rate,
-            min_label_coverage: a.min_label_coverage,
-            max_rejected: a.max_rejected,
-            min_production_agreement: a.min_production_agreement,
-            min_turns: a.min_turns,
             variant: Some(a.variants).filter(|v| !v.is_empty()),
+            ..a.budgets.0
         },
         markdown: a.markdown,
     };

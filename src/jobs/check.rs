@@ -36,33 +36,22 @@ pub struct Verdict {
 }
 
 /// The budgets that apply: each of the request's over the config's
-/// `[check]` value, every rate checked and named where it came from.
+/// `[check]` value, every limit checked and named where it came from.
 pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
-    let mut config = match &r.config {
+    let config = match &r.config {
         Some(p) => ConfigFile::load(p)?.check.unwrap_or_default(),
         None => CheckConfig::default(),
     };
-    let b = &r.budgets;
-    let over = CheckConfig {
-        max_safety_regressions: b.max_safety_regressions.or(config.max_safety_regressions),
-        max_safety_regression_rate: b
-            .max_safety_regression_rate
-            .or(config.max_safety_regression_rate),
-        min_skip_rate: b.min_skip_rate.or(config.min_skip_rate),
-        max_added_call_rate: b.max_added_call_rate.or(config.max_added_call_rate),
-        max_risky_skip_rate: b.max_risky_skip_rate.or(config.max_risky_skip_rate),
-        min_label_coverage: b.min_label_coverage.or(config.min_label_coverage),
-        max_rejected: b.max_rejected.or(config.max_rejected),
-        min_production_agreement: b
-            .min_production_agreement
-            .or(config.min_production_agreement),
-        min_turns: b.min_turns.or(config.min_turns),
-        variant: match &b.variant {
-            Some(v) if !v.is_empty() => Some(v.clone()),
-            _ => config.variant.take(),
-        },
-    };
-    check_rates(r, &over)?;
+    let mut over = r.budgets.over(&config);
+    for (b, a) in over.limits.iter_mut() {
+        *a = b.limit(*a).map_err(|e| {
+            let origin = match (&r.config, r.budgets.get(*b)) {
+                (Some(c), None) => format!("[check] {} in {}", b.key(), c.display()),
+                _ => b.flag(),
+            };
+            Error::Usage(format!("{origin} {}", e.reason))
+        })?;
+    }
     if !over.any_budget() {
         // Only the contract check would run: a pass would read as a
         // release verdict that judged nothing.
@@ -72,54 +61,6 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
         )));
     }
     Ok(over)
-}
-
-/// Every rate budget is a share in [0, 1], named where it came from: the
-/// flag, or the config.
-fn check_rates(r: &Request, over: &CheckConfig) -> crate::Result<()> {
-    let b = &r.budgets;
-    let rates = [
-        (
-            b.max_safety_regression_rate,
-            over.max_safety_regression_rate,
-            "max-safety-regression-rate",
-        ),
-        (b.min_skip_rate, over.min_skip_rate, "min-skip-rate"),
-        (
-            b.max_added_call_rate,
-            over.max_added_call_rate,
-            "max-added-call-rate",
-        ),
-        (
-            b.min_label_coverage,
-            over.min_label_coverage,
-            "min-label-coverage",
-        ),
-        (
-            b.max_risky_skip_rate,
-            over.max_risky_skip_rate,
-            "max-risky-skip-rate",
-        ),
-        (
-            b.min_production_agreement,
-            over.min_production_agreement,
-            "min-production-agreement",
-        ),
-    ];
-    for (given, value, name) in rates {
-        let origin = match (&r.config, given) {
-            (Some(c), None) => format!("[check] {} in {}", name.replace('-', "_"), c.display()),
-            _ => format!("--{name}"),
-        };
-        if let Some(x) = value {
-            if !(0.0..=1.0).contains(&x) {
-                return Err(Error::Usage(format!(
-                    "{origin} must be a rate in [0, 1], got {x}"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Judge the folder; the Markdown, if asked for, is written first, so a

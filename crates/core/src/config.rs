@@ -12,6 +12,8 @@ use std::path::Path;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::budgets::{Amount, Budget, Limit, Limits, BUDGETS};
+
 /// The gate keys of symfonic's `FrameworkConfig`, with its defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -90,50 +92,109 @@ pub struct CostConfig {
     pub models: BTreeMap<String, ModelPrice>,
 }
 
-/// `[check]`: release budgets (see `critic-gate check`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[check]`: release budgets (see `critic-gate check`), each declared in
+/// [`crate::budgets::BUDGETS`].
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckConfig {
-    pub max_safety_regressions: Option<u64>,
-    pub max_safety_regression_rate: Option<f64>,
-    pub min_skip_rate: Option<f64>,
-    pub max_added_call_rate: Option<f64>,
-    pub max_risky_skip_rate: Option<f64>,
-    pub min_label_coverage: Option<f64>,
-    pub max_rejected: Option<u64>,
-    pub min_production_agreement: Option<f64>,
-    pub min_turns: Option<u64>,
+    /// The limits that are set, by budget.
+    pub limits: Limits,
+    /// The variants to judge (None: every non-baseline one).
     pub variant: Option<Vec<String>>,
 }
 
 impl CheckConfig {
+    /// These budgets.
+    pub fn with(limits: &[(Budget, Amount)]) -> CheckConfig {
+        CheckConfig {
+            limits: limits.iter().copied().collect(),
+            variant: None,
+        }
+    }
+
+    /// The limit of `b`, if set.
+    pub fn get(&self, b: Budget) -> Option<Amount> {
+        self.limits.get(&b).copied()
+    }
+
     /// Whether any budget is set (`variant` only says which variants).
     pub fn any_budget(&self) -> bool {
-        let CheckConfig {
-            max_safety_regressions,
-            max_safety_regression_rate,
-            min_skip_rate,
-            max_added_call_rate,
-            max_risky_skip_rate,
-            min_label_coverage,
-            max_rejected,
-            min_production_agreement,
-            min_turns,
-            variant: _,
-        } = self;
-        [max_safety_regressions, max_rejected, min_turns]
-            .iter()
-            .any(|b| b.is_some())
-            || [
-                max_safety_regression_rate,
-                min_skip_rate,
-                max_added_call_rate,
-                max_risky_skip_rate,
-                min_label_coverage,
-                min_production_agreement,
-            ]
-            .iter()
-            .any(|b| b.is_some())
+        !self.limits.is_empty()
+    }
+
+    /// These budgets over `under`'s: each limit set here wins, the others
+    /// are `under`'s; likewise the variants.
+    pub fn over(&self, under: &CheckConfig) -> CheckConfig {
+        let mut limits = under.limits.clone();
+        limits.extend(self.limits.iter().map(|(b, a)| (*b, *a)));
+        CheckConfig {
+            limits,
+            variant: match &self.variant {
+                Some(v) if !v.is_empty() => Some(v.clone()),
+                _ => under.variant.clone(),
+            },
+        }
+    }
+}
+
+impl Serialize for CheckConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (b, a) in &self.limits {
+            match a {
+                Amount::Count(n) => m.serialize_entry(b.key(), n)?,
+                Amount::Rate(x) => m.serialize_entry(b.key(), x)?,
+            }
+        }
+        if let Some(v) = &self.variant {
+            m.serialize_entry("variant", v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CheckConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of release budgets")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<CheckConfig, A::Error> {
+                let mut c = CheckConfig::default();
+                while let Some(k) = m.next_key::<String>()? {
+                    if k == "variant" {
+                        c.variant = Some(m.next_value()?);
+                        continue;
+                    }
+                    let Some(b) = Budget::from_key(&k) else {
+                        let keys: Vec<String> = BUDGETS
+                            .iter()
+                            .map(|d| format!("`{}`", d.key))
+                            .chain(["`variant`".to_string()])
+                            .collect();
+                        return Err(de::Error::custom(format!(
+                            "unknown field `{k}`, expected one of {}",
+                            keys.join(", ")
+                        )));
+                    };
+                    let a = match b.declared().limit {
+                        Limit::Count => Amount::Count(m.next_value().map_err(|e: A::Error| {
+                            de::Error::custom(format!("{k}: a whole number >= 0: {e}"))
+                        })?),
+                        Limit::Rate => Amount::Rate(m.next_value().map_err(|e: A::Error| {
+                            de::Error::custom(format!("{k}: a number: {e}"))
+                        })?),
+                    };
+                    if c.limits.insert(b, a).is_some() {
+                        return Err(de::Error::custom(format!("{k} is given twice")));
+                    }
+                }
+                Ok(c)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 

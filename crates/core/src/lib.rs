@@ -8,7 +8,7 @@
 //! on an edge that runs back up):
 //!
 //! ```text
-//!   stats, vocab, deployment      the bound, shared error types, the [deployment] table
+//!   stats, vocab, deployment, budgets   the bound, shared error types, [deployment], [check]'s budgets
 //!          |
 //!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
@@ -27,6 +27,7 @@
 //! `TurnError`, `PatternError`, ...); the `critic-gate` crate's `Error`
 //! wraps them, each with its kind.
 
+pub mod budgets;
 pub mod config;
 pub mod deployment;
 pub mod derive;

@@ -1,0 +1,296 @@
+//! The release budgets of `check`, declared once ([`BUDGETS`]): each one's
+//! `[check]` key, its flag (the key with `-`, after `--`), whether its
+//! limit is a count or a rate, how it compares, and its help text. The
+//! config's `[check]` table, the command line's flags, the Python
+//! package's keyword arguments, the rate checks and the budget list of a
+//! verdict are all read from it; the figure each budget reads is matched
+//! exhaustively in `check`, so a new budget is two edits: its declaration
+//! here and its figure there.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How a budget compares the figure with its limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    AtMost,
+    AtLeast,
+}
+
+impl Op {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::AtMost => "<=",
+            Op::AtLeast => ">=",
+        }
+    }
+}
+
+/// What a budget's limit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// A whole number (`N`).
+    Count,
+    /// A share in [0, 1] (`R`).
+    Rate,
+}
+
+/// A budget's value or limit: a count is compared as a whole number (an
+/// f64 cannot tell 2^53 from 2^53 + 1), a rate as a number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amount {
+    Count(u64),
+    Rate(f64),
+}
+
+impl Amount {
+    /// `self <= limit`, counts exactly.
+    pub fn at_most(self, limit: Amount) -> bool {
+        match (self, limit) {
+            (Amount::Count(a), Amount::Count(b)) => a <= b,
+            (a, b) => a.as_f64() <= b.as_f64(),
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Amount::Count(n) => n as f64,
+            Amount::Rate(x) => x,
+        }
+    }
+}
+
+impl fmt::Display for Amount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Amount::Count(n) => write!(f, "{n}"),
+            Amount::Rate(x) if x.fract() == 0.0 && x.abs() < 1e15 => write!(f, "{}", x as i64),
+            Amount::Rate(x) => f.write_str(format!("{x:.6}").trim_end_matches('0')),
+        }
+    }
+}
+
+/// A release budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Budget {
+    MaxSafetyRegressions,
+    MaxSafetyRegressionRate,
+    MinSkipRate,
+    MaxAddedCallRate,
+    MinLabelCoverage,
+    MinTurns,
+    MaxRiskySkipRate,
+    MaxRejected,
+    MinProductionAgreement,
+}
+
+/// One budget's declaration.
+#[derive(Clone, Copy, Debug)]
+pub struct Declared {
+    pub budget: Budget,
+    /// The `[check]` key, the keyword argument and the verdict's name.
+    pub key: &'static str,
+    /// The flag, without its `--`: the key with `-`.
+    pub long: &'static str,
+    pub limit: Limit,
+    pub op: Op,
+    /// What it fails on (the flag's help).
+    pub help: &'static str,
+}
+
+/// Every budget, in the order a verdict lists them.
+pub const BUDGETS: [Declared; 9] = [
+    Declared {
+        budget: Budget::MaxSafetyRegressions,
+        key: "max_safety_regressions",
+        long: "max-safety-regressions",
+        limit: Limit::Count,
+        op: Op::AtMost,
+        help: "Fail when a variant has more safety regressions than N",
+    },
+    Declared {
+        budget: Budget::MaxSafetyRegressionRate,
+        key: "max_safety_regression_rate",
+        long: "max-safety-regression-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        help: "Fail when the one-sided 95% upper bound of the safety-regression rate (regressions / labelled skips) exceeds R",
+    },
+    Declared {
+        budget: Budget::MinSkipRate,
+        key: "min_skip_rate",
+        long: "min-skip-rate",
+        limit: Limit::Rate,
+        op: Op::AtLeast,
+        help: "Fail when the skip rate is below R",
+    },
+    Declared {
+        budget: Budget::MaxAddedCallRate,
+        key: "max_added_call_rate",
+        long: "max-added-call-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        help: "Fail when added calls / turns exceeds R",
+    },
+    Declared {
+        budget: Budget::MinLabelCoverage,
+        key: "min_label_coverage",
+        long: "min-label-coverage",
+        limit: Limit::Rate,
+        op: Op::AtLeast,
+        help: "Fail when labelled skips / skips is below R",
+    },
+    Declared {
+        budget: Budget::MinTurns,
+        key: "min_turns",
+        long: "min-turns",
+        limit: Limit::Count,
+        op: Op::AtLeast,
+        help: "Fail when a variant has replayed fewer than N turns (a replay of 0 turns is never judged: exit 2)",
+    },
+    Declared {
+        budget: Budget::MaxRiskySkipRate,
+        key: "max_risky_skip_rate",
+        long: "max-risky-skip-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        help: "Fail when risky skips / skips exceeds R (skips whose matched ack covers less than the replay's --max-ack-share of the draft)",
+    },
+    Declared {
+        budget: Budget::MaxRejected,
+        key: "max_rejected",
+        long: "max-rejected",
+        limit: Limit::Count,
+        op: Op::AtMost,
+        help: "Fail when more than N input lines were rejected",
+    },
+    Declared {
+        budget: Budget::MinProductionAgreement,
+        key: "min_production_agreement",
+        long: "min-production-agreement",
+        limit: Limit::Rate,
+        op: Op::AtLeast,
+        help: "Fail when the baseline decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
+    },
+];
+
+impl Budget {
+    /// Its declaration.
+    pub fn declared(self) -> &'static Declared {
+        BUDGETS
+            .iter()
+            .find(|d| d.budget == self)
+            .expect("every budget is declared")
+    }
+
+    pub fn key(self) -> &'static str {
+        self.declared().key
+    }
+
+    /// The command line's flag (`--max-safety-regressions`).
+    pub fn flag(self) -> String {
+        format!("--{}", self.declared().long)
+    }
+
+    /// The budget a `[check]` key names.
+    pub fn from_key(key: &str) -> Option<Budget> {
+        BUDGETS.iter().find(|d| d.key == key).map(|d| d.budget)
+    }
+}
+
+/// The limits that are set, by budget.
+pub type Limits = BTreeMap<Budget, Amount>;
+
+/// A limit its budget cannot take: a rate outside [0, 1], or a count that
+/// is not a whole number. The caller says where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadLimit {
+    pub budget: Budget,
+    /// `must be a rate in [0, 1], got 1.5`.
+    pub reason: String,
+}
+
+impl fmt::Display for BadLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.budget.key(), self.reason)
+    }
+}
+
+impl std::error::Error for BadLimit {}
+
+impl Budget {
+    /// `a` as this budget's limit: a count stays a count; a rate is a
+    /// number in [0, 1] (a whole number given for a rate is that rate).
+    pub fn limit(self, a: Amount) -> Result<Amount, BadLimit> {
+        let bad = |reason: String| BadLimit {
+            budget: self,
+            reason,
+        };
+        match (self.declared().limit, a) {
+            (Limit::Count, Amount::Count(_)) => Ok(a),
+            (Limit::Count, Amount::Rate(x)) => Err(bad(format!("must be a whole number, got {x}"))),
+            (Limit::Rate, a) => {
+                let x = a.as_f64();
+                match (0.0..=1.0).contains(&x) {
+                    true => Ok(Amount::Rate(x)),
+                    false => Err(bad(format!("must be a rate in [0, 1], got {x}"))),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_budget_is_declared_once_with_its_flag() {
+        let mut keys: Vec<&str> = BUDGETS.iter().map(|d| d.key).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), BUDGETS.len(), "a key declared twice");
+        for d in &BUDGETS {
+            assert_eq!(d.budget.declared().key, d.key);
+            assert_eq!(Budget::from_key(d.key), Some(d.budget));
+            assert_eq!(d.long, d.key.replace('_', "-"));
+            assert_eq!(d.budget.flag(), format!("--{}", d.long));
+            let limit = match d.limit {
+                Limit::Count => {
+                    d.key.ends_with("regressions")
+                        || d.key.ends_with("turns")
+                        || d.key.ends_with("rejected")
+                }
+                Limit::Rate => {
+                    d.key.ends_with("rate")
+                        || d.key.ends_with("coverage")
+                        || d.key.ends_with("agreement")
+                }
+            };
+            assert!(limit, "{}: its name says another kind of limit", d.key);
+        }
+    }
+
+    #[test]
+    fn limits_are_checked_by_kind() {
+        let rate = Budget::MinSkipRate;
+        assert_eq!(rate.limit(Amount::Count(1)), Ok(Amount::Rate(1.0)));
+        assert_eq!(rate.limit(Amount::Rate(0.25)), Ok(Amount::Rate(0.25)));
+        let e = rate.limit(Amount::Rate(1.5)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "min_skip_rate must be a rate in [0, 1], got 1.5"
+        );
+        assert!(
+            rate.limit(Amount::Rate(f64::NAN)).is_err(),
+            "NaN is no rate"
+        );
+        let count = Budget::MaxRejected;
+        assert_eq!(count.limit(Amount::Count(3)), Ok(Amount::Count(3)));
+        assert!(count.limit(Amount::Rate(0.5)).is_err());
+        assert_eq!(Amount::Rate(0.05).to_string(), "0.05");
+        assert_eq!(Amount::Rate(1.0).to_string(), "1");
+        assert!(Amount::Count(u64::MAX).at_most(Amount::Count(u64::MAX)));
+        assert!(!Amount::Count((1 << 53) + 1).at_most(Amount::Count(1 << 53)));
+    }
+}
