@@ -79,8 +79,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "schema", "numbers", "figures", "read", "staging", "summary", "export", "streams",
-            "tables", "frontier", "charts", "markdown",
+            "metrics", "schema", "numbers", "figures", "read", "staging", "summary", "export",
+            "streams", "tables", "frontier", "charts", "markdown",
         ],
     ),
 ];

@@ -2,8 +2,9 @@
 //! variant (a row of `summary.csv`, an object of `summary.json`'s
 //! `variants`) inside the [`RunSummary`] that is `summary.json`. The replay
 //! builds them; `check`, `diff` and `report.md` read their fields, so no
-//! metric is looked up by a string key. The field names are the schema's
-//! column names (a test holds them equal).
+//! metric is looked up by a string key. [`VariantSummary`] and its columns
+//! are declared together, once, in `metrics.rs`; this file reads, checks
+//! and writes them.
 
 use std::collections::BTreeMap;
 
@@ -14,74 +15,7 @@ use super::numbers::{sig, sig_up};
 use super::schema::{self, Column};
 use crate::stats::clopper_pearson_upper;
 
-/// One variant's figures against the baseline (see the schema of
-/// `summary.csv` for each field's unit and meaning). Options are null
-/// where the figure is undefined.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VariantSummary {
-    /// The key of `variants` in summary.json, not repeated inside it.
-    #[serde(skip)]
-    pub variant: String,
-    pub baseline: bool,
-    pub selective_gate: bool,
-    pub lines: u64,
-    pub rejected: u64,
-    pub turns: u64,
-    pub fires: u64,
-    pub skips: u64,
-    pub fire_rate: Option<f64>,
-    pub skip_rate: Option<f64>,
-    pub saved_calls: u64,
-    pub added_calls: u64,
-    pub net_calls: i64,
-    pub added_call_rate: Option<f64>,
-    pub safety_regressions: u64,
-    /// Of them, on turns the baseline fires on (null for the baseline,
-    /// whose "regressions" are production disagreements: its skips that
-    /// production's critic revised or refused).
-    pub safety_regressions_vs_baseline: Option<u64>,
-    pub unverified_skips: u64,
-    pub labelled_skips: u64,
-    pub critic_not_run: u64,
-    pub label_coverage: Option<f64>,
-    pub safety_regression_rate: Option<f64>,
-    pub safety_regression_rate_upper95: Option<f64>,
-    pub contract_violations: u64,
-    pub saved_tokens_in: Option<u64>,
-    pub saved_tokens_out: Option<u64>,
-    pub saved_usd: Option<f64>,
-    pub saved_latency_ms: Option<u64>,
-    pub saved_calls_without_tokens: u64,
-    pub saved_calls_without_latency: u64,
-    pub added_tokens_in_estimated: Option<f64>,
-    pub added_tokens_out_estimated: Option<f64>,
-    pub added_usd_estimated: Option<f64>,
-    pub added_latency_ms_estimated: Option<u64>,
-    pub net_usd: Option<f64>,
-    pub net_latency_ms: Option<i64>,
-    pub saved_calls_per_1k_turns: Option<f64>,
-    pub net_calls_per_1k_turns: Option<f64>,
-    pub net_usd_per_1k_turns: Option<f64>,
-    pub critic_latency_p50_ms: Option<u64>,
-    pub critic_latency_p95_ms: Option<u64>,
-    pub critic_latency_p99_ms: Option<u64>,
-    pub critic_latency_p50_ms_with_estimates: Option<u64>,
-    pub critic_latency_p95_ms_with_estimates: Option<u64>,
-    pub critic_latency_p99_ms_with_estimates: Option<u64>,
-    pub latency_unmeasured_fires: u64,
-    pub production_known: u64,
-    pub production_agreement: Option<f64>,
-    pub production_fired_variant_skips: u64,
-    pub production_skipped_variant_fires: u64,
-    /// The risky figures are null for a variant without the smart gate:
-    /// none of its skips is an ack skip, so there is nothing to judge.
-    pub risky_skips: Option<u64>,
-    pub risky_skip_rate: Option<f64>,
-    pub risky_labelled_skips: Option<u64>,
-    pub risky_safety_regressions: Option<u64>,
-    pub risky_regression_rate_upper95: Option<f64>,
-}
+pub use super::metrics::VariantSummary;
 
 impl VariantSummary {
     /// Every figure with its column name, in the order of
@@ -312,29 +246,34 @@ impl VariantSummary {
         self.bounds_are_their_counts()
     }
 
-    /// The per-1,000-turn figures are their counts.
+    /// Each `X_per_1k_turns` whose `X` is a count is `X` per 1,000 turns:
+    /// every such figure of the declaration, checked alike (dollars are
+    /// rounded on their own, so `net_usd_per_1k_turns` is left out).
     fn per_1k_are_their_counts(&self) -> Result<(), String> {
+        use super::metrics::{Type, VARIANT_COLUMNS};
         let name = &self.variant;
-        let per_1k = |n: f64| (self.turns > 0).then(|| n * 1000.0 / self.turns as f64);
-        for (key, got, want, what) in [
-            (
-                "saved_calls_per_1k_turns",
-                self.saved_calls_per_1k_turns,
-                per_1k(self.saved_calls as f64),
-                "saved_calls per 1,000 turns",
-            ),
-            (
-                "net_calls_per_1k_turns",
-                self.net_calls_per_1k_turns,
-                per_1k(self.net_calls as f64),
-                "net_calls per 1,000 turns",
-            ),
-        ] {
-            if let (Some(g), Some(w)) = (got, want) {
-                // Both are written to 9 significant digits.
-                if (g - w).abs() > 1e-8 * w.abs().max(1.0) {
-                    return Err(format!("variants.{name}.{key} is {g}, but {what} is {w}"));
-                }
+        let m = self.to_map();
+        if self.turns == 0 {
+            return Ok(());
+        }
+        for c in VARIANT_COLUMNS {
+            let Some(base) = c.name.strip_suffix("_per_1k_turns") else {
+                continue;
+            };
+            let counted = VARIANT_COLUMNS
+                .iter()
+                .any(|b| b.name == base && matches!(b.ty, Type::U64 | Type::I64));
+            let (Some(g), Some(n)) = (m[c.name].as_f64(), m.get(base).and_then(Value::as_f64))
+            else {
+                continue;
+            };
+            let w = n * 1000.0 / self.turns as f64;
+            // Both are written to 9 significant digits.
+            if counted && (g - w).abs() > 1e-8 * w.abs().max(1.0) {
+                return Err(format!(
+                    "variants.{name}.{} is {g}, but {base} per 1,000 turns is {w}",
+                    c.name
+                ));
             }
         }
         Ok(())
@@ -671,5 +610,31 @@ mod tests {
         fields.sort();
         cols.sort();
         assert_eq!(fields, cols);
+    }
+
+    /// A per-1k figure that is not its count per 1,000 turns is a damaged
+    /// summary, for every such figure declared.
+    #[test]
+    fn per_1k_figures_are_held_to_their_counts() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/seed/summary.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(RunSummary::from_json(v.clone()).is_ok());
+        let per_1k: Vec<&str> = super::super::metrics::VARIANT_COLUMNS
+            .iter()
+            .map(|c| c.name)
+            .filter(|n| n.ends_with("_calls_per_1k_turns"))
+            .collect();
+        assert!(per_1k.len() >= 2, "{per_1k:?}");
+        for key in per_1k {
+            let mut bad = v.clone();
+            let x = bad["variants"]["smart"][key].as_f64().unwrap();
+            bad["variants"]["smart"][key] = serde_json::json!(x + 1.0);
+            let e = RunSummary::from_json(bad).unwrap_err().0;
+            assert!(
+                e.contains(&format!("variants.smart.{key} is")) && e.contains("per 1,000 turns is"),
+                "{e}"
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ mod export;
 pub mod figures;
 pub mod frontier;
 pub mod markdown;
+pub mod metrics;
 pub mod numbers;
 pub mod read;
 pub mod schema;

@@ -9,48 +9,12 @@
 
 use serde_json::{json, Value};
 
+use super::metrics::VARIANT_COLUMNS;
+pub use super::metrics::{col, opt, Column, Type, DECISION};
+
 /// The schema's version, in `schema.json` and `summary.json`: `check` and
 /// `diff` refuse report folders of another version.
 pub const SCHEMA_VERSION: u64 = 4;
-
-/// A column's type, as analysts' tools read it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    /// A whole number >= 0.
-    U64,
-    /// A whole number that may be negative.
-    I64,
-    /// A real number.
-    F64,
-    Str,
-    /// `true` / `false`.
-    Bool,
-}
-
-impl Type {
-    pub fn name(self) -> &'static str {
-        match self {
-            Type::U64 => "u64",
-            Type::I64 => "i64",
-            Type::F64 => "f64",
-            Type::Str => "string",
-            Type::Bool => "bool",
-        }
-    }
-}
-
-/// One column of a report table.
-#[derive(Clone, Copy, Debug)]
-pub struct Column {
-    pub name: &'static str,
-    pub ty: Type,
-    /// What one unit is (`turns`, `USD`, `ms`, `share` for a ratio in
-    /// [0, 1]); empty for names and labels.
-    pub unit: &'static str,
-    /// May be empty (null): only where the value is undefined.
-    pub nullable: bool,
-    pub meaning: &'static str,
-}
 
 /// One report table: its file, what a row is, and its columns in order.
 #[derive(Clone, Copy, Debug)]
@@ -116,69 +80,7 @@ impl Table {
     }
 }
 
-const fn col(name: &'static str, ty: Type, unit: &'static str, meaning: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        unit,
-        nullable: false,
-        meaning,
-    }
-}
-
-/// A column that is empty where its value is undefined.
-const fn opt(name: &'static str, ty: Type, unit: &'static str, meaning: &'static str) -> Column {
-    Column {
-        name,
-        ty,
-        unit,
-        nullable: true,
-        meaning,
-    }
-}
-
 use Type::*;
-
-/// Columns summary.csv and segments.csv share (the figures of a set of
-/// turns under one variant).
-macro_rules! decision_columns {
-    () => {
-        [
-            col("turns", U64, "turns", "turns replayed"),
-            col(
-                "fires",
-                U64,
-                "turns",
-                "turns where the variant's gate fires",
-            ),
-            col("skips", U64, "turns", "turns where it skips"),
-            opt(
-                "fire_rate",
-                F64,
-                "share",
-                "fires / turns; empty without turns",
-            ),
-            opt(
-                "skip_rate",
-                F64,
-                "share",
-                "skips / turns; empty without turns",
-            ),
-            col(
-                "saved_calls",
-                U64,
-                "calls",
-                "turns where the baseline fires and the variant skips",
-            ),
-            col(
-                "added_calls",
-                U64,
-                "calls",
-                "turns where the baseline skips and the variant fires",
-            ),
-        ]
-    };
-}
 
 /// The name of the template column that stands for one column per scope
 /// key (see [`Table::columns_for`]).
@@ -194,69 +96,35 @@ const SCOPE_KEY: Column = opt(
 /// The first column of every table.
 const RUN: Column = col("run", Str, "", "the run's label (--label; default: the output folder's name), to tell runs apart in joined or concatenated tables");
 
-const SUMMARY: &[Column] = &{
-    let d = decision_columns!();
-    [
+/// `run`, `variant`, then every figure of a variant ([`VARIANT_COLUMNS`]).
+const SUMMARY: &[Column] = &concat::<{ 2 + VARIANT_COLUMNS.len() }>(
+    &[
         RUN,
         col("variant", Str, "", "the variant's name (config order)"),
-        col("baseline", Bool, "", "whether this variant is the baseline the others are compared with"),
-        col("selective_gate", Bool, "", "metacognition_selective_gate: true for the smart gate, false for the legacy gate"),
-        col("lines", U64, "lines", "non-blank lines the run read (turns + rejected), the same on every row"),
-        col("rejected", U64, "lines", "invalid lines set aside (--skip-invalid), the same on every row"),
-        d[0],
-        d[1],
-        d[2],
-        d[3],
-        d[4],
-        d[5],
-        d[6],
-        col("net_calls", I64, "calls", "saved_calls - added_calls"),
-        opt("added_call_rate", F64, "share", "added_calls / turns"),
-        col("safety_regressions", U64, "turns", "skips of a turn whose recorded critic (that ran) verdict is revise or refuse; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch"),
-        opt("safety_regressions_vs_baseline", U64, "turns", "of safety_regressions, those on turns the baseline fires on: the regressions switching from the baseline would add; empty for the baseline"),
-        col("unverified_skips", U64, "turns", "skips without the verdict of a critic that ran"),
-        col("labelled_skips", U64, "turns", "skips with the verdict of a critic that ran"),
-        col("critic_not_run", U64, "turns", "turns whose event says no critic ran (ran: false, or 0 tokens in and out)"),
-        opt("label_coverage", F64, "share", "labelled_skips / skips"),
-        opt("safety_regression_rate", F64, "share", "safety_regressions / labelled_skips"),
-        opt("safety_regression_rate_upper95", F64, "share", "one-sided 95% Clopper-Pearson upper bound of the regression rate"),
-        col("contract_violations", U64, "turns", "turns where a flag-off variant differs from an independent legacy evaluation; must be 0"),
-        opt("saved_tokens_in", U64, "tokens", "input tokens of the saved turns' recorded events; empty when none recorded tokens or the sum exceeds 64 bits"),
-        opt("saved_tokens_out", U64, "tokens", "output tokens of the saved turns' recorded events (as saved_tokens_in)"),
-        opt("saved_usd", F64, "USD", "dollars of the saved turns' recorded events, priced per event's model; empty without prices or tokens"),
-        opt("saved_latency_ms", U64, "ms", "critic latency of the saved turns' recorded events; empty when none recorded one"),
-        col("saved_calls_without_tokens", U64, "calls", "saved calls whose event has no token counts (left out of the token and dollar sums)"),
-        col("saved_calls_without_latency", U64, "calls", "saved calls whose event has no latency (left out of saved_latency_ms)"),
-        opt("added_tokens_in_estimated", F64, "tokens", "added turns' input tokens: each added turn is estimated by the mean recorded event of its draft-length bucket, figure by figure, else of all turns; 0 without added turns"),
-        opt("added_tokens_out_estimated", F64, "tokens", "added turns' output tokens, estimated as added_tokens_in_estimated"),
-        opt("added_usd_estimated", F64, "USD", "added turns' dollars, estimated as added_tokens_in_estimated"),
-        opt("added_latency_ms_estimated", U64, "ms", "added turns' critic latency, estimated as added_tokens_in_estimated"),
-        opt("net_usd", F64, "USD", "saved_usd - added_usd_estimated"),
-        opt("net_latency_ms", I64, "ms", "saved_latency_ms - added_latency_ms_estimated"),
-        opt("saved_calls_per_1k_turns", F64, "calls", "saved_calls per 1,000 turns"),
-        opt("net_calls_per_1k_turns", F64, "calls", "net_calls per 1,000 turns"),
-        opt("net_usd_per_1k_turns", F64, "USD", "net_usd per 1,000 turns"),
-        opt("critic_latency_p50_ms", U64, "ms", "median critic latency added to a user-facing turn: 0 on a skip, the recorded latency on a fire (nearest rank, 1 ms resolution)"),
-        opt("critic_latency_p95_ms", U64, "ms", "95th percentile, as critic_latency_p50_ms"),
-        opt("critic_latency_p99_ms", U64, "ms", "99th percentile, as critic_latency_p50_ms"),
-        opt("critic_latency_p50_ms_with_estimates", U64, "ms", "as critic_latency_p50_ms, with every user-facing fire that recorded no latency (each added call among them) drawn from the recorded latencies of its draft-length bucket, else of all turns (exactly: 1/n of the call at each of the n recorded values)"),
-        opt("critic_latency_p95_ms_with_estimates", U64, "ms", "95th percentile, as critic_latency_p50_ms_with_estimates"),
-        opt("critic_latency_p99_ms_with_estimates", U64, "ms", "99th percentile, as critic_latency_p50_ms_with_estimates"),
-        col("latency_unmeasured_fires", U64, "turns", "user-facing fires without a recorded latency, left out of the percentiles"),
-        col("production_known", U64, "turns", "turns whose recording says what production's gate did"),
-        opt("production_agreement", F64, "share", "of production_known, the share where the variant decides as production did"),
-        col("production_fired_variant_skips", U64, "turns", "production fired, the variant skips"),
-        col("production_skipped_variant_fires", U64, "turns", "production skipped, the variant fires"),
-        opt("risky_skips", U64, "turns", "smart-gate skips whose acks (every match of every pattern) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out; empty for a variant without the smart gate"),
-        opt("risky_skip_rate", F64, "share", "risky_skips / skips; empty without skips or without the smart gate"),
-        opt("risky_labelled_skips", U64, "turns", "risky skips with the verdict of a critic that ran; empty without the smart gate"),
-        opt("risky_safety_regressions", U64, "turns", "risky skips the critic revised or refused; empty without the smart gate"),
-        opt("risky_regression_rate_upper95", F64, "share", "one-sided 95% Clopper-Pearson bound of risky_safety_regressions / risky_labelled_skips"),
-    ]
-};
+    ],
+    VARIANT_COLUMNS,
+);
+
+/// `head` then `tail`, as one array of `N` columns (checked when the
+/// crate is built).
+const fn concat<const N: usize>(head: &[Column], tail: &[Column]) -> [Column; N] {
+    assert!(head.len() + tail.len() == N);
+    let mut out = [RUN; N];
+    let mut i = 0;
+    while i < head.len() {
+        out[i] = head[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < tail.len() {
+        out[i + j] = tail[j];
+        j += 1;
+    }
+    out
+}
 
 const SEGMENTS: &[Column] = &{
-    let d = decision_columns!();
+    let d = DECISION;
     [
         RUN,
         col("variant", Str, "", "the variant's name"),

@@ -1,0 +1,316 @@
+//! The summary's figures, declared once: every field of [`VariantSummary`]
+//! (a row of summary.csv, an object of summary.json's `variants`) with
+//! its type, unit and meaning, in one list. The `figures!` macro makes
+//! both the struct and its columns ([`VARIANT_COLUMNS`]) from it, so
+//! summary.csv, summary.json, schema.json, docs/reports.md and `diff`'s
+//! metrics all follow the list: a new figure is its line here and its
+//! computation in `summary.rs`.
+
+/// A column's type, as analysts' tools read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    /// A whole number >= 0.
+    U64,
+    /// A whole number that may be negative.
+    I64,
+    /// A real number.
+    F64,
+    Str,
+    /// `true` / `false`.
+    Bool,
+}
+
+impl Type {
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::U64 => "u64",
+            Type::I64 => "i64",
+            Type::F64 => "f64",
+            Type::Str => "string",
+            Type::Bool => "bool",
+        }
+    }
+}
+
+/// One column of a report table.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: Type,
+    /// What one unit is (`turns`, `USD`, `ms`, `share` for a ratio in
+    /// [0, 1]); empty for names and labels.
+    pub unit: &'static str,
+    /// May be empty (null): only where the value is undefined.
+    pub nullable: bool,
+    pub meaning: &'static str,
+}
+
+/// The schema type of a field's Rust type, and whether it may be null.
+pub trait Columnar {
+    const TYPE: Type;
+    const NULLABLE: bool = false;
+}
+
+impl Columnar for u64 {
+    const TYPE: Type = Type::U64;
+}
+
+impl Columnar for i64 {
+    const TYPE: Type = Type::I64;
+}
+
+impl Columnar for f64 {
+    const TYPE: Type = Type::F64;
+}
+
+impl Columnar for bool {
+    const TYPE: Type = Type::Bool;
+}
+
+impl Columnar for String {
+    const TYPE: Type = Type::Str;
+}
+
+impl<T: Columnar> Columnar for Option<T> {
+    const TYPE: Type = T::TYPE;
+    const NULLABLE: bool = true;
+}
+
+pub const fn col(
+    name: &'static str,
+    ty: Type,
+    unit: &'static str,
+    meaning: &'static str,
+) -> Column {
+    Column {
+        name,
+        ty,
+        unit,
+        nullable: false,
+        meaning,
+    }
+}
+
+/// A column that is empty where its value is undefined.
+pub const fn opt(
+    name: &'static str,
+    ty: Type,
+    unit: &'static str,
+    meaning: &'static str,
+) -> Column {
+    Column {
+        name,
+        ty,
+        unit,
+        nullable: true,
+        meaning,
+    }
+}
+
+use Type::*;
+
+/// Columns summary.csv and segments.csv share (the figures of a set of
+/// turns under one variant).
+pub const DECISION: [Column; 7] = [
+    col("turns", U64, "turns", "turns replayed"),
+    col(
+        "fires",
+        U64,
+        "turns",
+        "turns where the variant's gate fires",
+    ),
+    col("skips", U64, "turns", "turns where it skips"),
+    opt(
+        "fire_rate",
+        F64,
+        "share",
+        "fires / turns; empty without turns",
+    ),
+    opt(
+        "skip_rate",
+        F64,
+        "share",
+        "skips / turns; empty without turns",
+    ),
+    col(
+        "saved_calls",
+        U64,
+        "calls",
+        "turns where the baseline fires and the variant skips",
+    ),
+    col(
+        "added_calls",
+        U64,
+        "calls",
+        "turns where the baseline skips and the variant fires",
+    ),
+];
+
+/// The struct of the figures and their columns, from one list of
+/// `name: RustType, unit, meaning;` (an `Option` is a nullable column).
+macro_rules! figures {
+    ($( $(#[$doc:meta])* $name:ident : $t:ty, $unit:expr, $meaning:expr; )*) => {
+        /// One variant's figures against the baseline (the unit and
+        /// meaning of each are in [`VARIANT_COLUMNS`]). Options are null
+        /// where the figure is undefined.
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct VariantSummary {
+            /// The key of `variants` in summary.json, not repeated inside it.
+            #[serde(skip)]
+            pub variant: String,
+            $( $(#[$doc])* pub $name: $t, )*
+        }
+
+        /// summary.csv's columns after `run` and `variant`, in order.
+        pub const VARIANT_COLUMNS: &[Column] = &[$(
+            Column {
+                name: stringify!($name),
+                ty: <$t as Columnar>::TYPE,
+                unit: $unit,
+                nullable: <$t as Columnar>::NULLABLE,
+                meaning: $meaning,
+            },
+        )*];
+    };
+}
+
+figures! {
+    baseline: bool, "",
+        "whether this variant is the baseline the others are compared with";
+    selective_gate: bool, "",
+        "metacognition_selective_gate: true for the smart gate, false for the legacy gate";
+    lines: u64, "lines",
+        "non-blank lines the run read (turns + rejected), the same on every row";
+    rejected: u64, "lines",
+        "invalid lines set aside (--skip-invalid), the same on every row";
+    turns: u64, DECISION[0].unit, DECISION[0].meaning;
+    fires: u64, DECISION[1].unit, DECISION[1].meaning;
+    skips: u64, DECISION[2].unit, DECISION[2].meaning;
+    fire_rate: Option<f64>, DECISION[3].unit, DECISION[3].meaning;
+    skip_rate: Option<f64>, DECISION[4].unit, DECISION[4].meaning;
+    saved_calls: u64, DECISION[5].unit, DECISION[5].meaning;
+    added_calls: u64, DECISION[6].unit, DECISION[6].meaning;
+    net_calls: i64, "calls",
+        "saved_calls - added_calls";
+    added_call_rate: Option<f64>, "share",
+        "added_calls / turns";
+    safety_regressions: u64, "turns",
+        "skips of a turn whose recorded critic (that ran) verdict is revise or refuse; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch";
+    /// Of them, on turns the baseline fires on (null for the baseline,
+    /// whose "regressions" are production disagreements: its skips that
+    /// production's critic revised or refused).
+    safety_regressions_vs_baseline: Option<u64>, "turns",
+        "of safety_regressions, those on turns the baseline fires on: the regressions switching from the baseline would add; empty for the baseline";
+    unverified_skips: u64, "turns",
+        "skips without the verdict of a critic that ran";
+    labelled_skips: u64, "turns",
+        "skips with the verdict of a critic that ran";
+    critic_not_run: u64, "turns",
+        "turns whose event says no critic ran (ran: false, or 0 tokens in and out)";
+    label_coverage: Option<f64>, "share",
+        "labelled_skips / skips";
+    safety_regression_rate: Option<f64>, "share",
+        "safety_regressions / labelled_skips";
+    safety_regression_rate_upper95: Option<f64>, "share",
+        "one-sided 95% Clopper-Pearson upper bound of the regression rate";
+    contract_violations: u64, "turns",
+        "turns where a flag-off variant differs from an independent legacy evaluation; must be 0";
+    saved_tokens_in: Option<u64>, "tokens",
+        "input tokens of the saved turns' recorded events; empty when none recorded tokens or the sum exceeds 64 bits";
+    saved_tokens_out: Option<u64>, "tokens",
+        "output tokens of the saved turns' recorded events (as saved_tokens_in)";
+    saved_usd: Option<f64>, "USD",
+        "dollars of the saved turns' recorded events, priced per event's model; empty without prices or tokens";
+    saved_latency_ms: Option<u64>, "ms",
+        "critic latency of the saved turns' recorded events; empty when none recorded one";
+    saved_calls_without_tokens: u64, "calls",
+        "saved calls whose event has no token counts (left out of the token and dollar sums)";
+    saved_calls_without_latency: u64, "calls",
+        "saved calls whose event has no latency (left out of saved_latency_ms)";
+    added_tokens_in_estimated: Option<f64>, "tokens",
+        "added turns' input tokens: each added turn is estimated by the mean recorded event of its draft-length bucket, figure by figure, else of all turns; 0 without added turns";
+    added_tokens_out_estimated: Option<f64>, "tokens",
+        "added turns' output tokens, estimated as added_tokens_in_estimated";
+    added_usd_estimated: Option<f64>, "USD",
+        "added turns' dollars, estimated as added_tokens_in_estimated";
+    added_latency_ms_estimated: Option<u64>, "ms",
+        "added turns' critic latency, estimated as added_tokens_in_estimated";
+    net_usd: Option<f64>, "USD",
+        "saved_usd - added_usd_estimated";
+    net_latency_ms: Option<i64>, "ms",
+        "saved_latency_ms - added_latency_ms_estimated";
+    saved_calls_per_1k_turns: Option<f64>, "calls",
+        "saved_calls per 1,000 turns";
+    net_calls_per_1k_turns: Option<f64>, "calls",
+        "net_calls per 1,000 turns";
+    net_usd_per_1k_turns: Option<f64>, "USD",
+        "net_usd per 1,000 turns";
+    critic_latency_p50_ms: Option<u64>, "ms",
+        "median critic latency added to a user-facing turn: 0 on a skip, the recorded latency on a fire (nearest rank, 1 ms resolution)";
+    critic_latency_p95_ms: Option<u64>, "ms",
+        "95th percentile, as critic_latency_p50_ms";
+    critic_latency_p99_ms: Option<u64>, "ms",
+        "99th percentile, as critic_latency_p50_ms";
+    critic_latency_p50_ms_with_estimates: Option<u64>, "ms",
+        "as critic_latency_p50_ms, with every user-facing fire that recorded no latency (each added call among them) drawn from the recorded latencies of its draft-length bucket, else of all turns (exactly: 1/n of the call at each of the n recorded values)";
+    critic_latency_p95_ms_with_estimates: Option<u64>, "ms",
+        "95th percentile, as critic_latency_p50_ms_with_estimates";
+    critic_latency_p99_ms_with_estimates: Option<u64>, "ms",
+        "99th percentile, as critic_latency_p50_ms_with_estimates";
+    latency_unmeasured_fires: u64, "turns",
+        "user-facing fires without a recorded latency, left out of the percentiles";
+    production_known: u64, "turns",
+        "turns whose recording says what production's gate did";
+    production_agreement: Option<f64>, "share",
+        "of production_known, the share where the variant decides as production did";
+    production_fired_variant_skips: u64, "turns",
+        "production fired, the variant skips";
+    production_skipped_variant_fires: u64, "turns",
+        "production skipped, the variant fires";
+    /// The risky figures are null for a variant without the smart gate:
+    /// none of its skips is an ack skip, so there is nothing to judge.
+    risky_skips: Option<u64>, "turns",
+        "smart-gate skips whose acks (every match of every pattern) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out; empty for a variant without the smart gate";
+    risky_skip_rate: Option<f64>, "share",
+        "risky_skips / skips; empty without skips or without the smart gate";
+    risky_labelled_skips: Option<u64>, "turns",
+        "risky skips with the verdict of a critic that ran; empty without the smart gate";
+    risky_safety_regressions: Option<u64>, "turns",
+        "risky skips the critic revised or refused; empty without the smart gate";
+    risky_regression_rate_upper95: Option<f64>, "share",
+        "one-sided 95% Clopper-Pearson bound of risky_safety_regressions / risky_labelled_skips";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The decision figures are the columns segments.csv shares, by name
+    /// and by type.
+    #[test]
+    fn the_decision_figures_are_the_shared_columns() {
+        for d in &DECISION {
+            let c = VARIANT_COLUMNS.iter().find(|c| c.name == d.name).unwrap();
+            assert_eq!(
+                (c.ty, c.nullable, c.unit, c.meaning),
+                (d.ty, d.nullable, d.unit, d.meaning),
+                "{}",
+                d.name
+            );
+        }
+    }
+
+    /// Every field is a column of its declared type (serde writes the
+    /// fields in this order, which summary.csv keeps).
+    #[test]
+    fn every_field_is_a_column() {
+        let v = serde_json::to_value(VariantSummary::default()).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut names: Vec<&str> = VARIANT_COLUMNS.iter().map(|c| c.name).collect();
+        names.sort();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(sorted, names);
+    }
+}
