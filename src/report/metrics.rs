@@ -242,6 +242,8 @@ figures! {
         "saved_latency_ms - added_latency_ms_estimated";
     saved_calls_per_1k_turns: Option<f64>, "calls",
         "saved_calls per 1,000 turns";
+    added_calls_per_1k_turns: Option<f64>, "calls",
+        "added_calls per 1,000 turns: the critic calls the variant adds where the baseline skips";
     net_calls_per_1k_turns: Option<f64>, "calls",
         "net_calls per 1,000 turns";
     net_usd_per_1k_turns: Option<f64>, "USD",

@@ -14,7 +14,7 @@ pub use super::metrics::{col, opt, Column, Type, DECISION};
 
 /// The schema's version, in `schema.json` and `summary.json`: `check` and
 /// `diff` refuse report folders of another version.
-pub const SCHEMA_VERSION: u64 = 4;
+pub const SCHEMA_VERSION: u64 = 5;
 
 /// One report table: its file, what a row is, and its columns in order.
 #[derive(Clone, Copy, Debug)]

@@ -164,6 +164,7 @@ fn cost_fields(v: &VariantTally, est: &Estimate, s: &mut VariantSummary) {
     s.net_usd = usd(net_usd);
     s.net_latency_ms = signed_ms(saved_latency_ms.zip(est.latency_ms).map(|(s, a)| s - a));
     s.saved_calls_per_1k_turns = sig(per_1k(c.saved_calls as f64, c.turns));
+    s.added_calls_per_1k_turns = sig(per_1k(c.added_calls as f64, c.turns));
     s.net_calls_per_1k_turns = sig(per_1k(c.saved_calls as f64 - c.added_calls as f64, c.turns));
     s.net_usd_per_1k_turns = usd(net_usd.and_then(|u| per_1k(u, c.turns)));
 }
