@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::CheckConfig;
-use crate::report::figures::VariantSummary;
 use crate::report::markdown::{excerpt, md_text, TOP_REGRESSIONS};
 use crate::report::read::{read_table, string_rows};
 pub use crate::report::read::{CannotJudge, ReplayDir};
+use crate::summary::figures::VariantSummary;
 
 pub use crate::budgets::{Amount, Op};
 use crate::budgets::{Budget, BUDGETS};
@@ -413,7 +413,7 @@ pub fn render_markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::figures::RunSummary;
+    use crate::summary::figures::RunSummary;
     use serde_json::json;
 
     /// Counts past 2^53 have no f64 of their own: 2^53 + 1 regressions
@@ -446,7 +446,7 @@ mod tests {
     /// One variant of 1,000 turns, its rates and bounds computed from its
     /// counts as the replay computes them (consistent in every figure).
     fn variant(name: &str, skips: u64, labelled: u64, regressions: u64) -> VariantSummary {
-        use crate::report::numbers::{sig, sig_up};
+        use crate::summary::numbers::{sig, sig_up};
         let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
         VariantSummary {
             variant: name.into(),

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use crate::report::numbers::sig;
 use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
 use crate::report::{declared_frame, labelled, Col, WriteFailure};
+use crate::summary::numbers::sig;
 
 /// A metric of one variant in both replays.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,7 +14,7 @@ pub fn check(data: &[u8]) {
     };
     // What check accepts is a summary the replay could have written: it
     // reads back as itself.
-    let again = crate::report::figures::RunSummary::from_json(dir.summary.to_json());
+    let again = crate::summary::figures::RunSummary::from_json(dir.summary.to_json());
     assert_eq!(
         again.as_ref(),
         Ok(&dir.summary),

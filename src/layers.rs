@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["import"],
     &["error"],
     &["replay"],
+    &["summary"],
     &["report"],
     &["pipeline", "check", "diff", "explain", "synth"],
     &["calibrate", "mine", "transcripts"],
@@ -76,6 +77,7 @@ const INNER: &[(&str, &[&str])] = &[
             "rows",
         ],
     ),
+    ("summary", &["metrics", "numbers", "figures", "build"]),
     (
         "report",
         &[

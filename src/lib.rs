@@ -24,13 +24,17 @@
 //!          |
 //!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
 //!          |
-//!   report summary, tables, frontier, markdown, read   one Export per file; report::read
+//!   summary metrics -> numbers -> figures -> build   each figure declared once; typed summaries
+//!          |
+//!   report schema, tables, frontier, markdown, read   one Export per file; report::read
 //!          |                                              reads a report folder back
 //!   pipeline, check, diff, explain, synth               the jobs the commands run (pipeline:
 //!          |                                              replay, partial results, merge)
 //!   calibrate, mine, transcripts                         jobs built on replays
 //!          |
-//!   cli (the binary, src/cli)                           parse, validate, dispatch
+//!   jobs   check, diff, sweep, calibrate, mine           a typed request per command, shared
+//!          |                                              by the CLI and the Python package
+//!   cli (the binary, src/cli)                           parse into requests, print
 //! ```
 //!
 //! The drawing is `LAYERS` and `INNER` in `src/layers.rs`, which the test
@@ -58,6 +62,7 @@ pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod replay;
 pub(crate) mod report;
+pub(crate) mod summary;
 pub mod synth;
 pub mod transcripts;
 

@@ -23,9 +23,9 @@ use crate::config::Plan;
 use crate::pipeline::{self, Progress};
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
-use crate::report::figures::{RunSummary, VariantSummary};
 use crate::report::frontier::{savings_metric, Savings};
-use crate::report::numbers::sig_up;
+use crate::summary::figures::{RunSummary, VariantSummary};
+use crate::summary::numbers::sig_up;
 pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 
 /// `--min-label-coverage`'s default, the frontier's floor (a heuristic):
@@ -107,7 +107,7 @@ pub struct Calibration {
 /// The guarantee, in words, for `rule`.
 pub fn guarantee(rule: &Rule) -> String {
     let confidence =
-        crate::report::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
+        crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     format!(
         "the procedure certifies a variant whose true safety regression rate (the chance that one of its labelled skips is a turn production's critic revised or refused) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic and the labelled skips of the calibration part independent draws of each rate: turns of one run are not independent in real traffic (one conversation's drafts are alike), which makes the bound optimistic when runs hold many similar turns. It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part. Reading the rate as the rate of all skips needs the unlabelled ones to be missing at random; each member's worst-case bound (every unlabelled skip a regression, at 1 - delta, not adjusted for the family) shows what the labels alone support",
         r = rule.max_regression_rate,

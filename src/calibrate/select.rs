@@ -17,8 +17,8 @@
 
 use serde::Serialize;
 
-use crate::report::numbers::sig_up;
 use crate::stats::{binom_cdf, clopper_pearson_upper};
+use crate::summary::numbers::sig_up;
 
 /// What one part of the traffic says about a candidate.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -139,7 +139,7 @@ impl Figures {
             skips: e.skips,
             labelled_skips: e.labelled_skips,
             safety_regressions: e.safety_regressions,
-            label_coverage: crate::report::numbers::sig(e.coverage()),
+            label_coverage: crate::summary::numbers::sig(e.coverage()),
             upper_bound: sig_up(e.upper(delta)),
         }
     }
@@ -374,7 +374,7 @@ fn bonferroni(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
         certified.len(),
         fam.len(),
         fam.len(),
-        crate::report::numbers::sig(Some(level)).unwrap_or(level)
+        crate::summary::numbers::sig(Some(level)).unwrap_or(level)
     );
     (certified, end_of(fam, &stopped))
 }
@@ -392,7 +392,7 @@ fn why_failed(c: &Candidate, rule: &Rule, level: f64) -> String {
     let e = &c.calibration;
     let need = labels_needed(r, level).map_or("more than 2^53".to_string(), |n| n.to_string());
     let too_few = labels_needed(r, level).is_none_or(|n| e.labelled_skips < n);
-    let level = crate::report::numbers::sig(Some(level)).unwrap_or(level);
+    let level = crate::summary::numbers::sig(Some(level)).unwrap_or(level);
     let head = format!(
         "{}: {} regressions in {} labelled skips on the calibration part bound its rate at level {level} by {}, above {}",
         c.variant,

@@ -14,8 +14,8 @@ use crate::gate::ack_patterns;
 use crate::gate::pyre::PySet;
 use crate::pipeline::{self, Progress};
 use crate::replay::{DecisionsMode, ReplayOptions};
-use crate::report::figures::{RunSummary, VariantSummary};
 use crate::stats::clopper_pearson_upper;
+use crate::summary::figures::{RunSummary, VariantSummary};
 use crate::Error;
 
 pub mod phrases;
@@ -231,7 +231,7 @@ fn proposal(
         (_, None, _) => "the mined variant has no bound to hold it to: give --max-regression-rate".to_string(),
         (_, Some(max), Some(u)) if u > max => format!(
             "{new_regressions} regressions in {new_labelled} labelled new skips bound its rate by {}, above the budget {max} ({})",
-            crate::report::numbers::sig_up(Some(u)).unwrap_or(u),
+            crate::summary::numbers::sig_up(Some(u)).unwrap_or(u),
             b.from
         ),
         _ => String::new(),
@@ -245,7 +245,7 @@ fn proposal(
         saved_usd: p.saved_usd,
         new_labelled_skips: new_labelled,
         new_safety_regressions: new_regressions,
-        new_regression_rate_upper95: crate::report::numbers::sig_up(upper),
+        new_regression_rate_upper95: crate::summary::numbers::sig_up(upper),
         proposed: why.is_empty(),
         why: match why.is_empty() {
             true => format!(
@@ -312,7 +312,7 @@ fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
         risky_skips: t.skips,
         risky_labelled: t.labelled,
         risky_safety_regressions: t.safety_regressions,
-        risky_regression_rate_upper95: crate::report::numbers::sig_up(clopper_pearson_upper(
+        risky_regression_rate_upper95: crate::summary::numbers::sig_up(clopper_pearson_upper(
             t.safety_regressions,
             t.labelled,
             0.05,

@@ -67,7 +67,7 @@ fn missed_csv(m: &Mined, scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
             draft.push(Some(d.clone()));
             turns.push(missed.turns);
             usd.push(Some(
-                crate::report::numbers::usd(Some(missed.usd)).unwrap_or(0.0),
+                crate::summary::numbers::usd(Some(missed.usd)).unwrap_or(0.0),
             ));
             covered.push(scan.examples.get(d).is_some_and(|e| covers(&proposed, e)));
         }
@@ -101,7 +101,7 @@ fn risky_csv(scan: &Scan, o: &MineOptions, run: &str) -> crate::Result<Vec<u8>> 
             "ack_share",
             Col::F64(
                 r.iter()
-                    .map(|x| crate::report::numbers::sig(Some(x.ack_share)))
+                    .map(|x| crate::summary::numbers::sig(Some(x.ack_share)))
                     .collect(),
             ),
         ),
@@ -133,7 +133,7 @@ fn risky_drafts_csv(scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
             "ack_share",
             Col::F64(
                 r.iter()
-                    .map(|x| crate::report::numbers::sig(Some(x.1.ack_share)))
+                    .map(|x| crate::summary::numbers::sig(Some(x.1.ack_share)))
                     .collect(),
             ),
         ),

@@ -14,8 +14,8 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::MAX_TRACKED_VALUES;
 use crate::replay::Format;
 use crate::replay::Warnings;
-use crate::report::summary::SourceFacts;
 use crate::report::{self, Staging, Streams};
+use crate::summary::build::SourceFacts;
 use crate::Error;
 
 /// What `merge` is asked to do.

@@ -12,8 +12,8 @@ use crate::replay::{
     add_absent_scope_rows, cap_segments, BlockResult, DuplicateCheck, Regression, ReplayOptions,
     Replayer, Totals, MAX_SCOPE_DIMENSIONS,
 };
-use crate::report::summary::{self, RunFacts, SourceFacts, Summary};
 use crate::report::{self, ReplayReport, Staging, Streams};
+use crate::summary::build::{RunFacts, SourceFacts, Summary};
 use crate::Error;
 
 mod console;
@@ -405,7 +405,8 @@ impl Merged {
                 .chain(f.notes.iter().cloned())
                 .collect(),
         };
-        let summary = summary::summarize(&opts.plan, &self.totals, &run, &segments_cut);
+        let summary =
+            crate::summary::build::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         if let Some(staging) = staging {
             let r = ReplayReport {
                 label: &opts.label,

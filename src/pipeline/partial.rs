@@ -31,7 +31,7 @@ use crate::replay::scope_columns::{Scan, ScopeColumns};
 use crate::replay::{
     BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Totals,
 };
-use crate::report::summary::SourceFacts;
+use crate::summary::build::SourceFacts;
 use crate::Error;
 
 /// The first bytes of a partial result (after decompression).

@@ -8,9 +8,9 @@ use polars::prelude::*;
 
 use super::schema::{self, Type};
 use super::staging::{write_error, Staging};
-use super::summary::Summary;
 use crate::config::Plan;
 use crate::replay::{Format, Regression, Totals};
+use crate::summary::build::Summary;
 use crate::Error;
 
 /// Why a report file could not be built or written; the writer that

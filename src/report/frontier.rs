@@ -17,9 +17,10 @@ use std::io::Write;
 use polars::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
-use super::figures::{RunSummary, VariantSummary};
 use crate::config::FrameworkConfig;
 use crate::grid::Key;
+use crate::summary::figures::{RunSummary, VariantSummary};
+use crate::summary::numbers::{sig, sig_up};
 
 /// What "saves" means in a frontier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,19 +207,13 @@ impl FrontierCsv {
                 "harmful_skips_per_1k_turns",
                 Col::F64(
                     vs.iter()
-                        .map(|v| {
-                            super::numbers::sig(v.safety_regression_rate.map(|r| per_1k(r, v)))
-                        })
+                        .map(|v| sig(v.safety_regression_rate.map(|r| per_1k(r, v))))
                         .collect(),
                 ),
             ),
             (
                 "harmful_skips_per_1k_turns_upper95",
-                Col::F64(
-                    pts.iter()
-                        .map(|p| super::numbers::sig_up(Some(p.bound)))
-                        .collect(),
-                ),
+                Col::F64(pts.iter().map(|p| sig_up(Some(p.bound))).collect()),
             ),
             (
                 "below_coverage_floor",

@@ -7,16 +7,12 @@
 
 pub mod charts;
 mod export;
-pub mod figures;
 pub mod frontier;
 pub mod markdown;
-pub mod metrics;
-pub mod numbers;
 pub mod read;
 pub mod schema;
 mod staging;
 mod streams;
-pub mod summary;
 mod tables;
 
 pub use staging::{

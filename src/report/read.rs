@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 use serde_json::Value;
 
-use super::figures::{RunSummary, VariantSummary};
 use super::schema::SCHEMA_VERSION;
+use crate::summary::figures::{RunSummary, VariantSummary};
 
 /// Why a verdict cannot be given (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq)]

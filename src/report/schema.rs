@@ -9,12 +9,10 @@
 
 use serde_json::{json, Value};
 
-use super::metrics::VARIANT_COLUMNS;
-pub use super::metrics::{col, opt, Column, Type, DECISION};
+use crate::summary::metrics::VARIANT_COLUMNS;
+pub use crate::summary::metrics::{col, opt, Column, Type, DECISION};
 
-/// The schema's version, in `schema.json` and `summary.json`: `check` and
-/// `diff` refuse report folders of another version.
-pub const SCHEMA_VERSION: u64 = 5;
+pub use crate::summary::SCHEMA_VERSION;
 
 /// One report table: its file, what a row is, and its columns in order.
 #[derive(Clone, Copy, Debug)]

@@ -5,7 +5,6 @@ use std::io::Write;
 use polars::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
-use super::numbers::{ms, sig, usd};
 use super::schema;
 use crate::gate::Reason;
 use crate::replay::matrix_cell;
@@ -13,6 +12,7 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::skips::{self, SkipTally};
 use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
 use crate::replay::DRAFT_LENGTH;
+use crate::summary::numbers::{ms, sig, usd};
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;

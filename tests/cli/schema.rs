@@ -233,7 +233,10 @@ fn the_reports_reference_names_every_column() {
             }
         }
     }
-    assert!(missing.is_empty(), "docs/reports.md does not name: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs/reports.md does not name: {missing:?}"
+    );
 }
 
 /// A column's values as f64 (empty as 0: a sum whose inputs were all

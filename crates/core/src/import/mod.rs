@@ -1,7 +1,7 @@
 //! Traffic a deployment already has, read as turns of the traffic format:
 //! OpenAI-style chat transcripts ([`openai`]) and symfonic's OpenTelemetry
 //! traces ([`otlp`]). Each shape is read into [`RawTurn`]s (what the record
-//! holds), and a raw turn becomes one traffic line ([`traffic_line`]) with
+//! holds), and a raw turn becomes one traffic line (`traffic_line`) with
 //! the signals symfonic would have computed derived as the deployment
 //! (`[deployment]`) computed them, and a `provenance` saying, signal by
 //! signal, what was recorded, derived or unknown.

@@ -1,5 +1,5 @@
 //! A turn as an imported record holds it ([`RawTurn`]), and the traffic
-//! line it becomes ([`traffic_line`]): the draft cleaned, the intent verdict
+//! line it becomes (`traffic_line`): the draft cleaned, the intent verdict
 //! and findings derived as the deployment derives them, and a `provenance`
 //! naming each signal's origin.
 

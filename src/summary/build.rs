@@ -331,7 +331,7 @@ pub fn summarize(
         notes.push(n.clone());
     }
     let run = RunSummary {
-        schema_version: super::schema::SCHEMA_VERSION,
+        schema_version: super::metrics::SCHEMA_VERSION,
         run: run.label.clone(),
         turns: totals.turns,
         rejected: totals.rejected,

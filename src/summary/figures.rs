@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::metrics::{Column, VARIANT_COLUMNS};
 use super::numbers::{sig, sig_up};
-use super::schema::{self, Column};
 use crate::stats::clopper_pearson_upper;
 
 pub use super::metrics::VariantSummary;
@@ -250,7 +250,7 @@ impl VariantSummary {
     /// every such figure of the declaration, checked alike (dollars are
     /// rounded on their own, so `net_usd_per_1k_turns` is left out).
     fn per_1k_are_their_counts(&self) -> Result<(), String> {
-        use super::metrics::{Type, VARIANT_COLUMNS};
+        use super::metrics::Type;
         let name = &self.variant;
         let m = self.to_map();
         if self.turns == 0 {
@@ -539,8 +539,7 @@ fn fits_schema(name: &str, fields: &Value) -> Result<(), String> {
             crate::read::json::describe(fields)
         ));
     };
-    let columns = schema::table("summary.csv").columns.iter();
-    for c in columns.filter(|c| !matches!(c.name, "run" | "variant")) {
+    for c in VARIANT_COLUMNS {
         let got = obj.get(c.name);
         if !got.is_some_and(|v| fits(c, v)) {
             let got = got.map_or("it is missing".to_string(), |v| {
@@ -558,7 +557,7 @@ fn fits_schema(name: &str, fields: &Value) -> Result<(), String> {
 
 /// Whether a JSON value is one the column may hold.
 fn fits(c: &Column, v: &Value) -> bool {
-    use schema::Type::*;
+    use super::metrics::Type::*;
     match (c.ty, v) {
         (_, Value::Null) => c.nullable,
         (U64, v) => v.as_u64().is_some(),
@@ -574,7 +573,7 @@ fn fits(c: &Column, v: &Value) -> bool {
 
 /// What a column's values must be, in words.
 fn want(c: &Column) -> String {
-    use schema::Type::*;
+    use super::metrics::Type::*;
     let kind = match c.ty {
         U64 => "a whole number >= 0",
         I64 => "a whole number",
@@ -601,7 +600,7 @@ mod tests {
     fn fields_are_the_summary_columns() {
         let v = VariantSummary::default();
         let mut fields: Vec<String> = v.to_map().keys().cloned().collect();
-        let mut cols: Vec<String> = schema::table("summary.csv")
+        let mut cols: Vec<String> = crate::report::schema::table("summary.csv")
             .columns
             .iter()
             .skip(1)
@@ -620,7 +619,7 @@ mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/seed/summary.json");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         assert!(RunSummary::from_json(v.clone()).is_ok());
-        let per_1k: Vec<&str> = super::super::metrics::VARIANT_COLUMNS
+        let per_1k: Vec<&str> = VARIANT_COLUMNS
             .iter()
             .map(|c| c.name)
             .filter(|n| n.ends_with("_calls_per_1k_turns"))

@@ -6,6 +6,11 @@
 //! metrics all follow the list: a new figure is its line here and its
 //! computation in `summary.rs`.
 
+/// The version of the report folders this build writes and reads (in
+/// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
+/// another version. A figure added or changed here raises it.
+pub const SCHEMA_VERSION: u64 = 5;
+
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
