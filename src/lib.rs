@@ -91,7 +91,9 @@ pub use read::reader::DEFAULT_MAX_LINE_BYTES;
 pub use read::turn::Turn;
 /// What a replay is asked to do.
 pub use replay::options::DEFAULT_MAX_ACK_SHARE;
-pub use replay::{validate_group_by, DecisionsMode, Format, ReplayOptions};
+pub use replay::{
+    validate_group_by, DecisionsMode, Format, Input, Outputs, ReplayOptions, Tallies,
+};
 /// Called from a signal handler: remove this process's staging folders and exit.
 pub use report::abandon_in_progress_and_exit;
 /// A run's label when none is given: its output folder's name.

@@ -166,13 +166,13 @@ impl Flags {
 
     fn apply(self, mut o: ReplayOptions) -> PyResult<ReplayOptions> {
         critic_gate::validate_group_by(&self.group_by).map_err(fail)?;
-        o.skip_invalid = self.skip_invalid;
+        o.input.skip_invalid = self.skip_invalid;
         if let Some(d) = &self.decisions {
-            o.decisions = d.parse::<DecisionsMode>().map_err(unknown)?;
+            o.tallies.decisions = d.parse::<DecisionsMode>().map_err(unknown)?;
         }
-        o.group_by = self.group_by;
-        o.scope_columns = self.scope_columns;
-        o.force = self.force;
+        o.tallies.group_by = self.group_by;
+        o.tallies.scope_columns = self.scope_columns;
+        o.outputs.force = self.force;
         Ok(o)
     }
 }
@@ -214,7 +214,7 @@ fn replay(
     let plan = plan_from_file(config)?;
     let mut opts =
         Flags::of(options)?.apply(ReplayOptions::new(paths, plan, self::label(label, &out)?))?;
-    opts.format = self::format(format)?;
+    opts.outputs.format = self::format(format)?;
     py.detach(|| critic_gate::replay_into(opts, &out, &()))
         .map(drop)
         .map_err(fail)
@@ -235,7 +235,7 @@ fn replay_partial<'py>(
     let plan = plan_from_text(config)?;
     let shard = ReplayOptions::new(vec![source], plan, "shard".into());
     let mut opts = Flags::of(options)?.apply(shard)?;
-    opts.source_bytes = Some(Arc::from(data));
+    opts.input.source_bytes = Some(Arc::from(data));
     let targets = Targets {
         out: None,
         partial: Some(PartialTarget::Memory),

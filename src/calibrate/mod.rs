@@ -202,14 +202,14 @@ const PARTS: [&str; 3] = ["learn", "calibration", "held-out"];
 fn part(o: &CalibrateOptions, part: u8, out: &Path, p: &dyn Progress) -> crate::Result<RunSummary> {
     let parts = if o.held_out { 3 } else { 2 };
     let mut replay = o.replay.clone();
-    replay.split = Some(Split {
+    replay.input.split = Some(Split {
         seed: o.seed,
         parts,
         part,
     });
     let name = PARTS[usize::from(part)];
-    replay.label = format!("{}-{name}", o.replay.label);
-    replay.notes.push(format!(
+    replay.outputs.label = format!("{}-{name}", o.replay.outputs.label);
+    replay.outputs.notes.push(format!(
         "the {name} part of calibrate: the runs whose run_id hash (XXH3, seed {}) modulo {parts} is {part}",
         o.seed
     ));
@@ -228,8 +228,13 @@ fn calibrate_into(
     out: &Path,
     p: &dyn Progress,
 ) -> crate::Result<Calibration> {
-    crate::read::reader::regular_files(&o.replay.sources, "calibrate", "one pass per part")?;
-    crate::report::claim_job_dir(out, &o.replay.sources, "calibrate", o.replay.force)?;
+    crate::read::reader::regular_files(&o.replay.input.sources, "calibrate", "one pass per part")?;
+    crate::report::claim_job_dir(
+        out,
+        &o.replay.input.sources,
+        "calibrate",
+        o.replay.outputs.force,
+    )?;
     let learn = part(o, 0, out, p)?;
     let cal = part(o, 1, out, p)?;
     let held = o.held_out.then(|| part(o, 2, out, p)).transpose()?;

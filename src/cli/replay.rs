@@ -208,17 +208,15 @@ pub fn run(a: Args) -> CliResult {
         (None, Some(p)) => a.run.label_for(&p.with_extension("")),
         (None, None) => unreachable!("clap requires --out or --partial"),
     };
-    let opts = ReplayOptions {
-        decisions: a.decisions,
-        group_by: a.group_by.clone(),
-        format: a.format.format,
-        // `--scope-columns ''` names no key: no scope columns.
-        scope_columns: a
-            .scope_columns
-            .as_ref()
-            .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect()),
-        ..a.run.options(a.files.clone(), plan, label)
-    };
+    let mut opts = a.run.options(a.files.clone(), plan, label);
+    opts.tallies.decisions = a.decisions;
+    opts.tallies.group_by = a.group_by.clone();
+    // `--scope-columns ''` names no key: no scope columns.
+    opts.tallies.scope_columns = a
+        .scope_columns
+        .as_ref()
+        .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
+    opts.outputs.format = a.format.format;
     let partial = a
         .partial
         .as_deref()
@@ -239,6 +237,7 @@ pub fn run_with_progress(
 ) -> CliResult {
     clean_up_on_signals()?;
     let total: u64 = opts
+        .input
         .sources
         .iter()
         .map(|f| {

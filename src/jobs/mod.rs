@@ -64,15 +64,13 @@ impl Reading {
     }
 
     /// `o` with these choices (its label kept).
-    pub fn apply(&self, o: ReplayOptions) -> ReplayOptions {
-        ReplayOptions {
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
-            force: self.force,
-            max_ack_share: self.max_ack_share,
-            from: self.from,
-            ..o
-        }
+    pub fn apply(&self, mut o: ReplayOptions) -> ReplayOptions {
+        o.input.skip_invalid = self.skip_invalid;
+        o.input.max_line_bytes = self.max_line_bytes;
+        o.input.from = self.from;
+        o.outputs.force = self.force;
+        o.tallies.max_ack_share = self.max_ack_share;
+        o
     }
 }
 

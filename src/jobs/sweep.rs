@@ -30,14 +30,13 @@ impl Request {
     pub fn options(&self) -> crate::Result<ReplayOptions> {
         let file = ConfigFile::load(&self.config)?;
         let (plan, notes) = crate::grid::sweep_plan(&file)?;
-        Ok(ReplayOptions {
-            decisions: DecisionsMode::None,
-            frontier: true,
-            detail: false,
-            notes,
-            format: self.format,
-            ..self.reading.options(self.sources.clone(), plan, &self.out)
-        })
+        let mut o = self.reading.options(self.sources.clone(), plan, &self.out);
+        o.tallies.decisions = DecisionsMode::None;
+        o.tallies.detail = false;
+        o.outputs.frontier = true;
+        o.outputs.notes = notes;
+        o.outputs.format = self.format;
+        Ok(o)
     }
 }
 

@@ -266,19 +266,17 @@ fn validate(
     p: &dyn Progress,
 ) -> crate::Result<Vec<Proposal>> {
     let plan = validation_plan(o, v, cands);
-    let replay = ReplayOptions {
-        skip_invalid: o.skip_invalid,
-        decisions: DecisionsMode::None,
-        max_line_bytes: o.max_line_bytes,
-        detail: false,
-        notes: vec![format!(
-            "mine's validation of variant {}: proposal-N adds the Nth proposed pattern to its list",
-            v.name
-        )],
-        max_ack_share: o.max_ack_share,
-        from: o.from,
-        ..ReplayOptions::new(o.sources.clone(), plan, o.run_name(dir))
-    };
+    let mut replay = ReplayOptions::new(o.sources.clone(), plan, o.run_name(dir));
+    replay.input.skip_invalid = o.skip_invalid;
+    replay.input.max_line_bytes = o.max_line_bytes;
+    replay.input.from = o.from;
+    replay.tallies.decisions = DecisionsMode::None;
+    replay.tallies.detail = false;
+    replay.tallies.max_ack_share = o.max_ack_share;
+    replay.outputs.notes = vec![format!(
+        "mine's validation of variant {}: proposal-N adds the Nth proposed pattern to its list",
+        v.name
+    )];
     let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
     let m = &run.variants["mined"];
     let budget = match o.max_regression_rate {

@@ -46,8 +46,8 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
     let scope = merged_scope(&spec, &headers)?;
     let sources = headers.iter().flat_map(|h| h.sources.clone()).collect();
     let mut opts = spec.options(sources, o.label, o.format);
-    opts.force = o.force;
-    report::check_out_dir(out, &opts.sources, opts.force)?;
+    opts.outputs.force = o.force;
+    report::check_out_dir(out, &opts.input.sources, opts.outputs.force)?;
     let staging = Staging::create(out)?;
     let job = Job {
         opts: &opts,
@@ -147,10 +147,10 @@ struct Shard<'a> {
 impl Job<'_> {
     fn run(&self, inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Outcome> {
         let mut streams = Streams::open(Some(self.staging), self.opts, self.scope)?;
-        let mut merged = Merged::new(&self.opts.sources, self.opts.plan.variants.len());
+        let mut merged = Merged::new(&self.opts.input.sources, self.opts.plan.variants.len());
         let mut dups = Warnings::default();
         let mut notes = Vec::new();
-        let new_prefix = label_prefix(&self.opts.label);
+        let new_prefix = label_prefix(&self.opts.outputs.label);
         let mut offset = 0;
         for (input, h) in inputs.iter().zip(headers) {
             let shard = Shard {

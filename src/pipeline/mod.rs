@@ -91,19 +91,19 @@ pub fn run_to(
     if let Some(e) = targets
         .partial
         .as_ref()
-        .and_then(|t| t.refusal(&opts.sources, targets.out))
+        .and_then(|t| t.refusal(&opts.input.sources, targets.out))
     {
         return Err(e);
     }
     if let Some(out) = targets.out {
-        report::check_out_dir(out, &opts.sources, opts.force)?;
+        report::check_out_dir(out, &opts.input.sources, opts.outputs.force)?;
     }
     // The input is read and scanned for scope columns while the gates
     // compile (each takes tens of ms before any block can be replayed).
     let input = Input::start(&opts)?;
     let mut replayer = Replayer::new(opts)?;
     let staging = targets.out.map(Staging::create).transpose()?;
-    let sources = &replayer.opts.sources;
+    let sources = &replayer.opts.input.sources;
     let out = targets.out;
     let sink = |t: PartialTarget| t.open(sources, out).and_then(PartialWriter::new);
     let partial = match targets.partial.map(sink).transpose() {
@@ -190,7 +190,7 @@ impl Run {
         }
         let opts = &replayer.opts;
         let mut streams = Streams::open(self.staging.as_ref(), opts, &replayer.scope_columns)?;
-        let mut merged = Merged::new(&opts.sources, opts.plan.variants.len());
+        let mut merged = Merged::new(&opts.input.sources, opts.plan.variants.len());
         let partial = &mut self.partial;
         // Blocks are evaluated on the pool as they arrive and merged here in
         // input order, so merging and writing overlap evaluation.
@@ -231,8 +231,8 @@ fn header(replayer: &Replayer) -> Header {
     Header {
         tool: env!("CARGO_PKG_VERSION").to_string(),
         spec,
-        label: replayer.opts.label.clone(),
-        sources: replayer.opts.sources.clone(),
+        label: replayer.opts.outputs.label.clone(),
+        sources: replayer.opts.input.sources.clone(),
         scope: replayer.scope_columns.clone(),
         scan: replayer.scan.clone(),
     }
@@ -250,18 +250,18 @@ struct Input {
 }
 
 impl Input {
-    /// Start reading `opts.sources`, and the leading blocks' scan.
+    /// Start reading `opts.input.sources`, and the leading blocks' scan.
     fn start(opts: &ReplayOptions) -> crate::Result<std::thread::JoinHandle<Input>> {
         let threads = rayon::current_num_threads();
         let decoder = Replayer::decoder_of(opts);
         let (rx, recycler) = crate::import::open(
             Replayer::sources_of(opts),
             2 * threads + 2,
-            opts.max_line_bytes,
+            opts.input.max_line_bytes,
             &decoder,
         )?;
-        let scan = opts.scope_columns.is_none();
-        let max_line_bytes = opts.max_line_bytes;
+        let scan = opts.tallies.scope_columns.is_none();
+        let max_line_bytes = opts.input.max_line_bytes;
         std::thread::Builder::new()
             .name("scan".into())
             .spawn(move || {
@@ -312,8 +312,8 @@ fn leading_blocks(rx: &Receiver<Result<Block, ReadError>>) -> Vec<Result<Block, 
 /// run.
 fn strict(opts: &ReplayOptions, res: &BlockResult) -> crate::Result<()> {
     match res.rejects.first() {
-        Some(r) if !opts.skip_invalid => Err(Error::InvalidLine {
-            source: opts.sources[r.source].clone(),
+        Some(r) if !opts.input.skip_invalid => Err(Error::InvalidLine {
+            source: opts.input.sources[r.source].clone(),
             line: r.line,
             reason: r.reason.clone(),
         }),
@@ -392,11 +392,12 @@ impl Merged {
             )
         });
         let run = RunFacts {
-            label: opts.label.clone(),
+            label: opts.outputs.label.clone(),
             sources: self.sources,
-            decisions: opts.decisions.name(),
+            decisions: opts.tallies.decisions.name(),
             scope_columns: f.scope.keys().to_vec(),
             notes: opts
+                .outputs
                 .notes
                 .iter()
                 .cloned()
@@ -409,20 +410,20 @@ impl Merged {
             crate::summary::build::summarize(&opts.plan, &self.totals, &run, &segments_cut);
         if let Some(staging) = staging {
             let r = ReplayReport {
-                label: &opts.label,
+                label: &opts.outputs.label,
                 plan: &opts.plan,
                 totals: &self.totals,
                 summary: &summary,
                 regressions: &self.regressions,
-                sources: &opts.sources,
+                sources: &opts.input.sources,
                 scope_keys: f.scope.keys(),
             };
-            let exports = report::exports(opts.detail, opts.frontier);
-            report::write_all(&r, staging, &exports, opts.format)?;
+            let exports = report::exports(opts.tallies.detail, opts.outputs.frontier);
+            report::write_all(&r, staging, &exports, opts.outputs.format)?;
         }
         Ok(Outcome {
             plan: opts.plan.clone(),
-            sources: opts.sources.clone(),
+            sources: opts.input.sources.clone(),
             totals: self.totals,
             summary,
             regressions: self.regressions,

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Plan;
 use crate::replay::scope_columns::{Scan, ScopeColumns};
 use crate::replay::{
-    BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Totals,
+    BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Tallies, Totals,
 };
 use crate::summary::build::SourceFacts;
 use crate::Error;
@@ -73,35 +73,36 @@ impl Spec {
     pub fn of(o: &ReplayOptions) -> Spec {
         Spec {
             plan: o.plan.clone(),
-            skip_invalid: o.skip_invalid,
-            decisions: o.decisions,
-            group_by: o.group_by.clone(),
-            max_line_bytes: o.max_line_bytes,
-            scope_columns: o.scope_columns.clone(),
-            frontier: o.frontier,
-            detail: o.detail,
-            notes: o.notes.clone(),
-            split: o.split,
-            max_ack_share: o.max_ack_share,
+            skip_invalid: o.input.skip_invalid,
+            decisions: o.tallies.decisions,
+            group_by: o.tallies.group_by.clone(),
+            max_line_bytes: o.input.max_line_bytes,
+            scope_columns: o.tallies.scope_columns.clone(),
+            frontier: o.outputs.frontier,
+            detail: o.tallies.detail,
+            notes: o.outputs.notes.clone(),
+            split: o.input.split,
+            max_ack_share: o.tallies.max_ack_share,
         }
     }
 
     /// The options of a replay over `sources` with this spec.
     pub fn options(&self, sources: Vec<String>, label: String, format: Format) -> ReplayOptions {
-        ReplayOptions {
-            skip_invalid: self.skip_invalid,
-            decisions: self.decisions,
+        let mut o = ReplayOptions::new(sources, self.plan.clone(), label);
+        o.input.skip_invalid = self.skip_invalid;
+        o.input.max_line_bytes = self.max_line_bytes;
+        o.input.split = self.split;
+        o.tallies = Tallies {
             group_by: self.group_by.clone(),
-            max_line_bytes: self.max_line_bytes,
-            format,
             scope_columns: self.scope_columns.clone(),
-            frontier: self.frontier,
             detail: self.detail,
-            notes: self.notes.clone(),
-            split: self.split,
             max_ack_share: self.max_ack_share,
-            ..ReplayOptions::new(sources, self.plan.clone(), label)
-        }
+            decisions: self.decisions,
+        };
+        o.outputs.format = format;
+        o.outputs.frontier = self.frontier;
+        o.outputs.notes = self.notes.clone();
+        o
     }
 
     /// What differs from `o`, first difference first, in the words of the

@@ -17,7 +17,7 @@ pub mod tally;
 mod totals;
 
 pub use crate::read::reader::{is_blank, without_bom};
-pub use options::{DecisionsMode, Format, ReplayOptions};
+pub use options::{DecisionsMode, Format, Input, Outputs, ReplayOptions, Tallies};
 pub use segments::{
     add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
@@ -75,7 +75,7 @@ impl Replayer {
             .iter()
             .map(|v| (!v.config.metacognition_selective_gate).then(|| v.config.clone()))
             .collect();
-        let scope_columns = match &opts.scope_columns {
+        let scope_columns = match &opts.tallies.scope_columns {
             Some(keys) => ScopeColumns::named(keys)?,
             None => ScopeColumns::default(),
         };
@@ -94,7 +94,7 @@ impl Replayer {
     /// `scan` (of the input's first blocks) finds; the scan is kept for a
     /// partial result.
     pub fn use_scan(&mut self, scan: Option<Scan>) {
-        if let (None, Some(scan)) = (&self.opts.scope_columns, scan) {
+        if let (None, Some(scan)) = (&self.opts.tallies.scope_columns, scan) {
             self.scope_columns = ScopeColumns::found(&[&scan]);
             self.scan = scan;
         }
@@ -103,20 +103,21 @@ impl Replayer {
     /// How a replay's input is read.
     pub fn decoder_of(opts: &ReplayOptions) -> Decoder {
         Decoder {
-            format: opts.from,
+            format: opts.input.from,
             deployment: opts.plan.deployment.clone(),
-            names: opts.sources.clone().into(),
-            max_line_bytes: opts.max_line_bytes,
+            names: opts.input.sources.clone().into(),
+            max_line_bytes: opts.input.max_line_bytes,
         }
     }
 
     /// The sources of a replay, as the reader reads them.
     pub fn sources_of(opts: &ReplayOptions) -> Vec<Source> {
-        opts.sources
+        opts.input
+            .sources
             .iter()
             .map(|s| Source {
                 name: s.clone(),
-                bytes: opts.source_bytes.clone(),
+                bytes: opts.input.source_bytes.clone(),
             })
             .collect()
     }
@@ -138,7 +139,7 @@ impl Replayer {
         // Reserve for a row of about 140 bytes per variant per line of
         // about 500 bytes, rather than grow (and copy) the rows several times
         // (only touched pages count as memory).
-        if self.opts.decisions == DecisionsMode::All {
+        if self.opts.tallies.decisions == DecisionsMode::All {
             out.decisions_csv
                 .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }
@@ -157,7 +158,7 @@ impl Replayer {
         // the limit is the input's.
         let max_line_bytes = match block.imported {
             Some(_) => usize::MAX,
-            None => self.opts.max_line_bytes,
+            None => self.opts.input.max_line_bytes,
         };
         for (line_no, raw) in reader::lines(block) {
             let raw = without_bom(line_no, raw);
@@ -171,7 +172,7 @@ impl Replayer {
             };
             self.line(at, raw, max_line_bytes, &mut out, &mut scratch);
         }
-        if self.opts.detail {
+        if self.opts.tallies.detail {
             out.totals.scope_overflow = scratch.segments.scope_overflow;
             out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
         }
@@ -245,7 +246,7 @@ impl Replayer {
             line,
             reason: format!(
                 "the line is {bytes} bytes, longer than --max-line-bytes {}",
-                self.opts.max_line_bytes
+                self.opts.input.max_line_bytes
             ),
             raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
             raw_base64: None,
@@ -262,7 +263,12 @@ impl Replayer {
         out: &mut BlockResult,
         scratch: &mut Scratch,
     ) {
-        if self.opts.split.is_some_and(|s| !s.keeps(&turn.run_id)) {
+        if self
+            .opts
+            .input
+            .split
+            .is_some_and(|s| !s.keeps(&turn.run_id))
+        {
             // The other half's turn (`calibrate`): not read by this run,
             // its line not counted either.
             out.totals.nonblank_lines -= 1;
@@ -294,7 +300,7 @@ impl Replayer {
                 && eval.selective
                 && gate
                     .ack_share(&features)
-                    .is_some_and(|s| s < self.opts.max_ack_share);
+                    .is_some_and(|s| s < self.opts.tallies.max_ack_share);
             let look = Look {
                 turn,
                 facts: &facts,
@@ -304,7 +310,7 @@ impl Replayer {
             };
             self.variant_step(&look, out, scratch);
         }
-        if self.opts.detail {
+        if self.opts.tallies.detail {
             self.segment(turn, text, &facts, scratch);
         }
     }
@@ -317,11 +323,11 @@ impl Replayer {
         self.tally_variant(look, vt);
         vt.counts.merge(&c);
         scratch.counts.push(c);
-        if look.is_regression() && self.opts.detail {
+        if look.is_regression() && self.opts.tallies.detail {
             out.regressions
                 .push(Regression::of(look, &self.scope_columns));
         }
-        if look.d.base_fires && !look.d.fires && self.opts.detail {
+        if look.d.base_fires && !look.d.fires && self.opts.tallies.detail {
             self.note_skip(look, out, scratch);
         }
         self.write_decision(look, out, scratch);
@@ -469,7 +475,7 @@ impl Replayer {
     /// The variant's row of decisions.csv, when kept.
     fn write_decision(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
         let (turn, e, d, f) = (look.turn, look.eval, &look.d, look.facts);
-        let keep = match self.opts.decisions {
+        let keep = match self.opts.tallies.decisions {
             DecisionsMode::All => true,
             DecisionsMode::Changed => d.fires != d.base_fires,
             DecisionsMode::None => false,
@@ -478,8 +484,8 @@ impl Replayer {
             return;
         }
         let row = crate::replay::rows::Row {
-            run: &self.opts.label,
-            source: &self.opts.sources[f.at.source],
+            run: &self.opts.outputs.label,
+            source: &self.opts.input.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,
             turn: turn.turn,
@@ -511,8 +517,8 @@ impl Replayer {
             return;
         };
         crate::replay::rows::MismatchRow {
-            run: &self.opts.label,
-            source: &self.opts.sources[f.at.source],
+            run: &self.opts.outputs.label,
+            source: &self.opts.input.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,
             turn: turn.turn,
@@ -544,9 +550,9 @@ impl Replayer {
         if let Some(raw) = turn.scope {
             seg.add_scope(raw, counts);
         }
-        if !self.opts.group_by.is_empty() {
+        if !self.opts.tallies.group_by.is_empty() {
             let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            for path in &self.opts.group_by {
+            for path in &self.opts.tallies.group_by {
                 let dim = seg.dim(path);
                 seg.add(dim, &path_value(&whole, path), counts);
             }

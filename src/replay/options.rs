@@ -93,44 +93,66 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// What a replay was asked to do.
+/// What a replay was asked to do, by concern: what it reads, under which
+/// plan, what it tallies, and what it writes. The engine (`Replayer`) takes
+/// the first three and the rows' label; only the writers see `outputs`.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
-    pub sources: Vec<String>,
+    pub input: Input,
     pub plan: Plan,
-    pub skip_invalid: bool,
-    pub decisions: DecisionsMode,
-    /// Extra grouping dimensions: dotted paths into the turn (`scope.channel`).
-    pub group_by: Vec<String>,
-    /// Write into a non-empty folder that holds no earlier report.
-    pub force: bool,
-    /// Longer lines are invalid (`--max-line-bytes`).
-    pub max_line_bytes: usize,
-    /// The run's name, the `run` column of every table (`--label`;
-    /// the command line defaults it to the output folder's name).
-    pub label: String,
-    /// CSV, Parquet or both, for every table.
-    pub format: Format,
-    /// The scope keys made columns of decisions.csv and regressions.csv
-    /// (`--scope-columns`); None: those of the input's first turns.
-    pub scope_columns: Option<Vec<String>>,
-    /// Also write the sweep's files (frontier.csv, frontier.svg).
-    pub frontier: bool,
-    /// Tally the per-value and per-turn tables (segments, skips,
-    /// regressions: a sweep of hundreds of variants leaves them out).
-    pub detail: bool,
-    /// Notes on the plan (a sweep's axes not multiplied), in summary.json.
-    pub notes: Vec<String>,
-    /// Only the turns of one part of the runs (`calibrate`).
-    pub split: Option<Split>,
-    /// A skip is risky when its matched ack covers less than this share of
-    /// the draft (`--max-ack-share`, default [`DEFAULT_MAX_ACK_SHARE`]).
-    pub max_ack_share: f64,
+    pub tallies: Tallies,
+    pub outputs: Outputs,
+}
+
+/// What a replay reads, and how strictly.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub sources: Vec<String>,
     /// The bytes of the one source, already in memory (the Python shard
     /// API); None: every source is read by its name.
     pub source_bytes: Option<std::sync::Arc<[u8]>>,
     /// The input's format (`--from`).
     pub from: crate::import::InputFormat,
+    /// Set invalid lines aside instead of stopping (`--skip-invalid`).
+    pub skip_invalid: bool,
+    /// Longer lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
+    /// Only the turns of one part of the runs (`calibrate`).
+    pub split: Option<Split>,
+}
+
+/// What a replay counts, beyond the summary's figures.
+#[derive(Clone, Debug)]
+pub struct Tallies {
+    /// Extra grouping dimensions: dotted paths into the turn (`scope.channel`).
+    pub group_by: Vec<String>,
+    /// The scope keys made columns of decisions.csv and regressions.csv
+    /// (`--scope-columns`); None: those of the input's first turns.
+    pub scope_columns: Option<Vec<String>>,
+    /// Tally the per-value and per-turn tables (segments, skips,
+    /// regressions: a sweep of hundreds of variants leaves them out).
+    pub detail: bool,
+    /// A skip is risky when its matched ack covers less than this share of
+    /// the draft (`--max-ack-share`, default [`DEFAULT_MAX_ACK_SHARE`]).
+    pub max_ack_share: f64,
+    /// Which decision rows are kept (`--decisions`).
+    pub decisions: DecisionsMode,
+}
+
+/// What a replay writes.
+#[derive(Clone, Debug)]
+pub struct Outputs {
+    /// The run's name, the `run` column of every table (`--label`;
+    /// the command line defaults it to the output folder's name).
+    pub label: String,
+    /// CSV, Parquet or both, for every table.
+    pub format: Format,
+    /// Write into a non-empty folder that holds no earlier report.
+    pub force: bool,
+    /// Also write the sweep's files (frontier.csv, frontier.svg).
+    pub frontier: bool,
+    /// Notes on the plan (a sweep's axes not multiplied), in summary.json.
+    pub notes: Vec<String>,
 }
 
 impl ReplayOptions {
@@ -139,23 +161,29 @@ impl ReplayOptions {
     /// decision row, CSV, scope columns found from the first turns.
     pub fn new(sources: Vec<String>, plan: Plan, label: String) -> ReplayOptions {
         ReplayOptions {
-            sources,
+            input: Input {
+                sources,
+                source_bytes: None,
+                from: crate::import::InputFormat::Traffic,
+                skip_invalid: false,
+                max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+                split: None,
+            },
             plan,
-            skip_invalid: false,
-            decisions: DecisionsMode::All,
-            group_by: Vec::new(),
-            force: false,
-            max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-            label,
-            format: Format::Csv,
-            scope_columns: None,
-            frontier: false,
-            detail: true,
-            notes: Vec::new(),
-            split: None,
-            max_ack_share: DEFAULT_MAX_ACK_SHARE,
-            source_bytes: None,
-            from: crate::import::InputFormat::Traffic,
+            tallies: Tallies {
+                group_by: Vec::new(),
+                scope_columns: None,
+                detail: true,
+                max_ack_share: DEFAULT_MAX_ACK_SHARE,
+                decisions: DecisionsMode::All,
+            },
+            outputs: Outputs {
+                label,
+                format: Format::Csv,
+                force: false,
+                frontier: false,
+                notes: Vec::new(),
+            },
         }
     }
 }

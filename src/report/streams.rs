@@ -44,16 +44,19 @@ impl Streams {
         let [decisions, mismatches, rejects] = STREAMED_FILES;
         let table = |file, header: &str| {
             let columns = schema::table(file).columns_for(scope.keys());
-            TableStream::open(staging, file, header, &columns, opts.format)
+            TableStream::open(staging, file, header, &columns, opts.outputs.format)
         };
         Ok(Streams {
-            decisions: match opts.decisions {
+            decisions: match opts.tallies.decisions {
                 DecisionsMode::None => None,
                 _ => Some(table(decisions, &header(scope))?),
             },
             mismatches: Some(table(mismatches, MISMATCH_HEADER)?),
-            rejects: match opts.skip_invalid {
-                true => Some(RejectsWriter::new(staging.file(rejects)?, &opts.sources)),
+            rejects: match opts.input.skip_invalid {
+                true => Some(RejectsWriter::new(
+                    staging.file(rejects)?,
+                    &opts.input.sources,
+                )),
                 false => None,
             },
         })
