@@ -32,7 +32,7 @@
 //!          |                                              replay, partial results, merge)
 //!   calibrate, mine, transcripts                         jobs built on replays
 //!          |
-//!   jobs   check, diff, sweep, calibrate, mine           a typed request per command, shared
+//!   jobs   one module per command (replay ... synth)     a typed request per command, shared
 //!          |                                              by the CLI and the Python package
 //!   cli (the binary, src/cli)                           parse into requests, print
 //! ```

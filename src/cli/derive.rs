@@ -22,28 +22,10 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let name = if a.file == "-" { "<stdin>" } else { &a.file };
-    let bytes = critic_gate::explain::read_input(&a.file)?;
-    let text = critic_gate::explain::utf8_text(name, &bytes)?;
-    // A byte-order mark at the start of the file is skipped, as replay does.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if a.time {
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let (n, secs, findings) = critic_gate::derive::time_derivations(&lines)
-            .map_err(|e| critic_gate::Error::Read(format!("{name}: {e}")))?;
-        super::output::stdout(&format!("{n} {secs:.3} {findings}\n"))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut out = String::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v = critic_gate::derive::derive_line(line)
-            .map_err(|e| critic_gate::Error::Read(format!("{name}:{}: {e}", n + 1)))?;
-        out.push_str(&v.to_string());
-        out.push('\n');
-    }
-    super::output::stdout(&out)?;
+    let request = critic_gate::jobs::derive::Request {
+        file: a.file,
+        time: a.time,
+    };
+    super::output::stdout(&critic_gate::jobs::derive::run(&request)?)?;
     Ok(ExitCode::SUCCESS)
 }

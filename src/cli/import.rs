@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{load_plan, CliResult};
+use super::CliResult;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -41,30 +41,17 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.threads)?;
-    let plan = load_plan(a.config.as_deref())?;
-    let o = critic_gate::ImportOptions {
-        sources: a.files.clone(),
+    let request = critic_gate::jobs::import::Request {
+        sources: a.files,
         from: a.from,
-        deployment: plan.deployment,
-        out: a.out.clone(),
+        config: a.config,
+        out: a.out,
         skip_invalid: a.skip_invalid,
         max_line_bytes: a.max_line_bytes,
     };
-    let outcome = critic_gate::import(&o)?;
+    let imported = critic_gate::jobs::import::run(&request)?;
     if !a.quiet {
-        let mut msg = format!("imported {} turns into {}", outcome.turns, a.out.display());
-        if let Some(r) = &outcome.rejects {
-            msg.push_str(&format!(
-                "; {} records set aside in {}",
-                outcome.rejected,
-                r.display()
-            ));
-        }
-        for (k, n) in &outcome.counts {
-            msg.push_str(&format!("\n  {k}: {n}"));
-        }
-        msg.push('\n');
-        super::output::stderr(&msg);
+        super::output::stderr(&imported.text);
     }
     Ok(ExitCode::SUCCESS)
 }

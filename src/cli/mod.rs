@@ -109,8 +109,6 @@ pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
         })
 }
 
-pub use critic_gate::jobs::load_plan;
-
 /// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
 pub fn share(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use clap::builder::TypedValueParser;
 use critic_gate::{DecisionsMode, Format, Progress, ReplayOptions};
 
-use super::{load_plan, CliResult};
+use super::CliResult;
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["out", "partial"])))]
@@ -120,24 +120,6 @@ impl RunArgs {
             label: self.label.clone(),
         }
     }
-
-    /// The run's label: `--label`, else the output folder's name.
-    pub fn label_for(&self, out: &std::path::Path) -> String {
-        self.label
-            .clone()
-            .unwrap_or_else(|| critic_gate::default_label(out))
-    }
-
-    /// A replay of `sources` with these flags, the rest at their defaults.
-    pub fn options(
-        &self,
-        sources: Vec<String>,
-        plan: critic_gate::Plan,
-        label: String,
-    ) -> ReplayOptions {
-        self.reading()
-            .apply(ReplayOptions::new(sources, plan, label))
-    }
 }
 
 pub(super) fn format() -> impl clap::builder::TypedValueParser<Value = Format> {
@@ -201,31 +183,18 @@ impl Progress for Bar {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    critic_gate::validate_group_by(&a.group_by)?;
-    let plan = load_plan(a.config.as_deref())?;
-    let label = match (&a.out, &a.partial) {
-        (Some(out), _) => a.run.label_for(out),
-        (None, Some(p)) => a.run.label_for(&p.with_extension("")),
-        (None, None) => unreachable!("clap requires --out or --partial"),
+    let request = critic_gate::jobs::replay::Request {
+        sources: a.files,
+        config: a.config,
+        out: a.out,
+        partial: a.partial,
+        format: a.format.format,
+        decisions: a.decisions,
+        group_by: a.group_by,
+        scope_columns: a.scope_columns,
+        reading: a.run.reading(),
     };
-    let mut opts = a.run.options(a.files.clone(), plan, label);
-    opts.tallies.decisions = a.decisions;
-    opts.tallies.group_by = a.group_by.clone();
-    // `--scope-columns ''` names no key: no scope columns.
-    opts.tallies.scope_columns = a
-        .scope_columns
-        .as_ref()
-        .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
-    opts.outputs.format = a.format.format;
-    let partial = a
-        .partial
-        .as_deref()
-        .map(|p| critic_gate::PartialTarget::File(p.to_path_buf()));
-    let targets = critic_gate::Targets {
-        out: a.out.as_deref(),
-        partial,
-    };
-    run_with_progress(opts, targets, a.run.quiet)
+    run_with_progress(request.options()?, request.targets(), a.run.quiet)
 }
 
 /// Run `opts` into `out` with a progress bar (unless quiet or not a

@@ -1,7 +1,6 @@
 //! `critic-gate synth`: write realistic synthetic traffic (the mix is
 //! documented in the README and in `critic_gate::synth`).
 
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,36 +36,13 @@ fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let name = a.out.display().to_string();
-    let err = |e: std::io::Error| critic_gate::Error::Write(format!("{name}: {e}"));
-    let mut sink: Box<dyn Write> = if name == "-" {
-        Box::new(BufWriter::new(std::io::stdout().lock()))
-    } else {
-        let f = std::fs::File::create(&a.out).map_err(err)?;
-        let w = BufWriter::with_capacity(1 << 20, f);
-        if name.ends_with(".gz") {
-            Box::new(flate2::write::GzEncoder::new(
-                w,
-                flate2::Compression::fast(),
-            ))
-        } else if name.ends_with(".zst") {
-            Box::new(zstd::Encoder::new(w, 3).map_err(err)?.auto_finish())
-        } else {
-            Box::new(w)
-        }
+    let request = critic_gate::jobs::synth::Request {
+        turns: a.turns,
+        seed: a.seed,
+        mix: a.mix,
+        transcripts: a.shape == "openai-chat",
+        out: a.out,
     };
-    let written = match a.shape.as_str() {
-        "openai-chat" => critic_gate::transcripts::write(a.turns, a.seed, a.mix, &mut sink),
-        _ => critic_gate::synth::write_mix(a.turns, a.seed, a.mix, &mut sink),
-    }
-    .and_then(|_| sink.flush());
-    drop(sink);
-    match written {
-        // `synth --out - | head`: a closed pipe ends the output quietly.
-        Err(e) if name == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Err(err(e)),
-        Ok(()) => Ok(ExitCode::SUCCESS),
-    }
+    critic_gate::jobs::synth::run(&request)?;
+    Ok(ExitCode::SUCCESS)
 }

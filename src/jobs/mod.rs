@@ -4,6 +4,9 @@
 //! `python/` builds the same requests from keyword arguments, so a job
 //! behaves the same either way (the same checks, errors and files).
 //!
+//! `merge` needs no job of its own: `crate::pipeline::merge` takes its
+//! typed request (`MergeOptions`) already.
+//!
 //! The engines stay where they are (`pipeline` for replays, `calibrate`,
 //! `mine`, `check`, `diff`); a job adds what used to live in the command
 //! line: reading the config, merging budgets, naming the outputs, the
@@ -11,9 +14,14 @@
 
 pub mod calibrate;
 pub mod check;
+pub mod derive;
 pub mod diff;
+pub mod explain;
+pub mod import;
 pub mod mine;
+pub mod replay;
 pub mod sweep;
+pub mod synth;
 
 use std::path::Path;
 

@@ -1,0 +1,86 @@
+//! `explain`: how each variant's gate decides one turn, and why. The turn
+//! is inline JSON, a file, or standard input; a file may hold JSON Lines
+//! (each turn is explained), or transcripts and traces (`from`).
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use crate::config::Variant;
+use crate::explain::{render_json, render_text};
+use crate::gate::Gate;
+use crate::import::InputFormat;
+use crate::read::turn::Turn;
+use crate::Error;
+
+/// What to explain, under which config.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Inline JSON (`{"run_id":...}`), a path, or `-` / None for stdin.
+    pub turn: Option<String>,
+    /// A gate config (None: symfonic's defaults as `legacy` and `smart`).
+    pub config: Option<PathBuf>,
+    /// One JSON object per turn instead of the readable trace.
+    pub json: bool,
+    pub from: InputFormat,
+}
+
+/// The explanation of every turn given, as `explain` prints it.
+pub fn run(r: &Request) -> crate::Result<String> {
+    let plan = super::load_plan(r.config.as_deref())?;
+    let gates = crate::explain::gates(&plan)?;
+    let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
+    let (source, bytes) = match r.turn.as_deref() {
+        // Inline JSON: an object, or anything else JSON starts with that a
+        // file name would not (`[]` is an invalid turn, not a path).
+        Some(s) if s.trim_start().starts_with(['{', '[']) => {
+            ("argument".to_string(), s.as_bytes().to_vec())
+        }
+        None | Some("-") => ("<stdin>".to_string(), crate::explain::read_input("-")?),
+        Some(path) => (path.to_string(), crate::explain::read_input(path)?),
+    };
+    let text = crate::explain::utf8_text(&source, &bytes)?;
+    let lines = turn_lines(text, &source, r.from, &plan)?;
+    if lines.is_empty() {
+        return Err(Error::Read(format!("{source}: no turn given")));
+    }
+    let mut out = String::new();
+    for (n, line) in &lines {
+        let turn = Turn::parse(line).map_err(|e| Error::Read(format!("{source}:{n}: {e}")))?;
+        if r.json {
+            out.push_str(&render_json(&turn, &pairs).to_string());
+            out.push('\n');
+        } else {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&render_text(&turn, &pairs));
+        }
+    }
+    Ok(out)
+}
+
+/// The traffic lines of `text` with their line numbers: as they are, or
+/// converted from transcripts or traces under the plan's deployment.
+fn turn_lines<'a>(
+    text: &'a str,
+    source: &str,
+    from: InputFormat,
+    plan: &crate::config::Plan,
+) -> crate::Result<Vec<(usize, Cow<'a, str>)>> {
+    if from == InputFormat::Traffic {
+        let lines = crate::explain::turn_lines(text);
+        return Ok(lines.into_iter().map(|(n, l)| (n, l.into())).collect());
+    }
+    let decoder = crate::import::Decoder {
+        format: from,
+        deployment: plan.deployment.clone(),
+        names: vec![source.to_string()].into(),
+        max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+    };
+    let lines = crate::import::convert_text(text, source, &decoder)
+        .map_err(|(n, e)| Error::Read(format!("{source}:{n}: {e}")))?;
+    Ok(lines
+        .into_iter()
+        .map(|(n, l)| (n as usize, l.into()))
+        .collect())
+}
