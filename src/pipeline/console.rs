@@ -37,11 +37,12 @@ impl Outcome {
 
     fn warning_lines(&self, msg: &mut String) {
         for kind in WARNING_KINDS {
-            if let Some((n, ex)) = self.totals.warnings.0.get(kind) {
+            if let Some((n, ex)) = self.totals.warnings.0.get(&kind) {
                 let at: Vec<String> = ex
                     .iter()
                     .map(|(s, l)| format!("{}:{l}", self.sources[*s]))
                     .collect();
+                let kind = kind.name();
                 let _ = writeln!(msg, "warning: {n} × {kind} (first at {})", at.join(", "));
             }
         }

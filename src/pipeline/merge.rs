@@ -234,7 +234,10 @@ impl Shard<'_> {
         if !s.regressions.is_empty() {
             self.scope_fits()?;
         }
-        s.totals.warnings.0.remove("duplicate_turn");
+        s.totals
+            .warnings
+            .0
+            .remove(&crate::replay::WarningKind::DuplicateTurn);
         for (_, examples) in s.totals.warnings.0.values_mut() {
             self.check_sources(examples.iter().map(|e| e.0))?;
             examples.iter_mut().for_each(|e| e.0 += self.offset);

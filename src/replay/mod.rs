@@ -23,7 +23,7 @@ pub use segments::{
 };
 pub use step::{BlockResult, Regression, Reject};
 pub use tally::matrix_cell;
-pub use totals::{DuplicateCheck, Totals, Warnings, WARNING_KINDS};
+pub use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
 
 use serde_json::Value;
 
@@ -365,18 +365,18 @@ impl Replayer {
             .iter()
             .any(|c| matches!(c, ToolCall::NoName { .. } | ToolCall::NotObject))
         {
-            w.add("tool_call_without_name", at.source, at.line);
+            w.add(WarningKind::ToolCallWithoutName, at.source, at.line);
         }
         if let Intent::Label(l) = &turn.intent {
             if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
-                w.add("unknown_intent_label", at.source, at.line);
+                w.add(WarningKind::UnknownIntentLabel, at.source, at.line);
             }
         }
         if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
-            w.add("empty_sensitive_hit", at.source, at.line);
+            w.add(WarningKind::EmptySensitiveHit, at.source, at.line);
         }
         if turn.critic_not_run() {
-            w.add("critic_not_run", at.source, at.line);
+            w.add(WarningKind::CriticNotRun, at.source, at.line);
         }
         if let Some(n) = turn.turn {
             out.keys

@@ -12,26 +12,60 @@ use super::tally::{Counts, EventSums, Histogram, SegmentMap, VariantTally, LENGT
 /// Warnings keep this many example locations per kind.
 pub const WARNING_EXAMPLES: usize = 5;
 
-/// Warning kinds (valid input the gate treats in a way a recorder may not
-/// expect).
-pub const WARNING_KINDS: [&str; 5] = [
-    "tool_call_without_name",
-    "unknown_intent_label",
-    "empty_sensitive_hit",
-    "duplicate_turn",
-    "critic_not_run",
+/// A warning: valid input the gate treats in a way a recorder may not
+/// expect. Declared once, with its name (summary.json's `warnings` key)
+/// and meaning (docs/reports.md); in the order of their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WarningKind {
+    CriticNotRun,
+    DuplicateTurn,
+    EmptySensitiveHit,
+    ToolCallWithoutName,
+    UnknownIntentLabel,
+}
+
+/// Every warning kind, in the order of their names.
+pub const WARNING_KINDS: [WarningKind; 5] = [
+    WarningKind::CriticNotRun,
+    WarningKind::DuplicateTurn,
+    WarningKind::EmptySensitiveHit,
+    WarningKind::ToolCallWithoutName,
+    WarningKind::UnknownIntentLabel,
 ];
+
+impl WarningKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            WarningKind::CriticNotRun => "critic_not_run",
+            WarningKind::DuplicateTurn => "duplicate_turn",
+            WarningKind::EmptySensitiveHit => "empty_sensitive_hit",
+            WarningKind::ToolCallWithoutName => "tool_call_without_name",
+            WarningKind::UnknownIntentLabel => "unknown_intent_label",
+        }
+    }
+
+    /// What it means and what the replay does about it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false, or 0 tokens in and out): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
+            WarningKind::DuplicateTurn => "a repeated (run_id, turn) pair: each occurrence is replayed and counted",
+            WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
+            WarningKind::ToolCallWithoutName => "a tool call without a top-level name (an OpenAI-style {\"function\": {\"name\": ...}} call included), or one that is not an object: the gate counts it as a mutating tool (a floor)",
+            WarningKind::UnknownIntentLabel => "an intent label other than action, knowledge and ambiguous: compared exactly, so it is not the intent floor",
+        }
+    }
+}
 
 /// One warning kind's count and first (source, line) locations.
 pub type KindTally = (u64, Vec<(usize, u64)>);
 
 /// Count and first locations per warning kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Warnings(pub BTreeMap<&'static str, KindTally>);
+pub struct Warnings(pub BTreeMap<WarningKind, KindTally>);
 
 impl serde::Serialize for Warnings {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter())
+        s.collect_map(self.0.iter().map(|(k, t)| (k.name(), t)))
     }
 }
 
@@ -42,9 +76,12 @@ impl<'de> serde::Deserialize<'de> for Warnings {
         let named = BTreeMap::<String, KindTally>::deserialize(d)?;
         let mut out = BTreeMap::new();
         for (name, tally) in named {
-            let kind = WARNING_KINDS.iter().find(|k| **k == name).ok_or_else(|| {
-                serde::de::Error::custom(format!("unknown warning kind {name:?}"))
-            })?;
+            let kind = WARNING_KINDS
+                .iter()
+                .find(|k| k.name() == name)
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("unknown warning kind {name:?}"))
+                })?;
             out.insert(*kind, tally);
         }
         Ok(Warnings(out))
@@ -52,7 +89,7 @@ impl<'de> serde::Deserialize<'de> for Warnings {
 }
 
 impl Warnings {
-    pub fn add(&mut self, kind: &'static str, source: usize, line: u64) {
+    pub fn add(&mut self, kind: WarningKind, source: usize, line: u64) {
         let e = self.0.entry(kind).or_default();
         e.0 += 1;
         if e.1.len() < WARNING_EXAMPLES {
@@ -62,7 +99,7 @@ impl Warnings {
 
     pub fn merge(&mut self, o: &Warnings) {
         for (k, (n, ex)) in &o.0 {
-            let e = self.0.entry(k).or_default();
+            let e = self.0.entry(*k).or_default();
             e.0 += n;
             for x in ex {
                 if e.1.len() < WARNING_EXAMPLES {
@@ -72,8 +109,8 @@ impl Warnings {
         }
     }
 
-    pub fn count(&self, kind: &str) -> u64 {
-        self.0.get(kind).map_or(0, |e| e.0)
+    pub fn count(&self, kind: WarningKind) -> u64 {
+        self.0.get(&kind).map_or(0, |e| e.0)
     }
 }
 
@@ -239,8 +276,34 @@ impl DuplicateCheck {
     pub fn check(&mut self, keys: &[(u64, usize, u64)], warnings: &mut Warnings) {
         for &(k, source, line) in keys {
             if !self.seen.insert(k) {
-                warnings.add("duplicate_turn", source, line);
+                warnings.add(WarningKind::DuplicateTurn, source, line);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind is listed once, in the order of its name (the order
+    /// summary.json and the partial results keep), and reads back by name.
+    #[test]
+    fn warning_kinds_are_declared_once_in_name_order() {
+        let names: Vec<&str> = WARNING_KINDS.iter().map(|k| k.name()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(names, sorted);
+        let mut w = Warnings::default();
+        for (i, k) in WARNING_KINDS.iter().enumerate() {
+            w.add(*k, 0, i as u64 + 1);
+            assert!(!k.meaning().is_empty());
+        }
+        let json = serde_json::to_string(&w).unwrap();
+        assert!(json.starts_with("{\"critic_not_run\""), "{json}");
+        let back: Warnings = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, w);
+        assert!(serde_json::from_str::<Warnings>(r#"{"made_up":[1,[]]}"#).is_err());
     }
 }

@@ -763,6 +763,19 @@ fn reference_markdown() -> String {
             }
         }
     }
+    out.push_str(
+        "\n## Warnings\n\nsummary.json's `warnings` counts these by kind, with the first lines\n\
+         of each (`FILE:LINE`); the replay's summary on stderr lists them too.\n\n\
+         | kind | meaning |\n|---|---|\n",
+    );
+    for k in crate::replay::WARNING_KINDS {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} |",
+            k.name(),
+            k.meaning().replace('|', "\\|")
+        );
+    }
     out
 }
 

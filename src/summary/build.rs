@@ -288,7 +288,7 @@ fn warnings(totals: &Totals, run: &RunFacts) -> BTreeMap<String, WarningSummary>
                 .iter()
                 .map(|(s, l)| format!("{}:{l}", run.sources[*s].name))
                 .collect();
-            (k.to_string(), WarningSummary { count: *n, first })
+            (k.name().to_string(), WarningSummary { count: *n, first })
         })
         .collect()
 }
