@@ -98,6 +98,9 @@ pub use replay::{
 pub use report::abandon_in_progress_and_exit;
 /// A run's label when none is given: its output folder's name.
 pub use report::default_label;
+/// The reports reference (docs/reports.md): every table's columns, the
+/// warnings, segment dimensions and matrix cells, from their declarations.
+pub use report::schema::reference_markdown as reports_reference;
 /// The version of the report folders this build writes and reads.
 pub use report::schema::SCHEMA_VERSION;
 

@@ -18,11 +18,12 @@ mod totals;
 
 pub use crate::read::reader::{is_blank, without_bom};
 pub use options::{DecisionsMode, Format, Input, Outputs, ReplayOptions, Tallies};
+pub use segments::BUILTIN;
 pub use segments::{
     add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
 pub use step::{BlockResult, Regression, Reject};
-pub use tally::matrix_cell;
+pub use tally::{matrix_cell, MatrixCell};
 pub use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
 
 use serde_json::Value;

@@ -367,9 +367,42 @@ pub const DIM_DRAFT_LENGTH: u32 = 2;
 
 pub const DIM_CALL_SITE: u32 = 3;
 
+/// A dimension every replay segments by: its name in segments.csv and
+/// what its values are.
+#[derive(Clone, Copy, Debug)]
+pub struct Dimension {
+    pub name: &'static str,
+    pub meaning: &'static str,
+}
+
 /// The dimensions every replay segments by (`DIM_*` in this order), beside
-/// `scope` / `scope.KEY`.
-pub const BUILTIN_DIMENSIONS: [&str; 4] = ["language", "intent", DRAFT_LENGTH, "call_site"];
+/// `scope` / `scope.KEY`: declared once, here.
+pub const BUILTIN: [Dimension; 4] = [
+    Dimension {
+        name: "language",
+        meaning: "the turn's language tag as recorded ((none) without one)",
+    },
+    Dimension {
+        name: "intent",
+        meaning: "the intent verdict's label as recorded ((none) without one)",
+    },
+    Dimension {
+        name: DRAFT_LENGTH,
+        meaning: "the stripped draft's length in code points, in buckets (value_order gives their order)",
+    },
+    Dimension {
+        name: "call_site",
+        meaning: "turn (a user-facing turn) or skill_gate (a skill-gate call): where the critic call would be",
+    },
+];
+
+/// The builtin dimensions' names, in `DIM_*` order.
+pub const BUILTIN_DIMENSIONS: [&str; 4] = [
+    BUILTIN[0].name,
+    BUILTIN[1].name,
+    BUILTIN[2].name,
+    BUILTIN[3].name,
+];
 
 /// The dimension of draft lengths in code points ([`LENGTH_BUCKETS`]).
 pub const DRAFT_LENGTH: &str = "draft_length";

@@ -708,11 +708,53 @@ pub type SegmentMap = BTreeMap<String, BTreeMap<String, Vec<Counts>>>;
 
 /// Per-variant map of the matrix cell name to its turns (used by reports).
 pub fn matrix_cell(base_fires: bool, fires: bool) -> &'static str {
-    match (base_fires, fires) {
-        (true, true) => "both_fire",
-        (true, false) => "saved",
-        (false, true) => "added",
-        (false, false) => "both_skip",
+    MatrixCell::of(base_fires, fires).name()
+}
+
+/// A cell of matrix.csv: the baseline's decision by the variant's,
+/// declared once with its name and meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixCell {
+    BothFire,
+    Saved,
+    Added,
+    BothSkip,
+}
+
+impl MatrixCell {
+    /// Every cell, in matrix.csv's row order.
+    pub const ALL: [MatrixCell; 4] = [
+        MatrixCell::BothFire,
+        MatrixCell::Saved,
+        MatrixCell::Added,
+        MatrixCell::BothSkip,
+    ];
+
+    pub fn of(base_fires: bool, fires: bool) -> MatrixCell {
+        match (base_fires, fires) {
+            (true, true) => MatrixCell::BothFire,
+            (true, false) => MatrixCell::Saved,
+            (false, true) => MatrixCell::Added,
+            (false, false) => MatrixCell::BothSkip,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MatrixCell::BothFire => "both_fire",
+            MatrixCell::Saved => "saved",
+            MatrixCell::Added => "added",
+            MatrixCell::BothSkip => "both_skip",
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            MatrixCell::BothFire => "both gates fire: the critic runs either way",
+            MatrixCell::Saved => "the baseline fires, the variant skips: a call saved (a safety regression where the critic's label was revise or refuse)",
+            MatrixCell::Added => "the baseline skips, the variant fires: a call added",
+            MatrixCell::BothSkip => "both gates skip",
+        }
     }
 }
 

@@ -723,8 +723,7 @@ pub fn to_json(keys: &[String]) -> Value {
 /// `docs/reports.md`: every table of every command, column by column, as
 /// declared here (a test holds the file to this text; regenerate it with
 /// `CRITIC_GATE_BLESS=1 cargo test --release docs_reports_md`).
-#[cfg(test)]
-fn reference_markdown() -> String {
+pub fn reference_markdown() -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "# Reports reference\n\n\
@@ -763,6 +762,14 @@ fn reference_markdown() -> String {
             }
         }
     }
+    out.push_str("\n## Segment dimensions\n\nsegments.csv's `dimension`, beside `scope` / `scope.KEY` and `--group-by` paths:\n\n| dimension | values |\n|---|---|\n");
+    for d in crate::replay::BUILTIN {
+        let _ = writeln!(out, "| `{}` | {} |", d.name, d.meaning);
+    }
+    out.push_str("\n## Matrix cells\n\nmatrix.csv's `cell`, per variant against the baseline:\n\n| cell | meaning |\n|---|---|\n");
+    for c in crate::replay::MatrixCell::ALL {
+        let _ = writeln!(out, "| `{}` | {} |", c.name(), c.meaning());
+    }
     out.push_str(
         "\n## Warnings\n\nsummary.json's `warnings` counts these by kind, with the first lines\n\
          of each (`FILE:LINE`); the replay's summary on stderr lists them too.\n\n\
@@ -785,6 +792,33 @@ mod tests {
 
     /// docs/reports.md is the declaration, printed: a column added, renamed
     /// or explained differently fails here until the file is regenerated.
+    /// The columns that name the declared values name every one of them.
+    #[test]
+    fn value_columns_name_every_declared_value() {
+        let meaning = |file: &str, col: &str| {
+            table(file)
+                .columns
+                .iter()
+                .find(|c| c.name == col)
+                .unwrap()
+                .meaning
+        };
+        for d in crate::replay::BUILTIN {
+            assert!(
+                meaning("segments.csv", "dimension").contains(d.name),
+                "{}",
+                d.name
+            );
+        }
+        for c in crate::replay::MatrixCell::ALL {
+            assert!(
+                meaning("matrix.csv", "cell").contains(c.name()),
+                "{}",
+                c.name()
+            );
+        }
+    }
+
     #[test]
     fn docs_reports_md_is_generated_from_the_schema() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reports.md");
