@@ -942,3 +942,46 @@ fn an_empty_text_is_written_as_empty_text_not_as_a_missing_value() {
     assert!(lines[3].contains(",r,,legacy,"), "{}", lines[3]);
     assert!(lines[3].contains(",,,,2,"), "{}", lines[3]);
 }
+
+/// A bad top-level value was blamed on "variant legacy", a variant the
+/// config never wrote, and no error of a config's values named the file.
+/// Each names the file, then the key (and the variant only when the
+/// variant sets it).
+#[test]
+fn config_value_errors_name_the_file_and_the_key() {
+    let d = Dir::new();
+    for (text, says) in [
+        (
+            "metacognition_confidence_threshold = 1.5\n",
+            "shared.toml: metacognition_confidence_threshold must be in [0, 1]",
+        ),
+        (
+            "[variants.a]\nmetacognition_confidence_threshold = 2\n",
+            "shared.toml: variant a: metacognition_confidence_threshold must be in [0, 1]",
+        ),
+        (
+            "[deployment]\nfabrication_refuse_min_confidence = 3\n",
+            "shared.toml: deployment.fabrication_refuse_min_confidence must be in [0, 1]",
+        ),
+        (
+            "baseline = \"nope\"\n",
+            "shared.toml: baseline \"nope\" is not a variant",
+        ),
+    ] {
+        let cfg = d.write("shared.toml", text);
+        let out = d.path("out");
+        let o = run(
+            &[
+                "replay",
+                "datasets/seed.jsonl",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, says);
+        assert!(!stderr(&o).contains("variant legacy"), "{}", stderr(&o));
+    }
+}

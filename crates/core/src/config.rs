@@ -244,6 +244,9 @@ pub struct ConfigFile {
     /// `[deployment]`: the production deployment's settings, for imported
     /// traffic.
     pub deployment: Option<crate::deployment::Deployment>,
+    /// The file it was read from (errors name it).
+    #[serde(skip)]
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// `[sweep]`: gate keys, each with the values to try.
@@ -278,19 +281,81 @@ pub struct Plan {
     pub deployment: crate::deployment::Deployment,
 }
 
-/// A config that cannot be used, with what is wrong and how to fix it.
+/// A config that cannot be used: which file, what kind of problem, what
+/// is wrong and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError(pub String);
+pub struct ConfigError {
+    /// The config file, when the config came from one.
+    pub file: Option<String>,
+    pub kind: ConfigErrorKind,
+}
+
+/// What is wrong with a config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigErrorKind {
+    /// The file cannot be read.
+    Unreadable(String),
+    /// Not a config: TOML or JSON syntax, an unknown key, a value of the
+    /// wrong type (the parser's message, with the line).
+    Syntax(String),
+    /// A field whose value is not allowed.
+    Field(crate::vocab::FieldError),
+    /// A value the plan refuses (a variant, a baseline, a price, a pattern,
+    /// a sweep axis), with the reason.
+    Value(String),
+}
+
+impl ConfigError {
+    /// A value the plan refuses.
+    pub fn value(message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: None,
+            kind: ConfigErrorKind::Value(message.into()),
+        }
+    }
+
+    /// The error, naming `file` (unless it already names one).
+    pub fn in_file(mut self, file: Option<&Path>) -> ConfigError {
+        if self.file.is_none() {
+            self.file = file.map(|f| f.display().to_string());
+        }
+        self
+    }
+}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        match &self.kind {
+            ConfigErrorKind::Unreadable(m) => write!(f, "cannot read config: {m}"),
+            ConfigErrorKind::Syntax(m) | ConfigErrorKind::Value(m) => f.write_str(m),
+            ConfigErrorKind::Field(e) => write!(f, "{e}"),
+        }
     }
 }
 
 impl std::error::Error for ConfigError {}
 
 impl CostConfig {
+    /// Every price is a number from 0 to [`MAX_USD_PER_MTOK`].
+    fn check_prices(&self) -> Result<(), ConfigError> {
+        for (model, p) in &self.models {
+            for (k, x) in [
+                ("usd_per_mtok_in", p.usd_per_mtok_in),
+                ("usd_per_mtok_out", p.usd_per_mtok_out),
+            ] {
+                if !(x.is_finite() && (0.0..=MAX_USD_PER_MTOK).contains(&x)) {
+                    return Err(ConfigError::value(format!(
+                        "cost.models.{model}.{k} must be a number from 0 to {MAX_USD_PER_MTOK} (USD per million tokens), got {x}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A recorded event's dollars in nano-USD (tokens x USD per million
     /// tokens x 1e3), priced by its model or the default model; Err names
     /// the model that has no price.
@@ -318,7 +383,7 @@ impl FrameworkConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let t = self.metacognition_confidence_threshold;
         if !(0.0..=1.0).contains(&t) {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::value(format!(
                 "metacognition_confidence_threshold must be in [0, 1] (confidence is), got {t}"
             )));
         }
@@ -329,18 +394,24 @@ impl FrameworkConfig {
 impl ConfigFile {
     /// Parse TOML, or JSON when `path` ends in `.json`.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
-        let name = path.display();
-        if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(text).map_err(|e| ConfigError(format!("{name}: {e}")))
+        let syntax = |m: String| ConfigError {
+            file: Some(path.display().to_string()),
+            kind: ConfigErrorKind::Syntax(m),
+        };
+        let mut file: ConfigFile = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?
         } else {
-            toml::from_str(text)
-                .map_err(|e| ConfigError(format!("{name}: {}", e.to_string().trim_end())))
-        }
+            toml::from_str(text).map_err(|e| syntax(e.to_string().trim_end().to_string()))?
+        };
+        file.path = Some(path.to_path_buf());
+        Ok(file)
     }
 
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("{}: cannot read config: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: Some(path.display().to_string()),
+            kind: ConfigErrorKind::Unreadable(e.to_string()),
+        })?;
         ConfigFile::parse(&text, path)
     }
 
@@ -363,7 +434,13 @@ impl ConfigFile {
     /// Resolve variants (default: `legacy` with the flag off and `smart` with
     /// it on) and the baseline (`baseline`, else the first variant written).
     pub fn plan(&self) -> Result<Plan, ConfigError> {
+        self.resolve().map_err(|e| e.in_file(self.path.as_deref()))
+    }
+
+    fn resolve(&self) -> Result<Plan, ConfigError> {
         let shared = self.shared().apply(&FrameworkConfig::default());
+        // A top-level value is the config's, not a variant's: named as such.
+        shared.validate()?;
         let variants: Vec<Variant> = match &self.variants {
             Some(Ordered(vs)) if !vs.is_empty() => vs
                 .iter()
@@ -373,8 +450,8 @@ impl ConfigFile {
                 })
                 .collect(),
             Some(_) => {
-                return Err(ConfigError(
-                    "[variants] is empty: name at least one variant".into(),
+                return Err(ConfigError::value(
+                    "[variants] is empty: name at least one variant",
                 ))
             }
             None => vec![
@@ -396,19 +473,19 @@ impl ConfigFile {
         };
         for v in &variants {
             if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) {
-                return Err(ConfigError(format!(
+                return Err(ConfigError::value(format!(
                     "variant name {:?} is not usable in reports: use letters, digits, '-', '_' or '.'",
                     v.name
                 )));
             }
             v.config
                 .validate()
-                .map_err(|e| ConfigError(format!("variant {}: {e}", v.name)))?;
+                .map_err(|e| ConfigError::value(format!("variant {}: {e}", v.name)))?;
         }
         let baseline = match &self.baseline {
             Some(b) => variants.iter().position(|v| &v.name == b).ok_or_else(|| {
                 let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                ConfigError(format!(
+                ConfigError::value(format!(
                     "baseline {b:?} is not a variant; the variants are: {}",
                     names.join(", ")
                 ))
@@ -417,22 +494,12 @@ impl ConfigFile {
             None => 0,
         };
         let cost = self.cost.clone().unwrap_or_default();
-        for (model, p) in &cost.models {
-            for (k, x) in [
-                ("usd_per_mtok_in", p.usd_per_mtok_in),
-                ("usd_per_mtok_out", p.usd_per_mtok_out),
-            ] {
-                if !(x.is_finite() && (0.0..=MAX_USD_PER_MTOK).contains(&x)) {
-                    return Err(ConfigError(format!(
-                        "cost.models.{model}.{k} must be a number from 0 to {MAX_USD_PER_MTOK} (USD per million tokens), got {x}"
-                    )));
-                }
-            }
-        }
+        cost.check_prices()?;
         let deployment = self.deployment.clone().unwrap_or_default();
-        deployment
-            .validate()
-            .map_err(|e| ConfigError(e.to_string()))?;
+        deployment.validate().map_err(|e| ConfigError {
+            file: None,
+            kind: ConfigErrorKind::Field(e),
+        })?;
         Ok(Plan {
             variants,
             baseline,
@@ -471,10 +538,12 @@ mod tests {
 
     #[test]
     fn typo_names_the_key_and_the_valid_ones() {
-        let e = plan("read_only_tool = [\"x\"]").unwrap_err().0;
+        let e = plan("read_only_tool = [\"x\"]").unwrap_err().to_string();
         assert!(e.contains("read_only_tool"), "{e}");
         assert!(e.contains("read_only_tools"), "{e}");
-        let e = plan("[variants.a]\nread_only_tool = []").unwrap_err().0;
+        let e = plan("[variants.a]\nread_only_tool = []")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown field `read_only_tool`"), "{e}");
     }
 
@@ -482,7 +551,7 @@ mod tests {
     fn threshold_out_of_range_is_refused() {
         let e = plan("metacognition_confidence_threshold = 1.5")
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(
             e.contains("metacognition_confidence_threshold must be in [0, 1]"),
             "{e}"
@@ -504,7 +573,7 @@ mod tests {
         );
         assert!(plan("baseline = \"nope\"")
             .unwrap_err()
-            .0
+            .to_string()
             .contains("not a variant"));
     }
 

@@ -139,20 +139,20 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
     for (key, values) in Key::ALL.into_iter().zip(found) {
         let Some(values) = values else { continue };
         if values.is_empty() {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::value(format!(
                 "[sweep] {}: give at least one value, or leave the key out",
                 key.name()
             )));
         }
         if values.len() > MAX_VARIANTS {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::value(format!(
                 "[sweep] {}: {} values; a grid holds at most {MAX_VARIANTS} variants",
                 key.name(),
                 values.len()
             )));
         }
         if let Some(i) = (1..values.len()).find(|&i| values[..i].contains(&values[i])) {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::value(format!(
                 "[sweep] {}: the value {} is listed twice",
                 key.name(),
                 values[i].describe()
@@ -161,8 +161,8 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
         out.push(Axis { key, values });
     }
     if out.is_empty() {
-        return Err(ConfigError(
-            "[sweep] names no key: give gate keys with lists of values, e.g. metacognition_confidence_threshold = [0.5, 0.6, 0.7]".into(),
+        return Err(ConfigError::value(
+            "[sweep] names no key: give gate keys with lists of values, e.g. metacognition_confidence_threshold = [0.5, 0.6, 0.7]",
         ));
     }
     Ok(out)
@@ -253,7 +253,7 @@ impl Grid {
         let flags = flag_values(&axes, shared);
         let n = count(&axes, &flags);
         if n > MAX_VARIANTS {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::value(format!(
                 "[sweep] makes {n} variants; at most {MAX_VARIANTS} are evaluated in one pass: drop values, or split the sweep into several configs"
             )));
         }
@@ -267,7 +267,7 @@ impl Grid {
             }
             v.config
                 .validate()
-                .map_err(|e| ConfigError(format!("[sweep] variant {}: {e}", v.name)))?;
+                .map_err(|e| ConfigError::value(format!("[sweep] variant {}: {e}", v.name)))?;
         }
         Ok(Grid {
             notes: notes(&axes, &flags),
@@ -281,8 +281,8 @@ impl Grid {
 /// then the grid's, with what the grid did not multiply.
 pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
     let Some(table) = &file.sweep else {
-        return Err(ConfigError(
-            "the config has no [sweep] table: add one with gate keys and lists of values, e.g.\n[sweep]\nmetacognition_selective_gate = [false, true]\nmetacognition_confidence_threshold = [0.5, 0.6, 0.7]".into(),
+        return Err(ConfigError::value(
+            "the config has no [sweep] table: add one with gate keys and lists of values, e.g.\n[sweep]\nmetacognition_selective_gate = [false, true]\nmetacognition_confidence_threshold = [0.5, 0.6, 0.7]",
         ));
     };
     let mut plan = file.plan()?;
@@ -292,13 +292,13 @@ pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError>
         .iter()
         .find(|v| plan.variants.iter().any(|p| p.name == v.name))
     {
-        return Err(ConfigError(format!(
+        return Err(ConfigError::value(format!(
             "[variants] already has a variant named {:?}, a name the sweep gives: rename it",
             v.name
         )));
     }
     if plan.variants.len() + grid.variants.len() > MAX_VARIANTS {
-        return Err(ConfigError(format!(
+        return Err(ConfigError::value(format!(
             "[sweep] and [variants] make {} variants; at most {MAX_VARIANTS} are evaluated in one pass",
             plan.variants.len() + grid.variants.len()
         )));
@@ -429,17 +429,17 @@ mod tests {
     fn bad_grids_are_refused_with_the_reason() {
         let e = grid("metacognition_confidence_threshold = []")
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(e.contains("give at least one value"), "{e}");
         let e = grid("metacognition_confidence_threshold = [0.5, 0.5]")
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(e.contains("the value 0.5 is listed twice"), "{e}");
-        let e = grid("").unwrap_err().0;
+        let e = grid("").unwrap_err().to_string();
         assert!(e.contains("names no key"), "{e}");
         let e = grid("metacognition_confidence_threshold = [1.5]")
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(
             e.contains(
                 "[sweep] variant thr=0: metacognition_confidence_threshold must be in [0, 1]"
@@ -456,7 +456,7 @@ mod tests {
             many.join(", ")
         ))
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("makes 1200 variants; at most 1000"), "{e}");
     }
 }

@@ -421,7 +421,7 @@ impl Gate {
             }),
         };
         let acks = acks.map_err(|(i, e)| {
-            ConfigError(if e.python_rejects {
+            ConfigError::value(if e.python_rejects {
                 format!(
                     "metacognition_trivial_ack_patterns[{i}] = {:?} cannot be compiled: {}. \
                      CPython's re rejects it too, so symfonic itself would fail on this pattern \
@@ -739,7 +739,7 @@ mod tests {
                 metacognition_trivial_ack_patterns: vec![pattern.to_string()],
                 ..Default::default()
             };
-            let got = Gate::new(cfg).map(|_| ()).map_err(|e| e.0);
+            let got = Gate::new(cfg).map(|_| ()).map_err(|e| e.to_string());
             match (&ours, &got) {
                 (Runs, Ok(())) => assert!(cpython.is_ok(), "{pattern}"),
                 (RefusedAsPython(m), Err(e)) => {
@@ -871,9 +871,14 @@ mod tests {
         .err()
         .unwrap();
         assert!(
-            e.0.contains("metacognition_trivial_ack_patterns[1] = \"(oops\""),
+            e.to_string()
+                .contains("metacognition_trivial_ack_patterns[1] = \"(oops\""),
             "{e}"
         );
-        assert!(e.0.contains("degrade every turn it reviews to FIRE"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("degrade every turn it reviews to FIRE"),
+            "{e}"
+        );
     }
 }
