@@ -77,7 +77,10 @@ const INNER: &[(&str, &[&str])] = &[
             "rows",
         ],
     ),
-    ("summary", &["metrics", "numbers", "figures", "build"]),
+    (
+        "summary",
+        &["metrics", "numbers", "figures", "build", "frontier"],
+    ),
     (
         "report",
         &[

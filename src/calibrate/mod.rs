@@ -23,8 +23,8 @@ use crate::config::Plan;
 use crate::pipeline::{self, Progress};
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
-use crate::report::frontier::{savings_metric, Savings};
 use crate::summary::figures::{RunSummary, VariantSummary};
+use crate::summary::frontier::{savings_metric, Savings};
 use crate::summary::numbers::sig_up;
 pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 
@@ -34,7 +34,7 @@ pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection}
 /// more on their being missing at random than on labels. (Labels alone
 /// bound the rate of all skips within R only at a coverage of about
 /// 1 - R: see each member's worst-case bound.)
-pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::report::frontier::MIN_LABEL_COVERAGE;
+pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::summary::frontier::MIN_LABEL_COVERAGE;
 
 /// What `calibrate` is asked to do.
 pub struct CalibrateOptions {

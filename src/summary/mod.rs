@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod figures;
+pub mod frontier;
 pub mod metrics;
 pub mod numbers;
 

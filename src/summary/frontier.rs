@@ -1,0 +1,107 @@
+//! The risk-savings frontier of a sweep, from the summary's typed figures:
+//! what "saves" means (net USD or net calls per 1,000 turns), the risk
+//! (expected harmful skips per 1,000 turns: the regression rate's upper
+//! 95% bound times the skip rate, so diluting a rate with approved skips
+//! is not rewarded; no labelled skips: a bound of 1), which variants are
+//! covered enough to be on it ([`MIN_LABEL_COVERAGE`]), and the points no
+//! other one beats on both. `report::frontier` draws and writes it;
+//! `calibrate` chooses on it.
+
+use super::figures::VariantSummary;
+
+/// What "saves" means in a frontier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Savings {
+    NetUsd,
+    NetCalls,
+}
+
+impl Savings {
+    /// The summary column it is.
+    pub fn name(self) -> &'static str {
+        match self {
+            Savings::NetUsd => "net_usd_per_1k_turns",
+            Savings::NetCalls => "net_calls_per_1k_turns",
+        }
+    }
+
+    /// The variant's savings by this measure.
+    pub fn of(self, v: &VariantSummary) -> Option<f64> {
+        match self {
+            Savings::NetUsd => v.net_usd_per_1k_turns,
+            Savings::NetCalls => v.net_calls_per_1k_turns,
+        }
+    }
+
+    /// The axis label.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Savings::NetUsd => "net savings (USD per 1,000 turns)",
+            Savings::NetCalls => "net critic calls saved per 1,000 turns",
+        }
+    }
+}
+
+/// Below this label coverage a variant's bound rests more on the
+/// unlabelled skips being like the labelled ones than on labels (they
+/// outnumber them): it is never on the frontier, and `calibrate` cannot
+/// certify it by default.
+pub const MIN_LABEL_COVERAGE: f64 = 0.5;
+
+/// Expected harmful skips per 1,000 turns at regression rate `rate`.
+pub fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
+    rate * v.skip_rate.unwrap_or(0.0) * 1000.0
+}
+
+/// Whether a variant's labels cover enough of its skips (no skips: yes).
+pub fn covered(v: &VariantSummary) -> bool {
+    v.label_coverage.is_none_or(|c| c >= MIN_LABEL_COVERAGE)
+}
+
+/// One variant on the savings/risk plane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// None where the variant has no turns.
+    pub savings: Option<f64>,
+    /// Harmful skips per 1,000 turns at the rate's upper 95% bound (1
+    /// without labelled skips).
+    pub bound: f64,
+    pub covered: bool,
+    pub on_frontier: bool,
+}
+
+/// Dollars when every variant has them, else calls.
+pub fn savings_metric(variants: &[&VariantSummary]) -> Savings {
+    match variants.iter().all(|v| v.net_usd_per_1k_turns.is_some()) {
+        true => Savings::NetUsd,
+        false => Savings::NetCalls,
+    }
+}
+
+/// Each variant's point, in order, with the frontier marked: a variant is
+/// on it unless another saves more with a lower or equal bound, or as much
+/// with a lower bound.
+pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
+    let mut pts: Vec<Point> = variants
+        .iter()
+        .map(|v| Point {
+            savings: metric.of(v),
+            bound: per_1k(v.safety_regression_rate_upper95.unwrap_or(1.0), v),
+            covered: covered(v),
+            on_frontier: false,
+        })
+        .collect();
+    let beats = |a: &Point, s: f64, b: f64| {
+        a.covered
+            && a.savings
+                .is_some_and(|sa| (sa > s && a.bound <= b) || (sa >= s && a.bound < b))
+    };
+    for i in 0..pts.len() {
+        let Some(s) = pts[i].savings.filter(|_| pts[i].covered) else {
+            continue;
+        };
+        let b = pts[i].bound;
+        pts[i].on_frontier = !pts.iter().any(|a| beats(a, s, b));
+    }
+    pts
+}
