@@ -6,11 +6,13 @@
 use crate::check::{judge, render_markdown, render_text, ReplayDir};
 use crate::config::CheckConfig;
 
-/// A replay's summary.json, however damaged: `check` with every budget
-/// either judges it or says it cannot, never panics.
-pub fn check(data: &[u8]) {
+/// A replay's summary.json, however damaged: `check` with every declared
+/// budget either judges it or says it cannot, never panics. Returns
+/// whether it was judged (the corpus must reach the verdict, not only the
+/// refusals).
+pub fn check(data: &[u8]) -> bool {
     let Ok(dir) = ReplayDir::parse("fuzz/summary.json".into(), data, "fuzz".as_ref()) else {
-        return;
+        return false;
     };
     // What check accepts is a summary the replay could have written: it
     // reads back as itself.
@@ -20,22 +22,17 @@ pub fn check(data: &[u8]) {
         Ok(&dir.summary),
         "a summary check accepted does not read back"
     );
-    use crate::budgets::{Amount::*, Budget::*};
-    let budgets = CheckConfig::with(&[
-        (MaxSafetyRegressions, Count(0)),
-        (MaxSafetyRegressionRate, Rate(0.05)),
-        (MinSkipRate, Rate(0.1)),
-        (MaxAddedCallRate, Rate(0.1)),
-        (MaxRiskySkipRate, Rate(0.5)),
-        (MinLabelCoverage, Rate(0.5)),
-        (MaxRejected, Count(3)),
-        (MinProductionAgreement, Rate(0.9)),
-        (MinTurns, Count(1)),
-    ]);
-    if let Ok(results) = judge(&dir, &budgets) {
-        let _ = (
-            render_text(&results),
-            render_markdown(&results, Some((&[], 0))),
-        );
-    }
+    use crate::budgets::{Amount, Limit, BUDGETS};
+    let budgets = CheckConfig::with(&BUDGETS.map(|d| match d.limit {
+        Limit::Count => (d.budget, Amount::Count(1)),
+        Limit::Rate => (d.budget, Amount::Rate(0.5)),
+    }));
+    let Ok(results) = judge(&dir, &budgets) else {
+        return false;
+    };
+    let _ = (
+        render_text(&results),
+        render_markdown(&results, Some((&[], 0))),
+    );
+    true
 }

@@ -69,12 +69,15 @@ const INNER: &[(&str, &[&str])] = &[
         "replay",
         &[
             "hash",
+            "options",
             "ordered",
             "tally",
             "segments",
             "scope_columns",
             "skips",
+            "totals",
             "rows",
+            "step",
         ],
     ),
     (
@@ -84,8 +87,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "metrics", "schema", "numbers", "figures", "read", "staging", "summary", "export",
-            "streams", "tables", "frontier", "charts", "markdown",
+            "schema", "read", "staging", "export", "streams", "tables", "frontier", "charts",
+            "markdown",
         ],
     ),
 ];

@@ -248,6 +248,9 @@ def sweep(
     ``options``: ``label``, ``format`` (both, csv or parquet),
     ``skip_invalid``, ``force``, ``max_ack_share``, ``from_`` (traffic,
     openai-chat, otlp)."""
+    # The DataFrames are read from the Parquet tables: refused before any
+    # work unless the folder gets them.
+    options["format"] = _tables_format(out, options.get("format", "both"))
     _native.sweep(_files(paths), os.fspath(out), os.fspath(config), **options)
     return Report(out)
 
@@ -321,11 +324,10 @@ def check(
     **budgets: Any,
 ) -> Verdict:
     """``critic-gate check``: a replay's folder against release budgets,
-    given as keyword arguments named as the flags (``max_safety_regressions``,
-    ``max_safety_regression_rate``, ``min_skip_rate``,
-    ``max_added_call_rate``, ``max_risky_skip_rate``, ``min_label_coverage``,
-    ``max_rejected``, ``min_production_agreement``, ``min_turns``), each
-    over ``config``'s ``[check]`` table. With no budget at all it raises
+    given as keyword arguments named as ``[check]``'s keys (for example
+    ``max_safety_regressions=0``, ``max_safety_regression_rate=0.02``; an
+    unknown one is refused, naming them all), each over ``config``'s
+    ``[check]`` table. With no budget at all it raises
     :class:`CannotJudgeError` rather than pass."""
     cfg = os.fspath(config) if config is not None else None
     md = os.fspath(markdown) if markdown is not None else None

@@ -430,19 +430,9 @@ fn sweep(
         .map_err(fail)
 }
 
-/// A share: in (0, 1), or [0, 1) where 0 is allowed.
+/// A share: in (0, 1), or [0, 1) where 0 is allowed (the jobs' check).
 fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
-    if (x > 0.0 || (zero && x == 0.0)) && x < 1.0 {
-        return Ok(x);
-    }
-    Err(fail(critic_gate::Error::Usage(format!(
-        "{name}: give a number {} 1 (exclusive), got {x}",
-        if zero {
-            "from 0 up to"
-        } else {
-            "between 0 and"
-        }
-    ))))
+    critic_gate::jobs::share(name, x, zero).map_err(fail)
 }
 
 const CALIBRATE: [&str; 11] = [
@@ -480,7 +470,12 @@ fn calibrate(
         sweep: sweep_request(paths, out, config, &k)?,
         rule: critic_gate::calibrate::Rule {
             max_regression_rate: share("max_regression_rate", max_regression_rate, false)?,
-            delta: share("delta", k.get("delta")?.unwrap_or(0.05), false)?,
+            delta: share(
+                "delta",
+                k.get("delta")?
+                    .unwrap_or(critic_gate::jobs::calibrate::DELTA),
+                false,
+            )?,
             min_label_coverage: share("min_label_coverage", coverage, true)?,
         },
         procedure: procedure
@@ -553,7 +548,12 @@ fn mine(
         min_labelled: at_least_1("min_labelled")?.unwrap_or(d.min_labelled),
         max_regression_rate: match budget_from_variant {
             true => None,
-            false => Some(share("max_regression_rate", rate.unwrap_or(0.05), false)?),
+            false => Some(share(
+                "max_regression_rate",
+                rate.or(d.max_regression_rate)
+                    .unwrap_or(critic_gate::jobs::mine::MAX_REGRESSION_RATE),
+                false,
+            )?),
         },
         stress: k.get("stress")?.unwrap_or(false),
         reading: reading(&k)?,

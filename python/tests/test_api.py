@@ -173,6 +173,15 @@ def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
         critic_gate.check(report, min_skip_rate=2.0)
     with pytest.raises(TypeError, match='unknown option "max_regressions"'):
         critic_gate.check(report, max_regressions=0)
+    bad = tmp_path / "bad-check.toml"
+    bad.write_text("[check]\nmin_skip_rate = 1.5\n")
+    with pytest.raises(critic_gate.ConfigError, match=r"\[check\] min_skip_rate in .*bad-check.toml must be a rate"):
+        critic_gate.check(report, bad)
+    with pytest.raises(ValueError, match="format='csv'"):
+        critic_gate.sweep(seed, sweep_toml, tmp_path / "py/sweep-csv", format="csv")
+    assert not (tmp_path / "py/sweep-csv").exists(), "refused before any work"
+    with pytest.raises(critic_gate.UsageError, match="delta: give a number between 0 and 1"):
+        critic_gate.calibrate(seed, sweep_toml, tmp_path / "py/cal0", 0.05, delta=0.0)
 
     candidate = tmp_path / "py/candidate"
     critic_gate.replay(seed, config=root / "datasets/gate-0.7.toml", out=candidate)

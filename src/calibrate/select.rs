@@ -83,12 +83,25 @@ impl std::str::FromStr for Procedure {
     type Err = crate::vocab::UnknownName;
 
     fn from_str(s: &str) -> Result<Procedure, crate::vocab::UnknownName> {
-        let names = &["fixed-sequence", "holm", "bonferroni"];
-        crate::vocab::choose("--procedure", s, names, &Procedure::ALL)
+        crate::vocab::choose("--procedure", s, &Procedure::NAMES, &Procedure::ALL)
     }
 }
 
 impl Procedure {
+    /// The names `--procedure` takes, in the order of [`Procedure::ALL`].
+    pub const NAMES: [&'static str; 3] = ["fixed-sequence", "holm", "bonferroni"];
+
+    /// What each does (the flag's help).
+    pub fn help(self) -> &'static str {
+        match self {
+            Procedure::FixedSequence => {
+                "The learn part's order, each at delta, up to the first failure"
+            }
+            Procedure::Holm => "Holm's step-down over the family's p-values",
+            Procedure::Bonferroni => "Each member at delta / m",
+        }
+    }
+
     pub const ALL: [Procedure; 3] = [
         Procedure::FixedSequence,
         Procedure::Holm,

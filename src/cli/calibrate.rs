@@ -26,15 +26,15 @@ pub struct Args {
     #[arg(long, value_name = "R", value_parser = super::share)]
     pub max_regression_rate: f64,
     /// The chance the choice's true rate exceeds R is at most this.
-    #[arg(long, default_value_t = 0.05, value_parser = super::share)]
+    #[arg(long, default_value_t = critic_gate::jobs::calibrate::DELTA, value_parser = super::share)]
     pub delta: f64,
     /// Seed of the run_id hash that deals the runs into parts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// How the family is tested on the calibration part (calibration.json
     /// gives what each would certify).
-    #[arg(long, value_enum, default_value_t = ProcedureArg::FixedSequence)]
-    pub procedure: ProcedureArg,
+    #[arg(long, default_value = Procedure::NAMES[0], value_parser = procedure())]
+    pub procedure: Procedure,
     /// A variant whose labelled skips are fewer than this share of its
     /// skips (on the learn or the calibration part) cannot be certified.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = share_or_zero)]
@@ -49,15 +49,11 @@ pub struct Args {
     pub run: RunArgs,
 }
 
-/// `--procedure`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum ProcedureArg {
-    /// The learn part's order, each at delta, up to the first failure.
-    FixedSequence,
-    /// Holm's step-down over the family's p-values.
-    Holm,
-    /// Each member at delta / m.
-    Bonferroni,
+/// `--procedure`: the library's names and help, parsed by the library.
+fn procedure() -> impl clap::builder::TypedValueParser<Value = Procedure> {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    let values = Procedure::ALL.map(|p| PossibleValue::new(p.name()).help(p.help()));
+    clap::builder::PossibleValuesParser::new(values).try_map(|s| s.parse::<Procedure>())
 }
 
 /// A share in [0, 1).
@@ -79,11 +75,7 @@ pub fn run(a: Args) -> CliResult {
             delta: a.delta,
             min_label_coverage: a.min_label_coverage,
         },
-        procedure: match a.procedure {
-            ProcedureArg::FixedSequence => Procedure::FixedSequence,
-            ProcedureArg::Holm => Procedure::Holm,
-            ProcedureArg::Bonferroni => Procedure::Bonferroni,
-        },
+        procedure: a.procedure,
         seed: a.seed,
         held_out: !a.no_held_out,
     };

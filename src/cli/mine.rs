@@ -24,16 +24,16 @@ pub struct Args {
     #[arg(long)]
     pub variant: Option<String>,
     /// A phrase is proposed only when seen in at least this many turns.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = critic_gate::jobs::mine::MIN_SUPPORT, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_support: u64,
     /// A pattern is proposed only when its new skips hold at least this
     /// many labels (below 30, a 95% bound cannot go under 0.095 even
     /// without a regression).
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = critic_gate::jobs::mine::MIN_LABELLED, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_labelled: u64,
     /// A pattern is proposed only when its new skips' upper 95% bound is
     /// within this.
-    #[arg(long, value_name = "R", value_parser = super::share, default_value_t = 0.05, conflicts_with = "budget_from_variant")]
+    #[arg(long, value_name = "R", value_parser = super::share, default_value_t = critic_gate::jobs::mine::MAX_REGRESSION_RATE, conflicts_with = "budget_from_variant")]
     pub max_regression_rate: f64,
     /// Hold each pattern to the mined variant's own upper 95% bound instead
     /// (no riskier than its skips today; it takes many labels).

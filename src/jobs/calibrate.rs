@@ -11,6 +11,9 @@ use crate::calibrate::{CalibrateOptions, Calibration};
 use crate::calibrate::{Procedure, Rule};
 use crate::pipeline::Progress;
 
+/// The chance the choice's true rate exceeds R is at most this, by default.
+pub const DELTA: f64 = 0.05;
+
 /// What to calibrate: a sweep, the rule, the procedure and the split.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -32,6 +35,9 @@ pub struct Calibrated {
 
 /// Calibrate into the sweep's folder.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
+    super::share("max_regression_rate", r.rule.max_regression_rate, false)?;
+    super::share("delta", r.rule.delta, false)?;
+    super::share("min_label_coverage", r.rule.min_label_coverage, true)?;
     let o = CalibrateOptions {
         replay: r.sweep.options()?,
         rule: r.rule,

@@ -44,13 +44,19 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
     };
     let mut over = r.budgets.over(&config);
     for (b, a) in over.limits.iter_mut() {
-        *a = b.limit(*a).map_err(|e| {
-            let origin = match (&r.config, r.budgets.get(*b)) {
-                (Some(c), None) => format!("[check] {} in {}", b.key(), c.display()),
-                _ => b.flag(),
-            };
-            Error::Usage(format!("{origin} {}", e.reason))
-        })?;
+        *a = b
+            .limit(*a)
+            .map_err(|e| match (&r.config, r.budgets.get(*b)) {
+                // A bad value in the file is the config's error; one given
+                // directly is the request's.
+                (Some(c), None) => Error::Config(format!(
+                    "[check] {} in {} {}",
+                    b.key(),
+                    c.display(),
+                    e.reason
+                )),
+                _ => Error::Usage(format!("{} {}", b.flag(), e.reason)),
+            })?;
     }
     if !over.any_budget() {
         // Only the contract check would run: a pass would read as a

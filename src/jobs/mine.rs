@@ -32,6 +32,14 @@ pub struct Request {
     pub reading: Reading,
 }
 
+/// A phrase is proposed only when seen in at least this many turns.
+pub const MIN_SUPPORT: u64 = 5;
+/// A pattern is proposed only when its new skips hold this many labels
+/// (below 30, a 95% bound cannot go under 0.095 even without a regression).
+pub const MIN_LABELLED: u64 = 30;
+/// The bound a pattern's new skips must stay within, by default.
+pub const MAX_REGRESSION_RATE: f64 = 0.05;
+
 impl Default for Request {
     /// `mine`'s defaults (no sources, no folder).
     fn default() -> Request {
@@ -40,9 +48,9 @@ impl Default for Request {
             out: PathBuf::new(),
             config: None,
             variant: None,
-            min_support: 5,
-            min_labelled: 30,
-            max_regression_rate: Some(0.05),
+            min_support: MIN_SUPPORT,
+            min_labelled: MIN_LABELLED,
+            max_regression_rate: Some(MAX_REGRESSION_RATE),
             stress: false,
             reading: Reading::default(),
         }
@@ -57,6 +65,15 @@ pub struct MinedOut {
 
 /// Mine into the request's folder.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
+    r.reading.validate()?;
+    if r.min_support == 0 || r.min_labelled == 0 {
+        return Err(crate::Error::Usage(
+            "min_support and min_labelled: give at least 1".into(),
+        ));
+    }
+    if let Some(x) = r.max_regression_rate {
+        super::share("max_regression_rate", x, false)?;
+    }
     let o = MineOptions {
         sources: r.sources.clone(),
         plan: super::load_plan(r.config.as_deref())?,

@@ -60,7 +60,44 @@ impl Default for Reading {
     }
 }
 
+/// `x` when it is in (0, 1), or [0, 1) with `zero`; else a usage error
+/// naming `name`. Every job checks its own request, whoever built it.
+pub fn share(name: &str, x: f64, zero: bool) -> crate::Result<f64> {
+    if (x > 0.0 || (zero && x == 0.0)) && x < 1.0 {
+        return Ok(x);
+    }
+    let range = if zero {
+        "from 0 up to"
+    } else {
+        "between 0 and"
+    };
+    Err(crate::Error::Usage(format!(
+        "{name}: give a number {range} 1 (exclusive), got {x}"
+    )))
+}
+
 impl Reading {
+    /// The choices a reading job can carry out.
+    pub fn validate(&self) -> crate::Result<()> {
+        let s = self.max_ack_share;
+        if !(s > 0.0 && s <= 1.0) {
+            return Err(crate::Error::Usage(format!(
+                "max_ack_share: give a share in (0, 1], got {s}"
+            )));
+        }
+        if self.max_line_bytes == 0 {
+            return Err(crate::Error::Usage(
+                "max_line_bytes: give at least 1".into(),
+            ));
+        }
+        if self.label.as_deref() == Some("") {
+            return Err(crate::Error::Usage(
+                "label: give a non-empty name (the run column of every table)".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// A replay of `sources` under `plan` into `out`, with these choices
     /// and every other option at its default.
     pub fn options(&self, sources: Vec<String>, plan: Plan, out: &Path) -> ReplayOptions {

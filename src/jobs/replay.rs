@@ -33,6 +33,7 @@ impl Request {
     /// The replay's options; its label is `reading.label`, else the name
     /// of the folder (or of the partial result's file without extension).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
+        self.reading.validate()?;
         crate::replay::validate_group_by(&self.group_by)?;
         let plan = super::load_plan(self.config.as_deref())?;
         let named = match (&self.out, &self.partial) {

@@ -28,6 +28,7 @@ impl Request {
     /// per-turn or per-value tables (also what `calibrate` replays on
     /// each part).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
+        self.reading.validate()?;
         let file = ConfigFile::load(&self.config)?;
         let (plan, notes) = crate::grid::sweep_plan(&file)?;
         let mut o = self.reading.options(self.sources.clone(), plan, &self.out);

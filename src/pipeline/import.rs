@@ -54,13 +54,15 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     };
     let rejects_path = rejects_path(&o.out);
     // The rejects file is staged only when records may be set aside.
-    let rejects =
-        match o.skip_invalid {
-            true => Some(Staged::create(&rejects_path).map_err(|e| {
-                Error::Usage(format!("{e} (where --skip-invalid sets records aside)"))
-            })?),
-            false => None,
-        };
+    let rejects = match o.skip_invalid {
+        true => Some(Staged::create(&rejects_path).map_err(|e| match e {
+            Error::Usage(m) => {
+                Error::Usage(format!("{m} (where --skip-invalid sets records aside)"))
+            }
+            other => other,
+        })?),
+        false => None,
+    };
     let out = match Staged::create(&o.out) {
         Ok(s) => s,
         Err(e) => {

@@ -23,7 +23,7 @@ pub use segments::{
     add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
 pub use step::{BlockResult, Regression, Reject};
-pub use tally::{matrix_cell, MatrixCell};
+pub use tally::MatrixCell;
 pub use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
 
 use serde_json::Value;

@@ -388,7 +388,7 @@ pub const BUILTIN: [Dimension; 4] = [
     },
     Dimension {
         name: DRAFT_LENGTH,
-        meaning: "the stripped draft's length in code points, in buckets (value_order gives their order)",
+        meaning: "the draft's length in code points, as recorded (not stripped), in buckets (value_order gives their order)",
     },
     Dimension {
         name: "call_site",

@@ -706,11 +706,6 @@ impl VariantTally {
 /// Counts per value of a grouping dimension, per variant.
 pub type SegmentMap = BTreeMap<String, BTreeMap<String, Vec<Counts>>>;
 
-/// Per-variant map of the matrix cell name to its turns (used by reports).
-pub fn matrix_cell(base_fires: bool, fires: bool) -> &'static str {
-    MatrixCell::of(base_fires, fires).name()
-}
-
 /// A cell of matrix.csv: the baseline's decision by the variant's,
 /// declared once with its name and meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -730,12 +725,13 @@ impl MatrixCell {
         MatrixCell::BothSkip,
     ];
 
-    pub fn of(base_fires: bool, fires: bool) -> MatrixCell {
-        match (base_fires, fires) {
-            (true, true) => MatrixCell::BothFire,
-            (true, false) => MatrixCell::Saved,
-            (false, true) => MatrixCell::Added,
-            (false, false) => MatrixCell::BothSkip,
+    /// The baseline's and the variant's decisions (fires?) of the cell.
+    pub fn decisions(self) -> (bool, bool) {
+        match self {
+            MatrixCell::BothFire => (true, true),
+            MatrixCell::Saved => (true, false),
+            MatrixCell::Added => (false, true),
+            MatrixCell::BothSkip => (false, false),
         }
     }
 
@@ -751,9 +747,9 @@ impl MatrixCell {
     pub fn meaning(self) -> &'static str {
         match self {
             MatrixCell::BothFire => "both gates fire: the critic runs either way",
-            MatrixCell::Saved => "the baseline fires, the variant skips: a call saved (a safety regression where the critic's label was revise or refuse)",
+            MatrixCell::Saved => "the baseline fires, the variant skips: a call saved; a revise or refuse from a critic that ran here is a regression the switch adds (safety_regressions_vs_baseline)",
             MatrixCell::Added => "the baseline skips, the variant fires: a call added",
-            MatrixCell::BothSkip => "both gates skip",
+            MatrixCell::BothSkip => "both gates skip; a revise or refuse from a critic that ran here is a safety regression of both",
         }
     }
 }

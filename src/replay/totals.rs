@@ -47,10 +47,10 @@ impl WarningKind {
     /// What it means and what the replay does about it.
     pub fn meaning(self) -> &'static str {
         match self {
-            WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false, or 0 tokens in and out): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
-            WarningKind::DuplicateTurn => "a repeated (run_id, turn) pair: each occurrence is replayed and counted",
+            WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false; or, without ran, both token counts recorded as 0): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
+            WarningKind::DuplicateTurn => "a (run_id, turn) pair seen earlier in the replay (turns without a number are not checked): counted once per repeat, every occurrence replayed",
             WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
-            WarningKind::ToolCallWithoutName => "a tool call without a top-level name (an OpenAI-style {\"function\": {\"name\": ...}} call included), or one that is not an object: the gate counts it as a mutating tool (a floor)",
+            WarningKind::ToolCallWithoutName => "a turn with a tool call that has no top-level name key (an OpenAI-style {\"function\": {\"name\": ...}} call included) or is not an object: the gate counts it as a mutating tool (a floor)",
             WarningKind::UnknownIntentLabel => "an intent label other than action, knowledge and ambiguous: compared exactly, so it is not the intent floor",
         }
     }

@@ -764,11 +764,16 @@ pub fn reference_markdown() -> String {
     }
     out.push_str("\n## Segment dimensions\n\nsegments.csv's `dimension`, beside `scope` / `scope.KEY` and `--group-by` paths:\n\n| dimension | values |\n|---|---|\n");
     for d in crate::replay::BUILTIN {
-        let _ = writeln!(out, "| `{}` | {} |", d.name, d.meaning);
+        let _ = writeln!(out, "| `{}` | {} |", d.name, d.meaning.replace('|', "\\|"));
     }
     out.push_str("\n## Matrix cells\n\nmatrix.csv's `cell`, per variant against the baseline:\n\n| cell | meaning |\n|---|---|\n");
     for c in crate::replay::MatrixCell::ALL {
-        let _ = writeln!(out, "| `{}` | {} |", c.name(), c.meaning());
+        let _ = writeln!(
+            out,
+            "| `{}` | {} |",
+            c.name(),
+            c.meaning().replace('|', "\\|")
+        );
     }
     out.push_str(
         "\n## Warnings\n\nsummary.json's `warnings` counts these by kind, with the first lines\n\

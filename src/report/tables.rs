@@ -7,10 +7,10 @@ use polars::prelude::DataFrame;
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use super::schema;
 use crate::gate::Reason;
-use crate::replay::matrix_cell;
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::skips::{self, SkipTally};
 use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
+use crate::replay::MatrixCell;
 use crate::replay::DRAFT_LENGTH;
 use crate::summary::numbers::{ms, sig, usd};
 
@@ -361,22 +361,21 @@ impl MatrixCsv {
         let mut by_verdict: [Vec<u64>; 3] = Default::default();
         for (i, v) in r.plan.variants.iter().enumerate() {
             let m = &r.totals.variants[i].matrix;
-            for b in [true, false] {
-                for f in [true, false] {
-                    let counts = m[b as usize][f as usize];
-                    variant.push(Some(v.name.clone()));
-                    base.push(Some(if b { "fire" } else { "skip" }.to_string()));
-                    dec.push(Some(if f { "fire" } else { "skip" }.to_string()));
-                    cell.push(Some(matrix_cell(b, f).to_string()));
-                    turns.push(counts.iter().sum::<u64>());
-                    // No label: no event, an event without a verdict, or
-                    // an event where no critic ran.
-                    unlabelled.push(counts[0] + counts[NOT_RUN]);
-                    labelled.push(counts[1..NOT_RUN].iter().sum::<u64>());
-                    not_run.push(counts[NOT_RUN]);
-                    for k in 0..3 {
-                        by_verdict[k].push(counts[k + 1]);
-                    }
+            for c in MatrixCell::ALL {
+                let (b, f) = c.decisions();
+                let counts = m[b as usize][f as usize];
+                variant.push(Some(v.name.clone()));
+                base.push(Some(if b { "fire" } else { "skip" }.to_string()));
+                dec.push(Some(if f { "fire" } else { "skip" }.to_string()));
+                cell.push(Some(c.name().to_string()));
+                turns.push(counts.iter().sum::<u64>());
+                // No label: no event, an event without a verdict, or
+                // an event where no critic ran.
+                unlabelled.push(counts[0] + counts[NOT_RUN]);
+                labelled.push(counts[1..NOT_RUN].iter().sum::<u64>());
+                not_run.push(counts[NOT_RUN]);
+                for k in 0..3 {
+                    by_verdict[k].push(counts[k + 1]);
                 }
             }
         }

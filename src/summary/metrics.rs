@@ -4,7 +4,7 @@
 //! both the struct and its columns ([`VARIANT_COLUMNS`]) from it, so
 //! summary.csv, summary.json, schema.json, docs/reports.md and `diff`'s
 //! metrics all follow the list: a new figure is its line here and its
-//! computation in `summary.rs`.
+//! computation in `build.rs` (then raise [`SCHEMA_VERSION`] below).
 
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of

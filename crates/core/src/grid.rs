@@ -280,6 +280,10 @@ impl Grid {
 /// A sweep's plan: the config's variants (its baseline among them) and
 /// then the grid's, with what the grid did not multiply.
 pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
+    sweep_plan_of(file).map_err(|e| e.in_file(file.path.as_deref()))
+}
+
+fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
     let Some(table) = &file.sweep else {
         return Err(ConfigError::value(
             "the config has no [sweep] table: add one with gate keys and lists of values, e.g.\n[sweep]\nmetacognition_selective_gate = [false, true]\nmetacognition_confidence_threshold = [0.5, 0.6, 0.7]",

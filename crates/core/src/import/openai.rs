@@ -64,7 +64,12 @@ struct Function<'a> {
 }
 
 /// The turns of one conversation (the line `line` of the file `file`).
-pub fn turns(text: &str, file: &str, line: u64, history: History) -> Result<Vec<RawTurn>, String> {
+pub(crate) fn turns(
+    text: &str,
+    file: &str,
+    line: u64,
+    history: History,
+) -> Result<Vec<RawTurn>, String> {
     let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
         let m: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
         (m, None, None, None)

@@ -116,12 +116,16 @@ fn read_node(i: usize, node: &Node, tags: &mut Vec<String>) -> Result<f64, Strin
 
 impl ActivationLog {
     /// Validate and reduce a recorded log; `null` is no log.
-    pub fn from_value(v: &Value) -> Result<Option<ActivationLog>, String> {
-        ActivationLog::from_node(&Node::from_value(v))
+    pub fn from_value(v: &Value) -> Result<Option<ActivationLog>, crate::vocab::FieldError> {
+        ActivationLog::from_node(&Node::from_value(v)).map_err(|reason| crate::vocab::FieldError {
+            field: "activation_log".into(),
+            reason,
+        })
     }
 
-    /// As [`ActivationLog::from_value`], from the parser's borrowed tree.
-    pub fn from_node(log: &Node) -> Result<Option<ActivationLog>, String> {
+    /// As [`ActivationLog::from_value`], from the parser's borrowed tree
+    /// (the reason is a turn's, which the reader names with its line).
+    pub(crate) fn from_node(log: &Node) -> Result<Option<ActivationLog>, String> {
         match log {
             Node::Null => return Ok(None),
             Node::Map(_) => {}
@@ -209,7 +213,7 @@ mod tests {
             "traversed_edges": [{"weight": -1e308}, {"weight": -1e308}],
         });
         let e = ActivationLog::from_value(&log).unwrap_err();
-        assert!(e.contains("not a number"), "{e}");
+        assert!(e.reason.contains("not a number") && e.field == "activation_log", "{e}");
         // One infinity alone is clamped, as symfonic clamps it.
         let log = json!({"activated_nodes": [{"score": 1e308}, {"score": 1e308}]});
         assert_eq!(conf(log), 1.0);
