@@ -178,7 +178,9 @@ def replay(
     ``label``: the ``run`` column, by default the folder's name (as the
     CLI's), else ``run``. ``options`` are the
     command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
-    none), ``group_by`` (list), ``scope_columns`` (list), ``force``.
+    none), ``group_by`` (list), ``scope_columns`` (list; ``[""]`` names no
+    key), ``force``, ``from_`` (traffic, openai-chat, otlp),
+    ``max_ack_share``, ``max_line_bytes``.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]

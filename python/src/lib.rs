@@ -120,59 +120,63 @@ fn plan_from_text(text: &str) -> PyResult<Plan> {
 
 /// The keyword options `replay` and `replay_partial` share with the
 /// command line's flags (`skip_invalid=True` is `--skip-invalid`).
-#[derive(Default)]
 struct Flags {
-    skip_invalid: bool,
+    reading: critic_gate::jobs::Reading,
     decisions: Option<String>,
     group_by: Vec<String>,
     scope_columns: Option<Vec<String>>,
-    force: bool,
 }
 
-const FLAGS: [&str; 5] = [
+const FLAGS: [&str; 8] = [
     "skip_invalid",
     "decisions",
     "group_by",
     "scope_columns",
     "force",
+    "from_",
+    "max_ack_share",
+    "max_line_bytes",
 ];
 
 impl Flags {
     /// Read `options` (keyword arguments); an unknown one is an error
     /// naming the known ones.
     fn of(options: Option<&Bound<'_, PyDict>>) -> PyResult<Flags> {
-        let mut f = Flags::default();
-        let Some(options) = options else {
-            return Ok(f);
+        let k = Kwargs::of(options, &FLAGS)?;
+        let mut reading = critic_gate::jobs::Reading {
+            skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
+            force: k.get("force")?.unwrap_or(false),
+            ..Default::default()
         };
-        for (k, v) in options.iter() {
-            let k: String = k.extract()?;
-            match k.as_str() {
-                "skip_invalid" => f.skip_invalid = v.extract()?,
-                "decisions" => f.decisions = Some(v.extract()?),
-                "group_by" => f.group_by = v.extract()?,
-                "scope_columns" => f.scope_columns = Some(v.extract()?),
-                "force" => f.force = v.extract()?,
-                other => {
-                    return Err(PyTypeError::new_err(format!(
-                        "unknown option {other:?}; the options are {}",
-                        FLAGS.join(", ")
-                    )))
-                }
-            }
+        if let Some(s) = k.get("max_ack_share")? {
+            reading.max_ack_share = s;
         }
-        Ok(f)
+        if let Some(n) = k.get("max_line_bytes")? {
+            reading.max_line_bytes = n;
+        }
+        if let Some(f) = k.get::<String>("from_")? {
+            reading.from = f.parse().map_err(unknown)?;
+        }
+        reading.validate().map_err(fail)?;
+        Ok(Flags {
+            reading,
+            decisions: k.get("decisions")?,
+            group_by: k.get("group_by")?.unwrap_or_default(),
+            scope_columns: k.get("scope_columns")?,
+        })
     }
 
-    fn apply(self, mut o: ReplayOptions) -> PyResult<ReplayOptions> {
+    fn apply(self, o: ReplayOptions) -> PyResult<ReplayOptions> {
         critic_gate::validate_group_by(&self.group_by).map_err(fail)?;
-        o.input.skip_invalid = self.skip_invalid;
+        let mut o = self.reading.apply(o);
         if let Some(d) = &self.decisions {
             o.tallies.decisions = d.parse::<DecisionsMode>().map_err(unknown)?;
         }
         o.tallies.group_by = self.group_by;
-        o.tallies.scope_columns = self.scope_columns;
-        o.outputs.force = self.force;
+        // As on the command line, an empty name names no key.
+        o.tallies.scope_columns = self
+            .scope_columns
+            .map(|ks| ks.into_iter().filter(|k| !k.is_empty()).collect());
         Ok(o)
     }
 }

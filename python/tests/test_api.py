@@ -192,3 +192,19 @@ def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
     assert f"{d['flips'].height} flipped" in d["text"], d["text"]
     schema = json.loads((candidate / "schema.json").read_text())["tables"]["metrics_diff.csv"]
     assert list(d["metrics"].columns) == [c["name"] for c in schema["columns"]]
+
+
+def test_replay_takes_the_clis_reading_flags(root: Path, tmp_path: Path, cli: str) -> None:
+    """from_, max_ack_share and scope_columns=[""] as on the command line."""
+    t = str(root / "datasets/transcripts.jsonl")
+    cfg = root / "datasets/transcripts.toml"
+    critic_gate.replay(t, config=cfg, out=tmp_path / "py/t", from_="openai-chat",
+                       max_ack_share=0.4, scope_columns=[""], label="t")
+    run_cli(cli, "replay", t, "--config", str(cfg), "--from", "openai-chat", "--max-ack-share", "0.4",
+            "--scope-columns", "", "--format", "both", "--label", "t", "--out", str(tmp_path / "cli/t"), "--quiet")
+    assert_same_reports(tmp_path / "cli/t", tmp_path / "py/t")
+    with pytest.raises(critic_gate.UsageError, match=r"max_ack_share: give a share in \(0, 1\]"):
+        critic_gate.replay(t, config=cfg, from_="openai-chat", max_ack_share=0.0)
+    with pytest.raises(critic_gate.UsageError, match='--from "csv"'):
+        critic_gate.replay(t, from_="csv")
+

@@ -213,7 +213,10 @@ mod tests {
             "traversed_edges": [{"weight": -1e308}, {"weight": -1e308}],
         });
         let e = ActivationLog::from_value(&log).unwrap_err();
-        assert!(e.reason.contains("not a number") && e.field == "activation_log", "{e}");
+        assert!(
+            e.reason.contains("not a number") && e.field == "activation_log",
+            "{e}"
+        );
         // One infinity alone is clamped, as symfonic clamps it.
         let log = json!({"activated_nodes": [{"score": 1e308}, {"score": 1e308}]});
         assert_eq!(conf(log), 1.0);
