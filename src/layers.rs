@@ -372,3 +372,18 @@ fn functions_are_short_steps() {
         long.join("\n")
     );
 }
+
+/// The replay engine takes what it reads, its plan and what it tallies:
+/// no file of `replay/` but the options' own reaches `outputs` (the
+/// format, the folder's force, the frontier files, the notes).
+#[test]
+fn the_engine_sees_no_output_choice() {
+    let [src, _] = source_trees();
+    let mut files = Vec::new();
+    rs_files(&src.join("replay"), &mut files);
+    assert!(files.len() > 5, "{files:?}");
+    for f in files.iter().filter(|f| !f.ends_with("options.rs")) {
+        let text = without_unit_tests(&std::fs::read_to_string(f).unwrap());
+        assert!(!text.contains(".outputs"), "{} reads the outputs", f.display());
+    }
+}

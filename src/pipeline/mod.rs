@@ -101,9 +101,9 @@ pub fn run_to(
     // The input is read and scanned for scope columns while the gates
     // compile (each takes tens of ms before any block can be replayed).
     let input = Input::start(&opts)?;
-    let mut replayer = Replayer::new(opts)?;
+    let mut replayer = Replayer::new(&opts)?;
     let staging = targets.out.map(Staging::create).transpose()?;
-    let sources = &replayer.opts.input.sources;
+    let sources = &opts.input.sources;
     let out = targets.out;
     let sink = |t: PartialTarget| t.open(sources, out).and_then(PartialWriter::new);
     let partial = match targets.partial.map(sink).transpose() {
@@ -121,7 +121,7 @@ pub fn run_to(
         .map_err(|_| Error::System("the thread reading the input's first blocks failed".into()));
     let replayed = input.and_then(|input| {
         replayer.use_scan(input.scan.clone());
-        run.replay(&replayer, input, progress)
+        run.replay(&replayer, &opts, input, progress)
     });
     match replayed {
         Ok(done) => done.commit(run),
@@ -175,6 +175,7 @@ impl Run {
     fn replay(
         &mut self,
         replayer: &Replayer,
+        opts: &ReplayOptions,
         input: Input,
         progress: &dyn Progress,
     ) -> crate::Result<Done> {
@@ -186,9 +187,8 @@ impl Run {
             ..
         } = input;
         if let Some(p) = self.partial.as_mut() {
-            p.header(&header(replayer))?;
+            p.header(&header(replayer, opts))?;
         }
-        let opts = &replayer.opts;
         let mut streams = Streams::open(self.staging.as_ref(), opts, &replayer.scope_columns)?;
         let mut merged = Merged::new(&opts.input.sources, opts.plan.variants.len());
         let partial = &mut self.partial;
@@ -226,13 +226,13 @@ impl Run {
 }
 
 /// The header of a run's partial result.
-fn header(replayer: &Replayer) -> Header {
-    let spec = Spec::of(&replayer.opts);
+fn header(replayer: &Replayer, opts: &ReplayOptions) -> Header {
+    let spec = Spec::of(opts);
     Header {
         tool: env!("CARGO_PKG_VERSION").to_string(),
         spec,
-        label: replayer.opts.outputs.label.clone(),
-        sources: replayer.opts.input.sources.clone(),
+        label: opts.outputs.label.clone(),
+        sources: opts.input.sources.clone(),
         scope: replayer.scope_columns.clone(),
         scan: replayer.scan.clone(),
     }

@@ -43,9 +43,15 @@ use step::{count, legacy_reference, At, Decision, Look, Scratch, TurnFacts};
 use tally::{label_index, length_bucket_index, EventFacts, VariantTally};
 use totals::slot;
 
-/// A compiled replay: one gate per variant.
+/// A compiled replay: one gate per variant. It holds what a replay reads,
+/// its plan and what it tallies, and the rows' label; no output choice
+/// (format, folder, frontier files) reaches it.
 pub struct Replayer {
-    pub opts: ReplayOptions,
+    pub input: options::Input,
+    pub plan: crate::config::Plan,
+    pub tallies: options::Tallies,
+    /// The `run` column of the rows it renders.
+    pub label: String,
     gates: Vec<Gate>,
     /// Per variant: the flag-off config to check the contract against.
     legacy_check: Vec<Option<FrameworkConfig>>,
@@ -59,7 +65,7 @@ pub struct Replayer {
 }
 
 impl Replayer {
-    pub fn new(opts: ReplayOptions) -> crate::Result<Replayer> {
+    pub fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let mut cache = crate::gate::PatternCache::default();
         let gates = opts
             .plan
@@ -80,9 +86,12 @@ impl Replayer {
             Some(keys) => ScopeColumns::named(keys)?,
             None => ScopeColumns::default(),
         };
-        let decoder = Replayer::decoder_of(&opts);
+        let decoder = Replayer::decoder_of(opts);
         Ok(Replayer {
-            opts,
+            input: opts.input.clone(),
+            plan: opts.plan.clone(),
+            tallies: opts.tallies.clone(),
+            label: opts.outputs.label.clone(),
             gates,
             legacy_check,
             scope_columns,
@@ -95,7 +104,7 @@ impl Replayer {
     /// `scan` (of the input's first blocks) finds; the scan is kept for a
     /// partial result.
     pub fn use_scan(&mut self, scan: Option<Scan>) {
-        if let (None, Some(scan)) = (&self.opts.tallies.scope_columns, scan) {
+        if let (None, Some(scan)) = (&self.tallies.scope_columns, scan) {
             self.scope_columns = ScopeColumns::found(&[&scan]);
             self.scan = scan;
         }
@@ -140,7 +149,7 @@ impl Replayer {
         // Reserve for a row of about 140 bytes per variant per line of
         // about 500 bytes, rather than grow (and copy) the rows several times
         // (only touched pages count as memory).
-        if self.opts.tallies.decisions == DecisionsMode::All {
+        if self.tallies.decisions == DecisionsMode::All {
             out.decisions_csv
                 .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }
@@ -159,7 +168,7 @@ impl Replayer {
         // the limit is the input's.
         let max_line_bytes = match block.imported {
             Some(_) => usize::MAX,
-            None => self.opts.input.max_line_bytes,
+            None => self.input.max_line_bytes,
         };
         for (line_no, raw) in reader::lines(block) {
             let raw = without_bom(line_no, raw);
@@ -173,7 +182,7 @@ impl Replayer {
             };
             self.line(at, raw, max_line_bytes, &mut out, &mut scratch);
         }
-        if self.opts.tallies.detail {
+        if self.tallies.detail {
             out.totals.scope_overflow = scratch.segments.scope_overflow;
             out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
         }
@@ -247,7 +256,7 @@ impl Replayer {
             line,
             reason: format!(
                 "the line is {bytes} bytes, longer than --max-line-bytes {}",
-                self.opts.input.max_line_bytes
+                self.input.max_line_bytes
             ),
             raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
             raw_base64: None,
@@ -264,12 +273,7 @@ impl Replayer {
         out: &mut BlockResult,
         scratch: &mut Scratch,
     ) {
-        if self
-            .opts
-            .input
-            .split
-            .is_some_and(|s| !s.keeps(&turn.run_id))
-        {
+        if self.input.split.is_some_and(|s| !s.keeps(&turn.run_id)) {
             // The other half's turn (`calibrate`): not read by this run,
             // its line not counted either.
             out.totals.nonblank_lines -= 1;
@@ -280,7 +284,7 @@ impl Replayer {
         let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);
         // The baseline first (every decision is compared with it), then
         // each variant in order; no per-turn list of evaluations.
-        let b = self.opts.plan.baseline;
+        let b = self.plan.baseline;
         let base = self.gates[b].evaluate_with(turn, &features);
         let base_fires = base.fires();
         scratch.counts.clear();
@@ -301,7 +305,7 @@ impl Replayer {
                 && eval.selective
                 && gate
                     .ack_share(&features)
-                    .is_some_and(|s| s < self.opts.tallies.max_ack_share);
+                    .is_some_and(|s| s < self.tallies.max_ack_share);
             let look = Look {
                 turn,
                 facts: &facts,
@@ -311,7 +315,7 @@ impl Replayer {
             };
             self.variant_step(&look, out, scratch);
         }
-        if self.opts.tallies.detail {
+        if self.tallies.detail {
             self.segment(turn, text, &facts, scratch);
         }
     }
@@ -324,15 +328,15 @@ impl Replayer {
         self.tally_variant(look, vt);
         vt.counts.merge(&c);
         scratch.counts.push(c);
-        if look.is_regression() && self.opts.tallies.detail {
+        if look.is_regression() && self.tallies.detail {
             out.regressions
                 .push(Regression::of(look, &self.scope_columns));
         }
-        if look.d.base_fires && !look.d.fires && self.opts.tallies.detail {
+        if look.d.base_fires && !look.d.fires && self.tallies.detail {
             self.note_skip(look, out, scratch);
         }
         self.write_decision(look, out, scratch);
-        if look.d.variant == self.opts.plan.baseline {
+        if look.d.variant == self.plan.baseline {
             self.write_mismatch(look, out);
         }
     }
@@ -394,7 +398,7 @@ impl Replayer {
         let tokens = review.and_then(|c| c.tokens_in.zip(c.tokens_out));
         let latency_ms = review.and_then(|c| c.latency_ms);
         let model = review.and_then(|c| c.model.as_deref());
-        let nano_usd = match tokens.map(|tk| self.opts.plan.cost.nano_usd(tk, model)) {
+        let nano_usd = match tokens.map(|tk| self.plan.cost.nano_usd(tk, model)) {
             Some(Ok(n)) => Some(n),
             Some(Err(name)) => {
                 if !t.unpriced_models.contains(name) {
@@ -476,7 +480,7 @@ impl Replayer {
     /// The variant's row of decisions.csv, when kept.
     fn write_decision(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
         let (turn, e, d, f) = (look.turn, look.eval, &look.d, look.facts);
-        let keep = match self.opts.tallies.decisions {
+        let keep = match self.tallies.decisions {
             DecisionsMode::All => true,
             DecisionsMode::Changed => d.fires != d.base_fires,
             DecisionsMode::None => false,
@@ -485,12 +489,12 @@ impl Replayer {
             return;
         }
         let row = crate::replay::rows::Row {
-            run: &self.opts.outputs.label,
-            source: &self.opts.input.sources[f.at.source],
+            run: &self.label,
+            source: &self.input.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,
             turn: turn.turn,
-            variant: &self.opts.plan.variants[d.variant].name,
+            variant: &self.plan.variants[d.variant].name,
             fires: d.fires,
             baseline_fires: d.base_fires,
             reasons: d.reasons,
@@ -518,8 +522,8 @@ impl Replayer {
             return;
         };
         crate::replay::rows::MismatchRow {
-            run: &self.opts.outputs.label,
-            source: &self.opts.input.sources[f.at.source],
+            run: &self.label,
+            source: &self.input.sources[f.at.source],
             line: f.at.line,
             run_id: &turn.run_id,
             turn: turn.turn,
@@ -551,9 +555,9 @@ impl Replayer {
         if let Some(raw) = turn.scope {
             seg.add_scope(raw, counts);
         }
-        if !self.opts.tallies.group_by.is_empty() {
+        if !self.tallies.group_by.is_empty() {
             let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            for path in &self.opts.tallies.group_by {
+            for path in &self.tallies.group_by {
                 let dim = seg.dim(path);
                 seg.add(dim, &path_value(&whole, path), counts);
             }
