@@ -91,7 +91,7 @@ impl Replayer {
             input: opts.input.clone(),
             plan: opts.plan.clone(),
             tallies: opts.tallies.clone(),
-            label: opts.outputs.label.clone(),
+            label: opts.rows_label().to_string(),
             gates,
             legacy_check,
             scope_columns,

@@ -156,6 +156,12 @@ pub struct Outputs {
 }
 
 impl ReplayOptions {
+    /// The one output choice the engine needs: the label of the rows it
+    /// renders as it replays (decisions.csv's `run` column).
+    pub fn rows_label(&self) -> &str {
+        &self.outputs.label
+    }
+
     /// A replay of `sources` under `plan` with every option at its
     /// command-line default: stop at the first invalid line, every
     /// decision row, CSV, scope columns found from the first turns.
