@@ -384,6 +384,10 @@ fn the_engine_sees_no_output_choice() {
     assert!(files.len() > 5, "{files:?}");
     for f in files.iter().filter(|f| !f.ends_with("options.rs")) {
         let text = without_unit_tests(&std::fs::read_to_string(f).unwrap());
-        assert!(!text.contains(".outputs"), "{} reads the outputs", f.display());
+        assert!(
+            !text.contains(".outputs"),
+            "{} reads the outputs",
+            f.display()
+        );
     }
 }
