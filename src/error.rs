@@ -7,11 +7,15 @@ use std::fmt;
 /// Why the library could not do what it was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
-    /// An invalid input line, in strict mode (`FILE:LINE: reason`).
+    /// An invalid input line (`FILE:LINE: reason`): in strict mode, or in
+    /// a command that reads one turn or case at a time (`explain`,
+    /// `derive`), where nothing can be set aside.
     InvalidLine {
         source: String,
         line: u64,
         reason: String,
+        /// Whether `--skip-invalid` would set it aside (the message says so).
+        skippable: bool,
     },
     /// An input that could not be read (a missing file, a broken stream).
     Read(String),
@@ -43,10 +47,17 @@ impl fmt::Display for Error {
                 source,
                 line,
                 reason,
+                skippable: true,
             } => write!(
                 f,
                 "{source}:{line}: {reason}\n(no report was written; fix the line, or rerun with --skip-invalid to set invalid lines aside in rejects.jsonl)"
             ),
+            Error::InvalidLine {
+                source,
+                line,
+                reason,
+                skippable: false,
+            } => write!(f, "{source}:{line}: {reason}"),
             Error::Read(m)
             | Error::Config(m)
             | Error::Usage(m)
@@ -89,6 +100,7 @@ mod tests {
             source: "t.jsonl".into(),
             line: 17,
             reason: "confidence must be a number in [0, 1], got \"high\"".into(),
+            skippable: true,
         };
         assert!(e.to_string().starts_with("t.jsonl:17: confidence must be"));
         assert!(e.to_string().contains("--skip-invalid"));

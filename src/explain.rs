@@ -189,8 +189,12 @@ pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
 pub fn explain_json(text: &str, source: &str, plan: &Plan) -> crate::Result<Value> {
     let gates = gates(plan)?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
-    let turn =
-        Turn::parse(text.trim()).map_err(|e| crate::Error::Read(format!("{source}:1: {e}")))?;
+    let turn = Turn::parse(text.trim()).map_err(|e| crate::Error::InvalidLine {
+        source: source.to_string(),
+        line: 1,
+        reason: e.to_string(),
+        skippable: false,
+    })?;
     Ok(render_json(&turn, &pairs))
 }
 

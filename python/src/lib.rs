@@ -77,6 +77,7 @@ fn fail(e: critic_gate::Error) -> PyErr {
             source,
             line,
             reason,
+            ..
         } => Python::attach(|py| {
             let err = InvalidLineError::new_err(m);
             let v = err.value(py);

@@ -118,6 +118,9 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
              critic_gate.UsageError, critic_gate.WriteError, critic_gate.CannotJudgeError,
              critic_gate.SystemRefusedError]
     assert all(issubclass(k, critic_gate.CriticGateError) for k in kinds)
+    with pytest.raises(critic_gate.InvalidLineError) as turn:
+        critic_gate.explain({"run_id": 5, "draft": "ok"})
+    assert turn.value.reason.startswith("run_id must be a string"), turn.value.reason
     assert len(set(kinds)) == 7
 
 

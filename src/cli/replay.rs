@@ -195,6 +195,7 @@ pub fn run(a: Args) -> CliResult {
         reading: a.run.reading(),
     };
     run_with_progress(request.options()?, request.targets(), a.run.quiet)
+        .map_err(|e| critic_gate::jobs::in_config(e, request.config.as_deref()))
 }
 
 /// Run `opts` into `out` with a progress bar (unless quiet or not a

@@ -27,12 +27,13 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::start_workers(a.run.threads)?;
-    let opts = request(&a.files, a.config, &a.out, &a.run, a.format.format).options()?;
+    let opts = request(&a.files, a.config.clone(), &a.out, &a.run, a.format.format).options()?;
     let targets = critic_gate::Targets {
         out: Some(&a.out),
         partial: None,
     };
     run_with_progress(opts, targets, a.run.quiet)
+        .map_err(|e| critic_gate::jobs::in_config(e, Some(&a.config)))
 }
 
 /// The sweep these flags ask for (also `calibrate`'s, on each part).

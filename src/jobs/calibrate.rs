@@ -45,7 +45,8 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
         seed: r.seed,
         held_out: r.held_out,
     };
-    let calibration = crate::calibrate::calibrate(&o, &r.sweep.out, progress)?;
+    let calibration = crate::calibrate::calibrate(&o, &r.sweep.out, progress)
+        .map_err(|e| super::in_config(e, Some(&r.sweep.config)))?;
     let text = render(&calibration, &r.sweep.out);
     Ok(Calibrated { calibration, text })
 }

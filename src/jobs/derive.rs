@@ -29,8 +29,12 @@ pub fn run(r: &Request) -> crate::Result<String> {
         if line.trim().is_empty() {
             continue;
         }
-        let v = crate::derive::derive_line(line)
-            .map_err(|e| crate::Error::Read(format!("{name}:{}: {e}", n + 1)))?;
+        let v = crate::derive::derive_line(line).map_err(|e| crate::Error::InvalidLine {
+            source: name.to_string(),
+            line: n as u64 + 1,
+            reason: e.to_string(),
+            skippable: false,
+        })?;
         out.push_str(&v.to_string());
         out.push('\n');
     }

@@ -27,7 +27,8 @@ pub struct Request {
 /// The explanation of every turn given, as `explain` prints it.
 pub fn run(r: &Request) -> crate::Result<String> {
     let plan = super::load_plan(r.config.as_deref())?;
-    let gates = crate::explain::gates(&plan)?;
+    let gates =
+        crate::explain::gates(&plan).map_err(|e| super::in_config(e, r.config.as_deref()))?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
     let (source, bytes) = match r.turn.as_deref() {
         // Inline JSON: an object, or anything else JSON starts with that a
@@ -45,7 +46,7 @@ pub fn run(r: &Request) -> crate::Result<String> {
     }
     let mut out = String::new();
     for (n, line) in &lines {
-        let turn = Turn::parse(line).map_err(|e| Error::Read(format!("{source}:{n}: {e}")))?;
+        let turn = Turn::parse(line).map_err(|e| invalid(&source, *n as u64, e.to_string()))?;
         if r.json {
             out.push_str(&render_json(&turn, &pairs).to_string());
             out.push('\n');
@@ -57,6 +58,16 @@ pub fn run(r: &Request) -> crate::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// An input line `explain` cannot take (there is nothing to set aside).
+fn invalid(source: &str, line: u64, reason: String) -> Error {
+    Error::InvalidLine {
+        source: source.to_string(),
+        line,
+        reason,
+        skippable: false,
+    }
 }
 
 /// The traffic lines of `text` with their line numbers: as they are, or
@@ -78,7 +89,7 @@ fn turn_lines<'a>(
         max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
     };
     let lines = crate::import::convert_text(text, source, &decoder)
-        .map_err(|(n, e)| Error::Read(format!("{source}:{n}: {e}")))?;
+        .map_err(|(n, e)| invalid(source, n, e))?;
     Ok(lines
         .into_iter()
         .map(|(n, l)| (n as usize, l.into()))

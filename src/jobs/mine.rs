@@ -89,7 +89,8 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
         label: r.reading.label.clone(),
         from: r.reading.from,
     };
-    let mined = crate::mine::mine(&o, &r.out, progress)?;
+    let mined = crate::mine::mine(&o, &r.out, progress)
+        .map_err(|e| super::in_config(e, r.config.as_deref()))?;
     let text = render(&mined, &r.out);
     Ok(MinedOut { mined, text })
 }

@@ -119,6 +119,23 @@ impl Reading {
     }
 }
 
+/// A config error raised once the plan was read (an ack pattern that does
+/// not compile when its variant's gate is built) named with the config
+/// file, as every other config error is: the boundary that knows the path
+/// wraps it.
+pub fn in_config(e: crate::Error, config: Option<&Path>) -> crate::Error {
+    match (e, config) {
+        (crate::Error::Config(m), Some(p)) => {
+            let file = p.display().to_string();
+            match m.starts_with(&file) {
+                true => crate::Error::Config(m),
+                false => crate::Error::Config(format!("{file}: {m}")),
+            }
+        }
+        (e, _) => e,
+    }
+}
+
 /// The plan of a config file; symfonic's defaults (legacy and smart)
 /// without one.
 pub fn load_plan(config: Option<&Path>) -> crate::Result<Plan> {

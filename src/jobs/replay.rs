@@ -71,5 +71,7 @@ impl Request {
 
 /// Run the replay.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
-    crate::pipeline::run_to(r.options()?, r.targets(), progress).map(|(o, _)| o)
+    crate::pipeline::run_to(r.options()?, r.targets(), progress)
+        .map(|(o, _)| o)
+        .map_err(|e| super::in_config(e, r.config.as_deref()))
 }

@@ -47,5 +47,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
         out: Some(&r.out),
         partial: None,
     };
-    crate::pipeline::run_to(r.options()?, targets, progress).map(|(o, _)| o)
+    crate::pipeline::run_to(r.options()?, targets, progress)
+        .map(|(o, _)| o)
+        .map_err(|e| super::in_config(e, Some(&r.config)))
 }

@@ -132,6 +132,7 @@ fn scan_block(
         source: sources[block.source].clone(),
         line,
         reason,
+        skippable: true,
     };
     if let Some(bytes) = block.overlong {
         out.rejected += 1;

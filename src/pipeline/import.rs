@@ -197,6 +197,7 @@ fn reject(
             source: name.to_string(),
             line,
             reason: reason.to_string(),
+            skippable: true,
         });
     }
     outcome.rejected += 1;

@@ -316,6 +316,7 @@ fn strict(opts: &ReplayOptions, res: &BlockResult) -> crate::Result<()> {
             source: opts.input.sources[r.source].clone(),
             line: r.line,
             reason: r.reason.clone(),
+            skippable: true,
         }),
         _ => Ok(()),
     }

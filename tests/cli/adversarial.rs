@@ -967,6 +967,10 @@ fn config_value_errors_name_the_file_and_the_key() {
             "baseline = \"nope\"\n",
             "shared.toml: baseline \"nope\" is not a variant",
         ),
+        (
+            "[variants.a]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"(oops\"]\n",
+            "shared.toml: variant a: metacognition_trivial_ack_patterns[0] = \"(oops\" cannot be compiled",
+        ),
     ] {
         let cfg = d.write("shared.toml", text);
         let out = d.path("out");
@@ -984,4 +988,17 @@ fn config_value_errors_name_the_file_and_the_key() {
         expect_error(&o, 2, says);
         assert!(!stderr(&o).contains("variant legacy"), "{}", stderr(&o));
     }
+}
+
+/// explain's and derive's bad input is an invalid line (`FILE:LINE:
+/// reason`, Python's InvalidLineError), with no --skip-invalid advice:
+/// neither command can set a line aside.
+#[test]
+fn explain_and_derive_name_an_invalid_line_without_skip_advice() {
+    let o = run(&["explain", "-"], Some(b"{\"run_id\": 5}\n"));
+    expect_error(&o, 2, "<stdin>:1: run_id must be a string");
+    assert!(!stderr(&o).contains("--skip-invalid"), "{}", stderr(&o));
+    let o = run(&["derive", "-"], Some(b"{\"draft\": 3}\n"));
+    expect_error(&o, 2, "<stdin>:1: ");
+    assert!(!stderr(&o).contains("--skip-invalid"), "{}", stderr(&o));
 }
