@@ -31,8 +31,13 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
             dir.display()
         )));
     }
-    let canon =
-        fs::canonicalize(dir).map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?;
+    // A folder the tool cannot inspect is one it could not write into.
+    let canon = fs::canonicalize(dir).map_err(|e| {
+        Error::Write(format!(
+            "--out {}: cannot inspect the folder: {e}",
+            dir.display()
+        ))
+    })?;
     for s in sources.iter().filter(|s| *s != "-") {
         if fs::canonicalize(s).is_ok_and(|p| p.starts_with(&canon)) {
             return Err(Error::Usage(format!(
@@ -45,7 +50,12 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
         return Ok(());
     }
     let foreign = fs::read_dir(dir)
-        .map_err(|e| Error::Usage(format!("--out {}: {e}", dir.display())))?
+        .map_err(|e| {
+            Error::Write(format!(
+                "--out {}: cannot list the folder: {e}",
+                dir.display()
+            ))
+        })?
         .filter_map(Result::ok)
         .find(|e| !e.file_name().to_string_lossy().starts_with(STAGING_PREFIX));
     match foreign {
