@@ -376,13 +376,8 @@ fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
     let max_ack_share = k
         .get::<f64>("max_ack_share")?
         .unwrap_or(critic_gate::DEFAULT_MAX_ACK_SHARE);
-    if !(max_ack_share > 0.0 && max_ack_share <= 1.0) {
-        return Err(fail(critic_gate::Error::Usage(format!(
-            "max_ack_share: give a share in (0, 1], got {max_ack_share}"
-        ))));
-    }
     let from: Option<String> = k.get("from_")?;
-    Ok(critic_gate::jobs::Reading {
+    let reading = critic_gate::jobs::Reading {
         skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
         force: k.get("force")?.unwrap_or(false),
         max_ack_share,
@@ -393,7 +388,10 @@ fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
             .map_err(unknown)?,
         label,
         ..Default::default()
-    })
+    };
+    // The job's own check of the ack share (and the rest), not a copy.
+    reading.validate().map_err(fail)?;
+    Ok(reading)
 }
 
 /// A sweep's request, as `critic-gate sweep` builds it.
