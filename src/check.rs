@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::CheckConfig;
-use crate::report::markdown::{excerpt, md_text, TOP_REGRESSIONS};
-use crate::report::read::{read_table, string_rows};
-pub use crate::report::read::{CannotJudge, ReplayDir};
 use crate::summary::figures::VariantSummary;
+use crate::summary::read::{read_table, string_rows};
+pub use crate::summary::read::{CannotJudge, ReplayDir};
+use crate::summary::text::{excerpt, md_text, TOP_REGRESSIONS};
 
 pub use crate::budgets::{Amount, Op};
 use crate::budgets::{Budget, BUDGETS};
@@ -485,7 +485,7 @@ mod tests {
             variant("smart", 500, labelled, regressions),
         ];
         RunSummary {
-            schema_version: crate::report::schema::SCHEMA_VERSION,
+            schema_version: crate::summary::schema::SCHEMA_VERSION,
             turns: 1000,
             lines: 1000,
             baseline: "legacy".into(),

@@ -7,11 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use polars::prelude::*;
-
-use crate::report::read::{read_csv, string_rows, CannotJudge, ReplayDir};
-use crate::report::{declared_frame, labelled, Col, WriteFailure};
 use crate::summary::numbers::sig;
+use crate::summary::read::{read_csv, string_rows, CannotJudge, ReplayDir};
 
 /// A metric of one variant in both replays.
 #[derive(Clone, Debug, PartialEq)]
@@ -254,94 +251,11 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     })
 }
 
-/// A table of `diff` with its two labels first, as the schema declares.
-fn diff_frame(
-    file: &str,
-    runs: [&str; 2],
-    cols: Vec<(&str, Col)>,
-) -> Result<DataFrame, WriteFailure> {
-    let declared = crate::report::schema::table(file).columns_for(&[]);
-    let cols = labelled(&[("run", runs[1]), ("old_run", runs[0])], cols);
-    declared_frame(file, &declared, cols)
-}
-
-/// `flips.csv`.
-pub fn flips_frame(flips: &[Flip], runs: [&str; 2]) -> Result<DataFrame, WriteFailure> {
-    let s = |f: &dyn Fn(&Flip) -> String| Col::Str(flips.iter().map(|x| Some(f(x))).collect());
-    let cols = vec![
-        ("variant", s(&|f| f.variant.clone())),
-        ("run_id", s(&|f| f.run_id.clone())),
-        ("turn", Col::OptU64(flips.iter().map(|f| f.turn).collect())),
-        ("source", s(&|f| f.source.clone())),
-        ("line", Col::U64(flips.iter().map(|f| f.line).collect())),
-        (
-            "old_fires",
-            Col::Bool(flips.iter().map(|f| f.old_fires).collect()),
-        ),
-        (
-            "new_fires",
-            Col::Bool(flips.iter().map(|f| f.new_fires).collect()),
-        ),
-        ("old_reasons", s(&|f| f.old_reasons.clone())),
-        ("new_reasons", s(&|f| f.new_reasons.clone())),
-        (
-            "verdict",
-            Col::Str(flips.iter().map(|f| f.verdict.clone()).collect()),
-        ),
-        (
-            "new_safety_regression",
-            Col::Bool(flips.iter().map(|f| f.new_regression).collect()),
-        ),
-    ];
-    diff_frame("flips.csv", runs, cols)
-}
-
-/// `metrics_diff.csv`.
-pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, WriteFailure> {
-    let cols = vec![
-        (
-            "variant",
-            Col::Str(m.iter().map(|x| Some(x.variant.clone())).collect()),
-        ),
-        (
-            "metric",
-            Col::Str(m.iter().map(|x| Some(x.metric.clone())).collect()),
-        ),
-        ("old", Col::F64(m.iter().map(|x| x.old).collect())),
-        ("new", Col::F64(m.iter().map(|x| x.new).collect())),
-        (
-            "delta",
-            Col::F64(m.iter().map(MetricDelta::delta).collect()),
-        ),
-    ];
-    diff_frame("metrics_diff.csv", runs, cols)
-}
-
 /// The files `diff` writes (by default into the new replay's folder; a
 /// later replay into that folder removes them).
-pub use crate::report::DIFF_FILES;
+pub use crate::summary::schema::DIFF_FILES;
 
 impl DiffResult {
-    /// Write flips.csv and metrics_diff.csv into `out` (created if needed).
-    pub fn write_reports(&self, out: &Path) -> crate::Result<()> {
-        let written = |p: &Path, e: &dyn std::fmt::Display| {
-            crate::Error::Write(format!("{}: {e}", p.display()))
-        };
-        std::fs::create_dir_all(out).map_err(|e| written(out, &e))?;
-        let runs = [self.runs[0].as_str(), self.runs[1].as_str()];
-        let frames = [
-            flips_frame(&self.flips, runs),
-            metrics_frame(&self.metrics, runs),
-        ];
-        for (name, df) in DIFF_FILES.into_iter().zip(frames) {
-            let p = out.join(name);
-            let mut df = df.map_err(|e| written(&p, &e))?;
-            let mut f = std::fs::File::create(&p).map_err(|e| written(&p, &e))?;
-            crate::report::write_csv(&mut df, &mut f, true).map_err(|e| written(&p, &e))?;
-        }
-        Ok(())
-    }
-
     /// What `diff` prints: the counts, every metric that changed, the first
     /// flips, and where the files are.
     pub fn render_text(&self, out: &Path) -> String {

@@ -22,9 +22,10 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["replay"],
     &["summary"],
+    &["check", "diff", "calibrate", "mine"],
     &["report"],
-    &["pipeline", "check", "diff", "explain", "synth"],
-    &["calibrate", "mine", "transcripts"],
+    &["pipeline", "explain", "synth"],
+    &["transcripts"],
     &["jobs"],
     &["fuzz", "layers", "lib"],
 ];
@@ -82,13 +83,16 @@ const INNER: &[(&str, &[&str])] = &[
     ),
     (
         "summary",
-        &["metrics", "numbers", "figures", "build", "frontier"],
+        &[
+            "metrics", "numbers", "text", "schema", "figures", "build", "frontier", "read",
+            "partial",
+        ],
     ),
     (
         "report",
         &[
-            "schema", "read", "staging", "export", "streams", "tables", "frontier", "charts",
-            "markdown",
+            "staging", "export", "streams", "tables", "frontier", "charts", "markdown", "diff",
+            "mine",
         ],
     ),
 ];

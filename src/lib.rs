@@ -24,13 +24,17 @@
 //!          |
 //!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
 //!          |
-//!   summary metrics -> numbers -> figures -> build   each figure declared once; typed summaries
-//!          |
-//!   report schema, tables, frontier, markdown, read   one Export per file; report::read
-//!          |                                              reads a report folder back
-//!   pipeline, check, diff, explain, synth               the jobs the commands run (pipeline:
-//!          |                                              replay, partial results, merge)
-//!   calibrate, mine, transcripts                         jobs built on replays
+//!   summary metrics -> schema -> figures -> build -> read, partial
+//!          |                      each figure and table declared once; typed
+//!          |                      summaries; a report folder read back; the
+//!          |                      partial-result format
+//!   check, diff, calibrate, mine  judge, compare, certify, propose: from
+//!          |                      summaries, never from the writers
+//!   report staging, tables, frontier, charts, markdown, diff, mine
+//!          |                      one Export per file, written whole or not at all
+//!   pipeline, explain, synth      a replay run into its outputs; partial
+//!          |                      results and their merge
+//!   transcripts                   the transcripts' recording check
 //!          |
 //!   jobs   one module per command (replay ... synth)     a typed request per command, shared
 //!          |                                              by the CLI and the Python package
@@ -69,7 +73,7 @@ pub mod transcripts;
 pub use error::{Error, Result};
 
 /// Choosing a sweep variant with a bound that survives the choice.
-pub use calibrate::{calibrate, CalibrateOptions, Calibration};
+pub use calibrate::{CalibrateOptions, Calibration};
 /// The config file and what it resolves to.
 pub use config::{
     CheckConfig, ConfigError, ConfigFile, CostConfig, FrameworkConfig, Plan, Variant,
@@ -77,10 +81,10 @@ pub use config::{
 /// A sweep's variants from the config's `[sweep]` table.
 pub use grid::{sweep_plan, MAX_VARIANTS};
 /// Mining acks the patterns miss and skips that are more than an ack.
-pub use mine::{mine, MineOptions, Mined};
+pub use mine::{MineOptions, Mined};
 /// Replaying shard by shard: a run's partial result, and the merge of
 /// several into the reports of one replay over all their files.
-pub use pipeline::partial::{PartialInput, PartialTarget};
+pub use pipeline::partial::PartialTarget;
 pub use pipeline::{import, ImportOptions, ImportOutcome};
 pub use pipeline::{merge, run_to as replay_to, MergeOptions, Targets};
 /// Running a replay into a report folder.
@@ -89,6 +93,8 @@ pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
 pub use read::reader::DEFAULT_MAX_LINE_BYTES;
 /// A validated turn, read from one line of traffic.
 pub use read::turn::Turn;
+/// A run's label when none is given: its output folder's name.
+pub use replay::options::default_label;
 /// What a replay is asked to do.
 pub use replay::options::DEFAULT_MAX_ACK_SHARE;
 pub use replay::{
@@ -96,13 +102,12 @@ pub use replay::{
 };
 /// Called from a signal handler: remove this process's staging folders and exit.
 pub use report::abandon_in_progress_and_exit;
-/// A run's label when none is given: its output folder's name.
-pub use report::default_label;
+pub use summary::partial::PartialInput;
 /// The reports reference (docs/reports.md): every table's columns, the
 /// warnings, segment dimensions and matrix cells, from their declarations.
-pub use report::schema::reference_markdown as reports_reference;
+pub use summary::schema::reference_markdown as reports_reference;
 /// The version of the report folders this build writes and reads.
-pub use report::schema::SCHEMA_VERSION;
+pub use summary::schema::SCHEMA_VERSION;
 
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]

@@ -15,12 +15,9 @@ pub mod select;
 #[cfg(test)]
 mod simulation;
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use crate::config::Plan;
-use crate::pipeline::{self, Progress};
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
 use crate::summary::figures::{RunSummary, VariantSummary};
@@ -195,12 +192,22 @@ fn notes(parts: &[(&str, &RunSummary)]) -> Vec<String> {
     notes
 }
 
-/// The parts, in hash order: learn (0), calibration (1), held-out (2).
-const PARTS: [&str; 3] = ["learn", "calibration", "held-out"];
+/// The parts' folders, in order.
+pub const PARTS: [&str; 3] = ["learn", "calibration", "held-out"];
 
-/// Replay part `part` into `out/NAME`.
-fn part(o: &CalibrateOptions, part: u8, out: &Path, p: &dyn Progress) -> crate::Result<RunSummary> {
-    let parts = if o.held_out { 3 } else { 2 };
+/// How many parts the traffic splits into (two, or three with a held-out
+/// part).
+pub fn parts(o: &CalibrateOptions) -> u8 {
+    if o.held_out {
+        3
+    } else {
+        2
+    }
+}
+
+/// The sweep that replays part `part` (its folder: `PARTS[part]`).
+pub fn part_replay(o: &CalibrateOptions, part: u8) -> ReplayOptions {
+    let parts = parts(o);
     let mut replay = o.replay.clone();
     replay.input.split = Some(Split {
         seed: o.seed,
@@ -213,40 +220,26 @@ fn part(o: &CalibrateOptions, part: u8, out: &Path, p: &dyn Progress) -> crate::
         "the {name} part of calibrate: the runs whose run_id hash (XXH3, seed {}) modulo {parts} is {part}",
         o.seed
     ));
-    Ok(pipeline::run(replay, &out.join(name), p)?.summary.run)
+    replay
 }
 
-/// Calibrate into `out`: `learn/`, `calibration/` and `held-out/` (each a
-/// sweep's report folder), then `calibration.json` and `calibrated.toml`.
-/// A failed run removes the folder if it made it.
-pub fn calibrate(o: &CalibrateOptions, out: &Path, p: &dyn Progress) -> crate::Result<Calibration> {
-    crate::report::or_remove_new(out, || calibrate_into(o, out, p))
-}
-
-fn calibrate_into(
+/// The calibration from the parts' summaries: the family learned on
+/// `learn`, tested on `cal`, the chosen variant's figures on `held`.
+pub fn conclude(
     o: &CalibrateOptions,
-    out: &Path,
-    p: &dyn Progress,
-) -> crate::Result<Calibration> {
-    crate::read::reader::regular_files(&o.replay.input.sources, "calibrate", "one pass per part")?;
-    crate::report::claim_job_dir(
-        out,
-        &o.replay.input.sources,
-        "calibrate",
-        o.replay.outputs.force,
-    )?;
-    let learn = part(o, 0, out, p)?;
-    let cal = part(o, 1, out, p)?;
-    let held = o.held_out.then(|| part(o, 2, out, p)).transpose()?;
-    let (metric, candidates) = candidates(&learn, &cal);
+    learn: &RunSummary,
+    cal: &RunSummary,
+    held: Option<&RunSummary>,
+) -> Calibration {
+    let (metric, candidates) = candidates(learn, cal);
     let selection = select::select(candidates, &o.rule, o.procedure);
-    let held_out = held.as_ref().and_then(|h| {
+    let held_out = held.and_then(|h| {
         let c = selection.chosen.as_ref()?;
         h.variants.get(c).map(|v| held_out(v, &o.rule))
     });
-    let mut parts = vec![("learn", &learn), ("calibration", &cal)];
-    parts.extend(held.as_ref().map(|h| ("held-out", h)));
-    let c = Calibration {
+    let mut parts = vec![("learn", learn), ("calibration", cal)];
+    parts.extend(held.map(|h| ("held-out", h)));
+    Calibration {
         max_regression_rate: o.rule.max_regression_rate,
         delta: o.rule.delta,
         min_label_coverage: o.rule.min_label_coverage,
@@ -254,7 +247,7 @@ fn calibrate_into(
         turns: Parts {
             learn: learn.turns,
             calibration: cal.turns,
-            held_out: held.as_ref().map(|h| h.turns),
+            held_out: held.map(|h| h.turns),
         },
         savings_metric: metric.name(),
         guarantee: guarantee(&o.rule),
@@ -263,9 +256,7 @@ fn calibrate_into(
         rejected: learn.rejected,
         notes: notes(&parts),
         held_out,
-    };
-    write_files(&c, &o.replay.plan, out)?;
-    Ok(c)
+    }
 }
 
 /// Why the asked procedure chose nothing.
@@ -306,12 +297,4 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         .config;
     let body = toml::to_string(config).expect("a gate config serializes");
     format!("# {name}: {why}\n[variants.calibrated]\n{body}")
-}
-
-/// Write `calibration.json` and `calibrated.toml` (each whole or not at
-/// all: written beside, then renamed).
-fn write_files(c: &Calibration, plan: &Plan, out: &Path) -> crate::Result<()> {
-    let json = serde_json::to_string_pretty(c).expect("serializes") + "\n";
-    crate::report::put(out, "calibration.json", json.as_bytes())?;
-    crate::report::put(out, "calibrated.toml", calibrated_toml(c, plan).as_bytes())
 }

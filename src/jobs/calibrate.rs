@@ -45,10 +45,36 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
         seed: r.seed,
         held_out: r.held_out,
     };
-    let calibration = crate::calibrate::calibrate(&o, &r.sweep.out, progress)
-        .map_err(|e| super::in_config(e, Some(&r.sweep.config)))?;
+    let calibration =
+        crate::report::or_remove_new(&r.sweep.out, || calibrate_into(&o, &r.sweep.out, progress))
+            .map_err(|e| super::in_config(e, Some(&r.sweep.config)))?;
     let text = render(&calibration, &r.sweep.out);
     Ok(Calibrated { calibration, text })
+}
+
+/// Calibrate into `out`: `learn/`, `calibration/` and `held-out/` (each a
+/// sweep's report folder), then `calibration.json` and `calibrated.toml`
+/// (each whole or not at all).
+fn calibrate_into(
+    o: &CalibrateOptions,
+    out: &Path,
+    p: &dyn Progress,
+) -> crate::Result<Calibration> {
+    let sources = &o.replay.input.sources;
+    crate::read::reader::regular_files(sources, "calibrate", "one pass per part")?;
+    crate::report::claim_job_dir(out, sources, "calibrate", o.replay.outputs.force)?;
+    let mut runs = Vec::new();
+    for part in 0..crate::calibrate::parts(o) {
+        let dir = out.join(crate::calibrate::PARTS[usize::from(part)]);
+        let replay = crate::calibrate::part_replay(o, part);
+        runs.push(crate::pipeline::run(replay, &dir, p)?.summary.run);
+    }
+    let c = crate::calibrate::conclude(o, &runs[0], &runs[1], runs.get(2));
+    let json = serde_json::to_string_pretty(&c).expect("serializes") + "\n";
+    crate::report::put(out, "calibration.json", json.as_bytes())?;
+    let toml = crate::calibrate::calibrated_toml(&c, &o.replay.plan);
+    crate::report::put(out, "calibrated.toml", toml.as_bytes())?;
+    Ok(c)
 }
 
 /// What calibrate prints: the family in testing order, each procedure's

@@ -30,7 +30,7 @@ pub struct Compared {
 pub fn run(r: &Request) -> crate::Result<Compared> {
     let result = crate::diff::diff(&r.old, &r.new)?;
     let out = r.out.clone().unwrap_or_else(|| r.new.clone());
-    result.write_reports(&out)?;
+    crate::report::diff::write(&result, &out)?;
     let text = result.render_text(&out);
     Ok(Compared { result, out, text })
 }

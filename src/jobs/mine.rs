@@ -89,10 +89,38 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
         label: r.reading.label.clone(),
         from: r.reading.from,
     };
-    let mined = crate::mine::mine(&o, &r.out, progress)
+    let mined = crate::report::or_remove_new(&r.out, || mine_into(&o, &r.out, progress))
         .map_err(|e| super::in_config(e, r.config.as_deref()))?;
     let text = render(&mined, &r.out);
     Ok(MinedOut { mined, text })
+}
+
+/// Mine `o` into `out`: `proposals.csv`, `proposals.toml`, `missed.csv`,
+/// `risky_skips.csv`, `mine.json` and the `validation/` replay.
+fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
+    let v = crate::mine::mined_variant(o)?;
+    crate::read::reader::regular_files(&o.sources, "mine", "mining, then validating")?;
+    crate::report::claim_job_dir(out, &o.sources, "mine", o.force)?;
+    let scan = crate::mine::scan(o, v)?;
+    let cands = crate::mine::candidates(&scan, o.min_support);
+    let validation = out.join("validation");
+    let proposals = match cands.is_empty() {
+        // No validation this run: an earlier run's replay must not stay.
+        true => {
+            if validation.join(crate::report::MARKER).is_file() {
+                let _ = std::fs::remove_dir_all(&validation);
+            }
+            Vec::new()
+        }
+        false => {
+            let replay = crate::mine::validation_replay(o, v, &cands, &validation);
+            let run = crate::pipeline::run(replay, &validation, p)?.summary.run;
+            crate::mine::proposals(o, &cands, &run)
+        }
+    };
+    let mined = crate::mine::summarise(o, v, &scan, proposals);
+    crate::report::mine::all(&mined, &scan, o, v, out)?;
+    Ok(mined)
 }
 
 /// What mine prints: the proposals, the risky skips, the stress test.

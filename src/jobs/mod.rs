@@ -104,7 +104,7 @@ impl Reading {
         let label = self
             .label
             .clone()
-            .unwrap_or_else(|| crate::report::default_label(out));
+            .unwrap_or_else(|| crate::replay::options::default_label(out));
         self.apply(ReplayOptions::new(sources, plan, label))
     }
 

@@ -12,7 +12,6 @@ use serde::Serialize;
 use crate::config::{Plan, Variant};
 use crate::gate::ack_patterns;
 use crate::gate::pyre::PySet;
-use crate::pipeline::{self, Progress};
 use crate::replay::{DecisionsMode, ReplayOptions};
 use crate::stats::clopper_pearson_upper;
 use crate::summary::figures::{RunSummary, VariantSummary};
@@ -21,7 +20,6 @@ use crate::Error;
 pub mod phrases;
 pub mod scan;
 pub mod stress;
-mod write;
 
 use phrases::{cover, pattern};
 use scan::{Scan, ScanSetup};
@@ -59,7 +57,7 @@ impl MineOptions {
     pub fn run_name(&self, out: &Path) -> String {
         self.label
             .clone()
-            .unwrap_or_else(|| crate::report::default_label(out))
+            .unwrap_or_else(|| crate::replay::options::default_label(out))
     }
 }
 
@@ -117,7 +115,7 @@ pub struct StressSummary {
 }
 
 /// The variant to mine: named, else the first with the flag on.
-fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
+pub fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
     let vs = &o.plan.variants;
     let found = match &o.variant {
         Some(n) => vs.iter().find(|v| &v.name == n),
@@ -148,8 +146,12 @@ fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
     Ok(v)
 }
 
+/// A candidate: its language, its phrases and how many missed turns they
+/// cover.
+pub type Candidate = (String, Vec<String>, u64);
+
 /// One candidate pattern per language, from its missed drafts.
-fn candidates(scan: &Scan, min_support: u64) -> Vec<(String, Vec<String>, u64)> {
+pub fn candidates(scan: &Scan, min_support: u64) -> Vec<Candidate> {
     let mut out = Vec::new();
     for (lang, drafts) in &scan.missed {
         let chosen = cover(drafts, min_support, MAX_PHRASES);
@@ -184,7 +186,7 @@ pub struct Budget {
 
 /// The validation replay's plan: the mined variant (the baseline) and
 /// one variant per candidate, its list plus the candidate's pattern.
-fn validation_plan(o: &MineOptions, v: &Variant, cands: &[(String, Vec<String>, u64)]) -> Plan {
+fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
     let mut variants = vec![Variant {
         name: "mined".into(),
         config: v.config.clone(),
@@ -257,14 +259,14 @@ fn proposal(
     }
 }
 
-/// Replay the candidates into `dir` and read what each adds.
-fn validate(
+/// The replay that validates the candidates into `dir`: the mined variant
+/// and one variant per candidate (see [`proposals`]).
+pub fn validation_replay(
     o: &MineOptions,
     v: &Variant,
-    cands: &[(String, Vec<String>, u64)],
+    cands: &[Candidate],
     dir: &Path,
-    p: &dyn Progress,
-) -> crate::Result<Vec<Proposal>> {
+) -> ReplayOptions {
     let plan = validation_plan(o, v, cands);
     let mut replay = ReplayOptions::new(o.sources.clone(), plan, o.run_name(dir));
     replay.input.skip_invalid = o.skip_invalid;
@@ -277,7 +279,11 @@ fn validate(
         "mine's validation of variant {}: proposal-N adds the Nth proposed pattern to its list",
         v.name
     )];
-    let run: RunSummary = pipeline::run(replay, dir, p)?.summary.run;
+    replay
+}
+
+/// What each candidate adds, read from the validation replay's summary.
+pub fn proposals(o: &MineOptions, cands: &[Candidate], run: &RunSummary) -> Vec<Proposal> {
     let m = &run.variants["mined"];
     let budget = match o.max_regression_rate {
         Some(r) => Budget {
@@ -291,13 +297,13 @@ fn validate(
             from: "the mined variant's own upper 95% bound",
         },
     };
-    Ok(cands
+    cands
         .iter()
         .map(|(lang, ph, support)| {
             let v = &run.variants[&proposal_name(lang)];
             proposal((lang, ph, *support), v, m, &budget)
         })
-        .collect())
+        .collect()
 }
 
 /// The risky skips' counts and bound.
@@ -318,16 +324,8 @@ fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
     }
 }
 
-/// Mine `o` into `out`: `proposals.csv`, `proposals.toml`, `missed.csv`,
-/// `risky_skips.csv`, `mine.json` and the `validation/` replay.
-pub fn mine(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
-    crate::report::or_remove_new(out, || mine_into(o, out, p))
-}
-
-fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
-    let v = mined_variant(o)?;
-    crate::read::reader::regular_files(&o.sources, "mine", "mining, then validating")?;
-    crate::report::claim_job_dir(out, &o.sources, "mine", o.force)?;
+/// Scan `o`'s traffic as variant `v`'s gate sees it.
+pub fn scan(o: &MineOptions, v: &Variant) -> crate::Result<Scan> {
     let setup = ScanSetup {
         config: &v.config,
         cost: &o.plan.cost,
@@ -341,25 +339,11 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
             max_line_bytes: o.max_line_bytes,
         },
     };
-    let scan = scan::scan(&o.sources, o.max_line_bytes, &setup)?;
-    let cands = candidates(&scan, o.min_support);
-    let proposals = match cands.is_empty() {
-        // No validation this run: an earlier run's replay must not stay.
-        true => {
-            let old = out.join("validation");
-            if old.join(crate::report::MARKER).is_file() {
-                let _ = std::fs::remove_dir_all(&old);
-            }
-            Vec::new()
-        }
-        false => validate(o, v, &cands, &out.join("validation"), p)?,
-    };
-    let mined = summarise(o, v, &scan, proposals);
-    write::all(&mined, &scan, o, v, out)?;
-    Ok(mined)
+    scan::scan(&o.sources, o.max_line_bytes, &setup)
 }
 
-fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Proposal>) -> Mined {
+/// What was mined: the counts, the proposals and the notes.
+pub fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Proposal>) -> Mined {
     let mut notes = Vec::new();
     if scan.missed_unlisted > 0 {
         notes.push(format!(

@@ -7,7 +7,6 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use super::partial::{Frame, Header, PartialInput, PartialReader, Spec, State};
 use super::{Merged, Outcome, ReportFacts};
 use crate::replay::rows::field;
 use crate::replay::scope_columns::ScopeColumns;
@@ -16,6 +15,7 @@ use crate::replay::Format;
 use crate::replay::Warnings;
 use crate::report::{self, Staging, Streams};
 use crate::summary::build::SourceFacts;
+use crate::summary::partial::{Frame, Header, PartialInput, PartialReader, Spec, State};
 use crate::Error;
 
 /// What `merge` is asked to do.

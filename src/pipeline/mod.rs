@@ -22,9 +22,10 @@ mod merge;
 mod parse_only;
 pub mod partial;
 
+use crate::summary::partial::{Header, Spec, StateRef};
 pub use import::{import, ImportOptions, ImportOutcome};
 pub use merge::{merge, MergeOptions};
-use partial::{Header, PartialTarget, PartialWriter, Spec, StateRef};
+use partial::PartialTarget;
 
 pub use parse_only::{parse_only, Parsed};
 
@@ -105,7 +106,7 @@ pub fn run_to(
     let staging = targets.out.map(Staging::create).transpose()?;
     let sources = &opts.input.sources;
     let out = targets.out;
-    let sink = |t: PartialTarget| t.open(sources, out).and_then(PartialWriter::new);
+    let sink = |t: PartialTarget| t.open(sources, out).and_then(partial::writer);
     let partial = match targets.partial.map(sink).transpose() {
         Ok(p) => p,
         Err(e) => {
@@ -135,7 +136,7 @@ pub fn run_to(
 /// The outputs of a run in progress.
 struct Run {
     staging: Option<Staging>,
-    partial: Option<PartialWriter>,
+    partial: Option<partial::Writer>,
 }
 
 /// A run whose every file is written, ready to be moved into place.
@@ -144,7 +145,7 @@ struct Done(Outcome);
 impl Done {
     fn commit(self, run: Run) -> crate::Result<(Outcome, Vec<u8>)> {
         let bytes = match run.partial {
-            Some(p) => match p.finish() {
+            Some(p) => match partial::finish(p) {
                 Ok(b) => b,
                 Err(e) => {
                     if let Some(s) = run.staging {
@@ -168,7 +169,7 @@ impl Run {
             s.abandon();
         }
         if let Some(p) = self.partial {
-            p.discard();
+            partial::discard(p);
         }
     }
 

@@ -1,194 +1,37 @@
-//! A partial result: everything one shard's replay needs to be merged
-//! with others into the reports of one replay over all the shards' files.
-//!
-//! One zstd stream (with a content checksum) holding, after a magic line
-//! and a version, a sequence of frames `tag (1 byte), length (u64 LE),
-//! payload`:
-//!
-//! | tag | payload                                                         |
-//! |-----|-----------------------------------------------------------------|
-//! | `H` | the header (JSON): what must agree between shards ([`Spec`]), the shard's label, sources and scope columns |
-//! | `D` | rows of decisions.csv, as the replay formatted them (one frame per block) |
-//! | `M` | rows of mismatches.csv                                          |
-//! | `R` | rejected lines (JSON), with shard-local source indexes          |
-//! | `K` | the duplicate check's keys: (hash u64, source u32, line u64) LE, so the merge repeats the check over every shard in order |
-//! | `S` | the tallies (JSON): totals before any cap, regressions, sources |
-//! | `E` | the end (a file cut short has none)                             |
-//!
-//! Everything is exact: tallies are integers, rows are the bytes one replay
-//! writes, and the caps (segments past [`crate::pipeline::SEGMENT_LIMIT`],
-//! warnings' first lines) are applied at the merge.
+//! Where a run's partial result goes: a file (written beside its name,
+//! never over an input or a report file, moved into place when the run
+//! succeeds) or memory. The format itself is [`crate::summary::partial`].
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::Plan;
-use crate::replay::scope_columns::{Scan, ScopeColumns};
-use crate::replay::{
-    BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Tallies, Totals,
-};
-use crate::summary::build::SourceFacts;
+use crate::summary::partial::PartialWriter;
 use crate::Error;
 
-/// The first bytes of a partial result (after decompression).
-const MAGIC: &[u8] = b"critic-gate partial result\n";
-/// The version of the frames and their payloads; a merge refuses others.
-/// 2: the tallies know whether the scope dimensions overflowed, the scan
-/// lists at most so many keys.
-pub const VERSION: u32 = 3;
+/// A partial result being written to its sink.
+pub type Writer = PartialWriter<Sink>;
 
-/// Frame tags.
-pub mod tag {
-    pub const HEADER: u8 = b'H';
-    pub const DECISIONS: u8 = b'D';
-    pub const MISMATCHES: u8 = b'M';
-    pub const REJECTS: u8 = b'R';
-    pub const KEYS: u8 = b'K';
-    pub const STATE: u8 = b'S';
-    pub const END: u8 = b'E';
+/// Start writing a partial result into `sink`.
+pub fn writer(sink: Sink) -> crate::Result<Writer> {
+    let name = match &sink {
+        Sink::File { path, .. } => path.display().to_string(),
+        Sink::Memory(_) => "the partial result".to_string(),
+    };
+    PartialWriter::new(sink, name)
 }
 
-/// What every shard of one merge must have been replayed with: everything
-/// a figure depends on but the sources, the label and the file format.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Spec {
-    pub plan: Plan,
-    pub skip_invalid: bool,
-    pub decisions: DecisionsMode,
-    pub group_by: Vec<String>,
-    pub max_line_bytes: usize,
-    pub scope_columns: Option<Vec<String>>,
-    pub frontier: bool,
-    pub detail: bool,
-    pub notes: Vec<String>,
-    pub split: Option<crate::replay::options::Split>,
-    pub max_ack_share: f64,
+/// Finish the stream: the file is moved into place (or the bytes returned,
+/// for a memory sink).
+pub fn finish(w: Writer) -> crate::Result<Vec<u8>> {
+    w.finish()?.close()
 }
 
-impl Spec {
-    pub fn of(o: &ReplayOptions) -> Spec {
-        Spec {
-            plan: o.plan.clone(),
-            skip_invalid: o.input.skip_invalid,
-            decisions: o.tallies.decisions,
-            group_by: o.tallies.group_by.clone(),
-            max_line_bytes: o.input.max_line_bytes,
-            scope_columns: o.tallies.scope_columns.clone(),
-            frontier: o.outputs.frontier,
-            detail: o.tallies.detail,
-            notes: o.outputs.notes.clone(),
-            split: o.input.split,
-            max_ack_share: o.tallies.max_ack_share,
-        }
+/// Remove the file of a run that failed.
+pub fn discard(w: Writer) {
+    if let Some(sink) = w.abandon() {
+        sink.discard();
     }
-
-    /// The options of a replay over `sources` with this spec.
-    pub fn options(&self, sources: Vec<String>, label: String, format: Format) -> ReplayOptions {
-        let mut o = ReplayOptions::new(sources, self.plan.clone(), label);
-        o.input.skip_invalid = self.skip_invalid;
-        o.input.max_line_bytes = self.max_line_bytes;
-        o.input.split = self.split;
-        o.tallies = Tallies {
-            group_by: self.group_by.clone(),
-            scope_columns: self.scope_columns.clone(),
-            detail: self.detail,
-            max_ack_share: self.max_ack_share,
-            decisions: self.decisions,
-        };
-        o.outputs.format = format;
-        o.outputs.frontier = self.frontier;
-        o.outputs.notes = self.notes.clone();
-        o
-    }
-
-    /// What differs from `o`, first difference first, in the words of the
-    /// config file and the command line; None when they agree.
-    pub fn difference(&self, o: &Spec) -> Option<String> {
-        let (a, b) = (&self.plan, &o.plan);
-        let names = |p: &Plan| {
-            p.variants
-                .iter()
-                .map(|v| v.name.clone())
-                .collect::<Vec<_>>()
-        };
-        if names(a) != names(b) {
-            return Some(format!("variants {:?} against {:?}", names(a), names(b)));
-        }
-        if let Some((x, _)) = a
-            .variants
-            .iter()
-            .zip(&b.variants)
-            .find(|(x, y)| x.config != y.config)
-        {
-            return Some(format!("the gate settings of variant {:?}", x.name));
-        }
-        let differs = [
-            (a.baseline != b.baseline, "the baseline"),
-            (a.cost != b.cost, "the prices ([cost])"),
-            (a.check != b.check, "the budgets ([check])"),
-            (
-                a.deployment != b.deployment,
-                "the deployment ([deployment])",
-            ),
-            (self.skip_invalid != o.skip_invalid, "--skip-invalid"),
-            (self.decisions != o.decisions, "--decisions"),
-            (self.group_by != o.group_by, "--group-by"),
-            (self.max_line_bytes != o.max_line_bytes, "--max-line-bytes"),
-            (self.scope_columns != o.scope_columns, "--scope-columns"),
-            (self.max_ack_share != o.max_ack_share, "--max-ack-share"),
-            (
-                (self.frontier, self.detail, &self.notes, self.split)
-                    != (o.frontier, o.detail, &o.notes, o.split),
-                "the command (replay, sweep or calibrate)",
-            ),
-        ];
-        differs
-            .iter()
-            .find(|(d, _)| *d)
-            .map(|(_, what)| what.to_string())
-    }
-
-    /// A short hash of the spec, to name it in messages.
-    pub fn fingerprint(&self) -> String {
-        let json = serde_json::to_vec(self).expect("a spec serialises");
-        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
-    }
-}
-
-/// The header frame.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Header {
-    /// The tool's version that wrote the partial result.
-    pub tool: String,
-    pub spec: Spec,
-    /// The label the shard's rows carry (the merge puts its own).
-    pub label: String,
-    pub sources: Vec<String>,
-    /// The scope columns of the shard's rows, and the scan they were
-    /// found by (empty when `--scope-columns` named them).
-    pub scope: ScopeColumns,
-    pub scan: Scan,
-}
-
-/// The tallies frame: what the shard's reports are made from, before any
-/// cap.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct State {
-    pub totals: Totals,
-    pub regressions: Vec<Regression>,
-    pub sources: Vec<SourceFacts>,
-}
-
-/// The tallies frame as written (borrowed from the run).
-#[derive(Serialize)]
-pub struct StateRef<'a> {
-    pub totals: &'a Totals,
-    pub regressions: &'a [Regression],
-    pub sources: &'a [SourceFacts],
 }
 
 /// Where a run's partial result is asked to go.
@@ -231,11 +74,7 @@ fn is_partial_or_empty(path: &Path) -> bool {
     if f.metadata().is_ok_and(|m| m.len() == 0) {
         return true;
     }
-    let Ok(mut dec) = zstd::Decoder::new(f) else {
-        return false;
-    };
-    let mut magic = vec![0u8; MAGIC.len()];
-    dec.read_exact(&mut magic).is_ok() && magic == MAGIC
+    crate::summary::partial::is_partial(f)
 }
 
 /// A run killed outright (SIGKILL, a lost machine) leaves its temporary
@@ -358,7 +197,7 @@ impl Sink {
     }
 
     /// Move a finished file into place; the bytes of a memory sink.
-    fn close(self) -> crate::Result<Vec<u8>> {
+    pub fn close(self) -> crate::Result<Vec<u8>> {
         match self {
             Sink::Memory(v) => Ok(v),
             Sink::File { tmp, path, out } => {
@@ -377,7 +216,7 @@ impl Sink {
     }
 
     /// Remove what a failed run left.
-    fn discard(self) {
+    pub fn discard(self) {
         if let Sink::File { tmp, .. } = self {
             let _ = std::fs::remove_file(&tmp);
             crate::report::untrack_temp(&tmp);
@@ -399,248 +238,4 @@ impl Write for Sink {
             Sink::Memory(_) => Ok(()),
         }
     }
-}
-
-/// Writes a partial result as the replay runs.
-pub struct PartialWriter {
-    enc: zstd::Encoder<'static, Sink>,
-    name: String,
-    /// Reused for the binary keys of each block.
-    keys: Vec<u8>,
-}
-
-impl PartialWriter {
-    pub fn new(sink: Sink) -> crate::Result<PartialWriter> {
-        let name = match &sink {
-            Sink::File { path, .. } => path.display().to_string(),
-            Sink::Memory(_) => "the partial result".to_string(),
-        };
-        let fail = |e: std::io::Error| Error::Write(format!("{name}: {e}"));
-        // Level 1: the rows compress about 10x at several hundred MB/s, so
-        // writing keeps up with the replay.
-        let mut enc = zstd::Encoder::new(sink, 1).map_err(fail)?;
-        enc.include_checksum(true).map_err(fail)?;
-        enc.write_all(MAGIC).map_err(fail)?;
-        enc.write_all(&VERSION.to_le_bytes()).map_err(fail)?;
-        Ok(PartialWriter {
-            enc,
-            name,
-            keys: Vec::new(),
-        })
-    }
-
-    fn frame(&mut self, tag: u8, payload: &[u8]) -> crate::Result<()> {
-        let mut head = [0u8; 9];
-        head[0] = tag;
-        head[1..].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-        self.enc
-            .write_all(&head)
-            .and_then(|()| self.enc.write_all(payload))
-            .map_err(|e| Error::Write(format!("{}: {e}", self.name)))
-    }
-
-    fn json(&mut self, tag: u8, value: &impl Serialize) -> crate::Result<()> {
-        let bytes = serde_json::to_vec(value).map_err(|e| Error::Write(e.to_string()))?;
-        self.frame(tag, &bytes)
-    }
-
-    pub fn header(&mut self, h: &Header) -> crate::Result<()> {
-        self.json(tag::HEADER, h)
-    }
-
-    /// One block's rows, rejects and keys, in input order.
-    pub fn block(&mut self, res: &BlockResult) -> crate::Result<()> {
-        for (t, rows) in [
-            (tag::DECISIONS, &res.decisions_csv),
-            (tag::MISMATCHES, &res.mismatches_csv),
-        ] {
-            if !rows.is_empty() {
-                self.frame(t, rows)?;
-            }
-        }
-        if !res.rejects.is_empty() {
-            self.json(tag::REJECTS, &res.rejects)?;
-        }
-        if !res.keys.is_empty() {
-            let mut keys = std::mem::take(&mut self.keys);
-            keys.clear();
-            for &(k, source, line) in &res.keys {
-                keys.extend_from_slice(&k.to_le_bytes());
-                keys.extend_from_slice(&(source as u32).to_le_bytes());
-                keys.extend_from_slice(&line.to_le_bytes());
-            }
-            self.frame(tag::KEYS, &keys)?;
-            self.keys = keys;
-        }
-        Ok(())
-    }
-
-    /// The tallies and the end.
-    pub fn state(&mut self, state: &StateRef) -> crate::Result<()> {
-        self.json(tag::STATE, state)?;
-        self.frame(tag::END, &[])
-    }
-
-    /// Close the stream: the file is moved into place (or the bytes
-    /// returned, for a memory sink).
-    pub fn finish(self) -> crate::Result<Vec<u8>> {
-        let name = self.name;
-        let sink = self
-            .enc
-            .finish()
-            .map_err(|e| Error::Write(format!("{name}: {e}")))?;
-        sink.close()
-    }
-
-    /// Remove the file of a run that failed.
-    pub fn discard(self) {
-        if let Ok(sink) = self.enc.finish() {
-            sink.discard();
-        }
-    }
-}
-
-/// Where a partial result is read from.
-#[derive(Clone, Debug)]
-pub enum PartialInput {
-    File(PathBuf),
-    Memory { name: String, bytes: Arc<[u8]> },
-}
-
-impl PartialInput {
-    pub fn name(&self) -> String {
-        match self {
-            PartialInput::File(p) => p.display().to_string(),
-            PartialInput::Memory { name, .. } => name.clone(),
-        }
-    }
-}
-
-/// Reads a partial result frame by frame.
-pub struct PartialReader {
-    pub name: String,
-    dec: zstd::Decoder<'static, BufReader<Box<dyn Read + Send>>>,
-}
-
-/// One decoded frame.
-pub enum Frame {
-    Header(Box<Header>),
-    Decisions(Vec<u8>),
-    Mismatches(Vec<u8>),
-    Rejects(Vec<Reject>),
-    /// (hash, shard-local source, line) of each numbered turn.
-    Keys(Vec<(u64, usize, u64)>),
-    State(Box<State>),
-    End,
-}
-
-/// Frames longer than this are damage, not data (a block's rows are a few
-/// MB; the tallies at most a few hundred).
-const MAX_FRAME: u64 = 1 << 30;
-
-impl PartialReader {
-    pub fn open(input: &PartialInput) -> crate::Result<PartialReader> {
-        let name = input.name();
-        let raw: Box<dyn Read + Send> = match input {
-            PartialInput::File(p) => Box::new(
-                File::open(p).map_err(|e| Error::Read(format!("{name}: cannot open: {e}")))?,
-            ),
-            PartialInput::Memory { bytes, .. } => Box::new(std::io::Cursor::new(bytes.clone())),
-        };
-        let dec = zstd::Decoder::new(raw).map_err(|e| damaged(&name, &e.to_string()))?;
-        let mut r = PartialReader { name, dec };
-        let mut magic = vec![0u8; MAGIC.len() + 4];
-        r.dec
-            .read_exact(&mut magic)
-            .map_err(|_| damaged(&r.name, "not a critic-gate partial result"))?;
-        if &magic[..MAGIC.len()] != MAGIC {
-            return Err(damaged(&r.name, "not a critic-gate partial result"));
-        }
-        let version = u32::from_le_bytes(magic[MAGIC.len()..].try_into().expect("4 bytes"));
-        if version != VERSION {
-            return Err(Error::Read(format!(
-                "{}: a partial result of version {version}; this critic-gate ({}) reads version {VERSION}: replay the shard again with this version",
-                r.name,
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        Ok(r)
-    }
-
-    /// The next frame; a stream that ends before [`Frame::End`] is damaged.
-    pub fn next(&mut self) -> crate::Result<Frame> {
-        let mut head = [0u8; 9];
-        self.dec
-            .read_exact(&mut head)
-            .map_err(|e| damaged(&self.name, &format!("cut short ({e})")))?;
-        let len = u64::from_le_bytes(head[1..].try_into().expect("8 bytes"));
-        if len > MAX_FRAME {
-            return Err(damaged(&self.name, &format!("a frame of {len} bytes")));
-        }
-        let mut payload = vec![0u8; len as usize];
-        self.dec
-            .read_exact(&mut payload)
-            .map_err(|e| damaged(&self.name, &format!("cut short ({e})")))?;
-        self.decode(head[0], payload)
-    }
-
-    fn decode(&self, t: u8, payload: Vec<u8>) -> crate::Result<Frame> {
-        let json = |what: &str| damaged(&self.name, &format!("its {what} do not read"));
-        Ok(match t {
-            tag::HEADER => {
-                Frame::Header(serde_json::from_slice(&payload).map_err(|_| json("header"))?)
-            }
-            tag::DECISIONS => Frame::Decisions(payload),
-            tag::MISMATCHES => Frame::Mismatches(payload),
-            tag::REJECTS => {
-                Frame::Rejects(serde_json::from_slice(&payload).map_err(|_| json("rejects"))?)
-            }
-            tag::KEYS => Frame::Keys(keys(&payload).ok_or_else(|| json("keys"))?),
-            tag::STATE => {
-                Frame::State(serde_json::from_slice(&payload).map_err(|_| json("tallies"))?)
-            }
-            tag::END => Frame::End,
-            other => {
-                return Err(damaged(
-                    &self.name,
-                    &format!("an unknown frame {other:#04x}"),
-                ))
-            }
-        })
-    }
-
-    /// After [`Frame::End`]: the stream must end there, checksum intact.
-    pub fn expect_end(&mut self) -> crate::Result<()> {
-        let mut rest = Vec::new();
-        self.dec
-            .read_to_end(&mut rest)
-            .map_err(|e| damaged(&self.name, &e.to_string()))?;
-        match rest.is_empty() {
-            true => Ok(()),
-            false => Err(damaged(&self.name, "bytes after its end")),
-        }
-    }
-}
-
-fn keys(payload: &[u8]) -> Option<Vec<(u64, usize, u64)>> {
-    if !payload.len().is_multiple_of(20) {
-        return None;
-    }
-    Some(
-        payload
-            .chunks_exact(20)
-            .map(|c| {
-                let k = u64::from_le_bytes(c[..8].try_into().expect("8"));
-                let s = u32::from_le_bytes(c[8..12].try_into().expect("4")) as usize;
-                let l = u64::from_le_bytes(c[12..].try_into().expect("8"));
-                (k, s, l)
-            })
-            .collect(),
-    )
-}
-
-fn damaged(name: &str, why: &str) -> Error {
-    Error::Read(format!(
-        "{name}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`"
-    ))
 }

@@ -217,3 +217,13 @@ impl Split {
         h % u64::from(self.parts.max(1)) == u64::from(self.part)
     }
 }
+
+/// The output folder's name: what a run is called unless `--label` says
+/// (`.` and `..` are named by the folder they stand for; `run` when it has
+/// no name).
+pub fn default_label(out: &std::path::Path) -> String {
+    let named = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    named(out)
+        .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
+        .unwrap_or_else(|| "run".to_string())
+}

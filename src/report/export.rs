@@ -6,11 +6,11 @@ use std::io::Write;
 
 use polars::prelude::*;
 
-use super::schema::{self, Type};
 use super::staging::{write_error, Staging};
 use crate::config::Plan;
 use crate::replay::{Format, Regression, Totals};
 use crate::summary::build::Summary;
+use crate::summary::schema::{self, Type};
 use crate::Error;
 
 /// Why a report file could not be built or written; the writer that
@@ -117,7 +117,7 @@ pub enum Col {
     Bool(Vec<bool>),
 }
 
-/// Build the DataFrame of a declared table (see [`super::schema`]): the
+/// Build the DataFrame of a declared table (see [`crate::summary::schema`]): the
 /// columns must be the declared ones, in order, of the declared types,
 /// empty only where the column may be; anything else is a bug reported as
 /// a write error, never a report that differs from its schema.

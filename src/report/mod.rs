@@ -6,24 +6,22 @@
 //! a half-written or partial report.
 
 pub mod charts;
+pub mod diff;
 mod export;
 pub mod frontier;
 pub mod markdown;
-pub mod read;
-pub mod schema;
+pub mod mine;
 mod staging;
 mod streams;
 mod tables;
 
 pub use staging::{
-    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, default_label, or_remove_new, put,
-    track_temp, untrack_temp, Staging, MARKER,
+    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, or_remove_new, put, track_temp,
+    untrack_temp, Staging, MARKER,
 };
 pub use streams::Streams;
 
-pub use export::{
-    declared_frame, labelled, write_all, write_csv, Col, Export, ReplayReport, WriteFailure,
-};
+pub use export::{write_all, Export, ReplayReport};
 pub use streams::STREAMED_FILES;
 use tables::{
     FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv,
@@ -74,8 +72,7 @@ pub fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {
         .collect()
 }
 
-/// The files `diff` writes, by default into the new replay's folder.
-pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
+pub use crate::summary::schema::DIFF_FILES;
 
 /// Every report file that may sit in a replay folder: the replay's own
 /// (streamed and exported) and `diff`'s. A new replay removes those it did

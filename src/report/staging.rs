@@ -68,16 +68,6 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     }
 }
 
-/// The output folder's name: what a run is called unless `--label` says
-/// (`.` and `..` are named by the folder they stand for; `run` when it has
-/// no name).
-pub fn default_label(out: &Path) -> String {
-    let named = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-    named(out)
-        .or_else(|| fs::canonicalize(out).ok().as_deref().and_then(named))
-        .unwrap_or_else(|| "run".to_string())
-}
-
 /// The staging folder of the run in progress (and the output folder when
 /// the run created it), so a signal handler can remove them; held locked
 /// while the reports are moved into place.

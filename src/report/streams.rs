@@ -10,11 +10,11 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::export::parquet_name;
-use super::schema::{self, RunColumn, Type};
 use super::staging::{write_error, Staging};
 use crate::replay::rows::{header, MISMATCH_HEADER};
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::{BlockResult, DecisionsMode, Format, Reject, ReplayOptions};
+use crate::summary::schema::{self, RunColumn, Type};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
 pub const STREAMED_FILES: [&str; 3] = ["decisions.csv", "mismatches.csv", "rejects.jsonl"];

@@ -5,7 +5,6 @@ use std::io::Write;
 use polars::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
-use super::schema;
 use crate::gate::Reason;
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::skips::{self, SkipTally};
@@ -13,6 +12,7 @@ use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN,
 use crate::replay::MatrixCell;
 use crate::replay::DRAFT_LENGTH;
 use crate::summary::numbers::{ms, sig, usd};
+use crate::summary::schema;
 
 /// `summary.csv`: one row per variant, every metric a column.
 pub struct SummaryCsv;
@@ -402,7 +402,7 @@ impl MatrixCsv {
 }
 
 /// `schema.json`: the data dictionary of every CSV report (see
-/// [`super::schema`]).
+/// [`crate::summary::schema`]).
 pub struct SchemaJson;
 
 impl Export for SchemaJson {
@@ -411,7 +411,7 @@ impl Export for SchemaJson {
     }
 
     fn write(&self, r: &ReplayReport, out: &mut dyn Write) -> Result<(), WriteFailure> {
-        let text = serde_json::to_string_pretty(&super::schema::to_json(r.scope_keys))
+        let text = serde_json::to_string_pretty(&crate::summary::schema::to_json(r.scope_keys))
             .map_err(WriteFailure::from)?;
         writeln!(out, "{text}").map_err(WriteFailure::from)
     }

@@ -600,7 +600,7 @@ mod tests {
     fn fields_are_the_summary_columns() {
         let v = VariantSummary::default();
         let mut fields: Vec<String> = v.to_map().keys().cloned().collect();
-        let mut cols: Vec<String> = crate::report::schema::table("summary.csv")
+        let mut cols: Vec<String> = crate::summary::schema::table("summary.csv")
             .columns
             .iter()
             .skip(1)

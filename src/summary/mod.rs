@@ -10,5 +10,7 @@ pub mod figures;
 pub mod frontier;
 pub mod metrics;
 pub mod numbers;
-
-pub use metrics::SCHEMA_VERSION;
+pub mod partial;
+pub mod read;
+pub mod schema;
+pub mod text;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 use serde_json::Value;
 
-use super::schema::SCHEMA_VERSION;
+use super::metrics::SCHEMA_VERSION;
 use crate::summary::figures::{RunSummary, VariantSummary};
 
 /// Why a verdict cannot be given (exit 2).

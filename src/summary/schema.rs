@@ -12,7 +12,10 @@ use serde_json::{json, Value};
 use crate::summary::metrics::VARIANT_COLUMNS;
 pub use crate::summary::metrics::{col, opt, Column, Type, DECISION};
 
-pub use crate::summary::SCHEMA_VERSION;
+pub use super::metrics::SCHEMA_VERSION;
+
+/// The files `diff` writes, by default into the new replay's folder.
+pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
 
 /// One report table: its file, what a row is, and its columns in order.
 #[derive(Clone, Copy, Debug)]
@@ -727,7 +730,7 @@ pub fn reference_markdown() -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "# Reports reference\n\n\
-         Generated from the schema declaration (`src/report/schema.rs`) by a\n\
+         Generated from the schema declaration (`src/summary/schema.rs`) by a\n\
          test: do not edit by hand. Every table is written as CSV, Parquet or\n\
          both (`--format`); `schema.json` in each report folder says the same,\n\
          with the run's own scope columns.\n\n\

@@ -1,0 +1,51 @@
+//! Text from traffic or the command line as Markdown that shows it as it
+//! is, shared by report.md and `check --markdown`.
+
+/// How many regressions the report lists.
+pub const TOP_REGRESSIONS: usize = 10;
+
+/// A draft shortened for a table cell.
+pub fn excerpt(s: &str, n: usize) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let short: String = one_line.chars().take(n).collect();
+    let short = md_text(&short);
+    if one_line.chars().count() > n {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+/// Text from traffic or the command line as Markdown that shows it as it
+/// is: `<`, `>` and `&` as entities (no HTML, no images that load), and
+/// the punctuation of links, emphasis, code and tables escaped (no
+/// `[c](javascript:...)`), since report.md and `check --markdown` are
+/// rendered (a pull request, a CI step summary).
+pub fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '~' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // GitHub makes links of a bare `https://...` and `www.` in text;
+            // escaped, they stay text. (It still makes a `mailto:` link of
+            // `name@host`, which escaping does not stop.)
+            ':' if s[i..].starts_with("://") => out.push_str("\\:"),
+            '.' if out.len() >= 3
+                && out.as_bytes()[out.len() - 3..].eq_ignore_ascii_case(b"www") =>
+            {
+                out.push_str("\\.")
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
