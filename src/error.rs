@@ -19,8 +19,9 @@ pub enum Error {
     },
     /// An input that could not be read (a missing file, a broken stream).
     Read(String),
-    /// An invalid config: a key, a value or a pattern.
-    Config(String),
+    /// An invalid config: a key, a value or a pattern, with its file and
+    /// what kind of fault it is.
+    Config(crate::config::ConfigError),
     /// A request that cannot be carried out as given (an output folder
     /// that holds an input, a `--group-by` that repeats a dimension).
     Usage(String),
@@ -58,8 +59,8 @@ impl fmt::Display for Error {
                 reason,
                 skippable: false,
             } => write!(f, "{source}:{line}: {reason}"),
+            Error::Config(e) => write!(f, "{e}"),
             Error::Read(m)
-            | Error::Config(m)
             | Error::Usage(m)
             | Error::Write(m)
             | Error::CannotJudge(m)
@@ -72,7 +73,7 @@ impl std::error::Error for Error {}
 
 impl From<crate::config::ConfigError> for Error {
     fn from(e: crate::config::ConfigError) -> Error {
-        Error::Config(e.to_string())
+        Error::Config(e)
     }
 }
 
@@ -107,7 +108,7 @@ mod tests {
         let kinds = [
             e,
             Error::Read("r".into()),
-            Error::Config("c".into()),
+            Error::Config(crate::config::ConfigError::value("c")),
             Error::Usage("u".into()),
             Error::Write("w".into()),
             Error::CannotJudge("j".into()),

@@ -179,7 +179,12 @@ pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
         .map(|v| {
             Gate::new_cached(v.config.clone(), &mut cache)
                 .map(|g| (v.clone(), g))
-                .map_err(|e| crate::Error::Config(format!("variant {}: {e}", v.name)))
+                .map_err(|e| {
+                    crate::Error::Config(crate::config::ConfigError::value(format!(
+                        "variant {}: {e}",
+                        v.name
+                    )))
+                })
         })
         .collect()
 }

@@ -18,6 +18,10 @@ class InputError(CriticGateError):
 
 class ConfigError(CriticGateError):
     """An invalid config: a key, a value or a pattern."""
+    file: Optional[str]
+    """The config file, or None for config text or the defaults."""
+    kind: str
+    """"unreadable", "syntax", "field" or "value"."""
 
 class UsageError(CriticGateError):
     """A request that cannot be carried out as given."""

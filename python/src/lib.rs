@@ -68,7 +68,8 @@ create_exception!(
 );
 
 /// The library's error as the exception of its kind (an invalid line
-/// also carries its source, line and reason as attributes).
+/// also carries its source, line and reason as attributes; a config error
+/// its file, or None, and its kind: unreadable, syntax, field or value).
 fn fail(e: critic_gate::Error) -> PyErr {
     use critic_gate::Error::*;
     let m = e.to_string();
@@ -88,7 +89,21 @@ fn fail(e: critic_gate::Error) -> PyErr {
             set.err().unwrap_or(err)
         }),
         Read(_) => InputError::new_err(m),
-        Config(_) => ConfigError::new_err(m),
+        Config(c) => Python::attach(|py| {
+            use critic_gate::config::ConfigErrorKind as K;
+            let kind = match &c.kind {
+                K::Unreadable(_) => "unreadable",
+                K::Syntax(_) => "syntax",
+                K::Field(_) => "field",
+                K::Value(_) => "value",
+            };
+            let err = ConfigError::new_err(m);
+            let v = err.value(py);
+            let set = v
+                .setattr("file", c.file)
+                .and_then(|()| v.setattr("kind", kind));
+            set.err().unwrap_or(err)
+        }),
         Usage(_) => UsageError::new_err(m),
         Write(_) => WriteError::new_err(m),
         CannotJudge(_) => CannotJudgeError::new_err(m),

@@ -103,8 +103,9 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
         critic_gate.replay([root / "datasets/invalid.jsonl"], out=tmp_path / "x")
     assert (Path(bad.value.source).name, bad.value.line) == ("invalid.jsonl", 2)
     assert bad.value.reason.startswith("confidence must be a number"), bad.value.reason
-    with pytest.raises(critic_gate.ConfigError, match="config.toml"):
+    with pytest.raises(critic_gate.ConfigError, match="config.toml") as e:
         critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
+    assert e.value.kind == "syntax", e.value.kind
     with pytest.raises(critic_gate.UsageError, match="given twice"):
         critic_gate.replay([root / "datasets/seed.jsonl"], group_by=["critic.model"] * 2)
     with pytest.raises(critic_gate.UsageError, match='--decisions "sometimes": give all, changed or none'):
@@ -178,8 +179,9 @@ def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
         critic_gate.check(report, max_regressions=0)
     bad = tmp_path / "bad-check.toml"
     bad.write_text("[check]\nmin_skip_rate = 1.5\n")
-    with pytest.raises(critic_gate.ConfigError, match=r"\[check\] min_skip_rate in .*bad-check.toml must be a rate"):
+    with pytest.raises(critic_gate.ConfigError, match=r"bad-check.toml: \[check\] min_skip_rate must be a rate") as e:
         critic_gate.check(report, bad)
+    assert (Path(e.value.file).name, e.value.kind) == ("bad-check.toml", "field")
     with pytest.raises(ValueError, match="format='csv'"):
         critic_gate.sweep(seed, sweep_toml, tmp_path / "py/sweep-csv", format="csv")
     assert not (tmp_path / "py/sweep-csv").exists(), "refused before any work"

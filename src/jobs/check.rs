@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use crate::check::{judge, passed, regressions_judged, render_markdown, render_text};
 use crate::check::{BudgetResult, ReplayDir};
-use crate::config::{CheckConfig, ConfigFile};
+use crate::config::{CheckConfig, ConfigError, ConfigErrorKind, ConfigFile};
+use crate::vocab::FieldError;
 use crate::Error;
 
 /// What to judge, and against what.
@@ -49,12 +50,16 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
             .map_err(|e| match (&r.config, r.budgets.get(*b)) {
                 // A bad value in the file is the config's error; one given
                 // directly is the request's.
-                (Some(c), None) => Error::Config(format!(
-                    "[check] {} in {} {}",
-                    b.key(),
-                    c.display(),
-                    e.reason
-                )),
+                (Some(c), None) => Error::Config(
+                    ConfigError {
+                        file: None,
+                        kind: ConfigErrorKind::Field(FieldError {
+                            field: format!("[check] {}", b.key()),
+                            reason: e.reason,
+                        }),
+                    }
+                    .in_file(Some(c)),
+                ),
                 _ => Error::Usage(format!("{} {}", b.flag(), e.reason)),
             })?;
     }

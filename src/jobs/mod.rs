@@ -125,13 +125,7 @@ impl Reading {
 /// wraps it.
 pub fn in_config(e: crate::Error, config: Option<&Path>) -> crate::Error {
     match (e, config) {
-        (crate::Error::Config(m), Some(p)) => {
-            let file = p.display().to_string();
-            match m.starts_with(&file) {
-                true => crate::Error::Config(m),
-                false => crate::Error::Config(format!("{file}: {m}")),
-            }
-        }
+        (crate::Error::Config(c), Some(p)) => crate::Error::Config(c.in_file(Some(p))),
         (e, _) => e,
     }
 }

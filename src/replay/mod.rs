@@ -72,8 +72,12 @@ impl Replayer {
             .variants
             .iter()
             .map(|v| {
-                Gate::new_cached(v.config.clone(), &mut cache)
-                    .map_err(|e| crate::Error::Config(format!("variant {}: {e}", v.name)))
+                Gate::new_cached(v.config.clone(), &mut cache).map_err(|e| {
+                    crate::Error::Config(crate::config::ConfigError::value(format!(
+                        "variant {}: {e}",
+                        v.name
+                    )))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let legacy_check = opts

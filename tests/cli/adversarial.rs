@@ -625,7 +625,11 @@ fn a_bad_budget_is_named_where_it_came_from() {
         &["check", "reports/seed", "--config", cfg.to_str().unwrap()],
         None,
     );
-    expect_error(&o, 2, "[check] min_skip_rate in ");
+    expect_error(
+        &o,
+        2,
+        &format!("{}: [check] min_skip_rate must be a rate", cfg.display()),
+    );
     let o = run(&["check", "reports/seed", "--min-skip-rate", "2"], None);
     expect_error(&o, 2, "--min-skip-rate must be a rate in [0, 1], got 2");
 }
