@@ -38,7 +38,9 @@ def partials(
     )
 
     def to_partial(row: dict[str, Any]) -> dict[str, Any]:
-        part = critic_gate.replay_partial(row["bytes"], row["path"], config_text, **opts)
+        part = critic_gate.replay_partial(
+            row["bytes"], row["path"], config_text=config_text, **opts
+        )
         return {"path": row["path"], "partial": part}
 
     rows = files.map(to_partial).take_all()

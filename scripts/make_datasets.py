@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the small committed datasets in datasets/ (run from the repo root).
 
-Each file tells one part of the story; the README's "Datasets and reports"
+Each file tells one part of the story; docs/datasets.md
 table says which.
 """
 import json

@@ -307,9 +307,17 @@ pub fn render_text(results: &[BudgetResult]) -> String {
     }
     let failed = results.iter().filter(|r| !r.pass).count();
     if failed == 0 {
-        let _ = writeln!(s, "check passed: {} budgets", results.len());
+        let _ = writeln!(
+            s,
+            "check passed: {}",
+            crate::summary::text::count(results.len() as u64, "budget", "budgets")
+        );
     } else {
-        let _ = writeln!(s, "check FAILED: {failed} of {} budgets", results.len());
+        let _ = writeln!(
+            s,
+            "check FAILED: {failed} of {}",
+            crate::summary::text::count(results.len() as u64, "budget", "budgets")
+        );
     }
     s
 }

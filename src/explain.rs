@@ -55,8 +55,50 @@ fn legacy_trace(e: &Evaluation, turn: &Turn, out: &mut String) {
     }
 }
 
+/// The ack pattern that matched a draft, and the text it matched.
+pub struct AckMatch {
+    /// Its place in the variant's list (from 0), and the list's length.
+    pub index: usize,
+    pub of: usize,
+    pub pattern: String,
+    /// Whether the list is symfonic's built-ins.
+    pub builtin: bool,
+    pub matched: String,
+}
+
+impl AckMatch {
+    /// `built-in, en` or `the variant's own`.
+    fn whose(&self) -> String {
+        match self.builtin {
+            true => format!(
+                "built-in, {}",
+                crate::gate::BUILTIN_ACK_LANGUAGES
+                    .get(self.index)
+                    .copied()
+                    .unwrap_or("?")
+            ),
+            false => "the variant's own".to_string(),
+        }
+    }
+}
+
+/// Which of `gate`'s patterns matches `draft` first, and what it matched.
+pub fn ack_match(gate: &Gate, draft: &str) -> Option<AckMatch> {
+    let f = crate::gate::DraftFeatures::of(draft);
+    let lowered = f.lowered();
+    let (index, (a, b)) = gate.first_ack_match(lowered)?;
+    let patterns = crate::gate::ack_patterns(gate.config());
+    Some(AckMatch {
+        index,
+        of: patterns.len(),
+        pattern: patterns[index].clone(),
+        builtin: gate.config().metacognition_trivial_ack_patterns.is_empty(),
+        matched: lowered.get(a..b).unwrap_or_default().to_string(),
+    })
+}
+
 /// Why the smart gate fires or skips: its floors, then the ack check.
-fn smart_trace(e: &Evaluation, out: &mut String) {
+fn smart_trace(e: &Evaluation, gate: &Gate, draft: &str, out: &mut String) {
     let smart = if e.smart_fires() { "fires" } else { "skips" };
     out.push_str(&format!("  smart {smart}: {}\n", e.smart_reasons()));
     let floors: Vec<&str> = e.floors.iter().map(Reason::name).collect();
@@ -73,10 +115,21 @@ fn smart_trace(e: &Evaluation, out: &mut String) {
     }
     let a = &e.ack;
     let pattern = match a.pattern {
-        PatternCheck::Matched => "an ack pattern matches",
-        PatternCheck::NoMatch => "no ack pattern matches",
-        PatternCheck::NotChecked => "patterns not run (they cannot change the decision)",
-        PatternCheck::Aborted => "a pattern hit the backtracking limit",
+        PatternCheck::Matched => match ack_match(gate, draft) {
+            Some(m) => format!(
+                "ack pattern {} of {} ({}) matches {} in the lowered draft",
+                m.index + 1,
+                m.of,
+                m.whose(),
+                quote(&m.matched, 60)
+            ),
+            None => "an ack pattern matches".to_string(),
+        },
+        PatternCheck::NoMatch => "no ack pattern matches".to_string(),
+        PatternCheck::NotChecked => {
+            "patterns not run (they cannot change the decision)".to_string()
+        }
+        PatternCheck::Aborted => "a pattern hit the backtracking limit".to_string(),
     };
     out.push_str(&format!(
         "    ack check: {}; {}; {}; {pattern} => {}\n",
@@ -118,7 +171,7 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
             decision_word(e.fires())
         ));
         if e.selective {
-            smart_trace(&e, &mut out);
+            smart_trace(&e, gate, &turn.draft, &mut out);
         } else {
             legacy_trace(&e, turn, &mut out);
         }
@@ -137,7 +190,7 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
 
 /// One variant's evaluation as JSON (the fields of the conformance cases,
 /// plus the trace).
-pub fn evaluation_json(name: &str, e: &Evaluation) -> Value {
+pub fn evaluation_json(name: &str, e: &Evaluation, m: Option<&AckMatch>) -> Value {
     let pattern = match e.ack.pattern {
         PatternCheck::Matched => "matched",
         PatternCheck::NoMatch => "no_match",
@@ -167,6 +220,13 @@ pub fn evaluation_json(name: &str, e: &Evaluation) -> Value {
             "too_long": e.ack.too_long,
             "claims": e.ack.claims,
             "pattern": pattern,
+            // Which pattern matched first, and the lowered text it matched.
+            "match": m.map(|m| json!({
+                "index": m.index,
+                "pattern": m.pattern,
+                "builtin": m.builtin,
+                "text": m.matched,
+            })),
         },
     })
 }
@@ -211,7 +271,13 @@ pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
         "draft_code_points": turn.draft.chars().count(),
         "variants": variants
             .iter()
-            .map(|(v, g)| evaluation_json(&v.name, &g.evaluate(turn)))
+            .map(|(v, g)| {
+                let e = g.evaluate(turn);
+                let m = (e.ack.pattern == PatternCheck::Matched)
+                    .then(|| ack_match(g, &turn.draft))
+                    .flatten();
+                evaluation_json(&v.name, &e, m.as_ref())
+            })
             .collect::<Vec<_>>(),
     })
 }

@@ -1,7 +1,7 @@
 //! `synth`: realistic recorded traffic for benchmarks and demos,
 //! deterministic for a given seed.
 //!
-//! The mix (documented in the README):
+//! The mix (documented in docs/datasets.md):
 //! - runs of 1 to 12 turns; scope `{tenant (8), channel (web/slack/email)}`;
 //! - language: en 60%, es 12%, de 8%, fr 8%, pt 5%, ja 4%, it 3%;
 //! - drafts: 35% acknowledgements in the turn's language (Japanese and

@@ -11,7 +11,7 @@ The shard API runs the same replay file by file on many machines and merges
 the partial results into the reports of one replay over every file, byte
 for byte:
 
-    parts = [critic_gate.replay_partial(data, path, config_text) for ...]
+    parts = [critic_gate.replay_partial(data, path, config_text=text) for ...]
     report = critic_gate.merge(parts, "reports/month")
 
 Every table crosses from the replay as Parquet with its declared schema
@@ -169,8 +169,10 @@ def replay(
     **options: Any,
 ) -> Report:
     """Replay traffic files (JSON Lines, plain, .gz or .zst) through every
-    variant of ``config`` (a gate config file; None: symfonic's defaults
-    as ``legacy`` and ``smart``).
+    variant of ``config`` (a gate config file's path), or of
+    ``config_text=`` (its TOML text); neither: symfonic's defaults as
+    ``legacy`` and ``smart``. :func:`replay_partial` takes the config the
+    same way.
 
     ``out``: the report folder, written as ``critic-gate replay --out``
     writes it (``format``: both, or parquet only; the DataFrames are read
@@ -193,13 +195,17 @@ def replay(
     )
 
 
-def replay_partial(data: bytes, source: str, config: str, **options: Any) -> bytes:
+def replay_partial(
+    data: bytes, source: str, config: Optional[PathLike] = None, **options: Any
+) -> bytes:
     """The partial result of one shard: ``data`` (the bytes of one traffic
-    file, plain, gzip or zstd) replayed as the file named ``source`` under
-    ``config``, the gate config's TOML text (not a path: workers may not
-    see the driver's files). ``options`` as for :func:`replay`. Every
-    shard of one merge must use the same config and options."""
-    return _native.replay_partial(data, source, config, **options)
+    file, plain, gzip or zstd) replayed as the file named ``source``, under
+    ``config`` (a config file's path) or ``config_text=`` (its TOML text,
+    for workers that do not see the driver's files), as :func:`replay`
+    takes them. ``options`` as for :func:`replay`. Every shard of one
+    merge must use the same config and options."""
+    cfg = os.fspath(config) if config is not None else None
+    return _native.replay_partial(data, source, cfg, **options)
 
 
 def merge(

@@ -45,8 +45,8 @@ def replay(
 ) -> None:
     """Replay ``paths`` into the report folder ``out``."""
 
-def replay_partial(data: bytes, source: str, config: str, **options: Any) -> bytes:
-    """One shard's partial result (``config``: the config's TOML text)."""
+def replay_partial(data: bytes, source: str, config: Optional[str] = None, **options: Any) -> bytes:
+    """One shard's partial result (``config``: a path; ``config_text=``: TOML text)."""
 
 def merge(
     partials: list[Union[bytes, str]], out: str, label: Optional[str] = None, format: str = "both", force: bool = False

@@ -134,6 +134,30 @@ fn plan_from_text(text: &str) -> PyResult<Plan> {
         .map_err(|e| fail(e.into()))
 }
 
+/// The plan of `replay` and `replay_partial`, given the same way by both:
+/// `config`, a file's path, or `config_text`, its TOML text (neither:
+/// symfonic's defaults).
+fn plan_of(config: Option<&str>, config_text: Option<&str>) -> PyResult<Plan> {
+    match (config, config_text) {
+        (Some(_), Some(_)) => Err(PyValueError::new_err(
+            "give config (a file's path) or config_text (TOML text), not both",
+        )),
+        (None, Some(text)) => plan_from_text(text),
+        (Some(path), None) if !Path::new(path).exists() && looks_like_toml(path) => {
+            Err(PyValueError::new_err(format!(
+                "config is a config file's path, and {:?} is no file but looks like TOML text: give it as config_text=",
+                path.chars().take(40).collect::<String>()
+            )))
+        }
+        (path, None) => plan_from_file(path),
+    }
+}
+
+/// Whether a `config` that is no file was meant as TOML text.
+fn looks_like_toml(s: &str) -> bool {
+    s.is_empty() || s.contains('\n') || s.contains('=') || s.trim_start().starts_with('[')
+}
+
 /// The keyword options `replay` and `replay_partial` share with the
 /// command line's flags (`skip_invalid=True` is `--skip-invalid`).
 struct Flags {
@@ -141,9 +165,12 @@ struct Flags {
     decisions: Option<String>,
     group_by: Vec<String>,
     scope_columns: Option<Vec<String>>,
+    /// The config's TOML text, when `config` (a path) is not given.
+    config_text: Option<String>,
 }
 
-const FLAGS: [&str; 8] = [
+const FLAGS: [&str; 9] = [
+    "config_text",
     "skip_invalid",
     "decisions",
     "group_by",
@@ -179,6 +206,7 @@ impl Flags {
             decisions: k.get("decisions")?,
             group_by: k.get("group_by")?.unwrap_or_default(),
             scope_columns: k.get("scope_columns")?,
+            config_text: k.get("config_text")?,
         })
     }
 
@@ -231,9 +259,9 @@ fn replay(
             "paths: give at least one traffic file",
         ));
     }
-    let plan = plan_from_file(config)?;
-    let mut opts =
-        Flags::of(options)?.apply(ReplayOptions::new(paths, plan, self::label(label, &out)?))?;
+    let flags = Flags::of(options)?;
+    let plan = plan_of(config, flags.config_text.as_deref())?;
+    let mut opts = flags.apply(ReplayOptions::new(paths, plan, self::label(label, &out)?))?;
     opts.outputs.format = self::format(format)?;
     py.detach(|| critic_gate::replay_into(opts, &out, &()))
         .map(drop)
@@ -241,20 +269,21 @@ fn replay(
 }
 
 /// The partial result of one shard: `data` (JSON Lines, plain, gzip or
-/// zstd) read as the file `source`, replayed under the config `config`
-/// (TOML text).
+/// zstd) read as the file `source`, replayed under `config` (a file's
+/// path) or `config_text` (its TOML text), as `replay` takes them.
 #[pyfunction]
-#[pyo3(signature = (data, source, config, **options))]
+#[pyo3(signature = (data, source, config=None, **options))]
 fn replay_partial<'py>(
     py: Python<'py>,
     data: &[u8],
     source: String,
-    config: &str,
+    config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let plan = plan_from_text(config)?;
+    let flags = Flags::of(options)?;
+    let plan = plan_of(config, flags.config_text.as_deref())?;
     let shard = ReplayOptions::new(vec![source], plan, "shard".into());
-    let mut opts = Flags::of(options)?.apply(shard)?;
+    let mut opts = flags.apply(shard)?;
     opts.input.source_bytes = Some(Arc::from(data));
     let targets = Targets {
         out: None,

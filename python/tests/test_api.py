@@ -63,7 +63,7 @@ def test_partials_in_memory_merge_into_one_replay(root: Path, tmp_path: Path, cl
         # Named scope columns: the files do not all have scopes, so the
         # columns each shard would find from its own first turns differ.
         opts = {"skip_invalid": True, "scope_columns": ["tenant", "channel"]}
-        parts.append(critic_gate.replay_partial(data, n, config, **opts))
+        parts.append(critic_gate.replay_partial(data, n, config_text=config, **opts))
     # Partial results as bytes, or as files the CLI wrote (read by path).
     cli_part = tmp_path / "floors.partial"
     run_cli(cli, "replay", names[3], "--config", "datasets/gate.toml", "--skip-invalid",
@@ -89,13 +89,13 @@ def test_errors_name_file_line_and_reason(root: Path, tmp_path: Path) -> None:
         critic_gate.replay([root / "datasets/invalid.jsonl"], out=tmp_path / "x")
     assert not (tmp_path / "x").exists(), "nothing half-written"
     with pytest.raises(critic_gate.CriticGateError, match=r"shard\.jsonl:1: "):
-        critic_gate.replay_partial(b"{not json}\n", "shard.jsonl", "")
+        critic_gate.replay_partial(b"{not json}\n", "shard.jsonl", config_text="")
     with pytest.raises(critic_gate.CriticGateError, match=r"partials\[0\]: damaged partial result"):
         critic_gate.merge([b"not a partial"])
     with pytest.raises(TypeError, match='unknown option "skip_invalidd"'):
         critic_gate.replay([root / "datasets/seed.jsonl"], skip_invalidd=True)
     with pytest.raises(critic_gate.CriticGateError, match="config.toml"):
-        critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
+        critic_gate.replay_partial(b"", "s.jsonl", config_text="threshold = ")
 
 
 def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
     assert (Path(bad.value.source).name, bad.value.line) == ("invalid.jsonl", 2)
     assert bad.value.reason.startswith("confidence must be a number"), bad.value.reason
     with pytest.raises(critic_gate.ConfigError, match="config.toml") as e:
-        critic_gate.replay_partial(b"", "s.jsonl", "threshold = ")
+        critic_gate.replay_partial(b"", "s.jsonl", config_text="threshold = ")
     assert e.value.kind == "syntax", e.value.kind
     with pytest.raises(critic_gate.UsageError, match="given twice"):
         critic_gate.replay([root / "datasets/seed.jsonl"], group_by=["critic.model"] * 2)
@@ -130,7 +130,7 @@ def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_pat
     with pytest.raises(critic_gate.CriticGateError, match="given twice"):
         critic_gate.replay([seed], group_by=["critic.model", "critic.model"])
     with pytest.raises(critic_gate.CriticGateError, match="given twice"):
-        critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", "", group_by=["critic.model"] * 2)
+        critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", group_by=["critic.model"] * 2)
     with pytest.raises(ValueError, match="non-empty name"):
         critic_gate.replay([seed], label="")
     with pytest.raises(ValueError, match="at least one traffic file"):
@@ -212,4 +212,24 @@ def test_replay_takes_the_clis_reading_flags(root: Path, tmp_path: Path, cli: st
         critic_gate.replay(t, config=cfg, from_="openai-chat", max_ack_share=0.0)
     with pytest.raises(critic_gate.UsageError, match='--from "csv"'):
         critic_gate.replay(t, from_="csv")
+
+
+def test_replay_and_replay_partial_take_the_config_the_same_way(root: Path, tmp_path: Path) -> None:
+    gate = root / "datasets/gate.toml"
+    data = (root / "datasets/seed.jsonl").read_bytes()
+    by_path = critic_gate.replay_partial(data, "seed.jsonl", gate)
+    by_text = critic_gate.replay_partial(data, "seed.jsonl", config_text=gate.read_text())
+    assert critic_gate.merge([by_path]).summary_dict["variants"] == critic_gate.merge([by_text]).summary_dict["variants"]
+    # The priced config, not the defaults: dollars are reported.
+    assert critic_gate.merge([by_path]).summary_dict["variants"]["smart"]["saved_usd"] is not None
+    a = critic_gate.replay([root / "datasets/seed.jsonl"], gate).summary_dict
+    b = critic_gate.replay([root / "datasets/seed.jsonl"], config_text=gate.read_text()).summary_dict
+    assert a["variants"] == b["variants"]
+    # TOML text where a path goes names the keyword to use, for both.
+    for call in (lambda: critic_gate.replay_partial(data, "seed.jsonl", gate.read_text()),
+                 lambda: critic_gate.replay([root / "datasets/seed.jsonl"], gate.read_text())):
+        with pytest.raises(ValueError, match="config_text="):
+            call()
+    with pytest.raises(ValueError, match="not both"):
+        critic_gate.replay_partial(data, "seed.jsonl", gate, config_text="")
 

@@ -22,6 +22,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    super::output::waiting_for_stdin(std::slice::from_ref(&a.file));
     let request = critic_gate::jobs::derive::Request {
         file: a.file,
         time: a.time,

@@ -29,6 +29,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    super::output::waiting_for_stdin(&[a.turn.as_deref().unwrap_or("-")]);
     let request = critic_gate::jobs::explain::Request {
         turn: a.turn,
         config: a.config,

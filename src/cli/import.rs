@@ -49,6 +49,7 @@ pub fn run(a: Args) -> CliResult {
         skip_invalid: a.skip_invalid,
         max_line_bytes: a.max_line_bytes,
     };
+    super::output::waiting_for_stdin(&request.sources);
     let imported = critic_gate::jobs::import::run(&request)?;
     if !a.quiet {
         super::output::stderr(&imported.text);

@@ -5,11 +5,14 @@ mod check;
 mod derive;
 mod diff;
 mod explain;
+mod help;
 mod import;
+mod init;
 mod merge;
 mod mine;
 pub mod output;
 mod parse_only;
+mod patterns;
 mod replay;
 mod sweep;
 mod synth;
@@ -21,7 +24,7 @@ use clap::{Parser, Subcommand};
 /// Replay recorded LLM-agent traffic through symfonic's critic gates and
 /// report what a gate change saves and risks.
 #[derive(Parser, Debug)]
-#[command(name = "critic-gate", version, about)]
+#[command(name = "critic-gate", version, about, after_help = help::TOP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -30,33 +33,51 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Explain how each gate decides one turn, and why.
+    #[command(after_help = help::EXPLAIN)]
     Explain(explain::Args),
     /// Replay recorded traffic through every variant and write the reports.
+    #[command(after_help = help::REPLAY)]
     Replay(replay::Args),
     /// Evaluate every setting of the config's [sweep] grid in one pass and
     /// write the risk-savings frontier.
+    #[command(after_help = help::SWEEP)]
     Sweep(sweep::Args),
     /// Pick the sweep variant that saves the most with its safety regression
     /// rate certified within R (valid after the choice).
+    #[command(after_help = help::CALIBRATE)]
     Calibrate(calibrate::Args),
     /// Mine the traffic both ways: acks the patterns miss (proposed patterns)
     /// and skips that are more than an ack (risky skips).
+    #[command(after_help = help::MINE)]
     Mine(mine::Args),
     /// Generate realistic synthetic traffic.
+    #[command(after_help = help::SYNTH)]
     Synth(synth::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
+    #[command(after_help = help::CHECK)]
     Check(check::Args),
     /// Compare two replays of the same traffic: metric changes and flipped decisions.
+    #[command(after_help = help::DIFF)]
     Diff(diff::Args),
     /// Merge shards' partial results (`replay --partial`) into the reports
     /// of one replay over all their files.
+    #[command(after_help = help::MERGE)]
     Merge(merge::Args),
     /// The intent verdict and fabrication findings symfonic computes for
     /// each line of inputs (user message, draft, tool calls, the domain).
+    #[command(after_help = help::DERIVE)]
     Derive(derive::Args),
     /// Convert chat transcripts or symfonic's OpenTelemetry traces into
     /// the traffic format (what replay --from reads them as).
+    #[command(after_help = help::IMPORT)]
     Import(import::Args),
+    /// Write a commented starter config (legacy against smart).
+    #[command(after_help = help::INIT)]
+    Init(init::Args),
+    /// Print the trivial-ack patterns (the built-ins, or each variant's),
+    /// ready to paste and extend.
+    #[command(after_help = help::PATTERNS)]
+    Patterns(patterns::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
@@ -79,6 +100,8 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Merge(a) => merge::run(a),
         Command::Derive(a) => derive::run(a),
         Command::Import(a) => import::run(a),
+        Command::Init(a) => init::run(a),
+        Command::Patterns(a) => patterns::run(a),
     }
 }
 

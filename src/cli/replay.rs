@@ -206,6 +206,7 @@ pub fn run_with_progress(
     quiet: bool,
 ) -> CliResult {
     clean_up_on_signals()?;
+    super::output::waiting_for_stdin(&opts.input.sources);
     let total: u64 = opts
         .input
         .sources

@@ -1,5 +1,5 @@
 //! `critic-gate synth`: write realistic synthetic traffic (the mix is
-//! documented in the README and in `critic_gate::synth`).
+//! documented in docs/datasets.md and in `critic_gate::synth`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -38,7 +38,11 @@ pub fn run(r: &Request) -> crate::Result<Imported> {
         max_line_bytes: r.max_line_bytes,
     };
     let outcome = crate::pipeline::import(&o)?;
-    let mut text = format!("imported {} turns into {}", outcome.turns, r.out.display());
+    let mut text = format!(
+        "imported {} into {}",
+        crate::summary::text::count(outcome.turns, "turn", "turns"),
+        r.out.display()
+    );
     if let Some(rejects) = &outcome.rejects {
         text.push_str(&format!(
             "; {} records set aside in {}",

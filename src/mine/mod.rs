@@ -342,9 +342,32 @@ pub fn scan(o: &MineOptions, v: &Variant) -> crate::Result<Scan> {
     scan::scan(&o.sources, o.max_line_bytes, &setup)
 }
 
+/// Why no pattern was proposed: nothing fired for want of an ack, or no
+/// phrase recurs often enough in one language's missed drafts.
+fn nothing_to_propose(o: &MineOptions, scan: &Scan) -> String {
+    let turns = |drafts: &std::collections::BTreeMap<String, phrases::Missed>| -> u64 {
+        drafts.values().map(|m| m.turns).sum()
+    };
+    let most = scan
+        .missed
+        .iter()
+        .map(|(lang, d)| (turns(d), lang))
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(a.1)));
+    match most {
+        None | Some((0, _)) => "nothing proposed: no turn fires for want of an ack pattern alone, so no pattern would save a call".to_string(),
+        Some((n, lang)) => format!(
+            "nothing proposed: no phrase recurs in --min-support {} or more missed drafts of one language (the most missed turns in one language: {n}, {lang}); mine more traffic, or lower --min-support",
+            o.min_support
+        ),
+    }
+}
+
 /// What was mined: the counts, the proposals and the notes.
 pub fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Proposal>) -> Mined {
     let mut notes = Vec::new();
+    if proposals.is_empty() {
+        notes.push(nothing_to_propose(o, scan));
+    }
     if scan.missed_unlisted > 0 {
         notes.push(format!(
             "{} missed turns past {} distinct drafts are counted, not listed",

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::{Outcome, SEGMENT_LIMIT};
 use crate::replay::WARNING_KINDS;
 use crate::report::markdown::pct;
+use crate::summary::text::count;
 
 impl Outcome {
     /// The text `replay` prints on stderr when it is not `--quiet`.
@@ -14,8 +15,10 @@ impl Outcome {
     pub fn console(&self, secs: f64, written: &[String]) -> String {
         let t = &self.totals;
         let mut msg = format!(
-            "critic-gate: {} turns, {} rejected ({} lines) in {secs:.2}s\n",
-            t.turns, t.rejected, t.nonblank_lines
+            "critic-gate: {}, {} rejected ({}) in {secs:.2}s\n",
+            count(t.turns, "turn", "turns"),
+            t.rejected,
+            count(t.nonblank_lines, "line", "lines")
         );
         self.warning_lines(&mut msg);
         for (dim, n) in &self.segments_cut {
@@ -60,13 +63,18 @@ impl Outcome {
             // the baseline is of the turns the baseline fires on.
             let risk = if i == plan.baseline {
                 format!(
-                    "production disagreements {} (its skips production's critic revised or refused; baseline)",
-                    c.safety_regressions
+                    "{} (its skips production's critic revised or refused; the baseline)",
+                    count(
+                        c.safety_regressions,
+                        "production disagreement",
+                        "production disagreements"
+                    )
                 )
             } else {
                 format!(
-                    "safety regressions {} ({} on turns {base} fires on)",
-                    c.safety_regressions, c.new_safety_regressions
+                    "{} (skips the critic revised/refused), {} on turns {base} fires on",
+                    count(c.safety_regressions, "regression", "regressions"),
+                    c.new_safety_regressions
                 )
             };
             let _ = writeln!(

@@ -194,7 +194,7 @@ fn ranges(p: &Plotted) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
 }
 
 /// One name per frontier point; variants at the same point are counted
-/// (`sel=0/thr=0 (+1 more)`), not written over each other.
+/// (`sel=off/thr=0.5 (+1 more)`), not written over each other.
 fn labels(frontier: &[(f64, f64, &VariantSummary)]) -> Vec<(f64, f64, String)> {
     let mut out: Vec<(f64, f64, String, usize)> = Vec::new();
     for (x, y, v) in frontier {

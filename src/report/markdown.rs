@@ -6,7 +6,12 @@ use std::io::Write;
 
 use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
-use crate::summary::text::{excerpt, md_text, TOP_REGRESSIONS};
+use crate::summary::figures::VariantSummary;
+use crate::summary::text::{count, excerpt, md_text, TOP_REGRESSIONS};
+
+/// The rate the small-sample warning measures evidence against: the
+/// regression rate a team would want to rule out, at 95% confidence.
+pub const SMALL_SAMPLE_RATE: f64 = 0.05;
 
 /// `12.3%`, or `n/a`.
 pub fn pct(x: Option<f64>) -> String {
@@ -87,12 +92,14 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s, "# critic-gate replay\n");
     let _ = writeln!(
         s,
-        "{} turns from {}; {} rejected; baseline `{}`.\n",
-        run.turns,
+        "{} from {}; {} rejected; baseline `{}`.\n",
+        count(run.turns, "turn", "turns"),
         md_text(&r.sources.join(", ")),
         run.rejected,
         run.baseline
     );
+    bottom_line(s, r);
+    let _ = writeln!(s, "## Every variant\n");
     let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency (recorded) | p95 with added calls |");
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for m in run.ordered() {
@@ -121,6 +128,59 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
         s,
         "\n`regressions`: skips of turns production's critic revised or refused; `new`: of them, on turns the baseline fires on (what switching would add). The baseline's are `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
     );
+}
+
+/// One sentence per candidate (every variant but the baseline): what
+/// switching to it saves and risks; then a warning for each whose labels
+/// are too few to rule out a regression rate of [`SMALL_SAMPLE_RATE`].
+fn bottom_line(s: &mut String, r: &ReplayReport) {
+    let run = &r.summary.run;
+    let base = &run.baseline;
+    let candidates: Vec<&VariantSummary> = run.ordered().filter(|m| &m.variant != base).collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Bottom line\n");
+    for m in &candidates {
+        let dollars = match m.net_usd {
+            Some(x) => format!("{} net", usd(Some(x))),
+            None => "dollars not reported (see the notes)".to_string(),
+        };
+        let new = m.safety_regressions_vs_baseline.map_or(String::new(), |n| {
+            format!(" ({n} on turns `{base}` fires on)")
+        });
+        let bound = match m.safety_regression_rate_upper95 {
+            Some(u) => format!(
+                "its safety regression rate is at most {} (95% upper bound, from {})",
+                pct(Some(u)),
+                count(m.labelled_skips, "labelled skip", "labelled skips")
+            ),
+            None => "none of its skips has a recorded critic verdict, so nothing bounds its safety regression rate".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "- **`{}`** instead of `{base}`: saves {} and adds {} over {}, {dollars}; it would have skipped {} the critic revised or refused{new}; {bound}.",
+            m.variant,
+            count(m.saved_calls, "critic call", "critic calls"),
+            m.added_calls,
+            count(m.turns, "turn", "turns"),
+            count(m.safety_regressions, "turn", "turns"),
+        );
+    }
+    let need = crate::stats::labels_needed(SMALL_SAMPLE_RATE, 0.05);
+    for m in &candidates {
+        if need.is_some_and(|n| m.labelled_skips < n) {
+            let _ = writeln!(
+                s,
+                "\n> **Too few labels to conclude.** `{}` has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}. Replay more recorded traffic before deciding.",
+                m.variant,
+                count(m.labelled_skips, "labelled skip", "labelled skips"),
+                pct(Some(SMALL_SAMPLE_RATE)),
+                need.unwrap_or_default()
+            );
+        }
+    }
+    let _ = writeln!(s);
 }
 
 /// Per variant, how often each reason holds and how often it alone fires.

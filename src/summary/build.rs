@@ -17,7 +17,7 @@ use super::numbers::{ms, sig, sig_up, signed_ms, usd};
 /// Record (once) that some models have no price.
 fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
     let n = format!(
-        "no price for critic model(s) {}: dollars are not reported",
+        "no price for critic model(s) {}: a dollar figure that includes any of their calls is not reported (figures without them are)",
         models.join(", ")
     );
     if !notes.contains(&n) {

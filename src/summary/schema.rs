@@ -444,7 +444,7 @@ pub const SWEEP_TABLES: [Table; 1] = [Table {
 
 const FRONTIER: &[Column] = &[
     RUN,
-    col("variant", Str, "", "the variant's name: a sweep variant is named by the place of each value in its axis (sel=1/ro=2/ack=0)"),
+    col("variant", Str, "", "the variant's name: a sweep variant is named by its values (sel=on/ro=search_docs/ack=builtin+1; a value with no short spelling by its place in the axis, ack=#2)"),
     col("baseline", Bool, "", "whether this variant is the baseline"),
     col("selective_gate", Bool, "", "metacognition_selective_gate"),
     opt("confidence_threshold", F64, "share", "metacognition_confidence_threshold; empty where the gate (flag on) does not look at it"),

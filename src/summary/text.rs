@@ -49,3 +49,9 @@ pub fn md_text(s: &str) -> String {
     }
     out
 }
+
+/// `1 turn`, `2 turns`: a count with its noun in the right number.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -67,7 +67,11 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     // is labelled); the calibration part tests them in that order.
     let learn = summary(&out.join("learn"));
     let cal = summary(&out.join("calibration"));
-    let names = ["sel=0/ack=0", "sel=0/ack=1", "sel=0/ack=2"];
+    let names = [
+        "sel=on/ack=1-patterns",
+        "sel=on/ack=2-patterns",
+        "sel=on/ack=3-patterns",
+    ];
     let bound = |s: &Value, v: &str| {
         let m = &s["variants"][v];
         let (k, n) = (
@@ -94,8 +98,8 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
         .iter()
         .max_by(|a, b| saves(a).total_cmp(&saves(b)))
         .unwrap();
-    assert_eq!(*want, "sel=0/ack=1", "{order:?}");
-    assert_eq!(c["selection"]["chosen"], "sel=0/ack=1", "{c}");
+    assert_eq!(*want, "sel=on/ack=2-patterns", "{order:?}");
+    assert_eq!(c["selection"]["chosen"], "sel=on/ack=2-patterns", "{c}");
     let family: Vec<&str> = c["selection"]["family"]
         .as_array()
         .unwrap()
@@ -110,7 +114,7 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
         fixed["stopped"]
             .as_str()
             .unwrap()
-            .starts_with("sel=0/ack=2: "),
+            .starts_with("sel=on/ack=3-patterns: "),
         "{c}"
     );
     assert!(c["guarantee"]
@@ -123,7 +127,7 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     let parts = [&t["learn"], &t["calibration"], &t["held_out"]].map(|x| x.as_u64().unwrap());
     assert_eq!(parts.iter().sum::<u64>(), 3000);
     assert!(parts.iter().all(|p| *p > 850), "{parts:?}");
-    let held = &summary(&out.join("held-out"))["variants"]["sel=0/ack=1"];
+    let held = &summary(&out.join("held-out"))["variants"]["sel=on/ack=2-patterns"];
     for k in [
         "saved_calls",
         "added_calls",
@@ -139,7 +143,7 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
     // calibrated.toml replays as the chosen variant.
     let toml_text = std::fs::read_to_string(out.join("calibrated.toml")).unwrap();
     assert!(
-        toml_text.starts_with("# sel=0/ack=1: chosen by calibrate (fixed-sequence)"),
+        toml_text.starts_with("# sel=on/ack=2-patterns: chosen by calibrate (fixed-sequence)"),
         "{toml_text}"
     );
     let cfg2 = d.write(
@@ -165,7 +169,7 @@ fn calibrate_picks_what_the_calibration_half_certifies() {
         "ok and sure acks skip"
     );
     assert!(
-        stdout(&o).contains("chosen: sel=0/ack=1; on the held-out part: net "),
+        stdout(&o).contains("chosen: sel=on/ack=2-patterns; on the held-out part: net "),
         "{}",
         stdout(&o)
     );

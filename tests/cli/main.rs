@@ -11,6 +11,7 @@ mod check;
 mod costs;
 mod derive;
 mod explain;
+mod first_hour;
 mod fuzz_check;
 mod import;
 mod import_review;

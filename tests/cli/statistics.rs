@@ -239,9 +239,12 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
     assert_eq!(u(smart, "safety_regressions"), 40);
     assert_eq!(u(smart, "safety_regressions_vs_baseline"), new);
     let err = stderr(&o);
-    assert!(err.contains("production disagreements 20"), "{err}");
     assert!(
-        err.contains("safety regressions 40 (20 on turns low fires on)"),
+        err.contains("20 production disagreements (its skips"),
+        "{err}"
+    );
+    assert!(
+        err.contains("40 regressions (skips the critic revised/refused), 20 on turns low fires on"),
         "{err}"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();

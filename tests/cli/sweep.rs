@@ -68,8 +68,8 @@ fn a_swept_variant_decides_as_the_same_settings_replayed() {
     );
     let (s, r) = (figures(&sweep), figures(&replay));
     assert_eq!(s.len(), 4, "{:?}", s.keys());
-    assert_eq!(s["sel=0/tags=0"], r["legacy"]);
-    assert_eq!(s["sel=1/tags=0"], r["smart"]);
+    assert_eq!(s["sel=off/tags=pii+unused"], r["legacy"]);
+    assert_eq!(s["sel=on/tags=pii+unused"], r["smart"]);
     assert_eq!(s["legacy"], r["legacy"]);
     // The grid without the tags axis is legacy and smart again: left out.
     let cfg = d.write(
@@ -89,7 +89,7 @@ fn a_swept_variant_decides_as_the_same_settings_replayed() {
     assert_eq!(s.len(), 2, "{:?}", s.keys());
     let notes = summary(&again)["notes"].to_string();
     assert!(
-        notes.contains("sweep variant sel=0 is the same gate as legacy"),
+        notes.contains("sweep variant sel=off is the same gate as legacy"),
         "{notes}"
     );
 }
@@ -206,8 +206,8 @@ fn sweep_says_what_it_does_not_multiply_and_refuses_what_it_cannot_do() {
         .into_iter()
         .map(|r| r["variant"].clone())
         .collect();
-    // sel=0/ro=1 (search_docs) is gate.toml's smart: left out.
-    assert_eq!(names, ["legacy", "smart", "sel=0/ro=0"]);
+    // sel=on/ro=search_docs is gate.toml's smart: left out.
+    assert_eq!(names, ["legacy", "smart", "sel=on/ro=none"]);
     let notes = summary(&out)["notes"].to_string();
     assert!(notes.contains("is not multiplied"), "{notes}");
     let many: Vec<String> = (0..40).map(|i| format!("[\"t{i}\"]")).collect();

@@ -391,6 +391,37 @@ impl FrameworkConfig {
     }
 }
 
+/// symfonic's built-in trivial-ack patterns (matched against the lowered,
+/// stripped draft under `re.IGNORECASE`).
+pub const BUILTIN_ACK_PATTERNS: [&str; 5] = [
+    r"\b(ok|okay|got it|sure|done|thanks|thank you|will do|sounds good|understood|noted|on it|alright|great|perfect|no problem|you'?re welcome|acknowledged|confirmed|scheduling that|i'?ll do that|i'?ll handle)\b",
+    r"\b(vale|de acuerdo|entendido|listo|gracias|claro|perfecto|hecho|sin problema|por supuesto)\b",
+    r"\b(ok|alles klar|verstanden|erledigt|danke|gern|kein problem|in ordnung|natürlich)\b",
+    r"\b(d'accord|compris|entendu|merci|parfait|bien sûr|pas de problème|c'est fait|avec plaisir)\b",
+    r"\b(ok|certo|entendido|feito|obrigad[oa]|claro|perfeito|sem problema|com certeza)\b",
+];
+
+/// The languages of [`BUILTIN_ACK_PATTERNS`], in order.
+pub const BUILTIN_ACK_LANGUAGES: [&str; 5] = ["en", "es", "de", "fr", "pt"];
+
+/// A parser's "unknown field `x`, expected one of `a`, `b`" with "did you
+/// mean" when one of the names is close to the unknown one.
+fn with_suggestion(message: String) -> String {
+    let Some(at) = message.find("unknown field `") else {
+        return message;
+    };
+    let rest = &message[at + "unknown field `".len()..];
+    let Some((given, choices)) = rest.split_once('`') else {
+        return message;
+    };
+    // The choices are the backticked names after "expected".
+    let names = choices.split('`').skip(1).step_by(2);
+    match crate::vocab::closest(given, names) {
+        Some(c) => format!("{message}\ndid you mean `{c}`?"),
+        None => message,
+    }
+}
+
 impl ConfigFile {
     /// Parse TOML, or JSON when `path` ends in `.json`.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
@@ -399,9 +430,10 @@ impl ConfigFile {
             kind: ConfigErrorKind::Syntax(m),
         };
         let mut file: ConfigFile = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?
+            serde_json::from_str(text).map_err(|e| syntax(with_suggestion(e.to_string())))?
         } else {
-            toml::from_str(text).map_err(|e| syntax(e.to_string().trim_end().to_string()))?
+            toml::from_str(text)
+                .map_err(|e| syntax(with_suggestion(e.to_string().trim_end().to_string())))?
         };
         file.path = Some(path.to_path_buf());
         Ok(file)
@@ -545,6 +577,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `read_only_tool`"), "{e}");
+        assert!(e.ends_with("did you mean `read_only_tools`?"), "{e}");
+        let e = plan("[check]\nmax_safety_regresions = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("did you mean `max_safety_regressions`?"), "{e}");
+        // Nothing close: no guess.
+        let e = plan("colour = 1").unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
     }
 
     #[test]

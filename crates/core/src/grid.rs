@@ -1,6 +1,7 @@
 //! A sweep's grid: the product of the `[sweep]` axes as variants, named by
-//! the place of each value in its axis (`sel=1/ro=2/ack=0`, stable as long
-//! as the axes are). An axis that cannot change a decision of a variant's
+//! their values (`sel=on/ro=search_docs+get_order/ack=builtin+1`,
+//! `sel=off/thr=0.55`; a value with no short spelling by its place,
+//! `#2`). An axis that cannot change a decision of a variant's
 //! gate is not multiplied there: the threshold only matters with the
 //! selective gate off, read-only tools and ack patterns only with it on
 //! (see the spec's "The decision"); the sensitive tags matter to both.
@@ -88,6 +89,36 @@ impl Setting {
         }
     }
 
+    /// The value as a variant name shows it (None: no short spelling).
+    fn label(&self, key: Key) -> Option<String> {
+        const SHORT: usize = 40;
+        let plain = |s: &str| {
+            s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+        };
+        match (key, self) {
+            (_, Setting::Flag(b)) => Some(if *b { "on" } else { "off" }.to_string()),
+            (_, Setting::Number(x)) => Some(x.to_string()),
+            // Regexes have no short spelling: named by what they add to
+            // symfonic's built-ins.
+            (Key::AckPatterns, Setting::List(l)) => {
+                let builtins = crate::config::BUILTIN_ACK_PATTERNS;
+                let extends =
+                    l.len() >= builtins.len() && l.iter().zip(builtins).all(|(a, b)| a == b);
+                Some(match (l.is_empty(), extends) {
+                    (true, _) => "builtin".to_string(),
+                    (false, true) => format!("builtin+{}", l.len() - builtins.len()),
+                    (false, false) => format!("{}-patterns", l.len()),
+                })
+            }
+            (_, Setting::List(l)) if l.is_empty() => Some("none".to_string()),
+            (_, Setting::List(l)) => {
+                let s = l.join("+");
+                (s.len() <= SHORT && l.iter().all(|x| !x.is_empty() && plain(x))).then_some(s)
+            }
+        }
+    }
+
     fn apply(&self, key: Key, c: &mut FrameworkConfig) {
         match (key, self) {
             (Key::SelectiveGate, Setting::Flag(b)) => c.metacognition_selective_gate = *b,
@@ -107,6 +138,27 @@ impl Setting {
 pub struct Axis {
     pub key: Key,
     pub values: Vec<Setting>,
+}
+
+impl Axis {
+    /// Each value's part of a variant name: `thr=0.55`; by its place
+    /// (`ack=#2`, from 1) when a value has no short spelling or two
+    /// values would read the same.
+    pub fn labels(&self) -> Vec<String> {
+        let short: Option<Vec<String>> = self.values.iter().map(|v| v.label(self.key)).collect();
+        let distinct = |l: &Vec<String>| {
+            let mut seen = std::collections::BTreeSet::new();
+            l.iter().all(|x| seen.insert(x))
+        };
+        let labels = match short {
+            Some(l) if distinct(&l) => l,
+            _ => (1..=self.values.len()).map(|i| format!("#{i}")).collect(),
+        };
+        labels
+            .into_iter()
+            .map(|l| format!("{}={l}", self.key.short()))
+            .collect()
+    }
 }
 
 /// The variants of a sweep, and what was not multiplied (and why).
@@ -168,15 +220,15 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
     Ok(out)
 }
 
-/// The selective flag's values: the swept ones (with their place), else
-/// the shared setting alone.
-fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<usize>, bool)> {
+/// The selective flag's values: the swept ones (with their name part),
+/// else the shared setting alone.
+fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<String>, bool)> {
     match axes.iter().find(|a| a.key == Key::SelectiveGate) {
         Some(a) => a
             .values
             .iter()
-            .enumerate()
-            .map(|(i, v)| (Some(i), matches!(v, Setting::Flag(true))))
+            .zip(a.labels())
+            .map(|(v, l)| (Some(l), matches!(v, Setting::Flag(true))))
             .collect(),
         None => vec![(None, shared.metacognition_selective_gate)],
     }
@@ -187,12 +239,12 @@ fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<usize>, b
 fn under_flag(
     axes: &[Axis],
     shared: &FrameworkConfig,
-    (at, on): (Option<usize>, bool),
+    (at, on): (Option<&str>, bool),
 ) -> Vec<Variant> {
     let mut config = shared.clone();
     config.metacognition_selective_gate = on;
     let first = Variant {
-        name: at.map_or(String::new(), |i| format!("sel={i}")),
+        name: at.unwrap_or_default().to_string(),
         config,
     };
     let mut out = vec![first];
@@ -200,15 +252,15 @@ fn under_flag(
         .iter()
         .filter(|a| a.key != Key::SelectiveGate && a.key.applies(on))
     {
+        let labels = axis.labels();
         out = out
             .iter()
             .flat_map(|v| {
-                axis.values.iter().enumerate().map(move |(i, s)| {
+                axis.values.iter().zip(&labels).map(move |(s, part)| {
                     let mut config = v.config.clone();
                     s.apply(axis.key, &mut config);
-                    let part = format!("{}={i}", axis.key.short());
                     let name = match v.name.is_empty() {
-                        true => part,
+                        true => part.clone(),
                         false => format!("{}/{part}", v.name),
                     };
                     Variant { name, config }
@@ -220,7 +272,7 @@ fn under_flag(
 }
 
 /// How many variants the grid makes (before any is built).
-fn count(axes: &[Axis], flags: &[(Option<usize>, bool)]) -> usize {
+fn count(axes: &[Axis], flags: &[(Option<String>, bool)]) -> usize {
     flags
         .iter()
         .map(|&(_, on)| {
@@ -232,7 +284,7 @@ fn count(axes: &[Axis], flags: &[(Option<usize>, bool)]) -> usize {
 }
 
 /// What is not multiplied, once per key and flag value.
-fn notes(axes: &[Axis], flags: &[(Option<usize>, bool)]) -> Vec<String> {
+fn notes(axes: &[Axis], flags: &[(Option<String>, bool)]) -> Vec<String> {
     let mut notes = Vec::new();
     for &(_, on) in flags {
         for a in axes.iter().filter(|a| !a.key.applies(on)) {
@@ -259,7 +311,7 @@ impl Grid {
         }
         let mut variants: Vec<Variant> = flags
             .iter()
-            .flat_map(|&f| under_flag(&axes, shared, f))
+            .flat_map(|(at, on)| under_flag(&axes, shared, (at.as_deref(), *on)))
             .collect();
         for v in &mut variants {
             if v.name.is_empty() {
@@ -362,14 +414,19 @@ mod tests {
         let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
         assert_eq!(
             names,
-            ["prod", "thr=0/tags=0", "thr=0/tags=2", "thr=1/tags=0"],
+            [
+                "prod",
+                "thr=0.5/tags=pii+card",
+                "thr=0.5/tags=pii",
+                "thr=0.6/tags=pii+card"
+            ],
             "{notes:?}"
         );
         let left: Vec<&String> = notes.iter().filter(|n| n.contains("left out")).collect();
         assert_eq!(left.len(), 5, "{left:?}");
         assert!(left
             .iter()
-            .any(|n| n.contains("thr=1/tags=2 is the same gate as prod")));
+            .any(|n| n.contains("thr=0.6/tags=pii is the same gate as prod")));
         assert!(!same_gate(
             &FrameworkConfig {
                 metacognition_selective_gate: true,
@@ -377,6 +434,45 @@ mod tests {
             },
             &FrameworkConfig::default()
         ));
+    }
+
+    /// Values are named by what they are; a value with no short spelling,
+    /// or two that would read the same, by their place in the axis.
+    #[test]
+    fn variants_are_named_by_their_values() {
+        let names = |text: &str| -> Vec<String> {
+            grid(text)
+                .unwrap()
+                .variants
+                .into_iter()
+                .map(|v| v.name)
+                .collect()
+        };
+        let builtins: Vec<String> = crate::config::BUILTIN_ACK_PATTERNS
+            .iter()
+            .map(|p| format!("{p:?}"))
+            .collect();
+        let extended = format!("[{}, \"x\"]", builtins.join(", "));
+        assert_eq!(
+            names(&format!(
+                "metacognition_selective_gate = [true]\nmetacognition_trivial_ack_patterns = [[], {extended}]"
+            )),
+            ["sel=on/ack=builtin", "sel=on/ack=builtin+1"]
+        );
+        // Two lists of one pattern each read the same: by place.
+        assert_eq!(
+            names("metacognition_selective_gate = [true]\nmetacognition_trivial_ack_patterns = [[\"a\"], [\"b\"]]"),
+            ["sel=on/ack=#1", "sel=on/ack=#2"]
+        );
+        // A name that is not plain text (a space, a slash): by place.
+        assert_eq!(
+            names("metacognition_sensitive_tags = [[\"pii\"], [\"a b\"]]"),
+            ["tags=#1", "tags=#2"]
+        );
+        assert_eq!(
+            names("metacognition_sensitive_tags = [[], [\"pii\", \"phi\"]]"),
+            ["tags=none", "tags=pii+phi"]
+        );
     }
 
     fn grid(toml_text: &str) -> Result<Grid, ConfigError> {
@@ -402,15 +498,18 @@ mod tests {
         assert_eq!(
             &names[..6],
             [
-                "sel=0/thr=0",
-                "sel=0/thr=1",
-                "sel=0/thr=2",
-                "sel=0/thr=3",
-                "sel=0/thr=4",
-                "sel=1/ro=0/ack=0"
+                "sel=off/thr=0.5",
+                "sel=off/thr=0.55",
+                "sel=off/thr=0.6",
+                "sel=off/thr=0.65",
+                "sel=off/thr=0.7",
+                "sel=on/ro=none/ack=builtin"
             ]
         );
-        assert_eq!(names[10], "sel=1/ro=2/ack=1");
+        assert_eq!(
+            names[10],
+            "sel=on/ro=search_docs+get_order+list_items/ack=1-patterns"
+        );
         let v = &g.variants[10].config;
         assert!(v.metacognition_selective_gate);
         assert_eq!(v.read_only_tools.len(), 3);
@@ -446,7 +545,7 @@ mod tests {
             .to_string();
         assert!(
             e.contains(
-                "[sweep] variant thr=0: metacognition_confidence_threshold must be in [0, 1]"
+                "[sweep] variant thr=1.5: metacognition_confidence_threshold must be in [0, 1]"
             ),
             "{e}"
         );

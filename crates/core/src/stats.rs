@@ -185,6 +185,18 @@ pub fn clopper_pearson_upper(k: u64, n: u64, alpha: f64) -> Option<f64> {
     Some(0.5 * (lo + hi))
 }
 
+/// The fewest labelled skips that could certify rate `r` at confidence
+/// 1 - `delta`: with no regression at all, the bound is 1 - delta^(1/n).
+/// None past 2^53, where a double no longer counts exactly.
+pub fn labels_needed(r: f64, delta: f64) -> Option<u64> {
+    if r >= 1.0 {
+        return Some(0);
+    }
+    // ln_1p: ln(1 - r) loses r entirely below about 1e-16.
+    let n = (delta.ln() / (-r).ln_1p()).ceil().max(1.0);
+    (n.is_finite() && n <= (1u64 << 53) as f64).then_some(n as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,35 @@ pub fn choose<T: Copy>(
         })
 }
 
+/// The choice closest to `given` by edit distance (in code points), if
+/// one is close enough to be a typo of it: within a third of its length,
+/// and at least one edit.
+pub fn closest<'a>(given: &str, choices: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (given.chars().count() / 3).max(1);
+    choices
+        .into_iter()
+        .map(|c| (edit_distance(given, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance between `a` and `b`, in code points.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +110,16 @@ mod tests {
             expected: &["default", "multilingual"],
         };
         assert_eq!(two.to_string(), "--mix \"x\": give default or multilingual");
+    }
+
+    #[test]
+    fn closest_is_a_typo_not_a_guess() {
+        let keys = ["read_only_tools", "metacognition_sensitive_tags"];
+        assert_eq!(closest("read_only_tool", keys), Some("read_only_tools"));
+        assert_eq!(closest("raed_only_tools", keys), Some("read_only_tools"));
+        assert_eq!(closest("colour", keys), None);
+        assert_eq!(closest("read_only_tools", keys), Some("read_only_tools"));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 }

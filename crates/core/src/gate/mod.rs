@@ -28,15 +28,7 @@ use crate::config::{ConfigError, FrameworkConfig};
 use crate::read::turn::{SensitiveField, ToolCall, Turn};
 use pyre::PySet;
 
-/// symfonic's built-in trivial-ack patterns (matched against the lowered,
-/// stripped draft under `re.IGNORECASE`).
-pub const BUILTIN_ACK_PATTERNS: [&str; 5] = [
-    r"\b(ok|okay|got it|sure|done|thanks|thank you|will do|sounds good|understood|noted|on it|alright|great|perfect|no problem|you'?re welcome|acknowledged|confirmed|scheduling that|i'?ll do that|i'?ll handle)\b",
-    r"\b(vale|de acuerdo|entendido|listo|gracias|claro|perfecto|hecho|sin problema|por supuesto)\b",
-    r"\b(ok|alles klar|verstanden|erledigt|danke|gern|kein problem|in ordnung|natürlich)\b",
-    r"\b(d'accord|compris|entendu|merci|parfait|bien sûr|pas de problème|c'est fait|avec plaisir)\b",
-    r"\b(ok|certo|entendido|feito|obrigad[oa]|claro|perfeito|sem problema|com certeza)\b",
-];
+pub use crate::config::{BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
 
 /// Drafts longer than this many code points are never trivial acks.
 pub const MAX_ACK_CHARS: usize = 160;
@@ -536,6 +528,17 @@ impl Gate {
         Some(AckCover {
             share,
             spans: merged,
+        })
+    }
+
+    /// The first pattern, in list order (as `any()` tries them), that
+    /// matches `lowered`, and its first match's byte range: what `explain`
+    /// shows. None when none matches (or one hits its backtracking limit).
+    pub fn first_ack_match(&self, lowered: &str) -> Option<(usize, (usize, usize))> {
+        let agree = Cell::new(None);
+        self.each.iter().enumerate().find_map(|(i, p)| {
+            let spans = p.find_all(lowered, &agree).ok()?;
+            spans.into_iter().min().map(|s| (i, s))
         })
     }
 

@@ -1,0 +1,74 @@
+//! `patterns`: the trivial-ack patterns each smart variant matches drafts
+//! against, as a TOML list ready to paste. A variant that sets
+//! `metacognition_trivial_ack_patterns` replaces the built-ins, so a list
+//! that means to extend them must spell them out; this says which
+//! built-ins a variant's own list leaves out.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::init::patterns_array;
+use crate::gate::{ack_patterns, BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
+
+/// Whose patterns to print.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The config (None: the built-ins alone).
+    pub config: Option<PathBuf>,
+}
+
+/// The built-ins, with how to extend them.
+fn builtins() -> String {
+    let list: Vec<String> = BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect();
+    format!(
+        "# symfonic's built-in trivial-ack patterns: Python regexes, searched in the\n\
+         # lowered, stripped draft. Setting metacognition_trivial_ack_patterns\n\
+         # replaces them all: paste this list into the variant and add yours after it.\n\
+         metacognition_trivial_ack_patterns = {}\n",
+        patterns_array(&list)
+    )
+}
+
+/// The text `patterns` prints.
+pub fn run(r: &Request) -> crate::Result<String> {
+    let Some(path) = &r.config else {
+        return Ok(builtins());
+    };
+    let plan = super::load_plan(Some(path))?;
+    let mut s = String::new();
+    for v in &plan.variants {
+        let c = &v.config;
+        if !c.metacognition_selective_gate {
+            let _ = writeln!(
+                s,
+                "# variant {}: the legacy gate, which matches no ack patterns\n",
+                v.name
+            );
+            continue;
+        }
+        let list = ack_patterns(c);
+        let missing: Vec<&str> = BUILTIN_ACK_PATTERNS
+            .iter()
+            .zip(BUILTIN_ACK_LANGUAGES)
+            .filter(|(b, _)| !list.iter().any(|p| p == *b))
+            .map(|(_, l)| l)
+            .collect();
+        let whose = match (c.metacognition_trivial_ack_patterns.is_empty(), missing.len()) {
+            (true, _) => "symfonic's built-ins".to_string(),
+            (false, 0) => format!("its own list of {}, every built-in included", list.len()),
+            (false, _) => format!(
+                "its own list of {}, WITHOUT the built-in patterns for {}: drafts only they match are no longer skipped",
+                list.len(),
+                missing.join(", ")
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "# variant {}: {whose}\n[variants.{}]\nmetacognition_trivial_ack_patterns = {}\n",
+            v.name,
+            super::init::toml_key(&v.name),
+            patterns_array(&list)
+        );
+    }
+    Ok(s)
+}
