@@ -95,10 +95,11 @@ metacognition_selective_gate = false
 [variants.smart]
 metacognition_selective_gate = true
 # The smart gate skips a draft as a trivial ack only when one of these Python
-# regexes matches its lowered, stripped text. Setting the list REPLACES the
-# built-ins: keep the five below (en, es, de, fr, pt) and add yours after
-# them, or the acks they cover are no longer skipped. `critic-gate patterns
-# --config FILE` prints the list each variant ends up with.
+# regexes matches its lowered, stripped text. Absent or empty, the list is
+# symfonic's five built-ins (below); a list you set REPLACES them: keep the
+# five (en, es, de, fr, pt) and add yours after them, or the acks they cover
+# are no longer skipped. `critic-gate patterns --config FILE` prints the
+# list each variant ends up with.
 {patterns}
 
 # --- Prices, for the dollar figures (absent, never 0, without them) ---

@@ -45,8 +45,12 @@ impl Outcome {
                     .iter()
                     .map(|(s, l)| format!("{}:{l}", self.sources[*s]))
                     .collect();
-                let kind = kind.name();
-                let _ = writeln!(msg, "warning: {n} × {kind} (first at {})", at.join(", "));
+                let (name, meaning) = (kind.name(), kind.meaning());
+                let _ = writeln!(
+                    msg,
+                    "warning: {n} × {name} (first at {}): {meaning}",
+                    at.join(", ")
+                );
             }
         }
     }

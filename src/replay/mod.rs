@@ -381,6 +381,9 @@ impl Replayer {
                 w.add(WarningKind::UnknownIntentLabel, at.source, at.line);
             }
         }
+        if turn.misnamed_fields > 0 {
+            w.add(WarningKind::MisnamedField, at.source, at.line);
+        }
         if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
             w.add(WarningKind::EmptySensitiveHit, at.source, at.line);
         }

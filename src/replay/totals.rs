@@ -20,15 +20,17 @@ pub enum WarningKind {
     CriticNotRun,
     DuplicateTurn,
     EmptySensitiveHit,
+    MisnamedField,
     ToolCallWithoutName,
     UnknownIntentLabel,
 }
 
 /// Every warning kind, in the order of their names.
-pub const WARNING_KINDS: [WarningKind; 5] = [
+pub const WARNING_KINDS: [WarningKind; 6] = [
     WarningKind::CriticNotRun,
     WarningKind::DuplicateTurn,
     WarningKind::EmptySensitiveHit,
+    WarningKind::MisnamedField,
     WarningKind::ToolCallWithoutName,
     WarningKind::UnknownIntentLabel,
 ];
@@ -39,6 +41,7 @@ impl WarningKind {
             WarningKind::CriticNotRun => "critic_not_run",
             WarningKind::DuplicateTurn => "duplicate_turn",
             WarningKind::EmptySensitiveHit => "empty_sensitive_hit",
+            WarningKind::MisnamedField => "misnamed_field",
             WarningKind::ToolCallWithoutName => "tool_call_without_name",
             WarningKind::UnknownIntentLabel => "unknown_intent_label",
         }
@@ -50,6 +53,7 @@ impl WarningKind {
             WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false; or, without ran, both token counts recorded as 0): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
             WarningKind::DuplicateTurn => "a (run_id, turn) pair seen earlier in the replay (turns without a number are not checked): counted once per repeat, every occurrence replayed",
             WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
+            WarningKind::MisnamedField => "a turn with a top-level key the format does not define that looks like one it does (intent for intent_verdict, tool_calls for tool_calls_this_turn, reply for draft, a typo such as confidense): ignored like any unknown key, so the signal it was meant to give is absent from the replay; rename the key",
             WarningKind::ToolCallWithoutName => "a turn with a tool call that has no top-level name key (an OpenAI-style {\"function\": {\"name\": ...}} call included) or is not an object: the gate counts it as a mutating tool (a floor)",
             WarningKind::UnknownIntentLabel => "an intent label other than action, knowledge and ambiguous: compared exactly, so it is not the intent floor",
         }

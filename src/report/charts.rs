@@ -70,21 +70,30 @@ impl Bars<'_> {
             let root = SVGBackend::with_string(&mut svg, (width, 520)).into_drawing_area();
             root.fill(&WHITE).map_err(&e)?;
             let n = self.categories.len().max(1) as f64;
+            // Headroom above the tallest possible bar holds the legend, so
+            // it never covers a bar.
+            let top = self.y_max * (1.12 + 0.06 * self.series.len() as f64);
+            let y_max = self.y_max;
             let mut chart = ChartBuilder::on(&root)
                 .caption(&self.title, ("sans-serif", 20))
                 .margin(20)
                 .x_label_area_size(48)
                 .y_label_area_size(60)
-                .build_cartesian_2d(0f64..n, 0f64..self.y_max)
+                .build_cartesian_2d(0f64..n, 0f64..top)
                 .map_err(&e)?;
             chart
                 .configure_mesh()
                 .disable_x_mesh()
                 .x_labels(0)
                 .y_desc(self.y_desc)
+                .y_label_formatter(&|y| match *y <= y_max + 1e-9 {
+                    true => format!("{y:.0}"),
+                    false => String::new(),
+                })
                 .draw()
                 .map_err(&e)?;
             self.draw_bars(&mut chart).map_err(&e)?;
+            self.draw_values(&mut chart).map_err(&e)?;
             for (j, name) in self.categories.iter().enumerate() {
                 let (x, y) = chart.backend_coord(&(j as f64 + 0.5, 0.0));
                 let style = ("sans-serif", 12).into_text_style(&root).pos(
@@ -100,10 +109,31 @@ impl Bars<'_> {
                         .map_err(&e)?;
                 }
             }
-            legend(&mut chart, SeriesLabelPosition::MiddleRight).map_err(&e)?;
+            legend(&mut chart, SeriesLabelPosition::UpperRight).map_err(&e)?;
             root.present().map_err(&e)?;
         }
         Ok(svg)
+    }
+
+    /// Each bar's value above it (`0%` for a bar of zero height), or
+    /// `n/a` where the series has no value: no data never looks like 0.
+    fn draw_values(&self, chart: &mut Chart) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+        let w = 0.8 / self.series.len().max(1) as f64;
+        let style = ("sans-serif", 10).into_font().color(&BLACK).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Bottom,
+            ),
+        );
+        for (i, (_, values)) in self.series.iter().enumerate() {
+            let labels = values.iter().enumerate().map(|(j, v)| {
+                let x = j as f64 + 0.1 + i as f64 * w + w * 0.475;
+                let text = v.map_or("n/a".to_string(), |v| format!("{v:.0}%"));
+                Text::new(text, (x, v.unwrap_or(0.0)), style.clone())
+            });
+            chart.draw_series(labels)?;
+        }
+        Ok(())
     }
 
     fn draw_bars(&self, chart: &mut Chart) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
@@ -156,7 +186,11 @@ pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, W
         file,
         title: format!("Skip rate by {dim}{shown}"),
         y_desc: "skip rate (%)",
-        categories: rows.iter().map(|(v, _)| (*v).clone()).collect(),
+        // Each value with its turns: a rate over 3 turns reads as one.
+        categories: rows
+            .iter()
+            .map(|(v, c)| format!("{v}\nn={}", c[r.plan.baseline].turns))
+            .collect(),
         series,
         y_max: 100.0,
     }
@@ -277,6 +311,8 @@ fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, Write
             .configure_mesh()
             .x_desc("critic latency (ms; 0 on a skip)")
             .y_desc("turns at or below (%)")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .draw()
             .map_err(&e)?;
         for (name, points, dashed, i) in lines {

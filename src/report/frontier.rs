@@ -226,8 +226,13 @@ fn frontier_svg(run: &RunSummary) -> Result<String, WriteFailure> {
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!(
-                    "{} variants: savings against risk (frontier in red)",
-                    p.all.len()
+                    "{} variants: savings against risk ({})",
+                    p.all.len(),
+                    match p.frontier.len() {
+                        0 => "no variant is on the frontier",
+                        1 => "one variant is the frontier, in red",
+                        _ => "frontier in red",
+                    }
                 ),
                 ("sans-serif", 20),
             )
@@ -253,6 +258,14 @@ fn frontier_svg(run: &RunSummary) -> Result<String, WriteFailure> {
         let line: Vec<(f64, f64)> = p.frontier.iter().map(|(x, y, _)| (*x, *y)).collect();
         chart
             .draw_series(LineSeries::new(line, red.stroke_width(2)))
+            .map_err(e)?;
+        // The frontier's points themselves: one point draws no line.
+        chart
+            .draw_series(
+                p.frontier
+                    .iter()
+                    .map(|(x, y, _)| Circle::new((*x, *y), 5, red.filled())),
+            )
             .map_err(e)?;
         chart
             .draw_series(

@@ -61,7 +61,8 @@ fn production_section(s: &mut String, r: &ReplayReport) {
     if not_run > 0 {
         let _ = writeln!(
             s,
-            "\n{not_run} turns carry a critic event where no critic ran (`ran: false`, or 0 tokens in and out: symfonic's gate-skipped or fail-open `approve`). They are not labels, costs or latency samples."
+            "\n{} a critic event where no critic ran (`ran: false`, or 0 tokens in and out: symfonic's gate-skipped or fail-open `approve`). They are not labels, costs or latency samples.",
+            count(not_run, "turn carries", "turns carry")
         );
     }
 }

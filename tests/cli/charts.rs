@@ -127,3 +127,61 @@ fn report_md_embeds_every_chart_and_every_chart_is_an_svg() {
     assert!(!out.join("charts/floors.svg").exists());
     assert!(out.join("charts/mine.txt").exists());
 }
+
+/// Every bar carries its value (a bar of zero height reads `0%`, no data
+/// reads `n/a`), every value its turns (`n=`), and the legend sits above
+/// the tallest bar a rate can reach.
+#[test]
+fn bars_say_their_value_and_their_turns() {
+    let d = Dir::new();
+    let out = d.path("o");
+    let args = [
+        "datasets/seed.jsonl",
+        "--config",
+        "datasets/gate.toml",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let svg = std::fs::read_to_string(out.join("charts/skip_rate_by_intent.svg")).unwrap();
+    let texts: Vec<String> = svg
+        .split("<text")
+        .skip(1)
+        .map(|t| {
+            t.split('>')
+                .nth(1)
+                .unwrap_or("")
+                .split('<')
+                .next()
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    let intent: Vec<&HashMap<String, String>> =
+        rows.iter().filter(|r| r["dimension"] == "intent").collect();
+    assert!(!intent.is_empty());
+    let mut zero = 0;
+    for r in &intent {
+        let pct = format!("{:.0}%", 100.0 * r["skip_rate"].parse::<f64>().unwrap());
+        zero += usize::from(pct == "0%");
+        assert!(
+            texts.contains(&pct),
+            "{pct} for {} {}: {texts:?}",
+            r["variant"],
+            r["value"]
+        );
+        assert!(
+            texts.contains(&format!("n={}", r["turns"])),
+            "n for {}: {texts:?}",
+            r["value"]
+        );
+    }
+    // The legacy gate skips nothing on the seed: its bars are all 0%.
+    assert!(zero >= 1, "{texts:?}");
+    assert_eq!(
+        texts.iter().filter(|t| t.ends_with('%')).count(),
+        intent.len(),
+        "one value per bar: {texts:?}"
+    );
+}

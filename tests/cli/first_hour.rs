@@ -522,3 +522,42 @@ fn the_ci_guide_documents_every_budget() {
         );
     }
 }
+
+/// Found by the newcomer trial: a line written with another recording's
+/// names (`intent`, `tool_calls`) was replayed without a word, its floors
+/// silently gone. It is now a warning naming the line, in summary.json too.
+#[test]
+fn a_misnamed_field_is_warned_about() {
+    let d = Dir::new();
+    let t = d.write(
+        "t.jsonl",
+        "{\"run_id\":\"a\",\"draft\":\"ok\",\"intent\":\"action\",\"tool_calls\":[{\"name\":\"refund\"}]}\n{\"run_id\":\"b\",\"draft\":\"ok\",\"tenant\":\"acme\"}\n",
+    );
+    let out = d.path("r");
+    let o = run(
+        &[
+            "replay",
+            t.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: 1 × misnamed_field (first at {}:1)",
+            t.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("intent for intent_verdict"), "{err}");
+    let s = summary(&out);
+    assert_eq!(
+        s["warnings"]["misnamed_field"]["count"], 1,
+        "{}",
+        s["warnings"]
+    );
+    assert_eq!(s["unknown_fields"], 3);
+}

@@ -159,7 +159,16 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
     assert!(on >= 1);
     let svg = std::fs::read_to_string(out.join("frontier.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<circle").count(), 50, "one point per variant");
+    assert_eq!(
+        svg.matches("<circle").count(),
+        50 + on,
+        "one point per variant, and the frontier's again in red"
+    );
+    let red = svg
+        .lines()
+        .filter(|l| l.starts_with("<circle") && l.contains("fill=\"#D62728\""))
+        .count();
+    assert_eq!(red, on, "a frontier of one point is still drawn");
     let line = svg
         .lines()
         .find(|l| l.starts_with("<polyline") && l.contains("stroke=\"#D62728\""))

@@ -185,11 +185,66 @@ pub struct Turn<'a> {
     pub call_site_recorded: Option<CallSite>,
     /// Top-level keys the format does not define (ignored, counted).
     pub unknown_fields: u32,
+    /// Of them, those that look like a key it does define ([`meant_field`]):
+    /// a signal the recorder meant to give and the replay does not see.
+    pub misnamed_fields: u32,
     /// `provenance` as recorded (by `critic-gate import`).
     pub provenance: Recorded,
 }
 
+/// The top-level keys of a turn, as the format defines them.
+pub const FIELDS: [&str; 15] = [
+    "run_id",
+    "draft",
+    "turn",
+    "ts",
+    "language",
+    "confidence",
+    "sensitive_hit",
+    "tool_calls_this_turn",
+    "fabrication_findings",
+    "intent_verdict",
+    "activation_log",
+    "critic",
+    "call_site",
+    "provenance",
+    "scope",
+];
+
+/// Names other recordings use for the format's keys.
+const ALIASES: [(&str, &str); 12] = [
+    ("intent", "intent_verdict"),
+    ("tool_calls", "tool_calls_this_turn"),
+    ("tools", "tool_calls_this_turn"),
+    ("reply", "draft"),
+    ("response", "draft"),
+    ("sensitive", "sensitive_hit"),
+    ("findings", "fabrication_findings"),
+    ("fabrication", "fabrication_findings"),
+    ("reflection", "critic"),
+    ("verdict", "critic"),
+    ("timestamp", "ts"),
+    ("lang", "language"),
+];
+
+/// The key of the format that an unknown key `key` was probably meant as:
+/// a name other recordings use for it, or a typo of it.
+pub fn meant_field(key: &str) -> Option<&'static str> {
+    ALIASES
+        .iter()
+        .find(|(a, _)| *a == key)
+        .map(|(_, k)| *k)
+        .or_else(|| crate::vocab::closest(key, FIELDS))
+}
+
 impl<'a> Turn<'a> {
+    /// Count a key the format does not define (and whether it looks like
+    /// one it does).
+    fn unknown(&mut self, key: &str) {
+        self.unknown_fields += 1;
+        self.misnamed_fields += u32::from(meant_field(key).is_some());
+    }
+
     /// Parse and validate one line (without its newline).
     pub fn parse(line: &'a str) -> Result<Turn<'a>, TurnError> {
         match parse_fast(line) {
@@ -661,7 +716,7 @@ impl<'de> Builder<'de> {
             "critic" => t.critic = parse_critic(v)?,
             "call_site" => t.call_site_recorded = parse_call_site(v)?,
             "provenance" => t.provenance = Recorded::from_node(v)?,
-            _ => t.unknown_fields += 1,
+            other => t.unknown(other),
         }
         Ok(())
     }
@@ -709,9 +764,9 @@ fn parse_fast(line: &str) -> Result<Turn<'_>, Bail> {
                 let v = r.value()?;
                 b.field(k, v).map_err(|_| Bail)?
             }
-            _ => {
+            other => {
                 r.skip_value()?;
-                b.t.unknown_fields += 1;
+                b.t.unknown(other);
             }
         }
     }
@@ -752,10 +807,10 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     let v = map.next_value()?;
                     b.field(k, v).map_err(de::Error::custom)?
                 }
-                _ => {
+                other => {
                     // Read as a value (not skipped), so it is checked alike.
                     map.next_value::<Node>()?;
-                    b.t.unknown_fields += 1;
+                    b.t.unknown(other);
                 }
             }
         }
@@ -985,5 +1040,21 @@ mod tests {
     fn unknown_fields_are_counted() {
         let t = Turn::parse(r#"{"run_id":"r","draft":"x","extra":1,"more":{"a":[1]}}"#).unwrap();
         assert_eq!(t.unknown_fields, 2);
+        assert_eq!(t.misnamed_fields, 0);
+    }
+
+    /// Keys other recordings use, and typos, are told apart from extras.
+    #[test]
+    fn misnamed_fields_are_told_apart() {
+        let line = r#"{"run_id":"r","draft":"x","intent":"action","tool_calls":[],"confidense":0.9,"tenant":"a"}"#;
+        for t in [
+            Turn::parse(line).unwrap(),
+            Turn::parse_with_serde_json(line).unwrap(),
+        ] {
+            assert_eq!((t.unknown_fields, t.misnamed_fields), (4, 3));
+        }
+        assert_eq!(meant_field("intent"), Some("intent_verdict"));
+        assert_eq!(meant_field("confidense"), Some("confidence"));
+        assert_eq!(meant_field("tenant"), None);
     }
 }
