@@ -20,6 +20,8 @@ class ConfigError(CriticGateError):
     """An invalid config: a key, a value or a pattern."""
     file: Optional[str]
     """The config file, or None for config text or the defaults."""
+    line: Optional[int]
+    """The line of the value the error is about, when it could be found."""
     kind: str
     """"unreadable", "syntax", "field" or "value"."""
 

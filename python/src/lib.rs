@@ -69,7 +69,8 @@ create_exception!(
 
 /// The library's error as the exception of its kind (an invalid line
 /// also carries its source, line and reason as attributes; a config error
-/// its file, or None, and its kind: unreadable, syntax, field or value).
+/// its file and line, each or None, and its kind: unreadable, syntax, field
+/// or value).
 fn fail(e: critic_gate::Error) -> PyErr {
     use critic_gate::Error::*;
     let m = e.to_string();
@@ -101,6 +102,7 @@ fn fail(e: critic_gate::Error) -> PyErr {
             let v = err.value(py);
             let set = v
                 .setattr("file", c.file)
+                .and_then(|()| v.setattr("line", c.line))
                 .and_then(|()| v.setattr("kind", kind));
             set.err().unwrap_or(err)
         }),

@@ -182,6 +182,10 @@ def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
     with pytest.raises(critic_gate.ConfigError, match=r"bad-check.toml: \[check\] min_skip_rate must be a rate") as e:
         critic_gate.check(report, bad)
     assert (Path(e.value.file).name, e.value.kind) == ("bad-check.toml", "field")
+    bad.write_text("[variants.smart]\nmetacognition_selective_gate = true\nmetacognition_confidence_threshold = 1.5\n")
+    with pytest.raises(critic_gate.ConfigError) as e:
+        critic_gate.replay([root / "datasets/seed.jsonl"], bad)
+    assert (e.value.line, e.value.kind) == (3, "value"), (e.value.line, e.value.kind, str(e.value))
     with pytest.raises(ValueError, match="format='csv'"):
         critic_gate.sweep(seed, sweep_toml, tmp_path / "py/sweep-csv", format="csv")
     assert not (tmp_path / "py/sweep-csv").exists(), "refused before any work"

@@ -53,6 +53,7 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
                 (Some(c), None) => Error::Config(
                     ConfigError {
                         file: None,
+                        line: None,
                         kind: ConfigErrorKind::Field(FieldError {
                             field: format!("[check] {}", b.key()),
                             reason: e.reason,

@@ -127,7 +127,12 @@ impl Reading {
 /// wraps it.
 pub fn in_config(e: crate::Error, config: Option<&Path>) -> crate::Error {
     match (e, config) {
-        (crate::Error::Config(c), Some(p)) => crate::Error::Config(c.in_file(Some(p))),
+        // Read again only on this error path, to find the value's line.
+        (crate::Error::Config(c), Some(p)) => crate::Error::Config(
+            crate::config::ConfigFile::load(p)
+                .map(|f| f.locate(c.clone()))
+                .unwrap_or_else(|_| c.in_file(Some(p))),
+        ),
         (e, _) => e,
     }
 }

@@ -952,28 +952,28 @@ fn an_empty_text_is_written_as_empty_text_not_as_a_missing_value() {
 /// Each names the file, then the key (and the variant only when the
 /// variant sets it).
 #[test]
-fn config_value_errors_name_the_file_and_the_key() {
+fn config_value_errors_name_the_file_the_line_and_the_key() {
     let d = Dir::new();
     for (text, says) in [
         (
             "metacognition_confidence_threshold = 1.5\n",
-            "shared.toml: metacognition_confidence_threshold must be in [0, 1]",
+            "shared.toml:1: metacognition_confidence_threshold must be in [0, 1]",
         ),
         (
             "[variants.a]\nmetacognition_confidence_threshold = 2\n",
-            "shared.toml: variant a: metacognition_confidence_threshold must be in [0, 1]",
+            "shared.toml:2: variant a: metacognition_confidence_threshold must be in [0, 1]",
         ),
         (
             "[deployment]\nfabrication_refuse_min_confidence = 3\n",
-            "shared.toml: deployment.fabrication_refuse_min_confidence must be in [0, 1]",
+            "shared.toml:2: deployment.fabrication_refuse_min_confidence must be in [0, 1]",
         ),
         (
             "baseline = \"nope\"\n",
-            "shared.toml: baseline \"nope\" is not a variant",
+            "shared.toml:1: baseline \"nope\" is not a variant",
         ),
         (
             "[variants.a]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"(oops\"]\n",
-            "shared.toml: variant a: metacognition_trivial_ack_patterns[0] = \"(oops\" cannot be compiled",
+            "shared.toml:3: variant a: metacognition_trivial_ack_patterns[0] = \"(oops\" cannot be compiled",
         ),
     ] {
         let cfg = d.write("shared.toml", text);

@@ -247,6 +247,9 @@ pub struct ConfigFile {
     /// The file it was read from (errors name it).
     #[serde(skip)]
     pub path: Option<std::path::PathBuf>,
+    /// Its TOML text (errors about a value find its line in it).
+    #[serde(skip)]
+    pub text: Option<String>,
 }
 
 /// `[sweep]`: gate keys, each with the values to try.
@@ -287,6 +290,9 @@ pub struct Plan {
 pub struct ConfigError {
     /// The config file, when the config came from one.
     pub file: Option<String>,
+    /// The line of the file the error is about, when it could be found
+    /// (syntax errors carry theirs in the parser's message).
+    pub line: Option<usize>,
     pub kind: ConfigErrorKind,
 }
 
@@ -310,6 +316,7 @@ impl ConfigError {
     pub fn value(message: impl Into<String>) -> ConfigError {
         ConfigError {
             file: None,
+            line: None,
             kind: ConfigErrorKind::Value(message.into()),
         }
     }
@@ -325,8 +332,10 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(file) = &self.file {
-            write!(f, "{file}: ")?;
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: ")?,
+            (Some(file), None) => write!(f, "{file}: ")?,
+            _ => {}
         }
         match &self.kind {
             ConfigErrorKind::Unreadable(m) => write!(f, "cannot read config: {m}"),
@@ -404,6 +413,62 @@ pub const BUILTIN_ACK_PATTERNS: [&str; 5] = [
 /// The languages of [`BUILTIN_ACK_PATTERNS`], in order.
 pub const BUILTIN_ACK_LANGUAGES: [&str; 5] = ["en", "es", "de", "fr", "pt"];
 
+/// The keys a value error may be about, longest first (so
+/// `metacognition_sensitive_tags` is not found as a shorter key).
+const VALUE_KEYS: [&str; 12] = [
+    "fabrication_refuse_min_confidence",
+    "metacognition_trivial_ack_patterns",
+    "metacognition_confidence_threshold",
+    "metacognition_sensitive_tags",
+    "metacognition_selective_gate",
+    "usd_per_mtok_out",
+    "usd_per_mtok_in",
+    "identifier_keys",
+    "read_only_tools",
+    "default_model",
+    "baseline",
+    "history",
+];
+
+/// The line (from 1) of the TOML `text` that sets the key a value error's
+/// `message` is about, in the table it names (`variant NAME:` for
+/// `[variants.NAME]`, `[sweep]`, `deployment.`, `cost.models.NAME.`), or
+/// at the top level. None when it cannot be told.
+fn line_of(text: &str, message: &str) -> Option<usize> {
+    let key = VALUE_KEYS.iter().find(|k| message.contains(*k))?;
+    let table = if let Some(rest) = message.strip_prefix("variant ") {
+        Some(format!("variants.{}", rest.split(':').next()?.trim()))
+    } else if message.starts_with("[sweep]") {
+        Some("sweep".to_string())
+    } else if message.starts_with("deployment.") {
+        Some("deployment".to_string())
+    } else if let Some(rest) = message.strip_prefix("cost.models.") {
+        Some(format!(
+            "cost.models.{}",
+            rest.split(&format!(".{key}")).next()?
+        ))
+    } else if *key == "default_model" {
+        Some("cost".to_string())
+    } else {
+        None
+    };
+    let mut current: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            current = Some(h.trim().replace(['"', '\'', ' '], ""));
+            continue;
+        }
+        let sets = l
+            .strip_prefix(key)
+            .is_some_and(|r| r.trim_start().starts_with('='));
+        if sets && current == table {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 /// A parser's "unknown field `x`, expected one of `a`, `b`" with "did you
 /// mean" when one of the names is close to the unknown one.
 fn with_suggestion(message: String) -> String {
@@ -427,6 +492,7 @@ impl ConfigFile {
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
         let syntax = |m: String| ConfigError {
             file: Some(path.display().to_string()),
+            line: None,
             kind: ConfigErrorKind::Syntax(m),
         };
         let mut file: ConfigFile = if path.extension().is_some_and(|e| e == "json") {
@@ -436,12 +502,14 @@ impl ConfigFile {
                 .map_err(|e| syntax(with_suggestion(e.to_string().trim_end().to_string())))?
         };
         file.path = Some(path.to_path_buf());
+        file.text = Some(text.to_string());
         Ok(file)
     }
 
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: Some(path.display().to_string()),
+            line: None,
             kind: ConfigErrorKind::Unreadable(e.to_string()),
         })?;
         ConfigFile::parse(&text, path)
@@ -466,7 +534,22 @@ impl ConfigFile {
     /// Resolve variants (default: `legacy` with the flag off and `smart` with
     /// it on) and the baseline (`baseline`, else the first variant written).
     pub fn plan(&self) -> Result<Plan, ConfigError> {
-        self.resolve().map_err(|e| e.in_file(self.path.as_deref()))
+        self.resolve().map_err(|e| self.locate(e))
+    }
+
+    /// `e` with this file's name and, when the key it is about can be
+    /// found in the text, its line.
+    pub fn locate(&self, mut e: ConfigError) -> ConfigError {
+        if e.line.is_none() {
+            if let Some(text) = &self.text {
+                e.line = match &e.kind {
+                    ConfigErrorKind::Value(m) => line_of(text, m),
+                    ConfigErrorKind::Field(f) => line_of(text, &f.to_string()),
+                    _ => None,
+                };
+            }
+        }
+        e.in_file(self.path.as_deref())
     }
 
     fn resolve(&self) -> Result<Plan, ConfigError> {
@@ -530,6 +613,7 @@ impl ConfigFile {
         let deployment = self.deployment.clone().unwrap_or_default();
         deployment.validate().map_err(|e| ConfigError {
             file: None,
+            line: None,
             kind: ConfigErrorKind::Field(e),
         })?;
         Ok(Plan {
@@ -578,6 +662,29 @@ mod tests {
             .to_string();
         assert!(e.contains("unknown field `read_only_tool`"), "{e}");
         assert!(e.ends_with("did you mean `read_only_tools`?"), "{e}");
+        // A value error names the line that set the value, in its table.
+        let text = "read_only_tools = []\n\n[variants.a]\nmetacognition_selective_gate = true\n[variants.b]\nmetacognition_confidence_threshold = 1.5\n";
+        let e = plan(text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "gate.toml:6: variant b: metacognition_confidence_threshold must be in [0, 1]"
+            ),
+            "{e}"
+        );
+        let e = plan("metacognition_confidence_threshold = 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("gate.toml:1: metacognition_confidence_threshold"),
+            "{e}"
+        );
+        let e = plan("[cost.models.\"o-1.5\"]\nusd_per_mtok_in = -1\nusd_per_mtok_out = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("gate.toml:2: cost.models.o-1.5.usd_per_mtok_in"),
+            "{e}"
+        );
         let e = plan("[check]\nmax_safety_regresions = 0")
             .unwrap_err()
             .to_string();

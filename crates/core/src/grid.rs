@@ -332,7 +332,7 @@ impl Grid {
 /// A sweep's plan: the config's variants (its baseline among them) and
 /// then the grid's, with what the grid did not multiply.
 pub fn sweep_plan(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
-    sweep_plan_of(file).map_err(|e| e.in_file(file.path.as_deref()))
+    sweep_plan_of(file).map_err(|e| file.locate(e))
 }
 
 fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> {
