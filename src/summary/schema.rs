@@ -683,13 +683,13 @@ const METRICS_DIFF: &[Column] = &[
         "old",
         F64,
         "",
-        "the metric in the old replay; empty where undefined",
+        "the metric in the old replay, a real number for every metric (a count of 3 reads 3.0: one column holds counts and rates alike, and loads as one type); empty where undefined",
     ),
     opt(
         "new",
         F64,
         "",
-        "the metric in the new replay; empty where undefined",
+        "the metric in the new replay, a real number as `old` is; empty where undefined",
     ),
     opt(
         "delta",

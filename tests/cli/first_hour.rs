@@ -561,3 +561,40 @@ fn a_misnamed_field_is_warned_about() {
     );
     assert_eq!(s["unknown_fields"], 3);
 }
+
+/// `-` (or no file) typed on a terminal says the command waits for
+/// standard input instead of seeming to hang; piped input is not told so.
+/// `script` (util-linux) gives the command a terminal; Ctrl-D ends it.
+#[test]
+fn reading_a_terminal_says_it_is_waiting() {
+    let bin = env!("CARGO_BIN_EXE_critic-gate");
+    let waiting = "reading standard input, which is a terminal";
+    let d = Dir::new();
+    let replay = format!("replay - --quiet --out {}", d.path("r").display());
+    for command in ["explain", replay.as_str()] {
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("(sleep 0.5; printf '\\004') | script -qec '{bin} {command}' /dev/null"),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh and script (util-linux) run");
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "{command}: still waiting after Ctrl-D"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(text.contains(waiting), "{command}: {text}");
+    }
+    let o = run(&["explain"], Some(b"{\"run_id\":\"r\",\"draft\":\"ok\"}\n"));
+    expect_code(&o, 0);
+    assert!(!stderr(&o).contains(waiting), "{}", stderr(&o));
+}
