@@ -185,3 +185,57 @@ fn bars_say_their_value_and_their_turns() {
         "one value per bar: {texts:?}"
     );
 }
+
+/// The legend sits in headroom above the tallest bar a rate can reach, so
+/// it covers no bar: on traffic every value of which the smart gate skips
+/// wholly (bars of 100% up to the right edge), and on committed reports.
+#[test]
+fn the_legend_covers_no_bar() {
+    let d = Dir::new();
+    let lines: String = ["en", "es", "de", "fr", "pt"]
+        .iter()
+        .map(|l| format!("{{\"run_id\":\"{l}\",\"language\":\"{l}\",\"draft\":\"ok\"}}\n"))
+        .collect();
+    let t = d.write("t.jsonl", lines);
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[t.to_str().unwrap(), "--quiet"]), 0);
+    let tall = out.join("charts/skip_rate_by_language.svg");
+    let attr = |tag: &str, name: &str| -> i64 {
+        let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    for f in [
+        tall,
+        root().join("reports/multilingual/charts/skip_rate_by_language.svg"),
+        root().join("reports/floors/charts/floors.svg"),
+    ] {
+        let svg = std::fs::read_to_string(&f).unwrap();
+        let f = f.display();
+        let rects: Vec<&str> = svg.lines().filter(|l| l.starts_with("<rect")).collect();
+        let legend = rects
+            .iter()
+            .find(|l| l.contains("stroke=\"#000000\""))
+            .unwrap_or_else(|| panic!("{f}: no legend box"));
+        let (lx, ly, lw, lh) = (
+            attr(legend, "x"),
+            attr(legend, "y"),
+            attr(legend, "width"),
+            attr(legend, "height"),
+        );
+        let inside = |x: i64, y: i64| (lx..=lx + lw).contains(&x) && (ly..=ly + lh).contains(&y);
+        let bars: Vec<(i64, i64, i64)> = rects
+            .iter()
+            .filter(|l| l.contains("fill=\"#1F77B4\"") || l.contains("fill=\"#FF7F0E\""))
+            .map(|l| (attr(l, "x"), attr(l, "y"), attr(l, "width")))
+            .filter(|&(x, y, _)| !inside(x, y)) // the legend's swatches
+            .collect();
+        assert!(bars.len() > 2, "{f}");
+        for (x, y, w) in bars {
+            assert!(
+                x + w <= lx || x >= lx + lw || y > ly + lh,
+                "{f}: a bar at x {x}..{} y {y} is under the legend {lx},{ly} {lw}x{lh}",
+                x + w
+            );
+        }
+    }
+}
