@@ -11,7 +11,7 @@ use crate::config::CheckConfig;
 use crate::summary::figures::VariantSummary;
 use crate::summary::read::{read_table, string_rows};
 pub use crate::summary::read::{CannotJudge, ReplayDir};
-use crate::summary::text::{excerpt, md_text, TOP_REGRESSIONS};
+use crate::summary::text::{excerpt, md_name, md_text, TOP_REGRESSIONS};
 
 pub use crate::budgets::{Amount, Op};
 use crate::budgets::{Budget, BUDGETS};
@@ -379,9 +379,9 @@ pub fn render_markdown(
     for r in results {
         let _ = writeln!(
             s,
-            "| {} | `{}` | {} | {} | {} {} |",
+            "| {} | {} | {} | {} | {} {} |",
             if r.pass { "✅" } else { "❌" },
-            r.variant,
+            md_name(&r.variant),
             r.budget,
             r.value,
             r.op.symbol().replace('<', "&lt;").replace('>', "&gt;"),
@@ -406,8 +406,8 @@ pub fn render_markdown(
         for g in regressions {
             let _ = writeln!(
                 s,
-                "| `{}` | {}:{} | {} | {} |",
-                g.variant,
+                "| {} | {}:{} | {} | {} |",
+                md_name(&g.variant),
                 md_text(&g.source),
                 g.line,
                 g.verdict,

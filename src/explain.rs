@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::config::{Plan, Variant};
-use crate::gate::{Evaluation, Gate, PatternCache, PatternCheck, Reason, SensitiveSource};
+use crate::gate::{Evaluation, Gate, PatternCheck, Reason, SensitiveSource};
 use crate::read::turn::Turn;
 
 fn quote(s: &str, max: usize) -> String {
@@ -61,8 +61,10 @@ pub struct AckMatch {
     pub index: usize,
     pub of: usize,
     pub pattern: String,
-    /// Whether the list is symfonic's built-ins.
-    pub builtin: bool,
+    /// The built-in pattern's language, when the pattern is one of
+    /// symfonic's built-ins (in the built-in list or spelled out in a
+    /// variant's own).
+    pub builtin: Option<&'static str>,
     pub matched: String,
 }
 
@@ -70,14 +72,8 @@ impl AckMatch {
     /// `built-in, en` or `the variant's own`.
     fn whose(&self) -> String {
         match self.builtin {
-            true => format!(
-                "built-in, {}",
-                crate::gate::BUILTIN_ACK_LANGUAGES
-                    .get(self.index)
-                    .copied()
-                    .unwrap_or("?")
-            ),
-            false => "the variant's own".to_string(),
+            Some(lang) => format!("built-in, {lang}"),
+            None => "the variant's own".to_string(),
         }
     }
 }
@@ -92,7 +88,10 @@ pub fn ack_match(gate: &Gate, draft: &str) -> Option<AckMatch> {
         index,
         of: patterns.len(),
         pattern: patterns[index].clone(),
-        builtin: gate.config().metacognition_trivial_ack_patterns.is_empty(),
+        builtin: crate::gate::BUILTIN_ACK_PATTERNS
+            .iter()
+            .position(|b| *b == patterns[index])
+            .map(|i| crate::gate::BUILTIN_ACK_LANGUAGES[i]),
         matched: lowered.get(a..b).unwrap_or_default().to_string(),
     })
 }
@@ -158,6 +157,11 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
         turn.turn.map(|n| format!("#{n}")).unwrap_or_default(),
         quote(&turn.draft, 80)
     ));
+    for (key, meant) in turn.misnamed.iter().flat_map(|m| m.iter()) {
+        out.push_str(&format!(
+            "note: key {key:?} is not the format's and is ignored: did you mean {meant:?}?\n"
+        ));
+    }
     for (v, gate) in variants {
         let e = gate.evaluate(turn);
         let kind = if e.selective {
@@ -224,7 +228,7 @@ pub fn evaluation_json(name: &str, e: &Evaluation, m: Option<&AckMatch>) -> Valu
             "match": m.map(|m| json!({
                 "index": m.index,
                 "pattern": m.pattern,
-                "builtin": m.builtin,
+                "builtin": m.builtin.is_some(),
                 "text": m.matched,
             })),
         },
@@ -233,20 +237,8 @@ pub fn evaluation_json(name: &str, e: &Evaluation, m: Option<&AckMatch>) -> Valu
 
 /// Each variant of `plan` with its compiled gate.
 pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
-    let mut cache = PatternCache::default();
-    plan.variants
-        .iter()
-        .map(|v| {
-            Gate::new_cached(v.config.clone(), &mut cache)
-                .map(|g| (v.clone(), g))
-                .map_err(|e| {
-                    crate::Error::Config(crate::config::ConfigError::value(format!(
-                        "variant {}: {e}",
-                        v.name
-                    )))
-                })
-        })
-        .collect()
+    let gates = crate::replay::compile_gates(plan)?;
+    Ok(plan.variants.iter().cloned().zip(gates).collect())
 }
 
 /// The JSON explanation of the turn in `text` (one JSON object) under

@@ -29,8 +29,19 @@ pub fn run(a: Args) -> CliResult {
         Some(p) => super::output::stdout(&format!(
             "wrote {}: legacy against smart, symfonic's defaults; edit it, then\n  critic-gate replay TRAFFIC --config {} --out reports/first\n",
             p.display(),
-            p.display()
+            shell_word(&p.display().to_string())
         ))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `s` as one word of a POSIX shell command line (quoted when it must be).
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-+=:,@".contains(c));
+    match plain {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', "'\\''")),
+    }
 }

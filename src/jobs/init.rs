@@ -169,14 +169,31 @@ pub struct Written {
 pub fn run(r: &Request) -> crate::Result<Written> {
     let text = starter_config();
     if let Some(path) = &r.out {
-        if path.exists() && !r.force {
-            return Err(crate::Error::Usage(format!(
-                "{}: exists; give another file name, or --force to replace it",
-                path.display()
-            )));
+        let usage = |why: &str| crate::Error::Usage(format!("{}: {why}", path.display()));
+        if path.extension().is_some_and(|e| e == "json") {
+            return Err(usage(
+                "init writes TOML, and a name ending .json is read as JSON: give a name ending .toml",
+            ));
         }
-        std::fs::write(path, &text)
-            .map_err(|e| crate::Error::Write(format!("{}: {e}", path.display())))?;
+        if path.is_dir() {
+            return Err(usage("is a folder: give a file name"));
+        }
+        if path.exists() && !r.force {
+            return Err(usage(
+                "exists; give another file name, or --force to replace it",
+            ));
+        }
+        // Whole or not at all: a full disk leaves the old file as it was.
+        let (dir, name) = match (path.parent(), path.file_name()) {
+            (Some(d), Some(n)) => (d, n.to_string_lossy()),
+            _ => return Err(usage("give a file name")),
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        crate::report::put(dir, &name, text.as_bytes())?;
     }
     Ok(Written {
         text,

@@ -35,6 +35,8 @@ pub fn run(r: &Request) -> crate::Result<String> {
         return Ok(builtins());
     };
     let plan = super::load_plan(Some(path))?;
+    // A list to paste must compile, as the replay would have it.
+    crate::explain::gates(&plan).map_err(|e| super::in_config(e, Some(path)))?;
     let mut s = String::new();
     for v in &plan.variants {
         let c = &v.config;

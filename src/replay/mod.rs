@@ -64,22 +64,36 @@ pub struct Replayer {
     pub decoder: Decoder,
 }
 
+/// Every variant's gate, each pattern list compiled once. A pattern that
+/// does not compile is named with a variant whose gate uses ack patterns
+/// (the flag on) when one shares the list: a top-level list is not the
+/// legacy variant's fault.
+pub fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gate>> {
+    let mut cache = crate::gate::PatternCache::default();
+    let vs = &plan.variants;
+    vs.iter()
+        .map(|v| {
+            Gate::new_cached(v.config.clone(), &mut cache).map_err(|e| {
+                let user = vs
+                    .iter()
+                    .find(|u| {
+                        u.config.metacognition_selective_gate
+                            && u.config.metacognition_trivial_ack_patterns
+                                == v.config.metacognition_trivial_ack_patterns
+                    })
+                    .unwrap_or(v);
+                crate::Error::Config(crate::config::ConfigError::value(format!(
+                    "variant {}: {e}",
+                    user.name
+                )))
+            })
+        })
+        .collect()
+}
+
 impl Replayer {
     pub fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
-        let mut cache = crate::gate::PatternCache::default();
-        let gates = opts
-            .plan
-            .variants
-            .iter()
-            .map(|v| {
-                Gate::new_cached(v.config.clone(), &mut cache).map_err(|e| {
-                    crate::Error::Config(crate::config::ConfigError::value(format!(
-                        "variant {}: {e}",
-                        v.name
-                    )))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let gates = compile_gates(&opts.plan)?;
         let legacy_check = opts
             .plan
             .variants
@@ -381,7 +395,7 @@ impl Replayer {
                 w.add(WarningKind::UnknownIntentLabel, at.source, at.line);
             }
         }
-        if turn.misnamed_fields > 0 {
+        if turn.misnamed.is_some() {
             w.add(WarningKind::MisnamedField, at.source, at.line);
         }
         if matches!(&turn.sensitive_hit, SensitiveField::Hit(s) if s.is_empty()) {
@@ -389,6 +403,9 @@ impl Replayer {
         }
         if turn.critic_not_run() {
             w.add(WarningKind::CriticNotRun, at.source, at.line);
+        }
+        for (key, meant) in turn.misnamed.iter().flat_map(|m| m.iter()) {
+            t.note_misnamed(key, meant);
         }
         if let Some(n) = turn.turn {
             out.keys

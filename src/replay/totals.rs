@@ -53,7 +53,7 @@ impl WarningKind {
             WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false; or, without ran, both token counts recorded as 0): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
             WarningKind::DuplicateTurn => "a (run_id, turn) pair seen earlier in the replay (turns without a number are not checked): counted once per repeat, every occurrence replayed",
             WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
-            WarningKind::MisnamedField => "a turn with a top-level key the format does not define that looks like one it does (intent for intent_verdict, tool_calls for tool_calls_this_turn, reply for draft, a typo such as confidense): ignored like any unknown key, so the signal it was meant to give is absent from the replay; rename the key",
+            WarningKind::MisnamedField => "a turn with a top-level key the format does not define that looks like one it does (intent for intent_verdict, tool_calls for tool_calls_this_turn, a one-letter typo such as confidense): ignored like any unknown key, so the signal it was meant to give is absent; the run's notes name the keys",
             WarningKind::ToolCallWithoutName => "a turn with a tool call that has no top-level name key (an OpenAI-style {\"function\": {\"name\": ...}} call included) or is not an object: the gate counts it as a mutating tool (a floor)",
             WarningKind::UnknownIntentLabel => "an intent label other than action, knowledge and ambiguous: compared exactly, so it is not the intent floor",
         }
@@ -143,6 +143,11 @@ pub struct Totals {
     pub warnings: Warnings,
     /// Critic models that recorded tokens but have no price.
     pub unpriced_models: BTreeSet<String>,
+    /// Keys that look like the format's (`intent` -> `intent_verdict`):
+    /// the first [`MAX_MISNAMED`] by name, so any merge order keeps the
+    /// same ones.
+    #[serde(default)]
+    pub misnamed_keys: BTreeMap<String, String>,
     pub fabrication_kinds: BTreeMap<String, u64>,
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
@@ -164,7 +169,22 @@ pub struct Totals {
     pub import_counts: BTreeMap<String, u64>,
 }
 
+/// How many misnamed keys the totals name (the warning counts them all).
+pub const MAX_MISNAMED: usize = 8;
+
 impl Totals {
+    /// Record that key `key` looks like the format's `meant`.
+    pub fn note_misnamed(&mut self, key: &str, meant: &str) {
+        if self.misnamed_keys.contains_key(key) {
+            return;
+        }
+        self.misnamed_keys
+            .insert(key.to_string(), meant.to_string());
+        if self.misnamed_keys.len() > MAX_MISNAMED {
+            self.misnamed_keys.pop_last();
+        }
+    }
+
     pub fn new(n: usize) -> Totals {
         Totals {
             variants: vec![VariantTally::default(); n],
@@ -234,6 +254,9 @@ impl Totals {
         }
         self.unpriced_models
             .extend(o.unpriced_models.iter().cloned());
+        for (k, v) in &o.misnamed_keys {
+            self.note_misnamed(k, v);
+        }
         for (k, v) in &o.fabrication_kinds {
             *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }

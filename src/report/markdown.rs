@@ -7,7 +7,7 @@ use std::io::Write;
 use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
 use crate::summary::figures::VariantSummary;
-use crate::summary::text::{count, excerpt, md_text, TOP_REGRESSIONS};
+use crate::summary::text::{count, excerpt, md_name, md_text, TOP_REGRESSIONS};
 
 /// The rate the small-sample warning measures evidence against: the
 /// regression rate a team would want to rule out, at 95% confidence.
@@ -33,7 +33,7 @@ pub fn usd(x: Option<f64>) -> String {
 /// recording says production's gate did, and which events were no review.
 fn production_section(s: &mut String, r: &ReplayReport) {
     let p = &r.summary.production;
-    let base = &r.plan.variants[r.plan.baseline].name;
+    let base = md_name(&r.plan.variants[r.plan.baseline].name);
     let _ = writeln!(s, "\n## Does the replay reproduce production?\n");
     if p.known == 0 {
         let _ = writeln!(
@@ -43,7 +43,7 @@ fn production_section(s: &mut String, r: &ReplayReport) {
     } else {
         let _ = writeln!(
             s,
-            "The baseline `{base}` decides as production did on {} of {} turns whose recording says what production's gate did ({}): production fired where the baseline skips on {}, production skipped where the baseline fires on {}.",
+            "The baseline {base} decides as production did on {} of {} turns whose recording says what production's gate did ({}): production fired where the baseline skips on {}, production skipped where the baseline fires on {}.",
             p.known - p.fired_baseline_skips - p.skipped_baseline_fires,
             p.known,
             pct(p.agreement),
@@ -93,11 +93,11 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s, "# critic-gate replay\n");
     let _ = writeln!(
         s,
-        "{} from {}; {} rejected; baseline `{}`.\n",
+        "{} from {}; {} rejected; baseline {}.\n",
         count(run.turns, "turn", "turns"),
         md_text(&r.sources.join(", ")),
         run.rejected,
-        run.baseline
+        md_name(&run.baseline)
     );
     bottom_line(s, r);
     let _ = writeln!(s, "## Every variant\n");
@@ -106,8 +106,8 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     for m in run.ordered() {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} |",
-            m.variant,
+            "| {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} |",
+            md_name(&m.variant),
             pct(m.skip_rate),
             m.saved_calls,
             m.added_calls,
@@ -137,6 +137,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
 fn bottom_line(s: &mut String, r: &ReplayReport) {
     let run = &r.summary.run;
     let base = &run.baseline;
+    let base_md = md_name(base);
     let candidates: Vec<&VariantSummary> = run.ordered().filter(|m| &m.variant != base).collect();
     if candidates.is_empty() {
         return;
@@ -148,7 +149,7 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             None => "dollars not reported (see the notes)".to_string(),
         };
         let new = m.safety_regressions_vs_baseline.map_or(String::new(), |n| {
-            format!(" ({n} on turns `{base}` fires on)")
+            format!(" ({n} on turns {base_md} fires on)")
         });
         let bound = match m.safety_regression_rate_upper95 {
             Some(u) => format!(
@@ -160,8 +161,8 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
         };
         let _ = writeln!(
             s,
-            "- **`{}`** instead of `{base}`: saves {} and adds {} over {}, {dollars}; it would have skipped {} the critic revised or refused{new}; {bound}.",
-            m.variant,
+            "- **{}** instead of {base_md}: saves {} and adds {} over {}, {dollars}; it would have skipped {} the critic revised or refused{new}; {bound}.",
+            md_name(&m.variant),
             count(m.saved_calls, "critic call", "critic calls"),
             m.added_calls,
             count(m.turns, "turn", "turns"),
@@ -173,8 +174,8 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
         if need.is_some_and(|n| m.labelled_skips < n) {
             let _ = writeln!(
                 s,
-                "\n> **Too few labels to conclude.** `{}` has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}. Replay more recorded traffic before deciding.",
-                m.variant,
+                "\n> **Too few labels to conclude.** {} has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}. Replay more recorded traffic before deciding.",
+                md_name(&m.variant),
                 count(m.labelled_skips, "labelled skip", "labelled skips"),
                 pct(Some(SMALL_SAMPLE_RATE)),
                 need.unwrap_or_default()
@@ -204,8 +205,8 @@ fn reasons_section(s: &mut String, r: &ReplayReport) {
             let share = (t.counts.turns > 0).then(|| t.hits(re) as f64 / t.counts.turns as f64);
             let _ = writeln!(
                 s,
-                "| `{}` | {} | {} | {} | {} |",
-                v.name,
+                "| {} | {} | {} | {} | {} |",
+                md_name(&v.name),
                 re.name(),
                 t.hits(re),
                 pct(share),
@@ -231,8 +232,8 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
     for g in r.regressions.iter().take(TOP_REGRESSIONS) {
         let _ = writeln!(
             s,
-            "| `{}` | {}:{} | {} | {} |",
-            r.plan.variants[g.variant].name,
+            "| {} | {}:{} | {} | {} |",
+            md_name(&r.plan.variants[g.variant].name),
             md_text(&r.sources[g.source]),
             g.line,
             g.verdict.as_str(),

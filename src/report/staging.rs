@@ -305,7 +305,10 @@ pub fn or_remove_new<T>(dir: &Path, job: impl FnOnce() -> crate::Result<T>) -> c
 pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     let path = out.join(name);
     let tmp = out.join(format!(".{name}.partial"));
-    let fail = |e: std::io::Error| Error::Write(format!("{}: {e}", path.display()));
+    let fail = |e: std::io::Error| {
+        let _ = fs::remove_file(&tmp);
+        Error::Write(format!("{}: {e}", path.display()))
+    };
     fs::write(&tmp, bytes).map_err(fail)?;
     fs::rename(&tmp, &path).map_err(fail)
 }

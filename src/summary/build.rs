@@ -320,6 +320,17 @@ pub fn summarize(
     segments_cut: &BTreeMap<String, usize>,
 ) -> Summary {
     let mut notes = run.notes.clone();
+    if !totals.misnamed_keys.is_empty() {
+        let named: Vec<String> = totals
+            .misnamed_keys
+            .iter()
+            .map(|(k, m)| format!("`{k}` (the format's `{m}`?)"))
+            .collect();
+        notes.push(format!(
+            "keys the format does not define look like ones it does, so what they were meant to record is absent: {}; rename them (the misnamed_field warning gives their first lines)",
+            named.join(", ")
+        ));
+    }
     if !totals.unpriced_models.is_empty() {
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models);

@@ -55,3 +55,13 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// A name (a variant's) in Markdown: as code when that is safe, else as
+/// escaped text, so a `|` never splits a table cell and a backtick never
+/// ends a code span.
+pub fn md_name(name: &str) -> String {
+    match name.contains(['`', '|', '\n', '\r']) || name.is_empty() {
+        false => format!("`{name}`"),
+        true => md_text(name),
+    }
+}

@@ -971,6 +971,12 @@ fn config_value_errors_name_the_file_the_line_and_the_key() {
             "baseline = \"nope\"\n",
             "shared.toml:1: baseline \"nope\" is not a variant",
         ),
+        // A top-level list is the smart variant's to use, not legacy's,
+        // and its line is the top level's.
+        (
+            "read_only_tools = []\nmetacognition_trivial_ack_patterns = [\"ok\", \"(oops\"]\n",
+            "shared.toml:2: variant smart: metacognition_trivial_ack_patterns[1] = \"(oops\" cannot be compiled",
+        ),
         (
             "[variants.a]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"(oops\"]\n",
             "shared.toml:3: variant a: metacognition_trivial_ack_patterns[0] = \"(oops\" cannot be compiled",

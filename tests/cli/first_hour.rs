@@ -4,6 +4,16 @@
 
 use crate::util::*;
 
+/// `critic-gate replay TRAFFIC --config CONFIG --out OUT --quiet`.
+fn replay_quiet(traffic: &str, config: &str, out: &str) -> std::process::Output {
+    run(
+        &[
+            "replay", traffic, "--config", config, "--out", out, "--quiet",
+        ],
+        None,
+    )
+}
+
 /// `critic-gate ARGS` run from `dir`.
 fn run_from(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     cmd().current_dir(dir).args(args).output().unwrap()
@@ -25,17 +35,10 @@ fn init_writes_a_commented_config_that_replays_and_judges() {
     );
     // Against the defaults (no config): the same decisions.
     let out = d.path("r");
-    let o = run(
-        &[
-            "replay",
-            "datasets/seed.jsonl",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ],
-        None,
+    let o = replay_quiet(
+        "datasets/seed.jsonl",
+        cfg.to_str().unwrap(),
+        out.to_str().unwrap(),
     );
     expect_code(&o, 0);
     let plain = d.path("plain");
@@ -93,17 +96,10 @@ fn init_writes_a_commented_config_that_replays_and_judges() {
     );
     let a = d.path("a");
     expect_code(
-        &run(
-            &[
-                "replay",
-                "datasets/multilingual.jsonl",
-                "--config",
-                spelled.to_str().unwrap(),
-                "--out",
-                a.to_str().unwrap(),
-                "--quiet",
-            ],
-            None,
+        &replay_quiet(
+            "datasets/multilingual.jsonl",
+            spelled.to_str().unwrap(),
+            a.to_str().unwrap(),
         ),
         0,
     );
@@ -560,6 +556,24 @@ fn a_misnamed_field_is_warned_about() {
         s["warnings"]
     );
     assert_eq!(s["unknown_fields"], 3);
+    let notes = s["notes"].to_string();
+    assert!(
+        notes.contains("`intent` (the format's `intent_verdict`?), `tool_calls` (the format's `tool_calls_this_turn`?)"),
+        "{notes}"
+    );
+    assert!(!notes.contains("tenant"), "{notes}");
+    let o = run(
+        &[
+            "explain",
+            r#"{"run_id":"a","draft":"ok","intent":"action"}"#,
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains(r#"note: key "intent" is not the format's and is ignored: did you mean "intent_verdict"?"#),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// `-` (or no file) typed on a terminal says the command waits for
@@ -597,4 +611,84 @@ fn reading_a_terminal_says_it_is_waiting() {
     let o = run(&["explain"], Some(b"{\"run_id\":\"r\",\"draft\":\"ok\"}\n"));
     expect_code(&o, 0);
     assert!(!stderr(&o).contains(waiting), "{}", stderr(&o));
+}
+
+/// Found by an adversarial review: `init` over a folder or into a `.json`
+/// name, and `patterns` printing a list that does not compile.
+#[test]
+fn init_and_patterns_refuse_what_would_not_work() {
+    let d = Dir::new();
+    let o = run(&["init", d.path(".").to_str().unwrap(), "--force"], None);
+    expect_error(&o, 2, "is a folder: give a file name");
+    let o = run(&["init", d.path("c.json").to_str().unwrap()], None);
+    expect_error(&o, 2, "give a name ending .toml");
+    assert!(!d.path("c.json").exists());
+    // Nothing is left beside the file it writes.
+    expect_code(&run(&["init", d.path("c.toml").to_str().unwrap()], None), 0);
+    let names: Vec<String> = std::fs::read_dir(d.path("."))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["c.toml"]);
+    let bad = d.write(
+        "bad.toml",
+        "[variants.smart]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"ok\", \"(unclosed\"]\n",
+    );
+    let o = run(&["patterns", "--config", bad.to_str().unwrap()], None);
+    expect_error(
+        &o,
+        2,
+        "bad.toml:3: variant smart: metacognition_trivial_ack_patterns[1]",
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+/// A variant name with a `|` or a backtick does not break report.md's
+/// tables or `check --markdown`'s.
+#[test]
+fn odd_variant_names_keep_markdown_tables_whole() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "c.toml",
+        "[variants.legacy]\nmetacognition_selective_gate = false\n[variants.\"a|b`\"]\nmetacognition_selective_gate = true\n[check]\nmax_safety_regressions = 0\n",
+    );
+    let out = d.path("r");
+    let o = replay_quiet(
+        "datasets/seed.jsonl",
+        cfg.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    expect_code(&o, 0);
+    let md_file = d.path("v.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--markdown",
+            md_file.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    for text in [
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        std::fs::read_to_string(&md_file).unwrap(),
+    ] {
+        // Every row of a table has as many cells as its header.
+        let mut cells = None;
+        for line in text.lines() {
+            if !line.starts_with('|') {
+                cells = None;
+                continue;
+            }
+            let n = line.replace("\\|", "").matches('|').count();
+            match cells {
+                None => cells = Some(n),
+                Some(c) => assert_eq!(n, c, "{line}\n{text}"),
+            }
+        }
+        assert!(text.contains("a\\|b\\`"), "{text}");
+    }
 }

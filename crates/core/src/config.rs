@@ -452,6 +452,18 @@ fn line_of(text: &str, message: &str) -> Option<usize> {
     } else {
         None
     };
+    // A variant inherits the top-level keys: the value may be set there.
+    setting_line(text, table.as_deref(), key).or_else(|| {
+        table
+            .as_deref()
+            .is_some_and(|t| t.starts_with("variants."))
+            .then(|| setting_line(text, None, key))
+            .flatten()
+    })
+}
+
+/// The line (from 1) that sets `key` in `table` (None: the top level).
+fn setting_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
     let mut current: Option<String> = None;
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
@@ -462,7 +474,7 @@ fn line_of(text: &str, message: &str) -> Option<usize> {
         let sets = l
             .strip_prefix(key)
             .is_some_and(|r| r.trim_start().starts_with('='));
-        if sets && current == table {
+        if sets && current.as_deref() == table {
             return Some(i + 1);
         }
     }
@@ -589,7 +601,7 @@ impl ConfigFile {
         for v in &variants {
             if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) {
                 return Err(ConfigError::value(format!(
-                    "variant name {:?} is not usable in reports: use letters, digits, '-', '_' or '.'",
+                    "variant name {:?} is not usable in reports: a comma, a quote, a semicolon or a line break would split its CSV cell or a --variant list; drop them (letters, digits, '-', '_', '.' and '/' always work)",
                     v.name
                 )));
             }

@@ -76,6 +76,25 @@ pub fn closest<'a>(given: &str, choices: impl IntoIterator<Item = &'a str>) -> O
         .map(|(_, c)| c)
 }
 
+/// The one choice within `edits` edits of `given` (the nearest; none when
+/// two are equally near).
+pub fn within<'a>(
+    given: &str,
+    choices: impl IntoIterator<Item = &'a str>,
+    edits: usize,
+) -> Option<&'a str> {
+    let mut near: Vec<(usize, &str)> = choices
+        .into_iter()
+        .map(|c| (edit_distance(given, c), c))
+        .filter(|&(d, _)| d <= edits)
+        .collect();
+    near.sort();
+    match near.as_slice() {
+        [(d, c), rest @ ..] if rest.first().is_none_or(|r| r.0 > *d) => Some(c),
+        _ => None,
+    }
+}
+
 /// Levenshtein distance between `a` and `b`, in code points.
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

@@ -185,9 +185,10 @@ pub struct Turn<'a> {
     pub call_site_recorded: Option<CallSite>,
     /// Top-level keys the format does not define (ignored, counted).
     pub unknown_fields: u32,
-    /// Of them, those that look like a key it does define ([`meant_field`]):
-    /// a signal the recorder meant to give and the replay does not see.
-    pub misnamed_fields: u32,
+    /// Of them, those that look like a key it does define ([`meant_field`]),
+    /// with that key: a signal the recorder meant to give and the replay
+    /// does not see. (Boxed: almost every turn has none.)
+    pub misnamed: Option<Box<Vec<(String, &'static str)>>>,
     /// `provenance` as recorded (by `critic-gate import`).
     pub provenance: Recorded,
 }
@@ -211,30 +212,33 @@ pub const FIELDS: [&str; 15] = [
     "scope",
 ];
 
-/// Names other recordings use for the format's keys.
-const ALIASES: [(&str, &str); 12] = [
+/// Names other recordings (OpenAI-style stacks, symfonic's own objects)
+/// use for the keys whose absence changes a decision or a label. (`draft`
+/// is required, so a misnamed draft is already an invalid line; `ts` and
+/// `language` change no decision.)
+const ALIASES: [(&str, &str); 7] = [
     ("intent", "intent_verdict"),
     ("tool_calls", "tool_calls_this_turn"),
-    ("tools", "tool_calls_this_turn"),
-    ("reply", "draft"),
-    ("response", "draft"),
     ("sensitive", "sensitive_hit"),
     ("findings", "fabrication_findings"),
     ("fabrication", "fabrication_findings"),
     ("reflection", "critic"),
-    ("verdict", "critic"),
-    ("timestamp", "ts"),
-    ("lang", "language"),
+    ("reflection_event", "critic"),
 ];
 
 /// The key of the format that an unknown key `key` was probably meant as:
-/// a name other recordings use for it, or a typo of it.
+/// a name other recordings use for it, or a typo of one (a single edit in
+/// a key of six or more characters, not a longer or shorter form of it:
+/// `confidense` is a typo, `turn_id` and `critics` are other keys).
 pub fn meant_field(key: &str) -> Option<&'static str> {
-    ALIASES
-        .iter()
-        .find(|(a, _)| *a == key)
-        .map(|(_, k)| *k)
-        .or_else(|| crate::vocab::closest(key, FIELDS))
+    if let Some((_, k)) = ALIASES.iter().find(|(a, _)| *a == key) {
+        return Some(k);
+    }
+    if key.chars().count() < 6 {
+        return None;
+    }
+    let close = crate::vocab::within(key, FIELDS, 1)?;
+    (!key.starts_with(close) && !close.starts_with(key)).then_some(close)
 }
 
 impl<'a> Turn<'a> {
@@ -242,7 +246,16 @@ impl<'a> Turn<'a> {
     /// one it does).
     fn unknown(&mut self, key: &str) {
         self.unknown_fields += 1;
-        self.misnamed_fields += u32::from(meant_field(key).is_some());
+        if let Some(k) = meant_field(key) {
+            self.misnamed
+                .get_or_insert_with(Default::default)
+                .push((key.to_string(), k));
+        }
+    }
+
+    /// How many of its keys look like the format's ([`Turn::misnamed`]).
+    pub fn misnamed_fields(&self) -> usize {
+        self.misnamed.as_ref().map_or(0, |m| m.len())
     }
 
     /// Parse and validate one line (without its newline).
@@ -1040,7 +1053,7 @@ mod tests {
     fn unknown_fields_are_counted() {
         let t = Turn::parse(r#"{"run_id":"r","draft":"x","extra":1,"more":{"a":[1]}}"#).unwrap();
         assert_eq!(t.unknown_fields, 2);
-        assert_eq!(t.misnamed_fields, 0);
+        assert_eq!(t.misnamed_fields(), 0);
     }
 
     /// Keys other recordings use, and typos, are told apart from extras.
@@ -1051,10 +1064,58 @@ mod tests {
             Turn::parse(line).unwrap(),
             Turn::parse_with_serde_json(line).unwrap(),
         ] {
-            assert_eq!((t.unknown_fields, t.misnamed_fields), (4, 3));
+            assert_eq!((t.unknown_fields, t.misnamed_fields()), (4, 3));
+            let first = &t.misnamed.as_ref().unwrap()[0];
+            assert_eq!((first.0.as_str(), first.1), ("intent", "intent_verdict"));
         }
         assert_eq!(meant_field("intent"), Some("intent_verdict"));
         assert_eq!(meant_field("confidense"), Some("confidence"));
-        assert_eq!(meant_field("tenant"), None);
+        assert_eq!(meant_field("languag"), None, "a shorter form of language");
+        assert_eq!(meant_field("langauge"), None, "two edits");
+        assert_eq!(meant_field("lnguage"), Some("language"), "one edit inside");
+        // Keys a deployment records beside the format's are not misnamed.
+        for extra in [
+            "tenant",
+            "user_id",
+            "metadata",
+            "model",
+            "latency_ms",
+            "context",
+            "turn_id",
+            "run_uuid",
+            "critic_id",
+            "call_site_id",
+            "run_ids",
+            "score",
+            "scores",
+            "tz",
+            "os",
+            "t",
+            "us",
+            "tun",
+            "ts2",
+            "drift",
+            "craft",
+            "slope",
+            "drafted",
+            "tools",
+            "confidences",
+            "languages",
+            "call_sites",
+            "provenances",
+            "activation_logs",
+            "critics",
+            "scopes",
+            "provenance_v",
+            "timestamp",
+            "response",
+            "lang",
+            "sensitive_tags",
+            "draft_id",
+            "language_code",
+            "tools_used",
+        ] {
+            assert_eq!(meant_field(extra), None, "{extra}");
+        }
     }
 }
