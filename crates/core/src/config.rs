@@ -153,6 +153,96 @@ impl Serialize for CheckConfig {
     }
 }
 
+/// The keys `[check]` takes: every budget's, then `variant`.
+const CHECK_KEYS: [&str; 10] = [
+    BUDGETS[0].key,
+    BUDGETS[1].key,
+    BUDGETS[2].key,
+    BUDGETS[3].key,
+    BUDGETS[4].key,
+    BUDGETS[5].key,
+    BUDGETS[6].key,
+    BUDGETS[7].key,
+    BUDGETS[8].key,
+    "variant",
+];
+
+/// A count's limit: "expected a whole number >= 0", not "expected u64".
+struct Whole(u64);
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct W;
+        impl Visitor<'_> for W {
+            type Value = Whole;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a whole number >= 0")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Whole, E> {
+                Ok(Whole(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Whole, E> {
+                u64::try_from(v)
+                    .map(Whole)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+        }
+        d.deserialize_any(W)
+    }
+}
+
+/// A rate's limit: any number (its range is checked with the budget).
+struct Real(f64);
+
+impl<'de> Deserialize<'de> for Real {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct R;
+        impl Visitor<'_> for R {
+            type Value = Real;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Real, E> {
+                Ok(Real(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Real, E> {
+                Ok(Real(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Real, E> {
+                Ok(Real(v as f64))
+            }
+        }
+        d.deserialize_any(R)
+    }
+}
+
+/// A `[check]` key: a budget, or the variant the budgets apply to.
+enum CheckKey {
+    Budget(Budget),
+    Variant,
+}
+
+impl<'de> Deserialize<'de> for CheckKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct K;
+        impl<'de> Visitor<'de> for K {
+            type Value = CheckKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a release budget's key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CheckKey, E> {
+                match v {
+                    "variant" => Ok(CheckKey::Variant),
+                    _ => Budget::from_key(v)
+                        .map(CheckKey::Budget)
+                        .ok_or_else(|| E::unknown_field(v, &CHECK_KEYS)),
+                }
+            }
+        }
+        d.deserialize_identifier(K)
+    }
+}
+
 impl<'de> Deserialize<'de> for CheckConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -163,32 +253,23 @@ impl<'de> Deserialize<'de> for CheckConfig {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<CheckConfig, A::Error> {
                 let mut c = CheckConfig::default();
-                while let Some(k) = m.next_key::<String>()? {
-                    if k == "variant" {
-                        c.variant = Some(m.next_value()?);
-                        continue;
-                    }
-                    let Some(b) = Budget::from_key(&k) else {
-                        let keys: Vec<String> = BUDGETS
-                            .iter()
-                            .map(|d| format!("`{}`", d.key))
-                            .chain(["`variant`".to_string()])
-                            .collect();
-                        return Err(de::Error::custom(format!(
-                            "unknown field `{k}`, expected one of {}",
-                            keys.join(", ")
-                        )));
+                // The key and the value are refused by their own
+                // deserializers, so the parser's message points at their
+                // line (a wrapped error would point at `[check]`).
+                while let Some(k) = m.next_key::<CheckKey>()? {
+                    let b = match k {
+                        CheckKey::Variant => {
+                            c.variant = Some(m.next_value()?);
+                            continue;
+                        }
+                        CheckKey::Budget(b) => b,
                     };
                     let a = match b.declared().limit {
-                        Limit::Count => Amount::Count(m.next_value().map_err(|e: A::Error| {
-                            de::Error::custom(format!("{k}: a whole number >= 0: {e}"))
-                        })?),
-                        Limit::Rate => Amount::Rate(m.next_value().map_err(|e: A::Error| {
-                            de::Error::custom(format!("{k}: a number: {e}"))
-                        })?),
+                        Limit::Count => Amount::Count(m.next_value::<Whole>()?.0),
+                        Limit::Rate => Amount::Rate(m.next_value::<Real>()?.0),
                     };
                     if c.limits.insert(b, a).is_some() {
-                        return Err(de::Error::custom(format!("{k} is given twice")));
+                        return Err(de::Error::custom(format!("{} is given twice", b.key())));
                     }
                 }
                 Ok(c)
@@ -701,6 +782,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.ends_with("did you mean `max_safety_regressions`?"), "{e}");
+        // A [check] key or value is pointed at on its own line.
+        let e = plan("[check]\n# budgets\nmax_safety_regresions = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at line 3"), "{e}");
+        let e = plan("[check]\nmax_safety_regressions = 0\nmin_turns = \"20\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at line 3") && e.contains("expected a whole number >= 0"),
+            "{e}"
+        );
+        let e = plan("[check]\nmin_turns = -1\n").unwrap_err().to_string();
+        assert!(e.contains("expected a whole number >= 0"), "{e}");
+        let p = plan("[check]\nmin_turns = 7\nmin_skip_rate = 1\n").unwrap();
+        assert_eq!(p.check.limits.len(), 2);
         // Nothing close: no guess.
         let e = plan("colour = 1").unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");
