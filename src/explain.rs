@@ -88,10 +88,7 @@ pub fn ack_match(gate: &Gate, draft: &str) -> Option<AckMatch> {
         index,
         of: patterns.len(),
         pattern: patterns[index].clone(),
-        builtin: crate::gate::BUILTIN_ACK_PATTERNS
-            .iter()
-            .position(|b| *b == patterns[index])
-            .map(|i| crate::gate::BUILTIN_ACK_LANGUAGES[i]),
+        builtin: crate::gate::builtin_language(&patterns[index]),
         matched: lowered.get(a..b).unwrap_or_default().to_string(),
     })
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::budgets::BUDGETS;
 use crate::config::FrameworkConfig;
-use crate::gate::{BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
+use crate::gate::BUILTIN_ACK_PATTERNS;
 
 /// Where the starter config goes.
 #[derive(Clone, Debug)]
@@ -32,15 +32,10 @@ pub fn toml_string(s: &str) -> String {
 
 /// Patterns as a TOML array, one per line, each built-in one with its
 /// language.
-pub fn patterns_array(patterns: &[String]) -> String {
+pub fn patterns_array(patterns: &[impl AsRef<str>]) -> String {
     let mut s = String::from("[\n");
-    for p in patterns {
-        let lang = BUILTIN_ACK_PATTERNS
-            .iter()
-            .position(|b| b == p)
-            .map_or(String::new(), |i| {
-                format!("  # {}", BUILTIN_ACK_LANGUAGES[i])
-            });
+    for p in patterns.iter().map(AsRef::as_ref) {
+        let lang = crate::gate::builtin_language(p).map_or(String::new(), |l| format!("  # {l}"));
         let _ = writeln!(s, "    {},{lang}", toml_string(p));
     }
     s.push(']');
@@ -69,7 +64,6 @@ fn commented(text: &str) -> String {
 /// The starter config's text.
 pub fn starter_config() -> String {
     let d = FrameworkConfig::default();
-    let builtins: Vec<String> = BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect();
     let mut s = String::new();
     let _ = write!(
         s,
@@ -117,7 +111,7 @@ usd_per_mtok_out = 75.0
         threshold = d.metacognition_confidence_threshold,
         patterns = commented(&format!(
             "metacognition_trivial_ack_patterns = {}",
-            patterns_array(&builtins)
+            patterns_array(&BUILTIN_ACK_PATTERNS)
         )),
     );
     check_table(&mut s);

@@ -19,13 +19,12 @@ pub struct Request {
 
 /// The built-ins, with how to extend them.
 fn builtins() -> String {
-    let list: Vec<String> = BUILTIN_ACK_PATTERNS.iter().map(|p| p.to_string()).collect();
     format!(
         "# symfonic's built-in trivial-ack patterns: Python regexes, searched in the\n\
          # lowered, stripped draft. Setting metacognition_trivial_ack_patterns\n\
          # replaces them all: paste this list into the variant and add yours after it.\n\
          metacognition_trivial_ack_patterns = {}\n",
-        patterns_array(&list)
+        patterns_array(&BUILTIN_ACK_PATTERNS)
     )
 }
 

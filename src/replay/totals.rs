@@ -175,7 +175,15 @@ pub const MAX_MISNAMED: usize = 8;
 impl Totals {
     /// Record that key `key` looks like the format's `meant`.
     pub fn note_misnamed(&mut self, key: &str, meant: &str) {
-        if self.misnamed_keys.contains_key(key) {
+        let full = self.misnamed_keys.len() >= MAX_MISNAMED;
+        // Past the cap only a key before the last kept one can enter.
+        if self.misnamed_keys.contains_key(key)
+            || full
+                && self
+                    .misnamed_keys
+                    .last_key_value()
+                    .is_some_and(|(l, _)| key > l.as_str())
+        {
             return;
         }
         self.misnamed_keys

@@ -118,7 +118,6 @@ impl Bars<'_> {
     /// Each bar's value above it (`0%` for a bar of zero height), or
     /// `n/a` where the series has no value: no data never looks like 0.
     fn draw_values(&self, chart: &mut Chart) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
-        let w = 0.8 / self.series.len().max(1) as f64;
         let style = ("sans-serif", 10).into_font().color(&BLACK).pos(
             plotters::style::text_anchor::Pos::new(
                 plotters::style::text_anchor::HPos::Center,
@@ -127,7 +126,8 @@ impl Bars<'_> {
         );
         for (i, (_, values)) in self.series.iter().enumerate() {
             let labels = values.iter().enumerate().map(|(j, v)| {
-                let x = j as f64 + 0.1 + i as f64 * w + w * 0.475;
+                let (x0, w) = self.bar_at(i, j);
+                let x = x0 + w / 2.0;
                 let text = v.map_or("n/a".to_string(), |v| format!("{v:.0}%"));
                 Text::new(text, (x, v.unwrap_or(0.0)), style.clone())
             });
@@ -136,13 +136,18 @@ impl Bars<'_> {
         Ok(())
     }
 
-    fn draw_bars(&self, chart: &mut Chart) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    /// Where series `i`'s bar of category `j` starts, and its width.
+    fn bar_at(&self, i: usize, j: usize) -> (f64, f64) {
         let w = 0.8 / self.series.len().max(1) as f64;
+        (j as f64 + 0.1 + i as f64 * w, w * 0.95)
+    }
+
+    fn draw_bars(&self, chart: &mut Chart) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
         for (i, (name, values)) in self.series.iter().enumerate() {
             let c = colour(i);
             let bars = values.iter().enumerate().filter_map(|(j, v)| {
-                let x0 = j as f64 + 0.1 + i as f64 * w;
-                v.map(|v| Rectangle::new([(x0, 0.0), (x0 + w * 0.95, v)], c.filled()))
+                let (x0, w) = self.bar_at(i, j);
+                v.map(|v| Rectangle::new([(x0, 0.0), (x0 + w, v)], c.filled()))
             });
             chart
                 .draw_series(bars)?

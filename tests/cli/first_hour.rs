@@ -4,16 +4,6 @@
 
 use crate::util::*;
 
-/// `critic-gate replay TRAFFIC --config CONFIG --out OUT --quiet`.
-fn replay_quiet(traffic: &str, config: &str, out: &str) -> std::process::Output {
-    run(
-        &[
-            "replay", traffic, "--config", config, "--out", out, "--quiet",
-        ],
-        None,
-    )
-}
-
 /// `critic-gate ARGS` run from `dir`.
 fn run_from(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     cmd().current_dir(dir).args(args).output().unwrap()
@@ -35,26 +25,18 @@ fn init_writes_a_commented_config_that_replays_and_judges() {
     );
     // Against the defaults (no config): the same decisions.
     let out = d.path("r");
-    let o = replay_quiet(
-        "datasets/seed.jsonl",
-        cfg.to_str().unwrap(),
-        out.to_str().unwrap(),
+    let o = replay_in(
+        &out,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--quiet",
+        ],
     );
     expect_code(&o, 0);
     let plain = d.path("plain");
-    expect_code(
-        &run(
-            &[
-                "replay",
-                "datasets/seed.jsonl",
-                "--out",
-                plain.to_str().unwrap(),
-                "--quiet",
-            ],
-            None,
-        ),
-        0,
-    );
+    expect_code(&replay_in(&plain, &["datasets/seed.jsonl", "--quiet"]), 0);
     for v in ["legacy", "smart"] {
         for k in ["fires", "skips", "safety_regressions"] {
             assert_eq!(
@@ -96,25 +78,20 @@ fn init_writes_a_commented_config_that_replays_and_judges() {
     );
     let a = d.path("a");
     expect_code(
-        &replay_quiet(
-            "datasets/multilingual.jsonl",
-            spelled.to_str().unwrap(),
-            a.to_str().unwrap(),
+        &replay_in(
+            &a,
+            &[
+                "datasets/multilingual.jsonl",
+                "--config",
+                spelled.to_str().unwrap(),
+                "--quiet",
+            ],
         ),
         0,
     );
     let b = d.path("b");
     expect_code(
-        &run(
-            &[
-                "replay",
-                "datasets/multilingual.jsonl",
-                "--out",
-                b.to_str().unwrap(),
-                "--quiet",
-            ],
-            None,
-        ),
+        &replay_in(&b, &["datasets/multilingual.jsonl", "--quiet"]),
         0,
     );
     assert_eq!(
@@ -280,16 +257,9 @@ fn a_config_key_typo_gets_did_you_mean() {
         "c.toml",
         "[variants.smart]\nmetacognition_selective_gat = true\n",
     );
-    let o = run(
-        &[
-            "replay",
-            "datasets/seed.jsonl",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            d.path("r").to_str().unwrap(),
-        ],
-        None,
+    let o = replay_in(
+        &d.path("r"),
+        &["datasets/seed.jsonl", "--config", cfg.to_str().unwrap()],
     );
     expect_error(&o, 2, "did you mean `metacognition_selective_gate`?");
     assert!(stderr(&o).contains("c.toml"), "{}", stderr(&o));
@@ -304,15 +274,7 @@ fn counts_of_one_are_singular() {
         "{\"run_id\":\"r\",\"draft\":\"Got it, thanks!\"}\n",
     );
     let out = d.path("r");
-    let o = run(
-        &[
-            "replay",
-            one.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = replay_in(&out, &[one.to_str().unwrap()]);
     expect_code(&o, 0);
     assert!(
         stderr(&o).contains("critic-gate: 1 turn, 0 rejected (1 line)"),
@@ -356,19 +318,7 @@ fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
     let d = Dir::new();
     let t = synth(&d, "t.jsonl", 2000, 3);
     let out = d.path("r");
-    expect_code(
-        &run(
-            &[
-                "replay",
-                t.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--quiet",
-            ],
-            None,
-        ),
-        0,
-    );
+    expect_code(&replay_in(&out, &[t.to_str().unwrap(), "--quiet"]), 0);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## Bottom line"), "{md}");
     assert!(!md.contains("Too few labels"), "{md}");
@@ -393,16 +343,9 @@ fn the_price_note_does_not_contradict_the_dollars() {
     ];
     let t = d.write("t.jsonl", lines.join("\n") + "\n");
     let out = d.path("r");
-    let o = run(
-        &[
-            "replay",
-            t.to_str().unwrap(),
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
+    let o = replay_in(
+        &out,
+        &[t.to_str().unwrap(), "--config", cfg.to_str().unwrap()],
     );
     expect_code(&o, 0);
     let s = summary(&out);
@@ -530,15 +473,7 @@ fn a_misnamed_field_is_warned_about() {
         "{\"run_id\":\"a\",\"draft\":\"ok\",\"intent\":\"action\",\"tool_calls\":[{\"name\":\"refund\"}]}\n{\"run_id\":\"b\",\"draft\":\"ok\",\"tenant\":\"acme\"}\n",
     );
     let out = d.path("r");
-    let o = run(
-        &[
-            "replay",
-            t.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = replay_in(&out, &[t.to_str().unwrap()]);
     expect_code(&o, 0);
     let err = stderr(&o);
     assert!(
@@ -653,10 +588,14 @@ fn odd_variant_names_keep_markdown_tables_whole() {
         "[variants.legacy]\nmetacognition_selective_gate = false\n[variants.\"a|b`\"]\nmetacognition_selective_gate = true\n[check]\nmax_safety_regressions = 0\n",
     );
     let out = d.path("r");
-    let o = replay_quiet(
-        "datasets/seed.jsonl",
-        cfg.to_str().unwrap(),
-        out.to_str().unwrap(),
+    let o = replay_in(
+        &out,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--quiet",
+        ],
     );
     expect_code(&o, 0);
     let md_file = d.path("v.md");

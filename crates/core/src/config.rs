@@ -494,8 +494,17 @@ pub const BUILTIN_ACK_PATTERNS: [&str; 5] = [
 /// The languages of [`BUILTIN_ACK_PATTERNS`], in order.
 pub const BUILTIN_ACK_LANGUAGES: [&str; 5] = ["en", "es", "de", "fr", "pt"];
 
-/// The keys a value error may be about, longest first (so
-/// `metacognition_sensitive_tags` is not found as a shorter key).
+/// The language of `pattern` when it is one of the built-ins.
+pub fn builtin_language(pattern: &str) -> Option<&'static str> {
+    BUILTIN_ACK_PATTERNS
+        .iter()
+        .position(|b| *b == pattern)
+        .map(|i| BUILTIN_ACK_LANGUAGES[i])
+}
+
+/// The keys a value error may be about; the first one a message contains
+/// is the one it is about, so the words that may also stand in a message's
+/// prose (`baseline`, `history`) come last.
 const VALUE_KEYS: [&str; 12] = [
     "fabrication_refuse_min_confidence",
     "metacognition_trivial_ack_patterns",

@@ -68,12 +68,7 @@ pub fn choose<T: Copy>(
 /// and at least one edit.
 pub fn closest<'a>(given: &str, choices: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (given.chars().count() / 3).max(1);
-    choices
-        .into_iter()
-        .map(|c| (edit_distance(given, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
+    nearest(given, choices, limit).map(|(c, _)| c)
 }
 
 /// The one choice within `edits` edits of `given` (the nearest; none when
@@ -83,16 +78,34 @@ pub fn within<'a>(
     choices: impl IntoIterator<Item = &'a str>,
     edits: usize,
 ) -> Option<&'a str> {
-    let mut near: Vec<(usize, &str)> = choices
-        .into_iter()
-        .map(|c| (edit_distance(given, c), c))
-        .filter(|&(d, _)| d <= edits)
-        .collect();
-    near.sort();
-    match near.as_slice() {
-        [(d, c), rest @ ..] if rest.first().is_none_or(|r| r.0 > *d) => Some(c),
-        _ => None,
+    nearest(given, choices, edits).and_then(|(c, unique)| unique.then_some(c))
+}
+
+/// The choice nearest `given` within `limit` edits (the first in order on
+/// a tie), and whether no other is as near.
+fn nearest<'a>(
+    given: &str,
+    choices: impl IntoIterator<Item = &'a str>,
+    limit: usize,
+) -> Option<(&'a str, bool)> {
+    let n = given.chars().count();
+    let mut best: Option<(usize, &'a str, bool)> = None;
+    for c in choices {
+        // The distance is at least the difference in length: most choices
+        // are ruled out without computing it (this runs on every unknown
+        // key of every turn).
+        if n.abs_diff(c.chars().count()) > limit {
+            continue;
+        }
+        let d = edit_distance(given, c);
+        best = match best {
+            _ if d > limit => best,
+            Some((bd, bc, _)) if bd == d => Some((bd, bc, false)),
+            Some(b) if b.0 < d => Some(b),
+            _ => Some((d, c, true)),
+        };
     }
+    best.map(|(_, c, unique)| (c, unique))
 }
 
 /// Levenshtein distance between `a` and `b`, in code points.

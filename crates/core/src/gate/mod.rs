@@ -28,7 +28,7 @@ use crate::config::{ConfigError, FrameworkConfig};
 use crate::read::turn::{SensitiveField, ToolCall, Turn};
 use pyre::PySet;
 
-pub use crate::config::{BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
+pub use crate::config::{builtin_language, BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
 
 /// Drafts longer than this many code points are never trivial acks.
 pub const MAX_ACK_CHARS: usize = 160;
