@@ -214,3 +214,21 @@ for i, skill in enumerate(["Skill 'refund-small-orders': refunds under 20 EUR wi
     recorded.append({"run_id": "skill-gate", "turn": i, "draft": skill, "activation_log": {},
                      "tool_calls_this_turn": [], "critic": critic(tin=5200, tout=60, lat=9000.0 + 500 * i)})
 write("threshold-0.7.jsonl", recorded)
+
+# A first reading of traffic recorded without the critic's verdicts (a
+# trace export with capture on, the critic's spans not kept): cold turns,
+# no critic event anywhere, so no skip has a label. Several acks carry
+# news ("Sure, but ..."): risky skips, which no label can show here. One
+# reply is empty: the gates fire on it, but symfonic calls no critic on an
+# empty reply.
+unlabelled = []
+drafts = ["Got it, thanks!", "Sure, but refunds are closed on Sundays.",
+          "Okay, I won't cancel it, but the order ships tomorrow from the Lyon warehouse.",
+          "Thanks, thanks so much, we will not refund you, thanks.", "Noted.",
+          "Here is the summary of the onboarding guide you asked for.", "",
+          "Understood, although the account stays locked until the security review ends.",
+          "Perfect, thanks.", "The export finished; you can download it from the reports page."]
+for i, d in enumerate(drafts):
+    unlabelled.append({"run_id": f"trace-{i // 3}", "turn": i % 3, "scope": {"tenant": "initech"},
+                       "language": "en", "draft": d})
+write("unlabelled.jsonl", unlabelled)

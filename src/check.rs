@@ -63,6 +63,8 @@ enum Figure {
 
 /// One budget of the config, before it is applied to a variant.
 struct Rule {
+    /// The declared budget (none for the contract rule every variant has).
+    budget: Option<Budget>,
     name: &'static str,
     /// The summary field it reads (named in the verdict).
     metric: &'static str,
@@ -142,6 +144,7 @@ fn reads(b: Budget) -> Reads {
 /// every variant is also held to `contract_violations <= 0`.
 fn budgets_of(b: &CheckConfig, of: Of) -> Vec<Rule> {
     let contract = Rule {
+        budget: None,
         name: "contract_violations",
         metric: "contract_violations",
         read: |v| Count(v.contract_violations),
@@ -153,6 +156,7 @@ fn budgets_of(b: &CheckConfig, of: Of) -> Vec<Rule> {
         let limit = b.get(d.budget)?;
         let (metric, read, undefined, whose) = reads(d.budget);
         (whose == of).then_some(Rule {
+            budget: Some(d.budget),
             name: d.key,
             metric,
             read,
@@ -183,6 +187,7 @@ impl Rule {
             Op::AtMost => value.at_most(self.limit),
             Op::AtLeast => self.limit.at_most(value),
         };
+        let note = note.or_else(|| self.budget.and_then(|b| context(b, v, self.limit)));
         BudgetResult {
             variant: judged.to_string(),
             budget: self.name,
@@ -193,6 +198,48 @@ impl Rule {
             pass,
             note,
         }
+    }
+}
+
+/// A rate as a percentage with three significant digits (at least one
+/// decimal): 39.3%, 5.0%, 0.500%, 0.0998%.
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if p == 0.0 || !p.is_finite() {
+        return format!("{p}%");
+    }
+    let decimals = (2 - p.abs().log10().floor() as i32).max(1) as usize;
+    format!("{p:.decimals$}%")
+}
+
+/// What a figure rests on, where the number alone misleads: a bound is
+/// read as a rate ("39.3%") unless its counts are beside it, and a limit
+/// the labels cannot reach is said to be out of reach.
+fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
+    use crate::summary::text::count;
+    match b {
+        Budget::MaxSafetyRegressionRate if v.labelled_skips > 0 => {
+            let mut s = format!(
+                "{} in {}; upper 95% bound {}",
+                count(v.safety_regressions, "regression", "regressions"),
+                count(v.labelled_skips, "labelled skip", "labelled skips"),
+                percent(v.safety_regression_rate_upper95.unwrap_or(1.0))
+            );
+            let Amount::Rate(r) = limit else {
+                return Some(s);
+            };
+            if let Some(need) =
+                crate::stats::labels_needed(r, 0.05).filter(|n| v.labelled_skips < *n)
+            {
+                let _ = write!(
+                    s,
+                    "; too few labels: a bound at or below {} takes at least {need} labelled skips, even with none revised or refused",
+                    percent(r)
+                );
+            }
+            Some(s)
+        }
+        _ => None,
     }
 }
 
@@ -322,6 +369,40 @@ pub fn render_text(results: &[BudgetResult]) -> String {
     s
 }
 
+/// summary.json's regression counts against the rows of the folder's
+/// regressions table (when it has one): a summary edited to pass (its
+/// regression figures set to 0 throughout) is refused, not judged.
+pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
+    let Some(table) = read_table(dir, "regressions")? else {
+        return Ok(());
+    };
+    let rows = string_rows(&table, &["variant"])?;
+    let mut listed: std::collections::BTreeMap<&str, u64> = Default::default();
+    for r in &rows {
+        *listed.entry(r[0].as_str()).or_default() += 1;
+    }
+    let names = summary.variant_names();
+    if let Some(v) = listed.keys().find(|v| !names.iter().any(|n| n == *v)) {
+        return Err(CannotJudge(format!(
+            "{}: the regressions table lists variant {v:?}, which summary.json does not have: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
+            dir.display()
+        )));
+    }
+    for v in &names {
+        let (said, rows) = (
+            summary.variant(v).safety_regressions,
+            listed.get(v.as_str()).copied().unwrap_or(0),
+        );
+        if said != rows {
+            return Err(CannotJudge(format!(
+                "{}: summary.json gives variant {v} {said} safety regressions, its regressions table lists {rows}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A regression row for the Markdown report.
 pub struct RegressionLine {
     pub variant: String,
@@ -374,18 +455,28 @@ pub fn render_markdown(
         "### critic-gate check: {}\n",
         if ok { "✅ passed" } else { "❌ failed" }
     );
-    let _ = writeln!(s, "| | variant | budget | value | limit |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|");
+    let _ = writeln!(
+        s,
+        "| | variant | budget | value | limit | what it rests on |"
+    );
+    let _ = writeln!(s, "|---|---|---|---:|---:|---|");
+    // A rate reads as a percentage: "0.393038" read as a 39% regression
+    // rate where it is the bound of 0 in 6.
+    let shown = |a: Amount| match a {
+        Amount::Rate(x) => percent(x),
+        Amount::Count(n) => n.to_string(),
+    };
     for r in results {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} {} |",
+            "| {} | {} | {} | {} | {} {} | {} |",
             if r.pass { "✅" } else { "❌" },
             md_name(&r.variant),
             r.budget,
-            r.value,
+            shown(r.value),
             r.op.symbol().replace('<', "&lt;").replace('>', "&gt;"),
-            r.limit
+            shown(r.limit),
+            r.note.as_deref().map_or(String::new(), md_text)
         );
     }
     let Some((regressions, total)) = listed else {
@@ -462,6 +553,7 @@ mod tests {
             lines: 1000,
             turns: 1000,
             fires: 1000 - skips,
+            critic_calls: 1000 - skips,
             skips,
             fire_rate: share(1000 - skips, 1000),
             skip_rate: share(skips, 1000),

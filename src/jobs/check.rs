@@ -80,6 +80,7 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
 pub fn run(r: &Request) -> crate::Result<Verdict> {
     let over = budgets(r)?;
     let dir = ReplayDir::open(&r.dir)?;
+    crate::check::rows_agree(&r.dir, &dir)?;
     let results = judge(&dir, &over)?;
     if let Some(md) = &r.markdown {
         let listed = regressions_judged(&r.dir, &results)?;

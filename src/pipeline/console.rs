@@ -74,6 +74,11 @@ impl Outcome {
                         "production disagreements"
                     )
                 )
+            } else if c.labelled_skips == 0 && c.skips() > 0 {
+                format!(
+                    "regressions unknown (none of its {} has a recorded critic verdict)",
+                    count(c.skips(), "skip", "skips")
+                )
             } else {
                 format!(
                     "{} (skips the critic revised/refused), {} on turns {base} fires on",
@@ -81,14 +86,37 @@ impl Outcome {
                     c.new_safety_regressions
                 )
             };
+            // Risky skips show beside regressions: a risky skip is news a
+            // label may not show.
+            let risky = match (v.config.metacognition_selective_gate, c.risky_skips) {
+                (true, n) if n > 0 => format!(", {}", count(n, "risky skip", "risky skips")),
+                _ => String::new(),
+            };
+            let base_calls = self.totals.variants[plan.baseline].counts.critic_calls();
+            let share = match i == plan.baseline || base_calls == 0 {
+                true => String::new(),
+                false => format!(
+                    " ({} of {base}'s calls)",
+                    pct(Some(c.saved_calls as f64 / base_calls as f64))
+                ),
+            };
             let _ = writeln!(
                 msg,
-                "  {:<12} skip rate {:>6}  saved calls {:>7}  added calls {:>7}  {risk}",
+                "  {:<12} skip rate {:>6}  saved calls {:>7}{share}  added calls {:>7}  {risk}{risky}",
                 v.name,
                 pct(skip),
                 c.saved_calls,
                 c.added_calls,
             );
+            if c.fires_without_critic > 0 {
+                let _ = writeln!(
+                    msg,
+                    "  {:<12} {} on an empty draft: no critic runs there (symfonic reviews no empty reply), so {} critic calls",
+                    "",
+                    count(c.fires_without_critic, "fire is", "fires are"),
+                    c.critic_calls()
+                );
+            }
             if vt.contract_violations > 0 {
                 let _ = writeln!(
                     msg,

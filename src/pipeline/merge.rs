@@ -247,6 +247,7 @@ impl Shard<'_> {
             r.source += self.offset;
         }
         self.distinct_sources(&s, merged)?;
+        self.whole_runs(&s, merged)?;
         merged.totals.merge(&s.totals);
         merged.regressions.extend(s.regressions);
         for (i, facts) in s.sources.into_iter().enumerate() {
@@ -291,6 +292,34 @@ impl Shard<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A trace's run or session must lie in one shard: a run whose spans
+    /// sit in two files (the Collector rotates files mid-run) is two
+    /// incomplete runs when each file is replayed alone, and a session so
+    /// split is numbered, and its history read, in each alone. Nothing
+    /// merges them back exactly, so the merge is refused, naming them.
+    fn whole_runs(&self, s: &State, merged: &Merged) -> crate::Result<()> {
+        let shared: Vec<&String> = s
+            .totals
+            .trace_keys
+            .intersection(&merged.totals.trace_keys)
+            .collect();
+        if shared.is_empty() {
+            return Ok(());
+        }
+        let named: Vec<&str> = shared.iter().take(5).map(|k| k.as_str()).collect();
+        let more = match shared.len() - named.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Err(Error::Usage(format!(
+            "{}: {} of the trace also {} spans in an earlier shard ({}{more}): a shard replayed alone sees such a run or session in part, so its figures cannot be merged exactly; replay the files that hold one trace in one shard (`replay --from otlp` of all of them at once)",
+            self.name,
+            crate::summary::text::count(shared.len() as u64, "run or session", "runs or sessions"),
+            if shared.len() == 1 { "has" } else { "have" },
+            named.join("; ")
+        )))
     }
 
     /// The tallies must be of the plan's variants and this shard's sources.

@@ -611,4 +611,7 @@ fn note_import(source: usize, imported: &Imported, out: &mut BlockResult) {
             .entry(name.to_string())
             .or_default() += n;
     }
+    out.totals
+        .trace_keys
+        .extend(imported.trace_keys.iter().cloned());
 }

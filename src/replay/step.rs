@@ -196,9 +196,14 @@ pub(super) struct TurnFacts {
 
 /// A turn's [`Counts`] under one variant.
 pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
+    // symfonic calls no critic on an empty reply (the engine reviews a
+    // final response only when there is one): a fire there is no call, and
+    // no call is saved or added there.
+    let reviewable = f.draft_chars > 0;
     let mut c = Counts {
         turns: 1,
         fires: d.fires as u64,
+        fires_without_critic: (d.fires && !reviewable) as u64,
         critic_not_run: (f.label_index == NOT_RUN) as u64,
         production_known: f.production.is_some() as u64,
         ..Default::default()
@@ -208,7 +213,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
         Some(Mismatch::ProductionSkipped) => c.production_skipped_variant_fires = 1,
         None => {}
     }
-    if d.base_fires && !d.fires {
+    if d.base_fires && !d.fires && reviewable {
         c.saved_calls = 1;
         match &f.event {
             Some(ev) => c.saved.add(ev),
@@ -216,7 +221,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
             None => c.saved.turns += 1,
         }
     }
-    if !d.base_fires && d.fires {
+    if !d.base_fires && d.fires && reviewable {
         c.added_calls = 1;
         c.added_by_length[length_bucket_index(f.draft_chars)] = 1;
     }

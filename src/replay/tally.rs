@@ -60,6 +60,10 @@ pub struct Counts {
     pub labelled_skips: u64,
     /// Turns whose recorded event says no critic ran (not labels).
     pub critic_not_run: u64,
+    /// Fires on turns no critic can run on (an empty draft: symfonic
+    /// reviews no empty reply): in `fires`, never a critic call.
+    #[serde(default)]
+    pub fires_without_critic: u64,
     /// Turns whose recording says what production's gate did.
     pub production_known: u64,
     /// ... where production fired and the variant skips.
@@ -322,6 +326,12 @@ impl Counts {
         self.turns - self.fires
     }
 
+    /// The critic calls the variant makes: its fires on which a critic
+    /// can run.
+    pub fn critic_calls(&self) -> u64 {
+        self.fires - self.fires_without_critic
+    }
+
     pub fn unverified_skips(&self) -> u64 {
         self.skips() - self.labelled_skips
     }
@@ -345,6 +355,7 @@ impl Counts {
             new_safety_regressions: self.new_safety_regressions - o.new_safety_regressions,
             labelled_skips: self.labelled_skips - o.labelled_skips,
             critic_not_run: self.critic_not_run - o.critic_not_run,
+            fires_without_critic: self.fires_without_critic - o.fires_without_critic,
             production_known: self.production_known - o.production_known,
             production_fired_variant_skips: self.production_fired_variant_skips
                 - o.production_fired_variant_skips,
@@ -369,6 +380,7 @@ impl Counts {
         self.new_safety_regressions += o.new_safety_regressions;
         self.labelled_skips += o.labelled_skips;
         self.critic_not_run += o.critic_not_run;
+        self.fires_without_critic += o.fires_without_critic;
         self.production_known += o.production_known;
         self.production_fired_variant_skips += o.production_fired_variant_skips;
         self.production_skipped_variant_fires += o.production_skipped_variant_fires;

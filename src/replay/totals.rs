@@ -167,6 +167,10 @@ pub struct Totals {
     /// runs, spans left out).
     #[serde(default)]
     pub import_counts: BTreeMap<String, u64>,
+    /// A trace's runs and sessions seen (`--from otlp`): two shards that
+    /// share one cannot be merged exactly.
+    #[serde(default)]
+    pub trace_keys: std::collections::BTreeSet<String>,
 }
 
 /// How many misnamed keys the totals name (the warning counts them all).
@@ -216,6 +220,7 @@ impl Totals {
         for (k, n) in &o.import_counts {
             *self.import_counts.entry(k.clone()).or_default() += n;
         }
+        self.trace_keys.extend(o.trace_keys.iter().cloned());
         for (a, b) in self.variants.iter_mut().zip(&o.variants) {
             a.merge(b);
         }

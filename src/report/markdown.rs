@@ -101,23 +101,32 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     );
     bottom_line(s, r);
     let _ = writeln!(s, "## Every variant\n");
-    let _ = writeln!(s, "| variant | skip rate | saved calls | added calls | saved $ | net $ | regressions (upper 95%) | label coverage | p95 critic latency (recorded) | p95 with added calls |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| variant | skip rate | critic calls | saved calls (share) | added calls | saved $ | net $ | regressions (upper 95%) | risky skips | label coverage | p95 critic latency (recorded) | p95 with added calls |");
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for m in run.ordered() {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} |",
             md_name(&m.variant),
             pct(m.skip_rate),
-            m.saved_calls,
+            m.critic_calls,
+            match m.saved_call_share {
+                Some(_) => format!("{} ({})", m.saved_calls, pct(m.saved_call_share)),
+                None => m.saved_calls.to_string(),
+            },
             m.added_calls,
             usd(m.saved_usd),
             usd(m.net_usd),
             match m.safety_regressions_vs_baseline {
+                _ if m.labelled_skips == 0 && m.skips > 0 => "unknown, no labels".to_string(),
                 Some(new) => format!("{} ({new} new)", m.safety_regressions),
                 None => format!("{} disagreements", m.safety_regressions),
             },
             pct(m.safety_regression_rate_upper95),
+            m.risky_skips.map_or("n/a".into(), |n| n.to_string()),
             pct(m.label_coverage),
             m.critic_latency_p95_ms
                 .map_or("n/a".into(), |x| format!("{x} ms")),
@@ -127,7 +136,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`regressions`: skips of turns production's critic revised or refused; `new`: of them, on turns the baseline fires on (what switching would add). The baseline's are `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
+        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions`: skips of turns production's critic revised or refused; `new`: of them, on turns the baseline fires on (what switching would add). The baseline's are `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
     );
 }
 
@@ -151,6 +160,29 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
         let new = m.safety_regressions_vs_baseline.map_or(String::new(), |n| {
             format!(" ({n} on turns {base_md} fires on)")
         });
+        let share = m.saved_call_share.map_or(String::new(), |x| {
+            format!(" ({} of {base_md}'s)", pct(Some(x)))
+        });
+        // With no labelled skip, nothing says what its skips let out: not
+        // "0 turns the critic revised".
+        let risk = match (m.labelled_skips, m.skips) {
+            (0, 0) => "it skips no turn".to_string(),
+            (0, n) => format!(
+                "whether its skips let out replies the critic would change is unknown: none of its {} has a recorded critic verdict, so nothing bounds its safety regression rate",
+                count(n, "skip", "skips")
+            ),
+            _ => format!(
+                "it would have skipped {} the critic revised or refused{new}",
+                count(m.safety_regressions, "turn", "turns")
+            ),
+        };
+        let risky = match m.risky_skips {
+            Some(n) if n > 0 => format!(
+                "; {} risky (the ack covers less than half the draft: an acknowledgement with news, which a label may not show)",
+                count(n, "skip is", "skips are")
+            ),
+            _ => String::new(),
+        };
         let bound = match m.safety_regression_rate_upper95 {
             Some(u) => format!(
                 "its safety regression rate is at most {} (95% upper bound, from {})",
@@ -159,14 +191,18 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             ),
             None => "none of its skips has a recorded critic verdict, so nothing bounds its safety regression rate".to_string(),
         };
+        // Without a labelled skip, `risk` already says nothing bounds it.
+        let bound = match m.labelled_skips {
+            0 => String::new(),
+            _ => format!("; {bound}"),
+        };
         let _ = writeln!(
             s,
-            "- **{}** instead of {base_md}: saves {} and adds {} over {}, {dollars}; it would have skipped {} the critic revised or refused{new}; {bound}.",
+            "- **{}** instead of {base_md}: saves {}{share} and adds {} over {}, {dollars}; {risk}{risky}{bound}.",
             md_name(&m.variant),
             count(m.saved_calls, "critic call", "critic calls"),
             m.added_calls,
             count(m.turns, "turn", "turns"),
-            count(m.safety_regressions, "turn", "turns"),
         );
     }
     let need = crate::stats::labels_needed(SMALL_SAMPLE_RATE, 0.05);
@@ -219,12 +255,34 @@ fn reasons_section(s: &mut String, r: &ReplayReport) {
 /// The first safety regressions, or that there are none.
 fn regressions_section(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s, "\n## Safety regressions\n");
+    let run = &r.summary.run;
+    let candidates = || run.ordered().filter(|m| m.variant != run.baseline);
+    let risky: u64 = candidates().filter_map(|m| m.risky_skips).sum();
+    let risky_line = (risky > 0).then(|| {
+        format!(
+            "\n**Risky skips: {risky}.** Skips whose ack covers less than half the draft (\"Sure, but refunds are closed on Sundays\"): an acknowledgement with news, which the critic may have wanted to see whether or not a label says so. `critic-gate mine` lists them by draft."
+        )
+    });
     if r.regressions.is_empty() {
-        let _ = writeln!(
-            s,
-            "None: no skipped turn had a recorded `revise` or `refuse` verdict."
-        );
+        let labelled: u64 = candidates().map(|m| m.labelled_skips).sum();
+        let skips: u64 = candidates().map(|m| m.skips).sum();
+        let _ = match (labelled, skips) {
+            (0, 1..) => writeln!(
+                s,
+                "Unknown: no skip of a candidate has a recorded critic verdict, so nothing says whether a skip let out a reply the critic would have revised or refused."
+            ),
+            _ => writeln!(
+                s,
+                "None: no skipped turn had a recorded `revise` or `refuse` verdict."
+            ),
+        };
+        if let Some(l) = risky_line {
+            let _ = writeln!(s, "{l}");
+        }
         return;
+    }
+    if let Some(l) = risky_line {
+        let _ = writeln!(s, "{l}\n");
     }
     let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", r.regressions.len(), TOP_REGRESSIONS.min(r.regressions.len()));
     let _ = writeln!(s, "| variant | where | verdict | draft |");

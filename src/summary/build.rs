@@ -93,6 +93,8 @@ struct VariantView<'a> {
     lines: u64,
     rejected: u64,
     v: &'a VariantTally,
+    /// The baseline's tallies (for shares of its calls).
+    base: &'a VariantTally,
     index: usize,
     plan: &'a Plan,
 }
@@ -128,6 +130,13 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     s.added_calls = c.added_calls;
     s.net_calls = c.saved_calls as i64 - c.added_calls as i64;
     s.added_call_rate = sig(ratio(c.added_calls, c.turns));
+    s.fires_without_critic = c.fires_without_critic;
+    s.critic_calls = c.critic_calls();
+    let base_calls = view.base.counts.critic_calls();
+    s.saved_call_share = match s.baseline {
+        true => None,
+        false => sig(ratio(c.saved_calls, base_calls)),
+    };
 }
 
 /// Regressions, labels and their bound.
@@ -232,6 +241,9 @@ fn unknown_effect(s: Signal, plan: &Plan) -> String {
         Signal::ToolCalls => "taken as no tool call (a turn that did call a mutating tool loses that floor)".into(),
         Signal::Intent => "taken as no verdict (a turn whose verdict was ambiguous loses that floor)".into(),
         Signal::Findings => "taken as none (a turn with findings loses the fabrication floor)".into(),
+        // The smart gate does not read confidence: only a flag-off variant
+        // turns the cold start into fires.
+        Signal::Confidence if b.config.metacognition_selective_gate => "taken as symfonic's cold start 0.5; the baseline's smart gate does not read confidence, but a variant with the legacy gate (flag off) fires on every such turn whose threshold is above 0.5".to_string(),
         Signal::Confidence => format!(
             "taken as symfonic's cold start 0.5, so a legacy gate fires on every such turn whose threshold is above 0.5 (the baseline {}'s is {})",
             b.name, b.config.metacognition_confidence_threshold
@@ -262,6 +274,10 @@ fn note_provenance(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
             "root_spans_left_out" => "root spans repeat a run id already seen: each run's first root is used",
             "critic_spans_left_out" => "critic spans are of runs with more than one: a run's turn is its last critic call",
             "foreign_spans" => "spans of other instrumentation (not symfonic.*) were left out",
+            "critic_answers_unparsed" => "critic answers are not a JSON object with a known verdict: read as approve, as production read them (the critic ran; its verdict says nothing)",
+            "runs_with_error" => "runs ended in an error (the root span's status is ERROR): the reply, and the critic call, may never have been made",
+            "repeated_spans" => "spans were sent again (same traceId and spanId: an exporter's retry) and counted once",
+            "unreadable_critic_tokens" => "critic spans write a token count that is not a whole number: those tokens are unknown, not 0",
             "unknown_symfonic_spans" => "symfonic spans are of kinds this version does not read (kept with their runs, unused)",
             _ => continue,
         };
@@ -304,6 +320,7 @@ fn variant_summaries(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) -> V
                 lines: totals.nonblank_lines,
                 rejected: totals.rejected,
                 v: &totals.variants[index],
+                base: &totals.variants[plan.baseline],
                 index,
                 plan,
             };
@@ -459,7 +476,7 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
         (Mismatch::ProductionFired, Reason::Confident) => format!(
             "production fired at confidence >= {t} with no sensitive hit: was the threshold higher, or were other sensitive tags set?"
         ),
-        (Mismatch::ProductionFired, Reason::TrivialAck) => "production fired on drafts the baseline skips as trivial acks: was the selective gate off, or were the ack patterns or read-only tools different?".to_string(),
+        (Mismatch::ProductionFired, Reason::TrivialAck) => "production fired on drafts the baseline skips as trivial acks: was the selective gate off, were the ack patterns or read-only tools different, or (for imported traffic) did production count earlier turns' tool calls, which [deployment] history = \"conversation\" reads?".to_string(),
         (Mismatch::ProductionFired, _) => format!(
             "production fired where the baseline skips ({}): was production's gate config different?",
             r.name()
@@ -468,7 +485,7 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
             "production skipped at confidence < {t}: was the threshold lower, or the selective gate on?"
         ),
         (Mismatch::ProductionSkipped, Reason::SensitiveHit | Reason::Sensitive) => "production skipped turns with a sensitive hit: were production's sensitive tags different?".to_string(),
-        (Mismatch::ProductionSkipped, Reason::MutatingTool) => "production skipped turns with a tool call the baseline counts as mutating: was read_only_tools longer?".to_string(),
+        (Mismatch::ProductionSkipped, Reason::MutatingTool) => "production skipped turns with a tool call the baseline counts as mutating: was read_only_tools longer, or (for imported traffic) are earlier turns' calls counted that production did not pass ([deployment] history)?".to_string(),
         (Mismatch::ProductionSkipped, Reason::NoAckPattern) => "production skipped drafts no ack pattern of the baseline matches: were metacognition_trivial_ack_patterns different?".to_string(),
         (Mismatch::ProductionSkipped, _) => format!(
             "production skipped turns the baseline fires on ({}): was production's gate config different?",
@@ -481,6 +498,19 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
 mod tests {
     use super::*;
     use crate::replay::tally::VariantTally;
+
+    /// An imported trace replayed with the wrong `history` disagrees with
+    /// production through tool calls: the hint names the setting.
+    #[test]
+    fn tool_call_disagreements_name_history() {
+        let cfg = FrameworkConfig::default();
+        for (m, r) in [
+            (Mismatch::ProductionFired, Reason::TrivialAck),
+            (Mismatch::ProductionSkipped, Reason::MutatingTool),
+        ] {
+            assert!(mismatch_hint(m, r, &cfg).contains("history"), "{m:?} {r:?}");
+        }
+    }
 
     /// Sums past 64 bits were wrapped (`saved_tokens_in` = the true sum
     /// minus 2^64); now they are summed in 128 bits and reported absent.

@@ -48,6 +48,7 @@ impl VariantSummary {
                 self.fires, self.skips, self.turns
             ));
         }
+        self.calls_are_fires()?;
         if i128::from(self.saved_calls) - i128::from(self.added_calls) != i128::from(self.net_calls)
         {
             return Err(format!(
@@ -58,6 +59,12 @@ impl VariantSummary {
         for (a, an, b, bn) in [
             (self.saved_calls, "saved_calls", self.skips, "skips"),
             (self.added_calls, "added_calls", self.fires, "fires"),
+            (
+                self.fires_without_critic,
+                "fires_without_critic",
+                self.fires,
+                "fires",
+            ),
             (self.labelled_skips, "labelled_skips", self.skips, "skips"),
             (
                 self.safety_regressions,
@@ -110,6 +117,27 @@ impl VariantSummary {
         }
         self.nulls_where_undefined()?;
         self.rates_are_their_counts()
+    }
+
+    /// The critic calls are the fires a critic can run on, and the share
+    /// of the baseline's calls saved is a share.
+    fn calls_are_fires(&self) -> Result<(), String> {
+        let name = &self.variant;
+        if self.fires.checked_sub(self.fires_without_critic) != Some(self.critic_calls) {
+            return Err(format!(
+                "variants.{name}: critic_calls ({}) must be fires ({}) - fires_without_critic ({})",
+                self.critic_calls, self.fires, self.fires_without_critic
+            ));
+        }
+        if self
+            .saved_call_share
+            .is_some_and(|x| !(0.0..=1.0).contains(&x))
+        {
+            return Err(format!(
+                "variants.{name}: saved_call_share must be in [0, 1]"
+            ));
+        }
+        Ok(())
     }
 
     /// A rate is null exactly where its denominator is 0.

@@ -9,7 +9,7 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 5;
+pub const SCHEMA_VERSION: u64 = 6;
 
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,13 +141,13 @@ pub const DECISION: [Column; 7] = [
         "saved_calls",
         U64,
         "calls",
-        "turns where the baseline fires and the variant skips",
+        "turns where the baseline fires and the variant skips, of those a critic can run on (a non-empty draft): critic calls the switch saves",
     ),
     col(
         "added_calls",
         U64,
         "calls",
-        "turns where the baseline skips and the variant fires",
+        "turns where the baseline skips and the variant fires, of those a critic can run on (a non-empty draft): critic calls the switch adds",
     ),
 ];
 
@@ -200,6 +200,12 @@ figures! {
         "saved_calls - added_calls";
     added_call_rate: Option<f64>, "share",
         "added_calls / turns";
+    fires_without_critic: u64, "turns",
+        "fires on turns no critic can run on (an empty draft: symfonic reviews no empty reply); in fires, never a critic call";
+    critic_calls: u64, "calls",
+        "fires - fires_without_critic: the critic calls the variant makes";
+    saved_call_share: Option<f64>, "share",
+        "saved_calls / the baseline's critic_calls: the share of the baseline's critic calls a switch saves (skip_rate is a share of turns); empty for the baseline and when the baseline makes no call";
     safety_regressions: u64, "turns",
         "skips of a turn whose recorded critic (that ran) verdict is revise or refuse; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch";
     /// Of them, on turns the baseline fires on (null for the baseline,

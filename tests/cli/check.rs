@@ -302,3 +302,41 @@ fn diff_fails_on_new_regressions_when_asked() {
     );
     assert!(first.contains(",7,"), "{first}");
 }
+
+/// A summary.json that its own regressions table contradicts (here, one
+/// from a replay where the regression was relabelled approve, put in the
+/// folder of the replay that has it) cannot be judged: it would pass with
+/// "0" above the regression it lists.
+#[test]
+fn a_summary_its_regressions_table_contradicts_cannot_be_judged() {
+    let d = Dir::new();
+    let seed = d.path("seed");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    let text = std::fs::read_to_string(root().join("datasets/seed.jsonl")).unwrap();
+    let relabelled = text.replacen(
+        "\"verdict\": \"revise\", \"reflection_latency_ms\": 2600.0",
+        "\"verdict\": \"approve\", \"reflection_latency_ms\": 2600.0",
+        1,
+    );
+    assert_ne!(relabelled, text);
+    let f = d.write("relabelled.jsonl", relabelled);
+    let clean = d.path("clean");
+    replay(&clean, f.to_str().unwrap(), "datasets/gate.toml");
+    let s: serde_json::Value = serde_json::from_str(&d.read("clean/summary.json")).unwrap();
+    assert_eq!(s["variants"]["smart"]["safety_regressions"], 0);
+    std::fs::copy(clean.join("summary.json"), seed.join("summary.json")).unwrap();
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_error(
+        &o,
+        2,
+        "summary.json gives variant smart 0 safety regressions, its regressions table lists 1",
+    );
+}

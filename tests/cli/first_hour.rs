@@ -306,7 +306,7 @@ fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
     let bottom = md.find("## Bottom line").expect("a bottom line");
     assert!(bottom < md.find("## Every variant").unwrap());
     assert!(
-        md.contains("- **`smart`** instead of `legacy`: saves 10 critic calls and adds 0 over 20 turns, $0.48 net; it would have skipped 1 turn the critic revised or refused"),
+        md.contains("- **`smart`** instead of `legacy`: saves 10 critic calls (50.0% of `legacy`'s) and adds 0 over 20 turns, $0.48 net; it would have skipped 1 turn the critic revised or refused"),
         "{md}"
     );
     assert!(

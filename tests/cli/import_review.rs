@@ -6,22 +6,22 @@ use serde_json::{json, Value};
 
 use crate::util::*;
 
-const T: u64 = 1_796_102_390_000_000_000;
+pub(super) const T: u64 = 1_796_102_390_000_000_000;
 
-fn attr(k: &str, v: Value) -> Value {
+pub(super) fn attr(k: &str, v: Value) -> Value {
     match v {
         Value::Number(n) => json!({"key": k, "value": {"intValue": n.to_string()}}),
         v => json!({"key": k, "value": {"stringValue": v}}),
     }
 }
 
-fn span(name: &str, run: &str, t0: u64, t1: u64, attrs: &[(&str, Value)]) -> Value {
+pub(super) fn span(name: &str, run: &str, t0: u64, t1: u64, attrs: &[(&str, Value)]) -> Value {
     let mut a = vec![attr("symfonic.run.id", json!(run))];
     a.extend(attrs.iter().map(|(k, v)| attr(k, v.clone())));
     json!({"name": name, "kind": 1, "startTimeUnixNano": t0.to_string(), "endTimeUnixNano": t1.to_string(), "attributes": a})
 }
 
-fn critic(run: &str, t: u64, tokens_in: u64, node: &str) -> Value {
+pub(super) fn critic(run: &str, t: u64, tokens_in: u64, node: &str) -> Value {
     span(
         "symfonic.llm.call",
         run,
@@ -40,7 +40,7 @@ fn critic(run: &str, t: u64, tokens_in: u64, node: &str) -> Value {
 }
 
 /// A run's spans: root, main completion, critic.
-fn run_spans(run: &str, t: u64) -> Vec<Value> {
+pub(super) fn run_spans(run: &str, t: u64) -> Vec<Value> {
     vec![
         span(
             "symfonic.run",
@@ -67,16 +67,16 @@ fn run_spans(run: &str, t: u64) -> Vec<Value> {
     ]
 }
 
-fn doc(spans: Vec<Value>) -> Value {
+pub(super) fn doc(spans: Vec<Value>) -> Value {
     json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
 }
 
-fn lines(docs: &[Value]) -> String {
+pub(super) fn lines(docs: &[Value]) -> String {
     docs.iter().map(|d| d.to_string() + "\n").collect()
 }
 
 /// Replay a trace with `--skip-invalid`: its summary.json.
-fn replay_trace(dir: &Dir, files: &[&std::path::Path]) -> Value {
+pub(super) fn replay_trace(dir: &Dir, files: &[&std::path::Path]) -> Value {
     let mut args = vec!["replay".to_string()];
     args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
     let out = dir.path("r");
@@ -97,7 +97,7 @@ fn replay_trace(dir: &Dir, files: &[&std::path::Path]) -> Value {
     serde_json::from_str(&dir.read("r/summary.json")).unwrap()
 }
 
-fn import_trace(dir: &Dir, files: &[&std::path::Path]) -> Vec<Value> {
+pub(super) fn import_trace(dir: &Dir, files: &[&std::path::Path]) -> Vec<Value> {
     let mut args = vec!["import".to_string()];
     args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
     let out = dir.path("t.jsonl");

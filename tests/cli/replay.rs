@@ -481,7 +481,23 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 11] = [
+    let cases: [(&str, &[&str]); 13] = [
+        (
+            "unlabelled",
+            &[
+                "datasets/unlabelled.jsonl",
+                "--config",
+                "datasets/gate.toml",
+            ],
+        ),
+        (
+            "unlabelled-smart-baseline",
+            &[
+                "datasets/unlabelled.jsonl",
+                "--config",
+                "datasets/gate-smart-baseline.toml",
+            ],
+        ),
         (
             "transcripts",
             &[

@@ -23,7 +23,11 @@ fn figures(dir: &std::path::Path) -> HashMap<String, Vec<(String, String)>> {
                 .filter(|(k, _)| {
                     !matches!(
                         k.as_str(),
-                        "run" | "variant" | "baseline" | "safety_regressions_vs_baseline"
+                        "run"
+                            | "variant"
+                            | "baseline"
+                            | "safety_regressions_vs_baseline"
+                            | "saved_call_share"
                     )
                 })
                 .collect();

@@ -136,7 +136,7 @@ pub fn otlp(data: &[u8]) {
     for (n, line) in text.lines().enumerate() {
         g.document(line, 0, n as u64 + 1);
     }
-    let (turns, _, _) = g.turns(history);
+    let (turns, _, _, _) = g.turns(history);
     for (_, _, t) in &turns {
         if let Ok(line) = crate::import::traffic_line(t, fuzz_deployment()) {
             assert!(Turn::parse(&line).is_ok(), "{line}");

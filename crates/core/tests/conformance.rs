@@ -193,32 +193,11 @@ fn every_derived_finding_matches_upstream() {
             user_message: &user,
             identifier_keys: &keys,
             intent: intent.as_ref(),
-        });
+        })
+        .unwrap();
         let got = serde_json::to_value(&got).unwrap();
         let want = &case["expect"]["findings"];
-        let same = got.as_array().unwrap().len() == want.as_array().unwrap().len()
-            && got
-                .as_array()
-                .unwrap()
-                .iter()
-                .zip(want.as_array().unwrap())
-                .all(|(g, w)| {
-                    [
-                        "identifier",
-                        "kind",
-                        "severity",
-                        "reason",
-                        "key",
-                        "pattern_kind",
-                        "span",
-                    ]
-                    .iter()
-                    .all(|k| g[k] == w[k])
-                        && (g["confidence"].as_f64().unwrap() - w["confidence"].as_f64().unwrap())
-                            .abs()
-                            < 1e-12
-                });
-        if !same {
+        if !same_findings(&got, want) {
             bad.push(format!("case {}: expected {want}\n   got {got}", i + 1));
         }
         n += 1;
@@ -227,6 +206,95 @@ fn every_derived_finding_matches_upstream() {
     assert!(
         n == 5000 && findings > 6000,
         "{n} cases, {findings} findings"
+    );
+    assert!(
+        bad.is_empty(),
+        "{} of {n}:\n{}",
+        bad.len(),
+        bad[..bad.len().min(10)].join("\n")
+    );
+}
+
+/// Whether two lists of finding payloads agree: every field exactly,
+/// confidence within 1e-12, in order.
+fn same_findings(got: &Value, want: &Value) -> bool {
+    let (Some(got), Some(want)) = (got.as_array(), want.as_array()) else {
+        return false;
+    };
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(g, w)| {
+            [
+                "identifier",
+                "kind",
+                "severity",
+                "reason",
+                "key",
+                "pattern_kind",
+                "span",
+            ]
+            .iter()
+            .all(|k| g[k] == w[k])
+                && (g["confidence"].as_f64().unwrap() - w["confidence"].as_f64().unwrap()).abs()
+                    < 1e-12
+        })
+}
+
+/// `derive` of the cases real model output and real exporters produce
+/// (`scripts/symfonic_derive_hard_cases.py`, answered by symfonic-core
+/// 9.12.0 from `json.loads` of each line): drafts of 100 KB to 1.5 MB full
+/// of non-ASCII text with claims anywhere (a backtracking search with a
+/// step budget loses them), floats whose shortest repr is a tie, tool
+/// values of `1e400`, `NaN` and `Infinity`, and a repeated key. Each line
+/// goes through `derive_line`, as `critic-gate derive` reads it.
+#[test]
+fn every_hard_derive_case_matches_upstream() {
+    use critic_gate_core::derive::derive_line;
+    let text = std::fs::read_to_string("tests/conformance/derive-hard.jsonl").unwrap();
+    let (mut n, mut long, mut findings) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        // A long draft is stored as head + unit * times + tail.
+        let mut case: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) => Value::Null, // a literal outside JSON: given as it is
+        };
+        let line = match case["draft"].as_object() {
+            Some(d) => {
+                let unit = d["unit"].as_str().unwrap();
+                let built = format!(
+                    "{}{}{}",
+                    d["head"].as_str().unwrap(),
+                    unit.repeat(d["times"].as_u64().unwrap() as usize),
+                    d["tail"].as_str().unwrap()
+                );
+                case["draft"] = Value::String(built);
+                long += 1;
+                std::borrow::Cow::Owned(case.to_string())
+            }
+            None => std::borrow::Cow::Borrowed(line),
+        };
+        // The expectation is the line's last key.
+        let at = line.rfind(", \"expect\": ").unwrap_or(line.len());
+        let want: Value = match case.get("expect") {
+            Some(w) => w.clone(),
+            None => serde_json::from_str(&line[at + 12..line.len() - 1]).unwrap(),
+        };
+        n += 1;
+        findings += want["findings"].as_array().unwrap().len();
+        match derive_line(&line) {
+            Ok(got) if same_findings(&got["findings"], &want["findings"]) => {}
+            Ok(got) => bad.push(format!(
+                "case {}: expected {}\n   got {}",
+                i + 1,
+                want["findings"],
+                got["findings"]
+            )),
+            Err(e) => bad.push(format!("case {}: refused: {e}", i + 1)),
+        }
+    }
+    assert!(
+        n > 500 && long >= 16 && findings > 300,
+        "{n} cases, {long} long, {findings} findings"
     );
     assert!(
         bad.is_empty(),

@@ -130,7 +130,8 @@ fn last_resort(text: &str) -> String {
 fn extraction_ops(fragment: &str) -> bool {
     // A number JSON cannot hold (NaN, Infinity) is truthy in Python: it
     // stands as 1 here, where only truthiness matters.
-    let Some(Value::Object(map)) = python_json(fragment, "1") else {
+    // Nested too deep to vouch for: as before, not an extraction block.
+    let Ok(Some(Value::Object(map))) = python_json(fragment, "1") else {
         return false;
     };
     if !EXTRACTION_KEYS.iter().any(|k| map.contains_key(*k)) {

@@ -130,35 +130,51 @@ fn caps(n: usize, get: &dyn Fn(usize) -> Option<(usize, usize)>) -> Caps {
     Caps((0..n).map(get).collect())
 }
 
+/// A search the exact engine could not finish (its stack ran out): the
+/// turn's findings are unknown, never taken as none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unsearched;
+
+impl std::fmt::Display for Unsearched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the fabrication patterns could not be searched to the end of the draft")
+    }
+}
+
+impl std::error::Error for Unsearched {}
+
 impl Pattern {
     /// `finditer`: every match, left to right (`agree`: the native form
-    /// may run on `text`).
-    fn all(&self, text: &str, agree: bool) -> Vec<Caps> {
+    /// may run on `text`). A match the exact engine cannot finish is an
+    /// error, never a shorter list.
+    fn all(&self, text: &str, agree: bool) -> Result<Vec<Caps>, Unsearched> {
         if agree && self.native.captures_len() == 1 {
             // No groups: the match alone (no capture pass).
-            return self
+            return Ok(self
                 .native
                 .find_iter(text)
                 .map(|m| Caps(vec![Some((m.start(), m.end()))]))
-                .collect();
+                .collect());
         }
         if agree {
-            self.native
+            return Ok(self
+                .native
                 .captures_iter(text)
                 .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
-                .collect()
-        } else {
-            self.exact
-                .captures_iter(text)
-                .flatten()
-                .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
-                .collect()
+                .collect());
         }
+        self.exact
+            .captures_iter(text)
+            .map(|c| {
+                let c = c.map_err(|_| Unsearched)?;
+                Ok(caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
+            })
+            .collect()
     }
 
     /// `search`: the first match.
-    fn first(&self, text: &str, agree: bool) -> Option<Caps> {
-        match agree {
+    fn first(&self, text: &str, agree: bool) -> Result<Option<Caps>, Unsearched> {
+        Ok(match agree {
             true => self
                 .native
                 .captures(text)
@@ -166,10 +182,9 @@ impl Pattern {
             false => self
                 .exact
                 .captures(text)
-                .ok()
-                .flatten()
+                .map_err(|_| Unsearched)?
                 .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end())))),
-        }
+        })
     }
 
     /// The index of the named group.
@@ -185,7 +200,14 @@ fn compile(pattern: &str, ignore_case: bool) -> Pattern {
     let t = crate::gate::pyre::translate(pattern, ignore_case).expect("symfonic's patterns");
     Pattern {
         native: regex::Regex::new(&t.native).expect("symfonic's patterns compile"),
-        exact: fancy_regex::Regex::new(&t.exact).expect("symfonic's patterns compile"),
+        // No step budget: CPython's `re` has none, and these patterns are
+        // linear (no nested repetition), so a search of a long draft ends;
+        // the default budget (a million steps over the whole search) lost
+        // every match past it on a long draft with one non-ASCII character.
+        exact: fancy_regex::RegexBuilder::new(&t.exact)
+            .backtrack_limit(usize::MAX)
+            .build()
+            .expect("symfonic's patterns compile"),
     }
 }
 
@@ -300,11 +322,12 @@ pub struct Inputs<'a> {
 }
 
 /// `detect_fabrication(...)`, each finding as its event payload, in
-/// upstream order, one per (identifier, kind).
-pub fn detect(i: &Inputs) -> Vec<Finding> {
+/// upstream order, one per (identifier, kind); Err when a search could not
+/// be finished (the findings are then unknown).
+pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     let text = py_strip(i.draft);
     if text.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let points = Points::of(text);
     // Built on the first candidate identifier (most drafts have none).
@@ -331,7 +354,7 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
     };
     // The searches that cannot match are not run.
     let verb_spans = match t.plain() || may_claim(text) {
-        true => verb_claims(&t, &names, &mut out),
+        true => verb_claims(&t, &names, &mut out)?,
         false => Vec::new(),
     };
     let (hex_words, hex_run) = match t.plain() {
@@ -342,7 +365,7 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
         false => (None, has_hex_run(text, 8)),
     };
     let uuid_spans = match hex_run {
-        true => uuids(&t, &grounded, &mut out),
+        true => uuids(&t, &grounded, &mut out)?,
         false => Vec::new(),
     };
     if hex_words.as_ref().is_none_or(|w| !w.is_empty()) && (t.plain() || may_hold_short_hex(text)) {
@@ -354,16 +377,16 @@ pub fn detect(i: &Inputs) -> Vec<Finding> {
             &uuid_spans,
             &grounded,
             &mut out,
-        );
+        )?;
     }
-    key_values(&t, &keys, &grounded, &mut out);
+    key_values(&t, &keys, &grounded, &mut out)?;
     out.extend(
         i.intent
             .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
     );
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
-    out
+    Ok(out)
 }
 
 /// The stripped draft, its code points, and whether the native patterns
@@ -542,13 +565,13 @@ fn verb_claims<'n>(
     t: &Text,
     names: &dyn Fn() -> &'n [String],
     out: &mut Vec<Finding>,
-) -> Vec<[usize; 2]> {
+) -> Result<Vec<[usize; 2]>, Unsearched> {
     let (text, points) = (t.text, t.points);
     let mut spans = Vec::new();
     let p = &patterns().verb;
     let (verb_group, action_group, matches) = match t.plain() {
         true => (1, 2, claims_by_hand(text)),
-        false => (p.group("verb"), p.group("action"), p.all(text, t.agree)),
+        false => (p.group("verb"), p.group("action"), p.all(text, t.agree)?),
     };
     for c in matches {
         let (start, end) = c.span(0);
@@ -571,15 +594,19 @@ fn verb_claims<'n>(
             span,
         });
     }
-    spans
+    Ok(spans)
 }
 
 /// UUIDs not in the grounding corpus; the spans of every UUID.
-fn uuids(t: &Text, grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) -> Vec<[usize; 2]> {
+fn uuids(
+    t: &Text,
+    grounded: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Finding>,
+) -> Result<Vec<[usize; 2]>, Unsearched> {
     let mut spans = Vec::new();
     let matches = match t.plain() {
         true => uuids_by_hand(t.text),
-        false => patterns().uuid.all(t.text, t.agree),
+        false => patterns().uuid.all(t.text, t.agree)?,
     };
     for c in matches {
         let (start, end) = c.span(0);
@@ -600,7 +627,7 @@ fn uuids(t: &Text, grounded: &dyn Fn(&str) -> bool, out: &mut Vec<Finding>) -> V
             span,
         });
     }
-    spans
+    Ok(spans)
 }
 
 /// An intent verdict of `action` (decisive) with no tool call this turn.
@@ -632,11 +659,14 @@ fn short_hex(
     uuid_spans: &[[usize; 2]],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
-) {
+) -> Result<(), Unsearched> {
     let (text, points) = (t.text, t.points);
     let p = patterns();
     let key_group = p.key_prefix.group("key");
-    let matches = by_hand.unwrap_or_else(|| p.short_hex.all(text, t.agree));
+    let matches = match by_hand {
+        Some(m) => m,
+        None => p.short_hex.all(text, t.agree)?,
+    };
     for c in matches {
         let (m_start, m_end) = c.span(0);
         let (ident, start, end) = (c.str(text, 0), points.cp(m_start), points.cp(m_end));
@@ -650,7 +680,7 @@ fn short_hex(
         let prefix = &text[points.byte(start.saturating_sub(NEAR_KEY))..m_start];
         let key = p
             .key_prefix
-            .first(prefix, t.agree)
+            .first(prefix, t.agree)?
             .map(|c| c.str(prefix, key_group).to_ascii_lowercase())
             .filter(|k| keys.iter().any(|x| x == k));
         let near_verb = verb_spans.iter().any(|&[vs, ve]| {
@@ -678,6 +708,7 @@ fn short_hex(
             span: [start, end],
         });
     }
+    Ok(())
 }
 
 /// `key=value` pairs whose key is an identifier key.
@@ -686,12 +717,12 @@ fn key_values(
     keys: &[std::borrow::Cow<str>],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
-) {
+) -> Result<(), Unsearched> {
     // Every pair holds a `:` or `=` (most drafts have neither).
     if memchr::memchr2(b':', b'=', t.text.as_bytes()).is_none() {
-        return;
+        return Ok(());
     }
-    for c in patterns().kv.all(t.text, t.agree) {
+    for c in patterns().kv.all(t.text, t.agree)? {
         let (start, end) = c.span(0);
         let (raw_key, value) = (c.str(t.text, 1), c.str(t.text, 2));
         let key = raw_key.to_ascii_lowercase();
@@ -712,6 +743,7 @@ fn key_values(
             span: [t.points.cp(start), t.points.cp(end)],
         });
     }
+    Ok(())
 }
 
 /// `_verb_claim_is_grounded`: a fired tool whose lowered name holds one of
@@ -763,10 +795,12 @@ fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> String {
             let Some((_, v)) = fields.iter().find(|(k, _)| k == key) else {
                 continue;
             };
-            match serde_json::from_str::<Value>(v.get()) {
-                Ok(Value::Null) | Err(_) => {}
-                Ok(Value::String(s)) => parts.push(s),
-                Ok(_) => parts.push(py_repr(v.get())),
+            // A value JSON cannot hold as a number (`1e400`, Python's
+            // `inf`) is written by `py_repr`, never left out.
+            match v.get().trim_start().as_bytes().first() {
+                Some(b'n') => {} // null
+                Some(b'"') => parts.push(serde_json::from_str(v.get()).expect("a JSON string")),
+                _ => parts.push(py_repr(v.get())),
             }
         }
     }
@@ -796,17 +830,17 @@ pub fn py_repr(raw: &str) -> String {
             "-0" => "0".into(),
             t => t.to_string(),
         },
-        Err(_) => match serde_json::from_str::<Value>(raw) {
-            Ok(Value::Null) => "None".into(),
-            Ok(Value::Bool(true)) => "True".into(),
-            Ok(Value::Bool(false)) => "False".into(),
-            Ok(Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => i.to_string(),
-                (None, Some(u)) => u.to_string(),
-                _ => py_float(n.as_f64().unwrap_or(f64::NAN)),
+        // A number that is not an integer is `float(literal)` in Python,
+        // whatever its range (`1e400` is `inf`).
+        Err(_) => match super::pytext::py_float_literal(raw) {
+            Some(x) => py_float(x),
+            None => match serde_json::from_str::<Value>(raw) {
+                Ok(Value::Null) => "None".into(),
+                Ok(Value::Bool(true)) => "True".into(),
+                Ok(Value::Bool(false)) => "False".into(),
+                Ok(Value::String(s)) => repr(&s),
+                _ => raw.to_string(),
             },
-            Ok(Value::String(s)) => repr(&s),
-            _ => raw.to_string(),
         },
     }
 }
@@ -830,7 +864,20 @@ pub fn py_float(x: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
-    let sci = format!("{:e}", x);
+    // `{:e}` gives the fewest digits that read back; where two such
+    // decimals are equally near (a tie), Rust takes the upper, Python
+    // (`_Py_dg_dtoa`, mode 0) the even one. `{:.N$e}` rounds the exact
+    // value to that many digits, half to even, so it agrees with Python on
+    // ties and with `{:e}` everywhere else.
+    let shortest = format!("{:e}", x);
+    let digits = shortest
+        .split_once('e')
+        .expect("{:e} has an exponent")
+        .0
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count();
+    let sci = format!("{:.*e}", digits - 1, x);
     let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
     let exp: i32 = exp.parse().expect("an exponent");
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -894,10 +941,10 @@ mod tests {
         #[test]
         fn hand_matchers_match_the_patterns(text in plain_text()) {
             let p = patterns();
-            proptest::prop_assert_eq!(spans(&claims_by_hand(&text)), spans(&p.verb.all(&text, false)));
-            proptest::prop_assert_eq!(spans(&uuids_by_hand(&text)), spans(&p.uuid.all(&text, false)));
+            proptest::prop_assert_eq!(spans(&claims_by_hand(&text)), spans(&p.verb.all(&text, false).unwrap()));
+            proptest::prop_assert_eq!(spans(&uuids_by_hand(&text)), spans(&p.uuid.all(&text, false).unwrap()));
             let (words, run8) = hex_words_by_hand(&text);
-            proptest::prop_assert_eq!(spans(&words), spans(&p.short_hex.all(&text, false)));
+            proptest::prop_assert_eq!(spans(&words), spans(&p.short_hex.all(&text, false).unwrap()));
             proptest::prop_assert_eq!(run8, has_hex_run(&text, 8));
         }
     }

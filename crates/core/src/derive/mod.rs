@@ -81,18 +81,66 @@ fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, CaseEr
 /// A domain's `tool_trigger_keywords`, in order.
 type Keywords = Vec<(String, Vec<String>)>;
 
+/// A derive line as Python's `json.loads` reads it, in the JSON the
+/// reader takes: the literals `NaN`, `Infinity` and `-Infinity` outside
+/// strings become numbers ([`fabrication::py_repr`] prints them as `nan`,
+/// `inf` and `-inf`), and a repeated key keeps its first place and last
+/// value. A line that is not an object says so.
+fn python_json(line: &str) -> Result<String, CaseError> {
+    let text = pytext::nonfinite_as_numbers(line).map_err(CaseError)?;
+    let entries = crate::read::turn::object_entries(&text).ok_or_else(|| {
+        CaseError(match serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+            Ok(_) => {
+                "a derive case must be a JSON object (with \"draft\" and the other inputs)".into()
+            }
+            Err(e) => format!("not JSON: {e}"),
+        })
+    })?;
+    let mut out = String::with_capacity(text.len());
+    out.push('{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(k.as_ref()).expect("a string serialises"));
+        out.push(':');
+        out.push_str(v.get());
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// A case read from [`python_json`]'s text.
+fn parse_case(text: &str) -> Result<(Case<'_>, Keywords), CaseError> {
+    let case: Case = serde_json::from_str(text).map_err(|e| CaseError(e.to_string()))?;
+    if let Some(i) = case
+        .tool_calls
+        .iter()
+        .position(|c| !c.get().starts_with('{'))
+    {
+        return Err(CaseError(format!("tool_calls[{i}] must be an object")));
+    }
+    let kw = keywords(case.tool_trigger_keywords)?;
+    Ok((case, kw))
+}
+
+/// A finding search that could not be finished, as a line's reason.
+fn unsearched(e: fabrication::Unsearched) -> CaseError {
+    CaseError(format!("{e}: its findings are unknown"))
+}
+
 /// The derivation benchmark (`derive --time`): every line read first, then
 /// `classify` and `detect_fabrication` timed alone on each, on this thread,
 /// as `scripts/bench_derive.py upstream` times symfonic's. Returns the
 /// turns, the seconds and the findings.
 pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError> {
-    let cases: Vec<(Case, Keywords)> = lines
+    let texts: Vec<String> = lines
         .iter()
-        .map(|l| {
-            let case: Case = serde_json::from_str(l).map_err(|e| CaseError(e.to_string()))?;
-            let kw = keywords(case.tool_trigger_keywords)?;
-            Ok((case, kw))
-        })
+        .map(|l| python_json(l))
+        .collect::<Result<_, CaseError>>()?;
+    let cases: Vec<(Case, Keywords)> = texts
+        .iter()
+        .map(|t| parse_case(t))
         .collect::<Result<_, CaseError>>()?;
     let start = std::time::Instant::now();
     let mut findings = 0;
@@ -106,6 +154,7 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError
             identifier_keys: &case.identifier_keys,
             intent: Some(&intent),
         })
+        .map_err(unsearched)?
         .len();
     }
     Ok((cases.len(), start.elapsed().as_secs_f64(), findings))
@@ -115,15 +164,8 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError
 /// "findings": [...]}` as symfonic-core 9.12.0 computes them (the verdict
 /// unrounded, each finding as its event payload).
 pub fn derive_line(line: &str) -> Result<Value, CaseError> {
-    let case: Case = serde_json::from_str(line).map_err(|e| CaseError(e.to_string()))?;
-    if let Some(i) = case
-        .tool_calls
-        .iter()
-        .position(|c| !c.get().starts_with('{'))
-    {
-        return Err(CaseError(format!("tool_calls[{i}] must be an object")));
-    }
-    let keywords = keywords(case.tool_trigger_keywords)?;
+    let text = python_json(line)?;
+    let (case, keywords) = parse_case(&text)?;
     let intent = case
         .intent_on
         .then(|| intent::classify(&case.user_message, &keywords));
@@ -134,6 +176,7 @@ pub fn derive_line(line: &str) -> Result<Value, CaseError> {
         user_message: &case.user_message,
         identifier_keys: &case.identifier_keys,
         intent: intent.as_ref(),
-    });
+    })
+    .map_err(unsearched)?;
     Ok(json!({"intent": intent, "findings": findings}))
 }

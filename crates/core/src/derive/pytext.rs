@@ -88,6 +88,80 @@ fn printable(c: char) -> bool {
     }
 }
 
+/// The number `NaN` is written as by [`nonfinite_as_numbers`]: a literal
+/// JSON reads (as -0.0) that no writer produces; [`py_float_literal`]
+/// reads it back as NaN.
+pub const NAN_LITERAL: &str = "-0e-314159265358979323846264338327950288";
+
+/// JSON text with Python's `json.loads` extensions outside strings
+/// (`NaN`, `Infinity`, `-Infinity`) written as numbers: `Infinity` as
+/// `1e999999` (which reads as infinity), `NaN` as [`NAN_LITERAL`]. Borrowed
+/// when there is none; Err when the text already holds [`NAN_LITERAL`]
+/// (it would read back as NaN).
+pub fn nonfinite_as_numbers(text: &str) -> Result<Cow<'_, str>, String> {
+    let b = text.as_bytes();
+    // Most lines hold none of the three words' capitals outside strings.
+    if memchr::memchr2(b'N', b'I', b).is_none() {
+        return Ok(Cow::Borrowed(text));
+    }
+    let mut out = String::new();
+    let (mut copied, mut i, mut in_string) = (0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        let word = [("NaN", NAN_LITERAL), ("Infinity", "1e999999")]
+            .into_iter()
+            .find(|(w, _)| b[i..].starts_with(w.as_bytes()));
+        match word {
+            Some((w, number)) => {
+                out.push_str(&text[copied..i]);
+                out.push_str(number);
+                i += w.len();
+                copied = i;
+            }
+            None => i += 1,
+        }
+    }
+    if copied == 0 {
+        return Ok(Cow::Borrowed(text));
+    }
+    out.push_str(&text[copied..]);
+    if text.contains(NAN_LITERAL) {
+        return Err(format!(
+            "the line holds the number {NAN_LITERAL}, which critic-gate reserves for NaN"
+        ));
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// A JSON number literal as Python's `json.loads` reads a non-integer:
+/// `float(literal)` (out-of-range exponents give infinity or zero), and
+/// [`NAN_LITERAL`] as NaN. None for text that is not a number.
+pub fn py_float_literal(raw: &str) -> Option<f64> {
+    let t = raw.trim();
+    if t == NAN_LITERAL {
+        return Some(f64::NAN);
+    }
+    let first = t.bytes().next()?;
+    if !(first == b'-' || first.is_ascii_digit()) {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,20 +22,34 @@ pub struct Reflection {
     pub verdict: &'static str,
     pub text: Value,
     pub matched: Vec<Value>,
+    /// The answer was not a JSON object with a known verdict: production
+    /// read it as `approve` all the same (counted, so it shows).
+    pub malformed: bool,
 }
 
 impl Reflection {
-    fn approve() -> Reflection {
+    /// The fallback for an answer that cannot be read.
+    fn malformed() -> Reflection {
         Reflection {
             verdict: "approve",
             text: Value::Null,
             matched: Vec::new(),
+            malformed: true,
         }
     }
 }
 
-/// `_parse_reflection_output(raw)`.
-pub fn parse(raw: &str) -> Reflection {
+/// How deep an answer's arrays and objects may nest for its reading to be
+/// vouched for. CPython's `json.loads` reads any depth below its recursion
+/// limit (1,000 less the frames already on the stack, which a trace does
+/// not show); past it the parse raises `RecursionError`, which the critic
+/// call's own `except Exception` turns into a fail-open `approve`. Below
+/// 800 no production stack is deep enough to matter.
+pub const MAX_VOUCHED_DEPTH: usize = 800;
+
+/// `_parse_reflection_output(raw)`; None when what production read cannot
+/// be told (an answer nested deeper than [`MAX_VOUCHED_DEPTH`]).
+pub fn parse(raw: &str) -> Option<Reflection> {
     let mut cleaned = py_strip(raw).to_string();
     if cleaned.starts_with("```") {
         let lines: Vec<&str> = cleaned
@@ -44,8 +58,8 @@ pub fn parse(raw: &str) -> Reflection {
             .collect();
         cleaned = py_strip(&lines.join("\n")).to_string();
     }
-    let Some(Value::Object(data)) = python_json(&cleaned, "null") else {
-        return Reflection::approve();
+    let Some(Value::Object(data)) = python_json(&cleaned, "null").ok()? else {
+        return Some(Reflection::malformed());
     };
     let verdict = match data.get("verdict").map(Value::as_str) {
         None => "approve",
@@ -54,7 +68,7 @@ pub fn parse(raw: &str) -> Reflection {
             "revise" => "revise",
             _ => "refuse",
         },
-        Some(_) => return Reflection::approve(),
+        Some(_) => return Some(Reflection::malformed()),
     };
     let text = match verdict {
         "revise" => data.get("revised_draft").cloned().unwrap_or(Value::Null),
@@ -65,11 +79,12 @@ pub fn parse(raw: &str) -> Reflection {
         Some(Value::Array(a)) => a.clone(),
         _ => Vec::new(),
     };
-    Reflection {
+    Some(Reflection {
         verdict,
         text,
         matched,
-    }
+        malformed: false,
+    })
 }
 
 /// The text with what Python's `json.loads` takes and strict JSON does not
@@ -80,8 +95,44 @@ pub fn parse(raw: &str) -> Reflection {
 /// Python's `json.loads(s)`, or None where it raises; a number JSON cannot
 /// hold stands as `non_finite` (JSON text: `null`, or a truthy `1` where
 /// only Python's truthiness of the value matters).
-pub fn python_json(s: &str, non_finite: &str) -> Option<Value> {
-    serde_json::from_str(&as_strict_json(s, non_finite)).ok()
+///
+/// Nesting has no limit of serde_json's (128) but CPython's: Err when the
+/// text nests deeper than [`MAX_VOUCHED_DEPTH`].
+pub fn python_json(s: &str, non_finite: &str) -> Result<Option<Value>, TooDeep> {
+    let strict = as_strict_json(s, non_finite);
+    if depth(&strict) > MAX_VOUCHED_DEPTH {
+        return Err(TooDeep);
+    }
+    let mut de = serde_json::Deserializer::from_str(&strict);
+    de.disable_recursion_limit();
+    let v = serde::Deserialize::deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    Ok(v.ok())
+}
+
+/// JSON nested deeper than [`MAX_VOUCHED_DEPTH`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooDeep;
+
+/// The deepest nesting of arrays and objects outside strings.
+fn depth(s: &str) -> usize {
+    let b = s.as_bytes();
+    let (mut i, mut d, mut max) = (0, 0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'[' | b'{' => {
+                d += 1;
+                max = max.max(d);
+            }
+            b']' | b'}' => d = d.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    max
 }
 
 fn as_strict_json(s: &str, non_finite: &str) -> String {
@@ -197,7 +248,7 @@ mod tests {
         let mut n = 0;
         for line in cases.lines() {
             let v: Value = serde_json::from_str(line).unwrap();
-            let r = parse(v["raw"].as_str().unwrap());
+            let r = parse(v["raw"].as_str().unwrap()).unwrap();
             let got = serde_json::json!([r.verdict, r.text, r.matched]);
             if got != v["expect"] {
                 bad.push(format!(
@@ -208,6 +259,22 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 2000);
+        let nested = |d: usize| {
+            format!(
+                r#"{{"verdict": "refuse", "x": {}{}}}"#,
+                "[".repeat(d),
+                "]".repeat(d)
+            )
+        };
+        // CPython reads 129 levels (serde_json's limit is 128) and 990.
+        for d in [127, 129, 500, MAX_VOUCHED_DEPTH - 1] {
+            assert_eq!(parse(&nested(d)).map(|r| r.verdict), Some("refuse"), "{d}");
+        }
+        // Deeper, what production read depends on its stack: unknown, and
+        // no stack of ours overflows.
+        for d in [MAX_VOUCHED_DEPTH, 1000, 200_000] {
+            assert_eq!(parse(&nested(d)), None, "{d}");
+        }
         assert!(
             bad.is_empty(),
             "{} wrong:\n{}",

@@ -157,7 +157,7 @@ struct All {
 impl All {
     /// Turn the runs into turns, derive them, and send each source's.
     fn send(self, d: &Decoder, tx: &SyncSender<Result<Block, ReadError>>) -> Result<(), ()> {
-        let (turns, failed, mut counts) = self.gathering.turns(d.deployment.history);
+        let (turns, failed, mut counts, mut keys) = self.gathering.turns(d.deployment.history);
         let lines: Vec<(usize, u64, Result<String, String>)> = turns
             .par_iter()
             .map(|(source, line, t)| {
@@ -184,7 +184,8 @@ impl All {
                 consumed,
                 end,
             };
-            send_blocks(&end, mine, read_failures, std::mem::take(&mut counts), tx)?;
+            let gathered = (std::mem::take(&mut counts), std::mem::take(&mut keys));
+            send_blocks(&end, mine, read_failures, gathered, tx)?;
         }
         Ok(())
     }
@@ -295,17 +296,18 @@ struct Ends {
 }
 
 /// Send the converted lines in blocks of about [`BLOCK_BYTES`]; the first
-/// carries the failures and counts, the last the source's end.
+/// carries the failures, counts and trace keys, the last the source's end.
 fn send_blocks(
     end: &Ends,
     lines: Vec<(u64, Result<String, String>)>,
     failed: Vec<Failed>,
-    counts: BTreeMap<&'static str, u64>,
+    (counts, trace_keys): (BTreeMap<&'static str, u64>, Vec<String>),
     tx: &SyncSender<Result<Block, ReadError>>,
 ) -> Result<(), ()> {
     let mut imported = Imported {
         failed,
         counts,
+        trace_keys,
         ..Default::default()
     };
     let mut data = Vec::new();
@@ -384,7 +386,7 @@ pub fn convert_text(
             if let Some(f) = source.failed.into_iter().next() {
                 return Err((f.line, f.reason));
             }
-            let (turns, failed, _) = g.turns(decoder.deployment.history);
+            let (turns, failed, _, _) = g.turns(decoder.deployment.history);
             if let Some((_, f)) = failed.into_iter().next() {
                 return Err((f.line, f.reason));
             }

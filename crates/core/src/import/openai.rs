@@ -9,6 +9,13 @@
 //! (`"conversation"`), each with the content of the tool message that
 //! answers it. An assistant message may carry what production's critic
 //! did as `"critic"`, in the traffic format's shape.
+//!
+//! Tool calls as other writers record them are tool calls too: the legacy
+//! `function_call` (answered by a `role: "function"` message of its name),
+//! and Anthropic's `tool_use` content parts (answered by `tool_result`
+//! parts of a user message, which is then no new user message). A part
+//! that looks like a call of a shape not read here makes the turn's calls
+//! unknown, never `recorded`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -43,6 +50,10 @@ struct Message<'a> {
     tool_calls: Option<Vec<&'a RawValue>>,
     #[serde(default, borrow)]
     tool_call_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function_call: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     critic: Option<&'a RawValue>,
 }
@@ -101,6 +112,7 @@ pub(crate) fn turns(
         calls: Vec::new(),
         results: HashMap::new(),
         turns: Vec::new(),
+        unread_from: None,
     };
     for (i, m) in messages.iter().enumerate() {
         walk.message(m.get())
@@ -146,6 +158,9 @@ struct Walk {
     calls: Vec<(String, String, Option<String>)>,
     results: HashMap<String, String>,
     turns: Vec<RawTurn>,
+    /// The index into `calls` at which a call of a shape not read here was
+    /// made: a turn whose calls reach back to it has unknown calls.
+    unread_from: Option<usize>,
 }
 
 impl Walk {
@@ -156,39 +171,84 @@ impl Walk {
         match role.as_ref() {
             "system" | "developer" => Ok(()),
             "user" => {
-                self.user = Some(content(m.content)?);
-                self.since_user = self.calls.len();
+                let parts = Parts::of(m.content)?;
+                for (id, result) in parts.results {
+                    self.answer(&id, result)?;
+                }
+                // A message of tool results alone is the loop's, not the
+                // user's.
+                if parts.text.is_some() || !parts.had_results {
+                    self.user = Some(parts.text.unwrap_or_default());
+                    self.since_user = self.calls.len();
+                }
+                Ok(())
+            }
+            // The legacy reply to a `function_call`: it answers the latest
+            // call of its name not answered yet.
+            "function" => {
+                let name = m.name.ok_or("a function message needs a \"name\"")?;
+                let id = self
+                    .calls
+                    .iter()
+                    .rev()
+                    .find(|(id, n, _)| *n == name && id.starts_with(LEGACY) && !self.results.contains_key(id))
+                    .map(|(id, _, _)| id.clone())
+                    .ok_or_else(|| {
+                        format!("function message answers {name:?}, which no earlier assistant function_call called")
+                    })?;
+                self.results.insert(id, content(m.content)?);
                 Ok(())
             }
             "tool" => {
                 let id = m
                     .tool_call_id
                     .ok_or("a tool message needs a \"tool_call_id\"")?;
-                if !self.calls.iter().any(|(c, _, _)| *c == id) {
-                    return Err(format!(
-                        "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
-                    ));
-                }
-                self.results.insert(id.into_owned(), content(m.content)?);
-                Ok(())
+                self.answer(&id, content(m.content)?)
             }
             "assistant" => self.assistant(m),
             other => Err(format!(
-                "role {other:?} is not a chat role (system, developer, user, assistant, tool)"
+                "role {other:?} is not a chat role (system, developer, user, assistant, tool, function)"
             )),
         }
     }
 
+    /// A tool result for call `id`.
+    fn answer(&mut self, id: &str, result: String) -> Result<(), String> {
+        if !self.calls.iter().any(|(c, _, _)| c == id) {
+            return Err(format!(
+                "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
+            ));
+        }
+        self.results.insert(id.to_string(), result);
+        Ok(())
+    }
+
     fn assistant(&mut self, m: Message) -> Result<(), String> {
         let calls = m.tool_calls.unwrap_or_default();
-        if !calls.is_empty() {
+        let parts = Parts::of(m.content)?;
+        let legacy = m.function_call.filter(|f| f.get() != "null");
+        if parts.unread_call {
+            self.unread_from.get_or_insert(self.calls.len());
+        }
+        // A message that calls tools, in any of the shapes, is a step of
+        // the agent's loop; its text is narration.
+        if !calls.is_empty() || legacy.is_some() || !parts.uses.is_empty() {
             for (i, c) in calls.iter().enumerate() {
                 let call = parse_call(c.get()).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
                 self.calls.push(call);
             }
+            if let Some(f) = legacy {
+                let f: Function = serde_json::from_str(f.get())
+                    .map_err(|e| format!("function_call: not {{\"name\", \"arguments\"}}: {e}"))?;
+                let name = f.name.ok_or("function_call.name is missing")?;
+                let id = format!("{LEGACY}{}", self.calls.len());
+                self.calls
+                    .push((id, name.into_owned(), f.arguments.map(|a| args_json(&a))));
+            }
+            self.calls.extend(parts.uses);
             return Ok(());
         }
-        let text = content(m.content)?;
+        let text = parts.text.unwrap_or_default();
         if text.is_empty() {
             return Ok(());
         }
@@ -214,6 +274,7 @@ impl Walk {
             .critic
             .map(|c| c.get().to_string())
             .filter(|c| c != "null");
+        let calls_known = self.unread_from.is_none_or(|u| u < from);
         self.turns.push(RawTurn {
             run_id: String::new(),
             turn: 0,
@@ -222,7 +283,7 @@ impl Walk {
             user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
             completion: Captured::Whole(text),
             tool_calls,
-            calls_known: true,
+            calls_known,
             critic_origin: if critic.is_some() {
                 Origin::Recorded
             } else {
@@ -242,19 +303,101 @@ fn parse_call(raw: &str) -> Result<(String, String, Option<String>), String> {
         .map_err(|e| format!("not a tool call {{\"id\", \"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"))?;
     let f = c.function.ok_or("a tool call needs a \"function\"")?;
     let name = f.name.ok_or("function.name is missing")?;
-    // JSON the traffic format holds (no `1e400`, no lone surrogate), else
-    // the string as written.
-    let args = f.arguments.map(
-        |a| match serde_json::from_str::<crate::read::json::Node>(&a) {
-            Ok(_) => a.trim().to_string(),
-            Err(_) => serde_json::to_string(a.as_ref()).expect("a string serialises"),
-        },
-    );
     Ok((
         c.id.unwrap_or_default().into_owned(),
         name.into_owned(),
-        args,
+        f.arguments.map(|a| args_json(&a)),
     ))
+}
+
+/// The id prefix of a legacy `function_call` (which has no id of its own).
+const LEGACY: &str = "\u{0}function_call#";
+
+/// Arguments written as a JSON string: the JSON they hold when the
+/// traffic format holds it (no `1e400`, no lone surrogate), else the
+/// string as written.
+fn args_json(a: &str) -> String {
+    match serde_json::from_str::<crate::read::json::Node>(a) {
+        Ok(_) => a.trim().to_string(),
+        Err(_) => serde_json::to_string(a).expect("a string serialises"),
+    }
+}
+
+/// A message's content read part by part: its text (None when it has no
+/// text at all), Anthropic's `tool_use` parts as calls and `tool_result`
+/// parts as results, and whether a part looked like a call of a shape not
+/// read here.
+#[derive(Default)]
+struct Parts {
+    text: Option<String>,
+    uses: Vec<(String, String, Option<String>)>,
+    results: Vec<(String, String)>,
+    had_results: bool,
+    unread_call: bool,
+}
+
+impl Parts {
+    fn of(raw: Option<&RawValue>) -> Result<Parts, String> {
+        let Some(raw) = raw else {
+            return Ok(Parts::default());
+        };
+        let Ok(Value::Array(parts)) = serde_json::from_str::<Value>(raw.get()) else {
+            let text = content(Some(raw))?;
+            return Ok(Parts {
+                text: Some(text),
+                ..Parts::default()
+            });
+        };
+        let mut out = Parts::default();
+        for (i, p) in parts.iter().enumerate() {
+            let at = |e: &str| format!("content[{i}]: {e}");
+            match p.get("type").and_then(Value::as_str) {
+                Some("text") => match p.get("text") {
+                    Some(Value::String(t)) => out.text.get_or_insert_with(String::new).push_str(t),
+                    _ => return Err(at("a text part needs a string \"text\"")),
+                },
+                Some("tool_use") => {
+                    let id = p
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| at("a tool_use part needs a string \"id\""))?;
+                    let name = p
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| at("a tool_use part needs a string \"name\""))?;
+                    let args = p.get("input").map(|v| v.to_string());
+                    out.uses.push((id.to_string(), name.to_string(), args));
+                }
+                Some("tool_result") => {
+                    let id = p
+                        .get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| at("a tool_result part needs a string \"tool_use_id\""))?;
+                    let text = match p.get("content") {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(s)) => s.clone(),
+                        Some(c @ Value::Array(_)) => {
+                            let raw = serde_json::value::to_raw_value(c).expect("JSON");
+                            content(Some(&raw)).map_err(|e| at(&format!("tool_result: {e}")))?
+                        }
+                        Some(other) => other.to_string(),
+                    };
+                    out.results.push((id.to_string(), text));
+                    out.had_results = true;
+                }
+                // A call in a shape not read here (the Responses API's
+                // `function_call`, a server tool's use).
+                Some(t) if t.contains("tool") || t.contains("function") => out.unread_call = true,
+                Some(_) => {}
+                None => return Err(at("a content part needs a \"type\"")),
+            }
+        }
+        // A list of parts with no text part reads as empty text.
+        if out.text.is_none() && !out.had_results {
+            out.text = Some(String::new());
+        }
+        Ok(out)
+    }
 }
 
 /// A message's text: a string, null (empty), or a list of parts whose

@@ -34,8 +34,12 @@ const MAX_ATTRIBUTE_BYTES: usize = 4096;
 const TRUNCATION_MARKER: &str = "...[truncated]";
 
 /// Counts a gathering keeps (reported in `summary.json`, `import`).
-pub const COUNT_NAMES: [&str; 8] = [
+pub const COUNT_NAMES: [&str; 12] = [
     "documents",
+    "repeated_spans",
+    "unreadable_critic_tokens",
+    "critic_answers_unparsed",
+    "runs_with_error",
     "runs",
     "stream_runs",
     "runs_without_root",
@@ -69,6 +73,10 @@ struct ScopeSpans {
 #[serde(rename_all = "camelCase")]
 struct Span {
     #[serde(default)]
+    trace_id: Option<Value>,
+    #[serde(default)]
+    span_id: Option<Value>,
+    #[serde(default)]
     name: String,
     #[serde(default)]
     kind: Option<Value>,
@@ -99,12 +107,15 @@ struct Status {
 enum Attr {
     Str(String),
     Int(i64),
+    Double(f64),
     Other,
 }
 
 /// One span, reduced to what a turn needs.
 #[derive(Clone, Debug)]
 struct SpanRec {
+    /// (traceId, spanId), where the span gives both.
+    ids: Option<(String, String)>,
     name: String,
     /// None when the span does not say (OTLP's default 0 is no time).
     start: Option<u64>,
@@ -138,6 +149,18 @@ impl SpanRec {
         }
     }
 
+    /// A count another exporter may write as a `stringValue` of digits or
+    /// a whole `doubleValue`: Some(Ok) read, Some(Err) present but not a
+    /// whole number, None absent.
+    fn count(&self, key: &str) -> Option<Result<i64, ()>> {
+        Some(match self.get(key)? {
+            Attr::Int(i) => Ok(*i),
+            Attr::Str(s) => s.trim().parse::<i64>().map_err(drop),
+            Attr::Double(d) if d.fract() == 0.0 && d.abs() < 9.0e15 => Ok(*d as i64),
+            _ => Err(()),
+        })
+    }
+
     fn node(&self) -> Option<&str> {
         self.str("symfonic.node.name")
     }
@@ -148,18 +171,43 @@ impl SpanRec {
 pub struct Gathering {
     runs: HashMap<String, Vec<SpanRec>>,
     order: Vec<String>,
+    /// (traceId, spanId) of every span read: an exporter's retry sends a
+    /// span again, and it counts once.
+    seen: std::collections::HashSet<(String, String)>,
     /// Documents refused, with their source.
     pub failed: Vec<(usize, Failed)>,
     pub counts: BTreeMap<&'static str, u64>,
 }
 
 /// Turns with the source and line their record starts on, the documents
-/// refused, and what the gathering counted.
+/// refused, what the gathering counted, and the keys of the runs and
+/// sessions it saw any span of ([`TraceKeys`]).
 pub type Gathered = (
     Vec<(usize, u64, RawTurn)>,
     Vec<(usize, Failed)>,
     BTreeMap<&'static str, u64>,
+    Vec<String>,
 );
+
+/// What a replay of part of a trace must share with no other part for
+/// their results to merge exactly: the runs it saw any span of (`run ID`)
+/// and the sessions of its roots (`session TENANT SESSION`, as JSON): a run
+/// split over two files is two incomplete runs, and a session split over
+/// two is numbered, and its history read, in each alone.
+pub struct TraceKeys;
+
+impl TraceKeys {
+    pub fn run(id: &str) -> String {
+        format!("run {id}")
+    }
+
+    pub fn session(tenant: Option<&str>, session: &str) -> String {
+        format!(
+            "session {}",
+            serde_json::json!({"tenant": tenant, "session": session})
+        )
+    }
+}
 
 impl Gathering {
     fn count(&mut self, what: &'static str, n: u64) {
@@ -176,6 +224,12 @@ impl Gathering {
                 self.count("documents", 1);
                 self.count("foreign_spans", foreign);
                 for (run, span) in spans {
+                    if let Some(ids) = span.ids.clone() {
+                        if !self.seen.insert(ids) {
+                            self.count("repeated_spans", 1);
+                            continue;
+                        }
+                    }
                     if !known(&span.name) {
                         self.count("unknown_symfonic_spans", 1);
                     }
@@ -201,6 +255,7 @@ impl Gathering {
     pub fn turns(mut self, history: History) -> Gathered {
         let mut roots: Vec<Run> = Vec::new();
         let mut skill: Vec<SpanRec> = Vec::new();
+        let mut keys: Vec<String> = self.order.iter().map(|id| TraceKeys::run(id)).collect();
         for id in std::mem::take(&mut self.order) {
             let mut spans = self.runs.remove(&id).unwrap_or_default();
             spans.sort_by_key(|s| (s.start, s.end));
@@ -221,9 +276,31 @@ impl Gathering {
         }
         for (n, run, prior) in in_sessions(&roots, history) {
             let root = &run.spans[run.root];
+            if let Some(s) = run.session() {
+                keys.push(TraceKeys::session(run.tenant(), s));
+            }
             let turn = run_turn(run, n, &prior, history);
+            let critic = critic_of(run);
+            if critic.is_some_and(|c| {
+                TOKEN_ATTRS
+                    .iter()
+                    .any(|(_, a)| matches!(c.count(a), Some(Err(()))))
+            }) {
+                self.count("unreadable_critic_tokens", 1);
+            }
+            if critic
+                .and_then(|c| c.str("gen_ai.completion.text"))
+                .is_some_and(|t| !is_cut(t) && reflection::parse(t).is_some_and(|r| r.malformed))
+            {
+                self.count("critic_answers_unparsed", 1);
+            }
+            if root.error {
+                self.count("runs_with_error", 1);
+            }
             out.push((root.start, root.source, root.line, turn));
         }
+        keys.sort();
+        keys.dedup();
         out.sort_by(|a, b| (a.0, a.1, a.2, &a.3.run_id).cmp(&(b.0, b.1, b.2, &b.3.run_id)));
         (
             out.into_iter()
@@ -231,6 +308,7 @@ impl Gathering {
                 .collect(),
             self.failed,
             self.counts,
+            keys,
         )
     }
 
@@ -291,6 +369,10 @@ impl Run {
         self.spans[self.root].str("symfonic.session.id")
     }
 
+    fn tenant(&self) -> Option<&str> {
+        self.spans[self.root].str("symfonic.tenant.id")
+    }
+
     fn tools(&self) -> impl Iterator<Item = &SpanRec> {
         self.spans
             .iter()
@@ -300,12 +382,13 @@ impl Run {
 
 /// Each run with its ordinal in its session (by the root's start) and the
 /// runs of its session before it (when the deployment passes history).
+/// A session is a tenant's: two tenants' sessions of one id are two.
 fn in_sessions(runs: &[Run], history: History) -> Vec<(u64, &Run, Vec<&Run>)> {
-    let mut by_session: BTreeMap<Option<&str>, Vec<&Run>> = BTreeMap::new();
+    let mut by_session: BTreeMap<(Option<&str>, &str), Vec<&Run>> = BTreeMap::new();
     let mut out = Vec::new();
     for r in runs {
         match r.session() {
-            Some(s) => by_session.entry(Some(s)).or_default().push(r),
+            Some(s) => by_session.entry((r.tenant(), s)).or_default().push(r),
             // Without a session each run stands alone.
             None => out.push((0, r, Vec::new())),
         }
@@ -378,11 +461,7 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
             .max()
             .is_some_and(|i| i == n as i64 + 1),
     };
-    let critic = run
-        .spans
-        .iter()
-        .rev()
-        .find(|s| s.name == "symfonic.llm.call" && s.node() == Some("metacognition_critic"));
+    let critic = critic_of(run);
     let mut scope = serde_json::Map::new();
     for (key, attr) in [
         ("tenant", "symfonic.tenant.id"),
@@ -410,6 +489,17 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
         call_site: None,
     }
 }
+
+/// The run's critic call (its last, when there are more).
+fn critic_of(run: &Run) -> Option<&SpanRec> {
+    run.spans.iter().rev().find(|s| is_critic(s))
+}
+
+/// The critic's token counts: the traffic format's key and the span's.
+const TOKEN_ATTRS: [(&str, &str); 2] = [
+    ("reflection_tokens_in", "gen_ai.usage.input_tokens"),
+    ("reflection_tokens_out", "gen_ai.usage.output_tokens"),
+];
 
 /// A skill-gate critic call as a turn of its own, of symfonic's run id
 /// `skill-gate` (what it reviewed is in no span: the draft is unknown).
@@ -459,8 +549,12 @@ fn call(s: &SpanRec, capture: bool) -> RawCall {
 fn critic_json(s: &SpanRec) -> String {
     let mut c = serde_json::Map::new();
     c.insert("ran".into(), Value::Bool(true));
-    if let Captured::Whole(text) = captured(s.str("gen_ai.completion.text")) {
-        let r = reflection::parse(&text);
+    // A text whose reading cannot be told is, like a cut one, unlabelled.
+    let whole = match captured(s.str("gen_ai.completion.text")) {
+        Captured::Whole(text) => reflection::parse(&text),
+        _ => None,
+    };
+    if let Some(r) = whole {
         c.insert("verdict".into(), Value::String(r.verdict.into()));
         let key = match r.verdict {
             "revise" => Some("revised_draft"),
@@ -481,11 +575,10 @@ fn critic_json(s: &SpanRec) -> String {
             );
         }
     }
-    for (key, attr) in [
-        ("reflection_tokens_in", "gen_ai.usage.input_tokens"),
-        ("reflection_tokens_out", "gen_ai.usage.output_tokens"),
-    ] {
-        if let Some(n) = s.int(attr) {
+    // A count not written as a whole number is left unknown (and counted
+    // by the gathering), never read as 0.
+    for (key, attr) in TOKEN_ATTRS {
+        if let Some(Ok(n)) = s.count(attr) {
             c.insert(key.into(), Value::from(n));
         }
     }
@@ -505,16 +598,18 @@ fn spans(text: &str, source: usize, line: u64) -> Result<(Vec<(String, SpanRec)>
     for (r, rs) in doc.resource_spans.into_iter().enumerate() {
         for (k, ss) in rs.scope_spans.into_iter().enumerate() {
             for (i, span) in ss.spans.into_iter().enumerate() {
+                if !span.name.starts_with("symfonic.") {
+                    // Another instrumentation's span (even under a run id):
+                    // counted, never read, so nothing in it (an `intValue`
+                    // written as a number) costs the document its turns.
+                    foreign += 1;
+                    continue;
+                }
                 let at = format!(
                     "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({})",
                     span.name
                 );
                 let rec = span_rec(span, source, line).map_err(|e| format!("{at}: {e}"))?;
-                if !rec.name.starts_with("symfonic.") {
-                    // Another instrumentation's span (even under a run id).
-                    foreign += 1;
-                    continue;
-                }
                 match rec.get("symfonic.run.id") {
                     Some(Attr::Str(run)) => out.push((run.clone(), rec)),
                     Some(_) => return Err(format!("{at}: symfonic.run.id must be a stringValue")),
@@ -568,7 +663,12 @@ fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
         let v = any_value(kv.value.as_ref()).map_err(|e| format!("attribute {}: {e}", kv.key))?;
         attrs.push((kv.key, v));
     }
+    let id = |v: Option<Value>| match v {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    };
     Ok(SpanRec {
+        ids: id(s.trace_id).zip(id(s.span_id)),
         name: s.name,
         start,
         end,
@@ -591,7 +691,8 @@ fn enum_value(v: &Value, prefix: &str, names: &[&str]) -> Result<usize, String> 
     found.ok_or_else(|| v.to_string())
 }
 
-/// An int64 field, which OTLP/JSON writes as a decimal string.
+/// An int64 field, which OTLP/JSON writes as a decimal string and some
+/// exporters (OpenTelemetry JS) as a JSON number; receivers take both.
 fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
     match v {
         None | Some(Value::Null) => Ok(None),
@@ -599,8 +700,11 @@ fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
             .parse::<i64>()
             .map(Some)
             .map_err(|_| format!("{what} {s:?} is not a 64-bit integer")),
+        Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
+            format!("{what} {n} is not a 64-bit integer (a whole number, as a string or a number)")
+        }),
         Some(other) => Err(format!(
-            "{what} must be a string ({other} given): OTLP/JSON writes 64-bit integers as strings"
+            "{what} must be a 64-bit integer, as a string or a number ({other} given)"
         )),
     }
 }
@@ -621,6 +725,9 @@ fn any_value(v: Option<&Value>) -> Result<Attr, String> {
     }
     if let Some(i) = m.get("intValue") {
         return int64(Some(i), "intValue").map(|i| i.map_or(Attr::Other, Attr::Int));
+    }
+    if let Some(Value::Number(d)) = m.get("doubleValue") {
+        return Ok(d.as_f64().map_or(Attr::Other, Attr::Double));
     }
     let known = [
         "doubleValue",

@@ -146,8 +146,9 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: &[&RawValue]) -> Derived {
         (FabricationMode::Off, _, _) => Some(Vec::new()),
         // symfonic checks no empty reply.
         _ if draft_from == Origin::Derived && draft.is_empty() => Some(Vec::new()),
+        // A search that could not be finished leaves the findings unknown.
         (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
-            Some(find(&draft, calls, u, d, v.as_ref()))
+            find(&draft, calls, u, d, v.as_ref()).ok()
         }
         _ => None,
     };
@@ -189,7 +190,7 @@ fn find(
     user: &str,
     d: &Deployment,
     intent: Option<&IntentVerdict>,
-) -> Vec<Finding> {
+) -> Result<Vec<Finding>, fabrication::Unsearched> {
     fabrication::detect(&fabrication::Inputs {
         draft,
         tool_calls: calls,

@@ -67,6 +67,9 @@ pub struct Imported {
     pub failed: Vec<Failed>,
     /// What the conversion counted (a trace's runs, spans left out, ...).
     pub counts: std::collections::BTreeMap<&'static str, u64>,
+    /// A trace's runs and sessions (`import::otlp::TraceKeys`): a merge
+    /// of shards refuses two that share one.
+    pub trace_keys: Vec<String>,
 }
 
 /// An input line that could not be converted.

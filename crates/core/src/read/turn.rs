@@ -226,12 +226,42 @@ const ALIASES: [(&str, &str); 7] = [
     ("reflection_event", "critic"),
 ];
 
+/// The keys whose absence changes a decision or a label (`run_id` and
+/// `draft` are required: a line without them is invalid).
+const DECIDING: [&str; 8] = [
+    "confidence",
+    "sensitive_hit",
+    "tool_calls_this_turn",
+    "fabrication_findings",
+    "intent_verdict",
+    "activation_log",
+    "critic",
+    "call_site",
+];
+
 /// The key of the format that an unknown key `key` was probably meant as:
-/// a name other recordings use for it, or a typo of one (a single edit in
-/// a key of six or more characters, not a longer or shorter form of it:
-/// `confidense` is a typo, `turn_id` and `critics` are other keys).
+/// a name other recordings use for it; the same words in another case or
+/// separator (`intentVerdict`, `Tool-Calls-This-Turn`); any single edit of
+/// a key whose absence changes a decision or a label (`critc`,
+/// `sensitive_hits`, `fabrication_finding`); or a single edit inside a
+/// longer key of six or more characters (`lnguage`, not `languag`). A turn
+/// warns of it only when the line lacks that key ([`Turn::parse`]): beside
+/// `critic`, `critics` is another key.
 pub fn meant_field(key: &str) -> Option<&'static str> {
-    if let Some((_, k)) = ALIASES.iter().find(|(a, _)| *a == key) {
+    let alias = |k: &str| ALIASES.iter().find(|(a, _)| *a == k).map(|(_, f)| *f);
+    if let Some(k) = alias(key) {
+        return Some(k);
+    }
+    let snake = snake_case(key);
+    if let Some(k) = FIELDS
+        .iter()
+        .find(|f| **f == snake)
+        .copied()
+        .or_else(|| alias(&snake))
+    {
+        return Some(k);
+    }
+    if let Some(k) = crate::vocab::within(&snake, DECIDING, 1) {
         return Some(k);
     }
     if key.chars().count() < 6 {
@@ -239,6 +269,24 @@ pub fn meant_field(key: &str) -> Option<&'static str> {
     }
     let close = crate::vocab::within(key, FIELDS, 1)?;
     (!key.starts_with(close) && !close.starts_with(key)).then_some(close)
+}
+
+/// `intentVerdict`, `IntentVerdict`, `intent-verdict` as `intent_verdict`.
+fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for (i, c) in key.chars().enumerate() {
+        match c {
+            '-' | ' ' | '.' => out.push('_'),
+            c if c.is_uppercase() => {
+                if i > 0 && !out.ends_with('_') {
+                    out.push('_');
+                }
+                out.extend(c.to_lowercase());
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl<'a> Turn<'a> {
@@ -668,6 +716,8 @@ struct Builder<'de> {
     t: Turn<'de>,
     run_id: Option<Cow<'de, str>>,
     draft: Option<Cow<'de, str>>,
+    /// The format's keys the line holds, by index into [`FIELDS`].
+    present: u32,
 }
 
 impl<'de> Builder<'de> {
@@ -695,6 +745,7 @@ impl<'de> Builder<'de> {
 
     /// Validate and store the value of one key that [`Builder::reads`].
     fn field(&mut self, key: &str, v: Node<'de>) -> Result<(), String> {
+        self.holds(key);
         let t = &mut self.t;
         match key {
             "run_id" => self.run_id = Some(string_field("run_id", v)?),
@@ -729,8 +780,28 @@ impl<'de> Builder<'de> {
         Ok(())
     }
 
+    /// Note that the line holds the format's key `key`.
+    fn holds(&mut self, key: &str) {
+        if let Some(i) = FIELDS.iter().position(|f| *f == key) {
+            self.present |= 1 << i;
+        }
+    }
+
     fn finish(self) -> Result<Turn<'de>, String> {
+        let present = self.present;
         let mut t = self.t;
+        // A key that looks like one the line holds is another key.
+        if let Some(m) = t.misnamed.as_mut() {
+            m.retain(|(_, meant)| {
+                FIELDS
+                    .iter()
+                    .position(|f| f == meant)
+                    .is_some_and(|i| present & (1 << i) == 0)
+            });
+        }
+        if t.misnamed.as_ref().is_some_and(|m| m.is_empty()) {
+            t.misnamed = None;
+        }
         t.run_id = self.run_id.ok_or("run_id is missing")?;
         t.draft = self.draft.ok_or("draft is missing")?;
         // A line may say a signal was recorded only when it holds it.
@@ -767,7 +838,10 @@ fn parse_fast(line: &str) -> Result<Turn<'_>, Bail> {
         first = false;
         let key = r.key()?;
         match key.as_ref() {
-            "scope" => b.t.scope = Some(r.raw_value()?),
+            "scope" => {
+                b.holds("scope");
+                b.t.scope = Some(r.raw_value()?)
+            }
             k if Builder::reads(k) => {
                 let v = r.value()?;
                 b.field(k, v).map_err(|_| Bail)?
@@ -809,6 +883,7 @@ impl<'de> Visitor<'de> for TurnVisitor {
                     serde_json::from_str::<Node>(raw).map_err(|e| {
                         de::Error::custom(format!("scope: {}", TurnError::from_json(e).reason))
                     })?;
+                    b.holds("scope");
                     b.t.scope = Some(raw)
                 }
                 k if Builder::reads(k) => {
@@ -1113,7 +1188,41 @@ mod tests {
             "language_code",
             "tools_used",
         ] {
-            assert_eq!(meant_field(extra), None, "{extra}");
+            // Beside every key of the format, no extra is misnamed; alone,
+            // only one a single edit from a key that decides is.
+            let full = format!(
+                r#"{{"run_id":"r","turn":1,"ts":"2026-01-01T00:00:00Z","language":"en","draft":"x","tool_calls_this_turn":[],"fabrication_findings":[],"intent_verdict":null,"activation_log":null,"confidence":0.5,"sensitive_hit":null,"critic":null,"call_site":"turn","scope":"a","provenance":{{}},"{extra}":1}}"#
+            );
+            let t = Turn::parse(&full).unwrap();
+            assert!(t.misnamed.is_none(), "{extra}: {:?}", t.misnamed);
+            let near = crate::vocab::within(extra, DECIDING, 1).is_some();
+            assert_eq!(meant_field(extra).is_some(), near, "{extra}");
+        }
+    }
+
+    /// What a first reading typed, each warned of in a line without the
+    /// key it meant (each passed in silence before).
+    #[test]
+    fn typos_and_other_spellings_of_the_format_keys_are_misnamed() {
+        for (typo, meant) in [
+            ("critc", "critic"),
+            ("sensitive_hits", "sensitive_hit"),
+            ("tool_calls_this_turns", "tool_calls_this_turn"),
+            ("fabrication_finding", "fabrication_findings"),
+            ("intentVerdict", "intent_verdict"),
+            ("toolCallsThisTurn", "tool_calls_this_turn"),
+            ("SensitiveHit", "sensitive_hit"),
+            ("call-site", "call_site"),
+            ("toolCalls", "tool_calls_this_turn"),
+        ] {
+            let line = format!(r#"{{"run_id":"r","draft":"x","{typo}":null}}"#);
+            for t in [
+                Turn::parse(&line).unwrap(),
+                Turn::parse_with_serde_json(&line).unwrap(),
+            ] {
+                let m = t.misnamed.as_deref().map(Vec::as_slice).unwrap_or_default();
+                assert_eq!(m, [(typo.to_string(), meant)], "{typo}");
+            }
         }
     }
 }

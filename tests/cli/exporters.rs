@@ -1,0 +1,356 @@
+//! What real exporters write, read right or refused by name, never a wrong
+//! figure: OTLP spans sent twice, sessions of one id in two tenants, a
+//! run's spans rotated into two files and replayed as two shards, integers
+//! written as JSON numbers, critic token counts in other value types; and
+//! chat transcripts' legacy `function_call` and Anthropic's `tool_use` and
+//! `tool_result` parts.
+
+use serde_json::{json, Value};
+
+use crate::import_review::{attr, doc, import_trace, lines, replay_trace, run_spans, span, T};
+use crate::util::*;
+
+/// `s` with the ids an exporter gives every span.
+fn with_ids(mut s: Value, trace: &str, id: &str) -> Value {
+    s["traceId"] = json!(trace);
+    s["spanId"] = json!(id);
+    s
+}
+
+/// A run's spans, each with ids, and a tool call between the draft and the
+/// critic.
+fn run_with_tool(run: &str, t: u64, session: &str, tenant: Option<&str>, tool: &str) -> Vec<Value> {
+    let mut spans = run_spans(run, t);
+    let root = &mut spans[0]["attributes"];
+    let root = root.as_array_mut().unwrap();
+    root.retain(|a| a["key"] != "symfonic.session.id");
+    root.push(attr("symfonic.session.id", json!(session)));
+    if let Some(tenant) = tenant {
+        root.push(attr("symfonic.tenant.id", json!(tenant)));
+    }
+    spans.insert(
+        1,
+        span(
+            &format!("symfonic.tool.{tool}"),
+            run,
+            t + 10_000_000,
+            t + 20_000_000,
+            &[
+                ("symfonic.tool.name", json!(tool)),
+                ("symfonic.tool.args", json!("{'id': 7}")),
+                ("symfonic.tool.result", json!("done")),
+            ],
+        ),
+    );
+    spans
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| with_ids(s, &format!("{run:0>32}"), &format!("{i:0>16}")))
+        .collect()
+}
+
+#[test]
+fn a_span_sent_twice_counts_once() {
+    let dir = Dir::new();
+    let spans = run_with_tool("r1", T, "s1", None, "get_order");
+    // The exporter retried the batch holding the tool span.
+    let f = dir.write(
+        "trace.jsonl",
+        lines(&[doc(spans.clone()), doc(vec![spans[1].clone()])]),
+    );
+    let turns = import_trace(&dir, &[&f]);
+    assert_eq!(turns.len(), 1);
+    let calls: Vec<&Value> = turns[0]["tool_calls_this_turn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(calls.len(), 1, "{}", turns[0]);
+    let s = replay_trace(&dir, &[&f]);
+    assert_eq!(
+        s["input_counts"]["repeated_spans"], 1,
+        "{}",
+        s["input_counts"]
+    );
+    assert!(
+        s["input_counts"].get("root_spans_left_out").is_none(),
+        "{}",
+        s["input_counts"]
+    );
+}
+
+#[test]
+fn sessions_of_one_id_in_two_tenants_are_two() {
+    let dir = Dir::new();
+    let cfg = dir.write("c.toml", "[deployment]\nhistory = \"conversation\"\n");
+    let a = run_with_tool("ra", T, "s1", Some("acme"), "cancel_order");
+    let b = run_with_tool("rb", T + 1_000_000_000, "s1", Some("globex"), "get_order");
+    let f = dir.write("trace.jsonl", lines(&[doc(a), doc(b)]));
+    let out = dir.path("t.out.jsonl");
+    let o = run(
+        &[
+            "import",
+            f.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let turns: Vec<Value> = dir
+        .read("t.out.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(turns.len(), 2);
+    for t in &turns {
+        // Each is the first run of its own session, with its own call only.
+        assert_eq!(t["turn"], 0, "{t}");
+        assert_eq!(
+            t["tool_calls_this_turn"].as_array().unwrap().len(),
+            1,
+            "{t}"
+        );
+    }
+    assert_eq!(turns[1]["tool_calls_this_turn"][0]["name"], "get_order");
+}
+
+#[test]
+fn a_run_split_over_two_shards_refuses_the_merge_naming_it() {
+    let dir = Dir::new();
+    let r1 = run_with_tool("r1", T, "s1", None, "get_order");
+    let r2 = run_with_tool("r2", T + 1_000_000_000, "s2", None, "get_order");
+    // The Collector rotated its file in the middle of r1.
+    let a = dir.write("a.jsonl", lines(&[doc(r1[..2].to_vec())]));
+    let b = dir.write("b.jsonl", lines(&[doc(r1[2..].to_vec()), doc(r2)]));
+    for (f, p) in [(&a, "a.partial"), (&b, "b.partial")] {
+        expect_code(&partial(&dir, f, p), 0);
+    }
+    let o = merge(&dir, &["a.partial", "b.partial"], "m");
+    expect_error(&o, 2, "run r1");
+    assert!(!dir.path("m").exists(), "nothing written");
+    // Whole runs in each shard merge as before.
+    let c = dir.write(
+        "c.jsonl",
+        lines(&[doc(run_with_tool("r3", T, "s3", None, "x"))]),
+    );
+    expect_code(&partial(&dir, &c, "c.partial"), 0);
+    expect_code(&merge(&dir, &["b.partial", "c.partial"], "m2"), 0);
+}
+
+/// `replay --from otlp FILE --partial NAME` in `dir`.
+fn partial(dir: &Dir, f: &std::path::Path, name: &str) -> std::process::Output {
+    let p = dir.path(name);
+    let args = [
+        "replay",
+        f.to_str().unwrap(),
+        "--from",
+        "otlp",
+        "--partial",
+        p.to_str().unwrap(),
+        "--quiet",
+    ];
+    run(&args, None)
+}
+
+/// `merge` of `dir`'s partial results into `dir/out`.
+fn merge(dir: &Dir, partials: &[&str], out: &str) -> std::process::Output {
+    let paths: Vec<String> = partials
+        .iter()
+        .map(|p| dir.path(p).to_str().unwrap().to_string())
+        .collect();
+    let out = dir.path(out);
+    let mut args = vec!["merge"];
+    args.extend(paths.iter().map(String::as_str));
+    args.extend(["--out", out.to_str().unwrap()]);
+    run(&args, None)
+}
+
+#[test]
+fn integers_written_as_json_numbers_are_read() {
+    let dir = Dir::new();
+    let mut spans = run_with_tool("r1", T, "s1", None, "get_order");
+    // The critic's tokens as a JSON number (OpenTelemetry JS), and a span
+    // of another instrumentation writing one too.
+    let critic = spans.last_mut().unwrap();
+    for a in critic["attributes"].as_array_mut().unwrap() {
+        if a["key"] == "gen_ai.usage.input_tokens" {
+            a["value"] = json!({"intValue": 300});
+        }
+    }
+    let foreign = json!({"name": "http.request", "startTimeUnixNano": 5, "attributes": [{"key": "http.status_code", "value": {"intValue": 200}}]});
+    spans.push(foreign);
+    let f = dir.write("trace.jsonl", lines(&[doc(spans)]));
+    let turns = import_trace(&dir, &[&f]);
+    assert_eq!(turns.len(), 1);
+    assert_eq!(
+        turns[0]["critic"]["reflection_tokens_in"], 300,
+        "{}",
+        turns[0]
+    );
+}
+
+#[test]
+fn critic_tokens_in_other_value_types_are_read_or_counted() {
+    let dir = Dir::new();
+    let mut docs = Vec::new();
+    for (i, v) in [
+        json!({"stringValue": "310"}),
+        json!({"doubleValue": 320.0}),
+        json!({"stringValue": "many"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut spans = run_with_tool(
+            &format!("r{i}"),
+            T + i as u64 * 1_000_000_000,
+            &format!("s{i}"),
+            None,
+            "x",
+        );
+        for a in spans.last_mut().unwrap()["attributes"]
+            .as_array_mut()
+            .unwrap()
+        {
+            if a["key"] == "gen_ai.usage.input_tokens" {
+                a["value"] = v.clone();
+            }
+        }
+        docs.push(doc(spans));
+    }
+    let f = dir.write("trace.jsonl", lines(&docs));
+    let turns = import_trace(&dir, &[&f]);
+    assert_eq!(turns[0]["critic"]["reflection_tokens_in"], 310);
+    assert_eq!(turns[1]["critic"]["reflection_tokens_in"], 320);
+    assert!(
+        turns[2]["critic"].get("reflection_tokens_in").is_none(),
+        "{}",
+        turns[2]
+    );
+    let s = replay_trace(&dir, &[&f]);
+    assert_eq!(
+        s["input_counts"]["unreadable_critic_tokens"], 1,
+        "{}",
+        s["input_counts"]
+    );
+}
+
+/// Import one chat line; its turns.
+fn chat(dir: &Dir, line: &Value) -> Vec<Value> {
+    let f = dir.write("c.jsonl", line.to_string() + "\n");
+    let out = dir.path("c.out.jsonl");
+    let o = run(
+        &[
+            "import",
+            f.to_str().unwrap(),
+            "--from",
+            "openai-chat",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    dir.read("c.out.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_legacy_function_call_is_a_tool_call() {
+    let dir = Dir::new();
+    let turns = chat(
+        &dir,
+        &json!({"messages": [
+            {"role": "user", "content": "Cancel order 7"},
+            {"role": "assistant", "content": null, "function_call": {"name": "cancel_order", "arguments": "{\"id\": 7}"}},
+            {"role": "function", "name": "cancel_order", "content": "cancelled"},
+            {"role": "assistant", "content": "Done, it is cancelled."}
+        ]}),
+    );
+    assert_eq!(turns.len(), 1);
+    let calls = &turns[0]["tool_calls_this_turn"];
+    assert_eq!(
+        calls,
+        &json!([{"name": "cancel_order", "args": {"id": 7}, "result": "cancelled"}]),
+        "{}",
+        turns[0]
+    );
+    assert_eq!(turns[0]["provenance"]["tool_calls"], "recorded");
+}
+
+#[test]
+fn anthropic_tool_use_and_tool_result_parts_are_calls_and_results() {
+    let dir = Dir::new();
+    let turns = chat(
+        &dir,
+        &json!({"messages": [
+            {"role": "user", "content": "Cancel order 7"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Cancelling."},
+                {"type": "tool_use", "id": "tu1", "name": "cancel_order", "input": {"id": 7}}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": [{"type": "text", "text": "cancelled"}]}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+        ]}),
+    );
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    let t = &turns[0];
+    assert_eq!(
+        t["tool_calls_this_turn"],
+        json!([{"name": "cancel_order", "args": {"id": 7}, "result": "cancelled"}]),
+        "{t}"
+    );
+    // The tool result is not the user's message.
+    assert_eq!(t["draft"], "Done.");
+    assert_eq!(t["provenance"]["tool_calls"], "recorded");
+}
+
+#[test]
+fn a_call_of_a_shape_not_read_leaves_the_calls_unknown() {
+    let dir = Dir::new();
+    let turns = chat(
+        &dir,
+        &json!({"messages": [
+            {"role": "user", "content": "Cancel order 7"},
+            {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s1", "name": "web_search"}]},
+            {"role": "assistant", "content": "Done."}
+        ]}),
+    );
+    assert_eq!(turns.len(), 1);
+    assert_eq!(
+        turns[0]["provenance"]["tool_calls"], "unknown",
+        "{}",
+        turns[0]
+    );
+}
+
+#[test]
+fn unparsed_critic_answers_and_runs_that_raised_are_counted() {
+    let dir = Dir::new();
+    let mut a = run_with_tool("r1", T, "s1", None, "x");
+    for at in a.last_mut().unwrap()["attributes"].as_array_mut().unwrap() {
+        if at["key"] == "gen_ai.completion.text" {
+            at["value"] = json!({"stringValue": "I approve of this reply."});
+        }
+    }
+    let mut b = run_with_tool("r2", T + 1_000_000_000, "s2", None, "x");
+    b[0]["status"] = json!({"code": 2});
+    let f = dir.write("trace.jsonl", lines(&[doc(a), doc(b)]));
+    let s = replay_trace(&dir, &[&f]);
+    let c = &s["input_counts"];
+    assert_eq!(
+        (
+            c["critic_answers_unparsed"].as_u64(),
+            c["runs_with_error"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{c}"
+    );
+}
