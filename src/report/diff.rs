@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 use super::export::{declared_frame, labelled, write_csv, Col, WriteFailure};
 use crate::diff::{DiffResult, Flip, MetricDelta, DIFF_FILES};

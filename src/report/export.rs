@@ -4,7 +4,8 @@
 
 use std::io::Write;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 use super::staging::{write_error, Staging};
 use crate::config::Plan;

@@ -14,7 +14,7 @@
 
 use std::io::Write;
 
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use crate::config::FrameworkConfig;

@@ -7,7 +7,8 @@ use std::io::{BufWriter, Cursor, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 
 use super::export::parquet_name;
 use super::staging::{write_error, Staging};
@@ -163,7 +164,7 @@ impl TableStream {
 struct ParquetRows {
     path: PathBuf,
     schema: SchemaRef,
-    out: polars::io::parquet::write::BatchedWriter<BufWriter<File>>,
+    out: polars_io::parquet::write::BatchedWriter<BufWriter<File>>,
 }
 
 impl ParquetRows {

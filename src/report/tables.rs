@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
@@ -187,7 +187,7 @@ impl SegmentRows {
         self.counts.push(c.clone());
     }
 
-    fn frame(self, r: &ReplayReport) -> Result<polars::prelude::DataFrame, WriteFailure> {
+    fn frame(self, r: &ReplayReport) -> Result<polars_core::prelude::DataFrame, WriteFailure> {
         let c = &self.counts;
         let u = |f: fn(&Counts) -> u64| Col::U64(c.iter().map(f).collect());
         let rate = |f: fn(&Counts) -> (u64, u64)| {

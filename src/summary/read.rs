@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use serde_json::Value;
 
 use super::metrics::SCHEMA_VERSION;

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use serde_json::Value;
 
 use crate::util::root;
