@@ -11,6 +11,13 @@
 /// another version. A figure added or changed here raises it.
 pub const SCHEMA_VERSION: u64 = 6;
 
+/// What each schema version changed in meaning (docs/reports.md prints
+/// it), newest first: a reader of an older folder learns what differs.
+pub const SCHEMA_CHANGES: &[(u64, &str)] = &[(
+    6,
+    "`saved_calls` and `added_calls` count only turns a critic can run on (symfonic reviews no empty reply: a fire on an empty draft is no critic call); new `fires_without_critic`, `critic_calls` and `saved_call_share` (the share of the baseline's critic calls saved, beside `skip_rate`, a share of turns)",
+)];
+
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {

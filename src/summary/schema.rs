@@ -740,6 +740,9 @@ pub fn reference_markdown() -> String {
          denominator, a price that was not set), never 0 in its place.\n",
     );
     let _ = writeln!(out, "\nSchema version: {SCHEMA_VERSION}.");
+    for (v, what) in super::metrics::SCHEMA_CHANGES {
+        let _ = writeln!(out, "\n- Version {v}: {what}.");
+    }
     let groups: [(&str, &[Table]); 4] = [
         ("replay", &TABLES),
         ("sweep", &SWEEP_TABLES),
