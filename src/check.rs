@@ -374,11 +374,27 @@ pub fn render_text(results: &[BudgetResult]) -> String {
 /// regression figures set to 0 throughout) is refused, not judged.
 pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
     let Some(table) = read_table(dir, "regressions")? else {
+        // A replay's folder (it has report.md) always has the table; a
+        // sweep's or calibrate's never does.
+        if dir.join("report.md").is_file() {
+            return Err(CannotJudge(format!(
+                "{}: a replay's folder without its regressions table (regressions.csv or regressions.parquet): the folder is incomplete or edited; replay the traffic again",
+                dir.display()
+            )));
+        }
         return Ok(());
     };
-    let rows = string_rows(&table, &["variant"])?;
+    let rows = string_rows(&table, &["variant", "verdict"])?;
     let mut listed: std::collections::BTreeMap<&str, u64> = Default::default();
     for r in &rows {
+        // A regression is a skip the critic revised or refused.
+        if !matches!(r[1].as_str(), "revise" | "refuse") {
+            return Err(CannotJudge(format!(
+                "{}: the regressions table has a row of verdict {:?} (a regression's is revise or refuse): the folder is edited; replay the traffic again",
+                dir.display(),
+                r[1]
+            )));
+        }
         *listed.entry(r[0].as_str()).or_default() += 1;
     }
     let names = summary.variant_names();

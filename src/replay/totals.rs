@@ -148,6 +148,9 @@ pub struct Totals {
     /// same ones.
     #[serde(default)]
     pub misnamed_keys: BTreeMap<String, String>,
+    /// Whether more misnamed keys were seen than `misnamed_keys` names.
+    #[serde(default)]
+    pub misnamed_more: bool,
     pub fabrication_kinds: BTreeMap<String, u64>,
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
@@ -180,20 +183,24 @@ impl Totals {
     /// Record that key `key` looks like the format's `meant`.
     pub fn note_misnamed(&mut self, key: &str, meant: &str) {
         let full = self.misnamed_keys.len() >= MAX_MISNAMED;
+        if self.misnamed_keys.contains_key(key) {
+            return;
+        }
         // Past the cap only a key before the last kept one can enter.
-        if self.misnamed_keys.contains_key(key)
-            || full
-                && self
-                    .misnamed_keys
-                    .last_key_value()
-                    .is_some_and(|(l, _)| key > l.as_str())
+        if full
+            && self
+                .misnamed_keys
+                .last_key_value()
+                .is_some_and(|(l, _)| key > l.as_str())
         {
+            self.misnamed_more = true;
             return;
         }
         self.misnamed_keys
             .insert(key.to_string(), meant.to_string());
         if self.misnamed_keys.len() > MAX_MISNAMED {
             self.misnamed_keys.pop_last();
+            self.misnamed_more = true;
         }
     }
 
@@ -270,6 +277,7 @@ impl Totals {
         for (k, v) in &o.misnamed_keys {
             self.note_misnamed(k, v);
         }
+        self.misnamed_more |= o.misnamed_more;
         for (k, v) in &o.fabrication_kinds {
             *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }

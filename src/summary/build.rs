@@ -343,8 +343,12 @@ pub fn summarize(
             .iter()
             .map(|(k, m)| format!("`{k}` (the format's `{m}`?)"))
             .collect();
+        let more = match totals.misnamed_more {
+            true => format!(" and more (the first {} by name)", named.len()),
+            false => String::new(),
+        };
         notes.push(format!(
-            "keys the format does not define look like ones it does, so what they were meant to record is absent: {}; rename them (the misnamed_field warning gives their first lines)",
+            "keys the format does not define look like ones it does, so what they were meant to record is absent: {}{more}; rename them (the misnamed_field warning gives their first lines)",
             named.join(", ")
         ));
     }

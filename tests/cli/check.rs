@@ -340,3 +340,36 @@ fn a_summary_its_regressions_table_contradicts_cannot_be_judged() {
         "summary.json gives variant smart 0 safety regressions, its regressions table lists 1",
     );
 }
+
+/// Found by review: a replay's folder without its regressions table, or
+/// with a row whose verdict is not a regression's, was judged.
+#[test]
+fn a_replay_folder_missing_or_editing_its_regressions_cannot_be_judged() {
+    let d = Dir::new();
+    let seed = d.path("seed");
+    replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
+    let table = seed.join("regressions.csv");
+    let text = std::fs::read_to_string(&table).unwrap();
+    std::fs::write(&table, text.replacen(",revise,", ",approve,", 1)).unwrap();
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--max-safety-regressions",
+            "5",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "a row of verdict \"approve\"");
+    std::fs::remove_file(&table).unwrap();
+    let o = run(
+        &[
+            "check",
+            seed.to_str().unwrap(),
+            "--max-safety-regressions",
+            "5",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "without its regressions table");
+}

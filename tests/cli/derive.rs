@@ -74,3 +74,33 @@ fn derive_names_the_bad_line() {
         "Intent verdict=action (confidence=0.60) with zero tool calls this turn. matched_tool_keywords=[]"
     );
 }
+
+/// Found by review: a tool value nested 100,000 deep overflowed the stack
+/// (exit 134), and text after the case object was ignored.
+#[test]
+fn deep_values_and_trailing_text_are_refused_by_line() {
+    let d = Dir::new();
+    let deep = format!(
+        "{{\"draft\": \"I ran it\", \"tool_calls\": [{{\"name\": \"x\", \"result\": {}{}}}]}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let shallow = format!(
+        "{{\"draft\": \"order_id=q1\", \"identifier_keys\": [\"order_id\"], \"tool_calls\": [{{\"name\": \"x\", \"result\": {}1{}}}]}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    for (line, says) in [
+        (deep.as_str(), "c.jsonl:1: "),
+        (
+            r#"{"draft": "x"}{"draft": "I ran job_id=q"}"#,
+            "trailing characters",
+        ),
+        (r#"{"draft": "I ran"} junk"#, "trailing characters"),
+        (shallow.as_str(), "c.jsonl:1: "),
+    ] {
+        let f = d.write("c.jsonl", format!("{line}\n"));
+        let o = run(&["derive", f.to_str().unwrap()], None);
+        expect_error(&o, 2, says);
+    }
+}

@@ -354,3 +354,138 @@ fn unparsed_critic_answers_and_runs_that_raised_are_counted() {
         "{c}"
     );
 }
+
+/// What an adversarial review of the change found in the readers, one
+/// assertion each.
+#[test]
+fn review_openai_unread_calls_stay_in_their_turn_and_shapes_are_named() {
+    let dir = Dir::new();
+    // history "none": an unread call before the second user message does
+    // not make the second turn's calls unknown.
+    let turns = chat(
+        &dir,
+        &json!({"messages": [
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web"}, {"type": "text", "text": "A1"}]},
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": "A2"}
+        ]}),
+    );
+    let prov: Vec<&Value> = turns
+        .iter()
+        .map(|t| &t["provenance"]["tool_calls"])
+        .collect();
+    assert_eq!(prov, [&json!("unknown"), &json!("recorded")], "{turns:?}");
+    // Responses-style items and a call inside a user message are unread
+    // calls, never an empty recorded list.
+    for part in [
+        json!({"type": "web_search_call", "id": "w"}),
+        json!({"type": "mcp_call", "id": "m"}),
+    ] {
+        let t = chat(
+            &dir,
+            &json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [part]}, {"role": "assistant", "content": "A"}]}),
+        );
+        assert_eq!(t[0]["provenance"]["tool_calls"], "unknown", "{t:?}");
+    }
+    let t = chat(
+        &dir,
+        &json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "tool_use", "id": "u", "name": "x", "input": {}}]}, {"role": "assistant", "content": "A"}]}),
+    );
+    assert_eq!(t[0]["provenance"]["tool_calls"], "unknown", "{t:?}");
+}
+
+#[test]
+fn review_a_call_answered_twice_or_two_calls_of_one_id_are_refused() {
+    let dir = Dir::new();
+    let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "run_job", "arguments": "{}"}});
+    for (messages, says) in [
+        (
+            json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+                   {"role": "tool", "tool_call_id": "c1", "content": "job_id=abc123"}, {"role": "tool", "tool_call_id": "c1", "content": "x"},
+                   {"role": "assistant", "content": "Done."}]),
+            "answered twice",
+        ),
+        (
+            json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "tool_calls": [call("c1"), call("c1")]},
+                   {"role": "assistant", "content": "Done."}]),
+            "two tool calls share the id",
+        ),
+    ] {
+        let f = dir.write("c.jsonl", json!({"messages": messages}).to_string() + "\n");
+        let out = dir.path("c.out.jsonl");
+        let o = run(
+            &[
+                "import",
+                f.to_str().unwrap(),
+                "--from",
+                "openai-chat",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, says);
+    }
+}
+
+#[test]
+fn review_otlp_foreign_spans_ids_and_counts() {
+    let dir = Dir::new();
+    let mut spans = run_with_tool("r1", T, "s1", None, "x");
+    // Foreign spans of any shape are counted, never read.
+    spans.push(json!({"name": "http.get", "attributes": "x"}));
+    spans.push(json!({"name": "http.get", "status": "x", "attributes": [{"key": 5}]}));
+    spans.push(json!(7));
+    // A whole number written with a fraction part is read; a count with a
+    // space is not a count.
+    let critic = spans
+        .iter_mut()
+        .find(|s| {
+            s["name"] == "symfonic.llm.call"
+                && s["attributes"].to_string().contains("metacognition_critic")
+        })
+        .unwrap();
+    for a in critic["attributes"].as_array_mut().unwrap() {
+        if a["key"] == "gen_ai.usage.input_tokens" {
+            a["value"] = json!({"intValue": 100.0});
+        }
+        if a["key"] == "gen_ai.usage.output_tokens" {
+            a["value"] = json!({"stringValue": " 40"});
+        }
+    }
+    // The tool span again, its ids upper-cased.
+    let mut again = spans[1].clone();
+    again["traceId"] = json!(again["traceId"].as_str().unwrap().to_uppercase());
+    again["spanId"] = json!(again["spanId"].as_str().unwrap().to_uppercase());
+    let f = dir.write("trace.jsonl", lines(&[doc(spans), doc(vec![again])]));
+    let turns = import_trace(&dir, &[&f]);
+    assert_eq!(turns.len(), 1);
+    assert_eq!(
+        turns[0]["tool_calls_this_turn"].as_array().unwrap().len(),
+        1,
+        "{}",
+        turns[0]
+    );
+    assert_eq!(
+        turns[0]["critic"]["reflection_tokens_in"], 100,
+        "{}",
+        turns[0]
+    );
+    assert!(
+        turns[0]["critic"].get("reflection_tokens_out").is_none(),
+        "{}",
+        turns[0]
+    );
+    let s = replay_trace(&dir, &[&f]);
+    let c = &s["input_counts"];
+    assert_eq!(
+        (
+            c["foreign_spans"].as_u64(),
+            c["repeated_spans"].as_u64(),
+            c["unreadable_critic_tokens"].as_u64()
+        ),
+        (Some(3), Some(1), Some(1)),
+        "{c}"
+    );
+}

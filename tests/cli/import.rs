@@ -588,7 +588,7 @@ fn bad_trace_documents_are_named_by_line_or_counted() {
     doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"] = 1796102390.5.into();
     cases.push((
         doc.to_string(),
-        "startTimeUnixNano 1796102390.5 is not a 64-bit integer",
+        "startTimeUnixNano 1796102390.5 is not a whole number within 64 bits",
     ));
     let cut = good.to_string();
     cases.push((

@@ -109,6 +109,21 @@ fn nearest<'a>(
 }
 
 /// Levenshtein distance between `a` and `b`, in code points.
+/// Whether `a` is `b`, `b` with one character inserted, deleted or
+/// replaced, or `b` with two neighbouring characters swapped.
+pub fn one_edit_or_swap(a: &str, b: &str) -> bool {
+    let (x, y): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if x.len() == y.len() {
+        let diff: Vec<usize> = (0..x.len()).filter(|&i| x[i] != y[i]).collect();
+        return match diff.as_slice() {
+            [] | [_] => true,
+            [i, j] => *j == i + 1 && x[*i] == y[*j] && x[*j] == y[*i],
+            _ => false,
+        };
+    }
+    x.len().abs_diff(y.len()) == 1 && edit_distance(a, b) == 1
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();

@@ -133,11 +133,28 @@ fn caps(n: usize, get: &dyn Fn(usize) -> Option<(usize, usize)>) -> Caps {
 /// A search the exact engine could not finish (its stack ran out): the
 /// turn's findings are unknown, never taken as none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unsearched;
+pub enum Unsearched {
+    /// The exact engine could not finish a search of the draft.
+    Draft,
+    /// A tool call's value nests deeper than [`MAX_GROUNDING_DEPTH`]:
+    /// Python's `str()` of it is not written here (CPython's own limit
+    /// depends on its stack).
+    DeepValue,
+}
+
+/// How deep a tool call's value may nest for its `str()` to be written.
+pub const MAX_GROUNDING_DEPTH: usize = 128;
 
 impl std::fmt::Display for Unsearched {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the fabrication patterns could not be searched to the end of the draft")
+        f.write_str(match self {
+            Unsearched::Draft => {
+                "the fabrication patterns could not be searched to the end of the draft"
+            }
+            Unsearched::DeepValue => {
+                "a tool call's value nests deeper than 128 arrays and objects, so the grounding text cannot be written"
+            }
+        })
     }
 }
 
@@ -166,7 +183,7 @@ impl Pattern {
         self.exact
             .captures_iter(text)
             .map(|c| {
-                let c = c.map_err(|_| Unsearched)?;
+                let c = c.map_err(|_| Unsearched::Draft)?;
                 Ok(caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end()))))
             })
             .collect()
@@ -182,7 +199,7 @@ impl Pattern {
             false => self
                 .exact
                 .captures(text)
-                .map_err(|_| Unsearched)?
+                .map_err(|_| Unsearched::Draft)?
                 .map(|c| caps(c.len(), &|i| c.get(i).map(|m| (m.start(), m.end())))),
         })
     }
@@ -328,6 +345,14 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     let text = py_strip(i.draft);
     if text.is_empty() {
         return Ok(Vec::new());
+    }
+    // The grounding text is written recursively: a value nested past any
+    // real tool's output is no text to search, never a stack overflow.
+    if i.tool_calls
+        .iter()
+        .any(|c| super::pytext::json_depth(c.get()) > MAX_GROUNDING_DEPTH)
+    {
+        return Err(Unsearched::DeepValue);
     }
     let points = Points::of(text);
     // Built on the first candidate identifier (most drafts have none).

@@ -88,6 +88,9 @@ type Keywords = Vec<(String, Vec<String>)>;
 /// value. A line that is not an object says so.
 fn python_json(line: &str) -> Result<String, CaseError> {
     let text = pytext::nonfinite_as_numbers(line).map_err(CaseError)?;
+    // One JSON value and nothing after it (`json.loads` says "Extra data").
+    serde_json::from_str::<serde::de::IgnoredAny>(&text)
+        .map_err(|e| CaseError(format!("not JSON: {e}")))?;
     let entries = crate::read::turn::object_entries(&text).ok_or_else(|| {
         CaseError(match serde_json::from_str::<serde::de::IgnoredAny>(&text) {
             Ok(_) => {

@@ -88,6 +88,28 @@ fn printable(c: char) -> bool {
     }
 }
 
+/// The deepest nesting of arrays and objects outside strings of JSON text
+/// (of any text: brackets inside strings are skipped).
+pub fn json_depth(s: &str) -> usize {
+    let b = s.as_bytes();
+    let (mut i, mut d, mut max) = (0, 0usize, 0);
+    let mut in_string = false;
+    while i < b.len() {
+        match (in_string, b[i]) {
+            (true, b'\\') => i += 1,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                d += 1;
+                max = max.max(d);
+            }
+            (false, b']' | b'}') => d = d.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    max
+}
+
 /// The number `NaN` is written as by [`nonfinite_as_numbers`]: a literal
 /// JSON reads (as -0.0) that no writer produces; [`py_float_literal`]
 /// reads it back as NaN.

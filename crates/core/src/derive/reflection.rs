@@ -100,7 +100,7 @@ pub fn parse(raw: &str) -> Option<Reflection> {
 /// text nests deeper than [`MAX_VOUCHED_DEPTH`].
 pub fn python_json(s: &str, non_finite: &str) -> Result<Option<Value>, TooDeep> {
     let strict = as_strict_json(s, non_finite);
-    if depth(&strict) > MAX_VOUCHED_DEPTH {
+    if super::pytext::json_depth(&strict) > MAX_VOUCHED_DEPTH {
         return Err(TooDeep);
     }
     let mut de = serde_json::Deserializer::from_str(&strict);
@@ -112,28 +112,6 @@ pub fn python_json(s: &str, non_finite: &str) -> Result<Option<Value>, TooDeep> 
 /// JSON nested deeper than [`MAX_VOUCHED_DEPTH`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TooDeep;
-
-/// The deepest nesting of arrays and objects outside strings.
-fn depth(s: &str) -> usize {
-    let b = s.as_bytes();
-    let (mut i, mut d, mut max) = (0, 0usize, 0);
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i = string_end(b, i);
-                continue;
-            }
-            b'[' | b'{' => {
-                d += 1;
-                max = max.max(d);
-            }
-            b']' | b'}' => d = d.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    max
-}
 
 fn as_strict_json(s: &str, non_finite: &str) -> String {
     let b = s.as_bytes();

@@ -112,7 +112,8 @@ pub(crate) fn turns(
         calls: Vec::new(),
         results: HashMap::new(),
         turns: Vec::new(),
-        unread_from: None,
+        unread_since_user: false,
+        unread_ever: false,
     };
     for (i, m) in messages.iter().enumerate() {
         walk.message(m.get())
@@ -158,9 +159,11 @@ struct Walk {
     calls: Vec<(String, String, Option<String>)>,
     results: HashMap<String, String>,
     turns: Vec<RawTurn>,
-    /// The index into `calls` at which a call of a shape not read here was
-    /// made: a turn whose calls reach back to it has unknown calls.
-    unread_from: Option<usize>,
+    /// Whether a call of a shape not read here was made since the latest
+    /// user message, and at all: a turn whose calls reach back to one has
+    /// unknown calls.
+    unread_since_user: bool,
+    unread_ever: bool,
 }
 
 impl Walk {
@@ -180,6 +183,11 @@ impl Walk {
                 if parts.text.is_some() || !parts.had_results {
                     self.user = Some(parts.text.unwrap_or_default());
                     self.since_user = self.calls.len();
+                    self.unread_since_user = false;
+                }
+                // A call in a user message is none this reader reads.
+                if parts.unread_call || !parts.uses.is_empty() {
+                    self.unread();
                 }
                 Ok(())
             }
@@ -212,14 +220,34 @@ impl Walk {
         }
     }
 
-    /// A tool result for call `id`.
+    /// A call of a shape not read here.
+    fn unread(&mut self) {
+        self.unread_since_user = true;
+        self.unread_ever = true;
+    }
+
+    /// A tool result for call `id`: one per call (a second would leave one
+    /// of them out of the grounding).
     fn answer(&mut self, id: &str, result: String) -> Result<(), String> {
         if !self.calls.iter().any(|(c, _, _)| c == id) {
             return Err(format!(
                 "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
             ));
         }
+        if self.results.contains_key(id) {
+            return Err(format!("tool call {id:?} is answered twice"));
+        }
         self.results.insert(id.to_string(), result);
+        Ok(())
+    }
+
+    /// Record a call: its id is its own (a second call of one id would take
+    /// the first's result).
+    fn call(&mut self, call: (String, String, Option<String>)) -> Result<(), String> {
+        if !call.0.is_empty() && self.calls.iter().any(|(c, _, _)| *c == call.0) {
+            return Err(format!("two tool calls share the id {:?}", call.0));
+        }
+        self.calls.push(call);
         Ok(())
     }
 
@@ -228,14 +256,15 @@ impl Walk {
         let parts = Parts::of(m.content)?;
         let legacy = m.function_call.filter(|f| f.get() != "null");
         if parts.unread_call {
-            self.unread_from.get_or_insert(self.calls.len());
+            self.unread();
         }
         // A message that calls tools, in any of the shapes, is a step of
         // the agent's loop; its text is narration.
         if !calls.is_empty() || legacy.is_some() || !parts.uses.is_empty() {
             for (i, c) in calls.iter().enumerate() {
                 let call = parse_call(c.get()).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
-                self.calls.push(call);
+                self.call(call)
+                    .map_err(|e| format!("tool_calls[{i}]: {e}"))?;
             }
             if let Some(f) = legacy {
                 let f: Function = serde_json::from_str(f.get())
@@ -245,7 +274,9 @@ impl Walk {
                 self.calls
                     .push((id, name.into_owned(), f.arguments.map(|a| args_json(&a))));
             }
-            self.calls.extend(parts.uses);
+            for u in parts.uses {
+                self.call(u)?;
+            }
             return Ok(());
         }
         let text = parts.text.unwrap_or_default();
@@ -274,7 +305,10 @@ impl Walk {
             .critic
             .map(|c| c.get().to_string())
             .filter(|c| c != "null");
-        let calls_known = self.unread_from.is_none_or(|u| u < from);
+        let calls_known = match self.history {
+            History::None => !self.unread_since_user,
+            History::Conversation => !self.unread_ever,
+        };
         self.turns.push(RawTurn {
             run_id: String::new(),
             turn: 0,
@@ -386,8 +420,11 @@ impl Parts {
                     out.had_results = true;
                 }
                 // A call in a shape not read here (the Responses API's
-                // `function_call`, a server tool's use).
-                Some(t) if t.contains("tool") || t.contains("function") => out.unread_call = true,
+                // `function_call`, `web_search_call`, `mcp_call`, a server
+                // tool's use).
+                Some(t) if ["tool", "function", "call"].iter().any(|w| t.contains(w)) => {
+                    out.unread_call = true
+                }
                 Some(_) => {}
                 None => return Err(at("a content part needs a \"type\"")),
             }

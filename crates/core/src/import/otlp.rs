@@ -65,8 +65,16 @@ struct ResourceSpans {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ScopeSpans {
+    /// Read one by one: a span of other instrumentation is only named.
     #[serde(default)]
-    spans: Vec<Span>,
+    spans: Vec<Box<serde_json::value::RawValue>>,
+}
+
+/// A span's name alone (anything else in it is not read).
+#[derive(Deserialize)]
+struct Named {
+    #[serde(default)]
+    name: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -154,9 +162,11 @@ impl SpanRec {
     /// whole number, None absent.
     fn count(&self, key: &str) -> Option<Result<i64, ()>> {
         Some(match self.get(key)? {
-            Attr::Int(i) => Ok(*i),
-            Attr::Str(s) => s.trim().parse::<i64>().map_err(drop),
-            Attr::Double(d) if d.fract() == 0.0 && d.abs() < 9.0e15 => Ok(*d as i64),
+            Attr::Int(i) if *i >= 0 => Ok(*i),
+            Attr::Str(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                s.parse::<i64>().map_err(drop)
+            }
+            Attr::Double(d) if d.fract() == 0.0 && (0.0..9.0e15).contains(d) => Ok(*d as i64),
             _ => Err(()),
         })
     }
@@ -597,18 +607,23 @@ fn spans(text: &str, source: usize, line: u64) -> Result<(Vec<(String, SpanRec)>
     let mut foreign = 0;
     for (r, rs) in doc.resource_spans.into_iter().enumerate() {
         for (k, ss) in rs.scope_spans.into_iter().enumerate() {
-            for (i, span) in ss.spans.into_iter().enumerate() {
-                if !span.name.starts_with("symfonic.") {
-                    // Another instrumentation's span (even under a run id):
-                    // counted, never read, so nothing in it (an `intValue`
-                    // written as a number) costs the document its turns.
+            for (i, raw) in ss.spans.into_iter().enumerate() {
+                // Another instrumentation's span (even under a run id) is
+                // counted, never read: nothing in it (an `intValue` written
+                // as a number, attributes of another shape, not even an
+                // object) costs the document its turns.
+                let name = serde_json::from_str::<Named>(raw.get())
+                    .ok()
+                    .and_then(|n| n.name);
+                if !matches!(&name, Some(Value::String(n)) if n.starts_with("symfonic.")) {
                     foreign += 1;
                     continue;
                 }
-                let at = format!(
-                    "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({})",
-                    span.name
-                );
+                let at =
+                    |name: &str| format!("resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({name})");
+                let span: Span = serde_json::from_str(raw.get())
+                    .map_err(|e| format!("{}: not an OTLP span: {e}", at("symfonic")))?;
+                let at = at(&span.name);
                 let rec = span_rec(span, source, line).map_err(|e| format!("{at}: {e}"))?;
                 match rec.get("symfonic.run.id") {
                     Some(Attr::Str(run)) => out.push((run.clone(), rec)),
@@ -663,8 +678,9 @@ fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
         let v = any_value(kv.value.as_ref()).map_err(|e| format!("attribute {}: {e}", kv.key))?;
         attrs.push((kv.key, v));
     }
+    // Hex ids, in either case (the same span may come back upper-cased).
     let id = |v: Option<Value>| match v {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(Value::String(s)) if !s.is_empty() => Some(s.to_ascii_lowercase()),
         _ => None,
     };
     Ok(SpanRec {
@@ -700,9 +716,16 @@ fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
             .parse::<i64>()
             .map(Some)
             .map_err(|_| format!("{what} {s:?} is not a 64-bit integer")),
-        Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
-            format!("{what} {n} is not a 64-bit integer (a whole number, as a string or a number)")
-        }),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| {
+                // `100.0`: a whole number all the same.
+                n.as_f64()
+                    .filter(|x| x.fract() == 0.0 && x.abs() < 9.0e15)
+                    .map(|x| x as i64)
+            })
+            .map(Some)
+            .ok_or_else(|| format!("{what} {n} is not a whole number within 64 bits")),
         Some(other) => Err(format!(
             "{what} must be a 64-bit integer, as a string or a number ({other} given)"
         )),

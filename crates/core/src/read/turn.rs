@@ -252,16 +252,25 @@ pub fn meant_field(key: &str) -> Option<&'static str> {
     if let Some(k) = alias(key) {
         return Some(k);
     }
+    // `CRITIC` and `Intent_Verdict` are the key in another case;
+    // `intentVerdict` in camelCase.
+    let lower = key.to_lowercase();
     let snake = snake_case(key);
-    if let Some(k) = FIELDS
-        .iter()
-        .find(|f| **f == snake)
-        .copied()
-        .or_else(|| alias(&snake))
-    {
-        return Some(k);
+    for k in [&lower, &snake] {
+        if let Some(f) = FIELDS
+            .iter()
+            .find(|f| *f == k)
+            .copied()
+            .or_else(|| alias(k))
+        {
+            return Some(f);
+        }
     }
-    if let Some(k) = crate::vocab::within(&snake, DECIDING, 1) {
+    // One edit, or two neighbours swapped (`cirtic`, `sensitive_hti`).
+    if let Some(k) = DECIDING
+        .iter()
+        .find(|d| crate::vocab::one_edit_or_swap(&snake, d))
+    {
         return Some(k);
     }
     if key.chars().count() < 6 {
@@ -1214,6 +1223,11 @@ mod tests {
             ("SensitiveHit", "sensitive_hit"),
             ("call-site", "call_site"),
             ("toolCalls", "tool_calls_this_turn"),
+            // Found by review: neighbours swapped, and all capitals.
+            ("cirtic", "critic"),
+            ("sensitive_hti", "sensitive_hit"),
+            ("tool_calls_this_trun", "tool_calls_this_turn"),
+            ("CRITIC", "critic"),
         ] {
             let line = format!(r#"{{"run_id":"r","draft":"x","{typo}":null}}"#);
             for t in [
