@@ -236,6 +236,13 @@ fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
                     "; too few labels: a bound at or below {} takes at least {need} labelled skips, even with none revised or refused",
                     percent(r)
                 );
+                if let Some(p) = crate::stats::labels_for_power(r, r / 2.0, 0.05, 0.8) {
+                    let _ = write!(
+                        s,
+                        ", and about {p} for an 80% chance of it at a true rate of {}",
+                        percent(r / 2.0)
+                    );
+                }
             }
             Some(s)
         }

@@ -205,20 +205,33 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             count(m.turns, "turn", "turns"),
         );
     }
+    too_few_labels(s, &candidates);
+    let _ = writeln!(s);
+}
+
+/// A warning for each candidate whose labels are too few to rule out a
+/// regression rate of [`SMALL_SAMPLE_RATE`]: the best case, and the count
+/// that concludes with good odds when the true rate is half of it.
+fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
     let need = crate::stats::labels_needed(SMALL_SAMPLE_RATE, 0.05);
-    for m in &candidates {
+    // The best case above; a team needs the count that concludes with
+    // good odds when the rate is truly well below the one ruled out.
+    let powered =
+        crate::stats::labels_for_power(SMALL_SAMPLE_RATE, SMALL_SAMPLE_RATE / 2.0, 0.05, 0.8);
+    for m in candidates {
         if need.is_some_and(|n| m.labelled_skips < n) {
             let _ = writeln!(
                 s,
-                "\n> **Too few labels to conclude.** {} has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}. Replay more recorded traffic before deciding.",
+                "\n> **Too few labels to conclude.** {} has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}, and an 80% chance of one when the true rate is {} takes about {}. Replay more recorded traffic before deciding.",
                 md_name(&m.variant),
                 count(m.labelled_skips, "labelled skip", "labelled skips"),
                 pct(Some(SMALL_SAMPLE_RATE)),
-                need.unwrap_or_default()
+                need.unwrap_or_default(),
+                pct(Some(SMALL_SAMPLE_RATE / 2.0)),
+                powered.map_or("more than 10,000,000".into(), |n| n.to_string())
             );
         }
     }
-    let _ = writeln!(s);
 }
 
 /// Per variant, how often each reason holds and how often it alone fires.

@@ -313,7 +313,10 @@ fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
         md.contains("**Too few labels to conclude.** `smart` has 10 labelled skips"),
         "{md}"
     );
-    assert!(md.contains("takes at least 59."), "{md}");
+    assert!(
+        md.contains("takes at least 59, and an 80% chance of one when the true rate is 2.5% takes about 434."),
+        "{md}"
+    );
     // 2,000 synthetic turns have hundreds of labelled skips: no warning.
     let d = Dir::new();
     let t = synth(&d, "t.jsonl", 2000, 3);

@@ -93,7 +93,7 @@ fn check_markdown_gives_a_bound_with_its_counts() {
     expect_code(&o, 1);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| ❌ | `smart` | max_safety_regression_rate | 39.4% | &lt;= 5.00% | 1 regression in 10 labelled skips; upper 95% bound 39.4%; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused |"),
+        text.contains("| ❌ | `smart` | max_safety_regression_rate | 39.4% | &lt;= 5.00% | 1 regression in 10 labelled skips; upper 95% bound 39.4%; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused, and about 434 for an 80% chance of it at a true rate of 2.50% |"),
         "{text}"
     );
     assert!(!text.contains("0.394"), "a bare rate: {text}");

@@ -197,9 +197,98 @@ pub fn labels_needed(r: f64, delta: f64) -> Option<u64> {
     (n.is_finite() && n <= (1u64 << 53) as f64).then_some(n as u64)
 }
 
+/// The labelled skips from which on the bound at confidence 1 - `delta`
+/// comes out at or below `r` with probability at least `power`, when the
+/// true rate is `true_rate` (below `r`). The power rises in a saw-tooth
+/// (one more label can push k* below the next whole number), so this is
+/// the start of the first run of counts, stepped by a thousandth of
+/// themselves ("about"), over which the power holds for a quarter more
+/// labels; it is past the best case of [`labels_needed`]. None when
+/// `true_rate` is not below `r`, or past ten million labels.
+///
+/// The bound is at or below `r` exactly when the regressions seen are at
+/// most k*, the largest k with `binom_cdf(k, n, r) <= delta`; so the power
+/// at n is `binom_cdf(k*, n, true_rate)`.
+pub fn labels_for_power(r: f64, true_rate: f64, delta: f64, power: f64) -> Option<u64> {
+    const MAX: u64 = 10_000_000;
+    if !(0.0..r).contains(&true_rate) || r >= 1.0 {
+        return None;
+    }
+    let mut n = labels_needed(r, delta)?;
+    // k* + 1 (0 while even no regression certifies); it never falls as n
+    // grows.
+    let mut fits = 0u64;
+    let mut held_from: Option<u64> = None;
+    while n <= MAX {
+        while fits < n && binom_cdf(fits, n, r) <= delta {
+            fits += 1;
+        }
+        let holds = fits > 0 && binom_cdf(fits - 1, n, true_rate) >= power;
+        held_from = match (holds, held_from) {
+            (false, _) => None,
+            (true, None) => Some(n),
+            (true, Some(s)) if n >= s + s / 4 => return Some(s),
+            (true, s) => s,
+        };
+        n += (n / 1000).max(1);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The power figure: the issue's own example (80% power for a true
+    /// 0.01 at R = 0.02 takes about 1,030 labels), the exact search it
+    /// steps through, and a simulation of the bound at that many labels.
+    #[test]
+    fn labels_for_power_is_the_count_that_reaches_the_power() {
+        let n = labels_for_power(0.02, 0.01, 0.05, 0.8).unwrap();
+        assert!((1030..=1120).contains(&n), "{n}");
+        // Exactly, label by label: the power first reaches 0.8 at 969 but
+        // falls below it again up to 1,090; from 1,091 on it holds.
+        let power = |n: u64| {
+            let k = (0..n)
+                .take_while(|&k| binom_cdf(k, n, 0.02) <= 0.05)
+                .count() as u64;
+            if k > 0 {
+                binom_cdf(k - 1, n, 0.01)
+            } else {
+                0.0
+            }
+        };
+        let exact = (59..2000)
+            .find(|&m| (m..m + m / 4).all(|j| power(j) >= 0.8))
+            .unwrap();
+        assert_eq!(exact, 1091);
+        assert!(n >= exact && n <= exact + exact / 500 + 1, "{n} vs {exact}");
+        assert!(power(969) >= 0.8 && power(1090) < 0.8);
+        // Simulated: the bound at n labels falls at or below R in about
+        // 80% of draws at the true rate (xorshift, fixed seed).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut uniform = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let draws = 4000;
+        let hits = (0..draws)
+            .filter(|_| {
+                let k = (0..n).filter(|_| uniform() < 0.01).count() as u64;
+                clopper_pearson_upper(k, n, 0.05).unwrap() <= 0.02
+            })
+            .count();
+        let share = hits as f64 / draws as f64;
+        // Within 3.5 standard errors of the exact power, which is >= 0.8.
+        assert!(
+            (share - power(n)).abs() < 0.02 && share > 0.78,
+            "{share} vs {}",
+            power(n)
+        );
+        assert_eq!(labels_for_power(0.02, 0.02, 0.05, 0.8), None);
+    }
 
     #[test]
     fn zero_of_3000_is_about_0_000998() {
