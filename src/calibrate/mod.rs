@@ -64,8 +64,14 @@ pub struct HeldOut {
     pub upper_bound: Option<f64>,
     /// Every unlabelled skip counted as a regression.
     pub worst_case_upper_bound: Option<f64>,
-    /// The bound is above R (or there is none).
+    /// The lower bound at 1 - delta: above R is evidence the rate is.
+    pub lower_bound: Option<f64>,
+    /// Evidence that the rate is above R: the lower bound is. An upper
+    /// bound above R alone is too few labels to tell (a truly safe
+    /// variant's small part has one).
     pub above_r: bool,
+    /// `within R`, `too few labels to tell`, `evidence above R` or `no labels`.
+    pub verdict: &'static str,
     pub note: String,
 }
 
@@ -148,17 +154,32 @@ fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
         safety_regressions: v.safety_regressions,
     };
     let upper = e.upper(rule.delta);
-    let above_r = upper.is_none_or(|u| u > rule.max_regression_rate);
+    let lower =
+        crate::stats::clopper_pearson_lower(e.safety_regressions, e.labelled_skips, rule.delta);
+    let r = rule.max_regression_rate;
     let head = "a separate statement on one variant fixed before this part was read";
-    let note = match (upper, above_r) {
-        (None, _) => format!("{head}: it has no labelled skips here, so nothing bounds its rate"),
-        (Some(u), true) => format!(
-            "{head}: its bound here ({}) is above R = {}; the certificate is the calibration part's, and this part does not confirm it",
-            sig_up(Some(u)).unwrap_or(u),
-            rule.max_regression_rate
+    let (verdict, note) = match (lower, upper) {
+        (Some(l), _) if l > r => (
+            "evidence above R",
+            format!(
+                "{head}: evidence its rate is above R = {r}: even its lower bound here ({}) is; the certificate is the calibration part's, and this part contradicts it",
+                sig_up(Some(l)).unwrap_or(l)
+            ),
         ),
-        (Some(_), false) => format!("{head}: its bound here is within R as well"),
+        (Some(_), Some(u)) if u > r => (
+            "too few labels to tell",
+            format!(
+                "{head}: too few labels to tell: its bound here ({}) is above R = {r} and its lower bound is not, so this part neither confirms the certificate nor contradicts it",
+                sig_up(Some(u)).unwrap_or(u)
+            ),
+        ),
+        (Some(_), _) => ("within R", format!("{head}: its bound here is within R as well")),
+        (None, _) => (
+            "no labels",
+            format!("{head}: it has no labelled skips here, so nothing bounds its rate"),
+        ),
     };
+    let above_r = verdict == "evidence above R";
     HeldOut {
         turns: v.turns,
         skips: v.skips,
@@ -173,7 +194,9 @@ fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
         label_coverage: v.label_coverage,
         upper_bound: sig_up(upper),
         worst_case_upper_bound: sig_up(e.worst_case_upper(rule.delta)),
+        lower_bound: lower.map(|l| crate::summary::numbers::sig(Some(l)).unwrap_or(l)),
         above_r,
+        verdict,
         note,
     }
 }
@@ -297,4 +320,49 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         .config;
     let body = toml::to_string(config).expect("a gate config serializes");
     format!("# {name}: {why}\n[variants.calibrated]\n{body}")
+}
+
+#[cfg(test)]
+mod held_out_tests {
+    use super::*;
+
+    fn part(labelled: u64, regressions: u64) -> VariantSummary {
+        VariantSummary {
+            turns: 100,
+            skips: labelled,
+            labelled_skips: labelled,
+            safety_regressions: regressions,
+            ..Default::default()
+        }
+    }
+
+    /// The held-out part flagged a truly safe variant on sample size
+    /// alone: 1 regression in 10 labelled skips has a bound of 0.39 above
+    /// R = 0.05, but its lower bound (0.005) is below it: too few labels
+    /// to tell, not evidence. Evidence takes a lower bound above R.
+    #[test]
+    fn held_out_says_evidence_only_when_its_lower_bound_is_above_r() {
+        let rule = Rule {
+            max_regression_rate: 0.05,
+            delta: 0.05,
+            min_label_coverage: 0.0,
+        };
+        for (labelled, regressions, verdict, above) in [
+            (10, 1, "too few labels to tell", false),
+            (10, 5, "evidence above R", true),
+            (3000, 20, "within R", false),
+            (0, 0, "no labels", false),
+        ] {
+            let h = held_out(&part(labelled, regressions), &rule);
+            assert_eq!(
+                (h.verdict, h.above_r),
+                (verdict, above),
+                "{labelled} {regressions}: {}",
+                h.note
+            );
+        }
+        // The lower bound is Clopper-Pearson's: 1 in 10 at 95% is 0.00512.
+        let l = crate::stats::clopper_pearson_lower(1, 10, 0.05).unwrap();
+        assert!((l - 0.005116).abs() < 1e-5, "{l}");
+    }
 }

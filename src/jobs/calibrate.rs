@@ -140,7 +140,7 @@ fn render(c: &Calibration, out: &Path) -> String {
                 h.safety_regressions,
                 h.labelled_skips,
                 bound(h.upper_bound),
-                if h.above_r { format!("; {}", h.note) } else { String::new() }
+                if h.verdict != "within R" { format!("; {}", h.note) } else { String::new() }
             );
         }
         (Some(v), None) => {

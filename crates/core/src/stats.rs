@@ -185,6 +185,29 @@ pub fn clopper_pearson_upper(k: u64, n: u64, alpha: f64) -> Option<f64> {
     Some(0.5 * (lo + hi))
 }
 
+/// The exact one-sided lower confidence bound (Clopper-Pearson) for a
+/// proportion with `k` successes in `n` trials: the p at which seeing `k` or
+/// more has probability `alpha` (0 when k = 0). None when n = 0.
+pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    if k == 0 {
+        return Some(0.0);
+    }
+    // P(X >= k) = 1 - P(X <= k - 1) rises with p.
+    let (mut lo, mut hi) = (0.0, k as f64 / n as f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 1.0 - binom_cdf(k - 1, n, mid) < alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
 /// The fewest labelled skips that could certify rate `r` at confidence
 /// 1 - `delta`: with no regression at all, the bound is 1 - delta^(1/n).
 /// None past 2^53, where a double no longer counts exactly.
