@@ -411,6 +411,12 @@ fn review_a_call_answered_twice_or_two_calls_of_one_id_are_refused() {
                    {"role": "assistant", "content": "Done."}]),
             "two tool calls share the id",
         ),
+        (
+            json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "x", "input": {}}]},
+                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u", "content": 5}]},
+                   {"role": "assistant", "content": "Done."}]),
+            "a tool_result's content must be a string, null or a list of parts",
+        ),
     ] {
         let f = dir.write("c.jsonl", json!({"messages": messages}).to_string() + "\n");
         let out = dir.path("c.out.jsonl");

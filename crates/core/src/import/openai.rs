@@ -414,7 +414,12 @@ impl Parts {
                             let raw = serde_json::value::to_raw_value(c).expect("JSON");
                             content(Some(&raw)).map_err(|e| at(&format!("tool_result: {e}")))?
                         }
-                        Some(other) => other.to_string(),
+                        Some(other) => {
+                            return Err(at(&format!(
+                                "a tool_result's content must be a string, null or a list of parts, got {}",
+                                crate::read::json::describe(other)
+                            )))
+                        }
                     };
                     out.results.push((id.to_string(), text));
                     out.had_results = true;
