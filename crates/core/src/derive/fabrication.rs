@@ -346,21 +346,20 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     if text.is_empty() {
         return Ok(Vec::new());
     }
-    // The grounding text is written recursively: a value nested past any
-    // real tool's output is no text to search, never a stack overflow.
-    if i.tool_calls
-        .iter()
-        .any(|c| super::pytext::json_depth(c.get()) > MAX_GROUNDING_DEPTH)
-    {
-        return Err(Unsearched::DeepValue);
-    }
     let points = Points::of(text);
     // Built on the first candidate identifier (most drafts have none).
+    // A corpus that cannot be written (a value nested too deep) makes the
+    // findings unknown: noted here, returned once the searches are done.
     let corpus = std::cell::OnceCell::new();
-    let grounded = |ident: &str| {
-        let corpus =
-            corpus.get_or_init(|| grounding(i.tool_calls, i.hydrated_context, i.user_message));
-        !corpus.is_empty() && corpus.contains(ident)
+    let unwritable = std::cell::Cell::new(false);
+    let grounded = |ident: &str| match corpus
+        .get_or_init(|| grounding(i.tool_calls, i.hydrated_context, i.user_message))
+    {
+        Ok(corpus) => !corpus.is_empty() && corpus.contains(ident),
+        Err(_) => {
+            unwritable.set(true);
+            true
+        }
     };
     // The fired tools' names, read on the first claim.
     let names = std::cell::OnceCell::new();
@@ -409,6 +408,9 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
         i.intent
             .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
     );
+    if unwritable.get() {
+        return Err(Unsearched::DeepValue);
+    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
     Ok(out)
@@ -803,7 +805,7 @@ fn tool_names(calls: &[&RawValue]) -> Vec<String> {
 /// `_build_grounding_corpus`: the user message, the hydrated context and
 /// each call's `result`, `output`, `response`, `args` and `input` (a
 /// string as it is, anything else as Python's `str()`), joined by `\n`.
-fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> String {
+fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> Result<String, Unsearched> {
     let mut parts: Vec<String> = Vec::new();
     if !user.is_empty() {
         parts.push(user.to_string());
@@ -822,14 +824,19 @@ fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> String {
             };
             // A value JSON cannot hold as a number (`1e400`, Python's
             // `inf`) is written by `py_repr`, never left out.
+            // `py_repr` recurses: a value nested past any real tool's
+            // output is no text to write, never a stack overflow.
             match v.get().trim_start().as_bytes().first() {
                 Some(b'n') => {} // null
                 Some(b'"') => parts.push(serde_json::from_str(v.get()).expect("a JSON string")),
+                _ if super::pytext::json_depth(v.get()) > MAX_GROUNDING_DEPTH => {
+                    return Err(Unsearched::DeepValue)
+                }
                 _ => parts.push(py_repr(v.get())),
             }
         }
     }
-    parts.join("\n")
+    Ok(parts.join("\n"))
 }
 
 /// Python's `repr()` of what `json.loads` makes of the JSON text `raw`

@@ -88,9 +88,16 @@ type Keywords = Vec<(String, Vec<String>)>;
 /// value. A line that is not an object says so.
 fn python_json(line: &str) -> Result<String, CaseError> {
     let text = pytext::nonfinite_as_numbers(line).map_err(CaseError)?;
-    // One JSON value and nothing after it (`json.loads` says "Extra data").
+    // One JSON value and nothing after it (`json.loads` says "Extra data"),
+    // nested no deeper than the traffic format takes.
     serde_json::from_str::<serde::de::IgnoredAny>(&text)
         .map_err(|e| CaseError(format!("not JSON: {e}")))?;
+    if pytext::json_depth(&text) > fabrication::MAX_GROUNDING_DEPTH {
+        return Err(CaseError(format!(
+            "the case nests deeper than {} arrays and objects",
+            fabrication::MAX_GROUNDING_DEPTH
+        )));
+    }
     let entries = crate::read::turn::object_entries(&text).ok_or_else(|| {
         CaseError(match serde_json::from_str::<serde::de::IgnoredAny>(&text) {
             Ok(_) => {

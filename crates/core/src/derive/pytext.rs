@@ -88,21 +88,35 @@ fn printable(c: char) -> bool {
     }
 }
 
+/// The index after the string opening at `b[i]` (or the end of the text).
+pub(crate) fn string_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
 /// The deepest nesting of arrays and objects outside strings of JSON text
 /// (of any text: brackets inside strings are skipped).
 pub fn json_depth(s: &str) -> usize {
     let b = s.as_bytes();
     let (mut i, mut d, mut max) = (0, 0usize, 0);
-    let mut in_string = false;
     while i < b.len() {
-        match (in_string, b[i]) {
-            (true, b'\\') => i += 1,
-            (true, b'"') | (false, b'"') => in_string = !in_string,
-            (false, b'[' | b'{') => {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'[' | b'{' => {
                 d += 1;
                 max = max.max(d);
             }
-            (false, b']' | b'}') => d = d.saturating_sub(1),
+            b']' | b'}' => d = d.saturating_sub(1),
             _ => {}
         }
         i += 1;
@@ -127,21 +141,10 @@ pub fn nonfinite_as_numbers(text: &str) -> Result<Cow<'_, str>, String> {
         return Ok(Cow::Borrowed(text));
     }
     let mut out = String::new();
-    let (mut copied, mut i, mut in_string) = (0, 0, false);
+    let (mut copied, mut i) = (0, 0);
     while i < b.len() {
-        let c = b[i];
-        if in_string {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        if c == b'"' {
-            in_string = true;
-            i += 1;
+        if b[i] == b'"' {
+            i = string_end(b, i);
             continue;
         }
         let word = [("NaN", NAN_LITERAL), ("Infinity", "1e999999")]

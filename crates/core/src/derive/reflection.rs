@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::pytext::string_end;
 use crate::gate::py_strip;
 
 /// What the critic said: the verdict, the revised draft or refusal message
@@ -156,19 +157,6 @@ fn as_strict_json(s: &str, non_finite: &str) -> String {
         }
     }
     out
-}
-
-/// The index after the string opening at `b[i]` (or the end of the text).
-fn string_end(b: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    b.len()
 }
 
 /// A JSON string's text with its lone surrogate escapes as `\ufffd`.

@@ -611,19 +611,36 @@ fn spans(text: &str, source: usize, line: u64) -> Result<(Vec<(String, SpanRec)>
                 // Another instrumentation's span (even under a run id) is
                 // counted, never read: nothing in it (an `intValue` written
                 // as a number, attributes of another shape, not even an
-                // object) costs the document its turns.
-                let name = serde_json::from_str::<Named>(raw.get())
-                    .ok()
-                    .and_then(|n| n.name);
-                if !matches!(&name, Some(Value::String(n)) if n.starts_with("symfonic.")) {
-                    foreign += 1;
-                    continue;
-                }
-                let at =
-                    |name: &str| format!("resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({name})");
-                let span: Span = serde_json::from_str(raw.get())
-                    .map_err(|e| format!("{}: not an OTLP span: {e}", at("symfonic")))?;
-                let at = at(&span.name);
+                // object) costs the document its turns. A span is parsed
+                // once; only one that fails is looked at for its name.
+                let symfonic = |n: &str| n.starts_with("symfonic.");
+                let span = match serde_json::from_str::<Span>(raw.get()) {
+                    Ok(span) if symfonic(&span.name) => span,
+                    Ok(_) => {
+                        foreign += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        let name = serde_json::from_str::<Named>(raw.get())
+                            .ok()
+                            .and_then(|n| n.name);
+                        match name {
+                            Some(Value::String(n)) if symfonic(&n) => {
+                                return Err(format!(
+                                    "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({n}): not an OTLP span: {e}"
+                                ))
+                            }
+                            _ => {
+                                foreign += 1;
+                                continue;
+                            }
+                        }
+                    }
+                };
+                let at = format!(
+                    "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({})",
+                    span.name
+                );
                 let rec = span_rec(span, source, line).map_err(|e| format!("{at}: {e}"))?;
                 match rec.get("symfonic.run.id") {
                     Some(Attr::Str(run)) => out.push((run.clone(), rec)),
