@@ -276,8 +276,10 @@ def calibrate(
     (the guarantee, the family, every procedure's outcome, the held-out
     figures); calibrated.toml is beside it in ``out``. ``options``:
     ``delta`` (0.05), ``seed`` (0), ``procedure`` (fixed-sequence, holm,
-    bonferroni), ``min_label_coverage`` (0.5), ``held_out`` (True), and
-    those of :func:`sweep`."""
+    bonferroni), ``min_label_coverage`` (0.5), ``held_out`` (True),
+    ``assume_missing_at_random`` (False: a variant whose worst-case bound,
+    every unlabelled new skip a regression, is above R is not certified),
+    and those of :func:`sweep`."""
     _native.calibrate(
         _files(paths), os.fspath(out), os.fspath(config), max_regression_rate, **options
     )

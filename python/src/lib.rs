@@ -484,7 +484,7 @@ fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
     critic_gate::jobs::share(name, x, zero).map_err(fail)
 }
 
-const CALIBRATE: [&str; 11] = [
+const CALIBRATE: [&str; 12] = [
     "label",
     "skip_invalid",
     "force",
@@ -496,6 +496,7 @@ const CALIBRATE: [&str; 11] = [
     "procedure",
     "min_label_coverage",
     "held_out",
+    "assume_missing_at_random",
 ];
 
 /// `critic-gate calibrate`: returns what the command prints; the files
@@ -526,6 +527,7 @@ fn calibrate(
                 false,
             )?,
             min_label_coverage: share("min_label_coverage", coverage, true)?,
+            assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
         },
         procedure: procedure
             .as_deref()

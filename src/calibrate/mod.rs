@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::config::Plan;
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
+use crate::stats::RunLabels;
 use crate::summary::figures::{RunSummary, VariantSummary};
 use crate::summary::frontier::{savings_metric, Savings};
 use crate::summary::numbers::sig_up;
@@ -57,6 +58,7 @@ pub struct HeldOut {
     pub saved_usd: Option<f64>,
     pub added_usd_estimated: Option<f64>,
     pub net_usd: Option<f64>,
+    pub new_skips: u64,
     pub safety_regressions: u64,
     pub labelled_skips: u64,
     pub label_coverage: Option<f64>,
@@ -90,6 +92,8 @@ pub struct Calibration {
     pub max_regression_rate: f64,
     pub delta: f64,
     pub min_label_coverage: f64,
+    /// `--assume-missing-at-random`: certified on the labels alone.
+    pub assume_missing_at_random: bool,
     pub seed: u64,
     pub turns: Parts,
     /// What the variants are ordered and compared by.
@@ -112,19 +116,34 @@ pub fn guarantee(rule: &Rule) -> String {
     let confidence =
         crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     format!(
-        "the procedure certifies a variant whose true safety regression rate (the chance that one of its labelled skips is a turn production's critic revised or refused) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic and the labelled skips of the calibration part independent draws of each rate: turns of one run are not independent in real traffic (one conversation's drafts are alike), which makes the bound optimistic when runs hold many similar turns. It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part. Reading the rate as the rate of all skips needs the unlabelled ones to be missing at random; each member's worst-case bound (every unlabelled skip a regression, at 1 - delta, not adjusted for the family) shows what the labels alone support",
+        "the procedure certifies a variant whose true safety regression rate on its new skips (the chance that a turn it skips and the baseline fires on is one production's critic would revise or refuse) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic; the turns of one run need not be (the bound and the p-values take runs as the sampling unit: Korn and Graubard's exact bound on effective counts, from the design effect over runs). {missing} It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part",
+        missing = match rule.assume_missing_at_random {
+            false => "The labels support it whatever made some new skips unlabelled: a variant whose worst-case bound (every unlabelled new skip a regression, at 1 - delta) is above R is not certified.",
+            true => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.",
+        },
         r = rule.max_regression_rate,
         d = rule.delta,
     )
 }
 
-/// One part's evidence on a variant.
+/// One part's evidence on a variant: its new skips' figures as the part's
+/// summary publishes them (the bounds are worked out again from them).
 fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
     v.map_or_else(Evidence::default, |v| Evidence {
         savings: metric.of(v).unwrap_or(0.0),
-        skips: v.skips,
-        labelled_skips: v.labelled_skips,
-        safety_regressions: v.safety_regressions,
+        new_skips: v.new_skips,
+        labels: RunLabels {
+            runs: v.labelled_runs,
+            labels: v.new_labelled_skips,
+            regressions: v.safety_regressions,
+            design_effect: v.design_effect,
+        },
+        worst: RunLabels {
+            runs: v.new_skip_runs,
+            labels: v.new_skips,
+            regressions: v.safety_regressions + (v.new_skips - v.new_labelled_skips),
+            design_effect: v.worst_case_design_effect,
+        },
     })
 }
 
@@ -147,15 +166,14 @@ fn candidates(learn: &RunSummary, cal: &RunSummary) -> (Savings, Vec<Candidate>)
 }
 
 fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
-    let e = Evidence {
-        savings: 0.0,
-        skips: v.skips,
-        labelled_skips: v.labelled_skips,
-        safety_regressions: v.safety_regressions,
-    };
+    let e = evidence(Some(v), Savings::NetCalls);
     let upper = e.upper(rule.delta);
-    let lower =
-        crate::stats::clopper_pearson_lower(e.safety_regressions, e.labelled_skips, rule.delta);
+    // The lower bound on effective counts, as the upper one.
+    let n_eff = e.labels.effective_labels();
+    let lower = (e.labels.labels > 0).then(|| {
+        let x = e.safety_regressions() as f64 / e.labels.labels as f64 * n_eff;
+        crate::stats::clopper_pearson_lower_real(x, n_eff, rule.delta)
+    });
     let r = rule.max_regression_rate;
     let head = "a separate statement on one variant fixed before this part was read";
     let (verdict, note) = match (lower, upper) {
@@ -189,8 +207,9 @@ fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
         saved_usd: v.saved_usd,
         added_usd_estimated: v.added_usd_estimated,
         net_usd: v.net_usd,
+        new_skips: v.new_skips,
         safety_regressions: v.safety_regressions,
-        labelled_skips: v.labelled_skips,
+        labelled_skips: v.new_labelled_skips,
         label_coverage: v.label_coverage,
         upper_bound: sig_up(upper),
         worst_case_upper_bound: sig_up(e.worst_case_upper(rule.delta)),
@@ -266,6 +285,7 @@ pub fn conclude(
         max_regression_rate: o.rule.max_regression_rate,
         delta: o.rule.delta,
         min_label_coverage: o.rule.min_label_coverage,
+        assume_missing_at_random: o.rule.assume_missing_at_random,
         seed: o.seed,
         turns: Parts {
             learn: learn.turns,
@@ -298,7 +318,7 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         Some(v) => (
             v.as_str(),
             format!(
-                "chosen by calibrate ({}), which certifies a variant above safety regression rate {} with probability at most {}; the most saving it certified",
+                "chosen by calibrate ({}), which certifies a variant above safety regression rate {} on its new skips with probability at most {}; the most saving it certified",
                 c.selection.procedure.name(),
                 c.max_regression_rate,
                 c.delta
@@ -319,7 +339,25 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         .expect("the chosen variant is in the plan")
         .config;
     let body = toml::to_string(config).expect("a gate config serializes");
-    format!("# {name}: {why}\n[variants.calibrated]\n{body}")
+    let mut head = String::new();
+    if c.assume_missing_at_random {
+        head.push_str("# ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random); the certificate rests on the labels alone\n");
+    }
+    head.push_str(&format!("# {name}: {why}\n"));
+    if let Some(m) = c.selection.family.iter().find(|m| m.variant == name) {
+        let cal = &m.calibration;
+        head.push_str(&format!(
+            "# on the calibration part: {} regressions in {} labelled new skips over {} runs (bound {}); {} of {} new skips unlabelled; every one a regression, the bound is {}\n",
+            cal.safety_regressions,
+            cal.labelled_skips,
+            cal.labelled_runs,
+            select::show_opt(cal.upper_bound),
+            cal.new_skips - cal.labelled_skips,
+            cal.new_skips,
+            select::show_opt(cal.worst_case_upper_bound),
+        ));
+    }
+    format!("{head}[variants.calibrated]\n{body}")
 }
 
 #[cfg(test)]
@@ -330,7 +368,10 @@ mod held_out_tests {
         VariantSummary {
             turns: 100,
             skips: labelled,
-            labelled_skips: labelled,
+            new_skips: labelled,
+            new_labelled_skips: labelled,
+            labelled_runs: labelled,
+            new_skip_runs: labelled,
             safety_regressions: regressions,
             ..Default::default()
         }
@@ -346,6 +387,7 @@ mod held_out_tests {
             max_regression_rate: 0.05,
             delta: 0.05,
             min_label_coverage: 0.0,
+            assume_missing_at_random: false,
         };
         for (labelled, regressions, verdict, above) in [
             (10, 1, "too few labels to tell", false),
@@ -361,6 +403,13 @@ mod held_out_tests {
                 h.note
             );
         }
+        // The guarantee says whether missing at random was assumed.
+        assert!(guarantee(&rule).contains("worst-case bound (every unlabelled new skip"));
+        let assumed = Rule {
+            assume_missing_at_random: true,
+            ..rule
+        };
+        assert!(guarantee(&assumed).contains("ASSUMED, not shown"));
         // The lower bound is Clopper-Pearson's: 1 in 10 at 95% is 0.00512.
         let l = crate::stats::clopper_pearson_lower(1, 10, 0.05).unwrap();
         assert!((l - 0.005116).abs() < 1e-5, "{l}");

@@ -17,44 +17,70 @@
 
 use serde::Serialize;
 
-use crate::stats::{binom_cdf, clopper_pearson_upper};
+use crate::stats::{run_level_p_value, run_level_passes, run_level_upper, RunLabels};
 use crate::summary::numbers::sig_up;
 
-/// What one part of the traffic says about a candidate.
+/// What one part of the traffic says about a candidate, on its new skips
+/// (the turns it skips that the baseline fires on: the baseline adds no
+/// new harm), with runs as the sampling unit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evidence {
     /// By the savings metric (per 1,000 turns).
     pub savings: f64,
-    pub skips: u64,
-    pub labelled_skips: u64,
-    pub safety_regressions: u64,
+    pub new_skips: u64,
+    /// The labelled new skips and regressions by run.
+    pub labels: RunLabels,
+    /// Every new skip by run, each unlabelled one a regression.
+    pub worst: RunLabels,
 }
 
 impl Evidence {
-    /// Labelled skips over skips; None without skips.
-    pub fn coverage(&self) -> Option<f64> {
-        (self.skips > 0).then(|| self.labelled_skips as f64 / self.skips as f64)
-    }
-
-    /// The Clopper-Pearson upper bound at 1 - `alpha`; None without labels.
-    pub fn upper(&self, alpha: f64) -> Option<f64> {
-        clopper_pearson_upper(self.safety_regressions, self.labelled_skips, alpha)
-    }
-
-    /// The bound when every unlabelled skip is counted as a regression.
-    pub fn worst_case_upper(&self, alpha: f64) -> Option<f64> {
-        let unlabelled = self.skips.saturating_sub(self.labelled_skips);
-        clopper_pearson_upper(self.safety_regressions + unlabelled, self.skips, alpha)
-    }
-
-    /// The exact p-value of "the rate is R or more": the chance of this
-    /// few regressions in this many labelled skips at rate R (1 without
-    /// labels). It is at most alpha exactly when the bound is at most R.
-    pub fn p_value(&self, r: f64) -> f64 {
-        match self.labelled_skips {
-            0 => 1.0,
-            n => binom_cdf(self.safety_regressions, n, r),
+    /// Evidence where every label is its own run (independent labels):
+    /// `skips` new skips, `labelled` of them labelled, `k` regressions.
+    pub fn independent(savings: f64, skips: u64, labelled: u64, k: u64) -> Evidence {
+        let unlabelled = skips - labelled;
+        Evidence {
+            savings,
+            new_skips: skips,
+            labels: RunLabels::independent(labelled, k),
+            worst: RunLabels::independent(skips, k + unlabelled),
         }
+    }
+
+    pub fn labelled_skips(&self) -> u64 {
+        self.labels.labels
+    }
+
+    pub fn safety_regressions(&self) -> u64 {
+        self.labels.regressions
+    }
+
+    /// Labelled new skips over new skips; None without new skips.
+    pub fn coverage(&self) -> Option<f64> {
+        (self.new_skips > 0).then(|| self.labels.labels as f64 / self.new_skips as f64)
+    }
+
+    /// The run-level upper bound at 1 - `alpha`; None without labels.
+    pub fn upper(&self, alpha: f64) -> Option<f64> {
+        run_level_upper(&self.labels, alpha)
+    }
+
+    /// The bound when every unlabelled new skip is counted as a regression.
+    pub fn worst_case_upper(&self, alpha: f64) -> Option<f64> {
+        run_level_upper(&self.worst, alpha)
+    }
+
+    /// Whether the bound at 1 - `alpha` is at most `r`: the test at level
+    /// alpha (no labels: never).
+    pub fn passes(&self, r: f64, alpha: f64) -> bool {
+        run_level_passes(&self.labels, r, alpha)
+    }
+
+    /// The p-value of "the rate is R or more" that matches the bound: at
+    /// most alpha exactly when the bound at 1 - alpha is at most R (1
+    /// without labels).
+    pub fn p_value(&self, r: f64) -> f64 {
+        run_level_p_value(&self.labels, r)
     }
 }
 
@@ -125,35 +151,57 @@ pub struct Rule {
     /// Below this label coverage (on either part) a candidate cannot be
     /// certified.
     pub min_label_coverage: f64,
+    /// Certify on the labels alone, taking the unlabelled new skips to be
+    /// missing at random; otherwise a candidate whose worst-case bound
+    /// (every unlabelled new skip a regression) is above R is not
+    /// certifiable.
+    pub assume_missing_at_random: bool,
 }
 
 impl Rule {
+    /// Whether the labels can support a certificate: the coverage floor,
+    /// and unless missing at random is assumed, a worst-case bound within
+    /// R (at delta: it does not depend on the labels' verdicts alone).
     fn covered(&self, e: &Evidence) -> bool {
         e.coverage().is_some_and(|c| c >= self.min_label_coverage)
+            && (self.assume_missing_at_random || self.supported(e))
+    }
+
+    /// The worst-case bound at 1 - delta is within R.
+    fn supported(&self, e: &Evidence) -> bool {
+        e.worst_case_upper(self.delta)
+            .is_some_and(|u| u <= self.max_regression_rate)
     }
 }
 
-/// One part's figures as calibration.json gives them.
+/// One part's figures as calibration.json gives them (on new skips).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figures {
     pub savings: f64,
-    pub skips: u64,
+    pub new_skips: u64,
     pub labelled_skips: u64,
     pub safety_regressions: u64,
     pub label_coverage: Option<f64>,
-    /// At 1 - delta, rounded up.
+    pub labelled_runs: u64,
+    pub design_effect: Option<f64>,
+    /// At 1 - delta (run-level), rounded up.
     pub upper_bound: Option<f64>,
+    /// Every unlabelled new skip a regression, at 1 - delta.
+    pub worst_case_upper_bound: Option<f64>,
 }
 
 impl Figures {
     fn of(e: &Evidence, delta: f64) -> Figures {
         Figures {
             savings: e.savings,
-            skips: e.skips,
-            labelled_skips: e.labelled_skips,
-            safety_regressions: e.safety_regressions,
+            new_skips: e.new_skips,
+            labelled_skips: e.labelled_skips(),
+            safety_regressions: e.safety_regressions(),
             label_coverage: crate::summary::numbers::sig(e.coverage()),
+            labelled_runs: e.labels.runs,
+            design_effect: e.labels.design_effect,
             upper_bound: sig_up(e.upper(delta)),
+            worst_case_upper_bound: sig_up(e.worst_case_upper(delta)),
         }
     }
 }
@@ -168,7 +216,9 @@ pub struct Member {
     pub p_value: f64,
     /// On the calibration part, every unlabelled skip a regression.
     pub worst_case_upper_bound: Option<f64>,
-    /// False: its calibration coverage is below the floor.
+    /// False: on the calibration part its coverage of new skips is below
+    /// the floor, or (unless missing at random is assumed) its worst-case
+    /// bound is above R.
     pub covered: bool,
     /// The procedures that certify it.
     pub certified_by: Vec<Procedure>,
@@ -212,9 +262,9 @@ pub fn family(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOu
     for c in cands {
         let why = if c.learn.savings <= 0.0 {
             Some("saves nothing on the learn part".to_string())
-        } else if !rule.covered(&c.learn) {
+        } else if !floor(rule, &c.learn) {
             Some(format!(
-                "label coverage {} on the learn part is below the floor {}: not certifiable",
+                "label coverage of its new skips {} on the learn part is below the floor {}: not certifiable",
                 show_share(c.learn.coverage()),
                 rule.min_label_coverage
             ))
@@ -255,6 +305,11 @@ pub fn family(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOu
     }
     left.sort_by(|a, b| a.variant.cmp(&b.variant));
     (family, left)
+}
+
+/// A bound as calibrated.toml's comments write it.
+pub fn show_opt(x: Option<f64>) -> String {
+    show_share(x)
 }
 
 fn show_share(x: Option<f64>) -> String {
@@ -333,13 +388,20 @@ fn run(p: Procedure, fam: &[Candidate], rule: &Rule) -> Outcome {
     }
 }
 
-/// Each at delta in order; an uncovered member is passed over (coverage
-/// does not depend on the verdicts), the first failure stops.
+/// Each at delta in order; a member below the coverage floor is passed
+/// over (coverage does not depend on the verdicts), the first failure
+/// stops, and so does a member whose worst-case bound is above R (that
+/// bound depends on its verdicts: passing over it would let the sequence
+/// reach a later member only because an earlier one looked bad).
 fn fixed_sequence(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let mut certified = Vec::new();
-    for c in fam.iter().filter(|c| rule.covered(&c.calibration)) {
-        if c.calibration.p_value(rule.max_regression_rate) > rule.delta {
+    let r = rule.max_regression_rate;
+    for c in fam.iter().filter(|c| floor(rule, &c.calibration)) {
+        if !c.calibration.passes(r, rule.delta) {
             return (certified, why_failed(c, rule, rule.delta));
+        }
+        if !rule.assume_missing_at_random && !rule.supported(&c.calibration) {
+            return (certified, unsupported(c, rule));
         }
         certified.push(c.variant.clone());
     }
@@ -349,23 +411,52 @@ fn fixed_sequence(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     )
 }
 
-/// Holm's step-down over the covered members' p-values (the uncovered
-/// count in m but cannot pass).
+/// At or above the coverage floor on new skips.
+fn floor(rule: &Rule, e: &Evidence) -> bool {
+    e.coverage().is_some_and(|c| c >= rule.min_label_coverage)
+}
+
+/// Why a member the labels cannot support stopped the sequence.
+fn unsupported(c: &Candidate, rule: &Rule) -> String {
+    format!(
+        "{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate (--assume-missing-at-random certifies on the labels alone)",
+        c.variant,
+        show_share(c.calibration.worst_case_upper(rule.delta)),
+        c.calibration.new_skips - c.calibration.labelled_skips(),
+        show(rule.max_regression_rate)
+    )
+}
+
+/// Holm's step-down (the uncovered count in m but cannot pass): while r
+/// members remain, every remaining one whose bound at delta / r is within
+/// R passes (the one with the least p-value passes exactly when any
+/// does, and a pass only raises the next level).
 fn holm(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
-    let m = fam.len();
-    let mut order: Vec<&Candidate> = fam
-        .iter()
-        .filter(|c| rule.covered(&c.calibration))
-        .collect();
-    let p = |c: &Candidate| c.calibration.p_value(rule.max_regression_rate);
-    order.sort_by(|a, b| p(a).total_cmp(&p(b)));
+    let r = rule.max_regression_rate;
+    let mut left: Vec<&Candidate> = fam.iter().collect();
     let mut certified = Vec::new();
-    for (i, c) in order.into_iter().enumerate() {
-        let level = rule.delta / (m - i) as f64;
-        if p(c) > level {
-            return (certified, why_failed(c, rule, level));
+    while !left.is_empty() {
+        let level = rule.delta / left.len() as f64;
+        let pass = |c: &&Candidate| rule.covered(&c.calibration) && c.calibration.passes(r, level);
+        let (passed, rest): (Vec<&Candidate>, Vec<&Candidate>) = left.into_iter().partition(pass);
+        if passed.is_empty() {
+            // The remaining member nearest to passing, and what stops it.
+            let stop = rest
+                .iter()
+                .filter(|c| floor(rule, &c.calibration))
+                .min_by(|a, b| {
+                    let u = |c: &Candidate| c.calibration.upper(level).unwrap_or(1.0);
+                    u(a).total_cmp(&u(b))
+                });
+            let why = match stop {
+                Some(c) if c.calibration.passes(r, level) => unsupported(c, rule),
+                Some(c) => why_failed(c, rule, level),
+                None => "no remaining member reaches the coverage floor".to_string(),
+            };
+            return (certified, why);
         }
-        certified.push(c.variant.clone());
+        certified.extend(passed.iter().map(|c| c.variant.clone()));
+        left = rest;
     }
     (
         certified,
@@ -379,7 +470,7 @@ fn bonferroni(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let certified: Vec<String> = fam
         .iter()
         .filter(|c| rule.covered(&c.calibration))
-        .filter(|c| c.calibration.p_value(rule.max_regression_rate) <= level)
+        .filter(|c| c.calibration.passes(rule.max_regression_rate, level))
         .map(|c| c.variant.clone())
         .collect();
     let stopped = format!(
@@ -404,13 +495,14 @@ fn why_failed(c: &Candidate, rule: &Rule, level: f64) -> String {
     let r = rule.max_regression_rate;
     let e = &c.calibration;
     let need = labels_needed(r, level).map_or("more than 2^53".to_string(), |n| n.to_string());
-    let too_few = labels_needed(r, level).is_none_or(|n| e.labelled_skips < n);
+    let too_few = labels_needed(r, level).is_none_or(|n| e.labelled_skips() < n);
     let level = crate::summary::numbers::sig(Some(level)).unwrap_or(level);
     let head = format!(
-        "{}: {} regressions in {} labelled skips on the calibration part bound its rate at level {level} by {}, above {}",
+        "{}: {} regressions in {} labelled new skips ({} runs) on the calibration part bound its rate at level {level} by {}, above {}",
         c.variant,
-        e.safety_regressions,
-        e.labelled_skips,
+        e.safety_regressions(),
+        e.labelled_skips(),
+        e.labels.runs,
         show_share(e.upper(level)),
         show(r),
     );

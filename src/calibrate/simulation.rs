@@ -53,12 +53,7 @@ fn draw(rng: &mut Rng, (skips, pct): (u64, u64), rate: f64, priced: bool) -> Evi
         true => (skips - k) as f64 * APPROVE_USD + k as f64 * REVISE_USD,
         false => skips as f64,
     };
-    Evidence {
-        savings,
-        skips,
-        labelled_skips: labelled,
-        safety_regressions: k,
-    }
+    Evidence::independent(savings, skips, labelled, k)
 }
 
 /// Case 1: three safe variants (rates 0.004 to 0.012), then 20 risky ack
@@ -114,10 +109,13 @@ fn lower95(k: u64, n: u64) -> f64 {
     }
 }
 
+/// Case 1's labels are missing at random (three in four skips labelled,
+/// whatever their verdict): the procedure is tested on the labels alone.
 const RULE: Rule = Rule {
     max_regression_rate: 0.02,
     delta: 0.05,
     min_label_coverage: 0.5,
+    assume_missing_at_random: true,
 };
 
 /// How often each procedure certified any variant above R (the
@@ -195,12 +193,7 @@ fn the_known_answer_grid_chooses_the_0_0108_variant() {
         ("n6", 18000, 0.0223),
         ("distractor", 7000, 0.2),
     ];
-    let ev = |n: u64, r: f64| Evidence {
-        savings: n as f64,
-        skips: n,
-        labelled_skips: n,
-        safety_regressions: (n as f64 * r).round() as u64,
-    };
+    let ev = |n: u64, r: f64| Evidence::independent(n as f64, n, n, (n as f64 * r).round() as u64);
     let cands: Vec<Candidate> = grid
         .iter()
         .map(|(v, n, r)| Candidate {
@@ -209,8 +202,10 @@ fn the_known_answer_grid_chooses_the_0_0108_variant() {
             calibration: ev(*n, *r),
         })
         .collect();
+    // Every new skip labelled: no assumption about missing labels.
     let rule = Rule {
         max_regression_rate: 0.015,
+        assume_missing_at_random: false,
         ..RULE
     };
     for p in Procedure::ALL {
@@ -237,12 +232,7 @@ fn the_known_answer_grid_chooses_the_0_0108_variant() {
 /// the most saving, is tested last, so its failure blocks nothing.
 #[test]
 fn the_learn_part_orders_the_family_from_the_safest() {
-    let ev = |s: f64, k: u64| Evidence {
-        savings: s,
-        skips: 1000,
-        labelled_skips: 1000,
-        safety_regressions: k,
-    };
+    let ev = |s: f64, k: u64| Evidence::independent(s, 1000, 1000, k);
     let c = |v: &str, s: f64, k: u64| Candidate {
         variant: v.into(),
         learn: ev(s, k),
@@ -282,11 +272,8 @@ fn the_learn_part_orders_the_family_from_the_safest() {
 /// variant is left out, on the calibration part it is passed over.
 #[test]
 fn a_variant_below_the_coverage_floor_is_never_certified() {
-    let ev = |skips: u64, labelled: u64, s: f64| Evidence {
-        savings: s,
-        skips,
-        labelled_skips: labelled,
-        safety_regressions: u64::from(s == 40.0) * 3,
+    let ev = |skips: u64, labelled: u64, s: f64| {
+        Evidence::independent(s, skips, labelled, u64::from(s == 40.0) * 3)
     };
     let cands = vec![
         Candidate {
@@ -297,10 +284,7 @@ fn a_variant_below_the_coverage_floor_is_never_certified() {
         Candidate {
             variant: "thin-here".into(),
             learn: ev(1000, 900, 40.0),
-            calibration: Evidence {
-                labelled_skips: 300,
-                ..ev(1000, 900, 40.0)
-            },
+            calibration: ev(1000, 300, 40.0),
         },
         Candidate {
             variant: "full".into(),
@@ -317,4 +301,295 @@ fn a_variant_below_the_coverage_floor_is_never_certified() {
     let here = s.family.iter().find(|m| m.variant == "thin-here").unwrap();
     assert!(!here.covered && here.certified_by.is_empty());
     assert!(here.worst_case_upper_bound.unwrap() > 0.7);
+}
+
+// ---------------------------------------------------------------------
+// #33: traffic as it is. Turns come in runs whose verdicts are alike, and
+// labels go missing for a reason (the critic fails on hard turns). Each
+// simulation runs at a size that keeps `cargo test` quick; set
+// CRITIC_GATE_SIM_FULL=1 (scripts/simulate-risk.sh does) for the
+// replicate counts the guarantees are stated at.
+
+/// The replicates to run: `small` under `cargo test`, `full` with
+/// CRITIC_GATE_SIM_FULL set.
+fn replicates(small: u64, full: u64) -> u64 {
+    match std::env::var_os("CRITIC_GATE_SIM_FULL") {
+        Some(_) => full,
+        None => small,
+    }
+}
+
+/// How a run's revise rate varies: times `factor` with probability
+/// 1 / `factor`, else 0 (mean 1); a factor of 1 is no clustering.
+#[derive(Clone, Copy, Debug)]
+struct Clustering {
+    factor: f64,
+}
+
+impl Clustering {
+    const NONE: Clustering = Clustering { factor: 1.0 };
+    const MILD: Clustering = Clustering { factor: 2.0 };
+    const STRONG: Clustering = Clustering { factor: 10.0 };
+
+    fn draw(self, rng: &mut Rng) -> f64 {
+        match rng.next() < 1.0 / self.factor {
+            true => self.factor,
+            false => 0.0,
+        }
+    }
+}
+
+/// One turn kind a variant may skip: its share of turns, its true revise
+/// rate, and the chance a turn is labelled when the critic would revise
+/// it and when it would not (labels missing not at random when they
+/// differ).
+#[derive(Clone, Copy, Debug)]
+struct Kind {
+    share: f64,
+    rate: f64,
+    labelled_if_revised: f64,
+    labelled_else: f64,
+}
+
+/// Per run and per variant: (new skips, labelled, regressions). A variant
+/// skips the kinds `0..=j` (nested variants), every skip a new one (the
+/// baseline fires on every turn).
+fn simulate_part(
+    rng: &mut Rng,
+    kinds: &[Kind],
+    variants: &[usize],
+    runs: usize,
+    turns_per_run: usize,
+    c: Clustering,
+) -> Vec<Vec<(u64, u64, u64)>> {
+    let mut out = vec![vec![(0, 0, 0); runs]; variants.len()];
+    for r in 0..runs {
+        // Every variant's skips of this run share its factor.
+        let f = c.draw(rng);
+        for _ in 0..turns_per_run {
+            let (mut u, mut kind) = (rng.next(), None);
+            for (i, k) in kinds.iter().enumerate() {
+                if u < k.share {
+                    kind = Some(i);
+                    break;
+                }
+                u -= k.share;
+            }
+            let Some(i) = kind else { continue };
+            let k = kinds[i];
+            let revised = rng.next() < (k.rate * f).min(1.0);
+            let p_label = if revised {
+                k.labelled_if_revised
+            } else {
+                k.labelled_else
+            };
+            let labelled = rng.next() < p_label;
+            for (cells, &last) in out.iter_mut().zip(variants) {
+                if i <= last {
+                    let cell = &mut cells[r];
+                    cell.0 += 1;
+                    cell.1 += u64::from(labelled);
+                    cell.2 += u64::from(labelled && revised);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A part's evidence on one variant from its runs, as a replay tallies it.
+fn evidence_of(runs: &[(u64, u64, u64)], savings: f64) -> Evidence {
+    let new_skips = runs.iter().map(|r| r.0).sum();
+    Evidence {
+        savings,
+        new_skips,
+        labels: crate::stats::RunLabels::of(runs.iter().map(|r| (r.1, r.2))),
+        worst: crate::stats::RunLabels::of(runs.iter().map(|r| (r.0, r.2 + r.0 - r.1))),
+    }
+}
+
+/// The true rate of variant `last` (skipping kinds `0..=last`): the
+/// chance that one of its new skips is a turn the critic would revise.
+fn true_rate(kinds: &[Kind], last: usize) -> f64 {
+    let k = &kinds[..=last];
+    k.iter().map(|k| k.share * k.rate).sum::<f64>() / k.iter().map(|k| k.share).sum::<f64>()
+}
+
+/// Strong clustering (each run's rate times 10 with probability 1/10,
+/// else 0; 200 runs of 30 turns, half of them new skips, nine in ten
+/// labelled): the per-turn Clopper-Pearson "95%" bound covered the true
+/// rate in 72% of replicates (the review's figure). The run-level bound
+/// covers it in at least 92% under strong, mild and no clustering, and
+/// the simulation tells the two apart.
+#[test]
+fn the_run_level_bound_covers_when_verdicts_cluster() {
+    let n = replicates(200, 1000);
+    let kinds = [Kind {
+        share: 0.5,
+        rate: 0.05,
+        labelled_if_revised: 0.9,
+        labelled_else: 0.9,
+    }];
+    for (name, c) in [
+        ("strong", Clustering::STRONG),
+        ("mild", Clustering::MILD),
+        ("none", Clustering::NONE),
+    ] {
+        let mut rng = Rng(0xc1u64 ^ c.factor.to_bits());
+        let (mut run_level, mut per_turn) = (0u64, 0u64);
+        for _ in 0..n {
+            let part = simulate_part(&mut rng, &kinds, &[0], 200, 30, c);
+            let e = evidence_of(&part[0], 0.0);
+            run_level += u64::from(e.upper(0.05).unwrap() >= 0.05);
+            per_turn += u64::from(
+                clopper_pearson_upper(e.safety_regressions(), e.labelled_skips(), 0.05).unwrap()
+                    >= 0.05,
+            );
+        }
+        let (rl, pt) = (run_level as f64 / n as f64, per_turn as f64 / n as f64);
+        eprintln!(
+            "clustering {name}: run-level bound covers {rl:.3}, per-turn {pt:.3} ({n} replicates)"
+        );
+        assert!(rl >= 0.92, "{name}: run-level coverage {rl}");
+        if name == "strong" {
+            assert!(pt < 0.85, "the simulation cannot tell: per-turn {pt}");
+        }
+    }
+}
+
+/// Six nested variants (true rates on their new skips 0.010 to 0.057,
+/// the last above R = 0.05, the one before it at 0.044), strong
+/// clustering shared by every variant's skips of a run, learn and
+/// calibration parts of 200 runs of 30 turns: no procedure certifies the
+/// too-risky variant in more than delta of the replicates (the lower end
+/// of the share's 95% interval is at most delta), while bounds that take
+/// turns as independent do, so the simulation tells them apart.
+#[test]
+fn the_family_wise_error_holds_when_verdicts_cluster() {
+    let n = replicates(200, 400);
+    let kinds: Vec<Kind> = [0.01, 0.02, 0.04, 0.06, 0.09, 0.12]
+        .iter()
+        .map(|&rate| Kind {
+            share: 0.1,
+            rate,
+            labelled_if_revised: 0.9,
+            labelled_else: 0.9,
+        })
+        .collect();
+    let variants: Vec<usize> = (0..6).collect();
+    let rates: Vec<f64> = variants.iter().map(|&v| true_rate(&kinds, v)).collect();
+    assert!(rates[5] > 0.05 && rates[4] < 0.05, "{rates:?}");
+    let rule = Rule {
+        max_regression_rate: 0.05,
+        delta: 0.05,
+        min_label_coverage: 0.5,
+        assume_missing_at_random: true,
+    };
+    let mut bad = [0u64; 3];
+    let mut per_turn_bad = 0u64;
+    let mut rng = Rng(0xfa11);
+    for _ in 0..n {
+        let learn = simulate_part(&mut rng, &kinds, &variants, 200, 30, Clustering::STRONG);
+        let cal = simulate_part(&mut rng, &kinds, &variants, 200, 30, Clustering::STRONG);
+        let cands: Vec<Candidate> = variants
+            .iter()
+            .map(|&v| {
+                let savings = (v + 1) as f64;
+                Candidate {
+                    variant: format!("v{v}"),
+                    learn: evidence_of(&learn[v], savings),
+                    calibration: evidence_of(&cal[v], savings),
+                }
+            })
+            .collect();
+        let (_, _, outcomes) = choose(cands.clone(), &rule);
+        for (i, o) in outcomes.iter().enumerate() {
+            bad[i] += u64::from(o.certified.iter().any(|v| v == "v5"));
+        }
+        // The control: the same test with every label its own run.
+        let e = &cands[5].calibration;
+        let naive =
+            Evidence::independent(0.0, e.new_skips, e.labelled_skips(), e.safety_regressions());
+        per_turn_bad += u64::from(naive.passes(0.05, 0.05));
+    }
+    for (p, b) in Procedure::ALL.iter().zip(bad) {
+        eprintln!(
+            "clustered family, {}: {b} of {n} certify above R (95% CI from {:.4})",
+            p.name(),
+            lower95(b, n)
+        );
+        assert!(lower95(b, n) <= rule.delta, "{}: {b} of {n}", p.name());
+    }
+    eprintln!("clustered family, per-turn control: {per_turn_bad} of {n} pass v5 alone");
+    assert!(
+        lower95(per_turn_bad, n) > rule.delta,
+        "the control: {per_turn_bad} of {n}"
+    );
+}
+
+/// Labels missing because the critic fails on hard turns (the review's
+/// case): 6,000 turns in runs of 10; a safe ack kind (rate 0.03, nine in
+/// ten labelled) and a risky one (rate 0.08, labelled on 20% of the turns
+/// the critic would revise and 90% of the rest). The variant skipping
+/// both has a true rate of 0.055 on its new skips, above R = 0.05; its
+/// labels say about 0.025, and its coverage (0.87) is above the floor.
+/// Without the assumption, no variant above R is certified in at least
+/// 95% of the replicates; assuming missing at random certifies it in most
+/// (so the simulation tells them apart), and the guarantee says so.
+#[test]
+fn labels_missing_where_the_critic_fails_certify_nothing_above_r() {
+    let n = replicates(50, 200);
+    let kinds = [
+        Kind {
+            share: 0.3,
+            rate: 0.03,
+            labelled_if_revised: 0.9,
+            labelled_else: 0.9,
+        },
+        Kind {
+            share: 0.3,
+            rate: 0.08,
+            labelled_if_revised: 0.2,
+            labelled_else: 0.9,
+        },
+    ];
+    assert!((true_rate(&kinds, 1) - 0.055).abs() < 1e-9);
+    let mut rule = Rule {
+        max_regression_rate: 0.05,
+        delta: 0.05,
+        min_label_coverage: 0.5,
+        assume_missing_at_random: false,
+    };
+    let mut above = [0u64; 2];
+    let mut rng = Rng(0x3a4);
+    for _ in 0..n {
+        let learn = simulate_part(&mut rng, &kinds, &[0, 1], 300, 10, Clustering::MILD);
+        let cal = simulate_part(&mut rng, &kinds, &[0, 1], 300, 10, Clustering::MILD);
+        let cands: Vec<Candidate> = (0..2)
+            .map(|v| Candidate {
+                variant: format!("v{v}"),
+                learn: evidence_of(&learn[v], (v + 1) as f64),
+                calibration: evidence_of(&cal[v], (v + 1) as f64),
+            })
+            .collect();
+        for (i, mar) in [false, true].into_iter().enumerate() {
+            rule.assume_missing_at_random = mar;
+            let s = select(cands.clone(), &rule, Procedure::FixedSequence);
+            above[i] += u64::from(
+                s.procedures
+                    .iter()
+                    .any(|o| o.certified.contains(&"v1".to_string())),
+            );
+        }
+    }
+    eprintln!(
+        "critic fails on hard turns: v1 (true 0.055) certified in {} of {n} without the assumption, {} with it",
+        above[0], above[1]
+    );
+    assert!(above[0] as f64 <= 0.05 * n as f64, "{} of {n}", above[0]);
+    assert!(
+        above[1] as f64 >= 0.5 * n as f64,
+        "the control: {} of {n}",
+        above[1]
+    );
 }

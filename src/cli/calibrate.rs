@@ -35,10 +35,17 @@ pub struct Args {
     /// gives what each would certify).
     #[arg(long, default_value = Procedure::NAMES[0], value_parser = procedure())]
     pub procedure: Procedure,
-    /// A variant whose labelled skips are fewer than this share of its
-    /// skips (on the learn or the calibration part) cannot be certified.
+    /// A variant whose labelled new skips are fewer than this share of its
+    /// new skips (on the learn or the calibration part) cannot be certified.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = share_or_zero)]
     pub min_label_coverage: f64,
+    /// Certify on the labels alone, taking the unlabelled new skips to be
+    /// missing at random. Without it a variant whose worst-case bound
+    /// (every unlabelled new skip a regression) is above R is not
+    /// certified: a critic that fails on hard turns leaves their labels
+    /// out. calibrated.toml's first line says it was assumed.
+    #[arg(long)]
+    pub assume_missing_at_random: bool,
     /// Deal the runs into learn and calibration parts only (more labels
     /// for each; no held-out figures).
     #[arg(long)]
@@ -74,6 +81,7 @@ pub fn run(a: Args) -> CliResult {
             max_regression_rate: a.max_regression_rate,
             delta: a.delta,
             min_label_coverage: a.min_label_coverage,
+            assume_missing_at_random: a.assume_missing_at_random,
         },
         procedure: a.procedure,
         seed: a.seed,

@@ -77,6 +77,33 @@ fn calibrate_into(
     Ok(c)
 }
 
+/// The family in testing order, each member's figures on new skips.
+fn family_lines(c: &Calibration, s: &mut String) {
+    let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
+    let _ = writeln!(s, "family (fixed on the learn part, safest first):");
+    for m in &c.selection.family {
+        let by: Vec<&str> = m.certified_by.iter().map(|p| p.name()).collect();
+        let cal = &m.calibration;
+        let _ = writeln!(
+            s,
+            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled new skips ({} runs), bound {}, coverage {}, {} unlabelled (worst case {}){}  certified by: {}",
+            m.variant,
+            bound(m.learn.upper_bound),
+            cal.safety_regressions,
+            cal.labelled_skips,
+            cal.labelled_runs,
+            bound(cal.upper_bound),
+            bound(cal.label_coverage),
+            cal.new_skips - cal.labelled_skips,
+            bound(cal.worst_case_upper_bound),
+            cal.design_effect
+                .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)
+                .map_or(String::new(), |d| format!(", verdicts cluster by run (design effect {d:.2})")),
+            if by.is_empty() { "none".to_string() } else { by.join(", ") }
+        );
+    }
+}
+
 /// What calibrate prints: the family in testing order, each procedure's
 /// choice, the held-out figures, and where the files are.
 fn render(c: &Calibration, out: &Path) -> String {
@@ -89,21 +116,10 @@ fn render(c: &Calibration, out: &Path) -> String {
         c.turns.learn, c.turns.calibration, c.seed, c.savings_metric
     );
     let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
-    let _ = writeln!(s, "family (fixed on the learn part, safest first):");
-    for m in &c.selection.family {
-        let by: Vec<&str> = m.certified_by.iter().map(|p| p.name()).collect();
-        let _ = writeln!(
-            s,
-            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled, bound {}, coverage {}  certified by: {}",
-            m.variant,
-            bound(m.learn.upper_bound),
-            m.calibration.safety_regressions,
-            m.calibration.labelled_skips,
-            bound(m.calibration.upper_bound),
-            bound(m.calibration.label_coverage),
-            if by.is_empty() { "none".to_string() } else { by.join(", ") }
-        );
+    if c.assume_missing_at_random {
+        let _ = writeln!(s, "ASSUMED: unlabelled new skips are missing at random (--assume-missing-at-random); the worst-case bounds below are what the labels alone support");
     }
+    family_lines(c, &mut s);
     let _ = writeln!(
         s,
         "left out on the learn part: {}",
@@ -133,7 +149,7 @@ fn render(c: &Calibration, out: &Path) -> String {
                 .map_or("no price".to_string(), |u| format!("{u:.2} USD"));
             let _ = writeln!(
                 s,
-                "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled skips (bound {}){}",
+                "chosen: {v}; on the held-out part: net {} calls ({} saved, {} added), net {usd}; {} regressions in {} labelled new skips (bound {}){}",
                 h.net_calls,
                 h.saved_calls,
                 h.added_calls,

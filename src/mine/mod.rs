@@ -218,8 +218,8 @@ fn proposal(
     m: &VariantSummary,
     b: &Budget,
 ) -> Proposal {
-    let new_labelled = p.labelled_skips - m.labelled_skips;
-    let new_regressions = p.safety_regressions - m.safety_regressions;
+    let new_labelled = p.all_skips_labelled - m.all_skips_labelled;
+    let new_regressions = p.all_skips_safety_regressions - m.all_skips_safety_regressions;
     let upper = clopper_pearson_upper(new_regressions, new_labelled, 0.05);
     // A pattern that skips nothing new (its phrase never matches as the
     // gate matches: a joiner inside a word, a mark after a letter) is no

@@ -4,8 +4,10 @@
 use std::fmt::Write as _;
 
 use super::{Outcome, SEGMENT_LIMIT};
+use crate::replay::tally::VariantTally;
 use crate::replay::WARNING_KINDS;
 use crate::report::markdown::pct;
+use crate::summary::build::published;
 use crate::summary::text::count;
 
 impl Outcome {
@@ -62,30 +64,7 @@ impl Outcome {
             let vt = &self.totals.variants[i];
             let c = &vt.counts;
             let skip = (c.turns > 0).then(|| c.skips() as f64 / c.turns as f64);
-            // The baseline's revised skips are production's disagreements
-            // with it, not a risk of switching; a variant's count against
-            // the baseline is of the turns the baseline fires on.
-            let risk = if i == plan.baseline {
-                format!(
-                    "{} (its skips production's critic revised or refused; the baseline)",
-                    count(
-                        c.safety_regressions,
-                        "production disagreement",
-                        "production disagreements"
-                    )
-                )
-            } else if c.labelled_skips == 0 && c.skips() > 0 {
-                format!(
-                    "regressions unknown (none of its {} has a recorded critic verdict)",
-                    count(c.skips(), "skip", "skips")
-                )
-            } else {
-                format!(
-                    "{} (skips the critic revised/refused), {} on turns {base} fires on",
-                    count(c.safety_regressions, "regression", "regressions"),
-                    c.new_safety_regressions
-                )
-            };
+            let risk = self.risk_of(i, vt);
             // Risky skips show beside regressions: a risky skip is news a
             // label may not show.
             let risky = match (v.config.metacognition_selective_gate, c.risky_skips) {
@@ -108,6 +87,9 @@ impl Outcome {
                 c.saved_calls,
                 c.added_calls,
             );
+            if i != plan.baseline {
+                self.unlabelled_line(vt, msg);
+            }
             if c.fires_without_critic > 0 {
                 let _ = writeln!(
                     msg,
@@ -124,6 +106,86 @@ impl Outcome {
                     vt.contract_violations, v.name
                 );
             }
+        }
+    }
+
+    /// What a variant risks, on its new skips; the baseline's are
+    /// production's disagreements with it.
+    fn risk_of(&self, i: usize, vt: &VariantTally) -> String {
+        let plan = &self.plan;
+        let base = &plan.variants[plan.baseline].name;
+        let c = &vt.counts;
+        // The baseline's revised skips are production's disagreements
+        // with it, not a risk of switching; a variant's count against
+        // the baseline is of the turns the baseline fires on.
+        if i == plan.baseline {
+            format!(
+                "{} (its skips production's critic revised or refused; the baseline)",
+                count(
+                    c.safety_regressions,
+                    "production disagreement",
+                    "production disagreements"
+                )
+            )
+        } else if c.new_skips == 0 {
+            format!("no new skips (none of its skips is of a turn {base} fires on): no new risk")
+        } else if c.new_labelled_skips == 0 {
+            format!(
+                "regressions unknown (none of its {} on turns {base} fires on has a recorded critic verdict)",
+                count(c.new_skips, "new skip", "new skips")
+            )
+        } else {
+            format!(
+                "{} in {} labelled new skips (turns {base} fires on), bound {}",
+                count(c.new_safety_regressions, "regression", "regressions"),
+                c.new_labelled_skips,
+                pct(crate::stats::run_level_upper(
+                    &published(vt.run_labels()),
+                    0.05
+                ))
+            )
+        }
+    }
+
+    /// The unlabelled new skips by cause with the worst-case bound, and
+    /// the design effect when the verdicts cluster by run.
+    fn unlabelled_line(&self, vt: &VariantTally, msg: &mut String) {
+        let c = &vt.counts;
+        let unlabelled = c.new_skips - c.new_labelled_skips;
+        if unlabelled > 0 {
+            let causes: Vec<String> = [
+                (
+                    c.new_unlabelled_not_run,
+                    "no critic ran (gate skipped or critic failed open)",
+                ),
+                (c.new_unlabelled_no_event, "nothing recorded"),
+                (c.new_unlabelled_no_verdict(), "no verdict recorded"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect();
+            let worst = crate::stats::run_level_upper(&published(vt.run_worst_case()), 0.05);
+            let _ = writeln!(
+                msg,
+                "  {:<12} {} unlabelled ({}); every one a regression, the bound is {}",
+                "",
+                count(unlabelled, "new skip", "new skips"),
+                causes.join(", "),
+                pct(worst)
+            );
+        }
+        if let Some(d) = published(vt.run_labels())
+            .design_effect
+            .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)
+        {
+            let _ = writeln!(
+                msg,
+                "  {:<12} verdicts cluster by run (design effect {d:.2}): the bound counts {:.0} effective labels of {}",
+                "",
+                c.new_labelled_skips as f64 / d,
+                c.new_labelled_skips
+            );
         }
     }
 

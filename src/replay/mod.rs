@@ -344,6 +344,12 @@ impl Replayer {
         let c = count(&look.d, look.facts, look.risky);
         let vt = &mut out.totals.variants[look.d.variant];
         self.tally_variant(look, vt);
+        if c.new_skips > 0 {
+            let r = vt.runs.entry(look.facts.run).or_default();
+            r.new_skips += 1;
+            r.labelled += c.new_labelled_skips;
+            r.regressions += c.new_safety_regressions;
+        }
         vt.counts.merge(&c);
         scratch.counts.push(c);
         if look.is_regression() && self.tallies.detail {
@@ -458,6 +464,7 @@ impl Replayer {
             production: turn.production().fired(),
             call_site: turn.call_site(),
             draft_chars,
+            run: hash::run_key(&turn.run_id),
         }
     }
 

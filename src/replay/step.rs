@@ -192,6 +192,8 @@ pub(super) struct TurnFacts {
     pub(super) draft_chars: u64,
     /// Where each of the turn's signals came from.
     pub(super) signals: crate::read::provenance::Signals,
+    /// The hash of the turn's `run_id`: its run in the run-level bound.
+    pub(super) run: u64,
 }
 
 /// A turn's [`Counts`] under one variant.
@@ -232,6 +234,17 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
         if f.label.is_some_and(Verdict::is_intervention) {
             c.safety_regressions = 1;
             c.new_safety_regressions = u64::from(d.base_fires);
+        }
+        if d.base_fires {
+            c.new_skips = 1;
+            c.new_labelled_skips = c.labelled_skips;
+            if f.label.is_none() {
+                match f.label_index {
+                    NOT_RUN => c.new_unlabelled_not_run = 1,
+                    _ if f.production.is_none() => c.new_unlabelled_no_event = 1,
+                    _ => {}
+                }
+            }
         }
         if risky {
             c.risky_skips = 1;

@@ -58,6 +58,22 @@ pub struct Counts {
     pub new_safety_regressions: u64,
     /// Variant skips a turn with a recorded verdict of a critic that ran.
     pub labelled_skips: u64,
+    /// Variant skips, baseline fires: the turns whose risk a switch adds
+    /// (the unit of every risk figure).
+    #[serde(default)]
+    pub new_skips: u64,
+    /// Of them, with the verdict of a critic that ran.
+    #[serde(default)]
+    pub new_labelled_skips: u64,
+    /// New skips without a label because the event says no critic ran
+    /// (the gate skipped, or the critic call failed open: a 0-token
+    /// approve).
+    #[serde(default)]
+    pub new_unlabelled_not_run: u64,
+    /// New skips without a label because nothing was recorded (`critic`
+    /// null or absent: unknown, as after an import of transcripts).
+    #[serde(default)]
+    pub new_unlabelled_no_event: u64,
     /// Turns whose recorded event says no critic ran (not labels).
     pub critic_not_run: u64,
     /// Fires on turns no critic can run on (an empty draft: symfonic
@@ -336,6 +352,15 @@ impl Counts {
         self.skips() - self.labelled_skips
     }
 
+    /// New skips without a label: the critic ran but its verdict is not
+    /// recorded (the causes the counts do not name).
+    pub fn new_unlabelled_no_verdict(&self) -> u64 {
+        self.new_skips
+            - self.new_labelled_skips
+            - self.new_unlabelled_not_run
+            - self.new_unlabelled_no_event
+    }
+
     /// Known turns where the variant decides as production did.
     pub fn production_agreeing(&self) -> u64 {
         self.production_known
@@ -354,6 +379,10 @@ impl Counts {
             safety_regressions: self.safety_regressions - o.safety_regressions,
             new_safety_regressions: self.new_safety_regressions - o.new_safety_regressions,
             labelled_skips: self.labelled_skips - o.labelled_skips,
+            new_skips: self.new_skips - o.new_skips,
+            new_labelled_skips: self.new_labelled_skips - o.new_labelled_skips,
+            new_unlabelled_not_run: self.new_unlabelled_not_run - o.new_unlabelled_not_run,
+            new_unlabelled_no_event: self.new_unlabelled_no_event - o.new_unlabelled_no_event,
             critic_not_run: self.critic_not_run - o.critic_not_run,
             fires_without_critic: self.fires_without_critic - o.fires_without_critic,
             production_known: self.production_known - o.production_known,
@@ -379,6 +408,10 @@ impl Counts {
         self.safety_regressions += o.safety_regressions;
         self.new_safety_regressions += o.new_safety_regressions;
         self.labelled_skips += o.labelled_skips;
+        self.new_skips += o.new_skips;
+        self.new_labelled_skips += o.new_labelled_skips;
+        self.new_unlabelled_not_run += o.new_unlabelled_not_run;
+        self.new_unlabelled_no_event += o.new_unlabelled_no_event;
         self.critic_not_run += o.critic_not_run;
         self.fires_without_critic += o.fires_without_critic;
         self.production_known += o.production_known;
@@ -623,6 +656,26 @@ pub struct VariantTally {
     /// Disagreements with production by [`Mismatch`] and the first reason
     /// of the variant's decision (index: `Reason as usize`).
     pub mismatch_reasons: [[u64; 13]; 2],
+    /// The new skips of each run, by the hash of its `run_id`: the run is
+    /// the sampling unit of every bound ([`RunCounts`]).
+    #[serde(default)]
+    pub runs: BTreeMap<u64, RunCounts>,
+}
+
+/// One run's new skips, labelled ones and regressions among them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunCounts {
+    pub new_skips: u64,
+    pub labelled: u64,
+    pub regressions: u64,
+}
+
+impl RunCounts {
+    fn merge(&mut self, o: &RunCounts) {
+        self.new_skips += o.new_skips;
+        self.labelled += o.labelled;
+        self.regressions += o.regressions;
+    }
 }
 
 impl VariantTally {
@@ -642,6 +695,9 @@ impl VariantTally {
                     self.matrix[b][v][k] += o.matrix[b][v][k];
                 }
             }
+        }
+        for (k, r) in &o.runs {
+            self.runs.entry(*k).or_default().merge(r);
         }
         self.latency.merge(&o.latency);
         self.latency_unmeasured_fires += o.latency_unmeasured_fires;
@@ -679,6 +735,21 @@ impl VariantTally {
         }
         m.sort();
         Some(m)
+    }
+
+    /// The labelled new skips by run: what the run-level bound rests on.
+    pub fn run_labels(&self) -> crate::stats::RunLabels {
+        crate::stats::RunLabels::of(self.runs.values().map(|r| (r.labelled, r.regressions)))
+    }
+
+    /// Every new skip by run, each unlabelled one counted a regression:
+    /// the worst case the labels cannot rule out.
+    pub fn run_worst_case(&self) -> crate::stats::RunLabels {
+        crate::stats::RunLabels::of(
+            self.runs
+                .values()
+                .map(|r| (r.new_skips, r.regressions + r.new_skips - r.labelled)),
+        )
     }
 
     pub fn hits(&self, r: Reason) -> u64 {

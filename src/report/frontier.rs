@@ -4,12 +4,14 @@
 //!
 //! "Saves" is net USD per 1,000 turns when every variant has a dollar
 //! figure (prices configured, tokens recorded), else net calls per 1,000
-//! turns; the file says which. Risk is expected harmful skips per 1,000
-//! turns (the regression rate's upper 95% bound times the skip rate), not
-//! the rate alone: a rate over labelled skips falls when a variant skips
-//! many more approved or unlabelled turns, which would reward dilution. A
-//! variant without labelled skips has no bound: nothing shows its rate is
-//! below 1, so it is taken as 1. A variant whose label coverage is below
+//! turns; the file says which. Risk is expected new harmful skips per
+//! 1,000 turns (the run-level upper 95% bound of the rate on the
+//! variant's new skips, the turns it skips that the baseline fires on,
+//! times their share of turns), not the rate alone: a rate over labelled
+//! skips falls when a variant skips many more approved or unlabelled
+//! turns, which would reward dilution. A variant with new skips but no
+//! labelled one has no bound: nothing shows its rate is below 1, so it is
+//! taken as 1; one without new skips adds no harm. A variant whose label coverage is below
 //! [`MIN_LABEL_COVERAGE`] is drawn but never on the frontier.
 
 use std::io::Write;
@@ -101,20 +103,18 @@ impl FrontierCsv {
             ("net_calls_per_1k_turns", x(|v| v.net_calls_per_1k_turns)),
             ("net_usd_per_1k_turns", x(|v| v.net_usd_per_1k_turns)),
             ("safety_regressions", u(|v| v.safety_regressions)),
-            ("labelled_skips", u(|v| v.labelled_skips)),
+            ("new_skips", u(|v| v.new_skips)),
+            (
+                "new_skip_rate",
+                x(|v| sig((v.turns > 0).then(|| v.new_skips as f64 / v.turns as f64))),
+            ),
+            ("new_labelled_skips", u(|v| v.new_labelled_skips)),
             (
                 "safety_regression_rate_upper95",
                 x(|v| v.safety_regression_rate_upper95),
             ),
             ("label_coverage", x(|v| v.label_coverage)),
-            (
-                "harmful_skips_per_1k_turns",
-                Col::F64(
-                    vs.iter()
-                        .map(|v| sig(v.safety_regression_rate.map(|r| per_1k(r, v))))
-                        .collect(),
-                ),
-            ),
+            ("harmful_skips_per_1k_turns", x(harmful_per_1k)),
             (
                 "harmful_skips_per_1k_turns_upper95",
                 Col::F64(pts.iter().map(|p| sig_up(Some(p.bound))).collect()),
@@ -244,7 +244,7 @@ fn frontier_svg(run: &RunSummary) -> Result<String, WriteFailure> {
         chart
             .configure_mesh()
             .x_desc(p.metric.unit())
-            .y_desc("harmful skips per 1,000 turns (upper 95% bound)")
+            .y_desc("new harmful skips per 1,000 turns (upper 95% bound)")
             .draw()
             .map_err(e)?;
         let blue = RGBColor(31, 119, 180);
@@ -290,6 +290,15 @@ fn frontier_svg(run: &RunSummary) -> Result<String, WriteFailure> {
     Ok(svg)
 }
 
+/// Expected new harmful skips per 1,000 turns at the rate's point
+/// estimate: 0 without new skips, empty with new skips but no labels.
+fn harmful_per_1k(v: &VariantSummary) -> Option<f64> {
+    match v.new_skips {
+        0 => Some(0.0),
+        _ => sig(v.safety_regression_rate.map(|r| per_1k(r, v))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,9 +307,41 @@ mod tests {
         VariantSummary {
             net_calls_per_1k_turns: Some(net_calls),
             safety_regression_rate_upper95: upper,
+            turns: 1000,
             skip_rate: Some(0.5),
+            new_skips: 500,
             ..Default::default()
         }
+    }
+
+    /// Found by review (#33): production's critic runs only where its
+    /// gate fires, so the baseline's own skips have no labels; its point
+    /// was drawn at a bound of 1 on all its skips (146 harmful skips per
+    /// 1,000 turns against a true 21). It adds no new skip, so no new
+    /// harm; a candidate's risk is on its new skips.
+    #[test]
+    fn the_baseline_adds_no_new_harm() {
+        let base = VariantSummary {
+            baseline: true,
+            turns: 1000,
+            skip_rate: Some(0.4),
+            new_skips: 0,
+            net_calls_per_1k_turns: Some(0.0),
+            ..Default::default()
+        };
+        let cand = VariantSummary {
+            turns: 1000,
+            skip_rate: Some(0.5),
+            new_skips: 100,
+            safety_regression_rate_upper95: Some(0.04),
+            label_coverage: Some(1.0),
+            net_calls_per_1k_turns: Some(100.0),
+            ..Default::default()
+        };
+        let pts = points(&[&base, &cand], Savings::NetCalls);
+        assert_eq!(pts[0].bound, 0.0);
+        assert!((pts[1].bound - 4.0).abs() < 1e-9, "{}", pts[1].bound);
+        assert!(pts[0].on_frontier && pts[1].on_frontier);
     }
 
     /// Found by review: with the rate alone as risk, a flag-off variant
@@ -310,6 +351,8 @@ mod tests {
     #[test]
     fn the_frontier_does_not_reward_dilution_or_thin_labels() {
         let dilute = VariantSummary {
+            turns: 1000,
+            new_skips: 945,
             skip_rate: Some(0.945),
             safety_regression_rate_upper95: Some(0.02),
             net_calls_per_1k_turns: Some(900.0),
@@ -317,6 +360,8 @@ mod tests {
             ..Default::default()
         };
         let smart = VariantSummary {
+            turns: 1000,
+            new_skips: 100,
             skip_rate: Some(0.10),
             safety_regression_rate_upper95: Some(0.05),
             net_calls_per_1k_turns: Some(100.0),
@@ -324,6 +369,8 @@ mod tests {
             ..Default::default()
         };
         let thin = VariantSummary {
+            turns: 1000,
+            new_skips: 50,
             skip_rate: Some(0.05),
             safety_regression_rate_upper95: Some(0.001),
             net_calls_per_1k_turns: Some(950.0),

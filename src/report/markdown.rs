@@ -101,15 +101,15 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     );
     bottom_line(s, r);
     let _ = writeln!(s, "## Every variant\n");
-    let _ = writeln!(s, "| variant | skip rate | critic calls | saved calls (share) | added calls | saved $ | net $ | regressions (upper 95%) | risky skips | label coverage | p95 critic latency (recorded) | p95 with added calls |");
+    let _ = writeln!(s, "| variant | skip rate | critic calls | saved calls (share) | added calls | saved $ | net $ | regressions on new skips (upper 95%) | worst case | risky skips | label coverage | p95 critic latency (recorded) | p95 with added calls |");
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for m in run.ordered() {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} |",
             md_name(&m.variant),
             pct(m.skip_rate),
             m.critic_calls,
@@ -120,12 +120,15 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
             m.added_calls,
             usd(m.saved_usd),
             usd(m.net_usd),
-            match m.safety_regressions_vs_baseline {
-                _ if m.labelled_skips == 0 && m.skips > 0 => "unknown, no labels".to_string(),
-                Some(new) => format!("{} ({new} new)", m.safety_regressions),
-                None => format!("{} disagreements", m.safety_regressions),
+            match m.new_skips {
+                _ if m.baseline =>
+                    format!("none new; {} disagreements", m.all_skips_safety_regressions),
+                0 => "no new skips".to_string(),
+                _ if m.new_labelled_skips == 0 => "unknown, no labels".to_string(),
+                _ => format!("{} of {}", m.safety_regressions, m.new_labelled_skips),
             },
             pct(m.safety_regression_rate_upper95),
+            pct(m.safety_regression_rate_worst_case_upper95),
             m.risky_skips.map_or("n/a".into(), |n| n.to_string()),
             pct(m.label_coverage),
             m.critic_latency_p95_ms
@@ -136,7 +139,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions`: skips of turns production's critic revised or refused; `new`: of them, on turns the baseline fires on (what switching would add). The baseline's are `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
+        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit. `worst case`: the same bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
     );
 }
 
@@ -157,25 +160,10 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             Some(x) => format!("{} net", usd(Some(x))),
             None => "dollars not reported (see the notes)".to_string(),
         };
-        let new = m.safety_regressions_vs_baseline.map_or(String::new(), |n| {
-            format!(" ({n} on turns {base_md} fires on)")
-        });
         let share = m.saved_call_share.map_or(String::new(), |x| {
             format!(" ({} of {base_md}'s)", pct(Some(x)))
         });
-        // With no labelled skip, nothing says what its skips let out: not
-        // "0 turns the critic revised".
-        let risk = match (m.labelled_skips, m.skips) {
-            (0, 0) => "it skips no turn".to_string(),
-            (0, n) => format!(
-                "whether its skips let out replies the critic would change is unknown: none of its {} has a recorded critic verdict, so nothing bounds its safety regression rate",
-                count(n, "skip", "skips")
-            ),
-            _ => format!(
-                "it would have skipped {} the critic revised or refused{new}",
-                count(m.safety_regressions, "turn", "turns")
-            ),
-        };
+        let risk = risk_sentence(m, &base_md);
         let risky = match m.risky_skips {
             Some(n) if n > 0 => format!(
                 "; {} risky (the ack covers less than half the draft: an acknowledgement with news, which a label may not show)",
@@ -183,19 +171,7 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             ),
             _ => String::new(),
         };
-        let bound = match m.safety_regression_rate_upper95 {
-            Some(u) => format!(
-                "its safety regression rate is at most {} (95% upper bound, from {})",
-                pct(Some(u)),
-                count(m.labelled_skips, "labelled skip", "labelled skips")
-            ),
-            None => "none of its skips has a recorded critic verdict, so nothing bounds its safety regression rate".to_string(),
-        };
-        // Without a labelled skip, `risk` already says nothing bounds it.
-        let bound = match m.labelled_skips {
-            0 => String::new(),
-            _ => format!("; {bound}"),
-        };
+        let bound = bound_sentence(m);
         let _ = writeln!(
             s,
             "- **{}** instead of {base_md}: saves {}{share} and adds {} over {}, {dollars}; {risk}{risky}{bound}.",
@@ -209,6 +185,78 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s);
 }
 
+/// What a candidate's new skips let out: unknown without labels, else
+/// its regressions on them.
+fn risk_sentence(m: &VariantSummary, base_md: &str) -> String {
+    match (m.new_labelled_skips, m.new_skips) {
+        (_, 0) => format!("it skips no turn {base_md} fires on, so it adds no new risk"),
+        (0, n) => format!(
+            "whether its new skips (turns {base_md} fires on) let out replies the critic would change is unknown: none of its {} has a recorded critic verdict, so nothing bounds its safety regression rate",
+            count(n, "new skip", "new skips")
+        ),
+        (l, n) => format!(
+            "of its {} (turns {base_md} fires on), {l} have a critic verdict and the critic revised or refused {}",
+            count(n, "new skip", "new skips"),
+            m.safety_regressions
+        ),
+    }
+}
+
+/// The run-level bound, what clusters, and what the labels alone
+/// support when some new skips are unlabelled.
+fn bound_sentence(m: &VariantSummary) -> String {
+    let Some(u) = m.safety_regression_rate_upper95 else {
+        return String::new();
+    };
+    let mut out = format!(
+        "; its safety regression rate on new skips is at most {} (95% upper bound over {})",
+        pct(Some(u)),
+        count(m.labelled_runs, "run", "runs")
+    );
+    if let Some(d) = m
+        .design_effect
+        .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)
+    {
+        let _ = write!(
+            out,
+            "; verdicts cluster by run (design effect {d:.2}), so the bound counts about {} independent labels, not {}",
+            m.effective_labels.map_or(0.0, f64::round),
+            m.new_labelled_skips
+        );
+    }
+    let unlabelled = m.new_skips - m.new_labelled_skips;
+    if unlabelled > 0 {
+        let _ = write!(
+            out,
+            "; {} unlabelled ({}), and counting every one a regression the bound is {}: the labels alone support no less",
+            count(unlabelled, "new skip is", "new skips are"),
+            unlabelled_causes(m),
+            pct(m.safety_regression_rate_worst_case_upper95)
+        );
+    }
+    out
+}
+
+/// The unlabelled new skips by cause, the counted ones only.
+pub fn unlabelled_causes(m: &VariantSummary) -> String {
+    let parts: Vec<String> = [
+        (
+            m.new_unlabelled_critic_not_run,
+            "no critic ran: the gate skipped or the critic failed open",
+        ),
+        (m.new_unlabelled_no_event, "nothing recorded"),
+        (
+            m.new_unlabelled_no_verdict,
+            "the critic ran without a recorded verdict",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    parts.join("; ")
+}
+
 /// A warning for each candidate whose labels are too few to rule out a
 /// regression rate of [`SMALL_SAMPLE_RATE`]: the best case, and the count
 /// that concludes with good odds when the true rate is half of it.
@@ -219,12 +267,12 @@ fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
     let powered =
         crate::stats::labels_for_power(SMALL_SAMPLE_RATE, SMALL_SAMPLE_RATE / 2.0, 0.05, 0.8);
     for m in candidates {
-        if need.is_some_and(|n| m.labelled_skips < n) {
+        if m.new_skips > 0 && need.is_some_and(|n| m.new_labelled_skips < n) {
             let _ = writeln!(
                 s,
-                "\n> **Too few labels to conclude.** {} has {} (skips of turns whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}, and an 80% chance of one when the true rate is {} takes about {}. Replay more recorded traffic before deciding.",
+                "\n> **Too few labels to conclude.** {} has {} (new skips whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}, and an 80% chance of one when the true rate is {} takes about {}. Replay more recorded traffic before deciding.",
                 md_name(&m.variant),
-                count(m.labelled_skips, "labelled skip", "labelled skips"),
+                count(m.new_labelled_skips, "labelled new skip", "labelled new skips"),
                 pct(Some(SMALL_SAMPLE_RATE)),
                 need.unwrap_or_default(),
                 pct(Some(SMALL_SAMPLE_RATE / 2.0)),
@@ -277,7 +325,7 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
         )
     });
     if r.regressions.is_empty() {
-        let labelled: u64 = candidates().map(|m| m.labelled_skips).sum();
+        let labelled: u64 = candidates().map(|m| m.all_skips_labelled).sum();
         let skips: u64 = candidates().map(|m| m.skips).sum();
         let _ = match (labelled, skips) {
             (0, 1..) => writeln!(

@@ -211,8 +211,9 @@ impl SegmentRows {
             ("skip_rate", rate(|c| (c.skips(), c.turns))),
             ("saved_calls", u(|c| c.saved_calls)),
             ("added_calls", u(|c| c.added_calls)),
-            ("safety_regressions", u(|c| c.safety_regressions)),
-            ("labelled_skips", u(|c| c.labelled_skips)),
+            ("safety_regressions", u(|c| c.new_safety_regressions)),
+            ("new_skips", u(|c| c.new_skips)),
+            ("new_labelled_skips", u(|c| c.new_labelled_skips)),
             ("critic_not_run", u(|c| c.critic_not_run)),
             ("production_known", u(|c| c.production_known)),
             (

@@ -9,7 +9,7 @@ use crate::gate::Reason;
 use crate::read::provenance::{Origin, Signal};
 use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTally};
 use crate::replay::Totals;
-use crate::stats::clopper_pearson_upper;
+use crate::stats::{clopper_pearson_upper, run_level_upper, RunLabels};
 
 use super::figures::{RunSummary, SourceSummary, VariantSummary, WarningSummary};
 use super::numbers::{ms, sig, sig_up, signed_ms, usd};
@@ -139,19 +139,49 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     };
 }
 
-/// Regressions, labels and their bound.
+/// Regressions, labels and their bounds: the risk figures on the new
+/// skips (runs as the sampling unit), the all-skip ones beside them.
 fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     let c = &v.counts;
-    let upper = clopper_pearson_upper(c.safety_regressions, c.labelled_skips, 0.05);
-    s.safety_regressions = c.safety_regressions;
-    s.safety_regressions_vs_baseline = (!s.baseline).then_some(c.new_safety_regressions);
-    s.unverified_skips = c.unverified_skips();
-    s.labelled_skips = c.labelled_skips;
+    s.new_skips = c.new_skips;
+    s.new_labelled_skips = c.new_labelled_skips;
+    s.new_unlabelled_critic_not_run = c.new_unlabelled_not_run;
+    s.new_unlabelled_no_event = c.new_unlabelled_no_event;
+    s.new_unlabelled_no_verdict = c.new_unlabelled_no_verdict();
+    s.label_coverage = sig(ratio(c.new_labelled_skips, c.new_skips));
+    s.safety_regressions = c.new_safety_regressions;
+    s.safety_regression_rate = sig(ratio(c.new_safety_regressions, c.new_labelled_skips));
+    let labels = published(v.run_labels());
+    let worst = published(v.run_worst_case());
+    s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
+    s.safety_regression_rate_worst_case_upper95 = sig_up(run_level_upper(&worst, 0.05));
+    s.labelled_runs = labels.runs;
+    s.design_effect = labels.design_effect;
+    s.effective_labels = (labels.labels > 0)
+        .then(|| labels.effective_labels())
+        .and_then(|e| sig(Some(e)));
+    s.new_skip_runs = worst.runs;
+    s.worst_case_design_effect = worst.design_effect;
+    s.all_skips_labelled = c.labelled_skips;
+    s.all_skips_unlabelled = c.unverified_skips();
     s.critic_not_run = c.critic_not_run;
-    s.label_coverage = sig(ratio(c.labelled_skips, c.skips()));
-    s.safety_regression_rate = sig(ratio(c.safety_regressions, c.labelled_skips));
-    s.safety_regression_rate_upper95 = sig_up(upper);
+    s.all_skips_label_coverage = sig(ratio(c.labelled_skips, c.skips()));
+    s.all_skips_safety_regressions = c.safety_regressions;
+    s.all_skips_regression_rate = sig(ratio(c.safety_regressions, c.labelled_skips));
+    s.all_skips_regression_rate_upper95 = sig_up(clopper_pearson_upper(
+        c.safety_regressions,
+        c.labelled_skips,
+        0.05,
+    ));
     s.contract_violations = v.contract_violations;
+}
+
+/// The run-level figures with the design effect rounded as the summary
+/// publishes it, so every bound can be worked out again from the summary
+/// (`check` and `calibrate` do).
+pub fn published(mut l: RunLabels) -> RunLabels {
+    l.design_effect = sig(l.design_effect);
+    l
 }
 
 /// Saved and added tokens, dollars and latency, and the net per 1k turns.

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::metrics::{Column, VARIANT_COLUMNS};
 use super::numbers::{sig, sig_up};
-use crate::stats::clopper_pearson_upper;
+use crate::stats::{clopper_pearson_upper, run_level_upper, RunLabels};
 
 pub use super::metrics::VariantSummary;
 
@@ -56,7 +56,21 @@ impl VariantSummary {
                 self.net_calls, self.saved_calls, self.added_calls
             ));
         }
-        for (a, an, b, bn) in [
+        for (a, an, b, bn) in self.parts_of_wholes() {
+            if a > b {
+                return Err(format!(
+                    "variants.{name}: {an} ({a}) must be at most {bn} ({b})"
+                ));
+            }
+        }
+        self.unlabelled_add_up()?;
+        self.nulls_where_undefined()?;
+        self.rates_are_their_counts()
+    }
+
+    /// Counts that are parts of others: (part, its name, whole, its name).
+    fn parts_of_wholes(&self) -> Vec<(u64, &'static str, u64, &'static str)> {
+        vec![
             (self.saved_calls, "saved_calls", self.skips, "skips"),
             (self.added_calls, "added_calls", self.fires, "fires"),
             (
@@ -65,19 +79,70 @@ impl VariantSummary {
                 self.fires,
                 "fires",
             ),
-            (self.labelled_skips, "labelled_skips", self.skips, "skips"),
+            (
+                self.all_skips_labelled,
+                "all_skips_labelled",
+                self.skips,
+                "skips",
+            ),
+            (
+                self.all_skips_safety_regressions,
+                "all_skips_safety_regressions",
+                self.all_skips_labelled,
+                "all_skips_labelled",
+            ),
+            (self.new_skips, "new_skips", self.skips, "skips"),
+            (
+                self.new_labelled_skips,
+                "new_labelled_skips",
+                self.new_skips,
+                "new_skips",
+            ),
+            (
+                self.new_labelled_skips,
+                "new_labelled_skips",
+                self.all_skips_labelled,
+                "all_skips_labelled",
+            ),
             (
                 self.safety_regressions,
                 "safety_regressions",
-                self.labelled_skips,
-                "labelled_skips",
+                self.new_labelled_skips,
+                "new_labelled_skips",
             ),
             (
-                self.safety_regressions_vs_baseline.unwrap_or(0),
-                "safety_regressions_vs_baseline",
                 self.safety_regressions,
                 "safety_regressions",
+                self.all_skips_safety_regressions,
+                "all_skips_safety_regressions",
             ),
+            (
+                self.labelled_runs,
+                "labelled_runs",
+                self.new_labelled_skips,
+                "new_labelled_skips",
+            ),
+            (
+                self.labelled_runs,
+                "labelled_runs",
+                self.new_skip_runs,
+                "new_skip_runs",
+            ),
+            (
+                self.new_skip_runs,
+                "new_skip_runs",
+                self.new_skips,
+                "new_skips",
+            ),
+        ]
+        .into_iter()
+        .chain(self.risky_parts())
+        .collect()
+    }
+
+    /// The risky counts' parts and wholes.
+    fn risky_parts(&self) -> Vec<(u64, &'static str, u64, &'static str)> {
+        vec![
             (
                 self.risky_skips.unwrap_or(0),
                 "risky_skips",
@@ -87,14 +152,14 @@ impl VariantSummary {
             (
                 self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
-                self.labelled_skips,
-                "labelled_skips",
+                self.all_skips_labelled,
+                "all_skips_labelled",
             ),
             (
                 self.risky_safety_regressions.unwrap_or(0),
                 "risky_safety_regressions",
-                self.safety_regressions,
-                "safety_regressions",
+                self.all_skips_safety_regressions,
+                "all_skips_safety_regressions",
             ),
             (
                 self.risky_labelled_skips.unwrap_or(0),
@@ -108,15 +173,37 @@ impl VariantSummary {
                 self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
             ),
+        ]
+    }
+
+    /// The unlabelled new skips by cause are every unlabelled new skip,
+    /// and a design effect is at least 1.
+    fn unlabelled_add_up(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let causes = [
+            self.new_unlabelled_critic_not_run,
+            self.new_unlabelled_no_event,
+            self.new_unlabelled_no_verdict,
+        ]
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(*b));
+        let unlabelled = self.new_skips.checked_sub(self.new_labelled_skips);
+        if causes != unlabelled {
+            return Err(format!(
+                "variants.{name}: new_unlabelled_critic_not_run + new_unlabelled_no_event + new_unlabelled_no_verdict must be new_skips ({}) - new_labelled_skips ({})",
+                self.new_skips, self.new_labelled_skips
+            ));
+        }
+        for (key, d) in [
+            ("design_effect", self.design_effect),
+            ("worst_case_design_effect", self.worst_case_design_effect),
         ] {
-            if a > b {
-                return Err(format!(
-                    "variants.{name}: {an} ({a}) must be at most {bn} ({b})"
-                ));
+            // NaN is not at least 1 either.
+            if d.is_some_and(|d| d.is_nan() || d < 1.0) {
+                return Err(format!("variants.{name}.{key} must be at least 1"));
             }
         }
-        self.nulls_where_undefined()?;
-        self.rates_are_their_counts()
+        Ok(())
     }
 
     /// The critic calls are the fires a critic can run on, and the share
@@ -140,25 +227,59 @@ impl VariantSummary {
         Ok(())
     }
 
-    /// A rate is null exactly where its denominator is 0.
-    fn nulls_where_undefined(&self) -> Result<(), String> {
-        let name = &self.variant;
-        let rates = [
+    /// Each rate with its denominator's name and value.
+    fn rates_and_denominators(&self) -> Vec<(&'static str, Option<f64>, &'static str, u64)> {
+        vec![
             ("fire_rate", self.fire_rate, "turns", self.turns),
             ("skip_rate", self.skip_rate, "turns", self.turns),
             ("added_call_rate", self.added_call_rate, "turns", self.turns),
-            ("label_coverage", self.label_coverage, "skips", self.skips),
+            (
+                "label_coverage",
+                self.label_coverage,
+                "new_skips",
+                self.new_skips,
+            ),
             (
                 "safety_regression_rate",
                 self.safety_regression_rate,
-                "labelled_skips",
-                self.labelled_skips,
+                "new_labelled_skips",
+                self.new_labelled_skips,
             ),
             (
                 "safety_regression_rate_upper95",
                 self.safety_regression_rate_upper95,
-                "labelled_skips",
-                self.labelled_skips,
+                "new_labelled_skips",
+                self.new_labelled_skips,
+            ),
+            (
+                "effective_labels",
+                self.effective_labels,
+                "new_labelled_skips",
+                self.new_labelled_skips,
+            ),
+            (
+                "safety_regression_rate_worst_case_upper95",
+                self.safety_regression_rate_worst_case_upper95,
+                "new_skips",
+                self.new_skips,
+            ),
+            (
+                "all_skips_label_coverage",
+                self.all_skips_label_coverage,
+                "skips",
+                self.skips,
+            ),
+            (
+                "all_skips_regression_rate",
+                self.all_skips_regression_rate,
+                "all_skips_labelled",
+                self.all_skips_labelled,
+            ),
+            (
+                "all_skips_regression_rate_upper95",
+                self.all_skips_regression_rate_upper95,
+                "all_skips_labelled",
+                self.all_skips_labelled,
             ),
             (
                 "production_agreement",
@@ -178,7 +299,13 @@ impl VariantSummary {
                 "risky_labelled_skips",
                 self.risky_labelled_skips.unwrap_or(0),
             ),
-        ];
+        ]
+    }
+
+    /// A rate is null exactly where its denominator is 0.
+    fn nulls_where_undefined(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let rates = self.rates_and_denominators();
         let counts = [
             self.risky_skips,
             self.risky_labelled_skips,
@@ -201,25 +328,13 @@ impl VariantSummary {
         Ok(())
     }
 
-    /// Each rate and bound is what its counts give (as the replay wrote
-    /// it): a hand-edited rate would pass a budget its counts fail.
-    fn rates_are_their_counts(&self) -> Result<(), String> {
-        let name = &self.variant;
+    /// Each rate, the share its counts give, and what that share is.
+    fn rates_and_their_counts(
+        &self,
+        agreeing: u64,
+    ) -> Vec<(&'static str, Option<f64>, Option<f64>, &'static str)> {
         let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
-        let disagreeing = self
-            .production_fired_variant_skips
-            .checked_add(self.production_skipped_variant_fires)
-            .filter(|&d| d <= self.production_known)
-            .ok_or_else(|| {
-                format!(
-                    "variants.{name}: production_fired_variant_skips ({}) + production_skipped_variant_fires ({}) must be at most production_known ({})",
-                    self.production_fired_variant_skips,
-                    self.production_skipped_variant_fires,
-                    self.production_known
-                )
-            })?;
-        let agreeing = self.production_known - disagreeing;
-        let checks = [
+        vec![
             (
                 "fire_rate",
                 self.fire_rate,
@@ -241,14 +356,33 @@ impl VariantSummary {
             (
                 "label_coverage",
                 self.label_coverage,
-                share(self.labelled_skips, self.skips),
-                "labelled_skips / skips",
+                share(self.new_labelled_skips, self.new_skips),
+                "new_labelled_skips / new_skips",
             ),
             (
                 "safety_regression_rate",
                 self.safety_regression_rate,
-                share(self.safety_regressions, self.labelled_skips),
-                "safety_regressions / labelled_skips",
+                share(self.safety_regressions, self.new_labelled_skips),
+                "safety_regressions / new_labelled_skips",
+            ),
+            (
+                "effective_labels",
+                self.effective_labels,
+                sig((self.new_labelled_skips > 0)
+                    .then(|| self.new_labelled_skips as f64 / self.design_effect.unwrap_or(1.0))),
+                "new_labelled_skips / design_effect",
+            ),
+            (
+                "all_skips_label_coverage",
+                self.all_skips_label_coverage,
+                share(self.all_skips_labelled, self.skips),
+                "all_skips_labelled / skips",
+            ),
+            (
+                "all_skips_regression_rate",
+                self.all_skips_regression_rate,
+                share(self.all_skips_safety_regressions, self.all_skips_labelled),
+                "all_skips_safety_regressions / all_skips_labelled",
             ),
             (
                 "risky_skip_rate",
@@ -262,7 +396,27 @@ impl VariantSummary {
                 share(agreeing, self.production_known),
                 "agreeing / production_known",
             ),
-        ];
+        ]
+    }
+
+    /// Each rate and bound is what its counts give (as the replay wrote
+    /// it): a hand-edited rate would pass a budget its counts fail.
+    fn rates_are_their_counts(&self) -> Result<(), String> {
+        let name = &self.variant;
+        let disagreeing = self
+            .production_fired_variant_skips
+            .checked_add(self.production_skipped_variant_fires)
+            .filter(|&d| d <= self.production_known)
+            .ok_or_else(|| {
+                format!(
+                    "variants.{name}: production_fired_variant_skips ({}) + production_skipped_variant_fires ({}) must be at most production_known ({})",
+                    self.production_fired_variant_skips,
+                    self.production_skipped_variant_fires,
+                    self.production_known
+                )
+            })?;
+        let agreeing = self.production_known - disagreeing;
+        let checks = self.rates_and_their_counts(agreeing);
         for (rate, got, want, what) in checks {
             if let (Some(g), Some(w)) = (got, want) {
                 if (g - w).abs() > 1e-9 {
@@ -307,26 +461,59 @@ impl VariantSummary {
         Ok(())
     }
 
-    /// Each upper bound is the Clopper-Pearson bound of its counts.
+    /// Each upper bound is what its counts give: the run-level bounds from
+    /// the runs, labels, regressions and design effect the summary
+    /// publishes, the per-turn ones Clopper-Pearson's.
     fn bounds_are_their_counts(&self) -> Result<(), String> {
         let name = &self.variant;
-        let bound = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
+        let cp = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
+        let unlabelled = self.new_skips - self.new_labelled_skips;
+        let labels = RunLabels {
+            runs: self.labelled_runs,
+            labels: self.new_labelled_skips,
+            regressions: self.safety_regressions,
+            design_effect: self.design_effect,
+        };
+        let worst = RunLabels {
+            runs: self.new_skip_runs,
+            labels: self.new_skips,
+            regressions: self.safety_regressions + unlabelled,
+            design_effect: self.worst_case_design_effect,
+        };
         let bounds = [
             (
                 "safety_regression_rate_upper95",
                 self.safety_regression_rate_upper95,
-                self.safety_regressions,
-                self.labelled_skips,
+                sig_up(run_level_upper(&labels, 0.05)),
+                (self.safety_regressions, self.new_labelled_skips),
+            ),
+            (
+                "safety_regression_rate_worst_case_upper95",
+                self.safety_regression_rate_worst_case_upper95,
+                sig_up(run_level_upper(&worst, 0.05)),
+                (worst.regressions, self.new_skips),
+            ),
+            (
+                "all_skips_regression_rate_upper95",
+                self.all_skips_regression_rate_upper95,
+                cp(self.all_skips_safety_regressions, self.all_skips_labelled),
+                (self.all_skips_safety_regressions, self.all_skips_labelled),
             ),
             (
                 "risky_regression_rate_upper95",
                 self.risky_regression_rate_upper95,
-                self.risky_safety_regressions.unwrap_or(0),
-                self.risky_labelled_skips.unwrap_or(0),
+                cp(
+                    self.risky_safety_regressions.unwrap_or(0),
+                    self.risky_labelled_skips.unwrap_or(0),
+                ),
+                (
+                    self.risky_safety_regressions.unwrap_or(0),
+                    self.risky_labelled_skips.unwrap_or(0),
+                ),
             ),
         ];
-        for (key, got, k, n) in bounds {
-            if let (Some(g), Some(w)) = (got, bound(k, n)) {
+        for (key, got, want, (k, n)) in bounds {
+            if let (Some(g), Some(w)) = (got, want) {
                 if (g - w).abs() > 1e-9 {
                     return Err(format!(
                         "variants.{name}.{key} is {g}, but its bound from {k} of {n} is {w}"
@@ -476,10 +663,10 @@ impl RunSummary {
         match self
             .variants
             .iter()
-            .find(|(_, v)| v.safety_regressions_vs_baseline.is_some() == v.baseline)
+            .find(|(_, v)| v.baseline && v.new_skips > 0)
         {
             Some((name, _)) => Err(format!(
-                "variants.{name}: safety_regressions_vs_baseline is null exactly for the baseline"
+                "variants.{name}: the baseline has no new skips (new_skips is 0): it skips nothing it fires on"
             )),
             None => Ok(()),
         }

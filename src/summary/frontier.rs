@@ -1,8 +1,10 @@
 //! The risk-savings frontier of a sweep, from the summary's typed figures:
 //! what "saves" means (net USD or net calls per 1,000 turns), the risk
-//! (expected harmful skips per 1,000 turns: the regression rate's upper
-//! 95% bound times the skip rate, so diluting a rate with approved skips
-//! is not rewarded; no labelled skips: a bound of 1), which variants are
+//! (expected new harmful skips per 1,000 turns: the run-level upper 95%
+//! bound of the rate on new skips times the share of turns that are new
+//! skips, so diluting a rate with approved skips is not rewarded and the
+//! baseline, with no new skips, adds none; new skips without labels: a
+//! bound of 1), which variants are
 //! covered enough to be on it ([`MIN_LABEL_COVERAGE`]), and the points no
 //! other one beats on both. `report::frontier` draws and writes it;
 //! `calibrate` chooses on it.
@@ -48,9 +50,14 @@ impl Savings {
 /// certify it by default.
 pub const MIN_LABEL_COVERAGE: f64 = 0.5;
 
-/// Expected harmful skips per 1,000 turns at regression rate `rate`.
+/// Expected new harmful skips per 1,000 turns at regression rate `rate`
+/// on the variant's new skips (0 without new skips: the baseline adds no
+/// new harm).
 pub fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
-    rate * v.skip_rate.unwrap_or(0.0) * 1000.0
+    match v.turns {
+        0 => 0.0,
+        t => rate * v.new_skips as f64 / t as f64 * 1000.0,
+    }
 }
 
 /// Whether a variant's labels cover enough of its skips (no skips: yes).
@@ -86,6 +93,7 @@ pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
         .iter()
         .map(|v| Point {
             savings: metric.of(v),
+            // New skips without labels: nothing shows their rate is below 1.
             bound: per_1k(v.safety_regression_rate_upper95.unwrap_or(1.0), v),
             covered: covered(v),
             on_frontier: false,

@@ -9,14 +9,20 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 6;
+pub const SCHEMA_VERSION: u64 = 7;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
-pub const SCHEMA_CHANGES: &[(u64, &str)] = &[(
+pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        7,
+        "every risk figure is on the variant's new skips (turns it skips that the baseline fires on), not on all its skips: `safety_regressions`, `label_coverage`, `safety_regression_rate` and its bound, and so `check`'s budgets, the frontier's risk axis and calibrate's family; the bound takes runs as the sampling unit (`safety_regression_rate_upper95` is run-level, with `design_effect`, `effective_labels` and `labelled_runs`); new `new_skips`, the unlabelled new skips by cause and `safety_regression_rate_worst_case_upper95`; the all-skip figures are renamed `all_skips_*` (`labelled_skips` is `all_skips_labelled`, `unverified_skips` `all_skips_unlabelled`), and `safety_regressions_vs_baseline` is gone (it is `safety_regressions` now)",
+    ),
+    (
     6,
     "`saved_calls` and `added_calls` count only turns a critic can run on (symfonic reviews no empty reply: a fire on an empty draft is no critic call); new `fires_without_critic`, `critic_calls` and `saved_call_share` (the share of the baseline's critic calls saved, beside `skip_rate`, a share of turns)",
-)];
+    ),
+];
 
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,25 +219,50 @@ figures! {
         "fires - fires_without_critic: the critic calls the variant makes";
     saved_call_share: Option<f64>, "share",
         "saved_calls / the baseline's critic_calls: the share of the baseline's critic calls a switch saves (skip_rate is a share of turns); empty for the baseline and when the baseline makes no call";
+    new_skips: u64, "turns",
+        "skips of turns the baseline fires on: the turns whose risk a switch adds, the unit of every risk figure below (0 for the baseline: it adds no new harm)";
+    new_labelled_skips: u64, "turns",
+        "new skips with the verdict of a critic that ran";
+    new_unlabelled_critic_not_run: u64, "turns",
+        "new skips without a label because the event says no critic ran: the gate skipped or the critic call failed open (a 0-token approve); a critic that fails on hard turns leaves exactly these";
+    new_unlabelled_no_event: u64, "turns",
+        "new skips without a label because nothing was recorded (critic null or absent; unknown, as after an import of transcripts)";
+    new_unlabelled_no_verdict: u64, "turns",
+        "new skips whose critic ran but recorded no verdict";
+    label_coverage: Option<f64>, "share",
+        "new_labelled_skips / new_skips; empty without new skips";
     safety_regressions: u64, "turns",
-        "skips of a turn whose recorded critic (that ran) verdict is revise or refuse; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch";
-    /// Of them, on turns the baseline fires on (null for the baseline,
-    /// whose "regressions" are production disagreements: its skips that
-    /// production's critic revised or refused).
-    safety_regressions_vs_baseline: Option<u64>, "turns",
-        "of safety_regressions, those on turns the baseline fires on: the regressions switching from the baseline would add; empty for the baseline";
-    unverified_skips: u64, "turns",
-        "skips without the verdict of a critic that ran";
-    labelled_skips: u64, "turns",
-        "skips with the verdict of a critic that ran";
+        "new skips the critic (that ran) revised or refused: the regressions a switch from the baseline adds (0 for the baseline)";
+    safety_regression_rate: Option<f64>, "share",
+        "safety_regressions / new_labelled_skips";
+    safety_regression_rate_upper95: Option<f64>, "share",
+        "one-sided 95% upper bound of the rate with runs as the sampling unit (Korn-Graubard: the exact Clopper-Pearson bound on new_labelled_skips / design_effect labels, cut by (t(n-1)/t(runs-1))^2; with no regression, the exact bound with each run one trial); empty without labelled new skips. It assumes the labels are missing at random";
+    safety_regression_rate_worst_case_upper95: Option<f64>, "share",
+        "the same bound with every unlabelled new skip counted a regression: what the labels alone support, whatever made them missing; empty without new skips";
+    labelled_runs: u64, "runs",
+        "runs with a labelled new skip: the units the bound's variance rests on";
+    design_effect: Option<f64>, "ratio",
+        "the variance of the rate with runs as the unit over the binomial variance (at least 1): how much the verdicts of one run are alike; the bound counts new_labelled_skips / design_effect labels; above 1.5 a per-turn bound would be optimistic. Empty without a regression, when all are regressions, or with fewer than 2 runs";
+    effective_labels: Option<f64>, "turns",
+        "new_labelled_skips / design_effect (new_labelled_skips where it is empty): as many independent labels as the bound is worth";
+    new_skip_runs: u64, "runs",
+        "runs with a new skip: the units of the worst-case bound";
+    worst_case_design_effect: Option<f64>, "ratio",
+        "design_effect of the worst case (every unlabelled new skip a regression)";
+    all_skips_labelled: u64, "turns",
+        "all skips (new or not) with the verdict of a critic that ran; secondary";
+    all_skips_unlabelled: u64, "turns",
+        "all skips without the verdict of a critic that ran; secondary";
     critic_not_run: u64, "turns",
         "turns whose event says no critic ran (ran: false, or 0 tokens in and out)";
-    label_coverage: Option<f64>, "share",
-        "labelled_skips / skips";
-    safety_regression_rate: Option<f64>, "share",
-        "safety_regressions / labelled_skips";
-    safety_regression_rate_upper95: Option<f64>, "share",
-        "one-sided 95% Clopper-Pearson upper bound of the regression rate";
+    all_skips_label_coverage: Option<f64>, "share",
+        "all_skips_labelled / skips; secondary";
+    all_skips_safety_regressions: u64, "turns",
+        "all skips (new or not) the critic revised or refused; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch; secondary";
+    all_skips_regression_rate: Option<f64>, "share",
+        "all_skips_safety_regressions / all_skips_labelled; secondary";
+    all_skips_regression_rate_upper95: Option<f64>, "share",
+        "one-sided 95% Clopper-Pearson bound of all_skips_regression_rate, turns as the unit; secondary";
     contract_violations: u64, "turns",
         "turns where a flag-off variant differs from an independent legacy evaluation; must be 0";
     saved_tokens_in: Option<u64>, "tokens",

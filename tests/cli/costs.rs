@@ -65,12 +65,23 @@ fn summary_matches_the_hand_computed_figures() {
     close(&m["net_usd_per_1k_turns"], (0.0465 - 0.09) * 1000.0 / 8.0);
     close(&m["saved_calls_per_1k_turns"], 625.0);
     // Skips: 1, 2, 3, 4, 7, 8; labelled: 1-4; regression: turn 3 (revise).
-    assert_eq!(m["labelled_skips"], 4);
-    close(&m["label_coverage"], 4.0 / 6.0);
+    // New skips (legacy fires there): all but one; four labelled, one
+    // with no critic event.
+    assert_eq!(m["all_skips_labelled"], 4);
+    close(&m["all_skips_label_coverage"], 4.0 / 6.0);
+    assert_eq!(m["new_skips"], 5);
+    assert_eq!(m["new_labelled_skips"], 4);
+    assert_eq!(m["new_unlabelled_no_event"], 1);
+    close(&m["label_coverage"], 4.0 / 5.0);
     assert_eq!(m["safety_regressions"], 1);
     close(&m["safety_regression_rate"], 0.25);
-    // Clopper-Pearson: (1-p)^4 + 4p(1-p)^3 = 0.05 at p = 0.7513953742698...
-    close(&m["safety_regression_rate_upper95"], 0.751395374269818);
+    // Clopper-Pearson, turns as the unit: (1-p)^4 + 4p(1-p)^3 = 0.05 at
+    // p = 0.7513953742698...
+    close(&m["all_skips_regression_rate_upper95"], 0.751395374269818);
+    // Runs as the unit: one run says nothing of another, so with its
+    // regression in the only run the bound is 1.
+    assert_eq!(m["labelled_runs"], 1);
+    close(&m["safety_regression_rate_upper95"], 1.0);
     // Latency added per turn, smart: six skips (0) and turn 5 (4000 ms);
     // turn 6 fires with no recorded latency and is counted as unmeasured.
     close(&m["critic_latency_p50_ms"], 0.0);

@@ -306,11 +306,11 @@ fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
     let bottom = md.find("## Bottom line").expect("a bottom line");
     assert!(bottom < md.find("## Every variant").unwrap());
     assert!(
-        md.contains("- **`smart`** instead of `legacy`: saves 10 critic calls (50.0% of `legacy`'s) and adds 0 over 20 turns, $0.48 net; it would have skipped 1 turn the critic revised or refused"),
+        md.contains("- **`smart`** instead of `legacy`: saves 10 critic calls (50.0% of `legacy`'s) and adds 0 over 20 turns, $0.48 net; of its 10 new skips (turns `legacy` fires on), 10 have a critic verdict and the critic revised or refused 1"),
         "{md}"
     );
     assert!(
-        md.contains("**Too few labels to conclude.** `smart` has 10 labelled skips"),
+        md.contains("**Too few labels to conclude.** `smart` has 10 labelled new skips"),
         "{md}"
     );
     assert!(

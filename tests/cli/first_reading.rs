@@ -16,9 +16,9 @@ fn committed(path: &str) -> String {
 fn no_label_reads_as_unknown_and_risky_skips_show_beside_regressions() {
     let md = committed("unlabelled/report.md");
     for says in [
-        "whether its skips let out replies the critic would change is unknown: none of its 7 skips has a recorded critic verdict",
+        "whether its new skips (turns `legacy` fires on) let out replies the critic would change is unknown: none of its 7 new skips has a recorded critic verdict",
         "3 skips are risky",
-        "| `smart` | 70.0% | 2 | 7 (77.8%) | 0 | n/a | n/a | unknown, no labels (n/a) | 3 |",
+        "| `smart` | 70.0% | 2 | 7 (77.8%) | 0 | n/a | n/a | unknown, no labels (n/a) | 100.0% | 3 |",
         "Unknown: no skip of a candidate has a recorded critic verdict",
         "**Risky skips: 3.**",
     ] {
@@ -39,7 +39,7 @@ fn no_label_reads_as_unknown_and_risky_skips_show_beside_regressions() {
     let err = stderr(&o);
     for says in [
         "saved calls       7 (77.8% of legacy's calls)",
-        "regressions unknown (none of its 7 skips has a recorded critic verdict), 3 risky skips",
+        "regressions unknown (none of its 7 new skips on turns legacy fires on has a recorded critic verdict), 3 risky skips",
         "1 fire is on an empty draft: no critic runs there (symfonic reviews no empty reply), so 9 critic calls",
     ] {
         assert!(err.contains(says), "{says}\n{err}");
@@ -93,10 +93,10 @@ fn check_markdown_gives_a_bound_with_its_counts() {
     expect_code(&o, 1);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| ❌ | `smart` | max_safety_regression_rate | 39.4% | &lt;= 5.00% | 1 regression in 10 labelled skips; upper 95% bound 39.4%; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused, and about 434 for an 80% chance of it at a true rate of 2.50% |"),
+        text.contains("| ❌ | `smart` | max_safety_regression_rate | 60.3% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 60.3%; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused, and about 434 for an 80% chance of it at a true rate of 2.50% |"),
         "{text}"
     );
-    assert!(!text.contains("0.394"), "a bare rate: {text}");
+    assert!(!text.contains("0.603"), "a bare rate: {text}");
 }
 
 #[test]

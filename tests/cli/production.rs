@@ -24,8 +24,12 @@ fn fail_open_approve_events_are_not_labels() {
     expect_code(&o, 0);
     let s = summary(&out);
     assert_eq!(metric(&s, "smart", "skips"), 20);
-    assert_eq!(metric(&s, "smart", "labelled_skips"), 10);
-    assert_eq!(metric(&s, "smart", "label_coverage"), 0.5);
+    assert_eq!(metric(&s, "smart", "all_skips_labelled"), 10);
+    assert_eq!(metric(&s, "smart", "all_skips_label_coverage"), 0.5);
+    // The 10 skips without a label are the baseline's own (production's
+    // gate skipped them): none is new, so the new skips are all labelled.
+    assert_eq!(metric(&s, "smart", "new_skips"), 10);
+    assert_eq!(metric(&s, "smart", "label_coverage"), 1.0);
     assert_eq!(metric(&s, "smart", "safety_regression_rate"), 0.1);
     let upper = metric(&s, "smart", "safety_regression_rate_upper95")
         .as_f64()

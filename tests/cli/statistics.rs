@@ -70,8 +70,8 @@ fn risky_skips_are_the_drafts_that_say_more_than_an_ack() {
         u(&s, "risky_labelled_skips"),
     );
     let (k, n) = (
-        u(&s, "safety_regressions") - rk,
-        u(&s, "labelled_skips") - rn,
+        u(&s, "all_skips_safety_regressions") - rk,
+        u(&s, "all_skips_labelled") - rn,
     );
     let (risky, rest) = (rk as f64 / rn as f64, k as f64 / n as f64);
     eprintln!(
@@ -200,8 +200,9 @@ fn latency_with_added_calls_keeps_the_tail() {
 
 /// Found by review: the baseline's revised skips were shown as its risk,
 /// and a variant's count "vs" the baseline included turns the baseline
-/// skips too. The baseline's are disagreements; `safety_regressions_vs_baseline`
-/// counts the variant's regressions on turns the baseline fires on.
+/// skips too. The baseline's are disagreements; `safety_regressions`
+/// counts the variant's regressions on its new skips (turns the baseline
+/// fires on), `all_skips_safety_regressions` every one.
 #[test]
 fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
     let d = Dir::new();
@@ -227,7 +228,7 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
     expect_code(&o, 0);
     let s = summary(&out);
     let (low, smart) = (&s["variants"]["low"], &s["variants"]["smart"]);
-    assert!(low["safety_regressions_vs_baseline"].is_null(), "{low}");
+    assert_eq!(u(low, "new_skips"), 0, "{low}");
     let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
     let new = rows
         .iter()
@@ -236,20 +237,20 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
         })
         .count() as u64;
     assert_eq!(new, 20, "the low-confidence half");
-    assert_eq!(u(smart, "safety_regressions"), 40);
-    assert_eq!(u(smart, "safety_regressions_vs_baseline"), new);
+    assert_eq!(u(smart, "all_skips_safety_regressions"), 40);
+    assert_eq!(u(smart, "safety_regressions"), new);
     let err = stderr(&o);
     assert!(
         err.contains("20 production disagreements (its skips"),
         "{err}"
     );
     assert!(
-        err.contains("40 regressions (skips the critic revised/refused), 20 on turns low fires on"),
+        err.contains("20 regressions in 20 labelled new skips (turns low fires on), bound"),
         "{err}"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("| 20 disagreements (") && md.contains("| 40 (20 new) ("),
+        md.contains("| none new; 20 disagreements (") && md.contains("| 20 of 20 ("),
         "{md}"
     );
 }

@@ -129,7 +129,7 @@ fn the_frontier_marks_what_no_other_variant_beats_and_the_chart_shows_it() {
             "" => 1.0,
             b => b.parse::<f64>().unwrap(),
         };
-        let skip: f64 = r["skip_rate"].parse().unwrap();
+        let skip: f64 = r["new_skip_rate"].parse().unwrap();
         let covered = r["label_coverage"]
             .parse::<f64>()
             .map_or(true, |c| c >= 0.5);

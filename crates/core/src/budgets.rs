@@ -75,6 +75,7 @@ impl fmt::Display for Amount {
 pub enum Budget {
     MaxSafetyRegressions,
     MaxSafetyRegressionRate,
+    MaxWorstCaseRegressionRate,
     MinSkipRate,
     MaxAddedCallRate,
     MinLabelCoverage,
@@ -99,7 +100,7 @@ pub struct Declared {
 }
 
 /// Every budget, in the order a verdict lists them.
-pub const BUDGETS: [Declared; 9] = [
+pub const BUDGETS: [Declared; 10] = [
     Declared {
         budget: Budget::MaxSafetyRegressions,
         key: "max_safety_regressions",
@@ -114,7 +115,15 @@ pub const BUDGETS: [Declared; 9] = [
         long: "max-safety-regression-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
-        help: "Fail when the one-sided 95% upper bound of the safety-regression rate (regressions / labelled skips) exceeds R",
+        help: "Fail when the one-sided 95% upper bound (runs as the unit) of the safety-regression rate on new skips (regressions / labelled new skips; new skips: turns the variant skips and the baseline fires on) exceeds R",
+    },
+    Declared {
+        budget: Budget::MaxWorstCaseRegressionRate,
+        key: "max_worst_case_regression_rate",
+        long: "max-worst-case-regression-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        help: "Fail when the same bound with every unlabelled new skip counted a regression exceeds R: what the labels alone support, whatever made labels missing",
     },
     Declared {
         budget: Budget::MinSkipRate,
@@ -138,7 +147,7 @@ pub const BUDGETS: [Declared; 9] = [
         long: "min-label-coverage",
         limit: Limit::Rate,
         op: Op::AtLeast,
-        help: "Fail when labelled skips / skips is below R",
+        help: "Fail when labelled new skips / new skips is below R",
     },
     Declared {
         budget: Budget::MinTurns,

@@ -154,7 +154,7 @@ impl Serialize for CheckConfig {
 }
 
 /// The keys `[check]` takes: every budget's, then `variant`.
-const CHECK_KEYS: [&str; 10] = [
+const CHECK_KEYS: [&str; 11] = [
     BUDGETS[0].key,
     BUDGETS[1].key,
     BUDGETS[2].key,
@@ -164,6 +164,7 @@ const CHECK_KEYS: [&str; 10] = [
     BUDGETS[6].key,
     BUDGETS[7].key,
     BUDGETS[8].key,
+    BUDGETS[9].key,
     "variant",
 ];
 

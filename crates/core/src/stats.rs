@@ -258,6 +258,247 @@ pub fn labels_for_power(r: f64, true_rate: f64, delta: f64, power: f64) -> Optio
     None
 }
 
+/// The upper bound (Clopper-Pearson's beta form) for `x` successes in `n`
+/// trials, both real: the p with I_p(x + 1, n - x) = 1 - `alpha`. For
+/// whole numbers it is [`clopper_pearson_upper`]; the run-level bound
+/// uses it on effective counts. None when n is not positive.
+pub fn clopper_pearson_upper_real(x: f64, n: f64, alpha: f64) -> Option<f64> {
+    if n.is_nan() || n <= 0.0 {
+        return None;
+    }
+    if x >= n {
+        return Some(1.0);
+    }
+    if x <= 0.0 {
+        return Some(-(alpha.ln() / n).exp_m1());
+    }
+    let (mut lo, mut hi) = (x / n, 1.0);
+    // 80 halvings of at most 1: far below the 9 digits reported.
+    for _ in 0..80 {
+        let mid = 0.5 * (lo + hi);
+        // P(X >= x + 1) at mid, below 1 - alpha: the bound is higher.
+        if inc_beta(x + 1.0, n - x, mid) < 1.0 - alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// The lower bound for real `x` of real `n` (as
+/// [`clopper_pearson_upper_real`]): the p with I_p(x, n - x + 1) =
+/// `alpha`; 0 when x is 0.
+pub fn clopper_pearson_lower_real(x: f64, n: f64, alpha: f64) -> f64 {
+    if x <= 0.0 || n <= 0.0 {
+        return 0.0;
+    }
+    let x = x.min(n);
+    let (mut lo, mut hi) = (0.0, x / n);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        // P(X >= x) at mid, below alpha: the bound is higher.
+        if inc_beta(x, n - x + 1.0, mid) < alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The one-sided quantile t with P(T <= t) = 1 - `alpha` of Student's t
+/// with `df` degrees of freedom (df >= 1, alpha in (0, 0.5]).
+pub fn t_quantile(df: f64, alpha: f64) -> f64 {
+    // Past a million degrees of freedom t is the normal quantile to 6
+    // digits, and the beta form loses digits.
+    let df = df.min(1e6);
+    let upper_tail = |t: f64| 0.5 * inc_beta(df / 2.0, 0.5, df / (df + t * t));
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while upper_tail(hi) > alpha && hi < 1e12 {
+        hi *= 2.0;
+    }
+    // 64 halvings of at most 1e12: below 1e-7, past the digits used.
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if upper_tail(mid) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Above this design effect a per-turn bound would be optimistic, and
+/// the reports say the verdicts cluster by run.
+pub const DESIGN_EFFECT_WARNING: f64 = 1.5;
+
+/// Labels grouped by run (a conversation): what a bound needs when the
+/// verdicts of one run's turns are alike. Built from each run's own count
+/// of labels (n_i) and of regressions (k_i).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunLabels {
+    /// Runs with at least one label.
+    pub runs: u64,
+    /// Labels (the sum of n_i).
+    pub labels: u64,
+    /// Regressions (the sum of k_i).
+    pub regressions: u64,
+    /// The design effect: the ratio estimator's variance over runs
+    /// (linearised, m / (m - 1) sum (k_i - p n_i)^2 / n^2) over the
+    /// binomial variance p (1 - p) / n, at least 1; None where it is
+    /// undefined (no regression, all regressions, or fewer than 2 runs).
+    pub design_effect: Option<f64>,
+}
+
+impl RunLabels {
+    /// From each run's (labels, regressions), in any order: the squares
+    /// are summed in exact integers (n k_i - k n_i)^2, so the figure does
+    /// not depend on the order.
+    pub fn of(per_run: impl Iterator<Item = (u64, u64)> + Clone) -> RunLabels {
+        let (mut runs, mut n, mut k) = (0u64, 0u64, 0u64);
+        for (ni, ki) in per_run.clone().filter(|(ni, _)| *ni > 0) {
+            runs += 1;
+            n += ni;
+            k += ki;
+        }
+        let mut out = RunLabels {
+            runs,
+            labels: n,
+            regressions: k,
+            design_effect: None,
+        };
+        if runs < 2 || k == 0 || k == n {
+            return out;
+        }
+        if runs == n {
+            // One label a run: nothing inside a run to be alike, and the
+            // binomial variance is exact.
+            out.design_effect = Some(1.0);
+            return out;
+        }
+        // sum (k_i - (k/n) n_i)^2 = S / n^2 with S = sum (n k_i - k n_i)^2.
+        let s: f64 = per_run
+            .filter(|(ni, _)| *ni > 0)
+            .map(|(ni, ki)| {
+                let d = i128::from(n) * i128::from(ki) - i128::from(k) * i128::from(ni);
+                (d as f64) * (d as f64)
+            })
+            .sum();
+        let (m, nf, kf) = (runs as f64, n as f64, k as f64);
+        // v = m/(m-1) S/n^4 against p(1-p)/n = k(n-k)/n^3.
+        let deff = m / (m - 1.0) * s / (nf * kf * (nf - kf));
+        out.design_effect = Some(deff.max(1.0));
+        out
+    }
+
+    /// `n` labels, `k` of them regressions, each label its own run: what
+    /// [`RunLabels::of`] gives for one label a run, without the runs.
+    pub fn independent(n: u64, k: u64) -> RunLabels {
+        RunLabels {
+            runs: n,
+            labels: n,
+            regressions: k,
+            design_effect: (n >= 2 && k > 0 && k < n).then_some(1.0),
+        }
+    }
+
+    /// Labels as if independent: n over the design effect (n when it is
+    /// undefined).
+    pub fn effective_labels(&self) -> f64 {
+        self.labels as f64 / self.design_effect.unwrap_or(1.0)
+    }
+}
+
+/// The run-level upper bound at 1 - `alpha` on the rate of regressions per
+/// label, when runs are independent and the turns of one run need not be
+/// (Korn and Graubard's Clopper-Pearson interval for clustered samples,
+/// Survey Methodology 24 (1998) 193-201): the exact bound on effective
+/// counts, n_eff = n / deff, cut further by (t_{n-1} / t_{m-1})^2 for the
+/// m runs the variance rests on, with p = k / n kept.
+///
+/// Where the data cannot estimate the design effect it does not assume
+/// independence: with no regression the bound is the exact one with each
+/// run one trial (valid whatever the correlation inside a run: a run with
+/// rate q has no regression with probability at least 1 - q), with
+/// regressions in a single run it is 1. None without labels.
+pub fn run_level_upper(l: &RunLabels, alpha: f64) -> Option<f64> {
+    let (n, k) = (l.labels, l.regressions);
+    if n == 0 {
+        return None;
+    }
+    if k == 0 {
+        return clopper_pearson_upper(0, l.runs, alpha);
+    }
+    if l.runs < 2 || k >= n {
+        return Some(1.0);
+    }
+    if l.runs == n && l.design_effect == Some(1.0) {
+        // Independent labels: the exact bound itself.
+        return clopper_pearson_upper(k, n, alpha);
+    }
+    let p = k as f64 / n as f64;
+    let mut n_eff = l.effective_labels();
+    if n > 1 {
+        let ratio = t_quantile((n - 1) as f64, alpha) / t_quantile((l.runs - 1) as f64, alpha);
+        n_eff *= (ratio * ratio).min(1.0);
+    }
+    clopper_pearson_upper_real(p * n_eff, n_eff, alpha)
+}
+
+/// Whether [`run_level_upper`] at 1 - `alpha` is at most `r`, without
+/// the bound's search where the exact test says it at once (no
+/// regression; independent labels: the binomial tail at `r`).
+pub fn run_level_passes(l: &RunLabels, r: f64, alpha: f64) -> bool {
+    let (n, k) = (l.labels, l.regressions);
+    if n == 0 {
+        return false;
+    }
+    if k == 0 {
+        return binom_cdf(0, l.runs, r) <= alpha;
+    }
+    if l.runs == n && l.design_effect == Some(1.0) {
+        return binom_cdf(k, n, r) <= alpha;
+    }
+    run_level_upper(l, alpha).is_some_and(|u| u <= r)
+}
+
+/// The p-value of "the rate is `r` or more" that matches
+/// [`run_level_upper`]: the least alpha at which the bound is at most
+/// `r` (1 without labels or when no alpha below 1 gets it there).
+pub fn run_level_p_value(l: &RunLabels, r: f64) -> f64 {
+    if l.labels == 0 {
+        return 1.0;
+    }
+    // The exact tests' own p-values where the bound is theirs.
+    if l.regressions == 0 {
+        return binom_cdf(0, l.runs, r);
+    }
+    if l.runs == l.labels && l.design_effect == Some(1.0) {
+        return binom_cdf(l.regressions, l.labels, r);
+    }
+    let at = |a: f64| run_level_upper(l, a).is_some_and(|u| u <= r);
+    if !at(0.999_999) {
+        return 1.0;
+    }
+    // The bound falls as alpha rises: bisect on ln alpha.
+    let (mut lo, mut hi) = ((1e-300f64).ln(), (0.999_999f64).ln());
+    if at(lo.exp()) {
+        return lo.exp();
+    }
+    // 60 halvings of ln alpha's range (about 690): within 1e-15.
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if at(mid.exp()) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi.exp()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,6 +552,62 @@ mod tests {
             power(n)
         );
         assert_eq!(labels_for_power(0.02, 0.02, 0.05, 0.8), None);
+    }
+
+    /// Student's t quantiles (R's qt(0.95, df)), the real-valued bound
+    /// at whole counts, and the run-level bound where each run holds one
+    /// label: all three are the plain exact bound.
+    #[test]
+    fn run_level_bound_reduces_to_the_exact_one_for_independent_labels() {
+        for (df, want) in [(1.0, 6.313752), (10.0, 1.812461), (1e9, 1.644854)] {
+            let t = t_quantile(df, 0.05);
+            assert!((t - want).abs() < 1e-5, "t({df}) = {t}");
+        }
+        for (k, n) in [(0u64, 50u64), (1, 10), (5, 100), (10, 1000), (3, 3)] {
+            let cp = clopper_pearson_upper(k, n, 0.05).unwrap();
+            let real = clopper_pearson_upper_real(k as f64, n as f64, 0.05).unwrap();
+            assert!((cp - real).abs() < 1e-9, "{k}/{n}: {cp} vs {real}");
+            let per_run = (0..n).map(|i| (1u64, u64::from(i < k)));
+            let l = RunLabels::of(per_run);
+            assert_eq!((l.runs, l.labels, l.regressions), (n, n, k));
+            assert_eq!(l, RunLabels::independent(n, k));
+            // One label a run: nothing to be alike.
+            if k > 0 && k < n {
+                assert_eq!(l.design_effect, Some(1.0));
+            }
+            let u = run_level_upper(&l, 0.05).unwrap();
+            assert_eq!(u, cp, "{k}/{n}");
+            let lo = clopper_pearson_lower(k, n, 0.05).unwrap();
+            assert!((clopper_pearson_lower_real(k as f64, n as f64, 0.05) - lo).abs() < 1e-9);
+            assert!(run_level_passes(&l, u + 1e-9, 0.05) && !run_level_passes(&l, u - 1e-6, 0.05));
+            if u < 1.0 {
+                let p = run_level_p_value(&l, u + 1e-9);
+                assert!(p <= 0.05 + 1e-6 && p > 0.04, "{k}/{n}: p {p}");
+            }
+        }
+    }
+
+    /// Verdicts alike within a run: 200 runs of 30 labels, 20 runs with
+    /// every label a regression. The design effect is about 1 + (30 - 1)
+    /// = 30 (the intra-run correlation is 1), and the bound rests on the
+    /// runs, not on the 6,000 labels.
+    #[test]
+    fn alike_runs_raise_the_design_effect() {
+        let per_run = (0..200u64).map(|i| (30u64, if i < 20 { 30 } else { 0 }));
+        let l = RunLabels::of(per_run);
+        let d = l.design_effect.unwrap();
+        assert!((d - 30.0).abs() < 0.5, "{d}");
+        let u = run_level_upper(&l, 0.05).unwrap();
+        // 20 of 200 runs: the exact bound on runs is about 0.14.
+        let runs = clopper_pearson_upper(20, 200, 0.05).unwrap();
+        assert!((u - runs).abs() < 0.01, "{u} vs {runs}");
+        assert!(u > clopper_pearson_upper(600, 6000, 0.05).unwrap() + 0.02);
+        // No regression: each run one trial.
+        let none = RunLabels::of((0..200u64).map(|_| (30u64, 0u64)));
+        assert_eq!(
+            run_level_upper(&none, 0.05),
+            clopper_pearson_upper(0, 200, 0.05)
+        );
     }
 
     #[test]
