@@ -17,6 +17,7 @@ mod first_reading;
 mod fuzz_check;
 mod import;
 mod import_review;
+mod label_patterns;
 mod merge;
 mod mine;
 mod production;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The risk simulations of #33 at the replicate counts their guarantees are
+# stated at (cargo test runs them smaller): clustered verdicts (bound
+# coverage, 1,000 replicates a setting; calibrate's family-wise error, 400),
+# labels missing where the critic fails (200), labels missing by confidence
+# through the program (50 sweeps), and mine's eight near-budget patterns.
+# Each prints its figures; any that misses its guarantee fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CRITIC_GATE_SIM_FULL=1
+cargo test --release --locked --lib calibrate::simulation -- --nocapture --test-threads 1 2>&1 |
+  grep -E "clustering|clustered|critic fails|case 1|test result|panicked"
+cargo test --release --locked --lib mine:: -- --nocapture --test-threads 1 2>&1 |
+  grep -E "mine|test result|panicked"
+cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
+  grep -E "MNAR|test result|panicked"

@@ -1,0 +1,126 @@
+//! Risk figures on traffic as it really is (#33), end to end through the
+//! program: production's critic runs only where production's gate fires,
+//! so the turns a gate skips have no labels. Set CRITIC_GATE_SIM_FULL=1
+//! (scripts/simulate-risk.sh does) for the full replicate counts.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::util::*;
+
+/// `small` replicates under `cargo test`, `full` with CRITIC_GATE_SIM_FULL.
+fn replicates(small: u64, full: u64) -> u64 {
+    match std::env::var_os("CRITIC_GATE_SIM_FULL") {
+        Some(_) => full,
+        None => small,
+    }
+}
+
+/// splitmix64 in (0, 1].
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (((z ^ (z >> 31)) >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The critic's chance of revising a turn of confidence `c`: lower
+/// confidence, more revisions.
+fn revise_rate(c: f64) -> f64 {
+    match c {
+        c if c < 0.5 => 0.10,
+        c if c < 0.6 => 0.04,
+        _ => 0.01,
+    }
+}
+
+/// `runs` runs of 10 turns recorded by a deployment whose legacy gate
+/// (threshold 0.6) fired below 0.6: a critic event there, a 0-token
+/// approve (no critic ran) above. No label is missing at random: all
+/// missing ones are the confident turns.
+fn traffic(rng: &mut Rng, runs: u64) -> String {
+    let mut t = String::new();
+    for r in 0..runs {
+        for turn in 0..10 {
+            let c = (rng.next() * 1000.0).floor() / 1000.0;
+            let revised = rng.next() < revise_rate(c);
+            let critic = match c < 0.6 {
+                true => format!(
+                    "{{\"ran\": true, \"verdict\": \"{}\", \"reflection_latency_ms\": 2000.0, \"reflection_tokens_in\": 3000, \"reflection_tokens_out\": 40}}",
+                    if revised { "revise" } else { "approve" }
+                ),
+                false => "{\"verdict\": \"approve\", \"reflection_tokens_in\": 0, \"reflection_tokens_out\": 0}".to_string(),
+            };
+            let _ = writeln!(
+                t,
+                "{{\"run_id\": \"r{r}\", \"turn\": {turn}, \"draft\": \"Your order ships on Tuesday from the north warehouse.\", \"confidence\": {c}, \"critic\": {critic}}}"
+            );
+        }
+    }
+    t
+}
+
+const CONFIG: &str = r#"
+baseline = "production"
+[variants.production]
+metacognition_selective_gate = false
+metacognition_confidence_threshold = 0.6
+[sweep]
+metacognition_selective_gate = [false]
+metacognition_confidence_threshold = [0.5]
+"#;
+
+/// Labels missing by confidence: the review drew the baseline at 146
+/// harmful skips per 1,000 turns against a true 21 (its own skips, all
+/// unlabelled, at a bound of 1) and misread a candidate. On new skips the
+/// baseline adds no harm, and the candidate lowering the threshold to
+/// 0.5 (new skips: confidence 0.5 to 0.6, a tenth of the turns, true
+/// rate 0.04, so 4 new harmful skips per 1,000 turns) is drawn at no
+/// less than that, on average over the replicates.
+#[test]
+fn labels_missing_by_confidence_give_the_baseline_no_new_harm() {
+    let n = replicates(3, 50);
+    let d = Dir::new();
+    let cfg = d.write("c.toml", CONFIG);
+    let mut rng = Rng(0x0c0f);
+    let mut points = Vec::new();
+    for i in 0..n {
+        let input = d.write(&format!("t{i}.jsonl"), traffic(&mut rng, 500));
+        let out = d.path(&format!("s{i}"));
+        let args = [
+            "sweep",
+            input.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--quiet",
+        ];
+        expect_code(&run_in(&out, &args), 0);
+        let rows = csv_rows(&std::fs::read_to_string(out.join("frontier.csv")).unwrap());
+        let by = |base: bool| -> &HashMap<String, String> {
+            rows.iter()
+                .find(|r| (r["baseline"] == "true") == base)
+                .unwrap()
+        };
+        let f = |r: &HashMap<String, String>, k: &str| r[k].parse::<f64>().unwrap();
+        let (base, cand) = (by(true), by(false));
+        assert_eq!(f(base, "harmful_skips_per_1k_turns_upper95"), 0.0, "{base:?}");
+        assert_eq!(f(base, "new_skips"), 0.0);
+        // Every new skip of the candidate was a production fire: labelled.
+        assert_eq!(f(cand, "label_coverage"), 1.0, "{cand:?}");
+        points.push(f(cand, "harmful_skips_per_1k_turns_upper95"));
+        // The baseline's own skips are all unlabelled: the old all-skip
+        // figures rested on nothing.
+        let s = summary(&out);
+        let b = &s["variants"]["production"];
+        assert_eq!(b["all_skips_labelled"], 0, "{b}");
+        assert!(b["skips"].as_u64().unwrap() > 1500, "{b}");
+    }
+    let mean = points.iter().sum::<f64>() / points.len() as f64;
+    eprintln!("MNAR by confidence: the candidate's point averages {mean:.2} new harmful skips per 1,000 turns over {n} replicates (true 4.0): {points:?}");
+    assert!(mean >= 4.0, "{mean}");
+}
