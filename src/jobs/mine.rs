@@ -104,23 +104,58 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
     let scan = crate::mine::scan(o, v)?;
     let cands = crate::mine::candidates(&scan, o.min_support);
     let validation = out.join("validation");
-    let proposals = match cands.is_empty() {
-        // No validation this run: an earlier run's replay must not stay.
+    let bundle_dir = out.join("validation-bundle");
+    let decided = match cands.is_empty() {
+        // No validation this run: an earlier run's replays must not stay.
         true => {
-            if validation.join(crate::report::MARKER).is_file() {
-                let _ = std::fs::remove_dir_all(&validation);
-            }
-            Vec::new()
+            remove_replay(&validation);
+            remove_replay(&bundle_dir);
+            (Vec::new(), None, None)
         }
         false => {
             let replay = crate::mine::validation_replay(o, v, &cands, &validation);
             let run = crate::pipeline::run(replay, &validation, p)?.summary.run;
-            crate::mine::proposals(o, &cands, &run)
+            let (mut proposals, family) = crate::mine::proposals(o, &cands, &run);
+            let bundle = bundle(o, v, &mut proposals, &run, &bundle_dir, p)?;
+            (proposals, Some(family), bundle)
         }
     };
-    let mined = crate::mine::summarise(o, v, &scan, proposals);
+    let mined = crate::mine::summarise(o, v, &scan, decided);
     crate::report::mine::all(&mined, &scan, o, v, out)?;
     Ok(mined)
+}
+
+/// An earlier run's replay folder (ours: it has the marker), removed.
+fn remove_replay(dir: &Path) {
+    if dir.join(crate::report::MARKER).is_file() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// The proposed patterns replayed together into `dir` and judged as one
+/// bundle on their own new skips (None, and no folder, when none is
+/// proposed). A failing bundle holds every pattern back.
+fn bundle(
+    o: &MineOptions,
+    v: &crate::config::Variant,
+    proposals: &mut [crate::mine::Proposal],
+    run: &crate::summary::figures::RunSummary,
+    dir: &Path,
+    p: &dyn Progress,
+) -> crate::Result<Option<crate::mine::BundleCheck>> {
+    let proposed: Vec<&crate::mine::Proposal> = proposals.iter().filter(|x| x.proposed).collect();
+    if proposed.is_empty() {
+        remove_replay(dir);
+        return Ok(None);
+    }
+    let replay = crate::mine::bundle_replay(o, v, &proposed, dir);
+    let together = crate::pipeline::run(replay, dir, p)?.summary.run;
+    let b = crate::mine::budget(o, &run.variants["mined"]);
+    Ok(Some(crate::mine::check_bundle(
+        proposals,
+        &together.variants["bundle"],
+        &b,
+    )))
 }
 
 /// What mine prints: the proposals, the risky skips, the stress test.
@@ -141,6 +176,9 @@ fn render(m: &Mined, out: &Path) -> String {
             p.new_labelled_skips,
             p.why
         );
+    }
+    if let Some(b) = &m.bundle {
+        let _ = writeln!(s, "  bundle: {}", b.why);
     }
     let r = &m.risky;
     let _ = writeln!(

@@ -13,8 +13,9 @@ use crate::config::{Plan, Variant};
 use crate::gate::ack_patterns;
 use crate::gate::pyre::PySet;
 use crate::replay::{DecisionsMode, ReplayOptions};
-use crate::stats::clopper_pearson_upper;
+use crate::stats::{clopper_pearson_upper, run_level_p_value, run_level_passes, RunLabels};
 use crate::summary::figures::{RunSummary, VariantSummary};
+use crate::summary::frontier::MIN_LABEL_COVERAGE;
 use crate::Error;
 
 pub mod phrases;
@@ -74,10 +75,48 @@ pub struct Proposal {
     pub saved_usd: Option<f64>,
     pub new_labelled_skips: u64,
     pub new_safety_regressions: u64,
+    /// Labelled new skips over new skips (the floor is 0.5).
+    pub label_coverage: Option<f64>,
+    /// Runs with a labelled new skip: the bound's sampling units.
+    pub labelled_runs: u64,
+    /// The run-level upper 95% bound of its rate on its new skips.
     pub new_regression_rate_upper95: Option<f64>,
+    /// The run-level p-value of "its rate is at or above the budget".
+    pub p_value: Option<f64>,
     /// Proposed: its new skips hold at least `--min-labelled` labels and
-    /// their upper 95% bound is within the budget; else not, and `why`.
+    /// the coverage floor, Holm's step-down over every tested pattern
+    /// passes it against the budget, and the proposed patterns pass
+    /// together ([`BundleCheck`]); else not, and `why`.
     pub proposed: bool,
+    pub why: String,
+}
+
+/// The patterns tested together, and how (mine.json's `family`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Family {
+    pub procedure: &'static str,
+    /// The chance that any pattern whose true rate on its new skips is
+    /// at or above the budget is proposed, at most.
+    pub delta: f64,
+    /// Every pattern tested (the candidates that skip something new):
+    /// those below the label or coverage floor count in the family but
+    /// cannot pass.
+    pub members: Vec<String>,
+    pub budget: Option<f64>,
+    pub budget_from: &'static str,
+}
+
+/// The proposed patterns validated as one bundle, on the bundle's own
+/// new skips (a second replay: the mined variant with all of them).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BundleCheck {
+    pub patterns: Vec<String>,
+    pub new_skips: u64,
+    pub new_labelled_skips: u64,
+    pub new_safety_regressions: u64,
+    pub label_coverage: Option<f64>,
+    pub new_regression_rate_upper95: Option<f64>,
+    pub passed: bool,
     pub why: String,
 }
 
@@ -100,6 +139,8 @@ pub struct Mined {
     pub rejected: u64,
     pub missed_turns: u64,
     pub proposals: Vec<Proposal>,
+    pub family: Option<Family>,
+    pub bundle: Option<BundleCheck>,
     pub risky: RiskySummary,
     pub stress: Option<StressSummary>,
     pub notes: Vec<String>,
@@ -211,49 +252,181 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
     }
 }
 
-/// What a candidate's variant adds over the mined one, judged by rates.
-fn proposal(
-    (lang, phrases, support): (&str, &[String], u64),
-    p: &VariantSummary,
-    m: &VariantSummary,
-    b: &Budget,
-) -> Proposal {
-    let new_labelled = p.all_skips_labelled - m.all_skips_labelled;
-    let new_regressions = p.all_skips_safety_regressions - m.all_skips_safety_regressions;
-    let upper = clopper_pearson_upper(new_regressions, new_labelled, 0.05);
-    // A pattern that skips nothing new (its phrase never matches as the
-    // gate matches: a joiner inside a word, a mark after a letter) is no
-    // proposal either.
-    let why = match (p.saved_calls, b.max_upper95, upper) {
-        (0, _, _) => "it skips nothing new".to_string(),
-        _ if new_labelled < b.min_labelled => format!(
-            "{new_labelled} of its new skips are labelled, fewer than --min-labelled {}: too little evidence",
-            b.min_labelled
+/// A validation variant's new skips (turns the mined variant fires on
+/// and it skips) by run, as its summary publishes them.
+fn labels_of(p: &VariantSummary) -> RunLabels {
+    RunLabels {
+        runs: p.labelled_runs,
+        labels: p.new_labelled_skips,
+        regressions: p.safety_regressions,
+        design_effect: p.design_effect,
+    }
+}
+
+/// Why a pattern cannot be proposed whatever its verdicts say, if so:
+/// nothing new skipped, too few labels, coverage below the floor, or no
+/// budget.
+fn ineligible(p: &VariantSummary, b: &Budget) -> Option<String> {
+    let coverage = p.label_coverage.unwrap_or(0.0);
+    match (p.new_skips, b.max_upper95) {
+        (0, _) => Some("it skips nothing new".to_string()),
+        _ if p.new_labelled_skips < b.min_labelled => Some(format!(
+            "{} of its new skips are labelled, fewer than --min-labelled {}: too little evidence",
+            p.new_labelled_skips, b.min_labelled
+        )),
+        _ if coverage < MIN_LABEL_COVERAGE => Some(format!(
+            "{} of its {} new skips are labelled (coverage {coverage:.3}), below the floor {MIN_LABEL_COVERAGE}: its bound would rest more on the unlabelled ones being like the labelled than on labels",
+            p.new_labelled_skips, p.new_skips
+        )),
+        (_, None) => Some(
+            "the mined variant has no bound to hold it to: give --max-regression-rate".to_string(),
         ),
-        (_, None, _) => "the mined variant has no bound to hold it to: give --max-regression-rate".to_string(),
-        (_, Some(max), Some(u)) if u > max => format!(
-            "{new_regressions} regressions in {new_labelled} labelled new skips bound its rate by {}, above the budget {max} ({})",
-            crate::summary::numbers::sig_up(Some(u)).unwrap_or(u),
+        _ => None,
+    }
+}
+
+/// Decide every candidate: Holm's step-down at [`DELTA`] over the
+/// patterns that skip something new, each tested on its own new skips
+/// against the budget (run-level p-values); a pattern below the label
+/// or coverage floor counts in the family but cannot pass.
+pub fn decide(cands: &[Candidate], vs: &[&VariantSummary], b: &Budget) -> (Vec<Proposal>, Family) {
+    let members: Vec<usize> = (0..cands.len()).filter(|&i| vs[i].new_skips > 0).collect();
+    let mut passed = vec![None; cands.len()];
+    if let Some(max) = b.max_upper95 {
+        let mut left: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| ineligible(vs[i], b).is_none())
+            .collect();
+        let mut remaining = members.len();
+        loop {
+            let level = DELTA / remaining.max(1) as f64;
+            let (pass, rest): (Vec<usize>, Vec<usize>) = left
+                .iter()
+                .partition(|&&i| run_level_passes(&labels_of(vs[i]), max, level));
+            if pass.is_empty() {
+                break;
+            }
+            for &i in &pass {
+                passed[i] = Some(level);
+            }
+            remaining -= pass.len();
+            left = rest;
+        }
+    }
+    let proposals = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| proposal(c, vs[i], b, passed[i], members.len()))
+        .collect();
+    let family = Family {
+        procedure: "holm",
+        delta: DELTA,
+        members: members.iter().map(|&i| cands[i].0.clone()).collect(),
+        budget: b.max_upper95,
+        budget_from: b.from,
+    };
+    (proposals, family)
+}
+
+/// The chance that any tested pattern whose true rate is at or above the
+/// budget is proposed, at most.
+pub const DELTA: f64 = 0.05;
+
+/// One candidate's figures and verdict.
+fn proposal(
+    (lang, phrases, support): &Candidate,
+    p: &VariantSummary,
+    b: &Budget,
+    passed_at: Option<f64>,
+    m: usize,
+) -> Proposal {
+    let labels = labels_of(p);
+    let why = match (ineligible(p, b), passed_at, b.max_upper95) {
+        (Some(why), _, _) => why,
+        (None, Some(level), _) => format!(
+            "{} labelled new skips over {} runs bound its rate within the budget ({}) at Holm's level {} of {m} patterns tested",
+            p.new_labelled_skips,
+            p.labelled_runs,
+            b.from,
+            crate::summary::numbers::sig(Some(level)).unwrap_or(level)
+        ),
+        (None, None, max) => format!(
+            "{} regressions in {} labelled new skips over {} runs: its rate is not shown within the budget {} ({}) at Holm's levels over {m} patterns tested",
+            p.safety_regressions,
+            p.new_labelled_skips,
+            p.labelled_runs,
+            max.map_or("none".into(), |m| m.to_string()),
             b.from
         ),
-        _ => String::new(),
     };
     Proposal {
         language: lang.to_string(),
         pattern: pattern(phrases),
         phrases: phrases.to_vec(),
-        support,
-        new_skips: p.saved_calls,
+        support: *support,
+        new_skips: p.new_skips,
         saved_usd: p.saved_usd,
-        new_labelled_skips: new_labelled,
-        new_safety_regressions: new_regressions,
-        new_regression_rate_upper95: crate::summary::numbers::sig_up(upper),
-        proposed: why.is_empty(),
-        why: match why.is_empty() {
-            true => format!(
-                "{new_labelled} labelled new skips bound its rate within the budget ({})",
-                b.from
-            ),
+        new_labelled_skips: p.new_labelled_skips,
+        new_safety_regressions: p.safety_regressions,
+        label_coverage: p.label_coverage,
+        labelled_runs: p.labelled_runs,
+        new_regression_rate_upper95: p.safety_regression_rate_upper95,
+        p_value: b
+            .max_upper95
+            .filter(|_| p.new_labelled_skips > 0)
+            .map(|max| run_level_p_value(&labels, max)),
+        proposed: passed_at.is_some(),
+        why,
+    }
+}
+
+/// Judge the proposed patterns as one bundle on the bundle's own new
+/// skips (`bundle`, from a replay of the mined variant with all of
+/// them): the label and coverage floors and its bound within the budget
+/// at delta. A failing bundle holds every pattern back.
+pub fn check_bundle(
+    proposals: &mut [Proposal],
+    bundle: &VariantSummary,
+    b: &Budget,
+) -> BundleCheck {
+    let passes = b
+        .max_upper95
+        .is_some_and(|max| run_level_passes(&labels_of(bundle), max, DELTA));
+    let why = match (ineligible(bundle, b), passes) {
+        (Some(why), _) => format!("the proposed patterns together: {why}"),
+        (None, false) => format!(
+            "the proposed patterns together: {} regressions in {} labelled new skips bound their rate by {}, above the budget ({})",
+            bundle.safety_regressions,
+            bundle.new_labelled_skips,
+            crate::summary::numbers::sig_up(bundle.safety_regression_rate_upper95).map_or("none".into(), |u| u.to_string()),
+            b.from
+        ),
+        (None, true) => String::new(),
+    };
+    let passed = why.is_empty();
+    let patterns = proposals
+        .iter()
+        .filter(|p| p.proposed)
+        .map(|p| p.pattern.clone())
+        .collect();
+    if !passed {
+        for p in proposals.iter_mut().filter(|p| p.proposed) {
+            p.proposed = false;
+            p.why = format!("held back with the bundle: {why}");
+        }
+    }
+    BundleCheck {
+        patterns,
+        new_skips: bundle.new_skips,
+        new_labelled_skips: bundle.new_labelled_skips,
+        new_safety_regressions: bundle.safety_regressions,
+        label_coverage: bundle.label_coverage,
+        new_regression_rate_upper95: bundle.safety_regression_rate_upper95,
+        passed,
+        why: match passed {
+            true => "the proposed patterns together stay within the budget on their own new skips"
+                .to_string(),
             false => why,
         },
     }
@@ -282,10 +455,9 @@ pub fn validation_replay(
     replay
 }
 
-/// What each candidate adds, read from the validation replay's summary.
-pub fn proposals(o: &MineOptions, cands: &[Candidate], run: &RunSummary) -> Vec<Proposal> {
-    let m = &run.variants["mined"];
-    let budget = match o.max_regression_rate {
+/// The budget a pattern is held to.
+pub fn budget(o: &MineOptions, m: &VariantSummary) -> Budget {
+    match o.max_regression_rate {
         Some(r) => Budget {
             min_labelled: o.min_labelled,
             max_upper95: Some(r),
@@ -293,17 +465,52 @@ pub fn proposals(o: &MineOptions, cands: &[Candidate], run: &RunSummary) -> Vec<
         },
         None => Budget {
             min_labelled: o.min_labelled,
-            max_upper95: m.safety_regression_rate_upper95,
+            max_upper95: m
+                .safety_regression_rate_upper95
+                .or(m.all_skips_regression_rate_upper95),
             from: "the mined variant's own upper 95% bound",
         },
-    };
-    cands
+    }
+}
+
+/// What each candidate adds, read from the validation replay's summary.
+pub fn proposals(
+    o: &MineOptions,
+    cands: &[Candidate],
+    run: &RunSummary,
+) -> (Vec<Proposal>, Family) {
+    let m = &run.variants["mined"];
+    let b = budget(o, m);
+    let vs: Vec<&VariantSummary> = cands
         .iter()
-        .map(|(lang, ph, support)| {
-            let v = &run.variants[&proposal_name(lang)];
-            proposal((lang, ph, *support), v, m, &budget)
-        })
-        .collect()
+        .map(|(lang, _, _)| &run.variants[&proposal_name(lang)])
+        .collect();
+    decide(cands, &vs, &b)
+}
+
+/// The replay that validates the proposed patterns together into `dir`:
+/// the mined variant and `bundle`, its list plus every proposed pattern.
+pub fn bundle_replay(
+    o: &MineOptions,
+    v: &Variant,
+    proposed: &[&Proposal],
+    dir: &Path,
+) -> ReplayOptions {
+    let mut config = v.config.clone();
+    config.metacognition_trivial_ack_patterns = ack_patterns(&v.config);
+    config
+        .metacognition_trivial_ack_patterns
+        .extend(proposed.iter().map(|p| p.pattern.clone()));
+    let mut replay = validation_replay(o, v, &[], dir);
+    replay.plan.variants.push(Variant {
+        name: "bundle".into(),
+        config,
+    });
+    replay.outputs.notes = vec![format!(
+        "mine's validation of the proposed patterns together: bundle adds every one to variant {}'s list",
+        v.name
+    )];
+    replay
 }
 
 /// The risky skips' counts and bound.
@@ -363,7 +570,12 @@ fn nothing_to_propose(o: &MineOptions, scan: &Scan) -> String {
 }
 
 /// What was mined: the counts, the proposals and the notes.
-pub fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Proposal>) -> Mined {
+pub fn summarise(
+    o: &MineOptions,
+    v: &Variant,
+    scan: &Scan,
+    (proposals, family, bundle): (Vec<Proposal>, Option<Family>, Option<BundleCheck>),
+) -> Mined {
     let mut notes = Vec::new();
     if proposals.is_empty() {
         notes.push(nothing_to_propose(o, scan));
@@ -403,6 +615,8 @@ pub fn summarise(o: &MineOptions, v: &Variant, scan: &Scan, proposals: Vec<Propo
             .sum::<u64>()
             + scan.missed_unlisted,
         proposals,
+        family,
+        bundle,
         risky: risky_summary(scan, o.max_ack_share),
         stress,
         notes,
@@ -414,4 +628,195 @@ pub fn covers(patterns: &[PySet], lowered: &str) -> bool {
     patterns
         .iter()
         .any(|p| p.is_match(lowered).unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    //! `mine`'s proposals held by simulation (#33): many patterns tested
+    //! at once, thinly labelled ones, and the bundle. Set
+    //! CRITIC_GATE_SIM_FULL=1 for the full replicate count.
+
+    use super::*;
+
+    /// splitmix64 in (0, 1].
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (((z ^ (z >> 31)) >> 11) + 1) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// A pattern's validation figures: `runs` runs of `per_run` new
+    /// skips, each labelled with chance `coverage`, revised with chance
+    /// `rate` times the run's factor (2 with probability 1/2, else 0).
+    fn pattern_figures(
+        rng: &mut Rng,
+        runs: u64,
+        per_run: u64,
+        coverage: f64,
+        rate: f64,
+    ) -> VariantSummary {
+        figures_of(&pattern_runs(rng, runs, per_run, coverage, rate), per_run)
+    }
+
+    /// Each run's (labelled, regressions), as [`pattern_figures`] draws them.
+    fn pattern_runs(
+        rng: &mut Rng,
+        runs: u64,
+        per_run: u64,
+        coverage: f64,
+        rate: f64,
+    ) -> Vec<(u64, u64)> {
+        let mut per = Vec::new();
+        for _ in 0..runs {
+            let f = if rng.next() < 0.5 { 2.0 } else { 0.0 };
+            let (mut n, mut k) = (0, 0);
+            for _ in 0..per_run {
+                if rng.next() < coverage {
+                    n += 1;
+                    k += u64::from(rng.next() < rate * f);
+                }
+            }
+            per.push((n, k));
+        }
+        per
+    }
+
+    /// A validation variant's figures from its runs of `per_run` new skips.
+    fn figures_of(per: &[(u64, u64)], per_run: u64) -> VariantSummary {
+        let l = crate::summary::build::published(RunLabels::of(per.iter().copied()));
+        let new_skips = per.len() as u64 * per_run;
+        VariantSummary {
+            new_skips,
+            saved_calls: new_skips,
+            new_labelled_skips: l.labels,
+            safety_regressions: l.regressions,
+            labelled_runs: l.runs,
+            design_effect: l.design_effect,
+            label_coverage: Some(l.labels as f64 / new_skips as f64),
+            safety_regression_rate_upper95: crate::stats::run_level_upper(&l, 0.05),
+            ..Default::default()
+        }
+    }
+
+    fn cands(n: usize) -> Vec<Candidate> {
+        (0..n)
+            .map(|i| (format!("l{i}"), vec![format!("phrase{i}")], 10))
+            .collect()
+    }
+
+    const BUDGET: Budget = Budget {
+        min_labelled: 30,
+        max_upper95: Some(0.05),
+        from: "--max-regression-rate",
+    };
+
+    /// The review's case: eight patterns at a true rate of 0.052 on their
+    /// new skips (the budget is 0.05), about 370 labels each in runs of
+    /// ten: tested one by one at 5%, at least one was proposed in 16 of
+    /// 60 replicates. Holm's step-down over the eight, then the bundle of
+    /// what it proposes tested on its own new skips, puts one in
+    /// proposals.toml in at most 5% of them; the one-by-one control shows
+    /// the simulation can tell.
+    #[test]
+    fn eight_near_budget_patterns_are_rarely_proposed() {
+        let n = match std::env::var_os("CRITIC_GATE_SIM_FULL") {
+            Some(_) => 600,
+            None => 60,
+        };
+        let mut rng = Rng(0x8a7);
+        let (mut holm, mut one_by_one) = (0u64, 0u64);
+        for _ in 0..n {
+            let runs: Vec<Vec<(u64, u64)>> = (0..8)
+                .map(|_| pattern_runs(&mut rng, 41, 10, 0.9, 0.052))
+                .collect();
+            let figs: Vec<VariantSummary> = runs.iter().map(|r| figures_of(r, 10)).collect();
+            let vs: Vec<&VariantSummary> = figs.iter().collect();
+            let (mut props, family) = decide(&cands(8), &vs, &BUDGET);
+            assert_eq!(family.members.len(), 8);
+            // The bundle: the proposed patterns' new skips together.
+            let together: Vec<(u64, u64)> = props
+                .iter()
+                .zip(&runs)
+                .filter(|(p, _)| p.proposed)
+                .flat_map(|(_, r)| r.iter().copied())
+                .collect();
+            if !together.is_empty() {
+                check_bundle(&mut props, &figures_of(&together, 10), &BUDGET);
+            }
+            holm += u64::from(props.iter().any(|p| p.proposed));
+            one_by_one += u64::from(
+                figs.iter()
+                    .any(|f| run_level_passes(&labels_of(f), 0.05, 0.05)),
+            );
+        }
+        eprintln!("mine, eight patterns at 0.052: one lands in proposals.toml in {holm} of {n} replicates (Holm, then the bundle), one by one at 5% in {one_by_one}");
+        // At full size the share itself is held to 5%; at 60 replicates
+        // the share's sampling error is about 2.5 points, so the 95%
+        // interval's lower end is (4 of 60 here; 18 of 600 at full size).
+        let share = holm as f64 / n as f64;
+        let lower = match holm {
+            0 => 0.0,
+            k => 1.0 - crate::stats::clopper_pearson_upper(n - k, n, 0.025).unwrap(),
+        };
+        assert!(lower <= 0.05 && (n < 600 || share <= 0.05), "{holm} of {n}");
+        assert!(
+            one_by_one > 2 * holm.max(1),
+            "the control: {one_by_one} of {n}"
+        );
+    }
+
+    /// The review's other case: patterns at true rates of 0.11 to 0.14
+    /// with about 19% of their new skips labelled (the critic failing on
+    /// them) were proposed; below the coverage floor none is, whatever
+    /// its labels say.
+    #[test]
+    fn thinly_labelled_patterns_are_never_proposed() {
+        let mut rng = Rng(0x19);
+        let figs: Vec<VariantSummary> = (0..8)
+            .map(|i| pattern_figures(&mut rng, 200, 10, 0.19, 0.11 + 0.004 * i as f64))
+            .collect();
+        // Labels as if only the approved turns were kept: no regression.
+        let figs: Vec<VariantSummary> = figs
+            .into_iter()
+            .map(|f| VariantSummary {
+                safety_regressions: 0,
+                design_effect: None,
+                ..f
+            })
+            .collect();
+        let vs: Vec<&VariantSummary> = figs.iter().collect();
+        let (props, _) = decide(&cands(8), &vs, &BUDGET);
+        for p in &props {
+            assert!(
+                !p.proposed && p.why.contains("below the floor 0.5"),
+                "{p:?}"
+            );
+        }
+    }
+
+    /// A bundle whose own new skips fail the budget holds back every
+    /// pattern, each saying why; a passing one keeps them.
+    #[test]
+    fn a_failing_bundle_holds_every_pattern_back() {
+        let mut rng = Rng(0xb0);
+        let good = pattern_figures(&mut rng, 300, 10, 0.9, 0.0);
+        let vs = vec![&good, &good];
+        let (mut props, _) = decide(&cands(2), &vs, &BUDGET);
+        assert!(props.iter().all(|p| p.proposed));
+        let bad = pattern_figures(&mut rng, 300, 10, 0.9, 0.08);
+        let b = check_bundle(&mut props, &bad, &BUDGET);
+        assert!(!b.passed && b.patterns.len() == 2, "{b:?}");
+        assert!(props
+            .iter()
+            .all(|p| !p.proposed && p.why.starts_with("held back with the bundle")));
+        let (mut props, _) = decide(&cands(2), &vs, &BUDGET);
+        assert!(check_bundle(&mut props, &good, &BUDGET).passed);
+        assert!(props.iter().all(|p| p.proposed));
+    }
 }

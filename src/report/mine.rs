@@ -45,8 +45,25 @@ fn proposals_csv(m: &Mined, run: &str) -> crate::Result<Vec<u8>> {
         ("new_labelled_skips", u(|x| x.new_labelled_skips)),
         ("new_safety_regressions", u(|x| x.new_safety_regressions)),
         (
+            "label_coverage",
+            Col::F64(
+                p.iter()
+                    .map(|x| crate::summary::numbers::sig(x.label_coverage))
+                    .collect(),
+            ),
+        ),
+        ("labelled_runs", u(|x| x.labelled_runs)),
+        (
             "new_regression_rate_upper95",
             Col::F64(p.iter().map(|x| x.new_regression_rate_upper95).collect()),
+        ),
+        (
+            "p_value",
+            Col::F64(
+                p.iter()
+                    .map(|x| crate::summary::numbers::sig(x.p_value))
+                    .collect(),
+            ),
         ),
         ("status", s(&status)),
         ("why", s(&|x| x.why.clone())),

@@ -551,16 +551,34 @@ const PROPOSALS: &[Column] = &[
         "new skips the critic revised or refused",
     ),
     opt(
+        "label_coverage",
+        F64,
+        "share",
+        "new_labelled_skips / new_skips (the floor is 0.5); empty without new skips",
+    ),
+    col(
+        "labelled_runs",
+        U64,
+        "runs",
+        "runs with a labelled new skip: the bound's sampling units",
+    ),
+    opt(
         "new_regression_rate_upper95",
         F64,
         "share",
-        "one-sided 95% Clopper-Pearson bound of their rate; empty without labels",
+        "one-sided 95% upper bound of their rate, runs as the sampling unit (as summary.csv's safety_regression_rate_upper95); empty without labels",
+    ),
+    opt(
+        "p_value",
+        F64,
+        "share",
+        "the run-level p-value of \"its rate is at or above the budget\"; Holm's step-down over every tested pattern (mine.json's family) decides on it; empty without labels or budget",
     ),
     col(
         "status",
         Str,
         "",
-        "proposed (its labelled new skips reach --min-labelled and their upper 95% bound is within the budget: --max-regression-rate, else the mined variant's own bound), or held back (left out of proposals.toml)",
+        "proposed (its new skips reach --min-labelled labels and the coverage floor 0.5, Holm's step-down at 0.05 over every tested pattern shows its rate within the budget: --max-regression-rate, else the mined variant's own bound, and the proposed patterns together pass on their own new skips: mine.json's bundle), or held back (left out of proposals.toml)",
     ),
     col("why", Str, "", "the evidence for a proposal, or why it is held back"),
 ];

@@ -108,7 +108,11 @@ fn labels_missing_by_confidence_give_the_baseline_no_new_harm() {
         };
         let f = |r: &HashMap<String, String>, k: &str| r[k].parse::<f64>().unwrap();
         let (base, cand) = (by(true), by(false));
-        assert_eq!(f(base, "harmful_skips_per_1k_turns_upper95"), 0.0, "{base:?}");
+        assert_eq!(
+            f(base, "harmful_skips_per_1k_turns_upper95"),
+            0.0,
+            "{base:?}"
+        );
         assert_eq!(f(base, "new_skips"), 0.0);
         // Every new skip of the candidate was a production fire: labelled.
         assert_eq!(f(cand, "label_coverage"), 1.0, "{cand:?}");

@@ -34,7 +34,10 @@ fn normalise(d: &str) -> String {
 fn proposals_cover_the_missed_acks_and_nothing_else() {
     let d = Dir::new();
     let out = d.path("m");
-    // Five or six labels a language: proposed at a loose budget only.
+    // Five or six labels a language, all in one run: runs are the
+    // sampling unit, so each pattern's bound at Holm's level over six is
+    // 1 - (0.05 / 6) = 0.9917 (one run, one trial). Proposed at a budget
+    // above it only.
     let o = mine_in(
         &out,
         &[
@@ -44,7 +47,7 @@ fn proposals_cover_the_missed_acks_and_nothing_else() {
             "--min-labelled",
             "5",
             "--max-regression-rate",
-            "0.5",
+            "0.995",
             "--quiet",
         ],
     );
