@@ -322,7 +322,7 @@ figures! {
     /// The risky figures are null for a variant without the smart gate:
     /// none of its skips is an ack skip, so there is nothing to judge.
     risky_skips: Option<u64>, "turns",
-        "smart-gate skips whose acks (every match of every pattern) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out; empty for a variant without the smart gate";
+        "smart-gate skips whose acks (every match of every pattern, a repeated ack counted once) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
     risky_skip_rate: Option<f64>, "share",
         "risky_skips / skips; empty without skips or without the smart gate";
     risky_labelled_skips: Option<u64>, "turns",

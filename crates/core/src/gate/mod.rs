@@ -318,32 +318,57 @@ pub fn ack_patterns(config: &FrameworkConfig) -> Vec<String> {
 /// The letters and digits of `text` inside `spans` (sorted, disjoint),
 /// and those outside them that are not in a neutral word (each maximal
 /// run of uncovered letters and digits is a word).
-fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize) {
-    let (mut covered, mut content) = (0, 0);
-    let mut word = String::new();
-    let end_word = |word: &mut String, content: &mut usize| {
+/// Letters and digits: (in the matched acks, each distinct ack text
+/// counted once; outside them, function and courtesy words left out),
+/// and whether a negation or contrast stands outside them.
+fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize, bool) {
+    let (mut content, mut negated) = (0, false);
+    for (at, word) in words_outside(text, spans) {
+        // "won't", "can't", "don’t": a `t` after an apostrophe after `n`.
+        let before = text[..at].chars().rev().take(2).collect::<String>();
+        let nt = word == "t" && matches!(before.as_str(), "'n" | "’n");
+        negated |= nt || neutral::is_negation(word);
         if !neutral::is_neutral(word) {
-            *content += word.chars().count();
+            content += word.chars().count();
         }
-        word.clear();
-    };
+    }
+    // A repeated ack ("thanks, thanks so much, ... thanks") counts once.
+    let mut seen: Vec<&str> = Vec::with_capacity(spans.len());
+    let mut covered = 0;
+    for &(a, b) in spans {
+        let ack = &text[a..b];
+        if !seen.contains(&ack) {
+            seen.push(ack);
+            covered += ack.chars().filter(|c| c.is_alphanumeric()).count();
+        }
+    }
+    (covered, content, negated)
+}
+
+/// The words (runs of letters and digits) of `text` outside `spans`
+/// (sorted, disjoint byte ranges), with their byte offsets; a span cuts a
+/// word.
+fn words_outside<'t>(text: &'t str, spans: &[(usize, usize)]) -> Vec<(usize, &'t str)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
     let mut span = spans.iter().peekable();
     for (i, c) in text.char_indices() {
         while span.next_if(|(_, b)| *b <= i).is_some() {}
         let inside = span.peek().is_some_and(|(a, _)| *a <= i);
-        match (c.is_alphanumeric(), inside) {
-            (true, true) => covered += 1,
-            (true, false) => word.push(c),
-            (false, _) => {}
-        }
-        if (!c.is_alphanumeric() || inside) && !word.is_empty() {
-            end_word(&mut word, &mut content);
+        let letter = c.is_alphanumeric() && !inside;
+        match (letter, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
         }
     }
-    if !word.is_empty() {
-        end_word(&mut word, &mut content);
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
     }
-    (covered, content)
+    out
 }
 
 /// One remembered ack share: the pattern list's address and its answer.
@@ -362,6 +387,9 @@ pub struct AckCover {
     pub share: f64,
     /// The byte ranges of the lowered draft the matches cover, merged.
     pub spans: Vec<(usize, usize)>,
+    /// A negation or contrast stands outside the matches (the share is
+    /// then 0: the draft says more than an ack).
+    pub negated: bool,
 }
 
 /// A config compiled for evaluation: patterns compiled once.
@@ -520,14 +548,17 @@ impl Gate {
                 _ => merged.push((a, b)),
             }
         }
-        let (covered, content) = count_letters(lowered, &merged);
-        let share = match covered + content {
-            0 => 1.0,
-            all => covered as f64 / all as f64,
+        let (covered, content, negated) = count_letters(lowered, &merged);
+        let share = match (negated, covered + content) {
+            // A negation or contrast outside the ack: more than an ack.
+            (true, _) => 0.0,
+            (false, 0) => 1.0,
+            (false, all) => covered as f64 / all as f64,
         };
         Some(AckCover {
             share,
             spans: merged,
+            negated,
         })
     }
 
@@ -656,14 +687,43 @@ mod tests {
         }
         assert_eq!(share("OK, done."), Some(1.0));
         assert_eq!(share("Got it, thanks!"), Some(1.0));
-        // "but", "no" and the content words count; "are", "this" do not.
-        let s = share("Sure, but refunds are no longer possible on this plan.").unwrap();
-        assert!((s - 4.0 / 36.0).abs() < 1e-12, "{s}");
+        // A negation or contrast outside the ack makes it more than an ack.
+        assert_eq!(share("Sure, but refunds are no longer possible on this plan."), Some(0.0));
         // Digits count: an order number is more than an ack.
         let s = share("Done: order 48213 for 2 items").unwrap();
         assert!((s - 4.0 / 20.0).abs() < 1e-12, "{s}");
         assert_eq!(share("Thank you so much for your patience."), Some(1.0));
         assert_eq!(share("no ack in here"), None);
+    }
+
+    /// Found by review (#33): padding defeated the share. "Thanks, thanks
+    /// so much, we will not refund you, thanks." scored 0.667 and "Okay, I
+    /// won't do that." 0.571, neither risky. A negation or contrast outside
+    /// the ack (also "n't") makes the share 0, and a repeated ack counts
+    /// once; an ack phrase holding "no" ("no problem") is still all ack.
+    #[test]
+    fn negations_and_repeated_acks_do_not_pad_the_share() {
+        let gate = Gate::new(FrameworkConfig {
+            metacognition_selective_gate: true,
+            ..FrameworkConfig::default()
+        })
+        .unwrap();
+        let share = |d: &str| gate.ack_share(&DraftFeatures::of(d));
+        for risky in [
+            "Thanks, thanks so much, we will not refund you, thanks.",
+            "Okay, I won't do that.",
+            "Okay, I won’t do that.",
+            "Got it, but the store is closed.",
+            "Ok, aber das geht nicht.",
+        ] {
+            assert_eq!(share(risky), Some(0.0), "{risky}");
+        }
+        // Repeated: "thanks" counted once against "refund" and "order".
+        let s = share("Thanks! Thanks! Thanks! Refund order.").unwrap();
+        assert!((s - 6.0 / 17.0).abs() < 1e-12, "{s}");
+        for plain in ["No problem, done!", "Thanks, no problem.", "Got it, thanks!"] {
+            assert_eq!(share(plain), Some(1.0), "{plain}");
+        }
     }
 
     /// Every character lowered alone as CPython 3.11 lowers it (its

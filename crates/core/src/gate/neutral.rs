@@ -121,8 +121,68 @@ pub fn is_neutral(word: &str) -> bool {
     NEUTRAL.binary_search(&word).is_ok()
 }
 
+/// Negations and contrasts, lowered and sorted: outside the matched ack
+/// one of them says the draft is more than an ack ("Thanks, we will not
+/// refund you"; "Sure, but ..."), whatever share the ack covers. "n't"
+/// is found apart (its `t` after an apostrophe).
+const NEGATIONS: &[&str] = &[
+    "aber",
+    "although",
+    "but",
+    "cannot",
+    "cant",
+    "except",
+    "however",
+    "jamais",
+    "kein",
+    "keine",
+    "leider",
+    "ma",
+    "mais",
+    "mas",
+    "nada",
+    "never",
+    "nicht",
+    "no",
+    "nobody",
+    "non",
+    "none",
+    "not",
+    "nothing",
+    "nunca",
+    "não",
+    "pas",
+    "pero",
+    "però",
+    "sin",
+    "though",
+    "unfortunately",
+    "unless",
+    "without",
+    "не",
+    "нет",
+    "но",
+];
+
+/// Negation or contrast characters of scripts written without spaces.
+const NEGATION_CHARS: &[char] = &['不', '没', '沒', '但', '無', '无', '非', '않', '못', '없'];
+
+/// Whether `word` (lowered), or a character of it in a script written
+/// without spaces, negates or contrasts.
+pub fn is_negation(word: &str) -> bool {
+    NEGATIONS.contains(&word) || word.chars().any(|c| NEGATION_CHARS.contains(&c))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn negations_are_sorted_and_none_is_neutral() {
+        assert!(super::NEGATIONS.windows(2).all(|w| w[0] < w[1]), "sort NEGATIONS");
+        for w in super::NEGATIONS {
+            assert!(!super::is_neutral(w), "{w}");
+        }
+    }
+
     #[test]
     fn the_list_is_sorted_and_holds_no_negation() {
         assert!(
