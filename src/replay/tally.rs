@@ -98,6 +98,11 @@ pub struct Counts {
     pub risky_safety_regressions: u64,
 }
 
+/// Below this many recorded latencies a draft-length bucket's pool is too
+/// small to draw a tail from: its added calls are drawn from every
+/// turn's recorded latencies instead.
+pub const MIN_LATENCY_POOL: u64 = 30;
+
 /// Draft-length buckets in code points, in order: the values of the
 /// `draft_length` segment, and the basis of added-call estimates.
 pub const LENGTH_BUCKETS: [&str; 6] = ["0", "1-20", "21-80", "81-160", "161-500", "501+"];
@@ -256,11 +261,29 @@ impl AddedCost {
     }
 
     /// The recorded latencies an added call of bucket `b` is drawn from:
-    /// its bucket's, else all turns'; None when none recorded one.
-    fn latency_pool(&self, b: usize) -> Option<&Histogram> {
-        [&self.latency[b], &self.latency_overall]
-            .into_iter()
-            .find(|h| h.count > 0)
+    /// its bucket's when it holds at least [`MIN_LATENCY_POOL`], else all
+    /// turns' (a tail drawn from a handful of values is one of them); None
+    /// when none recorded one.
+    pub fn latency_pool(&self, b: usize) -> Option<&Histogram> {
+        match self.latency[b].count >= MIN_LATENCY_POOL {
+            true => Some(&self.latency[b]),
+            false => Some(&self.latency_overall).filter(|h| h.count > 0),
+        }
+    }
+
+    /// Each bucket's pool size (0 where its fires need none).
+    pub fn pool_sizes(
+        &self,
+        fires_by_length: &[u64; LENGTH_BUCKETS.len()],
+    ) -> Vec<(usize, u64, bool)> {
+        (0..LENGTH_BUCKETS.len())
+            .filter(|&b| fires_by_length[b] > 0)
+            .map(|b| {
+                let own = self.latency[b].count >= MIN_LATENCY_POOL;
+                let n = self.latency_pool(b).map_or(0, |h| h.count);
+                (b, n, own)
+            })
+            .collect()
     }
 
     /// The estimate of `c`'s added calls (0 when it has none).
@@ -275,11 +298,12 @@ impl AddedCost {
     }
 
     /// The estimated latency of a call in bucket `b`: its bucket's mean
-    /// recorded latency, else all turns'; None when none recorded one.
+    /// recorded latency when it has at least [`MIN_LATENCY_POOL`], else all
+    /// turns'; None when none recorded one.
     pub fn latency_ms(&self, b: usize) -> Option<f64> {
-        let e = match self.buckets[b].with_latency {
-            0 => &self.overall,
-            _ => &self.buckets[b],
+        let e = match self.buckets[b].with_latency >= MIN_LATENCY_POOL {
+            false => &self.overall,
+            true => &self.buckets[b],
         };
         (e.with_latency > 0).then(|| e.latency_ns as f64 / 1e6 / e.with_latency as f64)
     }
@@ -316,7 +340,13 @@ impl Estimate {
         let n = n as f64;
         let pick = |k: fn(&EventSums) -> u64| if k(local) > 0 { local } else { overall };
         let per = |sum: f64, k: u64| (k > 0).then(|| n * sum / k as f64);
-        let (t, l) = (pick(|e| e.with_tokens), pick(|e| e.with_latency));
+        // A latency from fewer than MIN_LATENCY_POOL values is every
+        // turn's, as the percentiles' pool.
+        let l = match local.with_latency >= MIN_LATENCY_POOL {
+            true => local,
+            false => overall,
+        };
+        let t = pick(|e| e.with_tokens);
         Estimate {
             tokens_in: per(t.tokens_in as f64, t.with_tokens),
             tokens_out: per(t.tokens_out as f64, t.with_tokens),
@@ -854,9 +884,11 @@ mod tests {
         v.unmeasured_fires_by_length[1] = 3;
         let mut buckets = [EventSums::default(); LENGTH_BUCKETS.len()];
         let mut latency: [Histogram; LENGTH_BUCKETS.len()] = Default::default();
-        // Recorded events: 1-20 code points 1,500 and 2,500 ms (mean 2,000,
-        // which no call took); 21-80, 500 ms.
-        for (b, ms) in [(1, 1500.0), (1, 2500.0), (2, 500.0)] {
+        // Recorded events: 1-20 code points 15 at 1,500 and 15 at 2,500 ms
+        // (mean 2,000, which no call took: a pool of 30); 21-80, one at
+        // 500 ms.
+        let recorded = std::iter::repeat_n([(1, 1500.0), (1, 2500.0)], 15).flatten();
+        for (b, ms) in recorded.chain([(2, 500.0)]) {
             buckets[b].add(&EventFacts {
                 tokens: None,
                 latency_ms: Some(ms),
@@ -871,10 +903,16 @@ mod tests {
         assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
         assert_eq!(v.latency_quantile_with_estimates(0.50, &cost), Some(0.0));
         assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(1500.0));
-        // A bucket without events draws from all: 500, 1,500, 2,500.
-        v.unmeasured_fires_by_length = [0, 0, 0, 0, 3, 0];
-        assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
-        assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(500.0));
+        // A bucket without events, or with fewer than 30 (21-80: one),
+        // draws from all 31: 500 once, 1,500 and 2,500 15 times each.
+        for b in [4, 2] {
+            v.unmeasured_fires_by_length = [0; LENGTH_BUCKETS.len()];
+            v.unmeasured_fires_by_length[b] = 3;
+            assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
+            assert_eq!(v.latency_quantile_with_estimates(0.51, &cost), Some(500.0));
+            assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(1500.0));
+            assert_eq!(cost.pool_sizes(&v.unmeasured_fires_by_length), [(b, 31, false)]);
+        }
         // Nothing recorded a latency: no estimate.
         let none = AddedCost::new(
             &[EventSums::default(); LENGTH_BUCKETS.len()],

@@ -139,8 +139,21 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit. `worst case`: the same bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean."
-    );
+        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit. `worst case`: the same bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean; a length with fewer than {} recorded latencies draws from every turn's."
+    , crate::replay::tally::MIN_LATENCY_POOL);
+    for m in run.ordered() {
+        if let Some(n) = m
+            .latency_estimate_pool
+            .filter(|n| *n < crate::replay::tally::MIN_LATENCY_POOL)
+        {
+            let _ = writeln!(
+                s,
+                "\n> {}'s p95 with added calls rests on {}: a tail drawn from so few values is little more than one of them.",
+                md_name(&m.variant),
+                count(n, "recorded latency", "recorded latencies")
+            );
+        }
+    }
 }
 
 /// One sentence per candidate (every variant but the baseline): what

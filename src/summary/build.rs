@@ -219,6 +219,12 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
     s.critic_latency_p50_ms_with_estimates = with_estimates(0.50);
     s.critic_latency_p95_ms_with_estimates = with_estimates(0.95);
     s.critic_latency_p99_ms_with_estimates = with_estimates(0.99);
+    s.latency_estimate_pool = cost
+        .pool_sizes(&v.unmeasured_fires_by_length)
+        .iter()
+        .map(|p| p.1)
+        .min()
+        .filter(|n| *n > 0);
     s.latency_unmeasured_fires = v.latency_unmeasured_fires;
     s.production_known = c.production_known;
     s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));

@@ -309,6 +309,8 @@ figures! {
         "95th percentile, as critic_latency_p50_ms_with_estimates";
     critic_latency_p99_ms_with_estimates: Option<u64>, "ms",
         "99th percentile, as critic_latency_p50_ms_with_estimates";
+    latency_estimate_pool: Option<u64>, "values",
+        "the fewest recorded latencies any fire of the estimates was drawn from: its draft-length bucket's when they are at least 30, else every turn's (a tail drawn from a handful of values is one of them); below 30 the percentiles with estimates rest on too few values, and report.md says so; empty without such fires or recorded latencies";
     latency_unmeasured_fires: u64, "turns",
         "user-facing fires without a recorded latency, left out of the percentiles";
     production_known: u64, "turns",

@@ -128,3 +128,70 @@ fn labels_missing_by_confidence_give_the_baseline_no_new_harm() {
     eprintln!("MNAR by confidence: the candidate's point averages {mean:.2} new harmful skips per 1,000 turns over {n} replicates (true 4.0): {points:?}");
     assert!(mean >= 4.0, "{mean}");
 }
+
+/// Found by review: the p95 "with added calls" was drawn from a single
+/// recorded latency (1,200 ms against a recorded-only 0 ms), with no pool
+/// size shown. A draft-length bucket with fewer than 30 recorded
+/// latencies draws from every turn's; the pool size is in the summary,
+/// and report.md says when it is below 30.
+#[test]
+fn latency_estimates_name_their_pool_and_fall_back_below_30() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "c.toml",
+        "baseline = \"smart\"\n[variants.smart]\nmetacognition_selective_gate = true\n[variants.legacy]\nmetacognition_selective_gate = false\n",
+    );
+    // 20 short acks production skipped (no critic ran: no latency), one
+    // short ack reviewed at 1,200 ms, and `long` long drafts at 2,000 ms.
+    let traffic = |long: usize| {
+        let mut t = String::new();
+        let ran = |ms: u32| {
+            format!("{{\"ran\": true, \"verdict\": \"approve\", \"reflection_latency_ms\": {ms}.0, \"reflection_tokens_in\": 100, \"reflection_tokens_out\": 10}}")
+        };
+        for i in 0..20 {
+            let _ = writeln!(t, "{{\"run_id\": \"a{i}\", \"turn\": 0, \"draft\": \"Thanks!\", \"critic\": {{\"ran\": false, \"verdict\": \"approve\"}}}}");
+        }
+        let _ = writeln!(
+            t,
+            "{{\"run_id\": \"b\", \"turn\": 0, \"draft\": \"Thanks!\", \"critic\": {}}}",
+            ran(1200)
+        );
+        for i in 0..long {
+            let _ = writeln!(t, "{{\"run_id\": \"c{i}\", \"turn\": 0, \"draft\": \"Your order ships on Tuesday from the north warehouse, tracking to follow.\", \"critic\": {}}}", ran(2000));
+        }
+        t
+    };
+    for (long, pool, note) in [(40u64, 41u64, false), (2, 3, true)] {
+        let input = d.write(&format!("t{long}.jsonl"), traffic(long as usize));
+        let out = d.path(&format!("r{long}"));
+        let o = replay_in(
+            &out,
+            &[
+                input.to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--quiet",
+            ],
+        );
+        expect_code(&o, 0);
+        let s = summary(&out);
+        let legacy = &s["variants"]["legacy"];
+        assert_eq!(legacy["added_calls"], 21, "{legacy}");
+        // The short bucket holds one recorded latency: every turn's pool.
+        assert_eq!(legacy["latency_estimate_pool"], pool, "{legacy}");
+        if long == 40 {
+            // Drawn from 41 values, 40 at 2,000 ms, not the single 1,200
+            // ms (21 x 1,200 = 25,200 before).
+            let want = 21.0 * (40.0 * 2000.0 + 1200.0) / 41.0;
+            let got = legacy["added_latency_ms_estimated"].as_f64().unwrap();
+            assert!((got - want).abs() <= 1.0, "{got} vs {want}");
+            assert_eq!(
+                legacy["critic_latency_p95_ms_with_estimates"], 2000,
+                "{legacy}"
+            );
+        }
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let says = format!("`legacy`'s p95 with added calls rests on {pool} recorded latencies");
+        assert_eq!(md.contains(&says), note, "{md}");
+    }
+}

@@ -688,7 +688,10 @@ mod tests {
         assert_eq!(share("OK, done."), Some(1.0));
         assert_eq!(share("Got it, thanks!"), Some(1.0));
         // A negation or contrast outside the ack makes it more than an ack.
-        assert_eq!(share("Sure, but refunds are no longer possible on this plan."), Some(0.0));
+        assert_eq!(
+            share("Sure, but refunds are no longer possible on this plan."),
+            Some(0.0)
+        );
         // Digits count: an order number is more than an ack.
         let s = share("Done: order 48213 for 2 items").unwrap();
         assert!((s - 4.0 / 20.0).abs() < 1e-12, "{s}");
@@ -721,7 +724,11 @@ mod tests {
         // Repeated: "thanks" counted once against "refund" and "order".
         let s = share("Thanks! Thanks! Thanks! Refund order.").unwrap();
         assert!((s - 6.0 / 17.0).abs() < 1e-12, "{s}");
-        for plain in ["No problem, done!", "Thanks, no problem.", "Got it, thanks!"] {
+        for plain in [
+            "No problem, done!",
+            "Thanks, no problem.",
+            "Got it, thanks!",
+        ] {
             assert_eq!(share(plain), Some(1.0), "{plain}");
         }
     }

@@ -177,7 +177,10 @@ pub fn is_negation(word: &str) -> bool {
 mod tests {
     #[test]
     fn negations_are_sorted_and_none_is_neutral() {
-        assert!(super::NEGATIONS.windows(2).all(|w| w[0] < w[1]), "sort NEGATIONS");
+        assert!(
+            super::NEGATIONS.windows(2).all(|w| w[0] < w[1]),
+            "sort NEGATIONS"
+        );
         for w in super::NEGATIONS {
             assert!(!super::is_neutral(w), "{w}");
         }
