@@ -316,22 +316,15 @@ fn unlabelled_note(v: &VariantSummary) -> String {
     if unlabelled == 0 {
         return String::new();
     }
-    let causes: Vec<String> = [
-        (
-            v.new_unlabelled_critic_not_run,
-            "no critic ran (the gate skipped or the critic failed open)",
-        ),
-        (v.new_unlabelled_no_event, "nothing recorded"),
-        (v.new_unlabelled_no_verdict, "no verdict recorded"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, why)| format!("{n} {why}"))
-    .collect();
+    let causes = crate::summary::text::unlabelled_causes(
+        v.new_unlabelled_critic_not_run,
+        v.new_unlabelled_no_event,
+        v.new_unlabelled_no_verdict,
+    );
     format!(
         "; {} unlabelled new skips ({}): every one a regression, the bound is {}",
         unlabelled,
-        causes.join(", "),
+        causes,
         percent(v.safety_regression_rate_worst_case_upper95.unwrap_or(1.0))
     )
 }

@@ -153,25 +153,18 @@ impl Outcome {
         let c = &vt.counts;
         let unlabelled = c.new_skips - c.new_labelled_skips;
         if unlabelled > 0 {
-            let causes: Vec<String> = [
-                (
-                    c.new_unlabelled_not_run,
-                    "no critic ran (gate skipped or critic failed open)",
-                ),
-                (c.new_unlabelled_no_event, "nothing recorded"),
-                (c.new_unlabelled_no_verdict(), "no verdict recorded"),
-            ]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, why)| format!("{n} {why}"))
-            .collect();
+            let causes = crate::summary::text::unlabelled_causes(
+                c.new_unlabelled_not_run,
+                c.new_unlabelled_no_event,
+                c.new_unlabelled_no_verdict(),
+            );
             let worst = crate::stats::run_level_upper(&published(vt.run_worst_case()), 0.05);
             let _ = writeln!(
                 msg,
                 "  {:<12} {} unlabelled ({}); every one a regression, the bound is {}",
                 "",
                 count(unlabelled, "new skip", "new skips"),
-                causes.join(", "),
+                causes,
                 pct(worst)
             );
         }

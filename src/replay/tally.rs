@@ -911,7 +911,10 @@ mod tests {
             assert_eq!(v.latency_quantile_with_estimates(0.95, &cost), Some(2500.0));
             assert_eq!(v.latency_quantile_with_estimates(0.51, &cost), Some(500.0));
             assert_eq!(v.latency_quantile_with_estimates(0.60, &cost), Some(1500.0));
-            assert_eq!(cost.pool_sizes(&v.unmeasured_fires_by_length), [(b, 31, false)]);
+            assert_eq!(
+                cost.pool_sizes(&v.unmeasured_fires_by_length),
+                [(b, 31, false)]
+            );
         }
         // Nothing recorded a latency: no estimate.
         let none = AddedCost::new(

@@ -251,23 +251,12 @@ fn bound_sentence(m: &VariantSummary) -> String {
 }
 
 /// The unlabelled new skips by cause, the counted ones only.
-pub fn unlabelled_causes(m: &VariantSummary) -> String {
-    let parts: Vec<String> = [
-        (
-            m.new_unlabelled_critic_not_run,
-            "no critic ran: the gate skipped or the critic failed open",
-        ),
-        (m.new_unlabelled_no_event, "nothing recorded"),
-        (
-            m.new_unlabelled_no_verdict,
-            "the critic ran without a recorded verdict",
-        ),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, why)| format!("{n} {why}"))
-    .collect();
-    parts.join("; ")
+fn unlabelled_causes(m: &VariantSummary) -> String {
+    crate::summary::text::unlabelled_causes(
+        m.new_unlabelled_critic_not_run,
+        m.new_unlabelled_no_event,
+        m.new_unlabelled_no_verdict,
+    )
 }
 
 /// A warning for each candidate whose labels are too few to rule out a

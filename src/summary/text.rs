@@ -65,3 +65,21 @@ pub fn md_name(name: &str) -> String {
         true => md_text(name),
     }
 }
+
+/// The unlabelled new skips by cause, the counted causes only: "3 no
+/// critic ran (...), 1 nothing recorded".
+pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String {
+    [
+        (
+            not_run,
+            "no critic ran (the gate skipped or the critic failed open)",
+        ),
+        (no_event, "nothing recorded"),
+        (no_verdict, "no verdict recorded"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
