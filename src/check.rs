@@ -152,7 +152,10 @@ fn reads(b: Budget) -> Reads {
         MaxRiskySkipRate => (
             "risky_skip_rate",
             |v| Rate(v.risky_skip_rate),
-            |_| (0.0, "no skips: none is risky"),
+            |v| match v.selective_gate {
+                true => (0.0, "no new skips: none is risky"),
+                false => (0.0, "no smart gate: no ack skip"),
+            },
             Of::Variant,
         ),
         MaxRejected => ("rejected", |v| Count(v.rejected), NO_TURNS, Of::Run),
@@ -266,7 +269,7 @@ fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
             {
                 let _ = write!(
                     s,
-                    "; verdicts cluster by run (design effect {d:.2}): the bound counts {} effective labels",
+                    "; runs are the sampling unit (design effect {d:.2}): the bound counts {} effective labels",
                     v.effective_labels.map_or("?".to_string(), |e| format!("{e:.0}"))
                 );
             }
@@ -670,6 +673,8 @@ mod tests {
             new_labelled_skips: labelled,
             new_unlabelled_no_event: skips - labelled,
             labelled_runs: labels.runs,
+            effective_runs: (labelled > 0).then_some(labels.effective_runs),
+            worst_case_effective_runs: (skips > 0).then_some(worst.effective_runs),
             design_effect: labels.design_effect,
             effective_labels: sig((labelled > 0).then(|| labels.effective_labels())),
             new_skip_runs: worst.runs,
@@ -826,8 +831,8 @@ mod tests {
             ("label_coverage", json!(0.1), "variants.smart.label_coverage is 0.1, but new_labelled_skips / new_skips is 0.01"),
             ("safety_regression_rate_upper95", json!(0.0), "variants.smart.safety_regression_rate_upper95 is 0, but its bound from 0 of 5 is 0.450719729"),
             ("safety_regression_rate_worst_case_upper95", json!(0.5), "variants.smart.safety_regression_rate_worst_case_upper95 is 0.5, but its bound from 495 of 500 is"),
-            ("labelled_runs", json!(2), "variants.smart.safety_regression_rate_upper95 is 0.450719729, but its bound from 0 of 5 is 0.776393203"),
-            ("risky_skip_rate", json!(0.1), "variants.smart.risky_skip_rate is 0.1, but risky_skips / skips is 0"),
+            ("effective_runs", json!(2.0), "variants.smart.safety_regression_rate_upper95 is 0.450719729, but its bound from 0 of 5 is 0.776393203"),
+            ("risky_skip_rate", json!(0.1), "variants.smart.risky_skip_rate is 0.1, but risky_skips / new_skips is 0"),
         ] {
             let mut s = summary(0, 5);
             s["variants"]["smart"][key] = bad.clone();

@@ -137,12 +137,14 @@ fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
             labels: v.new_labelled_skips,
             regressions: v.safety_regressions,
             design_effect: v.design_effect,
+            effective_runs: v.effective_runs.unwrap_or(0.0),
         },
         worst: RunLabels {
             runs: v.new_skip_runs,
             labels: v.new_skips,
             regressions: v.safety_regressions + (v.new_skips - v.new_labelled_skips),
             design_effect: v.worst_case_design_effect,
+            effective_runs: v.worst_case_effective_runs.unwrap_or(0.0),
         },
     })
 }
@@ -372,6 +374,8 @@ mod held_out_tests {
             new_labelled_skips: labelled,
             labelled_runs: labelled,
             new_skip_runs: labelled,
+            effective_runs: Some(labelled as f64),
+            worst_case_effective_runs: Some(labelled as f64),
             safety_regressions: regressions,
             ..Default::default()
         }

@@ -169,8 +169,16 @@ impl Rule {
 
     /// The worst-case bound at 1 - delta is within R.
     fn supported(&self, e: &Evidence) -> bool {
-        e.worst_case_upper(self.delta)
-            .is_some_and(|u| u <= self.max_regression_rate)
+        run_level_passes(&e.worst, self.max_regression_rate, self.delta)
+    }
+
+    /// The test at `level`: the labels' bound within R and, unless
+    /// missing at random is assumed, the worst case's at the same level
+    /// (so a procedure that splits delta splits this test too).
+    fn passes(&self, e: &Evidence, level: f64) -> bool {
+        let r = self.max_regression_rate;
+        e.passes(r, level)
+            && (self.assume_missing_at_random || run_level_passes(&e.worst, r, level))
     }
 }
 
@@ -388,15 +396,22 @@ fn run(p: Procedure, fam: &[Candidate], rule: &Rule) -> Outcome {
     }
 }
 
-/// Each at delta in order; a member below the coverage floor is passed
-/// over (coverage does not depend on the verdicts), the first failure
-/// stops, and so does a member whose worst-case bound is above R (that
-/// bound depends on its verdicts: passing over it would let the sequence
-/// reach a later member only because an earlier one looked bad).
+/// Each at delta in order; the first failure stops, and so does a member
+/// whose worst-case bound is above R (that bound depends on its verdicts:
+/// passing over it would let the sequence reach a later member only
+/// because an earlier one looked bad). A member below the coverage floor
+/// is passed over when labels are taken as missing at random (coverage
+/// then says nothing of the verdicts), and stops the sequence otherwise.
 fn fixed_sequence(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let mut certified = Vec::new();
     let r = rule.max_regression_rate;
-    for c in fam.iter().filter(|c| floor(rule, &c.calibration)) {
+    for c in fam {
+        if !floor(rule, &c.calibration) {
+            match rule.assume_missing_at_random {
+                true => continue,
+                false => return (certified, below_floor(c, rule)),
+            }
+        }
         if !c.calibration.passes(r, rule.delta) {
             return (certified, why_failed(c, rule, rule.delta));
         }
@@ -408,6 +423,16 @@ fn fixed_sequence(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     (
         certified,
         end_of(fam, "every covered member of the family passed"),
+    )
+}
+
+/// Why a member below the coverage floor stopped the sequence.
+fn below_floor(c: &Candidate, rule: &Rule) -> String {
+    format!(
+        "{}: label coverage of its new skips {} on the calibration part is below the floor {}",
+        c.variant,
+        show_share(c.calibration.coverage()),
+        rule.min_label_coverage
     )
 }
 
@@ -437,7 +462,8 @@ fn holm(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let mut certified = Vec::new();
     while !left.is_empty() {
         let level = rule.delta / left.len() as f64;
-        let pass = |c: &&Candidate| rule.covered(&c.calibration) && c.calibration.passes(r, level);
+        let pass =
+            |c: &&Candidate| floor(rule, &c.calibration) && rule.passes(&c.calibration, level);
         let (passed, rest): (Vec<&Candidate>, Vec<&Candidate>) = left.into_iter().partition(pass);
         if passed.is_empty() {
             // The remaining member nearest to passing, and what stops it.
@@ -469,8 +495,8 @@ fn bonferroni(fam: &[Candidate], rule: &Rule) -> (Vec<String>, String) {
     let level = rule.delta / fam.len().max(1) as f64;
     let certified: Vec<String> = fam
         .iter()
-        .filter(|c| rule.covered(&c.calibration))
-        .filter(|c| c.calibration.passes(rule.max_regression_rate, level))
+        .filter(|c| floor(rule, &c.calibration))
+        .filter(|c| rule.passes(&c.calibration, level))
         .map(|c| c.variant.clone())
         .collect();
     let stopped = format!(

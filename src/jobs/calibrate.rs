@@ -98,7 +98,7 @@ fn family_lines(c: &Calibration, s: &mut String) {
             bound(cal.worst_case_upper_bound),
             cal.design_effect
                 .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)
-                .map_or(String::new(), |d| format!(", verdicts cluster by run (design effect {d:.2})")),
+                .map_or(String::new(), |d| format!(", design effect {d:.2} (runs as the unit)")),
             if by.is_empty() { "none".to_string() } else { by.join(", ") }
         );
     }

@@ -260,6 +260,7 @@ fn labels_of(p: &VariantSummary) -> RunLabels {
         labels: p.new_labelled_skips,
         regressions: p.safety_regressions,
         design_effect: p.design_effect,
+        effective_runs: p.effective_runs.unwrap_or(0.0),
     }
 }
 
@@ -698,6 +699,7 @@ mod tests {
             safety_regressions: l.regressions,
             labelled_runs: l.runs,
             design_effect: l.design_effect,
+            effective_runs: Some(l.effective_runs),
             label_coverage: Some(l.labels as f64 / new_skips as f64),
             safety_regression_rate_upper95: crate::stats::run_level_upper(&l, 0.05),
             ..Default::default()

@@ -174,7 +174,7 @@ impl Outcome {
         {
             let _ = writeln!(
                 msg,
-                "  {:<12} verdicts cluster by run (design effect {d:.2}): the bound counts {:.0} effective labels of {}",
+                "  {:<12} runs are the sampling unit (design effect {d:.2}): the bound counts {:.0} effective labels of {}",
                 "",
                 c.new_labelled_skips as f64 / d,
                 c.new_labelled_skips

@@ -349,6 +349,8 @@ impl Replayer {
             r.new_skips += 1;
             r.labelled += c.new_labelled_skips;
             r.regressions += c.new_safety_regressions;
+            r.risky_labelled += c.risky_labelled_skips;
+            r.risky_regressions += c.risky_safety_regressions;
         }
         vt.counts.merge(&c);
         scratch.counts.push(c);

@@ -246,10 +246,12 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
                 }
             }
         }
-        if risky {
+        // Risk is on new skips: a risky skip the baseline makes too adds
+        // nothing a switch would.
+        if risky && d.base_fires {
             c.risky_skips = 1;
             c.risky_labelled_skips = c.labelled_skips;
-            c.risky_safety_regressions = c.safety_regressions;
+            c.risky_safety_regressions = c.new_safety_regressions;
         }
     }
     c

@@ -698,6 +698,11 @@ pub struct RunCounts {
     pub new_skips: u64,
     pub labelled: u64,
     pub regressions: u64,
+    /// Of the labelled ones, risky skips, and their regressions.
+    #[serde(default)]
+    pub risky_labelled: u64,
+    #[serde(default)]
+    pub risky_regressions: u64,
 }
 
 impl RunCounts {
@@ -705,6 +710,8 @@ impl RunCounts {
         self.new_skips += o.new_skips;
         self.labelled += o.labelled;
         self.regressions += o.regressions;
+        self.risky_labelled += o.risky_labelled;
+        self.risky_regressions += o.risky_regressions;
     }
 }
 
@@ -770,6 +777,15 @@ impl VariantTally {
     /// The labelled new skips by run: what the run-level bound rests on.
     pub fn run_labels(&self) -> crate::stats::RunLabels {
         crate::stats::RunLabels::of(self.runs.values().map(|r| (r.labelled, r.regressions)))
+    }
+
+    /// The labelled risky new skips by run.
+    pub fn run_risky(&self) -> crate::stats::RunLabels {
+        crate::stats::RunLabels::of(
+            self.runs
+                .values()
+                .map(|r| (r.risky_labelled, r.risky_regressions)),
+        )
     }
 
     /// Every new skip by run, each unlabelled one counted a regression:

@@ -232,7 +232,7 @@ fn bound_sentence(m: &VariantSummary) -> String {
     {
         let _ = write!(
             out,
-            "; verdicts cluster by run (design effect {d:.2}), so the bound counts about {} independent labels, not {}",
+            "; with runs as the sampling unit (design effect {d:.2}: the verdicts of a run are alike, or too few runs hold a regression to tell how alike) the bound counts about {} independent labels, not {}",
             m.effective_labels.map_or(0.0, f64::round),
             m.new_labelled_skips
         );

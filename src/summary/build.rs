@@ -156,12 +156,14 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
     s.safety_regression_rate_worst_case_upper95 = sig_up(run_level_upper(&worst, 0.05));
     s.labelled_runs = labels.runs;
+    s.effective_runs = (labels.labels > 0).then_some(labels.effective_runs);
     s.design_effect = labels.design_effect;
     s.effective_labels = (labels.labels > 0)
         .then(|| labels.effective_labels())
         .and_then(|e| sig(Some(e)));
     s.new_skip_runs = worst.runs;
     s.worst_case_design_effect = worst.design_effect;
+    s.worst_case_effective_runs = (worst.labels > 0).then_some(worst.effective_runs);
     s.all_skips_labelled = c.labelled_skips;
     s.all_skips_unlabelled = c.unverified_skips();
     s.critic_not_run = c.critic_not_run;
@@ -181,6 +183,7 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
 /// (`check` and `calibrate` do).
 pub fn published(mut l: RunLabels) -> RunLabels {
     l.design_effect = sig(l.design_effect);
+    l.effective_runs = sig(Some(l.effective_runs)).unwrap_or(0.0);
     l
 }
 
@@ -233,14 +236,10 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
     // A flag-off gate makes no ack skip: its risky figures are null.
     let smart = s.selective_gate;
     s.risky_skips = smart.then_some(c.risky_skips);
-    s.risky_skip_rate = sig(ratio(c.risky_skips, c.skips())).filter(|_| smart);
+    s.risky_skip_rate = sig(ratio(c.risky_skips, c.new_skips)).filter(|_| smart);
     s.risky_labelled_skips = smart.then_some(c.risky_labelled_skips);
     s.risky_safety_regressions = smart.then_some(c.risky_safety_regressions);
-    s.risky_regression_rate_upper95 = sig_up(clopper_pearson_upper(
-        c.risky_safety_regressions,
-        c.risky_labelled_skips,
-        0.05,
-    ));
+    s.risky_regression_rate_upper95 = sig_up(run_level_upper(&published(v.run_risky()), 0.05));
 }
 
 /// The whole summary: the figures of summary.json (every variant's in

@@ -146,20 +146,20 @@ impl VariantSummary {
             (
                 self.risky_skips.unwrap_or(0),
                 "risky_skips",
-                self.skips,
-                "skips",
+                self.new_skips,
+                "new_skips",
             ),
             (
                 self.risky_labelled_skips.unwrap_or(0),
                 "risky_labelled_skips",
-                self.all_skips_labelled,
-                "all_skips_labelled",
+                self.new_labelled_skips,
+                "new_labelled_skips",
             ),
             (
                 self.risky_safety_regressions.unwrap_or(0),
                 "risky_safety_regressions",
-                self.all_skips_safety_regressions,
-                "all_skips_safety_regressions",
+                self.safety_regressions,
+                "safety_regressions",
             ),
             (
                 self.risky_labelled_skips.unwrap_or(0),
@@ -258,11 +258,34 @@ impl VariantSummary {
                 self.new_labelled_skips,
             ),
             (
+                "effective_runs",
+                self.effective_runs,
+                "new_labelled_skips",
+                self.new_labelled_skips,
+            ),
+            (
+                "worst_case_effective_runs",
+                self.worst_case_effective_runs,
+                "new_skips",
+                self.new_skips,
+            ),
+            (
                 "safety_regression_rate_worst_case_upper95",
                 self.safety_regression_rate_worst_case_upper95,
                 "new_skips",
                 self.new_skips,
             ),
+        ]
+        .into_iter()
+        .chain(self.secondary_rates_and_denominators())
+        .collect()
+    }
+
+    /// The all-skip, agreement and risky rates with their denominators.
+    fn secondary_rates_and_denominators(
+        &self,
+    ) -> Vec<(&'static str, Option<f64>, &'static str, u64)> {
+        vec![
             (
                 "all_skips_label_coverage",
                 self.all_skips_label_coverage,
@@ -290,8 +313,8 @@ impl VariantSummary {
             (
                 "risky_skip_rate",
                 self.risky_skip_rate,
-                "skips of a smart gate",
-                self.skips * u64::from(self.selective_gate),
+                "new skips of a smart gate",
+                self.new_skips * u64::from(self.selective_gate),
             ),
             (
                 "risky_regression_rate_upper95",
@@ -387,8 +410,8 @@ impl VariantSummary {
             (
                 "risky_skip_rate",
                 self.risky_skip_rate,
-                self.risky_skips.and_then(|r| share(r, self.skips)),
-                "risky_skips / skips",
+                self.risky_skips.and_then(|r| share(r, self.new_skips)),
+                "risky_skips / new_skips",
             ),
             (
                 "production_agreement",
@@ -473,12 +496,14 @@ impl VariantSummary {
             labels: self.new_labelled_skips,
             regressions: self.safety_regressions,
             design_effect: self.design_effect,
+            effective_runs: self.effective_runs.unwrap_or(0.0),
         };
         let worst = RunLabels {
             runs: self.new_skip_runs,
             labels: self.new_skips,
             regressions: self.safety_regressions + unlabelled,
             design_effect: self.worst_case_design_effect,
+            effective_runs: self.worst_case_effective_runs.unwrap_or(0.0),
         };
         let bounds = [
             (
@@ -499,19 +524,20 @@ impl VariantSummary {
                 cp(self.all_skips_safety_regressions, self.all_skips_labelled),
                 (self.all_skips_safety_regressions, self.all_skips_labelled),
             ),
-            (
-                "risky_regression_rate_upper95",
-                self.risky_regression_rate_upper95,
-                cp(
-                    self.risky_safety_regressions.unwrap_or(0),
-                    self.risky_labelled_skips.unwrap_or(0),
-                ),
-                (
-                    self.risky_safety_regressions.unwrap_or(0),
-                    self.risky_labelled_skips.unwrap_or(0),
-                ),
-            ),
         ];
+        // The risky bound is run-level on runs the summary does not
+        // publish: never below the exact bound of its counts, never above 1.
+        let (rk, rn) = (
+            self.risky_safety_regressions.unwrap_or(0),
+            self.risky_labelled_skips.unwrap_or(0),
+        );
+        if let (Some(g), Some(w)) = (self.risky_regression_rate_upper95, cp(rk, rn)) {
+            if g < w - 1e-9 || g > 1.0 {
+                return Err(format!(
+                    "variants.{name}.risky_regression_rate_upper95 is {g}, but a run-level bound from {rk} of {rn} is at least {w} and at most 1"
+                ));
+            }
+        }
         for (key, got, want, (k, n)) in bounds {
             if let (Some(g), Some(w)) = (got, want) {
                 if (g - w).abs() > 1e-9 {

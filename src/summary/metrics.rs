@@ -241,14 +241,18 @@ figures! {
         "the same bound with every unlabelled new skip counted a regression: what the labels alone support, whatever made them missing; empty without new skips";
     labelled_runs: u64, "runs",
         "runs with a labelled new skip: the units the bound's variance rests on";
+    effective_runs: Option<f64>, "runs",
+        "Kish's effective number of those runs, (sum n_i)^2 / sum n_i^2 over their labelled new skips n_i: as many equal runs as they are worth when a run's verdicts all agree; with no regression the bound is the exact one on this many runs. Empty without labelled new skips";
     design_effect: Option<f64>, "ratio",
-        "the variance of the rate with runs as the unit over the binomial variance (at least 1): how much the verdicts of one run are alike; the bound counts new_labelled_skips / design_effect labels; above 1.5 a per-turn bound would be optimistic. Empty without a regression, when all are regressions, or with fewer than 2 runs";
+        "the variance of the rate with runs as the unit over the binomial variance (at least 1): how much the verdicts of one run are alike; with regressions in fewer than 10 runs, at least new_labelled_skips / effective_runs (runs whose verdicts all agree: the estimate from so few runs is itself unsure); the bound counts new_labelled_skips / design_effect labels; above 1.5 a per-turn bound would be optimistic. Empty without a regression, when all are regressions, or with fewer than 2 runs";
     effective_labels: Option<f64>, "turns",
         "new_labelled_skips / design_effect (new_labelled_skips where it is empty): as many independent labels as the bound is worth";
     new_skip_runs: u64, "runs",
         "runs with a new skip: the units of the worst-case bound";
     worst_case_design_effect: Option<f64>, "ratio",
         "design_effect of the worst case (every unlabelled new skip a regression)";
+    worst_case_effective_runs: Option<f64>, "runs",
+        "effective_runs of the worst case (over every new skip)";
     all_skips_labelled: u64, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",
@@ -324,15 +328,15 @@ figures! {
     /// The risky figures are null for a variant without the smart gate:
     /// none of its skips is an ack skip, so there is nothing to judge.
     risky_skips: Option<u64>, "turns",
-        "smart-gate skips whose acks (every match of every pattern, a repeated ack counted once) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
+        "smart-gate new skips (turns the baseline fires on) whose acks (every match of every pattern, a repeated ack counted once) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
     risky_skip_rate: Option<f64>, "share",
-        "risky_skips / skips; empty without skips or without the smart gate";
+        "risky_skips / new_skips; empty without new skips or without the smart gate";
     risky_labelled_skips: Option<u64>, "turns",
         "risky skips with the verdict of a critic that ran; empty without the smart gate";
     risky_safety_regressions: Option<u64>, "turns",
         "risky skips the critic revised or refused; empty without the smart gate";
     risky_regression_rate_upper95: Option<f64>, "share",
-        "one-sided 95% Clopper-Pearson bound of risky_safety_regressions / risky_labelled_skips";
+        "one-sided 95% upper bound of risky_safety_regressions / risky_labelled_skips, runs as the sampling unit (as safety_regression_rate_upper95)";
 }
 
 #[cfg(test)]

@@ -163,7 +163,7 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-risky-skip-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
-        help: "Fail when risky skips / skips exceeds R (skips whose matched ack covers less than the replay's --max-ack-share of the draft)",
+        help: "Fail when risky new skips / new skips exceeds R (skips whose matched ack covers less than the replay's --max-ack-share of the draft, or with a negation or contrast outside it)",
     },
     Declared {
         budget: Budget::MaxRejected,
