@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CRITIC_GATE_SIM_FULL=1
 cargo test --release --locked --lib calibrate::simulation -- --nocapture --test-threads 1 2>&1 |
-  grep -E "clustering|clustered|critic fails|case 1|test result|panicked"
+  grep -E "clustering|clustered|unequal|critic fails|case 1|test result|panicked"
 cargo test --release --locked --lib mine:: -- --nocapture --test-threads 1 2>&1 |
   grep -E "mine|test result|panicked"
 cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
