@@ -167,6 +167,19 @@ impl Rule {
             && (self.assume_missing_at_random || self.supported(e))
     }
 
+    /// The bound a member is certified on, at 1 - delta: its labels' and,
+    /// unless missing at random is assumed, its worst case's, the larger
+    /// (so the learn part orders and prunes by what will be tested: a
+    /// variant whose labels look safe but whose worst case is not must
+    /// not push a certifiable one off the frontier).
+    fn tested_bound(&self, e: &Evidence) -> f64 {
+        let labels = e.upper(self.delta).unwrap_or(1.0);
+        match self.assume_missing_at_random {
+            true => labels,
+            false => labels.max(e.worst_case_upper(self.delta).unwrap_or(1.0)),
+        }
+    }
+
     /// The worst-case bound at 1 - delta is within R.
     fn supported(&self, e: &Evidence) -> bool {
         run_level_passes(&e.worst, self.max_regression_rate, self.delta)
@@ -289,7 +302,7 @@ pub fn family(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOu
     }
     let mut kept: Vec<(f64, Candidate)> = kept
         .into_iter()
-        .map(|c| (c.learn.upper(rule.delta).unwrap_or(1.0), c))
+        .map(|c| (rule.tested_bound(&c.learn), c))
         .collect();
     kept.sort_by(|(ra, a), (rb, b)| {
         ra.total_cmp(rb)

@@ -195,3 +195,96 @@ fn latency_estimates_name_their_pool_and_fall_back_below_30() {
         assert_eq!(md.contains(&says), note, "{md}");
     }
 }
+
+/// Labels missing where the critic fails, end to end through `calibrate`:
+/// 600 runs of 10 turns, "ok" acks revised 1 in 200 and always reviewed,
+/// "sure" acks revised 8 in 100 whose critic call fails open (a 0-token
+/// approve: no label) on 80% of the turns it would revise and 10% of the
+/// rest. Skipping both, a variant's true rate on its new skips is about
+/// 0.04 while its labels say about 0.01. Without the assumption calibrate
+/// picks the "ok"-only variant (the other's worst case is above R); with
+/// --assume-missing-at-random it picks the other, and calibrated.toml's
+/// first line says what was assumed.
+#[test]
+fn calibrate_does_not_certify_what_failing_critics_hide() {
+    let d = Dir::new();
+    let mut rng = Rng(0xfa1);
+    let mut t = String::new();
+    let event = |verdict: &str, tokens: u32| {
+        format!("{{\"verdict\": \"{verdict}\", \"reflection_latency_ms\": 2000.0, \"reflection_tokens_in\": {tokens}, \"reflection_tokens_out\": {}, \"model\": \"claude-opus\"}}", tokens / 10)
+    };
+    for r in 0..600 {
+        for turn in 0..10 {
+            let (draft, critic) = match rng.next() < 0.5 {
+                true => {
+                    let revised = rng.next() < 0.005;
+                    (
+                        "ok",
+                        event(if revised { "revise" } else { "approve" }, 3000),
+                    )
+                }
+                false => {
+                    let revised = rng.next() < 0.08;
+                    let fails = rng.next() < if revised { 0.8 } else { 0.1 };
+                    match (fails, revised) {
+                        (true, _) => ("sure", event("approve", 0)),
+                        (false, true) => ("sure", event("revise", 3000)),
+                        (false, false) => ("sure", event("approve", 3000)),
+                    }
+                }
+            };
+            let _ = writeln!(
+                t,
+                "{{\"run_id\": \"r{r}\", \"turn\": {turn}, \"draft\": \"{draft}\", \"critic\": {critic}}}"
+            );
+        }
+    }
+    let input = d.write("t.jsonl", t);
+    let cfg = d.write(
+        "c.toml",
+        "baseline = \"legacy\"\n[variants.legacy]\nmetacognition_selective_gate = false\n[cost]\ndefault_model = \"claude-opus\"\n[cost.models.claude-opus]\nusd_per_mtok_in = 15.0\nusd_per_mtok_out = 75.0\n[sweep]\nmetacognition_selective_gate = [true]\nmetacognition_trivial_ack_patterns = [[\"\\\\bok\\\\b\"], [\"\\\\bok\\\\b\", \"\\\\bsure\\\\b\"]]\n",
+    );
+    for (assume, chosen) in [
+        (false, "sel=on/ack=1-patterns"),
+        (true, "sel=on/ack=2-patterns"),
+    ] {
+        let out = d.path(&format!("cal-{assume}"));
+        let mut args = vec![
+            "calibrate",
+            input.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.05",
+            "--quiet",
+        ];
+        if assume {
+            args.push("--assume-missing-at-random");
+        }
+        expect_code(&run_in(&out, &args), 0);
+        let c: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
+                .unwrap();
+        assert_eq!(c["selection"]["chosen"], chosen, "{c}");
+        let both = c["selection"]["family"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["variant"] == "sel=on/ack=2-patterns")
+            .unwrap();
+        // Its labels alone would pass; its worst case does not.
+        assert!(
+            both["calibration"]["upper_bound"].as_f64().unwrap() <= 0.05,
+            "{both}"
+        );
+        assert!(
+            both["calibration"]["worst_case_upper_bound"]
+                .as_f64()
+                .unwrap()
+                > 0.05,
+            "{both}"
+        );
+        let toml = std::fs::read_to_string(out.join("calibrated.toml")).unwrap();
+        assert_eq!(toml.starts_with("# ASSUMED"), assume, "{toml}");
+    }
+}
