@@ -353,10 +353,10 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
             cal.safety_regressions,
             cal.labelled_skips,
             cal.labelled_runs,
-            select::show_opt(cal.upper_bound),
+            select::show_share(cal.upper_bound),
             cal.new_skips - cal.labelled_skips,
             cal.new_skips,
-            select::show_opt(cal.worst_case_upper_bound),
+            select::show_share(cal.worst_case_upper_bound),
         ));
     }
     format!("{head}[variants.calibrated]\n{body}")

@@ -328,12 +328,9 @@ pub fn family(cands: Vec<Candidate>, rule: &Rule) -> (Vec<Candidate>, Vec<LeftOu
     (family, left)
 }
 
-/// A bound as calibrated.toml's comments write it.
-pub fn show_opt(x: Option<f64>) -> String {
-    show_share(x)
-}
-
-fn show_share(x: Option<f64>) -> String {
+/// A share or bound as the reasons and calibrated.toml's comments write
+/// it ("none" when absent).
+pub fn show_share(x: Option<f64>) -> String {
     x.map_or("none".to_string(), |x| format!("{x:.4}"))
 }
 

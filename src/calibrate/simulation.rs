@@ -6,37 +6,8 @@
 use super::select::{choose, select, Candidate, Evidence, Procedure, Rule};
 use crate::stats::clopper_pearson_upper;
 
-/// splitmix64: a seeded generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        // In (0, 1]: the logarithm below never sees 0.
-        (((z ^ (z >> 31)) >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Binomial(n, p) exactly, by geometric gaps between successes
-    /// (about n p draws instead of n).
-    fn binomial(&mut self, n: u64, p: f64) -> u64 {
-        if p <= 0.0 {
-            return 0;
-        }
-        let ln_q = (-p).ln_1p();
-        let (mut k, mut at) = (0, 0u64);
-        loop {
-            let gap = (self.next().ln() / ln_q).floor();
-            if gap >= (n - at) as f64 {
-                return k;
-            }
-            at += gap as u64 + 1;
-            k += 1;
-        }
-    }
-}
+/// The repository's seeded generator (splitmix64).
+use crate::stats::SplitMix as Rng;
 
 /// Dollars a skip saves: a critic call's input, plus its output, which
 /// is about 5x longer when it revises (266.8 vs 55.1 output tokens on

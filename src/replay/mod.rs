@@ -344,8 +344,9 @@ impl Replayer {
         let c = count(&look.d, look.facts, look.risky);
         let vt = &mut out.totals.variants[look.d.variant];
         self.tally_variant(look, vt);
+        // Only a new skip needs its run (most turns are none).
         if c.new_skips > 0 {
-            let r = vt.runs.entry(look.facts.run).or_default();
+            let r = vt.runs.entry(hash::run_key(&look.turn.run_id)).or_default();
             r.new_skips += 1;
             r.labelled += c.new_labelled_skips;
             r.regressions += c.new_safety_regressions;
@@ -466,7 +467,6 @@ impl Replayer {
             production: turn.production().fired(),
             call_site: turn.call_site(),
             draft_chars,
-            run: hash::run_key(&turn.run_id),
         }
     }
 

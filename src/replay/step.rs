@@ -192,8 +192,6 @@ pub(super) struct TurnFacts {
     pub(super) draft_chars: u64,
     /// Where each of the turn's signals came from.
     pub(super) signals: crate::read::provenance::Signals,
-    /// The hash of the turn's `run_id`: its run in the run-level bound.
-    pub(super) run: u64,
 }
 
 /// A turn's [`Counts`] under one variant.

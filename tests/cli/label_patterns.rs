@@ -16,18 +16,8 @@ fn replicates(small: u64, full: u64) -> u64 {
     }
 }
 
-/// splitmix64 in (0, 1].
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (((z ^ (z >> 31)) >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The repository's seeded generator (splitmix64).
+use critic_gate::internals::SplitMix as Rng;
 
 /// The critic's chance of revising a turn of confidence `c`: lower
 /// confidence, more revisions.

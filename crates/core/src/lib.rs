@@ -58,5 +58,5 @@ pub mod internals {
         draft_has_claims, py_lower, py_strip, BUILTIN_ACK_PATTERNS, MAX_ACK_CHARS,
     };
     pub use crate::read::json::{fast, Node};
-    pub use crate::stats::clopper_pearson_upper;
+    pub use crate::stats::{clopper_pearson_upper, SplitMix};
 }

@@ -530,6 +530,42 @@ pub fn run_level_p_value(l: &RunLabels, r: f64) -> f64 {
     hi.exp()
 }
 
+/// splitmix64: the seeded generator of the simulations that hold the
+/// bounds' guarantees (in the crates' tests and `tests/cli`), one in the
+/// repository so every simulation draws alike.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next draw, uniform in (0, 1]: a logarithm of it never sees 0.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (((z ^ (z >> 31)) >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Binomial(n, p) exactly, by geometric gaps between successes
+    /// (about n p draws instead of n).
+    pub fn binomial(&mut self, n: u64, p: f64) -> u64 {
+        if p <= 0.0 {
+            return 0;
+        }
+        let ln_q = (-p).ln_1p();
+        let (mut k, mut at) = (0, 0u64);
+        loop {
+            let gap = (self.next().ln() / ln_q).floor();
+            if gap >= (n - at) as f64 {
+                return k;
+            }
+            at += gap as u64 + 1;
+            k += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,8 +325,8 @@ fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize, bool) {
     let (mut content, mut negated) = (0, false);
     for (at, word) in words_outside(text, spans) {
         // "won't", "can't", "don’t": a `t` after an apostrophe after `n`.
-        let before = text[..at].chars().rev().take(2).collect::<String>();
-        let nt = word == "t" && matches!(before.as_str(), "'n" | "’n");
+        let before = &text[..at];
+        let nt = word == "t" && (before.ends_with("n'") || before.ends_with("n’"));
         negated |= nt || neutral::is_negation(word);
         if !neutral::is_neutral(word) {
             content += word.chars().count();
