@@ -84,8 +84,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "summary",
         &[
-            "metrics", "numbers", "text", "schema", "figures", "build", "frontier", "read",
-            "partial",
+            "parquet", "metrics", "numbers", "text", "schema", "figures", "build", "frontier",
+            "read", "partial",
         ],
     ),
     (

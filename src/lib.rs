@@ -112,6 +112,9 @@ pub use summary::schema::SCHEMA_VERSION;
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]
 pub use critic_gate_core::internals;
+/// The Parquet reader `check` uses, for the tests; not API.
+#[doc(hidden)]
+pub use summary::parquet::read_frame as read_parquet;
 
 #[cfg(test)]
 mod layers;

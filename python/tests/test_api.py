@@ -44,6 +44,28 @@ def test_tables_have_the_declared_types_even_when_empty(root: Path, tmp_path: Pa
     assert r.regressions.height == 1 and r.mismatches.height == 0, "empty or not, typed"
 
 
+def test_parquet_tables_hold_the_csv_values(root: Path, tmp_path: Path, cli: str) -> None:
+    """The Parquet files are written by critic-gate's own encoder
+    (polars-parquet's arrow API); polars' reader is the independent check
+    that they hold the CSV's rows, typed as declared."""
+    synth = tmp_path / "synth.jsonl"
+    run_cli(cli, "synth", "--turns", "3000", "--mix", "multilingual", "--out", str(synth))
+    out = tmp_path / "both"
+    run_cli(cli, "replay", str(synth), "datasets/invalid.jsonl", "--skip-invalid", "--config",
+            "datasets/sweep.toml", "--decisions", "all", "--format", "both", "--out", str(out), "--quiet")
+    kinds = {"u64": pl.UInt64, "i64": pl.Int64, "f64": pl.Float64, "string": pl.String, "bool": pl.Boolean}
+    compared = set()
+    for file, table in json.loads((out / "schema.json").read_text())["tables"].items():
+        parquet = out / (file.removesuffix(".csv") + ".parquet")
+        if not parquet.is_file():
+            continue
+        declared = {c["name"]: kinds[c["type"]] for c in table["columns"]}
+        csv = pl.read_csv(out / file, schema=declared)
+        assert pl.read_parquet(parquet).equals(csv, null_equal=True), file
+        compared.add(file)
+    assert {"summary.csv", "decisions.csv", "regressions.csv", "segments.csv"} <= compared
+
+
 def test_a_folder_is_what_the_cli_writes(root: Path, tmp_path: Path, cli: str) -> None:
     files = [str(root / f"datasets/{d}.jsonl") for d in DATASETS]
     critic_gate.replay(files, config=root / "datasets/gate.toml", out=tmp_path / "py/run", label="run")

@@ -100,11 +100,7 @@ pub fn parquet_name(csv: &str) -> String {
 
 /// Write a DataFrame as Parquet (zstd-compressed, with statistics).
 pub fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), WriteFailure> {
-    ParquetWriter::new(out)
-        .with_compression(ParquetCompression::Zstd(None))
-        .finish(df)
-        .map(drop)
-        .map_err(WriteFailure::from)
+    crate::summary::parquet::write_frame(df, out).map_err(WriteFailure::from)
 }
 
 /// A column of a report table.

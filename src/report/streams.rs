@@ -15,6 +15,7 @@ use super::staging::{write_error, Staging};
 use crate::replay::rows::{header, MISMATCH_HEADER};
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::{BlockResult, DecisionsMode, Format, Reject, ReplayOptions};
+use crate::summary::parquet::ParquetFile;
 use crate::summary::schema::{self, RunColumn, Type};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
@@ -159,13 +160,20 @@ impl TableStream {
     }
 }
 
-/// Streams a table's Parquet file: each block's CSV rows read with the
-/// declared schema and written as a row group.
+/// Streams a table's Parquet file: the blocks' CSV rows gathered up to
+/// [`ROW_GROUP_BYTES`], read with the declared schema and written as one
+/// row group (a row group per block was thousands of tiny groups, each with
+/// its own statistics, on a large replay).
 struct ParquetRows {
     path: PathBuf,
     schema: SchemaRef,
-    out: polars_io::parquet::write::BatchedWriter<BufWriter<File>>,
+    pending: Vec<u8>,
+    out: ParquetFile<BufWriter<File>>,
 }
+
+/// The CSV text gathered before a row group is written: bounds the memory
+/// a streamed Parquet table holds, whatever the input's size.
+const ROW_GROUP_BYTES: usize = 16 << 20;
 
 impl ParquetRows {
     fn new(
@@ -173,31 +181,44 @@ impl ParquetRows {
         columns: &[RunColumn],
     ) -> crate::Result<ParquetRows> {
         let schema: SchemaRef = Arc::new(polars_schema(columns));
-        let out = ParquetWriter::new(out)
-            .with_compression(ParquetCompression::Zstd(None))
-            .batched(&schema)
+        let out = ParquetFile::new(out, &schema)
             .map_err(|e| crate::Error::Write(format!("{}: {e}", path.display())))?;
-        Ok(ParquetRows { path, schema, out })
+        Ok(ParquetRows {
+            path,
+            schema,
+            pending: Vec::new(),
+            out,
+        })
     }
 
     fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
-        if rows.is_empty() {
+        self.pending.extend_from_slice(rows);
+        match self.pending.len() >= ROW_GROUP_BYTES {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// Write the gathered rows as a row group.
+    fn flush(&mut self) -> crate::Result<()> {
+        if self.pending.is_empty() {
             return Ok(());
         }
         let fail = |e: PolarsError| crate::Error::Write(format!("{}: {e}", self.path.display()));
-        let df = CsvReadOptions::default()
+        let rows = std::mem::take(&mut self.pending);
+        let mut df = CsvReadOptions::default()
             .with_has_header(false)
             .with_schema(Some(self.schema.clone()))
-            .into_reader_with_file_handle(Cursor::new(rows.to_vec()))
+            .into_reader_with_file_handle(Cursor::new(rows))
             .finish()
             .map_err(fail)?;
-        self.out.write_batch(&df).map_err(fail)
+        self.out.write(df.rechunk_mut_par()).map_err(fail)
     }
 
-    fn finish(self) -> crate::Result<()> {
+    fn finish(mut self) -> crate::Result<()> {
+        self.flush()?;
         self.out
             .finish()
-            .map(drop)
             .map_err(|e| crate::Error::Write(format!("{}: {e}", self.path.display())))
     }
 }

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod frontier;
 pub mod metrics;
 pub mod numbers;
+pub mod parquet;
 pub mod partial;
 pub mod read;
 pub mod schema;

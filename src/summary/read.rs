@@ -178,9 +178,9 @@ pub fn read_table(dir: &Path, stem: &str) -> Result<Option<DataFrame>, CannotJud
         return Ok(None);
     }
     let cannot = |e: PolarsError| CannotJudge(format!("{}: cannot read: {e}", pq.display()));
-    let file = std::fs::File::open(&pq)
+    let bytes = std::fs::read(&pq)
         .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", pq.display())))?;
-    let df = ParquetReader::new(file).finish().map_err(cannot)?;
+    let df = super::parquet::read_frame(bytes).map_err(cannot)?;
     let columns = df
         .columns()
         .iter()
