@@ -62,7 +62,14 @@ const INNER: &[(&str, &[&str])] = &[
     ("gate", &["pyre", "claims", "neutral", "reasons"]),
     (
         "derive",
-        &["pytext", "intent", "fabrication", "reflection", "draft"],
+        &[
+            "pytext",
+            "intent",
+            "scan",
+            "fabrication",
+            "reflection",
+            "draft",
+        ],
     ),
     ("calibrate", &["select", "simulation"]),
     ("import", &["pyliteral", "raw", "openai", "otlp", "decode"]),

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::intent::IntentVerdict;
 use super::pytext::{repr, repr_list};
+use super::scan::{self, Caps};
 use crate::gate::py_strip;
 
 /// One finding, as `FabricationFinding.to_event_payload()` writes it.
@@ -92,11 +93,17 @@ const NEAR_KEY: usize = 32;
 const INTENT_ACTION_MIN_CONFIDENCE: f64 = 0.55;
 
 /// The detector's Python patterns, translated by the gate's CPython
-/// translator (so `\b`, `\s` and IGNORECASE are CPython's).
+/// translator (so `\b`, `\s` and IGNORECASE are CPython's). Only the key
+/// prefix is searched with them: the other four are matched by hand
+/// ([`super::scan`]), and kept here as the exact oracle of its tests.
 struct Patterns {
+    #[cfg(test)]
     verb: Pattern,
+    #[cfg(test)]
     uuid: Pattern,
+    #[cfg(test)]
     short_hex: Pattern,
+    #[cfg(test)]
     kv: Pattern,
     key_prefix: Pattern,
 }
@@ -104,25 +111,10 @@ struct Patterns {
 /// One pattern in both of the translator's forms: `regex`'s own, exact
 /// wherever `regex`'s `\b` agrees with CPython's (every ASCII text but one
 /// with U+001C..U+001F), and the exact one (CPython's `\b` spelled out with
-/// look-arounds, for the backtracking engine) for the other texts. The
-/// native form is what makes the port fast: the backtracking engine tries
-/// its look-arounds at every position.
+/// look-arounds, for the backtracking engine) for the other texts.
 struct Pattern {
     native: regex::Regex,
     exact: fancy_regex::Regex,
-}
-
-/// A match's groups as byte ranges (group 0: the whole match).
-struct Caps(Vec<Option<(usize, usize)>>);
-
-impl Caps {
-    fn span(&self, i: usize) -> (usize, usize) {
-        self.0[i].unwrap_or((0, 0))
-    }
-
-    fn str<'t>(&self, text: &'t str, i: usize) -> &'t str {
-        self.0[i].map_or("", |(s, e)| &text[s..e])
-    }
 }
 
 /// A match's `n` groups, from a getter of either engine's captures.
@@ -164,6 +156,7 @@ impl Pattern {
     /// `finditer`: every match, left to right (`agree`: the native form
     /// may run on `text`). A match the exact engine cannot finish is an
     /// error, never a shorter list.
+    #[cfg(test)]
     fn all(&self, text: &str, agree: bool) -> Result<Vec<Caps>, Unsearched> {
         if agree && self.native.captures_len() == 1 {
             // No groups: the match alone (no capture pass).
@@ -231,15 +224,19 @@ fn compile(pattern: &str, ignore_case: bool) -> Pattern {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
+        #[cfg(test)]
         verb: compile(
             r"\b(?P<verb>I\s+(?P<action>ran|called|invoked|executed|queried|triggered|launched|fetched|started|stopped|posted|updated|deleted|created|spawned|sent|delivered|dispatched|checked|retrieved|pulled|pushed))\b",
             true,
         ),
+        #[cfg(test)]
         uuid: compile(
             r"\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b",
             false,
         ),
+        #[cfg(test)]
         short_hex: compile(r"\b[0-9a-fA-F]{6,16}\b", false),
+        #[cfg(test)]
         kv: compile(
             r"\b([A-Za-z][A-Za-z0-9_]{1,31})\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9_\-./]{0,127})\b",
             false,
@@ -248,24 +245,40 @@ fn patterns() -> &'static Patterns {
     })
 }
 
-/// Byte offsets to code points for one text: the byte offset where each
-/// code point starts, and the text's length (none for an ASCII text, where
-/// the two are the same).
-struct Points(Option<Vec<usize>>);
+/// Byte offsets to code points for one text, built on the first match
+/// (most drafts have none): the byte offset where each code point starts,
+/// and the text's length (none for an ASCII text, where the two are the
+/// same).
+struct Points<'t> {
+    text: &'t str,
+    starts: std::cell::OnceCell<Option<Vec<usize>>>,
+}
 
-impl Points {
-    fn of(text: &str) -> Points {
-        Points((!text.is_ascii()).then(|| {
-            text.char_indices()
-                .map(|(i, _)| i)
-                .chain([text.len()])
-                .collect()
-        }))
+impl<'t> Points<'t> {
+    fn of(text: &'t str) -> Points<'t> {
+        Points {
+            text,
+            starts: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn starts(&self) -> Option<&[usize]> {
+        self.starts
+            .get_or_init(|| {
+                (!self.text.is_ascii()).then(|| {
+                    self.text
+                        .char_indices()
+                        .map(|(i, _)| i)
+                        .chain([self.text.len()])
+                        .collect()
+                })
+            })
+            .as_deref()
     }
 
     /// The code point at byte offset `byte` (a char boundary).
     fn cp(&self, byte: usize) -> usize {
-        match &self.0 {
+        match self.starts() {
             None => byte,
             Some(p) => p.partition_point(|&b| b < byte),
         }
@@ -273,55 +286,11 @@ impl Points {
 
     /// The byte offset of code point `cp`.
     fn byte(&self, cp: usize) -> usize {
-        match &self.0 {
+        match self.starts() {
             None => cp,
             Some(p) => p[cp],
         }
     }
-}
-
-/// Whether the text may hold a claim `I <verb>`: on ASCII text, an `i` or
-/// `I` that opens a word and is followed by white space (the pattern's
-/// `\bI\s+`); any other text is searched.
-fn may_claim(text: &str) -> bool {
-    if !text.is_ascii() {
-        return true;
-    }
-    let b = text.as_bytes();
-    memchr::memchr2_iter(b'i', b'I', b).any(|p| {
-        let opens = p == 0 || !(b[p - 1].is_ascii_alphanumeric() || b[p - 1] == b'_');
-        opens
-            && b.get(p + 1).is_some_and(|c| {
-                c.is_ascii_whitespace() || (0x0b..=0x0d).contains(c) || (0x1c..=0x1f).contains(c)
-            })
-    })
-}
-
-/// Whether the text holds a run of at least `n` hex digits (every UUID
-/// opens with a run of eight).
-fn has_hex_run(text: &str, n: usize) -> bool {
-    let mut run = 0;
-    for &c in text.as_bytes() {
-        run = if c.is_ascii_hexdigit() { run + 1 } else { 0 };
-        if run >= n {
-            return true;
-        }
-    }
-    false
-}
-
-/// Whether the text may hold a short hex identifier the detector reports:
-/// a word of 6 to 16 hex digits with a letter among them (a word of digits
-/// only is never reported). Any byte that is not ASCII alphanumeric or `_`
-/// ends a word here, so this finds every word `\b...\b` can (and more).
-fn may_hold_short_hex(text: &str) -> bool {
-    text.as_bytes()
-        .split(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-        .any(|w| {
-            (6..=16).contains(&w.len())
-                && w.iter().all(u8::is_ascii_hexdigit)
-                && w.iter().any(u8::is_ascii_alphabetic)
-        })
 }
 
 /// The deployment's inputs to `detect_fabrication` for one turn.
@@ -368,31 +337,17 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     let mut keys: Vec<std::borrow::Cow<str>> = DEFAULT_KEYS.iter().map(|k| (*k).into()).collect();
     keys.extend(i.identifier_keys.iter().map(|k| crate::gate::py_lower(k)));
     let mut out = Vec::new();
-    let ascii = points.0.is_none();
-    let agree = crate::gate::pyre::native_boundaries_agree(text);
     let t = Text {
         text,
         points: &points,
-        agree,
-        plain: agree && ascii,
     };
-    // The searches that cannot match are not run.
-    let verb_spans = match t.plain() || may_claim(text) {
-        true => verb_claims(&t, &names, &mut out)?,
-        false => Vec::new(),
+    let verb_spans = verb_claims(&t, &names, &mut out);
+    let (hex_words, uuid_starts) = scan::hex_words(text);
+    let uuid_spans = match uuid_starts.is_empty() {
+        false => uuids(&t, &uuid_starts, &grounded, &mut out),
+        true => Vec::new(),
     };
-    let (hex_words, hex_run) = match t.plain() {
-        true => {
-            let (words, run8) = hex_words_by_hand(text);
-            (Some(words), run8)
-        }
-        false => (None, has_hex_run(text, 8)),
-    };
-    let uuid_spans = match hex_run {
-        true => uuids(&t, &grounded, &mut out)?,
-        false => Vec::new(),
-    };
-    if hex_words.as_ref().is_none_or(|w| !w.is_empty()) && (t.plain() || may_hold_short_hex(text)) {
+    if !hex_words.is_empty() {
         short_hex(
             &t,
             hex_words,
@@ -403,7 +358,7 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
             &mut out,
         )?;
     }
-    key_values(&t, &keys, &grounded, &mut out)?;
+    key_values(&t, &keys, &grounded, &mut out);
     out.extend(
         i.intent
             .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
@@ -416,174 +371,10 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     Ok(out)
 }
 
-/// The stripped draft, its code points, and whether the native patterns
-/// may search it.
+/// The stripped draft and its code points.
 struct Text<'a> {
     text: &'a str,
-    points: &'a Points,
-    agree: bool,
-    /// An ASCII text whose `\b` is `regex`'s: CPython's `\w` is
-    /// `[A-Za-z0-9_]` and its `\s` `[ \t\n\r\x0b\x0c]` here, so the
-    /// patterns are matched by hand.
-    plain: bool,
-}
-
-impl Text<'_> {
-    fn plain(&self) -> bool {
-        self.plain
-    }
-}
-
-/// `\w` on ASCII.
-fn word_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
-
-/// The verbs of the claim pattern, in its order.
-const CLAIM_VERBS: [&str; 22] = [
-    "ran",
-    "called",
-    "invoked",
-    "executed",
-    "queried",
-    "triggered",
-    "launched",
-    "fetched",
-    "started",
-    "stopped",
-    "posted",
-    "updated",
-    "deleted",
-    "created",
-    "spawned",
-    "sent",
-    "delivered",
-    "dispatched",
-    "checked",
-    "retrieved",
-    "pulled",
-    "pushed",
-];
-
-/// The claim pattern's matches on a plain text ([`Text::plain`]), each as
-/// (whole = verb group, action group): `I`, white space, a verb (no verb is
-/// a prefix of another, so at most one fits), a word boundary.
-fn claims_by_hand(text: &str) -> Vec<Caps> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut done = 0;
-    for p in memchr::memchr2_iter(b'i', b'I', b) {
-        if p < done || (p > 0 && word_byte(b[p - 1])) {
-            continue;
-        }
-        let mut q = p + 1;
-        while q < b.len() && matches!(b[q], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
-            q += 1;
-        }
-        if q == p + 1 {
-            continue;
-        }
-        let fits = |v: &&&str| {
-            let e = q + v.len();
-            e <= b.len()
-                && b[q..e].eq_ignore_ascii_case(v.as_bytes())
-                && (e == b.len() || !word_byte(b[e]))
-        };
-        if let Some(v) = CLAIM_VERBS.iter().find(fits) {
-            let e = q + v.len();
-            out.push(Caps(vec![Some((p, e)), Some((p, e)), Some((q, e))]));
-            done = e;
-        }
-    }
-    out
-}
-
-/// The UUID pattern's matches on a plain text: at a word's start, groups
-/// of 8, 4, 4, 4 and 12 hex digits, each hyphen between them optional
-/// (tried first, as `-?` is greedy), then a word boundary.
-fn uuids_by_hand(text: &str) -> Vec<Caps> {
-    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
-    fn from(b: &[u8], pos: usize, g: usize) -> Option<usize> {
-        let end = pos + GROUPS[g];
-        if end > b.len() || !b[pos..end].iter().all(u8::is_ascii_hexdigit) {
-            return None;
-        }
-        if g == GROUPS.len() - 1 {
-            return (end == b.len() || CLASS[b[end] as usize] & WORD == 0).then_some(end);
-        }
-        let hyphen = (b.get(end) == Some(&b'-'))
-            .then(|| from(b, end + 1, g + 1))
-            .flatten();
-        hyphen.or_else(|| from(b, end, g + 1))
-    }
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut p = 0;
-    while p < b.len() {
-        let starts_word =
-            CLASS[b[p] as usize] & WORD != 0 && (p == 0 || CLASS[b[p - 1] as usize] & WORD == 0);
-        match starts_word.then(|| from(b, p, 0)).flatten() {
-            Some(end) => {
-                out.push(Caps(vec![Some((p, end))]));
-                p = end;
-            }
-            None => p += 1,
-        }
-    }
-    out
-}
-
-/// Byte classes for the hand matchers: `\w` on ASCII, and hex digits.
-const WORD: u8 = 1;
-const HEX: u8 = 2;
-const CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            t[c] |= WORD;
-        }
-        if b.is_ascii_hexdigit() {
-            t[c] |= HEX;
-        }
-        c += 1;
-    }
-    t
-};
-
-/// On a plain text, in one pass: the short hex pattern's matches (words of
-/// 6 to 16 hex digits: a longer run, or one running on into another word
-/// character, matches nowhere, as `\b` cannot fall inside a word), and
-/// whether a run of 8 hex digits (which every UUID opens with) occurs.
-fn hex_words_by_hand(text: &str) -> (Vec<Caps>, bool) {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut run8 = false;
-    let mut i = 0;
-    while i < b.len() {
-        if CLASS[b[i] as usize] & WORD == 0 {
-            i += 1;
-            continue;
-        }
-        let s = i;
-        let mut hex = 0;
-        let mut all_hex = true;
-        while i < b.len() && CLASS[b[i] as usize] & WORD != 0 {
-            if CLASS[b[i] as usize] & HEX != 0 {
-                hex += 1;
-                run8 |= hex >= 8;
-            } else {
-                hex = 0;
-                all_hex = false;
-            }
-            i += 1;
-        }
-        if all_hex && (6..=16).contains(&(i - s)) {
-            out.push(Caps(vec![Some((s, i))]));
-        }
-    }
-    (out, run8)
+    points: &'a Points<'a>,
 }
 
 /// Claims of an action no fired tool of its kind grounds; the spans of
@@ -592,15 +383,11 @@ fn verb_claims<'n>(
     t: &Text,
     names: &dyn Fn() -> &'n [String],
     out: &mut Vec<Finding>,
-) -> Result<Vec<[usize; 2]>, Unsearched> {
+) -> Vec<[usize; 2]> {
     let (text, points) = (t.text, t.points);
     let mut spans = Vec::new();
-    let p = &patterns().verb;
-    let (verb_group, action_group, matches) = match t.plain() {
-        true => (1, 2, claims_by_hand(text)),
-        false => (p.group("verb"), p.group("action"), p.all(text, t.agree)?),
-    };
-    for c in matches {
+    let (verb_group, action_group) = (1, 2);
+    for c in scan::claims(text) {
         let (start, end) = c.span(0);
         let span = [points.cp(start), points.cp(end)];
         spans.push(span);
@@ -621,21 +408,18 @@ fn verb_claims<'n>(
             span,
         });
     }
-    Ok(spans)
+    spans
 }
 
 /// UUIDs not in the grounding corpus; the spans of every UUID.
 fn uuids(
     t: &Text,
+    starts: &[usize],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
-) -> Result<Vec<[usize; 2]>, Unsearched> {
+) -> Vec<[usize; 2]> {
     let mut spans = Vec::new();
-    let matches = match t.plain() {
-        true => uuids_by_hand(t.text),
-        false => patterns().uuid.all(t.text, t.agree)?,
-    };
-    for c in matches {
+    for c in scan::uuids(t.text, starts) {
         let (start, end) = c.span(0);
         let ident = c.str(t.text, 0);
         let span = [t.points.cp(start), t.points.cp(end)];
@@ -654,7 +438,7 @@ fn uuids(
             span,
         });
     }
-    Ok(spans)
+    spans
 }
 
 /// An intent verdict of `action` (decisive) with no tool call this turn.
@@ -680,7 +464,7 @@ fn intent_without_tool(v: &IntentVerdict, no_calls: bool) -> Option<Finding> {
 /// Short hex runs anchored after an identifier key or near a claim verb.
 fn short_hex(
     t: &Text,
-    by_hand: Option<Vec<Caps>>,
+    matches: Vec<Caps>,
     keys: &[std::borrow::Cow<str>],
     verb_spans: &[[usize; 2]],
     uuid_spans: &[[usize; 2]],
@@ -690,10 +474,6 @@ fn short_hex(
     let (text, points) = (t.text, t.points);
     let p = patterns();
     let key_group = p.key_prefix.group("key");
-    let matches = match by_hand {
-        Some(m) => m,
-        None => p.short_hex.all(text, t.agree)?,
-    };
     for c in matches {
         let (m_start, m_end) = c.span(0);
         let (ident, start, end) = (c.str(text, 0), points.cp(m_start), points.cp(m_end));
@@ -705,9 +485,12 @@ fn short_hex(
         }
         // `text[max(0, start - 32):start]`, in code points.
         let prefix = &text[points.byte(start.saturating_sub(NEAR_KEY))..m_start];
+        // A prefix of at most 32 code points: the exact engine is cheap
+        // here whatever the text.
+        let agree = crate::gate::pyre::native_boundaries_agree(prefix);
         let key = p
             .key_prefix
-            .first(prefix, t.agree)?
+            .first(prefix, agree)?
             .map(|c| c.str(prefix, key_group).to_ascii_lowercase())
             .filter(|k| keys.iter().any(|x| x == k));
         let near_verb = verb_spans.iter().any(|&[vs, ve]| {
@@ -744,12 +527,8 @@ fn key_values(
     keys: &[std::borrow::Cow<str>],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
-) -> Result<(), Unsearched> {
-    // Every pair holds a `:` or `=` (most drafts have neither).
-    if memchr::memchr2(b':', b'=', t.text.as_bytes()).is_none() {
-        return Ok(());
-    }
-    for c in patterns().kv.all(t.text, t.agree)? {
+) {
+    for c in scan::key_values(t.text) {
         let (start, end) = c.span(0);
         let (raw_key, value) = (c.str(t.text, 1), c.str(t.text, 2));
         let key = raw_key.to_ascii_lowercase();
@@ -770,7 +549,6 @@ fn key_values(
             span: [t.points.cp(start), t.points.cp(end)],
         });
     }
-    Ok(())
 }
 
 /// `_verb_claim_is_grounded`: a fired tool whose lowered name holds one of
@@ -941,8 +719,13 @@ pub fn py_float(x: f64) -> String {
 mod tests {
     use super::*;
 
-    /// Plain texts made of what the patterns look for.
-    fn plain_text() -> impl proptest::strategy::Strategy<Value = String> {
+    /// Texts made of what the patterns look for, and of the characters
+    /// where a hand matcher could part from CPython: non-ASCII word
+    /// characters (letters, a digit, `ß`) and non-word ones (curly quotes,
+    /// an em-dash, emoji, a combining accent, ZWJ), CPython's white space
+    /// beyond ASCII's (U+001C, NBSP, U+2028, U+3000), and the letters
+    /// IGNORECASE folds onto ASCII (`ı`, `İ`, `ſ`, the Kelvin sign).
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let piece = prop_oneof![
             Just("I ".to_string()),
@@ -953,31 +736,118 @@ mod tests {
             Just("ran".to_string()),
             Just("started_".to_string()),
             Just("stopped".to_string()),
+            Just("ı ".to_string()),
+            Just("İ\u{3000}".to_string()),
+            Just("I\u{a0}ſent".to_string()),
+            Just("I \u{212a}checked".to_string()),
+            Just("chec\u{212a}ed".to_string()),
             Just("-".to_string()),
             Just("_".to_string()),
             Just(" ".to_string()),
             Just(".".to_string()),
+            Just("/".to_string()),
+            Just(":".to_string()),
+            Just("=".to_string()),
+            Just(" = ".to_string()),
+            Just("task_id".to_string()),
+            Just("\u{2019}".to_string()),
+            Just("\u{201c}".to_string()),
+            Just("\u{2014}".to_string()),
+            Just("\u{2705}".to_string()),
+            Just("\u{1f600}".to_string()),
+            Just("\u{200d}".to_string()),
+            Just("e\u{301}".to_string()),
+            Just("\u{e9}".to_string()),
+            Just("\u{df}".to_string()),
+            Just("\u{663}".to_string()),
+            Just("\u{1c}".to_string()),
+            Just("\u{2028}".to_string()),
             "[0-9a-fA-F]{1,14}",
             "[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{10,13}",
             "[a-zA-Z0-9_ ]{1,12}",
+            "[a-z0-9./_-]{1,40}",
         ];
-        proptest::collection::vec(piece, 0..16).prop_map(|v| v.concat())
+        proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
     }
 
     fn spans(c: &[Caps]) -> Vec<Vec<Option<(usize, usize)>>> {
         c.iter().map(|c| c.0.clone()).collect()
     }
 
+    /// The words (CPython's `\w`) that open with 8 hex digits, as every
+    /// UUID does.
+    fn words_opening_with_8_hex(text: &str) -> Vec<usize> {
+        text.char_indices()
+            .filter(|&(i, _)| {
+                let before = text[..i].chars().next_back();
+                !before.is_some_and(crate::gate::pyre::is_word)
+                    && text[i..].bytes().take_while(u8::is_ascii_hexdigit).count() >= 8
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Every hand matcher against the exact engine (CPython's `\b`, `\s`
+    /// and IGNORECASE, with look-arounds, on the backtracking engine).
+    fn assert_hand_matchers_agree(text: &str) {
+        let p = patterns();
+        assert_eq!(
+            spans(&scan::claims(text)),
+            spans(&p.verb.all(text, false).unwrap()),
+            "claims in {text:?}"
+        );
+        let (words, uuid_starts) = scan::hex_words(text);
+        assert_eq!(
+            spans(&scan::uuids(text, &uuid_starts)),
+            spans(&p.uuid.all(text, false).unwrap()),
+            "uuids in {text:?}"
+        );
+        assert_eq!(
+            spans(&words),
+            spans(&p.short_hex.all(text, false).unwrap()),
+            "hex words in {text:?}"
+        );
+        assert_eq!(
+            uuid_starts,
+            words_opening_with_8_hex(text),
+            "hex openings in {text:?}"
+        );
+        assert_eq!(
+            spans(&scan::key_values(text)),
+            spans(&p.kv.all(text, false).unwrap()),
+            "key-values in {text:?}"
+        );
+    }
+
     proptest::proptest! {
-        /// The hand matchers of plain texts find what the patterns find.
+        #![proptest_config(proptest::test_runner::Config::with_cases(4000))]
+        /// The hand matchers find what the patterns find, on any text.
         #[test]
-        fn hand_matchers_match_the_patterns(text in plain_text()) {
-            let p = patterns();
-            proptest::prop_assert_eq!(spans(&claims_by_hand(&text)), spans(&p.verb.all(&text, false).unwrap()));
-            proptest::prop_assert_eq!(spans(&uuids_by_hand(&text)), spans(&p.uuid.all(&text, false).unwrap()));
-            let (words, run8) = hex_words_by_hand(&text);
-            proptest::prop_assert_eq!(spans(&words), spans(&p.short_hex.all(&text, false).unwrap()));
-            proptest::prop_assert_eq!(run8, has_hex_run(&text, 8));
+        fn hand_matchers_match_the_patterns(text in any_text()) {
+            assert_hand_matchers_agree(&text);
+        }
+    }
+
+    /// Cases a random text rarely builds: a key or value at its length
+    /// limits, a value that must give back characters to end on a word
+    /// boundary, and matches that start right where the last one ended.
+    #[test]
+    fn hand_matchers_at_the_limits() {
+        let long_key = "k".repeat(32);
+        let longer_key = "k".repeat(33);
+        let value = "v".repeat(128);
+        for text in [
+            format!("{long_key}=1 {longer_key}=2 x{long_key}:3"),
+            format!("task_id={value}a job_id={value}.x"),
+            "id=ab.\u{e9} id=ab./ id=ab-- id: \u{3000}7f".to_string(),
+            "a1=xy:zz=9 ab=cd=ef ab:=cd \u{e9}ab=1 _ab=1 ab\u{a0}=\u{2028}c".to_string(),
+            "I ran.I sent I\u{2019}ve I checked\u{e9} I sent\u{2019} \u{e9}I ran".to_string(),
+            "0123456789abcdef0123456789abcdef \u{e9}deadbeef deadbeef\u{e9} deadbeef\u{2019}"
+                .to_string(),
+            "12345678-1234-1234-1234-123456789abc\u{e9} 12345678-1234-1234-1234-123456789abc-1"
+                .to_string(),
+        ] {
+            assert_hand_matchers_agree(&text);
         }
     }
 

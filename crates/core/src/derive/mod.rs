@@ -13,6 +13,7 @@ pub mod fabrication;
 pub mod intent;
 pub mod pytext;
 pub mod reflection;
+mod scan;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -1,0 +1,337 @@
+//! The fabrication detector's four patterns matched by hand, on any text,
+//! exactly as CPython's `re.finditer` matches them.
+//!
+//! Every character a match consumes is ASCII except the claim pattern's
+//! white space and its case-folded letters; what else makes a text
+//! non-ASCII (a curly apostrophe, an emoji, an accented name) only decides
+//! the word boundaries next to it. So each scanner walks the bytes, jumps
+//! to the few places a match can start (`memchr` for the claim's `I` and
+//! the key-value's `:` or `=`), and decodes a character only where a
+//! boundary or a space test meets a non-ASCII byte. Spelling CPython's
+//! `\b` with look-arounds for the backtracking engine tried them at every
+//! position of the text: one curly quote in a long answer made its
+//! searches 3.7x slower than upstream's own.
+//!
+//! Why each hand matcher is the pattern (the backtracking it would do can
+//! never succeed) is written beside it; the property tests in
+//! `fabrication.rs` hold each to the CPython-exact engine on texts built
+//! from the characters where the two could differ.
+
+use crate::gate::pyre::{is_space, is_word};
+
+/// A match's groups as byte ranges (group 0: the whole match).
+pub struct Caps(pub Vec<Option<(usize, usize)>>);
+
+impl Caps {
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        self.0[i].unwrap_or((0, 0))
+    }
+
+    pub fn str<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        self.0[i].map_or("", |(s, e)| &text[s..e])
+    }
+}
+
+/// Byte classes: `\w` on ASCII, hex digits, and the key-value pattern's
+/// value characters (`[A-Za-z0-9_\-./]`).
+const WORD: u8 = 1;
+const HEX: u8 = 2;
+const VALUE: u8 = 4;
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            t[c] |= WORD | VALUE;
+        }
+        if b.is_ascii_hexdigit() {
+            t[c] |= HEX;
+        }
+        if matches!(b, b'-' | b'.' | b'/') {
+            t[c] |= VALUE;
+        }
+        c += 1;
+    }
+    t
+};
+
+fn class(b: u8, bit: u8) -> bool {
+    CLASS[b as usize] & bit != 0
+}
+
+/// CPython's `\w` for the character that ends at byte `p` (false at 0).
+fn word_before(text: &str, p: usize) -> bool {
+    match text.as_bytes()[..p].last() {
+        None => false,
+        Some(&b) if b < 0x80 => class(b, WORD),
+        Some(_) => text[..p].chars().next_back().is_some_and(is_word),
+    }
+}
+
+/// CPython's `\w` for the character that starts at byte `p` (false at the
+/// end).
+fn word_at(text: &str, p: usize) -> bool {
+    match text.as_bytes().get(p) {
+        None => false,
+        Some(&b) if b < 0x80 => class(b, WORD),
+        Some(_) => text[p..].chars().next().is_some_and(is_word),
+    }
+}
+
+/// `\b` at byte `p`.
+fn boundary(text: &str, p: usize) -> bool {
+    word_before(text, p) != word_at(text, p)
+}
+
+/// The end of the run of CPython white space (`\s*`) from byte `p`.
+fn skip_spaces(text: &str, mut p: usize) -> usize {
+    let b = text.as_bytes();
+    while p < b.len() {
+        let c = b[p];
+        if c < 0x80 {
+            if !matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ') {
+                break;
+            }
+            p += 1;
+        } else {
+            match text[p..].chars().next() {
+                Some(ch) if is_space(ch) => p += ch.len_utf8(),
+                _ => break,
+            }
+        }
+    }
+    p
+}
+
+/// The verbs of the claim pattern, in its order. None is a prefix of
+/// another, even case-folded, so at most one fits at a place.
+pub const CLAIM_VERBS: [&str; 22] = [
+    "ran",
+    "called",
+    "invoked",
+    "executed",
+    "queried",
+    "triggered",
+    "launched",
+    "fetched",
+    "started",
+    "stopped",
+    "posted",
+    "updated",
+    "deleted",
+    "created",
+    "spawned",
+    "sent",
+    "delivered",
+    "dispatched",
+    "checked",
+    "retrieved",
+    "pulled",
+    "pushed",
+];
+
+/// The characters IGNORECASE matches for a lower-case ASCII letter of the
+/// claim pattern beyond its two cases: `ſ` (U+017F) for `s`, the Kelvin
+/// sign for `k` (Unicode simple case folding), and `ı` (U+0131) and `İ`
+/// (U+0130) for `i`, which CPython adds.
+fn folds_to(c: char, letter: u8) -> bool {
+    match c {
+        'ſ' => letter == b's',
+        '\u{212A}' => letter == b'k',
+        'ı' | 'İ' => letter == b'i',
+        _ => false,
+    }
+}
+
+/// Where `word` (lower-case ASCII) ends when it matches case-insensitively
+/// at byte `p`.
+fn folded_at(text: &str, mut p: usize, word: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    for &letter in word.as_bytes() {
+        let c = *b.get(p)?;
+        if c < 0x80 {
+            if c.to_ascii_lowercase() != letter {
+                return None;
+            }
+            p += 1;
+        } else {
+            let ch = text[p..].chars().next()?;
+            if !folds_to(ch, letter) {
+                return None;
+            }
+            p += ch.len_utf8();
+        }
+    }
+    Some(p)
+}
+
+/// `\b(?P<verb>I\s+(?P<action>ran|called|...))\b` (IGNORECASE): each match
+/// as (whole, verb group, action group). At a word start, an `I` (or `i`,
+/// `ı`, `İ`), white space, a verb, a word boundary. Giving back white space
+/// cannot help (a verb does not start with it), nor trying another verb.
+pub fn claims(text: &str) -> Vec<Caps> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut done = 0;
+    // `ı` and `İ` are C4 B1 and C4 B0 in UTF-8.
+    for p in memchr::memchr3_iter(b'i', b'I', 0xC4, b) {
+        let i_len = match b[p] {
+            b'i' | b'I' => 1,
+            _ if matches!(b.get(p + 1), Some(0xB0 | 0xB1)) => 2,
+            _ => continue,
+        };
+        if p < done || word_before(text, p) {
+            continue;
+        }
+        let q = skip_spaces(text, p + i_len);
+        if q == p + i_len {
+            continue;
+        }
+        let end = CLAIM_VERBS
+            .iter()
+            .find_map(|v| folded_at(text, q, v))
+            .filter(|&e| !word_at(text, e));
+        if let Some(e) = end {
+            out.push(Caps(vec![Some((p, e)), Some((p, e)), Some((q, e))]));
+            done = e;
+        }
+    }
+    out
+}
+
+/// `\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b`:
+/// at a word's start (nowhere else can `\b` precede a hex digit), groups
+/// of 8, 4, 4, 4 and 12 hex digits, each hyphen between them optional
+/// (tried first, as `-?` is greedy), then a word boundary; tried at each
+/// of `starts`, the words that open with 8 hex digits ([`hex_words`]). A
+/// match may run over several words (the hyphens end them); the search
+/// goes on at the first start after it.
+pub fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    fn from(text: &str, pos: usize, g: usize) -> Option<usize> {
+        let b = text.as_bytes();
+        let end = pos + GROUPS[g];
+        if end > b.len() || !b[pos..end].iter().all(|&c| class(c, HEX)) {
+            return None;
+        }
+        if g == GROUPS.len() - 1 {
+            return (!word_at(text, end)).then_some(end);
+        }
+        let hyphen = (b.get(end) == Some(&b'-'))
+            .then(|| from(text, end + 1, g + 1))
+            .flatten();
+        hyphen.or_else(|| from(text, end, g + 1))
+    }
+    let mut out = Vec::new();
+    let mut done = 0;
+    for &s in starts {
+        if s < done {
+            continue;
+        }
+        if let Some(end) = from(text, s, 0) {
+            out.push(Caps(vec![Some((s, end))]));
+            done = end;
+        }
+    }
+    out
+}
+
+/// In one pass over the runs of hex digits: `\b[0-9a-fA-F]{6,16}\b`'s
+/// matches, and the words that open with 8 hex digits, where a UUID may
+/// start ([`uuids`]). A boundary cannot fall inside a word, so a match is
+/// a whole word of 6 to 16 hex digits: a maximal run of them with no word
+/// character on either side. A word that opens with 8 hex digits is a run
+/// of 8 or more with none before it.
+pub fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut uuid_starts = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !class(b[i], HEX) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && class(b[i], HEX) {
+            i += 1;
+        }
+        let len = i - s;
+        if len < 6 || word_before(text, s) {
+            continue;
+        }
+        if len >= 8 {
+            uuid_starts.push(s);
+        }
+        if len <= 16 && !word_at(text, i) {
+            out.push(Caps(vec![Some((s, i))]));
+        }
+    }
+    (out, uuid_starts)
+}
+
+/// `\b([A-Za-z][A-Za-z0-9_]{1,31})\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9_\-./]{0,127})\b`:
+/// each match as (whole, key, value). A match holds exactly one `:` or
+/// `=` (the key and the white space hold none, nor does the value), so
+/// each one is tried in turn:
+/// - the key is the whole ASCII word run before it (and its white space):
+///   starting inside the run fails `\b`, and a key that stops short of the
+///   run's end is followed by a word character, neither space nor `:=`;
+///   the run starts a word (a non-ASCII word character before it fails
+///   `\b`), with a letter, and is 2 to 32 long;
+/// - the value starts after the white space with a letter or digit (giving
+///   back white space leaves a space where it must start) and takes the
+///   longest run of value characters that ends on a word boundary.
+pub fn key_values(text: &str) -> Vec<Caps> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut done = 0;
+    for f in memchr::memchr2_iter(b':', b'=', b) {
+        let Some(start) = key_start(text, f) else {
+            continue;
+        };
+        if start < done {
+            continue;
+        }
+        let g = skip_spaces(text, f + 1);
+        if !b.get(g).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        let mut run = g + 1;
+        while run < b.len() && run - g <= 127 && class(b[run], VALUE) {
+            run += 1;
+        }
+        let Some(end) = (g + 1..=run).rev().find(|&e| boundary(text, e)) else {
+            continue;
+        };
+        let key_end = start + b[start..].iter().take_while(|&&c| class(c, WORD)).count();
+        out.push(Caps(vec![
+            Some((start, end)),
+            Some((start, key_end)),
+            Some((g, end)),
+        ]));
+        done = end;
+    }
+    out
+}
+
+/// Where the key before the `:` or `=` at byte `f` starts, if one does.
+fn key_start(text: &str, f: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    // Back over white space (ASCII, or a non-ASCII space character).
+    let mut e = f;
+    loop {
+        match b[..e].last() {
+            Some(&c) if c < 0x80 && matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ') => e -= 1,
+            Some(&c) if c >= 0x80 => match text[..e].chars().next_back() {
+                Some(ch) if is_space(ch) => e -= ch.len_utf8(),
+                _ => return None,
+            },
+            _ => break,
+        }
+    }
+    let s = e - b[..e].iter().rev().take_while(|&&c| class(c, WORD)).count();
+    let fits = (2..=32).contains(&(e - s)) && b[s].is_ascii_alphabetic();
+    (fits && !word_before(text, s)).then_some(s)
+}
