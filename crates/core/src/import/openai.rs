@@ -157,7 +157,9 @@ struct Walk {
     since_user: usize,
     /// Every call so far: (id, name, arguments).
     calls: Vec<(String, String, Option<String>)>,
-    results: HashMap<String, String>,
+    /// The results, by the index of the call they answer (an id may be
+    /// used again once its call is answered).
+    results: HashMap<usize, String>,
     turns: Vec<RawTurn>,
     /// Whether a call of a shape not read here was made since the latest
     /// user message, and at all: a turn whose calls reach back to one has
@@ -195,16 +197,16 @@ impl Walk {
             // call of its name not answered yet.
             "function" => {
                 let name = m.name.ok_or("a function message needs a \"name\"")?;
-                let id = self
-                    .calls
-                    .iter()
+                let index = (0..self.calls.len())
                     .rev()
-                    .find(|(id, n, _)| *n == name && id.starts_with(LEGACY) && !self.results.contains_key(id))
-                    .map(|(id, _, _)| id.clone())
+                    .find(|&i| {
+                        let (id, n, _) = &self.calls[i];
+                        *n == name && id.starts_with(LEGACY) && !self.results.contains_key(&i)
+                    })
                     .ok_or_else(|| {
                         format!("function message answers {name:?}, which no earlier assistant function_call called")
                     })?;
-                self.results.insert(id, content(m.content)?);
+                self.results.insert(index, content(m.content)?);
                 Ok(())
             }
             "tool" => {
@@ -226,26 +228,39 @@ impl Walk {
         self.unread_ever = true;
     }
 
-    /// A tool result for call `id`: one per call (a second would leave one
-    /// of them out of the grounding).
+    /// The call of id `id` that has no result yet (at most one: see
+    /// [`Walk::call`]).
+    fn unanswered(&self, id: &str) -> Option<usize> {
+        (0..self.calls.len())
+            .rev()
+            .find(|&i| self.calls[i].0 == id && !self.results.contains_key(&i))
+    }
+
+    /// A tool result for call `id`: the call of that id not answered yet
+    /// (one result per call: a second would leave one of them out of the
+    /// grounding).
     fn answer(&mut self, id: &str, result: String) -> Result<(), String> {
-        if !self.calls.iter().any(|(c, _, _)| c == id) {
-            return Err(format!(
-                "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
-            ));
-        }
-        if self.results.contains_key(id) {
-            return Err(format!("tool call {id:?} is answered twice"));
-        }
-        self.results.insert(id.to_string(), result);
+        let Some(index) = self.unanswered(id) else {
+            return Err(match self.calls.iter().any(|(c, _, _)| c == id) {
+                true => format!("tool call {id:?} is answered twice"),
+                false => format!(
+                    "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
+                ),
+            });
+        };
+        self.results.insert(index, result);
         Ok(())
     }
 
-    /// Record a call: its id is its own (a second call of one id would take
-    /// the first's result).
+    /// Record a call. Its id may be one an answered call had (published
+    /// trajectories reuse them), never one still waiting for its result:
+    /// which of the two a result answers would be unknown.
     fn call(&mut self, call: (String, String, Option<String>)) -> Result<(), String> {
-        if !call.0.is_empty() && self.calls.iter().any(|(c, _, _)| *c == call.0) {
-            return Err(format!("two tool calls share the id {:?}", call.0));
+        if !call.0.is_empty() && self.unanswered(&call.0).is_some() {
+            return Err(format!(
+                "two tool calls share the id {:?}, the first still without a result",
+                call.0
+            ));
         }
         self.calls.push(call);
         Ok(())
@@ -292,12 +307,11 @@ impl Walk {
                 "the turn has more than {MAX_TOOL_CALLS} tool calls (with history = \"conversation\" every call so far counts): more than one turn of a replay holds"
             ));
         }
-        let tool_calls = self.calls[from..]
-            .iter()
-            .map(|(id, name, args)| RawCall {
-                name: name.clone(),
-                args: args.clone(),
-                result: self.results.get(id).cloned(),
+        let tool_calls = (from..self.calls.len())
+            .map(|i| RawCall {
+                name: self.calls[i].1.clone(),
+                args: self.calls[i].2.clone(),
+                result: self.results.get(&i).cloned(),
                 whole: true,
             })
             .collect();
@@ -505,6 +519,49 @@ mod tests {
         assert_eq!(t[1].critic_origin, Origin::Recorded);
         let t = turns(&line, "t.jsonl", 3, History::Conversation).unwrap();
         assert_eq!(t[1].tool_calls.len(), 1);
+    }
+
+    /// Published trajectories (tau-bench's, a quarter of gpt-4o's airline
+    /// conversations) give a new call the id of one already answered: each
+    /// result answers the latest call of its id that has none.
+    #[test]
+    fn an_id_used_again_after_its_result_is_a_new_call() {
+        let call = |name: &str| {
+            format!(r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "{name}", "arguments": "{{}}"}}}}]}}"#)
+        };
+        let result = |text: &str| format!(r#"{{"role": "tool", "tool_call_id": "c1", "content": "{text}"}}"#);
+        let line = format!(
+            r#"[{{"role": "user", "content": "find a flight"}}, {}, {}, {}, {}, {{"role": "assistant", "content": "Two options."}}]"#,
+            call("search_direct"),
+            result("none direct"),
+            call("search_onestop"),
+            result("one via ATL"),
+        );
+        let t = one(&line).unwrap();
+        let calls: Vec<_> = t[0]
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.result.as_deref()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("search_direct", Some("none direct")),
+                ("search_onestop", Some("one via ATL"))
+            ]
+        );
+        // Two calls of one id, neither answered: which one a result then
+        // answers is unknown.
+        let both = format!(r#"[{{"role": "user", "content": "x"}}, {}, {}]"#, call("a"), call("b"));
+        assert!(one(&both).unwrap_err().contains("share the id \"c1\""));
+        // A result for a call already answered.
+        let twice = format!(
+            r#"[{{"role": "user", "content": "x"}}, {}, {}, {}]"#,
+            call("a"),
+            result("1"),
+            result("2")
+        );
+        assert!(one(&twice).unwrap_err().contains("answered twice"));
     }
 
     #[test]
