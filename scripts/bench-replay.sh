@@ -9,13 +9,15 @@
 # streams 10,000,000 turns through stdin to check that memory stays flat.
 # The transcripts step (TRANSCRIPTS turns, default 200,000; 0 skips it)
 # replays synthetic chat transcripts `--from openai-chat` against a replay
-# of the same turns imported, and times the derivation alone (intent
-# verdict and fabrication findings) against symfonic-core's own Python on
-# the same turns, on one core each (SYMFONIC_PYTHON: a Python with
-# symfonic-core 9.12.0 installed; without it that row is skipped).
+# of the same turns imported, times `import`, and times the derivation
+# alone (intent verdict and fabrication findings) against symfonic-core's
+# own Python on the same turns, on one core each (SYMFONIC_PYTHON: a
+# Python with symfonic-core 9.12.0 installed; without it that row is
+# skipped). REAL_TRANSCRIPTS=FILE adds the same rows for a file of real
+# conversations (scripts/real_transcripts.py).
 #
 #   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] [NO_SWEEP=1] \
-#     [TRANSCRIPTS=200000] [SYMFONIC_PYTHON=python3] \
+#     [TRANSCRIPTS=200000] [REAL_TRANSCRIPTS=real.jsonl] [SYMFONIC_PYTHON=python3] \
 #     scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 #
 # With BEFORE, every replay row is also measured with that binary (e.g. a
@@ -112,30 +114,58 @@ if [ -f "$file" ] && [ -z "${NO_SWEEP:-}" ]; then
   awk -v a="$two" -v b="$median" 'BEGIN { printf "%-34s %6.1fx the 2-variant replay'"'"'s time\n", "  sweep vs replay", b / a }'
 fi
 
-transcripts=${TRANSCRIPTS:-200000}
-if [ "$transcripts" != 0 ]; then
-  file="$out/transcripts-$transcripts.jsonl"
-  [ -f "$file" ] || "$bin" synth --shape openai-chat --turns "$transcripts" --seed 1 --out "$file"
-  turns=$transcripts
+# The rows for one file of OpenAI-chat conversations: `replay --from`
+# against a replay of the same turns imported, `import` alone, and the
+# derivations alone on one pinned core against symfonic-core's on the
+# same turns. With BEFORE, `import`, `replay --from` and `derive` are
+# also measured with that binary.
+transcript_rows() { # file, label
+  local file=$1 label=$2 direct
+  "$bin" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported.jsonl" --quiet
+  turns=$(wc -l < "$out/imported.jsonl")
   mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
   echo
-  echo "transcripts: $transcripts turns in $(wc -l < "$file") conversations, $mb MB, $cores worker(s)"
-  "$bin" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported.jsonl" --quiet
+  echo "$label: $turns turns in $(wc -l < "$file") conversations, $mb MB, $cores worker(s)"
+  measure "import --from openai-chat" "$bin" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported.jsonl" --quiet
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE import" "$BEFORE" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported-before.jsonl" --quiet
+  fi
   measure "replay --from openai-chat" "$bin" replay "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/replay" --quiet
   direct=$median
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE replay --from" "$BEFORE" replay "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/replay-before" --quiet
+  fi
   measure "replay of the imported traffic" "$bin" replay "$out/imported.jsonl" --config datasets/transcripts.toml --out "$out/replay" --quiet
   awk -v a="$median" -v b="$direct" 'BEGIN { printf "%-34s %6.2fx the imported replay'"'"'s time\n", "  --from openai-chat vs imported", b / a }'
   python3 scripts/bench_derive.py inputs "$file" "$out/derive-inputs.jsonl"
-  rust=$("$bin" derive --time "$out/derive-inputs.jsonl")
+  local pin=()
+  command -v taskset >/dev/null && pin=(taskset -c 0)
+  local rust up
+  rust=$("${pin[@]}" "$bin" derive --time "$out/derive-inputs.jsonl")
   echo "derivation alone, 1 core: critic-gate $(echo "$rust" | awk '{printf "%.0f turns/s (%s turns in %s s, %s findings)", $1/$2, $1, $2, $3}')"
-  py=${SYMFONIC_PYTHON:-python3}
+  if [ -n "${BEFORE:-}" ]; then
+    echo "derivation alone, 1 core: BEFORE $("${pin[@]}" "$BEFORE" derive --time "$out/derive-inputs.jsonl" | awk '{printf "%.0f turns/s (%s turns in %s s, %s findings)", $1/$2, $1, $2, $3}')"
+  fi
+  local py=${SYMFONIC_PYTHON:-python3}
   if "$py" -c 'import symfonic' 2>/dev/null; then
-    up=$("$py" scripts/bench_derive.py upstream "$out/derive-inputs.jsonl")
+    up=$("${pin[@]}" "$py" scripts/bench_derive.py upstream "$out/derive-inputs.jsonl")
     echo "derivation alone, 1 core: symfonic-core $(echo "$up" | awk '{printf "%.0f turns/s (%s turns in %s s, %s findings)", $1/$2, $1, $2, $3}')"
     echo "$rust $up" | awk '{ printf "%-34s %6.1fx upstream per core\n", "  critic-gate vs symfonic-core", ($1/$2) / ($4/$5) }'
   else
     echo "  (no symfonic-core for $py: set SYMFONIC_PYTHON to compare with upstream)"
   fi
+}
+
+transcripts=${TRANSCRIPTS:-200000}
+if [ "$transcripts" != 0 ]; then
+  file="$out/transcripts-$transcripts.jsonl"
+  [ -f "$file" ] || "$bin" synth --shape openai-chat --turns "$transcripts" --seed 1 --out "$file"
+  transcript_rows "$file" "synthetic transcripts"
+fi
+# Real model output (scripts/real_transcripts.py builds the file from
+# tau-bench's released trajectories).
+if [ -n "${REAL_TRANSCRIPTS:-}" ]; then
+  transcript_rows "$REAL_TRANSCRIPTS" "real transcripts ($REAL_TRANSCRIPTS)"
 fi
 
 [ "$big" = 0 ] && exit 0

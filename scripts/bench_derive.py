@@ -29,12 +29,17 @@ def inputs(transcripts, out):
                 if role == "user":
                     user, calls = m["content"], []
                 elif role == "tool":
-                    results[m["tool_call_id"]] = m["content"]
+                    # The latest call of that id without a result (an id
+                    # may be used again once answered, as critic-gate reads it).
+                    for c in reversed(calls):
+                        if c["id"] == m["tool_call_id"] and id(c) not in results:
+                            results[id(c)] = m["content"]
+                            break
                 elif role == "assistant" and m.get("tool_calls"):
                     calls += m["tool_calls"]
                 elif role == "assistant" and m.get("content"):
                     tcs = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
-                            "result": results.get(c["id"])} for c in calls]
+                            "result": results.get(id(c))} for c in calls]
                     o.write(json.dumps({"user_message": user, "draft": m["content"], "tool_calls": tcs,
                                         "identifier_keys": KEYS, "tool_trigger_keywords": KEYWORDS}) + "\n")
 

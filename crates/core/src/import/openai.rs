@@ -527,9 +527,13 @@ mod tests {
     #[test]
     fn an_id_used_again_after_its_result_is_a_new_call() {
         let call = |name: &str| {
-            format!(r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "{name}", "arguments": "{{}}"}}}}]}}"#)
+            format!(
+                r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "{name}", "arguments": "{{}}"}}}}]}}"#
+            )
         };
-        let result = |text: &str| format!(r#"{{"role": "tool", "tool_call_id": "c1", "content": "{text}"}}"#);
+        let result = |text: &str| {
+            format!(r#"{{"role": "tool", "tool_call_id": "c1", "content": "{text}"}}"#)
+        };
         let line = format!(
             r#"[{{"role": "user", "content": "find a flight"}}, {}, {}, {}, {}, {{"role": "assistant", "content": "Two options."}}]"#,
             call("search_direct"),
@@ -552,7 +556,11 @@ mod tests {
         );
         // Two calls of one id, neither answered: which one a result then
         // answers is unknown.
-        let both = format!(r#"[{{"role": "user", "content": "x"}}, {}, {}]"#, call("a"), call("b"));
+        let both = format!(
+            r#"[{{"role": "user", "content": "x"}}, {}, {}]"#,
+            call("a"),
+            call("b")
+        );
         assert!(one(&both).unwrap_err().contains("share the id \"c1\""));
         // A result for a call already answered.
         let twice = format!(
