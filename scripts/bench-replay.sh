@@ -128,12 +128,14 @@ transcript_rows() { # file, label
   echo "$label: $turns turns in $(wc -l < "$file") conversations, $mb MB, $cores worker(s)"
   measure "import --from openai-chat" "$bin" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported.jsonl" --quiet
   if [ -n "${BEFORE:-}" ]; then
-    measure "  BEFORE import" "$BEFORE" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported-before.jsonl" --quiet
+    # --skip-invalid: an older build may refuse conversations this one reads.
+    measure "  BEFORE import" "$BEFORE" import "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/imported-before.jsonl" --skip-invalid --quiet
+    echo "  (BEFORE imported $(wc -l < "$out/imported-before.jsonl") of the $turns turns)"
   fi
   measure "replay --from openai-chat" "$bin" replay "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/replay" --quiet
   direct=$median
   if [ -n "${BEFORE:-}" ]; then
-    measure "  BEFORE replay --from" "$BEFORE" replay "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/replay-before" --quiet
+    measure "  BEFORE replay --from" "$BEFORE" replay "$file" --from openai-chat --config datasets/transcripts.toml --out "$out/replay-before" --skip-invalid --quiet
   fi
   measure "replay of the imported traffic" "$bin" replay "$out/imported.jsonl" --config datasets/transcripts.toml --out "$out/replay" --quiet
   awk -v a="$median" -v b="$direct" 'BEGIN { printf "%-34s %6.2fx the imported replay'"'"'s time\n", "  --from openai-chat vs imported", b / a }'

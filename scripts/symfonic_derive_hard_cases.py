@@ -15,7 +15,10 @@ does not, answered by symfonic-core 9.12.0 itself:
   json.loads reads (1e400 as inf, NaN, Infinity, -Infinity): each line is
   written with the literal as it stands, and answered from json.loads of
   that very line;
-- lines with a repeated key (json.loads keeps the last).
+- lines with a repeated key (json.loads keeps the last);
+- short drafts of the characters where matching the patterns by hand
+  could part from CPython's re (non-ASCII word characters and spaces
+  beside hex words, keys and claims; the letters IGNORECASE folds).
 
     python3 -m venv /tmp/sym && /tmp/sym/bin/pip install symfonic-core==9.12.0
     /tmp/sym/bin/python scripts/symfonic_derive_hard_cases.py   # from the repository root
@@ -146,6 +149,27 @@ for first, last in [("I ran it", "Done."), ("Done.", "I sent abcdef12")]:
             % (json.dumps(first), json.dumps(last)))
     case = json.loads(line)
     lines.append(line[:-1] + ', "expect": ' + json.dumps(answer(case), ensure_ascii=False) + "}")
+
+# Short drafts of the characters where matching the patterns by hand
+# could part from CPython's re: non-ASCII word characters (letters, digits
+# of other scripts, a combining accent is not one) next to hex words, keys
+# and claims; CPython's white space beyond ASCII (U+001C..U+001F, NBSP,
+# U+2028, U+3000) in claims and around `:` and `=`; and the letters
+# IGNORECASE folds onto ASCII (dotless i, dotted capital I, long s, the
+# Kelvin sign) in `I <verb>`. Drawn after the sections above, so their
+# lines stay as they were.
+EDGE = ["I ", "i\t", "\u0131 ", "\u0130\u3000", "I\u00a0\u017fent", "I \u212achecked", "I\x1csent", "I ran",
+        "I sent", "I checked", "I pushed", "chec\u212aed", "\u00e9", "\u00df", "\u0663", "e\u0301", "\u200d",
+        "\u2019", "\u201c", "\u2014", "\u2705", "\U0001f600", "\u2028", "\u3000", "\u00a0", "\x1f", " ", ".",
+        "-", "/", "_", ":", "=", " = ", "task_id", "order_id", "job_id", "pid", "deadbeef", "cafe1234", "abcdef",
+        "0123456789abcdef", "3e4f5a6b-7c8d-9e0f-a1b2-c3d4e5f6a7b8", "3e4f5a6b7c8d9e0fa1b2c3d4e5f6a7b8",
+        "zz9", "r-1.a", "ORD-77", "x" * 33, "v" * 130, "task_id=", "order_id: ", "job_id\u00a0=\u3000", "pid=",
+        "\u00e9job_id=", "request_id =\u2028", "trace_id:", "ticket_id=\u00e9", "run_id=ab.\u00e9", "span_id=ab./"]
+for i in range(1000):
+    draft = "".join(random.choice(EDGE) for _ in range(random.randint(3, 30)))
+    case = base(draft, random.sample(TOOLS, random.randint(0, 2)), random.choice([[], ["order_id"], ["Job_Id"]]))
+    case["expect"] = answer(case)
+    lines.append(json.dumps(case, ensure_ascii=False))
 
 with open(OUT, "w", encoding="utf-8") as out:
     for line in lines:
