@@ -267,7 +267,16 @@ pub fn classify(query: &str, keywords: &[(String, Vec<String>)]) -> IntentVerdic
         return IntentVerdict::empty("empty query");
     }
     let normalized = nfc(text);
-    let tokens = words(&normalized);
+    // On ASCII, tokenizing commutes with lowering: the text is lowered
+    // once, and no token is lowered (or allocated) on its own.
+    let lowered;
+    let tokens = match normalized.is_ascii() {
+        true => {
+            lowered = py_lower(&normalized);
+            ascii_words(&lowered)
+        }
+        false => any_words(&normalized),
+    };
     let Some(first) = tokens.first() else {
         return IntentVerdict::empty("no tokens");
     };
@@ -388,10 +397,13 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// The ASCII tokenizer is the general one on ASCII text.
+        /// The ASCII tokenizer is the general one on ASCII text, on the
+        /// text or on the text lowered first (as `classify` calls it).
         #[test]
         fn ascii_words_are_the_general_words(text in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,60}") {
             proptest::prop_assert_eq!(ascii_words(&text), any_words(&text));
+            let lowered = text.to_ascii_lowercase();
+            proptest::prop_assert_eq!(ascii_words(&lowered), any_words(&text));
         }
     }
 
