@@ -99,7 +99,24 @@ pub fn write_frame(df: &mut DataFrame, out: impl Write) -> PolarsResult<()> {
 }
 
 /// Read a whole Parquet file (every row group, every top-level column).
+/// A damaged file is an error, never a crash: polars-parquet panics on
+/// some damaged footers (it expects thrift fields to be there), so its
+/// panic is caught here, with the panic message kept off stderr (the
+/// caller names the file and the reason). The hook is the process's:
+/// this runs on `check`'s and `diff`'s one thread, before any other work.
 pub fn read_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_frame(bytes)));
+    std::panic::set_hook(hook);
+    read.unwrap_or_else(|_| {
+        Err(polars_err!(
+            ComputeError: "the file is damaged: the Parquet reader could not decode it"
+        ))
+    })
+}
+
+fn decode_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
     let metadata = pq_read::read_metadata(&mut Cursor::new(&bytes))?;
     let schema = pq_read::infer_schema(&metadata)?;
     let bytes = Buffer::from(bytes);

@@ -373,3 +373,61 @@ fn a_replay_folder_missing_or_editing_its_regressions_cannot_be_judged() {
     );
     expect_error(&o, 2, "without its regressions table");
 }
+
+/// A damaged Parquet table in a `--format parquet` folder is a reason
+/// (exit 2, the file named), never a crash: polars-parquet panics on some
+/// damaged footers, and 150 seeded corruptions of `regressions.parquet`
+/// (bytes overwritten, the file cut) each give exit 0, 1 or 2.
+#[test]
+fn a_damaged_parquet_table_is_a_reason_not_a_crash() {
+    let d = Dir::new();
+    let only = d.path("only");
+    let o = crate::util::replay_in(
+        &only,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--format",
+            "parquet",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let table = only.join("regressions.parquet");
+    let good = std::fs::read(&table).unwrap();
+    let mut rng = critic_gate::internals::SplitMix(7);
+    let mut below = |n: usize| ((rng.next() * n as f64) as usize).min(n - 1);
+    let mut damaged = 0;
+    for _ in 0..150 {
+        let mut bytes = good.clone();
+        for _ in 0..1 + below(20) {
+            let i = below(bytes.len());
+            bytes[i] = below(256) as u8;
+        }
+        if below(10) < 3 {
+            bytes.truncate(below(bytes.len()));
+        }
+        std::fs::write(&table, &bytes).unwrap();
+        let o = run(
+            &[
+                "check",
+                only.to_str().unwrap(),
+                "--max-safety-regression-rate",
+                "0.5",
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            matches!(o.status.code(), Some(0..=2)) && !err.contains("panicked"),
+            "{:?}: {err}",
+            o.status
+        );
+        if o.status.code() == Some(2) {
+            assert!(err.contains("regressions"), "{err}");
+            damaged += 1;
+        }
+    }
+    assert!(damaged > 100, "{damaged} of 150 refused");
+}
