@@ -10,6 +10,7 @@
 //! this port writes `\s*\Z`: the greedy `\s*` always reaches the end of the
 //! text, so the two match the same spans.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -88,7 +89,7 @@ fn remove_all(set: &PySet, text: &str) -> String {
 
 /// `_parse_and_strip_extraction(text)[0]`: the text without its
 /// extraction block, right-stripped.
-pub fn strip_extraction(text: &str) -> String {
+pub fn strip_extraction(text: &str) -> Cow<'_, str> {
     let p = patterns();
     // Each pattern holds a literal (they are case-sensitive): a text
     // without it is not searched.
@@ -102,7 +103,7 @@ pub fn strip_extraction(text: &str) -> String {
     ];
     for (set, may) in strategies {
         if may && find(set, text).is_some() {
-            return py_rstrip(&remove_all(set, text)).to_string();
+            return Cow::Owned(py_rstrip(&remove_all(set, text)).to_string());
         }
     }
     last_resort(text)
@@ -111,18 +112,18 @@ pub fn strip_extraction(text: &str) -> String {
 /// `_last_resort_json_scan(text)[0]`: the text before the last `{` from
 /// which the rest parses (Python's `json.loads`) as an object holding an
 /// extraction key with a non-empty list of operations.
-fn last_resort(text: &str) -> String {
+fn last_resort(text: &str) -> Cow<'_, str> {
     let trimmed = py_rstrip(text);
     // Every candidate fragment ends where the text does: unless it ends
     // in `}`, none parses as an object (and the scan is skipped).
     if trimmed.ends_with('}') {
         for (pos, _) in trimmed.match_indices('{').rev() {
             if extraction_ops(&trimmed[pos..]) {
-                return py_rstrip(&text[..pos]).to_string();
+                return Cow::Borrowed(py_rstrip(&text[..pos]));
             }
         }
     }
-    trimmed.to_string()
+    Cow::Borrowed(trimmed)
 }
 
 /// Whether `fragment` is an object with an extraction key whose
@@ -157,25 +158,21 @@ fn truthy(v: &Value) -> bool {
 }
 
 /// `_strip_citation_tags(text)`.
-pub fn strip_citations(text: &str) -> String {
+pub fn strip_citations(text: &str) -> Cow<'_, str> {
     // Every tag holds a `[`.
     match text.contains('[') {
-        true => remove_all(&patterns().citation, text),
-        false => text.to_string(),
+        true => Cow::Owned(remove_all(&patterns().citation, text)),
+        false => Cow::Borrowed(text),
     }
 }
 
 /// `_strip_activation_footer(text)`.
-pub fn strip_footer(text: &str) -> String {
-    if text.is_empty() {
-        return String::new();
-    }
+pub fn strip_footer(text: &str) -> Cow<'_, str> {
     // Every footer opens with a rule of at least three `-`.
-    let body = match text.contains("---") {
-        true => remove_all(&patterns().footer, text),
-        false => text.to_string(),
-    };
-    py_rstrip(&body).to_string()
+    match text.contains("---") {
+        true => Cow::Owned(py_rstrip(&remove_all(&patterns().footer, text)).to_string()),
+        false => Cow::Borrowed(py_rstrip(text)),
+    }
 }
 
 /// `_response_needs_activation_footer(text, messages)`, the run's messages
@@ -192,17 +189,19 @@ fn needs_footer(text: &str, has_tool_calls: bool) -> bool {
 /// (`never`: always removed; `complex`: removed unless the run called a
 /// tool or the reply is long; `always`: kept).
 pub fn clean(completion: &str, mode: ActivationLogMode, has_tool_calls: bool) -> String {
-    let text = strip_citations(&strip_extraction(completion));
+    // Each step borrows when it strips nothing: one copy of the reply, at
+    // the end, on most turns.
+    let extracted = strip_extraction(completion);
+    let text = strip_citations(&extracted);
     let strip = !text.is_empty()
         && match mode {
             ActivationLogMode::Never => true,
             ActivationLogMode::Complex => !needs_footer(&text, has_tool_calls),
             ActivationLogMode::Always => false,
         };
-    if strip {
-        strip_footer(&text)
-    } else {
-        text
+    match strip {
+        true => strip_footer(&text).into_owned(),
+        false => text.into_owned(),
     }
 }
 
