@@ -51,12 +51,12 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "read",
         &[
-            "reader",
             "json",
             "activation",
             "rfc3339",
             "provenance",
             "turn",
+            "reader",
         ],
     ),
     ("gate", &["pyre", "claims", "neutral", "reasons"]),

@@ -150,6 +150,11 @@ fn scan_block(
             false => return Err(invalid(f.line, f.reason.clone())),
         }
     }
+    // Converted turns come as values (and the block then has no lines).
+    for (line, c) in block.turns() {
+        out.turns += 1;
+        one_turn(c.turn(), (block.source, line), gate, s, out);
+    }
     for (line, raw) in reader::lines(block) {
         let raw = without_bom(line, raw);
         if is_blank(raw) {

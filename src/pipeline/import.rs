@@ -133,7 +133,13 @@ fn convert_all(
         None,
         rx,
         2 * threads + 2,
-        |item: Result<Block, ReadError>| item.map(|b| (decoder.convert(&b), b)),
+        // Converted (and written as lines) on the workers.
+        |item: Result<Block, ReadError>| {
+            item.map(|b| {
+                let values = decoder.convert(&b);
+                (crate::import::lines(values.as_ref().unwrap_or(&b)), b)
+            })
+        },
         |item| -> crate::Result<()> {
             let (converted, raw) = item?;
             let block = converted.as_ref().unwrap_or(&raw);

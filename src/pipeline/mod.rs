@@ -299,7 +299,8 @@ fn leading_blocks(rx: &Receiver<Result<Block, ReadError>>) -> Vec<Result<Block, 
         let Ok(item) = rx.recv() else { break };
         let failed = item.is_err();
         if let Ok(b) = &item {
-            lines += memchr::memchr_iter(b'\n', b.bytes()).count();
+            // A trace's blocks hold converted turns, each one line.
+            lines += memchr::memchr_iter(b'\n', b.bytes()).count() + b.turns().count();
         }
         first.push(item);
         if failed {

@@ -32,7 +32,7 @@ use crate::config::FrameworkConfig;
 use crate::gate::{DraftFeatures, Gate, Reason};
 use crate::import::Decoder;
 use crate::read::provenance::Signal;
-use crate::read::reader::{self, Block, Imported, Source};
+use crate::read::reader::{self, Block, Converted, Imported, Source};
 use crate::read::turn::{CallSite, Intent, SensitiveField, ToolCall, Turn};
 use hash::turn_key;
 use scope_columns::{Scan, ScopeColumns};
@@ -188,6 +188,15 @@ impl Replayer {
             Some(_) => usize::MAX,
             None => self.input.max_line_bytes,
         };
+        // Converted turns come as values (and the block then has no lines).
+        for (line, c) in block.turns() {
+            out.totals.nonblank_lines += 1;
+            let at = At {
+                source: block.source,
+                line,
+            };
+            self.tally_turn(c.turn(), LineOf::Converted(c), at, &mut out, &mut scratch);
+        }
         for (line_no, raw) in reader::lines(block) {
             let raw = without_bom(line_no, raw);
             if is_blank(raw) {
@@ -250,7 +259,7 @@ impl Replayer {
         // hundred bytes; the copy showed in profiles).
         let parsed = Turn::parse(text);
         match &parsed {
-            Ok(turn) => self.tally_turn(turn, text, at, out, scratch),
+            Ok(turn) => self.tally_turn(turn, LineOf::Text(text), at, out, scratch),
             Err(e) => {
                 out.totals.rejected += 1;
                 out.rejects.push(reject(e.to_string()));
@@ -286,7 +295,7 @@ impl Replayer {
     fn tally_turn(
         &self,
         turn: &Turn<'_>,
-        text: &str,
+        text: LineOf,
         at: At,
         out: &mut BlockResult,
         scratch: &mut Scratch,
@@ -532,7 +541,7 @@ impl Replayer {
             baseline_fires: d.base_fires,
             reasons: d.reasons,
             language: turn.language.as_deref(),
-            scope: turn.scope,
+            scope: turn.scope.as_deref(),
             intent: turn.intent_label(),
             draft_chars: f.draft_chars,
             confidence: e.confidence,
@@ -571,7 +580,7 @@ impl Replayer {
     }
 
     /// Add the turn's per-variant counts to each of its segments.
-    fn segment(&self, turn: &Turn<'_>, text: &str, f: &TurnFacts, scratch: &mut Scratch) {
+    fn segment(&self, turn: &Turn<'_>, text: LineOf, f: &TurnFacts, scratch: &mut Scratch) {
         let counts = &scratch.counts;
         let seg = &mut scratch.segments;
         let language = turn.language.as_deref().map(recorded);
@@ -585,16 +594,34 @@ impl Replayer {
         if f.call_site != CallSite::Turn {
             seg.add(DIM_CALL_SITE, f.call_site.as_str(), counts);
         }
-        if let Some(raw) = turn.scope {
+        if let Some(raw) = turn.scope.as_deref() {
             seg.add_scope(raw, counts);
         }
         if !self.tallies.group_by.is_empty() {
-            let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let whole = text.json();
             for path in &self.tallies.group_by {
                 let dim = seg.dim(path);
                 seg.add(dim, &path_value(&whole, path), counts);
             }
         }
+    }
+}
+
+/// The traffic line a turn was read from, or the converted turn that
+/// stands for one: `--group-by` reads any field of the line.
+#[derive(Clone, Copy)]
+enum LineOf<'a> {
+    Text(&'a str),
+    Converted(&'a dyn Converted),
+}
+
+impl LineOf<'_> {
+    fn json(self) -> Value {
+        let parsed = match self {
+            LineOf::Text(t) => serde_json::from_str(t),
+            LineOf::Converted(c) => serde_json::from_str(&c.line()),
+        };
+        parsed.unwrap_or(Value::Null)
     }
 }
 

@@ -89,7 +89,15 @@ impl Scan {
         let mut index = 0u64;
         for b in blocks {
             let ends = memchr::memchr_iter(b'\n', b.bytes()).count() as u64;
-            let mut nonblank = 0;
+            // Converted turns come as values: each stands for a line.
+            let turns = b.turns().count() as u64;
+            for (_, c) in b.turns() {
+                if index < SCAN_TURNS as u64 {
+                    scan.note_keys(c.turn().scope.as_deref(), index, &mut seen);
+                }
+                index += 1;
+            }
+            let mut nonblank = turns;
             let lines = match b.overlong {
                 Some(_) => None,
                 None => Some(lines(b)),
@@ -100,22 +108,23 @@ impl Scan {
                 }
                 nonblank += 1;
                 if index < SCAN_TURNS as u64 && line.len() <= max_line_bytes {
-                    scan.note_keys(line, index, &mut seen);
+                    scan.note_keys(top_level_scope(line), index, &mut seen);
                 }
                 index += 1;
             }
-            scan.blocks.push((ends, nonblank));
+            scan.blocks.push((ends + turns, nonblank));
         }
         scan
     }
 
+    /// The keys of a turn's `scope` (its raw JSON text).
     fn note_keys<'l>(
         &mut self,
-        line: &'l [u8],
+        scope: Option<&'l str>,
         index: u64,
         seen: &mut std::collections::HashSet<Cow<'l, str>>,
     ) {
-        let Some(entries) = top_level_scope(line).and_then(object_entries) else {
+        let Some(entries) = scope.and_then(object_entries) else {
             return;
         };
         for (k, _) in entries {

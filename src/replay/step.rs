@@ -275,9 +275,10 @@ impl Regression {
             intent: turn.intent_label().map(str::to_string),
             scope: turn
                 .scope
+                .as_deref()
                 .map(|s| super::segments::capped(s, super::rows::MAX_SCOPE_BYTES).into_owned()),
             scope_values: columns
-                .values(turn.scope)
+                .values(turn.scope.as_deref())
                 .into_iter()
                 .map(|v| v.map(Cow::into_owned))
                 .collect(),

@@ -323,20 +323,104 @@ fn without_input_names(dir: &std::path::Path, names: &[&str]) -> Vec<(String, St
 
 /// 225 synthetic transcripts (datasets/transcripts.jsonl): `import` then
 /// `replay` gives the reports `replay --from openai-chat` gives, byte for
-/// byte once the input's names are taken out.
+/// byte once the input's names are taken out (the converted turns reach
+/// the gate as values, not as lines).
 #[test]
 fn import_then_replay_is_replay_from_transcripts() {
-    let dir = Dir::new();
     let input = root().join("datasets/transcripts.jsonl");
     let config = root().join("datasets/transcripts.toml");
     let (input, config) = (input.to_str().unwrap(), config.to_str().unwrap());
+    let dir = Dir::new();
+    import_then_replay_is_replay_from(&dir, input, "openai-chat", config, &[]);
+    let direct = dir.path("direct");
+    // A turn's line is its conversation's line.
+    let decisions = std::fs::read_to_string(direct.join("decisions.csv")).unwrap();
+    assert!(
+        decisions
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains("transcripts.jsonl,1,syn-21-0000001,0,"),
+        "{decisions:.300}"
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(direct.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["provenance"]["intent"]["derived"], 1500);
+    assert_eq!(s["provenance"]["confidence"]["unknown"], 1500);
+    assert!(s["notes"].as_array().unwrap().iter().any(|n| n
+        .as_str()
+        .unwrap()
+        .starts_with("confidence unknown on 1500 of 1500 turns")));
+
+    // Segments by any field of the traffic line, and every decision.
+    let dir = Dir::new();
+    import_then_replay_is_replay_from(&dir, input, "openai-chat", config, GROUPED);
+}
+
+/// Flags that read any field of the traffic line (`--group-by`), and
+/// write every decision.
+const GROUPED: &[&str] = &[
+    "--group-by",
+    "provenance.critic",
+    "--group-by",
+    "intent_verdict.reasoning",
+    "--group-by",
+    "tool_calls_this_turn",
+    "--decisions",
+    "all",
+];
+
+/// symfonic's own traces (every sample in one replay): as for transcripts.
+#[test]
+fn import_then_replay_is_replay_from_traces() {
+    let input = Dir::new();
+    let gate = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    let toml = input.write(
+        "gate.toml",
+        format!("{gate}\n[deployment]\nintent_filter_mode = \"observe\"\nfabrication_check_mode = \"observe\"\n{SHOP}"),
+    );
+    let samples = [
+        "A_defaults_capture_off",
+        "B_capture_on_selective_gate_intent_observe",
+        "C_capture_on_selective_gate_no_intent_no_history",
+        "D_direct_middleware_sensitive",
+        "E_ack_after_tool_history",
+    ];
+    // One file of pretty-printed documents one after another.
+    let all: Vec<String> = samples
+        .iter()
+        .map(|n| std::fs::read_to_string(sample(&format!("{n}.otlp.json"))).unwrap())
+        .collect();
+    let file = input.write("all.otlp.json", all.join("\n"));
+    for flags in [&[][..], GROUPED] {
+        let dir = Dir::new();
+        import_then_replay_is_replay_from(
+            &dir,
+            file.to_str().unwrap(),
+            "otlp",
+            toml.to_str().unwrap(),
+            flags,
+        );
+    }
+}
+
+/// `replay --from FORMAT` of `input`, and `import` then `replay`, give
+/// the same reports; the direct replay's folder is `dir`'s "direct".
+fn import_then_replay_is_replay_from(
+    dir: &Dir,
+    input: &str,
+    from: &str,
+    config: &str,
+    flags: &[&str],
+) {
     let direct = dir.path("direct");
     let o = run(
         &[
             "replay",
             input,
             "--from",
-            "openai-chat",
+            from,
             "--config",
             config,
             "--out",
@@ -344,7 +428,11 @@ fn import_then_replay_is_replay_from_transcripts() {
             "--label",
             "t",
             "--quiet",
-        ],
+        ]
+        .iter()
+        .chain(flags)
+        .copied()
+        .collect::<Vec<_>>(),
         None,
     );
     expect_code(&o, 0);
@@ -354,7 +442,7 @@ fn import_then_replay_is_replay_from_transcripts() {
             "import",
             input,
             "--from",
-            "openai-chat",
+            from,
             "--config",
             config,
             "--out",
@@ -363,7 +451,6 @@ fn import_then_replay_is_replay_from_transcripts() {
         None,
     );
     expect_code(&o, 0);
-    assert!(stderr(&o).contains("imported 1500 turns"), "{}", stderr(&o));
     let imported = dir.path("imported");
     let o = run(
         &[
@@ -376,7 +463,11 @@ fn import_then_replay_is_replay_from_transcripts() {
             "--label",
             "t",
             "--quiet",
-        ],
+        ]
+        .iter()
+        .chain(flags)
+        .copied()
+        .collect::<Vec<_>>(),
         None,
     );
     expect_code(&o, 0);
@@ -403,25 +494,6 @@ fn import_then_replay_is_replay_from_transcripts() {
             "{f}"
         );
     }
-    // A turn's line is its conversation's line.
-    let decisions = std::fs::read_to_string(direct.join("decisions.csv")).unwrap();
-    assert!(
-        decisions
-            .lines()
-            .nth(1)
-            .unwrap()
-            .contains("transcripts.jsonl,1,syn-21-0000001,0,"),
-        "{decisions:.300}"
-    );
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(direct.join("summary.json")).unwrap())
-            .unwrap();
-    assert_eq!(s["provenance"]["intent"]["derived"], 1500);
-    assert_eq!(s["provenance"]["confidence"]["unknown"], 1500);
-    assert!(s["notes"].as_array().unwrap().iter().any(|n| n
-        .as_str()
-        .unwrap()
-        .starts_with("confidence unknown on 1500 of 1500 turns")));
 }
 
 /// The other commands read transcripts and traces too.

@@ -110,24 +110,40 @@ fn history_and_text(data: &[u8]) -> Option<(crate::deployment::History, &str)> {
 }
 
 /// A transcript line (the first byte picks the history mode): turned into
-/// turns or refused, never a panic; every traffic line it becomes is a
-/// valid turn.
+/// turns or refused, never a panic, the same by the fast reader as by
+/// `serde_json` alone; every turn converted is the turn its traffic line
+/// reads as.
 pub fn openai(data: &[u8]) {
     let Some((history, text)) = history_and_text(data) else {
         return;
     };
-    if let Ok(turns) = crate::import::openai::turns(text, "f.jsonl", 1, history) {
-        for t in &turns {
-            if let Ok(line) = crate::import::traffic_line(t, fuzz_deployment()) {
-                assert!(Turn::parse(&line).is_ok(), "{line}");
-            }
-        }
+    let turns = crate::import::openai::turns(text, "f.jsonl", 1, history);
+    let by_serde = crate::import::openai::turns_by_serde_json(text, "f.jsonl", 1, history);
+    assert_eq!(turns, by_serde, "{text}");
+    for t in turns.into_iter().flatten() {
+        converted_is_its_line(t);
+    }
+}
+
+/// A raw turn converted (when the format holds it) is, value for value,
+/// the turn [`Turn::parse`] reads from the traffic line it stands for.
+pub fn converted_is_its_line(t: crate::import::RawTurn) {
+    use crate::import::raw;
+    use crate::read::reader::Converted;
+    let d = fuzz_deployment();
+    // The draft as derived on its own (the line writes the turn's).
+    let draft = raw::derive(&t, d, || raw::calls_json(&t)).draft;
+    if let Ok(c) = raw::convert(t, d) {
+        let line = c.line();
+        let parsed = Turn::parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(format!("{:?}", c.turn()), format!("{parsed:?}"), "{line}");
+        assert_eq!(c.turn().draft, draft, "{line}");
     }
 }
 
 /// OTLP documents, one a line (the first byte picks the history mode):
-/// gathered into turns or refused by line, never a panic; every traffic
-/// line they become is a valid turn.
+/// gathered into turns or refused by line, never a panic; every turn
+/// converted is the turn its traffic line reads as.
 pub fn otlp(data: &[u8]) {
     let Some((history, text)) = history_and_text(data) else {
         return;
@@ -137,9 +153,7 @@ pub fn otlp(data: &[u8]) {
         g.document(line, 0, n as u64 + 1);
     }
     let (turns, _, _, _) = g.turns(history);
-    for (_, _, t) in &turns {
-        if let Ok(line) = crate::import::traffic_line(t, fuzz_deployment()) {
-            assert!(Turn::parse(&line).is_ok(), "{line}");
-        }
+    for (_, _, t) in turns {
+        converted_is_its_line(t);
     }
 }

@@ -12,7 +12,7 @@
 //!          |
 //!   config -> grid                the config file and its plan; a [sweep]'s variants
 //!          |
-//!   read   reader -> json -> activation, rfc3339 -> provenance -> turn   lines -> turns
+//!   read   json -> activation, rfc3339 -> provenance -> turn -> reader   lines -> turns
 //!          |
 //!   gate   pyre -> claims, neutral, reasons -> Gate  one Evaluation per turn and variant
 //!          |

@@ -47,3 +47,19 @@ fn openai_corpus() {
 fn otlp_corpus() {
     replay("otlp", critic_gate_core::fuzz::otlp);
 }
+
+/// Every conversation of `datasets/transcripts.jsonl`, in both history
+/// modes, through the transcript target: the fast reader reads what
+/// `serde_json` reads, and every converted turn is its traffic line.
+#[test]
+fn transcripts_dataset() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/transcripts.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for line in text.lines() {
+        for mode in [0u8, 1] {
+            let mut data = vec![mode];
+            data.extend_from_slice(line.as_bytes());
+            critic_gate_core::fuzz::openai(&data);
+        }
+    }
+}

@@ -1,8 +1,11 @@
 //! How every command reads its input, whatever its format: a [`Decoder`]
-//! turns a block of transcript lines into a block of traffic lines (on the
-//! worker that replays it), and [`gather`] turns a trace, source by source,
-//! into blocks of traffic lines (on a thread of its own). Converted blocks
-//! keep the input's line numbers and say which lines could not be read.
+//! turns a block of transcript lines into a block of converted turns (on
+//! the worker that replays it), and [`gather`] turns a trace, source by
+//! source, into blocks of converted turns (on a thread of its own).
+//! Converted turns are values ([`ConvertedTurn`]): the replay reads them
+//! as they are, and `import` writes each as a traffic line ([`lines`]).
+//! Converted blocks keep the input's line numbers and say which lines
+//! could not be read.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -12,9 +15,9 @@ use rayon::prelude::*;
 
 use super::openai;
 use super::otlp::Gathering;
-use super::raw::{traffic_line, InputFormat, RawTurn};
+use super::raw::{convert, traffic_line, ConvertedTurn, InputFormat, RawTurn};
 use crate::deployment::Deployment;
-use crate::read::reader::{self, Block, Failed, Imported, ReadError, BLOCK_BYTES};
+use crate::read::reader::{self, Block, Converted, Failed, Imported, ReadError, BLOCK_BYTES};
 
 /// The input's format, the deployment it came from, and its sources'
 /// names (a transcript's default run id is `FILE:LINE`).
@@ -36,8 +39,9 @@ fn records(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
 }
 
 impl Decoder {
-    /// The block converted into traffic lines, or None when it is traffic
-    /// already (or a line past `--max-line-bytes`, refused as it is).
+    /// The block's turns converted (held as values), or None when it is
+    /// traffic already (or a line past `--max-line-bytes`, refused as it
+    /// is).
     pub fn convert(&self, block: &Block) -> Option<Block> {
         let raw = self.format == InputFormat::OpenaiChat
             && block.imported.is_none()
@@ -46,7 +50,6 @@ impl Decoder {
     }
 
     fn chat_block(&self, block: &Block) -> Block {
-        let mut data = Vec::with_capacity(block.bytes().len() + block.bytes().len() / 2);
         let mut imported = Imported::default();
         let name = self.names.get(block.source).map_or("-", String::as_str);
         for (line, raw) in records(block) {
@@ -57,12 +60,11 @@ impl Decoder {
             let converted = std::str::from_utf8(raw)
                 .map_err(|e| format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
                 .and_then(|text| openai::turns(text, name, line, self.deployment.history))
-                .and_then(|turns| lines_of(&turns, &self.deployment));
+                .and_then(|turns| converted(turns, &self.deployment));
             match converted {
-                Ok(lines) => {
-                    for l in lines {
-                        data.extend_from_slice(l.as_bytes());
-                        data.push(b'\n');
+                Ok(turns) => {
+                    for t in turns {
+                        imported.turns.push(Box::new(t));
                         imported.lines.push(line);
                     }
                 }
@@ -73,17 +75,39 @@ impl Decoder {
                 }),
             }
         }
-        Block::converted(block, data, imported)
+        Block::values(block, imported)
     }
 }
 
-/// The traffic lines of a record's turns; Err names the turn that the
-/// traffic format refuses.
-fn lines_of(turns: &[RawTurn], d: &Deployment) -> Result<Vec<String>, String> {
+/// A record's turns converted; Err names the turn that the traffic format
+/// refuses.
+fn converted(turns: Vec<RawTurn>, d: &Deployment) -> Result<Vec<ConvertedTurn>, String> {
     turns
-        .iter()
-        .map(|t| traffic_line(t, d).map_err(|e| format!("turn {}: {e}", t.turn)))
+        .into_iter()
+        .map(|t| {
+            let n = t.turn;
+            convert(t, d).map_err(|e| format!("turn {n}: {e}"))
+        })
         .collect()
+}
+
+/// A converted block as traffic lines (what `import` writes), on the
+/// worker that converted it; None for a block of the input's own lines.
+pub fn lines(block: &Block) -> Option<Block> {
+    let i = block.imported.as_deref()?;
+    let mut data = Vec::new();
+    for (_, t) in block.turns() {
+        data.extend_from_slice(t.line().as_bytes());
+        data.push(b'\n');
+    }
+    let imported = Imported {
+        lines: i.lines.clone(),
+        turns: Vec::new(),
+        failed: i.failed.clone(),
+        counts: i.counts.clone(),
+        trace_keys: i.trace_keys.clone(),
+    };
+    Some(Block::converted(block, data, imported))
 }
 
 /// Read `sources` as `decoder` says: blocks of traffic or transcript
@@ -158,12 +182,12 @@ impl All {
     /// Turn the runs into turns, derive them, and send each source's.
     fn send(self, d: &Decoder, tx: &SyncSender<Result<Block, ReadError>>) -> Result<(), ()> {
         let (turns, failed, mut counts, mut keys) = self.gathering.turns(d.deployment.history);
-        let lines: Vec<(usize, u64, Result<String, String>)> = turns
-            .par_iter()
+        let mut converted: Vec<(usize, u64, Result<ConvertedTurn, String>)> = turns
+            .into_par_iter()
             .map(|(source, line, t)| {
-                let l =
-                    traffic_line(t, &d.deployment).map_err(|e| format!("run {}: {e}", t.run_id));
-                (*source, *line, l)
+                let run = t.run_id.clone();
+                let c = convert(t, &d.deployment).map_err(|e| format!("run {run}: {e}"));
+                (source, line, c)
             })
             .collect();
         for (source, consumed, end, mut read_failures) in self.ends {
@@ -174,11 +198,10 @@ impl All {
                     .map(|(_, f)| f.clone()),
             );
             read_failures.sort_by_key(|f| f.line);
-            let mine: Vec<(u64, Result<String, String>)> = lines
-                .iter()
-                .filter(|(s, _, _)| *s == source)
-                .map(|(_, line, l)| (*line, l.clone()))
-                .collect();
+            let (mine, rest): (Vec<_>, Vec<_>) =
+                converted.into_iter().partition(|(s, _, _)| *s == source);
+            converted = rest;
+            let mine = mine.into_iter().map(|(_, line, c)| (line, c)).collect();
             let end = Ends {
                 source,
                 consumed,
@@ -295,11 +318,12 @@ struct Ends {
     end: Option<reader::SourceEnd>,
 }
 
-/// Send the converted lines in blocks of about [`BLOCK_BYTES`]; the first
-/// carries the failures, counts and trace keys, the last the source's end.
+/// Send the converted turns in blocks of about [`BLOCK_BYTES`] of text;
+/// the first carries the failures, counts and trace keys, the last the
+/// source's end.
 fn send_blocks(
     end: &Ends,
-    lines: Vec<(u64, Result<String, String>)>,
+    turns: Vec<(u64, Result<ConvertedTurn, String>)>,
     failed: Vec<Failed>,
     (counts, trace_keys): (BTreeMap<&'static str, u64>, Vec<String>),
     tx: &SyncSender<Result<Block, ReadError>>,
@@ -310,13 +334,13 @@ fn send_blocks(
         trace_keys,
         ..Default::default()
     };
-    let mut data = Vec::new();
+    let mut bytes = 0;
     let mut turn_failures = Vec::new();
-    for (line, l) in lines {
-        match l {
-            Ok(text) => {
-                data.extend_from_slice(text.as_bytes());
-                data.push(b'\n');
+    for (line, c) in turns {
+        match c {
+            Ok(t) => {
+                bytes += t.text_bytes();
+                imported.turns.push(Box::new(t));
                 imported.lines.push(line);
             }
             Err(reason) => turn_failures.push(Failed {
@@ -325,10 +349,11 @@ fn send_blocks(
                 raw: Vec::new(),
             }),
         }
-        if data.len() >= BLOCK_BYTES {
+        if bytes >= BLOCK_BYTES {
+            bytes = 0;
             let block = Block::gathered(
                 end.source,
-                std::mem::take(&mut data),
+                Vec::new(),
                 std::mem::take(&mut imported),
                 end.consumed,
                 None,
@@ -337,7 +362,7 @@ fn send_blocks(
         }
     }
     imported.failed.extend(turn_failures);
-    let block = Block::gathered(end.source, data, imported, end.consumed, end.end);
+    let block = Block::gathered(end.source, Vec::new(), imported, end.consumed, end.end);
     tx.send(Ok(block)).map_err(|_| ())
 }
 
@@ -367,8 +392,8 @@ pub fn convert_text(
                 }
                 let turns =
                     openai::turns(line, name, n, decoder.deployment.history).map_err(|e| (n, e))?;
-                for l in lines_of(&turns, &decoder.deployment).map_err(|e| (n, e))? {
-                    out.push((n, l));
+                for t in converted(turns, &decoder.deployment).map_err(|e| (n, e))? {
+                    out.push((n, t.line()));
                 }
             }
         }
@@ -393,7 +418,7 @@ pub fn convert_text(
             for (_, line, t) in turns {
                 out.push((
                     line,
-                    traffic_line(&t, &decoder.deployment).map_err(|e| (line, e))?,
+                    traffic_line(t, &decoder.deployment).map_err(|e| (line, e))?,
                 ));
             }
         }

@@ -1,10 +1,12 @@
 //! Traffic a deployment already has, read as turns of the traffic format:
 //! OpenAI-style chat transcripts ([`openai`]) and symfonic's OpenTelemetry
 //! traces ([`otlp`]). Each shape is read into [`RawTurn`]s (what the record
-//! holds), and a raw turn becomes one traffic line (`traffic_line`) with
-//! the signals symfonic would have computed derived as the deployment
-//! (`[deployment]`) computed them, and a `provenance` saying, signal by
-//! signal, what was recorded, derived or unknown.
+//! holds), and a raw turn is converted (`raw::convert`): the signals
+//! symfonic would have computed derived as the deployment (`[deployment]`)
+//! computed them, and a `provenance` saying, signal by signal, what was
+//! recorded, derived or unknown. A converted turn reaches the replay as a
+//! value (the `Turn` its traffic line reads as); `import` writes it as
+//! that line.
 //!
 //! Every command reads imported traffic through a [`Decoder`]: for a
 //! transcript each block of lines is converted on the worker that replays
@@ -18,6 +20,5 @@ pub mod otlp;
 pub mod pyliteral;
 pub mod raw;
 
-pub use decode::{convert_text, gather, open, Decoder};
-pub(crate) use raw::traffic_line;
+pub use decode::{convert_text, gather, lines, open, Decoder};
 pub use raw::{Captured, InputFormat, RawCall, RawTurn, MAX_TOOL_CALLS, SAFE_REFUSAL};

@@ -28,10 +28,13 @@ use super::raw::{Captured, RawCall, RawTurn, MAX_TOOL_CALLS};
 use crate::deployment::History;
 use crate::read::provenance::Origin;
 
+/// A conversation object, its messages read as `M`: left unread (for the
+/// reason a message cannot be read, with its index), or read in the same
+/// pass (the common case: read again unread only to say what is wrong).
 #[derive(Deserialize)]
-struct Conversation<'a> {
-    #[serde(borrow)]
-    messages: Option<Vec<&'a RawValue>>,
+#[serde(bound(deserialize = "'de: 'a, M: Deserialize<'de>"))]
+struct Conversation<'a, M> {
+    messages: Option<Vec<M>>,
     #[serde(default, borrow)]
     run_id: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -40,8 +43,9 @@ struct Conversation<'a> {
     ts: Option<&'a RawValue>,
 }
 
+/// A chat message as `serde_json` reads it.
 #[derive(Deserialize)]
-struct Message<'a> {
+struct JsonMessage<'a> {
     #[serde(borrow)]
     role: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -56,6 +60,40 @@ struct Message<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     critic: Option<&'a RawValue>,
+}
+
+/// A chat message, by either reader: the values the walk reads, and the
+/// exact JSON text of those it reads further (absent when null).
+#[derive(Default)]
+struct Message<'a> {
+    role: Option<Cow<'a, str>>,
+    content: Option<Content<'a>>,
+    tool_calls: Option<Vec<&'a str>>,
+    tool_call_id: Option<Cow<'a, str>>,
+    function_call: Option<&'a str>,
+    name: Option<Cow<'a, str>>,
+    critic: Option<&'a str>,
+}
+
+/// A message's `content`: a string read already (the fast reader's), or
+/// JSON text to read.
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Json(&'a str),
+}
+
+impl<'a> From<JsonMessage<'a>> for Message<'a> {
+    fn from(m: JsonMessage<'a>) -> Message<'a> {
+        Message {
+            role: m.role,
+            content: m.content.map(|c| Content::Json(c.get())),
+            tool_calls: m.tool_calls.map(|c| c.iter().map(|c| c.get()).collect()),
+            tool_call_id: m.tool_call_id,
+            function_call: m.function_call.map(RawValue::get),
+            name: m.name,
+            critic: m.critic.map(RawValue::get),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -81,30 +119,47 @@ pub(crate) fn turns(
     line: u64,
     history: History,
 ) -> Result<Vec<RawTurn>, String> {
-    let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
-        let m: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
-        (m, None, None, None)
-    } else {
-        let c: Conversation = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
-        (
-            c.messages
-                .ok_or("a conversation needs \"messages\": an array of chat messages")?,
-            c.run_id,
-            c.scope,
-            c.ts,
-        )
+    // One pass reads a valid conversation; one that does not read is read
+    // again message by message, for the reason and the message's index.
+    let read = match fast::conversation(text).or_else(|| read_whole(text)) {
+        Some(read) => read,
+        None => read_by_message(text)?,
     };
-    let run_id = match run_id.map(|r| serde_json::from_str::<Value>(r.get())) {
+    walk(read, file, line, history)
+}
+
+/// [`turns`] by `serde_json` alone (what the fast reader is held to).
+pub(crate) fn turns_by_serde_json(
+    text: &str,
+    file: &str,
+    line: u64,
+    history: History,
+) -> Result<Vec<RawTurn>, String> {
+    let read = match read_whole(text) {
+        Some(read) => read,
+        None => read_by_message(text)?,
+    };
+    walk(read, file, line, history)
+}
+
+/// The turns of a conversation read.
+fn walk(
+    (messages, run_id, scope, ts): Read,
+    file: &str,
+    line: u64,
+    history: History,
+) -> Result<Vec<RawTurn>, String> {
+    let run_id = match run_id.map(serde_json::from_str::<Value>) {
         None | Some(Ok(Value::Null)) => format!("{file}:{line}"),
         Some(Ok(Value::String(s))) => s,
         Some(_) => return Err("run_id must be a string".into()),
     };
-    let ts = match ts.map(|r| serde_json::from_str::<Value>(r.get())) {
+    let ts = match ts.map(serde_json::from_str::<Value>) {
         None | Some(Ok(Value::Null)) => None,
         Some(Ok(Value::String(s))) => Some(s),
         Some(_) => return Err("ts must be an RFC 3339 timestamp string".into()),
     };
-    let scope = scope.map(|s| s.get().to_string()).filter(|s| s != "null");
+    let scope = scope.map(str::to_string).filter(|s| s != "null");
     let mut walk = Walk {
         history,
         user: None,
@@ -115,8 +170,8 @@ pub(crate) fn turns(
         unread_since_user: false,
         unread_ever: false,
     };
-    for (i, m) in messages.iter().enumerate() {
-        walk.message(m.get())
+    for (i, m) in messages.into_iter().enumerate() {
+        m.and_then(|m| walk.message(m))
             .map_err(|e| format!("messages[{i}]: {e}"))?;
     }
     if walk.turns.is_empty() {
@@ -139,7 +194,65 @@ pub(crate) fn turns(
         .collect())
 }
 
-/// A JSON error as a reason.
+/// A conversation's messages (each read, or why not), and the JSON text
+/// of its `run_id`, `scope` and `ts`.
+type Read<'a> = (
+    Vec<Result<Message<'a>, String>>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
+/// The conversation read in one pass by `serde_json`, or None when it
+/// does not read.
+fn read_whole(text: &str) -> Option<Read<'_>> {
+    fn ok(m: Vec<JsonMessage<'_>>) -> Vec<Result<Message<'_>, String>> {
+        m.into_iter().map(|m| Ok(m.into())).collect()
+    }
+    if text.trim_start().starts_with('[') {
+        let m: Vec<JsonMessage> = serde_json::from_str(text).ok()?;
+        Some((ok(m), None, None, None))
+    } else {
+        let c: Conversation<JsonMessage> = serde_json::from_str(text).ok()?;
+        Some((ok(c.messages?), get(c.run_id), get(c.scope), get(c.ts)))
+    }
+}
+
+/// The conversation read message by message: Err when it is not a
+/// conversation at all, else each message or why it does not read.
+fn read_by_message(text: &str) -> Result<Read<'_>, String> {
+    let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
+        let m: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
+        (m, None, None, None)
+    } else {
+        let c: Conversation<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
+        (
+            c.messages
+                .ok_or("a conversation needs \"messages\": an array of chat messages")?,
+            c.run_id,
+            c.scope,
+            c.ts,
+        )
+    };
+    fn read(m: &RawValue) -> Result<Message<'_>, String> {
+        serde_json::from_str::<JsonMessage>(m.get())
+            .map(Message::from)
+            .map_err(|e| format!("not a chat message: {e}"))
+    }
+    Ok((
+        messages.into_iter().map(read).collect(),
+        get(run_id),
+        get(scope),
+        get(ts),
+    ))
+}
+
+/// A raw value's text.
+fn get(r: Option<&RawValue>) -> Option<&str> {
+    r.map(RawValue::get)
+}
+
+/// A JSON error as a reason./// A JSON error as a reason.
 fn syntax(text: &str, e: serde_json::Error) -> String {
     let what = if text.trim_start().starts_with(['{', '[']) {
         "not a conversation"
@@ -169,9 +282,7 @@ struct Walk {
 }
 
 impl Walk {
-    fn message(&mut self, raw: &str) -> Result<(), String> {
-        let m: Message =
-            serde_json::from_str(raw).map_err(|e| format!("not a chat message: {e}"))?;
+    fn message(&mut self, m: Message) -> Result<(), String> {
         let role = m.role.clone().ok_or("a message needs a \"role\"")?;
         match role.as_ref() {
             "system" | "developer" => Ok(()),
@@ -269,7 +380,7 @@ impl Walk {
     fn assistant(&mut self, m: Message) -> Result<(), String> {
         let calls = m.tool_calls.unwrap_or_default();
         let parts = Parts::of(m.content)?;
-        let legacy = m.function_call.filter(|f| f.get() != "null");
+        let legacy = m.function_call.filter(|f| *f != "null");
         if parts.unread_call {
             self.unread();
         }
@@ -277,12 +388,12 @@ impl Walk {
         // the agent's loop; its text is narration.
         if !calls.is_empty() || legacy.is_some() || !parts.uses.is_empty() {
             for (i, c) in calls.iter().enumerate() {
-                let call = parse_call(c.get()).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
+                let call = parse_call(c).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
                 self.call(call)
                     .map_err(|e| format!("tool_calls[{i}]: {e}"))?;
             }
             if let Some(f) = legacy {
-                let f: Function = serde_json::from_str(f.get())
+                let f: Function = serde_json::from_str(f)
                     .map_err(|e| format!("function_call: not {{\"name\", \"arguments\"}}: {e}"))?;
                 let name = f.name.ok_or("function_call.name is missing")?;
                 let id = format!("{LEGACY}{}", self.calls.len());
@@ -315,10 +426,7 @@ impl Walk {
                 whole: true,
             })
             .collect();
-        let critic = m
-            .critic
-            .map(|c| c.get().to_string())
-            .filter(|c| c != "null");
+        let critic = m.critic.map(str::to_string).filter(|c| c != "null");
         let calls_known = match self.history {
             History::None => !self.unread_since_user,
             History::Conversation => !self.unread_ever,
@@ -385,12 +493,25 @@ struct Parts {
 }
 
 impl Parts {
-    fn of(raw: Option<&RawValue>) -> Result<Parts, String> {
-        let Some(raw) = raw else {
-            return Ok(Parts::default());
+    fn of(raw: Option<Content>) -> Result<Parts, String> {
+        let raw = match raw {
+            None => return Ok(Parts::default()),
+            Some(Content::Text(t)) => {
+                return Ok(Parts {
+                    text: Some(t.into_owned()),
+                    ..Parts::default()
+                })
+            }
+            Some(Content::Json(raw)) => raw,
         };
-        let Ok(Value::Array(parts)) = serde_json::from_str::<Value>(raw.get()) else {
-            let text = content(Some(raw))?;
+        // Only a list is read as parts (most contents are a string, read
+        // once as one).
+        let parts = match raw.trim_start().starts_with('[') {
+            true => serde_json::from_str::<Value>(raw).ok(),
+            false => None,
+        };
+        let Some(Value::Array(parts)) = parts else {
+            let text = content(Some(Content::Json(raw)))?;
             return Ok(Parts {
                 text: Some(text),
                 ..Parts::default()
@@ -417,25 +538,8 @@ impl Parts {
                     out.uses.push((id.to_string(), name.to_string(), args));
                 }
                 Some("tool_result") => {
-                    let id = p
-                        .get("tool_use_id")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| at("a tool_result part needs a string \"tool_use_id\""))?;
-                    let text = match p.get("content") {
-                        None | Some(Value::Null) => String::new(),
-                        Some(Value::String(s)) => s.clone(),
-                        Some(c @ Value::Array(_)) => {
-                            let raw = serde_json::value::to_raw_value(c).expect("JSON");
-                            content(Some(&raw)).map_err(|e| at(&format!("tool_result: {e}")))?
-                        }
-                        Some(other) => {
-                            return Err(at(&format!(
-                                "a tool_result's content must be a string, null or a list of parts, got {}",
-                                crate::read::json::describe(other)
-                            )))
-                        }
-                    };
-                    out.results.push((id.to_string(), text));
+                    let (id, text) = tool_result(p).map_err(|e| at(&e))?;
+                    out.results.push((id, text));
                     out.had_results = true;
                 }
                 // A call in a shape not read here (the Responses API's
@@ -456,13 +560,42 @@ impl Parts {
     }
 }
 
+/// An Anthropic `tool_result` part: the id of the call it answers, and
+/// its text.
+fn tool_result(p: &Value) -> Result<(String, String), String> {
+    let id = p
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .ok_or("a tool_result part needs a string \"tool_use_id\"")?;
+    let text = match p.get("content") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(c @ Value::Array(_)) => {
+            let raw = serde_json::value::to_raw_value(c).expect("JSON");
+            content(Some(Content::Json(raw.get()))).map_err(|e| format!("tool_result: {e}"))?
+        }
+        Some(other) => {
+            return Err(format!(
+                "a tool_result's content must be a string, null or a list of parts, got {}",
+                crate::read::json::describe(other)
+            ))
+        }
+    };
+    Ok((id.to_string(), text))
+}
+
 /// A message's text: a string, null (empty), or a list of parts whose
 /// `text` parts are joined with no separator.
-fn content(raw: Option<&RawValue>) -> Result<String, String> {
-    let Some(raw) = raw else {
-        return Ok(String::new());
+fn content(raw: Option<Content>) -> Result<String, String> {
+    let raw = match raw {
+        None => return Ok(String::new()),
+        Some(Content::Text(t)) => return Ok(t.into_owned()),
+        Some(Content::Json(raw)) => raw,
     };
-    match serde_json::from_str::<Value>(raw.get()).map_err(|e| e.to_string())? {
+    if raw.trim_start().starts_with('"') {
+        return serde_json::from_str(raw).map_err(|e| e.to_string());
+    }
+    match serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())? {
         Value::Null => Ok(String::new()),
         Value::String(s) => Ok(s),
         Value::Array(parts) => {
@@ -485,6 +618,156 @@ fn content(raw: Option<&RawValue>) -> Result<String, String> {
             "content must be a string, null or a list of parts, got {}",
             crate::read::json::describe(&other)
         )),
+    }
+}
+
+/// The fast reader's pass over a conversation ([`crate::read::json::fast`]):
+/// None when it gives up or the text does not read as a conversation, and
+/// `serde_json` reads it instead. When it returns, it reads what
+/// `serde_json` reads (`the_fast_reader_reads_what_serde_json_reads`):
+/// a key given twice, a value of a type the message does not take, any
+/// doubt, and it gives up.
+mod fast {
+    use crate::import::openai::{Content, Message, Read};
+    use crate::read::json::fast::{Bail, Reader};
+    use crate::read::json::Node;
+
+    pub(super) fn conversation(text: &str) -> Option<Read<'_>> {
+        let mut r = Reader::new(text);
+        r.ws();
+        let read = if r.eat(b'[') {
+            (messages(&mut r).ok()?, None, None, None)
+        } else {
+            r.expect(b'{').ok()?;
+            let (mut messages_, mut run_id, mut scope, mut ts) = (None, None, None, None);
+            let mut first = true;
+            while r.more_members(first).ok()? {
+                first = false;
+                let key = r.key().ok()?;
+                match key.as_ref() {
+                    "messages" => once(&mut messages_, messages(&mut r).ok()?)?,
+                    "run_id" => once(&mut run_id, r.raw_value().ok()?)?,
+                    "scope" => once(&mut scope, r.raw_value().ok()?)?,
+                    "ts" => once(&mut ts, r.raw_value().ok()?)?,
+                    _ => r.skip_value().ok()?,
+                }
+            }
+            (messages_?, run_id, scope, ts)
+        };
+        r.ws();
+        r.at_end().then_some(read)
+    }
+
+    /// Set a key's value; None when the key was given already.
+    fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
+        match slot.replace(v) {
+            None => Some(()),
+            Some(_) => None,
+        }
+    }
+
+    fn messages<'a>(r: &mut Reader<'a>) -> Result<Vec<Result<Message<'a>, String>>, Bail> {
+        r.expect(b'[')?;
+        let mut out = Vec::new();
+        let mut first = true;
+        while r.more_items(first)? {
+            first = false;
+            out.push(Ok(message(r)?));
+        }
+        Ok(out)
+    }
+
+    /// A string or null (`Option<Cow<str>>`); anything else gives up.
+    fn text<'a>(r: &mut Reader<'a>) -> Result<Option<std::borrow::Cow<'a, str>>, Bail> {
+        match r.value()? {
+            Node::Str(s) => Ok(Some(s)),
+            Node::Null => Ok(None),
+            _ => Err(Bail),
+        }
+    }
+
+    /// Any value's JSON text, None for null (`Option<&RawValue>`).
+    fn raw<'a>(r: &mut Reader<'a>) -> Result<Option<&'a str>, Bail> {
+        let v = r.raw_value()?;
+        Ok((v != "null").then_some(v))
+    }
+
+    fn message<'a>(r: &mut Reader<'a>) -> Result<Message<'a>, Bail> {
+        r.ws();
+        r.expect(b'{')?;
+        let mut m = Message::default();
+        // The keys read so far (`serde_json` refuses one given twice).
+        let mut seen = 0u8;
+        let mut first = true;
+        while r.more_members(first)? {
+            first = false;
+            let key = r.key()?;
+            let bit = match key.as_ref() {
+                "role" => {
+                    m.role = text(r)?;
+                    1
+                }
+                "content" => {
+                    m.content = match r.peek_byte() {
+                        Some(b'"') => text(r)?.map(Content::Text),
+                        _ => raw(r)?.map(Content::Json),
+                    };
+                    2
+                }
+                "tool_calls" => {
+                    m.tool_calls = match r.peek_byte() {
+                        Some(b'[') => Some(items(r)?),
+                        _ => match r.value()? {
+                            Node::Null => None,
+                            _ => return Err(Bail),
+                        },
+                    };
+                    4
+                }
+                "tool_call_id" => {
+                    m.tool_call_id = text(r)?;
+                    8
+                }
+                "function_call" => {
+                    m.function_call = raw(r)?;
+                    16
+                }
+                "name" => {
+                    m.name = text(r)?;
+                    32
+                }
+                "critic" => {
+                    m.critic = raw(r)?;
+                    64
+                }
+                _ => {
+                    r.skip_value()?;
+                    0
+                }
+            };
+            if seen & bit != 0 {
+                return Err(Bail);
+            }
+            seen |= bit;
+        }
+        // `role` has no default: a message without one is `serde_json`'s
+        // to refuse.
+        if seen & 1 == 0 {
+            return Err(Bail);
+        }
+        Ok(m)
+    }
+
+    /// An array's items as JSON text.
+    fn items<'a>(r: &mut Reader<'a>) -> Result<Vec<&'a str>, Bail> {
+        r.expect(b'[')?;
+        let mut out = Vec::new();
+        let mut first = true;
+        while r.more_items(first)? {
+            first = false;
+            out.push(r.raw_value()?);
+        }
+        Ok(out)
     }
 }
 
@@ -570,6 +853,88 @@ mod tests {
             result("2")
         );
         assert!(one(&twice).unwrap_err().contains("answered twice"));
+    }
+
+    /// Keys of a generated message (two spell `role` and `content` again).
+    const KEYS: [&str; 10] = [
+        "role",
+        "content",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "critic",
+        "function_call",
+        "x",
+        "r\\u006fle",
+        "content",
+    ];
+
+    /// Values of a generated message's keys.
+    const VALUES: [&str; 22] = [
+        r#""user""#,
+        r#""assistant""#,
+        r#""tool""#,
+        "null",
+        "3",
+        r#""c1""#,
+        r#""f""#,
+        r#""a\"b \u00e9\n\/""#,
+        r#""\ud83d\ude00 ok""#,
+        r#""\ud800""#,
+        "[]",
+        "{}",
+        r#"[{"type":"text","text":"x"},{"type":"text","text":"y"}]"#,
+        r#"[{"type":"image_url","image_url":{}}]"#,
+        r#"[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]"#,
+        r#"[{"function":{"name":"g"}}]"#,
+        r#"{"name":"f","arguments":"{}"}"#,
+        r#"{"verdict":"approve"}"#,
+        r#"{"verdict":"nope"}"#,
+        "1e400",
+        "-0",
+        "[1, [2, {}]]",
+    ];
+
+    /// Conversations built from the pieces where a reader could go wrong
+    /// (keys given twice or escaped, nulls, values of the wrong type,
+    /// escapes, surrogates, white space, unknown keys, lists of parts):
+    /// the fast reader reads what `serde_json` reads, or leaves it to it.
+    #[test]
+    fn the_fast_reader_reads_what_serde_json_reads() {
+        use proptest::prelude::*;
+        let piece = (0..KEYS.len(), 0..VALUES.len(), 0..3usize);
+        let message = prop::collection::vec(piece, 0..7);
+        let conversation = (
+            prop::collection::vec(message, 0..6),
+            0..4usize,
+            any::<bool>(),
+        );
+        let ws = [" ", "", "\n\t ", ""];
+        proptest!(ProptestConfig::with_cases(3000), |((messages, shape, history) in conversation)| {
+            let messages: Vec<String> = messages
+                .iter()
+                .map(|m| {
+                    let members: Vec<String> = m
+                        .iter()
+                        .map(|&(k, v, w)| format!("{}\"{}\"{}:{}{}", ws[w], KEYS[k], ws[w], ws[w], VALUES[v]))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                })
+                .collect();
+            let list = format!("[{}]", messages.join(", "));
+            let text = match shape {
+                0 => list,
+                1 => format!(r#"{{"messages": {list}, "run_id": "r", "scope": {{"t": 1}}}}"#),
+                2 => format!(r#"{{"ts": null, "messages": {list}, "messages": []}}"#),
+                _ => format!(r#" {{"messages":{list},"run_id":null,"x":[1e400]}} "#),
+            };
+            let history = if history { History::Conversation } else { History::None };
+            prop_assert_eq!(
+                turns(&text, "t.jsonl", 1, history),
+                turns_by_serde_json(&text, "t.jsonl", 1, history),
+                "{}", text
+            );
+        });
     }
 
     #[test]

@@ -119,9 +119,10 @@ pub struct Derived {
     pub origins: [Origin; 7],
 }
 
-/// Derive a raw turn's draft, intent verdict and findings; `calls` are its
-/// tool calls as the traffic line writes them (`call_json`).
-pub fn derive(t: &RawTurn, d: &Deployment, calls: &[&RawValue]) -> Derived {
+/// Derive a raw turn's draft, intent verdict and findings; `calls` gives
+/// its tool calls as the traffic line writes them (`call_json`), asked for
+/// only when the fabrication check reads them.
+pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<Box<RawValue>>) -> Derived {
     let has_calls = !t.tool_calls.is_empty();
     let (mut draft, draft_from) = match &t.completion {
         Captured::Whole(c) => (
@@ -148,7 +149,9 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: &[&RawValue]) -> Derived {
         _ if draft_from == Origin::Derived && draft.is_empty() => Some(Vec::new()),
         // A search that could not be finished leaves the findings unknown.
         (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
-            find(&draft, calls, u, d, v.as_ref()).ok()
+            let calls = calls();
+            let calls: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
+            find(&draft, &calls, u, d, v.as_ref()).ok()
         }
         _ => None,
     };
@@ -202,20 +205,36 @@ fn find(
 }
 
 /// A call as the traffic format (and symfonic's `_collect_tool_calls`)
-/// writes it: `{"name", "args", "result"}`.
-fn call_json(c: &RawCall) -> String {
+/// writes it: `{"name", "args", "result"}` (without its result: what the
+/// traffic format reads of a call).
+fn call_json(c: &RawCall, with_result: bool) -> String {
     let mut s = String::from("{\"name\":");
     s.push_str(&json_string(&c.name));
     if let Some(a) = &c.args {
         s.push_str(",\"args\":");
         s.push_str(a);
     }
-    if let Some(r) = &c.result {
+    if let (true, Some(r)) = (with_result, &c.result) {
         s.push_str(",\"result\":");
         s.push_str(&json_string(r));
     }
     s.push('}');
     s
+}
+
+/// The turn's calls as its traffic line writes them, once [`convert`]
+/// has held their names and arguments to the format (a result is a
+/// string, and keeps them JSON).
+pub(crate) fn calls_json(t: &RawTurn) -> Vec<Box<RawValue>> {
+    t.tool_calls
+        .iter()
+        .map(|c| raw_json(call_json(c, true)).expect("a call with valid arguments is JSON"))
+        .collect()
+}
+
+/// JSON text as a raw value, or the JSON error as a reason.
+fn raw_json(s: String) -> Result<Box<RawValue>, String> {
+    RawValue::from_string(s).map_err(|e| e.to_string())
 }
 
 fn json_string(s: &str) -> String {
@@ -256,78 +275,117 @@ struct Provenance {
     critic: &'static str,
 }
 
-/// The traffic line of a raw turn; Err when the record holds a value the
-/// traffic format refuses (a `ts` that is not RFC 3339, a malformed
-/// `critic`), with the format's reason.
-pub(crate) fn traffic_line(t: &RawTurn, d: &Deployment) -> Result<String, String> {
+/// A raw turn converted: the turn as the gate reads it, and what its
+/// traffic line holds. The turn is what [`Turn::parse`] reads of that
+/// line, built without writing it: the line less its draft and tool
+/// results (the long texts) is parsed, so every rule of the traffic format
+/// holds the record's own values (`ts`, `scope`, `critic`, the calls'
+/// names and arguments), and the draft is set as derived (tool results are
+/// strings the format does not read). `converted_turns_are_their_lines`
+/// holds the two equal.
+#[derive(Debug)]
+pub struct ConvertedTurn {
+    turn: Turn<'static>,
+    /// The record (its completion dropped: the draft is in `turn`).
+    raw: RawTurn,
+    scope: Option<Box<RawValue>>,
+    critic: Option<Box<RawValue>>,
+    intent: Option<Option<IntentVerdict>>,
+    findings: Option<Vec<Finding>>,
+    origins: [Origin; 7],
+}
+
+impl crate::read::reader::Converted for ConvertedTurn {
+    fn turn(&self) -> &Turn<'static> {
+        &self.turn
+    }
+
+    fn line(&self) -> String {
+        let calls = calls_json(&self.raw);
+        let line = self.line_of(&self.turn.draft, &calls);
+        serde_json::to_string(&line).expect("a converted turn serialises")
+    }
+}
+
+impl ConvertedTurn {
+    /// About how many bytes of text the turn holds (its draft, its calls'
+    /// arguments and results): what a block of turns is sized by.
+    pub fn text_bytes(&self) -> usize {
+        let calls = self.raw.tool_calls.iter().map(|c| {
+            c.name.len()
+                + c.args.as_ref().map_or(0, String::len)
+                + c.result.as_ref().map_or(0, String::len)
+        });
+        200 + self.turn.draft.len() + calls.sum::<usize>()
+    }
+
+    /// The traffic line with `draft` and the calls `calls`.
+    fn line_of<'a>(&'a self, draft: &'a str, calls: &'a [Box<RawValue>]) -> Line<'a> {
+        let t = &self.raw;
+        let o = self.origins.map(Origin::as_str);
+        Line {
+            run_id: &t.run_id,
+            turn: t.turn,
+            ts: t.ts.as_deref(),
+            scope: self.scope.as_deref(),
+            draft,
+            tool_calls_this_turn: calls.iter().map(|c| c.as_ref()).collect(),
+            fabrication_findings: self.findings.as_deref(),
+            intent_verdict: self.intent.as_ref(),
+            call_site: t.call_site,
+            critic: self.critic.as_deref(),
+            provenance: Provenance {
+                draft: o[0],
+                tool_calls: o[1],
+                intent: o[2],
+                findings: o[3],
+                confidence: o[4],
+                sensitive: o[5],
+                critic: o[6],
+            },
+        }
+    }
+}
+
+/// Convert a raw turn: derive its signals and hold the record's values to
+/// the traffic format. Err when the record holds a value the traffic
+/// format refuses (a `ts` that is not RFC 3339, a malformed `critic`),
+/// with the format's reason.
+pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> {
     let max = MAX_TOOL_CALLS;
     if t.tool_calls.len() > max {
         return Err(format!(
             "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
         ));
     }
-    // Each call's JSON is written once, for the check and the line.
-    let raw = |s: String| RawValue::from_string(s).map_err(|e| e.to_string());
     let calls: Vec<Box<RawValue>> = t
         .tool_calls
         .iter()
-        .map(|c| raw(call_json(c)))
+        .map(|c| raw_json(call_json(c, false)))
         .collect::<Result<_, _>>()?;
-    let call_refs: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
-    let derived = derive(t, d, &call_refs);
-    let scope = t.scope.clone().map(raw).transpose()?;
-    let critic = t.critic.clone().map(raw).transpose()?;
-    let o = derived.origins.map(Origin::as_str);
-    let line = Line {
-        run_id: &t.run_id,
-        turn: t.turn,
-        ts: t.ts.as_deref(),
-        scope: scope.as_deref(),
-        draft: &derived.draft,
-        tool_calls_this_turn: call_refs,
-        fabrication_findings: derived.findings.as_deref(),
-        intent_verdict: derived.intent.as_ref(),
-        call_site: t.call_site,
-        critic: critic.as_deref(),
-        provenance: Provenance {
-            draft: o[0],
-            tool_calls: o[1],
-            intent: o[2],
-            findings: o[3],
-            confidence: o[4],
-            sensitive: o[5],
-            critic: o[6],
-        },
+    let derived = derive(&t, d, || calls_json(&t));
+    let scope = t.scope.clone().map(raw_json).transpose()?;
+    let critic = t.critic.clone().map(raw_json).transpose()?;
+    t.completion = Captured::Absent;
+    let mut c = ConvertedTurn {
+        turn: Turn::default(),
+        raw: t,
+        scope,
+        critic,
+        intent: derived.intent,
+        findings: derived.findings,
+        origins: derived.origins,
     };
-    shell_is_valid(&line)?;
-    serde_json::to_string(&line).map_err(|e| e.to_string())
+    let shell = serde_json::to_string(&c.line_of("", &calls)).map_err(|e| e.to_string())?;
+    let mut turn = Turn::parse(&shell).map_err(|e| e.reason)?.into_owned();
+    turn.draft = std::borrow::Cow::Owned(derived.draft);
+    c.turn = turn;
+    Ok(c)
 }
 
-/// Hold to the traffic format what the record gave as it is (`ts`, `scope`,
-/// `critic`), so what is imported replays as it is: a line of those alone
-/// is parsed (what is derived here, and texts Rust holds, are valid by
-/// construction; reparsing the whole line cost a fifth of a replay).
-fn shell_is_valid(line: &Line) -> Result<(), String> {
-    #[derive(Serialize)]
-    struct Shell<'a> {
-        run_id: &'a str,
-        draft: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        ts: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        scope: Option<&'a RawValue>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        critic: Option<&'a RawValue>,
-        tool_calls_this_turn: &'a [&'a RawValue],
-    }
-    let shell = Shell {
-        run_id: line.run_id,
-        draft: "",
-        ts: line.ts,
-        scope: line.scope,
-        critic: line.critic,
-        tool_calls_this_turn: &line.tool_calls_this_turn,
-    };
-    let text = serde_json::to_string(&shell).map_err(|e| e.to_string())?;
-    Turn::parse(&text).map(drop).map_err(|e| e.reason)
+/// The traffic line of a raw turn (what `import` writes); Err as
+/// [`convert`] says.
+pub(crate) fn traffic_line(t: RawTurn, d: &Deployment) -> Result<String, String> {
+    use crate::read::reader::Converted;
+    convert(t, d).map(|c| c.line())
 }

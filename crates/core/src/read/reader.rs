@@ -11,6 +11,8 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread;
 
+use crate::read::turn::Turn;
+
 /// Target size of a block (whole lines are kept together).
 pub const BLOCK_BYTES: usize = 1 << 20;
 
@@ -58,11 +60,25 @@ pub struct Block {
     pub imported: Option<Box<Imported>>,
 }
 
+/// A turn converted from another format and handed on as values: the
+/// replay reads it without a traffic line being written and parsed again
+/// (that round trip was a third of a `--from` replay's work).
+pub trait Converted: Send + Sync + std::fmt::Debug {
+    /// The turn as [`Turn::parse`] reads [`Converted::line`].
+    fn turn(&self) -> &Turn<'static>;
+    /// The traffic line the turn stands for (what `import` writes).
+    fn line(&self) -> String;
+}
+
 /// What a converted block knows of the input it came from.
 #[derive(Debug, Default)]
 pub struct Imported {
-    /// Per line of the block, the input line its record started on.
+    /// Per line of the block (or per turn of `turns`), the input line its
+    /// record started on.
     pub lines: Vec<u64>,
+    /// The block's turns as values, when the block holds no lines (see
+    /// [`Block::values`]).
+    pub turns: Vec<Box<dyn Converted>>,
     /// Input lines that could not be converted, in order.
     pub failed: Vec<Failed>,
     /// What the conversion counted (a trace's runs, spans left out, ...).
@@ -125,6 +141,21 @@ impl Block {
             end,
             imported: Some(Box::new(imported)),
         }
+    }
+
+    /// A block of converted turns held as values (no lines) standing for
+    /// the input block `from`.
+    pub fn values(from: &Block, imported: Imported) -> Block {
+        Block::converted(from, Vec::new(), imported)
+    }
+
+    /// The turns the block holds as values, with the input line of each
+    /// (none for a block of lines).
+    pub fn turns(&self) -> impl Iterator<Item = (u64, &dyn Converted)> {
+        let i = self.imported.as_deref();
+        let turns = i.map_or(&[][..], |i| &i.turns[..]);
+        let lines = i.map_or(&[][..], |i| &i.lines[..]);
+        lines.iter().copied().zip(turns.iter().map(|t| t.as_ref()))
     }
 
     /// Hand back the buffer (to be reused for reading).

@@ -169,7 +169,7 @@ pub struct Turn<'a> {
     pub turn: Option<u64>,
     pub ts: Option<Cow<'a, str>>,
     /// The raw JSON text of `scope`, exactly as recorded.
-    pub scope: Option<&'a str>,
+    pub scope: Option<Cow<'a, str>>,
     pub language: Option<Cow<'a, str>>,
     pub draft: Cow<'a, str>,
     pub tool_calls: Vec<ToolCall>,
@@ -307,6 +307,50 @@ impl<'a> Turn<'a> {
             self.misnamed
                 .get_or_insert_with(Default::default)
                 .push((key.to_string(), k));
+        }
+    }
+
+    /// The turn holding its own texts (a converted turn, kept past the
+    /// text it was read from).
+    pub fn into_owned(self) -> Turn<'static> {
+        fn own(c: Cow<'_, str>) -> Cow<'static, str> {
+            Cow::Owned(c.into_owned())
+        }
+        Turn {
+            run_id: own(self.run_id),
+            turn: self.turn,
+            ts: self.ts.map(own),
+            scope: self.scope.map(own),
+            language: self.language.map(own),
+            draft: own(self.draft),
+            tool_calls: self.tool_calls,
+            fabrication_findings: self.fabrication_findings,
+            fabrication_kinds: self.fabrication_kinds,
+            intent: match self.intent {
+                Intent::None => Intent::None,
+                Intent::Label(l) => Intent::Label(own(l)),
+            },
+            confidence: self.confidence,
+            activation_log: self.activation_log,
+            sensitive_hit: match self.sensitive_hit {
+                SensitiveField::Absent => SensitiveField::Absent,
+                SensitiveField::None => SensitiveField::None,
+                SensitiveField::Hit(h) => SensitiveField::Hit(own(h)),
+            },
+            critic: self.critic.map(|c| Critic {
+                ran_recorded: c.ran_recorded,
+                verdict: c.verdict,
+                latency_ms: c.latency_ms,
+                tokens_in: c.tokens_in,
+                tokens_out: c.tokens_out,
+                revised_draft: c.revised_draft.map(own),
+                refusal_message: c.refusal_message.map(own),
+                model: c.model.map(own),
+            }),
+            call_site_recorded: self.call_site_recorded,
+            unknown_fields: self.unknown_fields,
+            misnamed: self.misnamed,
+            provenance: self.provenance,
         }
     }
 
@@ -849,7 +893,7 @@ fn parse_fast(line: &str) -> Result<Turn<'_>, Bail> {
         match key.as_ref() {
             "scope" => {
                 b.holds("scope");
-                b.t.scope = Some(r.raw_value()?)
+                b.t.scope = Some(Cow::Borrowed(r.raw_value()?))
             }
             k if Builder::reads(k) => {
                 let v = r.value()?;
@@ -893,7 +937,7 @@ impl<'de> Visitor<'de> for TurnVisitor {
                         de::Error::custom(format!("scope: {}", TurnError::from_json(e).reason))
                     })?;
                     b.holds("scope");
-                    b.t.scope = Some(raw)
+                    b.t.scope = Some(Cow::Borrowed(raw))
                 }
                 k if Builder::reads(k) => {
                     let v = map.next_value()?;

@@ -75,6 +75,11 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next byte, not consumed.
+    pub fn peek_byte(&self) -> Option<u8> {
+        self.peek()
+    }
+
     pub fn at_end(&self) -> bool {
         self.pos == self.bytes.len()
     }
@@ -93,8 +98,19 @@ impl<'a> Reader<'a> {
     /// After `{` (and whitespace): whether another member follows, consuming
     /// the separator; `first` is true before the first member.
     pub fn more_members(&mut self, first: bool) -> Result<bool, Bail> {
+        self.more(b'}', first)
+    }
+
+    /// After `[` (and whitespace): whether another item follows, consuming
+    /// the separator; `first` is true before the first item.
+    pub fn more_items(&mut self, first: bool) -> Result<bool, Bail> {
+        self.more(b']', first)
+    }
+
+    #[inline]
+    fn more(&mut self, close: u8, first: bool) -> Result<bool, Bail> {
         self.ws();
-        if self.eat(b'}') {
+        if self.eat(close) {
             return Ok(false);
         }
         if !first {
