@@ -267,10 +267,12 @@ impl Input {
             .name("scan".into())
             .spawn(move || {
                 // The leading blocks are converted here, for the scan (and
-                // not again when replayed).
+                // not again when replayed), on every core: up to 10,000
+                // conversations, which the replay waits for.
                 let first = if scan {
+                    use rayon::prelude::*;
                     leading_blocks(&rx)
-                        .into_iter()
+                        .into_par_iter()
                         .map(|b| b.map(|b| decoder.convert(&b).unwrap_or(b)))
                         .collect()
                 } else {

@@ -57,6 +57,6 @@ pub mod internals {
     pub use crate::gate::{
         draft_has_claims, py_lower, py_strip, BUILTIN_ACK_PATTERNS, MAX_ACK_CHARS,
     };
-    pub use crate::read::json::{fast, Node};
+    pub use crate::read::json::{fast, holds, Node};
     pub use crate::stats::{clopper_pearson_upper, SplitMix};
 }

@@ -358,13 +358,25 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     /// The fast reader never accepts what serde_json rejects, and reads
-    /// what it accepts as serde_json does (json::fast's one duty).
+    /// what it accepts as serde_json does (json::fast's one duty); what it
+    /// skips, it checks as it reads.
     #[test]
     fn fast_reader_agrees_with_serde_json(v in json_value(), at in any::<usize>(), edit in 0usize..40) {
         use critic_gate_core::internals::{fast, Node};
         use serde::Deserialize;
         let text = v.to_string();
         for t in [text.clone(), mutate(&text, at, edit)] {
+            // Skipping a value checks it as reading it does.
+            let mut r = fast::Reader::new(&t);
+            r.ws();
+            let skipped = r.raw_value().is_ok() && {
+                r.ws();
+                r.at_end()
+            };
+            prop_assert_eq!(skipped, fast::parse(&t).is_ok(), "{:?}", t);
+            prop_assert_eq!(fast::check(&t).is_ok(), fast::parse(&t).is_ok(), "{:?}", t);
+            let by_serde = serde_json::from_str::<Node>(&t).is_ok();
+            prop_assert_eq!(critic_gate_core::internals::holds(&t), by_serde, "{:?}", t);
             if let Ok(fast) = fast::parse(&t) {
                 let mut de = serde_json::Deserializer::from_str(&t);
                 let reference = Node::deserialize(&mut de).and_then(|n| de.end().map(|_| n));

@@ -21,4 +21,4 @@ pub mod pyliteral;
 pub mod raw;
 
 pub use decode::{convert_text, gather, lines, open, Decoder};
-pub use raw::{Captured, InputFormat, RawCall, RawTurn, MAX_TOOL_CALLS, SAFE_REFUSAL};
+pub use raw::{Captured, InputFormat, RawCall, RawTurn, ResultText, MAX_TOOL_CALLS, SAFE_REFUSAL};

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::raw::{Captured, RawCall, RawTurn, MAX_TOOL_CALLS};
+use super::raw::{Captured, RawCall, RawTurn, ResultText, MAX_TOOL_CALLS};
 use crate::deployment::History;
 use crate::read::provenance::Origin;
 
@@ -75,10 +75,12 @@ struct Message<'a> {
     critic: Option<&'a str>,
 }
 
-/// A message's `content`: a string read already (the fast reader's), or
-/// JSON text to read.
+/// A message's `content`: a string read already (the fast reader's), a
+/// string as written (checked by the fast reader: a tool's result, read
+/// when needed), or JSON text to read.
 enum Content<'a> {
     Text(Cow<'a, str>),
+    Written(&'a str),
     Json(&'a str),
 }
 
@@ -125,7 +127,7 @@ pub(crate) fn turns(
         Some(read) => read,
         None => read_by_message(text)?,
     };
-    walk(read, file, line, history)
+    walk(read, file, line, history, true)
 }
 
 /// [`turns`] by `serde_json` alone (what the fast reader is held to).
@@ -139,7 +141,7 @@ pub(crate) fn turns_by_serde_json(
         Some(read) => read,
         None => read_by_message(text)?,
     };
-    walk(read, file, line, history)
+    walk(read, file, line, history, false)
 }
 
 /// The turns of a conversation read.
@@ -148,6 +150,7 @@ fn walk(
     file: &str,
     line: u64,
     history: History,
+    fast: bool,
 ) -> Result<Vec<RawTurn>, String> {
     let run_id = match run_id.map(serde_json::from_str::<Value>) {
         None | Some(Ok(Value::Null)) => format!("{file}:{line}"),
@@ -162,6 +165,7 @@ fn walk(
     let scope = scope.map(str::to_string).filter(|s| s != "null");
     let mut walk = Walk {
         history,
+        fast,
         user: None,
         since_user: 0,
         calls: Vec::new(),
@@ -265,6 +269,8 @@ fn syntax(text: &str, e: serde_json::Error) -> String {
 /// The conversation read so far.
 struct Walk {
     history: History,
+    /// Whether tool calls are read by the fast reader first.
+    fast: bool,
     user: Option<String>,
     /// Index into `calls` of the first call after the latest user message.
     since_user: usize,
@@ -272,7 +278,7 @@ struct Walk {
     calls: Vec<(String, String, Option<String>)>,
     /// The results, by the index of the call they answer (an id may be
     /// used again once its call is answered).
-    results: HashMap<usize, String>,
+    results: HashMap<usize, ResultText>,
     turns: Vec<RawTurn>,
     /// Whether a call of a shape not read here was made since the latest
     /// user message, and at all: a turn whose calls reach back to one has
@@ -289,7 +295,7 @@ impl Walk {
             "user" => {
                 let parts = Parts::of(m.content)?;
                 for (id, result) in parts.results {
-                    self.answer(&id, result)?;
+                    self.answer(&id, ResultText::Text(result))?;
                 }
                 // A message of tool results alone is the loop's, not the
                 // user's.
@@ -317,14 +323,14 @@ impl Walk {
                     .ok_or_else(|| {
                         format!("function message answers {name:?}, which no earlier assistant function_call called")
                     })?;
-                self.results.insert(index, content(m.content)?);
+                self.results.insert(index, result_of(m.content)?);
                 Ok(())
             }
             "tool" => {
                 let id = m
                     .tool_call_id
                     .ok_or("a tool message needs a \"tool_call_id\"")?;
-                self.answer(&id, content(m.content)?)
+                self.answer(&id, result_of(m.content)?)
             }
             "assistant" => self.assistant(m),
             other => Err(format!(
@@ -350,7 +356,7 @@ impl Walk {
     /// A tool result for call `id`: the call of that id not answered yet
     /// (one result per call: a second would leave one of them out of the
     /// grounding).
-    fn answer(&mut self, id: &str, result: String) -> Result<(), String> {
+    fn answer(&mut self, id: &str, result: ResultText) -> Result<(), String> {
         let Some(index) = self.unanswered(id) else {
             return Err(match self.calls.iter().any(|(c, _, _)| c == id) {
                 true => format!("tool call {id:?} is answered twice"),
@@ -388,7 +394,7 @@ impl Walk {
         // the agent's loop; its text is narration.
         if !calls.is_empty() || legacy.is_some() || !parts.uses.is_empty() {
             for (i, c) in calls.iter().enumerate() {
-                let call = parse_call(c).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
+                let call = parse_call(c, self.fast).map_err(|e| format!("tool_calls[{i}]: {e}"))?;
                 self.call(call)
                     .map_err(|e| format!("tool_calls[{i}]: {e}"))?;
             }
@@ -454,9 +460,12 @@ impl Walk {
 
 /// An assistant's tool call: its id, function name, and arguments (the
 /// JSON they hold, else the string as written).
-fn parse_call(raw: &str) -> Result<(String, String, Option<String>), String> {
-    let c: Call = serde_json::from_str(raw)
-        .map_err(|e| format!("not a tool call {{\"id\", \"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"))?;
+fn parse_call(raw: &str, fast: bool) -> Result<(String, String, Option<String>), String> {
+    let c: Call = match fast.then(|| fast::call(raw)).flatten() {
+        Some(c) => c,
+        None => serde_json::from_str(raw)
+            .map_err(|e| format!("not a tool call {{\"id\", \"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"))?,
+    };
     let f = c.function.ok_or("a tool call needs a \"function\"")?;
     let name = f.name.ok_or("function.name is missing")?;
     Ok((
@@ -473,9 +482,9 @@ const LEGACY: &str = "\u{0}function_call#";
 /// traffic format holds it (no `1e400`, no lone surrogate), else the
 /// string as written.
 fn args_json(a: &str) -> String {
-    match serde_json::from_str::<crate::read::json::Node>(a) {
-        Ok(_) => a.trim().to_string(),
-        Err(_) => serde_json::to_string(a).expect("a string serialises"),
+    match crate::read::json::holds(a) {
+        true => a.trim().to_string(),
+        false => serde_json::to_string(a).expect("a string serialises"),
     }
 }
 
@@ -502,7 +511,7 @@ impl Parts {
                     ..Parts::default()
                 })
             }
-            Some(Content::Json(raw)) => raw,
+            Some(Content::Written(raw) | Content::Json(raw)) => raw,
         };
         // Only a list is read as parts (most contents are a string, read
         // once as one).
@@ -584,13 +593,22 @@ fn tool_result(p: &Value) -> Result<(String, String), String> {
     Ok((id.to_string(), text))
 }
 
+/// A tool's (or function's) result: its content's text, kept as written
+/// when it is a string the fast reader checked.
+fn result_of(raw: Option<Content>) -> Result<ResultText, String> {
+    match raw {
+        Some(Content::Written(json)) => Ok(ResultText::Json(json.to_string())),
+        other => content(other).map(ResultText::Text),
+    }
+}
+
 /// A message's text: a string, null (empty), or a list of parts whose
 /// `text` parts are joined with no separator.
 fn content(raw: Option<Content>) -> Result<String, String> {
     let raw = match raw {
         None => return Ok(String::new()),
         Some(Content::Text(t)) => return Ok(t.into_owned()),
-        Some(Content::Json(raw)) => raw,
+        Some(Content::Written(raw) | Content::Json(raw)) => raw,
     };
     if raw.trim_start().starts_with('"') {
         return serde_json::from_str(raw).map_err(|e| e.to_string());
@@ -628,42 +646,59 @@ fn content(raw: Option<Content>) -> Result<String, String> {
 /// a key given twice, a value of a type the message does not take, any
 /// doubt, and it gives up.
 mod fast {
-    use crate::import::openai::{Content, Message, Read};
+    use crate::import::openai::{Call, Content, Function, Message, Read};
     use crate::read::json::fast::{Bail, Reader};
     use crate::read::json::Node;
 
     pub(super) fn conversation(text: &str) -> Option<Read<'_>> {
         let mut r = Reader::new(text);
         r.ws();
-        let read = if r.eat(b'[') {
+        let read = if r.peek_byte() == Some(b'[') {
             (messages(&mut r).ok()?, None, None, None)
         } else {
-            r.expect(b'{').ok()?;
-            let (mut messages_, mut run_id, mut scope, mut ts) = (None, None, None, None);
-            let mut first = true;
-            while r.more_members(first).ok()? {
-                first = false;
-                let key = r.key().ok()?;
-                match key.as_ref() {
-                    "messages" => once(&mut messages_, messages(&mut r).ok()?)?,
-                    "run_id" => once(&mut run_id, r.raw_value().ok()?)?,
-                    "scope" => once(&mut scope, r.raw_value().ok()?)?,
-                    "ts" => once(&mut ts, r.raw_value().ok()?)?,
-                    _ => r.skip_value().ok()?,
+            let (mut list, mut run_id, mut scope, mut ts) = (None, None, None, None);
+            let keys = ["messages", "run_id", "scope", "ts"];
+            object(&mut r, &keys, |r, key| {
+                match key {
+                    0 => list = Some(messages(r)?),
+                    1 => run_id = Some(r.raw_value()?),
+                    2 => scope = Some(r.raw_value()?),
+                    _ => ts = Some(r.raw_value()?),
                 }
-            }
-            (messages_?, run_id, scope, ts)
+                Ok(())
+            })
+            .ok()?;
+            (list?, run_id, scope, ts)
         };
         r.ws();
         r.at_end().then_some(read)
     }
 
-    /// Set a key's value; None when the key was given already.
-    fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
-        match slot.replace(v) {
-            None => Some(()),
-            Some(_) => None,
+    /// An object's members (the reader at its `{`): each of `keys` read by
+    /// `read` with its index, at most once (`serde_json` refuses a key
+    /// given twice), the others skipped.
+    fn object<'a>(
+        r: &mut Reader<'a>,
+        keys: &[&str],
+        mut read: impl FnMut(&mut Reader<'a>, usize) -> Result<(), Bail>,
+    ) -> Result<(), Bail> {
+        r.ws();
+        r.expect(b'{')?;
+        let mut seen = 0u32;
+        let mut first = true;
+        while r.more_members(first)? {
+            first = false;
+            let key = r.key()?;
+            match keys.iter().position(|k| *k == key) {
+                Some(i) if seen & (1 << i) != 0 => return Err(Bail),
+                Some(i) => {
+                    seen |= 1 << i;
+                    read(r, i)?;
+                }
+                None => r.skip_value()?,
+            }
         }
+        Ok(())
     }
 
     fn messages<'a>(r: &mut Reader<'a>) -> Result<Vec<Result<Message<'a>, String>>, Bail> {
@@ -692,70 +727,91 @@ mod fast {
         Ok((v != "null").then_some(v))
     }
 
+    const MESSAGE_KEYS: [&str; 7] = [
+        "role",
+        "content",
+        "tool_calls",
+        "tool_call_id",
+        "function_call",
+        "name",
+        "critic",
+    ];
+
     fn message<'a>(r: &mut Reader<'a>) -> Result<Message<'a>, Bail> {
-        r.ws();
-        r.expect(b'{')?;
         let mut m = Message::default();
-        // The keys read so far (`serde_json` refuses one given twice).
-        let mut seen = 0u8;
-        let mut first = true;
-        while r.more_members(first)? {
-            first = false;
-            let key = r.key()?;
-            let bit = match key.as_ref() {
-                "role" => {
+        let mut role = false;
+        object(r, &MESSAGE_KEYS, |r, key| {
+            match key {
+                0 => {
                     m.role = text(r)?;
-                    1
+                    role = true;
                 }
-                "content" => {
+                1 => {
+                    // A tool's result is checked, and read when needed.
+                    let result = matches!(m.role.as_deref(), Some("tool" | "function"));
                     m.content = match r.peek_byte() {
+                        Some(b'"') if result => Some(Content::Written(r.raw_value()?)),
                         Some(b'"') => text(r)?.map(Content::Text),
                         _ => raw(r)?.map(Content::Json),
                     };
-                    2
                 }
-                "tool_calls" => {
+                2 => {
                     m.tool_calls = match r.peek_byte() {
                         Some(b'[') => Some(items(r)?),
                         _ => match r.value()? {
                             Node::Null => None,
                             _ => return Err(Bail),
                         },
-                    };
-                    4
+                    }
                 }
-                "tool_call_id" => {
-                    m.tool_call_id = text(r)?;
-                    8
-                }
-                "function_call" => {
-                    m.function_call = raw(r)?;
-                    16
-                }
-                "name" => {
-                    m.name = text(r)?;
-                    32
-                }
-                "critic" => {
-                    m.critic = raw(r)?;
-                    64
-                }
-                _ => {
-                    r.skip_value()?;
-                    0
-                }
-            };
-            if seen & bit != 0 {
-                return Err(Bail);
+                3 => m.tool_call_id = text(r)?,
+                4 => m.function_call = raw(r)?,
+                5 => m.name = text(r)?,
+                _ => m.critic = raw(r)?,
             }
-            seen |= bit;
-        }
+            Ok(())
+        })?;
         // `role` has no default: a message without one is `serde_json`'s
         // to refuse.
-        if seen & 1 == 0 {
-            return Err(Bail);
+        match role {
+            true => Ok(m),
+            false => Err(Bail),
         }
-        Ok(m)
+    }
+
+    /// A tool call as `serde_json` reads it into [`Call`], or None.
+    pub(super) fn call(raw: &str) -> Option<Call<'_>> {
+        let mut r = Reader::new(raw);
+        let (mut id, mut function) = (None, None);
+        object(&mut r, &["id", "function"], |r, key| {
+            match key {
+                0 => id = text(r)?,
+                _ => function = function_of(r)?,
+            }
+            Ok(())
+        })
+        .ok()?;
+        r.ws();
+        r.at_end().then_some(Call { id, function })
+    }
+
+    /// A call's `function`: null, or `{"name", "arguments"}`.
+    fn function_of<'a>(r: &mut Reader<'a>) -> Result<Option<Function<'a>>, Bail> {
+        if r.peek_byte() != Some(b'{') {
+            return match r.value()? {
+                Node::Null => Ok(None),
+                _ => Err(Bail),
+            };
+        }
+        let (mut name, mut arguments) = (None, None);
+        object(r, &["name", "arguments"], |r, key| {
+            match key {
+                0 => name = text(r)?,
+                _ => arguments = text(r)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(Function { name, arguments }))
     }
 
     /// An array's items as JSON text.
@@ -797,7 +853,10 @@ mod tests {
         assert_eq!((t[0].turn, t[1].turn), (0, 1));
         assert_eq!(t[0].completion, Captured::Whole("It shipped.".into()));
         assert_eq!(t[0].tool_calls[0].args.as_deref(), Some("{\"id\": 7}"));
-        assert_eq!(t[0].tool_calls[0].result.as_deref(), Some("shipped"));
+        assert_eq!(
+            t[0].tool_calls[0].result.as_ref().map(|r| r.text()),
+            Some("shipped".into())
+        );
         assert!(t[1].tool_calls.is_empty());
         assert_eq!(t[1].critic_origin, Origin::Recorded);
         let t = turns(&line, "t.jsonl", 3, History::Conversation).unwrap();
@@ -828,13 +887,18 @@ mod tests {
         let calls: Vec<_> = t[0]
             .tool_calls
             .iter()
-            .map(|c| (c.name.as_str(), c.result.as_deref()))
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.result.as_ref().map(|r| r.text().into_owned()),
+                )
+            })
             .collect();
         assert_eq!(
             calls,
             [
-                ("search_direct", Some("none direct")),
-                ("search_onestop", Some("one via ATL"))
+                ("search_direct", Some("none direct".to_string())),
+                ("search_onestop", Some("one via ATL".to_string()))
             ]
         );
         // Two calls of one id, neither answered: which one a result then
@@ -870,7 +934,7 @@ mod tests {
     ];
 
     /// Values of a generated message's keys.
-    const VALUES: [&str; 22] = [
+    const VALUES: [&str; 25] = [
         r#""user""#,
         r#""assistant""#,
         r#""tool""#,
@@ -887,6 +951,9 @@ mod tests {
         r#"[{"type":"image_url","image_url":{}}]"#,
         r#"[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]"#,
         r#"[{"function":{"name":"g"}}]"#,
+        r#"[{"id":null,"function":{"name":"h","arguments":null,"x":[]}},{"id":"c1","id":"c2","function":{"name":"f"}}]"#,
+        r#"[{"id":"c9","function":null},{"id":"c8","function":{"name":5}},{"function":{"name":"f","name":"g"}}]"#,
+        r#"[{"id":"c\u0031","type":"function","function":{"name":"f\u00e9","arguments":"{\"a\": [1e400]}"}}, 7]"#,
         r#"{"name":"f","arguments":"{}"}"#,
         r#"{"verdict":"approve"}"#,
         r#"{"verdict":"nope"}"#,
@@ -934,6 +1001,50 @@ mod tests {
                 turns_by_serde_json(&text, "t.jsonl", 1, history),
                 "{}", text
             );
+        });
+    }
+
+    /// Tool calls built from the pieces of one (keys given twice, nulls,
+    /// values of the wrong type, escapes): the fast reader reads each as
+    /// `serde_json` does, or leaves it to it.
+    #[test]
+    fn the_fast_reader_reads_calls_as_serde_json_does() {
+        use proptest::prelude::*;
+        const CALL_KEYS: [&str; 5] = ["id", "type", "function", "x", "i\\u0064"];
+        const FUNCTION_KEYS: [&str; 4] = ["name", "arguments", "x", "n\\u0061me"];
+        const VALUES: [&str; 10] = [
+            r#""c1""#,
+            "null",
+            "5",
+            r#""f\u00e9""#,
+            r#""{\"a\": 1}""#,
+            r#""{\"a\": 1e400}""#,
+            r#""not json""#,
+            "[]",
+            r#"{"a":"\ud800"}"#,
+            r#""""#,
+        ];
+        let member = |keys: usize| (0..keys, 0..VALUES.len());
+        let function = prop::collection::vec(member(FUNCTION_KEYS.len()), 0..4);
+        let call = prop::collection::vec(
+            (member(CALL_KEYS.len()), prop::option::of(function.clone())),
+            0..5,
+        );
+        let object = |m: Vec<String>| format!("{{{}}}", m.join(", "));
+        proptest!(ProptestConfig::with_cases(3000), |(members in call)| {
+            let text = object(
+                members
+                    .iter()
+                    .map(|((k, v), f)| match f {
+                        Some(f) => {
+                            let f = f.iter().map(|(k, v)| format!("\"{}\": {}", FUNCTION_KEYS[*k], VALUES[*v]));
+                            format!("\"function\": {}", object(f.collect()))
+                        }
+                        None => format!("\"{}\": {}", CALL_KEYS[*k], VALUES[*v]),
+                    })
+                    .collect(),
+            );
+            prop_assert_eq!(parse_call(&text, true), parse_call(&text, false), "{}", text);
         });
     }
 

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::pyliteral;
-use super::raw::{Captured, RawCall, RawTurn};
+use super::raw::{Captured, RawCall, RawTurn, ResultText};
 use crate::deployment::History;
 use crate::derive::reflection;
 use crate::read::provenance::Origin;
@@ -548,7 +548,7 @@ fn call(s: &SpanRec, capture: bool) -> RawCall {
             pyliteral::to_json(a)
                 .unwrap_or_else(|| serde_json::to_string(a).expect("a string serialises"))
         }),
-        result: result.map(str::to_string),
+        result: result.map(|r| ResultText::Text(r.to_string())),
         whole,
     }
 }

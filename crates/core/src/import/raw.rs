@@ -79,13 +79,54 @@ impl Captured {
     }
 }
 
+/// A tool result: its text, or the JSON string a transcript wrote it as
+/// (checked, and read only when something reads it: a replay that checks
+/// no fabrication never does, and tool results are most of a transcript's
+/// escapes).
+#[derive(Clone, Debug)]
+pub enum ResultText {
+    Text(String),
+    Json(String),
+}
+
+impl ResultText {
+    /// The result's text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ResultText::Text(t) => t.into(),
+            // Checked as a JSON string when it was read.
+            ResultText::Json(j) => serde_json::from_str::<String>(j)
+                .expect("a result kept as JSON is a JSON string")
+                .into(),
+        }
+    }
+
+    /// About how many bytes it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            ResultText::Text(t) | ResultText::Json(t) => t.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text().is_empty()
+    }
+}
+
+/// Equal when their texts are.
+impl PartialEq for ResultText {
+    fn eq(&self, other: &ResultText) -> bool {
+        self.text() == other.text()
+    }
+}
+
 /// One tool call as a record holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawCall {
     pub name: String,
     /// The arguments as JSON text (parsed), or as the recorded string.
     pub args: Option<String>,
-    pub result: Option<String>,
+    pub result: Option<ResultText>,
     /// Whether its arguments and result were captured whole.
     pub whole: bool,
 }
@@ -216,7 +257,7 @@ fn call_json(c: &RawCall, with_result: bool) -> String {
     }
     if let (true, Some(r)) = (with_result, &c.result) {
         s.push_str(",\"result\":");
-        s.push_str(&json_string(r));
+        s.push_str(&json_string(&r.text()));
     }
     s.push('}');
     s
@@ -314,7 +355,7 @@ impl ConvertedTurn {
         let calls = self.raw.tool_calls.iter().map(|c| {
             c.name.len()
                 + c.args.as_ref().map_or(0, String::len)
-                + c.result.as_ref().map_or(0, String::len)
+                + c.result.as_ref().map_or(0, ResultText::len)
         });
         200 + self.turn.draft.len() + calls.sum::<usize>()
     }
@@ -358,11 +399,18 @@ pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> 
             "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
         ));
     }
-    let calls: Vec<Box<RawValue>> = t
-        .tool_calls
-        .iter()
-        .map(|c| raw_json(call_json(c, false)))
-        .collect::<Result<_, _>>()?;
+    // Each call's arguments are JSON the format holds (most are), or the
+    // call's JSON gives the reason it is not (before anything reads it).
+    let args_read = t.tool_calls.iter().all(|c| {
+        c.args
+            .as_deref()
+            .is_none_or(|a| !deep(a) && crate::read::json::holds(a))
+    });
+    if !args_read {
+        for c in &t.tool_calls {
+            raw_json(call_json(c, false))?;
+        }
+    }
     let derived = derive(&t, d, || calls_json(&t));
     let scope = t.scope.clone().map(raw_json).transpose()?;
     let critic = t.critic.clone().map(raw_json).transpose()?;
@@ -376,11 +424,109 @@ pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> 
         findings: derived.findings,
         origins: derived.origins,
     };
-    let shell = serde_json::to_string(&c.line_of("", &calls)).map_err(|e| e.to_string())?;
-    let mut turn = Turn::parse(&shell).map_err(|e| e.reason)?.into_owned();
+    // The turn from its values; when they do not make one (or nest so
+    // deep that the line's own nesting could matter), from the line less
+    // its long texts, parsed: the same turn, or the reason the line's
+    // parse gives.
+    let from_values = args_read.then(|| c.turn_of_values()).flatten();
+    let mut turn = match from_values {
+        Some(turn) => turn,
+        None => c.parse_shell()?,
+    };
     turn.draft = std::borrow::Cow::Owned(derived.draft);
     c.turn = turn;
     Ok(c)
+}
+
+/// More `[` and `{` than this in a value the line holds, and how deep it
+/// nests inside the line is left to the line's parse (JSON readers refuse
+/// nesting past 128).
+const DEEP: usize = 100;
+
+fn deep(json: &str) -> bool {
+    json.bytes().filter(|&b| b == b'[' || b == b'{').count() > DEEP
+}
+
+impl ConvertedTurn {
+    /// The turn as [`Turn::from_fields`] builds it from the values the
+    /// line's keys hold (the draft empty, set after; the calls' arguments
+    /// read already), or None when that is not certain to be the line's
+    /// parse.
+    fn turn_of_values(&self) -> Option<Turn<'static>> {
+        use crate::read::json::Node;
+        use std::borrow::Cow;
+        let t = &self.raw;
+        let text = |s: &str| Node::Str(Cow::Owned(s.to_string()));
+        let word = |s: &'static str| Node::Str(Cow::Borrowed(s));
+        let map = |m: Vec<(&'static str, Node<'static>)>| {
+            Node::Map(m.into_iter().map(|(k, v)| (Cow::Borrowed(k), v)).collect())
+        };
+        let n = t.turn;
+        let mut fields = Vec::with_capacity(11);
+        fields.extend([
+            ("run_id", text(&t.run_id)),
+            (
+                "turn",
+                Node::Num(n as f64, serde::de::Unexpected::Unsigned(n)),
+            ),
+            ("draft", word("")),
+        ]);
+        if let Some(ts) = &t.ts {
+            fields.push(("ts", text(ts)));
+        }
+        // The format reads a call's name (its arguments and result only
+        // as JSON it holds).
+        let calls = t
+            .tool_calls
+            .iter()
+            .map(|c| map(vec![("name", text(&c.name))]));
+        fields.push(("tool_calls_this_turn", Node::Seq(calls.collect())));
+        if let Some(f) = &self.findings {
+            let kinds = f.iter().map(|f| map(vec![("kind", word(f.kind))]));
+            fields.push(("fabrication_findings", Node::Seq(kinds.collect())));
+        }
+        if let Some(i) = &self.intent {
+            let v = i
+                .as_ref()
+                .map_or(Node::Null, |v| map(vec![("label", word(v.label))]));
+            fields.push(("intent_verdict", v));
+        }
+        if let Some(site) = t.call_site {
+            fields.push(("call_site", word(site)));
+        }
+        if let Some(c) = &self.critic {
+            if deep(c.get()) {
+                return None;
+            }
+            let node: Node = serde_json::from_str(c.get()).ok()?;
+            fields.push(("critic", node.into_owned()));
+        }
+        let signals = crate::read::provenance::Signal::ALL;
+        let origins = signals
+            .iter()
+            .zip(self.origins)
+            .map(|(s, o)| (s.as_str(), word(o.as_str())));
+        fields.push(("provenance", map(origins.collect())));
+        let scope = self.scope.as_ref().map(|s| s.get().to_string());
+        if scope.as_deref().is_some_and(deep) {
+            return None;
+        }
+        Turn::from_fields(fields, scope).ok()
+    }
+
+    /// The turn as [`Turn::parse`] reads the line less its draft and tool
+    /// results (the long texts, which the format reads nothing of but
+    /// their being strings); Err gives the parse's reason.
+    fn parse_shell(&self) -> Result<Turn<'static>, String> {
+        let calls: Vec<Box<RawValue>> = self
+            .raw
+            .tool_calls
+            .iter()
+            .map(|c| raw_json(call_json(c, false)))
+            .collect::<Result<_, _>>()?;
+        let shell = serde_json::to_string(&self.line_of("", &calls)).map_err(|e| e.to_string())?;
+        Ok(Turn::parse(&shell).map_err(|e| e.reason)?.into_owned())
+    }
 }
 
 /// The traffic line of a raw turn (what `import` writes); Err as

@@ -354,6 +354,27 @@ impl<'a> Turn<'a> {
         }
     }
 
+    /// A turn from the values its line's keys would hold, validated by the
+    /// code that validates a parsed line (for a turn converted from another
+    /// format, whose line is never written); `scope` is raw JSON text,
+    /// held to the rules of every other value. Err says why, without the
+    /// position a parsed line's error gives.
+    pub fn from_fields(
+        fields: Vec<(&'static str, Node<'static>)>,
+        scope: Option<String>,
+    ) -> Result<Turn<'static>, String> {
+        let mut b = Builder::default();
+        if let Some(raw) = scope {
+            serde_json::from_str::<Node>(&raw).map_err(|e| e.to_string())?;
+            b.holds("scope");
+            b.t.scope = Some(Cow::Owned(raw));
+        }
+        for (key, v) in fields {
+            b.field(key, v)?;
+        }
+        b.finish()
+    }
+
     /// Parse and validate one line (without its newline).
     pub fn parse(line: &'a str) -> Result<Turn<'a>, TurnError> {
         match parse_fast(line) {

@@ -147,7 +147,10 @@ impl<'a> Reader<'a> {
         match self.peek().ok_or(Bail)? {
             b'"' => {
                 self.pos += 1;
-                *slot = Node::Str(self.string()?);
+                match keep {
+                    true => *slot = Node::Str(self.string()?),
+                    false => self.skip_string()?,
+                }
             }
             b'{' => {
                 if depth > MAX_DEPTH {
@@ -303,26 +306,7 @@ impl<'a> Reader<'a> {
                 b'n' => out.push('\n'),
                 b'r' => out.push('\r'),
                 b't' => out.push('\t'),
-                b'u' => {
-                    let hi = self.hex4()?;
-                    let c = match hi {
-                        0xD800..=0xDBFF => {
-                            // Only a well-formed pair; anything else bails.
-                            if !self.bytes[self.pos..].starts_with(b"\\u") {
-                                return Err(Bail);
-                            }
-                            self.pos += 2;
-                            let lo = self.hex4()?;
-                            if !(0xDC00..=0xDFFF).contains(&lo) {
-                                return Err(Bail);
-                            }
-                            0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                        }
-                        0xDC00..=0xDFFF => return Err(Bail),
-                        c => c,
-                    };
-                    out.push(char::from_u32(c).ok_or(Bail)?);
-                }
+                b'u' => out.push(self.unicode_escape()?),
                 _ => return Err(Bail),
             }
             let run = self.pos;
@@ -332,6 +316,47 @@ impl<'a> Reader<'a> {
             if self.bytes[end] == b'"' {
                 self.pos = end + 1;
                 return Ok(Cow::Owned(out));
+            }
+        }
+    }
+
+    /// A `\u` escape's character (the cursor after the `u`): a surrogate
+    /// only as a well-formed pair; anything else bails.
+    fn unicode_escape(&mut self) -> Result<char, Bail> {
+        let hi = self.hex4()?;
+        let c = match hi {
+            0xD800..=0xDBFF => {
+                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                    return Err(Bail);
+                }
+                self.pos += 2;
+                let lo = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&lo) {
+                    return Err(Bail);
+                }
+                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(Bail),
+            c => c,
+        };
+        char::from_u32(c).ok_or(Bail)
+    }
+
+    /// Move past a string (the cursor after its opening quote), checking
+    /// it as [`Reader::string`] does and building nothing.
+    fn skip_string(&mut self) -> Result<(), Bail> {
+        loop {
+            let end = self.plain_run()?;
+            self.pos = end + 1;
+            if self.bytes[end] == b'"' {
+                return Ok(());
+            }
+            let c = self.peek().ok_or(Bail)?;
+            self.pos += 1;
+            match c {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                b'u' => drop(self.unicode_escape()?),
+                _ => return Err(Bail),
             }
         }
     }
@@ -396,6 +421,19 @@ pub fn find_special(s: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|k| i + k)
+}
+
+/// `text` is one JSON value with nothing but whitespace around it
+/// (checked, not built).
+pub fn check(text: &str) -> Result<(), Bail> {
+    let mut r = Reader::new(text);
+    r.ws();
+    r.skip_value()?;
+    r.ws();
+    match r.at_end() {
+        true => Ok(()),
+        false => Err(Bail),
+    }
 }
 
 /// `text` as one JSON value with nothing but whitespace around it.

@@ -50,6 +50,23 @@ impl<'de> Node<'de> {
         }
     }
 
+    /// The node holding its own strings.
+    pub fn into_owned(self) -> Node<'static> {
+        let own = |s: Cow<'_, str>| Cow::Owned(s.into_owned());
+        match self {
+            Node::Null => Node::Null,
+            Node::Bool(b) => Node::Bool(b),
+            Node::Num(x, u) => Node::Num(x, u),
+            Node::Str(s) => Node::Str(own(s)),
+            Node::Seq(v) => Node::Seq(v.into_iter().map(Node::into_owned).collect()),
+            Node::Map(m) => Node::Map(
+                m.into_iter()
+                    .map(|(k, v)| (own(k), v.into_owned()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Python truthiness (for tool names).
     pub fn is_falsy(&self) -> bool {
         match self {
@@ -61,6 +78,13 @@ impl<'de> Node<'de> {
             Node::Map(m) => m.is_empty(),
         }
     }
+}
+
+/// Whether `text` is one JSON value the traffic format holds (no `1e400`,
+/// no lone surrogate): the fast reader's check, and `serde_json`'s where
+/// that one is not sure.
+pub fn holds(text: &str) -> bool {
+    fast::check(text).is_ok() || serde_json::from_str::<Node>(text).is_ok()
 }
 
 impl<'de> Deserialize<'de> for Node<'de> {
