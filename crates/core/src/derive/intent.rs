@@ -104,26 +104,34 @@ const KNOWLEDGE_VERBS: [&str; 28] = [
     "believe",
 ];
 
-/// A lexicon bucketed by word length and first letter, built once: every
-/// token of a query is looked up in both lexicons, and most tokens share
+/// Both lexicons bucketed by word length and first letter, built once:
+/// every token of a query is looked up in both, and most tokens share
 /// their length and first letter with no word of either (a scan of the 52
 /// action verbs was a third of the classifier's time on real user
 /// messages; a binary search, a quarter).
-struct Lexicon {
-    buckets: Vec<Vec<&'static str>>,
+struct Lexicons {
+    /// Per bucket, its words and whether each is an action verb and a
+    /// knowledge verb.
+    buckets: Vec<Vec<(&'static str, bool, bool)>>,
 }
 
 /// The longest word either lexicon holds, with room to spare.
 const LEXICON_MAX_LEN: usize = 16;
 
-impl Lexicon {
-    fn new(words: &[&'static str]) -> Lexicon {
-        let mut buckets = vec![Vec::new(); LEXICON_MAX_LEN * 26];
-        for w in words {
-            let slot = Lexicon::slot(w).expect("lexicon words are short and lower-case");
-            buckets[slot].push(*w);
-        }
-        Lexicon { buckets }
+impl Lexicons {
+    fn get() -> &'static Lexicons {
+        static L: std::sync::OnceLock<Lexicons> = std::sync::OnceLock::new();
+        L.get_or_init(|| {
+            let mut buckets = vec![Vec::new(); LEXICON_MAX_LEN * 26];
+            for w in ACTION_VERBS.iter().chain(&KNOWLEDGE_VERBS) {
+                let slot = Lexicons::slot(w).expect("lexicon words are short and lower-case");
+                let entry = (*w, ACTION_VERBS.contains(w), KNOWLEDGE_VERBS.contains(w));
+                if !buckets[slot].contains(&entry) {
+                    buckets[slot].push(entry);
+                }
+            }
+            Lexicons { buckets }
+        })
     }
 
     fn slot(t: &str) -> Option<usize> {
@@ -132,19 +140,24 @@ impl Lexicon {
             .then(|| t.len() * 26 + (first - b'a') as usize)
     }
 
-    fn contains(&self, t: &str) -> bool {
-        Lexicon::slot(t).is_some_and(|s| self.buckets[s].contains(&t))
+    /// Whether `t` is an action verb, and whether a knowledge verb.
+    fn of(&self, t: &str) -> (bool, bool) {
+        let Some(slot) = Lexicons::slot(t) else {
+            return (false, false);
+        };
+        self.buckets[slot]
+            .iter()
+            .find(|(w, _, _)| *w == t)
+            .map_or((false, false), |&(_, a, k)| (a, k))
     }
 }
 
 fn is_action(t: &str) -> bool {
-    static L: std::sync::OnceLock<Lexicon> = std::sync::OnceLock::new();
-    L.get_or_init(|| Lexicon::new(&ACTION_VERBS)).contains(t)
+    Lexicons::get().of(t).0
 }
 
 fn is_knowledge(t: &str) -> bool {
-    static L: std::sync::OnceLock<Lexicon> = std::sync::OnceLock::new();
-    L.get_or_init(|| Lexicon::new(&KNOWLEDGE_VERBS)).contains(t)
+    Lexicons::get().of(t).1
 }
 
 /// `IntentClassifier`'s defaults: `ambiguity_confidence_floor`,
@@ -186,7 +199,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// already lower-case).
 fn words(text: &str) -> Vec<Cow<'_, str>> {
     match text.is_ascii() {
-        true => ascii_words(text),
+        true => ascii_words(text).collect(),
         false => any_words(text),
     }
 }
@@ -212,39 +225,74 @@ fn any_words(text: &str) -> Vec<Cow<'_, str>> {
     out
 }
 
-/// [`words`] on an ASCII text, byte by byte (`\w` is `[A-Za-z0-9_]`).
-fn ascii_words(text: &str) -> Vec<Cow<'_, str>> {
+/// [`words`] on an ASCII text, byte by byte (`\w` is `[A-Za-z0-9_]`),
+/// one after another (a lowered text's words are borrowed from it).
+fn ascii_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     let b = text.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut out = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        if !word(b[i]) {
+    std::iter::from_fn(move || {
+        while i < b.len() && !word(b[i]) {
             i += 1;
-            continue;
+        }
+        if i == b.len() {
+            return None;
         }
         let (s, mut upper) = (i, false);
         while i < b.len() && (word(b[i]) || b[i] == b'-') {
             upper |= b[i].is_ascii_uppercase();
             i += 1;
         }
-        out.push(match upper {
+        Some(match upper {
             true => Cow::Owned(text[s..i].to_ascii_lowercase()),
             false => Cow::Borrowed(&text[s..i]),
-        });
+        })
+    })
+}
+
+/// The first token, and the distinct tokens that are action verbs and
+/// knowledge verbs, each sorted; None without a token.
+fn lexicon_hits<'t>(
+    tokens: impl Iterator<Item = Cow<'t, str>>,
+) -> Option<(Cow<'t, str>, Vec<String>, Vec<String>)> {
+    let lexicons = Lexicons::get();
+    let mut first = None;
+    let (mut action, mut knowledge) = (Vec::new(), Vec::new());
+    for t in tokens {
+        let (a, k) = lexicons.of(&t);
+        if a {
+            action.push(t.to_string());
+        }
+        if k {
+            knowledge.push(t.to_string());
+        }
+        if first.is_none() {
+            first = Some(t);
+        }
     }
-    out
+    for hits in [&mut action, &mut knowledge] {
+        hits.sort();
+        hits.dedup();
+    }
+    first.map(|f| (f, action, knowledge))
 }
 
 /// `_match_tool_keywords`: the tools (sorted, once each) one of whose
 /// keywords, lowered and NFC-normalised, is in the lowered, normalised
 /// text. `keywords` is the domain's `tool_trigger_keywords`.
-fn match_tool_keywords(text: &str, keywords: &[(String, Vec<String>)]) -> Vec<String> {
+fn match_tool_keywords(
+    text: &str,
+    lowered_ascii: Option<&str>,
+    keywords: &[(String, Vec<String>)],
+) -> Vec<String> {
     if keywords.is_empty() {
         return Vec::new();
     }
-    let lowered = py_lower(text);
-    let lowered = nfc(&lowered);
+    // An ASCII text is lowered once, by `classify`.
+    let lowered = match lowered_ascii {
+        Some(l) => Cow::Borrowed(l),
+        None => Cow::Owned(nfc(&py_lower(text)).into_owned()),
+    };
     let mut hits: Vec<String> = keywords
         .iter()
         .filter(|(_, kws)| {
@@ -269,31 +317,18 @@ pub fn classify(query: &str, keywords: &[(String, Vec<String>)]) -> IntentVerdic
     let normalized = nfc(text);
     // On ASCII, tokenizing commutes with lowering: the text is lowered
     // once, and no token is lowered (or allocated) on its own.
-    let lowered;
-    let tokens = match normalized.is_ascii() {
-        true => {
-            lowered = py_lower(&normalized);
-            ascii_words(&lowered)
-        }
-        false => any_words(&normalized),
+    let lowered = text.is_ascii().then(|| py_lower(text));
+    let hits = match &lowered {
+        Some(l) => lexicon_hits(ascii_words(l)),
+        None => lexicon_hits(any_words(&normalized).into_iter()),
     };
-    let Some(first) = tokens.first() else {
+    let Some((first, action_hit, knowledge_hit)) = hits else {
         return IntentVerdict::empty("no tokens");
     };
-    let hits = |pred: fn(&str) -> bool| {
-        let mut v: Vec<String> = tokens
-            .iter()
-            .filter(|t| pred(t))
-            .map(|t| t.to_string())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let (action_hit, knowledge_hit) = (hits(is_action), hits(is_knowledge));
+    let first = &first;
     // `\?\s*$` on the stripped text: it ends with `?`.
     let is_question = text.ends_with('?');
-    let tools = match_tool_keywords(text, keywords);
+    let tools = match_tool_keywords(text, lowered.as_deref(), keywords);
     let (first_action, first_knowledge) = (is_action(first), is_knowledge(first));
     let lane = |hit: &[String], first: bool, third: bool| {
         let mut score = 0.0;
@@ -401,9 +436,9 @@ mod tests {
         /// text or on the text lowered first (as `classify` calls it).
         #[test]
         fn ascii_words_are_the_general_words(text in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,60}") {
-            proptest::prop_assert_eq!(ascii_words(&text), any_words(&text));
+            proptest::prop_assert_eq!(ascii_words(&text).collect::<Vec<_>>(), any_words(&text));
             let lowered = text.to_ascii_lowercase();
-            proptest::prop_assert_eq!(ascii_words(&lowered), any_words(&text));
+            proptest::prop_assert_eq!(ascii_words(&lowered).collect::<Vec<_>>(), any_words(&text));
         }
     }
 
