@@ -188,7 +188,7 @@ fn every_derived_finding_matches_upstream() {
         let raw: Raw = serde_json::from_str(line).unwrap();
         let got = detect(&Inputs {
             draft: &text("draft"),
-            tool_calls: &raw.tool_calls,
+            tool_calls: &raw.tool_calls.iter().map(|c| c.get()).collect::<Vec<_>>(),
             hydrated_context: &text("hydrated_context"),
             user_message: &user,
             identifier_keys: &keys,

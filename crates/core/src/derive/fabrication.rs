@@ -300,7 +300,8 @@ pub struct Inputs<'a> {
     /// `name`/`tool`/`tool_name` and `result`/`output`/`response`/`args`/`input`),
     /// as JSON text: Python's `str()` of a dict keeps its keys in the order
     /// written, which a parsed `Value` does not.
-    pub tool_calls: &'a [&'a RawValue],
+    /// Each call as JSON text (an object).
+    pub tool_calls: &'a [&'a str],
     pub hydrated_context: &'a str,
     pub user_message: &'a str,
     pub identifier_keys: &'a [String],
@@ -565,12 +566,12 @@ fn verb_grounded(action: &str, names: &[String]) -> bool {
 
 /// `_collect_tool_names`: per call, the first of `name`, `tool`,
 /// `tool_name` that is a non-empty string, lowered.
-fn tool_names(calls: &[&RawValue]) -> Vec<String> {
+fn tool_names(calls: &[&str]) -> Vec<String> {
     calls
         .iter()
         .filter_map(|c| {
             // `call.get(key)`: a repeated key keeps its last value, as here.
-            let fields = crate::read::turn::object_entries(c.get())?;
+            let fields = crate::read::turn::object_entries(c)?;
             ["name", "tool", "tool_name"].iter().find_map(|k| {
                 let (_, v) = fields.iter().find(|(f, _)| f == k)?;
                 let name: String = serde_json::from_str(v.get()).ok()?;
@@ -583,7 +584,7 @@ fn tool_names(calls: &[&RawValue]) -> Vec<String> {
 /// `_build_grounding_corpus`: the user message, the hydrated context and
 /// each call's `result`, `output`, `response`, `args` and `input` (a
 /// string as it is, anything else as Python's `str()`), joined by `\n`.
-fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> Result<String, Unsearched> {
+fn grounding(calls: &[&str], hydrated: &str, user: &str) -> Result<String, Unsearched> {
     let mut parts: Vec<String> = Vec::new();
     if !user.is_empty() {
         parts.push(user.to_string());
@@ -593,7 +594,7 @@ fn grounding(calls: &[&RawValue], hydrated: &str, user: &str) -> Result<String, 
     }
     for call in calls {
         // `call.get(key)`: a repeated key keeps its last value, as here.
-        let Some(fields) = crate::read::turn::object_entries(call.get()) else {
+        let Some(fields) = crate::read::turn::object_entries(call) else {
             continue;
         };
         for key in ["result", "output", "response", "args", "input"] {

@@ -153,13 +153,17 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError
         .iter()
         .map(|t| parse_case(t))
         .collect::<Result<_, CaseError>>()?;
+    let calls: Vec<Vec<&str>> = cases
+        .iter()
+        .map(|(c, _)| json_texts(&c.tool_calls))
+        .collect();
     let start = std::time::Instant::now();
     let mut findings = 0;
-    for (case, kw) in &cases {
+    for ((case, kw), calls) in cases.iter().zip(&calls) {
         let intent = intent::classify(&case.user_message, kw);
         findings += fabrication::detect(&fabrication::Inputs {
             draft: &case.draft,
-            tool_calls: &case.tool_calls,
+            tool_calls: calls,
             hydrated_context: &case.hydrated_context,
             user_message: &case.user_message,
             identifier_keys: &case.identifier_keys,
@@ -169,6 +173,11 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError
         .len();
     }
     Ok((cases.len(), start.elapsed().as_secs_f64(), findings))
+}
+
+/// Raw values' JSON texts.
+fn json_texts<'a>(raw: &[&'a RawValue]) -> Vec<&'a str> {
+    raw.iter().map(|r| r.get()).collect()
 }
 
 /// `critic-gate derive` of one line: `{"intent": verdict | null,
@@ -182,7 +191,7 @@ pub fn derive_line(line: &str) -> Result<Value, CaseError> {
         .then(|| intent::classify(&case.user_message, &keywords));
     let findings = fabrication::detect(&fabrication::Inputs {
         draft: &case.draft,
-        tool_calls: &case.tool_calls,
+        tool_calls: &json_texts(&case.tool_calls),
         hydrated_context: &case.hydrated_context,
         user_message: &case.user_message,
         identifier_keys: &case.identifier_keys,

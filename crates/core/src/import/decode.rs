@@ -138,8 +138,9 @@ pub fn gather(
     depth: usize,
 ) -> Result<Receiver<Result<Block, ReadError>>, ReadError> {
     let (tx, rx) = sync_channel(depth);
-    // Its own workers: the replay's wait on this thread's blocks, so a
-    // derivation on theirs would wait for itself.
+    // Its own workers (parsing documents, converting turns): the replay's
+    // wait on this thread's blocks, so work on theirs would wait for
+    // itself.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(rayon::current_num_threads())
         .thread_name(|i| format!("derive-{i}"))
@@ -160,7 +161,7 @@ pub fn gather(
                 };
                 source.add(&block, decoder.max_line_bytes);
                 if block.end.is_some() {
-                    std::mem::take(&mut source).into(&block, &mut all);
+                    pool.install(|| std::mem::take(&mut source).into(&block, &mut all));
                 }
             }
             let _ = pool.install(|| all.send(&decoder, &tx));
@@ -292,11 +293,11 @@ impl Source {
         docs
     }
 
-    /// Hand the source's documents to the gathering, and keep its end.
+    /// Hand the source's documents to the gathering (parsed on every core
+    /// of the current pool), and keep its end.
     fn into(mut self, end: &Block, all: &mut All) {
-        for (line, text) in self.documents() {
-            all.gathering.document(&text, end.source, line);
-        }
+        let docs = self.documents();
+        all.gathering.documents(&docs, end.source);
         all.ends
             .push((end.source, end.consumed, end.end, self.failed));
     }

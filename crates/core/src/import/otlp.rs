@@ -229,7 +229,30 @@ impl Gathering {
     /// Read one document (of source `source`, on line `line`); a document
     /// that is not valid is refused whole.
     pub fn document(&mut self, text: &str, source: usize, line: u64) {
-        match spans(text, source, line) {
+        self.absorb(spans(text, source, line), text, source, line);
+    }
+
+    /// Read a source's documents (each with its line), parsed on every
+    /// core of the current pool and gathered in order (a span sent twice
+    /// counts where it first came).
+    pub fn documents(&mut self, docs: &[(u64, String)], source: usize) {
+        use rayon::prelude::*;
+        // A few hundred at a time: the spans parsed and not yet gathered
+        // are held in memory.
+        for docs in docs.chunks(256) {
+            let read: Vec<_> = docs
+                .par_iter()
+                .map(|(line, text)| spans(text, source, *line))
+                .collect();
+            for ((line, text), spans) in docs.iter().zip(read) {
+                self.absorb(spans, text, source, *line);
+            }
+        }
+    }
+
+    /// A document read: its spans gathered, or it refused whole.
+    fn absorb(&mut self, read: Result<Spans, String>, text: &str, source: usize, line: u64) {
+        match read {
             Ok((spans, foreign)) => {
                 self.count("documents", 1);
                 self.count("foreign_spans", foreign);
@@ -600,7 +623,9 @@ fn critic_json(s: &SpanRec) -> String {
 
 /// A document's symfonic spans with their run ids, and how many spans of
 /// other instrumentation it holds.
-fn spans(text: &str, source: usize, line: u64) -> Result<(Vec<(String, SpanRec)>, u64), String> {
+type Spans = (Vec<(String, SpanRec)>, u64);
+
+fn spans(text: &str, source: usize, line: u64) -> Result<Spans, String> {
     let doc: Document = serde_json::from_str(text)
         .map_err(|e| format!("not an OTLP/JSON document {{\"resourceSpans\": [...]}}: {e}"))?;
     let mut out = Vec::new();

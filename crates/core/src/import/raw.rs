@@ -101,6 +101,15 @@ impl ResultText {
         }
     }
 
+    /// A JSON string holding it: as `serde_json` writes one when
+    /// `canonical`, else any (the one read, as it was written).
+    pub fn json(&self, canonical: bool) -> std::borrow::Cow<'_, str> {
+        match self {
+            ResultText::Json(j) if !canonical || is_canonical(j) => j.into(),
+            _ => json_string(&self.text()).into(),
+        }
+    }
+
     /// About how many bytes it holds.
     pub fn len(&self) -> usize {
         match self {
@@ -111,6 +120,46 @@ impl ResultText {
     pub fn is_empty(&self) -> bool {
         self.text().is_empty()
     }
+}
+
+/// Whether a JSON string (valid, as the fast reader checked it) is written
+/// as `serde_json` writes its text: every escape one it writes (`\"`,
+/// `\\`, `\b`, `\t`, `\n`, `\f`, `\r`, and `\u00xx` in lower case for the
+/// other control characters), so the text is nowhere written another way.
+pub fn is_canonical(json: &str) -> bool {
+    let b = json.as_bytes();
+    let mut i = 1;
+    while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
+        let e = i + k + 1;
+        let ok = match b.get(e) {
+            Some(b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r') => {
+                i = e + 1;
+                true
+            }
+            Some(b'u') => {
+                let hex = b.get(e + 1..e + 5).unwrap_or(&[]);
+                i = e + 5;
+                match hex {
+                    [b'0', b'0', h, l] => {
+                        let digit = |c: &u8| c.is_ascii_digit() || (b'a'..=b'f').contains(c);
+                        let value =
+                            u8::from_str_radix(std::str::from_utf8(&hex[2..]).unwrap_or("zz"), 16);
+                        digit(h)
+                            && digit(l)
+                            && value.is_ok_and(|v| {
+                                v < 0x20 && !matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+                            })
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }
 
 /// Equal when their texts are.
@@ -163,7 +212,7 @@ pub struct Derived {
 /// Derive a raw turn's draft, intent verdict and findings; `calls` gives
 /// its tool calls as the traffic line writes them (`call_json`), asked for
 /// only when the fabrication check reads them.
-pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<Box<RawValue>>) -> Derived {
+pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<String>) -> Derived {
     let has_calls = !t.tool_calls.is_empty();
     let (mut draft, draft_from) = match &t.completion {
         Captured::Whole(c) => (
@@ -191,7 +240,7 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<Box<RawVa
         // A search that could not be finished leaves the findings unknown.
         (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
             let calls = calls();
-            let calls: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
+            let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
             find(&draft, &calls, u, d, v.as_ref()).ok()
         }
         _ => None,
@@ -230,7 +279,7 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<Box<RawVa
 /// recorded, so empty).
 fn find(
     draft: &str,
-    calls: &[&RawValue],
+    calls: &[&str],
     user: &str,
     d: &Deployment,
     intent: Option<&IntentVerdict>,
@@ -246,40 +295,60 @@ fn find(
 }
 
 /// A call as the traffic format (and symfonic's `_collect_tool_calls`)
-/// writes it: `{"name", "args", "result"}` (without its result: what the
-/// traffic format reads of a call).
-fn call_json(c: &RawCall, with_result: bool) -> String {
+/// writes it: `{"name", "args", "result"}`, its result as `result` says.
+fn call_json(c: &RawCall, result: Written) -> String {
     let mut s = String::from("{\"name\":");
     s.push_str(&json_string(&c.name));
     if let Some(a) = &c.args {
         s.push_str(",\"args\":");
         s.push_str(a);
     }
-    if let (true, Some(r)) = (with_result, &c.result) {
+    if let (Some(canonical), Some(r)) = (result.canonical(), &c.result) {
         s.push_str(",\"result\":");
-        s.push_str(&json_string(&r.text()));
+        s.push_str(&r.json(canonical));
     }
     s.push('}');
     s
 }
 
-/// The turn's calls as its traffic line writes them, once [`convert`]
-/// has held their names and arguments to the format (a result is a
-/// string, and keeps them JSON).
-pub(crate) fn calls_json(t: &RawTurn) -> Vec<Box<RawValue>> {
+/// How a call's result is written in its JSON.
+#[derive(Clone, Copy)]
+enum Written {
+    /// Left out (what the traffic format reads of a call).
+    Without,
+    /// As any JSON string holding it (for the fabrication check).
+    AsRead,
+    /// As `serde_json` writes it (what `import` writes).
+    Canonical,
+}
+
+impl Written {
+    fn canonical(self) -> Option<bool> {
+        match self {
+            Written::Without => None,
+            Written::AsRead => Some(false),
+            Written::Canonical => Some(true),
+        }
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// The turn's calls as JSON text for the fabrication check, once
+/// [`convert`] has held their names and arguments to the format (each
+/// result a JSON string, so each call is JSON).
+pub(crate) fn calls_json(t: &RawTurn) -> Vec<String> {
     t.tool_calls
         .iter()
-        .map(|c| raw_json(call_json(c, true)).expect("a call with valid arguments is JSON"))
+        .map(|c| call_json(c, Written::AsRead))
         .collect()
 }
 
 /// JSON text as a raw value, or the JSON error as a reason.
 fn raw_json(s: String) -> Result<Box<RawValue>, String> {
     RawValue::from_string(s).map_err(|e| e.to_string())
-}
-
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serialises")
 }
 
 /// One traffic line, in the format's field order.
@@ -342,7 +411,12 @@ impl crate::read::reader::Converted for ConvertedTurn {
     }
 
     fn line(&self) -> String {
-        let calls = calls_json(&self.raw);
+        let calls: Vec<Box<RawValue>> = self
+            .raw
+            .tool_calls
+            .iter()
+            .map(|c| raw_json(call_json(c, Written::Canonical)).expect("a converted call is JSON"))
+            .collect();
         let line = self.line_of(&self.turn.draft, &calls);
         serde_json::to_string(&line).expect("a converted turn serialises")
     }
@@ -408,7 +482,7 @@ pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> 
     });
     if !args_read {
         for c in &t.tool_calls {
-            raw_json(call_json(c, false))?;
+            raw_json(call_json(c, Written::Without))?;
         }
     }
     let derived = derive(&t, d, || calls_json(&t));
@@ -522,7 +596,7 @@ impl ConvertedTurn {
             .raw
             .tool_calls
             .iter()
-            .map(|c| raw_json(call_json(c, false)))
+            .map(|c| raw_json(call_json(c, Written::Without)))
             .collect::<Result<_, _>>()?;
         let shell = serde_json::to_string(&self.line_of("", &calls)).map_err(|e| e.to_string())?;
         Ok(Turn::parse(&shell).map_err(|e| e.reason)?.into_owned())
@@ -534,4 +608,50 @@ impl ConvertedTurn {
 pub(crate) fn traffic_line(t: RawTurn, d: &Deployment) -> Result<String, String> {
     use crate::read::reader::Converted;
     convert(t, d).map(|c| c.line())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// A JSON string is canonical exactly when it is what `serde_json`
+        /// writes for its text: written so, or with one character escaped
+        /// another way (`\uXXXX` in either case, `\/`).
+        #[test]
+        fn canonical_strings_are_serde_jsons(
+            text in "[a-z\"\\\\/\u{0}-\u{1f}\u{7f}é\u{2028}😀 ]{0,12}",
+            at in 0usize..12,
+            upper in proptest::bool::ANY,
+        ) {
+            let json = serde_json::to_string(&text).unwrap();
+            proptest::prop_assert!(is_canonical(&json), "{}", json);
+            if let Some(c) = text.chars().nth(at) {
+                let mut units = [0u16; 2];
+                let escaped: String = c
+                    .encode_utf16(&mut units)
+                    .iter()
+                    .map(|u| match upper {
+                        true => format!("\\u{u:04X}"),
+                        false => format!("\\u{u:04x}"),
+                    })
+                    .collect();
+                let mut other = String::from("\"");
+                for (k, d) in text.chars().enumerate() {
+                    let plain = serde_json::to_string(&d.to_string()).unwrap();
+                    match k == at {
+                        true => other.push_str(&escaped),
+                        false => other.push_str(&plain[1..plain.len() - 1]),
+                    }
+                }
+                other.push('"');
+                proptest::prop_assert_eq!(serde_json::from_str::<String>(&other).unwrap(), text.clone());
+                proptest::prop_assert_eq!(is_canonical(&other), other == json, "{}", other);
+                if c == '/' {
+                    let slash = json.replacen('/', "\\/", 1);
+                    proptest::prop_assert!(!is_canonical(&slash), "{}", slash);
+                }
+            }
+        }
+    }
 }
