@@ -245,12 +245,22 @@ pub fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
 /// of 8 or more with none before it.
 pub fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
     let b = text.as_bytes();
+    let hex = |i: usize| class(b[i], HEX);
     let mut out = Vec::new();
     let mut uuid_starts = Vec::new();
+    // Only runs of 6 or more count, so the scan looks 5 bytes ahead: a
+    // byte there that is not a hex digit rules out a run starting at any
+    // of the 6 (prose is full of a-f, but rarely of 6 in a row). Each
+    // step leaves `i` after a byte that is not a hex digit, so the run
+    // found starts at `i`.
     let mut i = 0;
-    while i < b.len() {
-        if !class(b[i], HEX) {
-            i += 1;
+    while i + 6 <= b.len() {
+        if !hex(i + 5) {
+            i += 6;
+            continue;
+        }
+        if let Some(j) = (i..i + 5).rev().find(|&j| !hex(j)) {
+            i = j + 1;
             continue;
         }
         let s = i;
