@@ -75,8 +75,15 @@ pub fn repr(s: &str) -> String {
 
 /// `repr` of a list of strings: `['a', 'b']`.
 pub fn repr_list(items: &[String]) -> String {
-    let parts: Vec<String> = items.iter().map(|s| repr(s)).collect();
-    format!("[{}]", parts.join(", "))
+    let mut out = String::from("[");
+    for (k, s) in items.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&repr(s));
+    }
+    out.push(']');
+    out
 }
 
 /// `str.isprintable()` of one character.
