@@ -229,26 +229,52 @@ fn any_words(text: &str) -> Vec<Cow<'_, str>> {
 /// one after another (a lowered text's words are borrowed from it).
 fn ascii_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     let b = text.as_bytes();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let class = |i: usize| ASCII_CLASS[b[i] as usize];
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < b.len() && !word(b[i]) {
+        while i < b.len() && class(i) & WORD == 0 {
             i += 1;
         }
         if i == b.len() {
             return None;
         }
-        let (s, mut upper) = (i, false);
-        while i < b.len() && (word(b[i]) || b[i] == b'-') {
-            upper |= b[i].is_ascii_uppercase();
+        let (s, mut upper) = (i, 0);
+        while i < b.len() && class(i) & (WORD | HYPHEN) != 0 {
+            upper |= class(i) & UPPER;
             i += 1;
         }
-        Some(match upper {
+        Some(match upper != 0 {
             true => Cow::Owned(text[s..i].to_ascii_lowercase()),
             false => Cow::Borrowed(&text[s..i]),
         })
     })
 }
+
+/// Bits of [`ASCII_CLASS`]: `\w` on ASCII (`[A-Za-z0-9_]`), `-`, and an
+/// upper-case letter.
+const WORD: u8 = 1;
+const HYPHEN: u8 = 2;
+const UPPER: u8 = 4;
+
+/// Each byte's classes, one lookup a byte.
+const ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            t[c] |= WORD;
+        }
+        if b == b'-' {
+            t[c] |= HYPHEN;
+        }
+        if b.is_ascii_uppercase() {
+            t[c] |= UPPER;
+        }
+        c += 1;
+    }
+    t
+};
 
 /// The first token, and the distinct tokens that are action verbs and
 /// knowledge verbs, each sorted; None without a token.
