@@ -43,8 +43,9 @@ struct Conversation<'a, M> {
     ts: Option<&'a RawValue>,
 }
 
-/// A chat message as `serde_json` reads it.
+/// A chat message as `serde_json` reads it (its errors name a `Message`).
 #[derive(Deserialize)]
+#[serde(expecting = "struct Message")]
 struct JsonMessage<'a> {
     #[serde(borrow)]
     role: Option<Cow<'a, str>>,
@@ -1065,6 +1066,10 @@ mod tests {
                 "content must be a string",
             ),
             (r#"[{"role": "user", "content": "hi"}]"#, "has no turn"),
+            (
+                "[1]",
+                "messages[0]: not a chat message: invalid type: integer `1`, expected struct Message at",
+            ),
             (
                 r#"{"messages": [], "run_id": 5}"#,
                 "run_id must be a string",

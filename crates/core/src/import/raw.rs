@@ -373,6 +373,29 @@ struct Line<'a> {
     provenance: Provenance,
 }
 
+/// A traffic line's keys in the order a converted record is checked in
+/// (see [`ConvertedTurn::parse_shell`]).
+#[derive(Serialize)]
+struct Shell<'a> {
+    run_id: &'a str,
+    draft: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    critic: Option<&'a RawValue>,
+    tool_calls_this_turn: &'a [&'a RawValue],
+    turn: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fabrication_findings: Option<&'a [Finding]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intent_verdict: Option<&'a Option<IntentVerdict>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_site: Option<&'static str>,
+    provenance: &'a Provenance,
+}
+
 /// `provenance`, every signal named.
 #[derive(Serialize)]
 struct Provenance {
@@ -590,7 +613,9 @@ impl ConvertedTurn {
 
     /// The turn as [`Turn::parse`] reads the line less its draft and tool
     /// results (the long texts, which the format reads nothing of but
-    /// their being strings); Err gives the parse's reason.
+    /// their being strings); Err gives the parse's reason. The record's
+    /// own values come first, the critic before the calls, so a record
+    /// with more than one refused names the same one as ever.
     fn parse_shell(&self) -> Result<Turn<'static>, String> {
         let calls: Vec<Box<RawValue>> = self
             .raw
@@ -598,7 +623,21 @@ impl ConvertedTurn {
             .iter()
             .map(|c| raw_json(call_json(c, Written::Without)))
             .collect::<Result<_, _>>()?;
-        let shell = serde_json::to_string(&self.line_of("", &calls)).map_err(|e| e.to_string())?;
+        let line = self.line_of("", &calls);
+        let shell = Shell {
+            run_id: line.run_id,
+            draft: line.draft,
+            ts: line.ts,
+            scope: line.scope,
+            critic: line.critic,
+            tool_calls_this_turn: &line.tool_calls_this_turn,
+            turn: line.turn,
+            fabrication_findings: line.fabrication_findings,
+            intent_verdict: line.intent_verdict,
+            call_site: line.call_site,
+            provenance: &line.provenance,
+        };
+        let shell = serde_json::to_string(&shell).map_err(|e| e.to_string())?;
         Ok(Turn::parse(&shell).map_err(|e| e.reason)?.into_owned())
     }
 }
@@ -613,6 +652,21 @@ pub(crate) fn traffic_line(t: RawTurn, d: &Deployment) -> Result<String, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record whose critic and calls are both refused names its critic,
+    /// as before the turn was built from its values (calls nested 126
+    /// deep pass alone, not inside a line).
+    #[test]
+    fn a_refused_turn_names_its_critic_before_its_calls() {
+        let deep = format!("{}{}", "[".repeat(126), "]".repeat(126));
+        let line = format!(
+            r#"[{{"role":"assistant","content":null,"tool_calls":[{{"id":"c","function":{{"name":"f","arguments":"{deep}"}}}}]}},{{"role":"assistant","content":"ok","critic":{{"verdict":"maybe"}}}}]"#
+        );
+        let history = crate::deployment::History::None;
+        let mut turns = crate::import::openai::turns(&line, "f", 1, history).unwrap();
+        let e = convert(turns.remove(0), &Deployment::default()).unwrap_err();
+        assert!(e.starts_with("critic.verdict must be"), "{e}");
+    }
 
     proptest::proptest! {
         /// A JSON string is canonical exactly when it is what `serde_json`
