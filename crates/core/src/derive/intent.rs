@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::pytext::{nfc, repr_list};
+use super::pytext::{ascii_class, nfc, repr_list, HYPHEN, UPPER, WORD};
 use crate::gate::{py_lower, py_strip};
 
 /// `lexicon.ACTION_VERBS`.
@@ -229,7 +229,7 @@ fn any_words(text: &str) -> Vec<Cow<'_, str>> {
 /// one after another (a lowered text's words are borrowed from it).
 fn ascii_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     let b = text.as_bytes();
-    let class = |i: usize| ASCII_CLASS[b[i] as usize];
+    let class = |i: usize| ascii_class(b[i]);
     let mut i = 0;
     std::iter::from_fn(move || {
         while i < b.len() && class(i) & WORD == 0 {
@@ -249,32 +249,6 @@ fn ascii_words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
         })
     })
 }
-
-/// Bits of [`ASCII_CLASS`]: `\w` on ASCII (`[A-Za-z0-9_]`), `-`, and an
-/// upper-case letter.
-const WORD: u8 = 1;
-const HYPHEN: u8 = 2;
-const UPPER: u8 = 4;
-
-/// Each byte's classes, one lookup a byte.
-const ASCII_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0;
-    while c < 128 {
-        let b = c as u8;
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            t[c] |= WORD;
-        }
-        if b == b'-' {
-            t[c] |= HYPHEN;
-        }
-        if b.is_ascii_uppercase() {
-            t[c] |= UPPER;
-        }
-        c += 1;
-    }
-    t
-};
 
 /// The first token, and the distinct tokens that are action verbs and
 /// knowledge verbs, each sorted; None without a token.

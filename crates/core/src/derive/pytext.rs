@@ -73,6 +73,46 @@ pub fn repr(s: &str) -> String {
     out
 }
 
+/// Classes of ASCII bytes the hand-written matchers read, one lookup a
+/// byte: CPython's `\w` on ASCII (`[A-Za-z0-9_]`), hex digits, the
+/// key-value pattern's value characters (`[A-Za-z0-9_\-./]`), `-`, and
+/// upper-case letters.
+pub(crate) const WORD: u8 = 1;
+pub(crate) const HEX: u8 = 2;
+pub(crate) const VALUE: u8 = 4;
+pub(crate) const HYPHEN: u8 = 8;
+pub(crate) const UPPER: u8 = 16;
+const ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            t[c] |= WORD | VALUE;
+        }
+        if b.is_ascii_hexdigit() {
+            t[c] |= HEX;
+        }
+        if matches!(b, b'-' | b'.' | b'/') {
+            t[c] |= VALUE;
+        }
+        if b == b'-' {
+            t[c] |= HYPHEN;
+        }
+        if b.is_ascii_uppercase() {
+            t[c] |= UPPER;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// The [`ASCII_CLASS`] bits of a byte (none for a non-ASCII byte).
+#[inline]
+pub(crate) fn ascii_class(b: u8) -> u8 {
+    ASCII_CLASS[b as usize]
+}
+
 /// `repr` of a list of strings: `['a', 'b']`.
 pub fn repr_list(items: &[String]) -> String {
     let mut out = String::from("[");

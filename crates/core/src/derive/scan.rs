@@ -17,6 +17,7 @@
 //! `fabrication.rs` hold each to the CPython-exact engine on texts built
 //! from the characters where the two could differ.
 
+use super::pytext::{ascii_class, HEX, VALUE, WORD};
 use crate::gate::pyre::{is_space, is_word};
 
 /// A match's groups as byte ranges (group 0: the whole match).
@@ -32,32 +33,8 @@ impl Caps {
     }
 }
 
-/// Byte classes: `\w` on ASCII, hex digits, and the key-value pattern's
-/// value characters (`[A-Za-z0-9_\-./]`).
-const WORD: u8 = 1;
-const HEX: u8 = 2;
-const VALUE: u8 = 4;
-const CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0;
-    while c < 128 {
-        let b = c as u8;
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            t[c] |= WORD | VALUE;
-        }
-        if b.is_ascii_hexdigit() {
-            t[c] |= HEX;
-        }
-        if matches!(b, b'-' | b'.' | b'/') {
-            t[c] |= VALUE;
-        }
-        c += 1;
-    }
-    t
-};
-
 fn class(b: u8, bit: u8) -> bool {
-    CLASS[b as usize] & bit != 0
+    ascii_class(b) & bit != 0
 }
 
 /// CPython's `\w` for the character that ends at byte `p` (false at 0).

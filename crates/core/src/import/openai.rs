@@ -654,7 +654,7 @@ mod fast {
     pub(super) fn conversation(text: &str) -> Option<Read<'_>> {
         let mut r = Reader::new(text);
         r.ws();
-        let read = if r.peek_byte() == Some(b'[') {
+        let read = if r.peek() == Some(b'[') {
             (messages(&mut r).ok()?, None, None, None)
         } else {
             let (mut list, mut run_id, mut scope, mut ts) = (None, None, None, None);
@@ -750,14 +750,14 @@ mod fast {
                 1 => {
                     // A tool's result is checked, and read when needed.
                     let result = matches!(m.role.as_deref(), Some("tool" | "function"));
-                    m.content = match r.peek_byte() {
+                    m.content = match r.peek() {
                         Some(b'"') if result => Some(Content::Written(r.raw_value()?)),
                         Some(b'"') => text(r)?.map(Content::Text),
                         _ => raw(r)?.map(Content::Json),
                     };
                 }
                 2 => {
-                    m.tool_calls = match r.peek_byte() {
+                    m.tool_calls = match r.peek() {
                         Some(b'[') => Some(items(r)?),
                         _ => match r.value()? {
                             Node::Null => None,
@@ -798,7 +798,7 @@ mod fast {
 
     /// A call's `function`: null, or `{"name", "arguments"}`.
     fn function_of<'a>(r: &mut Reader<'a>) -> Result<Option<Function<'a>>, Bail> {
-        if r.peek_byte() != Some(b'{') {
+        if r.peek() != Some(b'{') {
             return match r.value()? {
                 Node::Null => Ok(None),
                 _ => Err(Bail),

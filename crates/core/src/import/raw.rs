@@ -110,15 +110,11 @@ impl ResultText {
         }
     }
 
-    /// About how many bytes it holds.
-    pub fn len(&self) -> usize {
+    /// About how many bytes it holds (as kept, escapes and all).
+    pub fn size(&self) -> usize {
         match self {
             ResultText::Text(t) | ResultText::Json(t) => t.len(),
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.text().is_empty()
     }
 }
 
@@ -452,7 +448,7 @@ impl ConvertedTurn {
         let calls = self.raw.tool_calls.iter().map(|c| {
             c.name.len()
                 + c.args.as_ref().map_or(0, String::len)
-                + c.result.as_ref().map_or(0, ResultText::len)
+                + c.result.as_ref().map_or(0, ResultText::size)
         });
         200 + self.turn.draft.len() + calls.sum::<usize>()
     }

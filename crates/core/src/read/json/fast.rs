@@ -42,8 +42,9 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next byte, not consumed.
     #[inline]
-    fn peek(&self) -> Option<u8> {
+    pub fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
@@ -73,11 +74,6 @@ impl<'a> Reader<'a> {
         } else {
             Err(Bail)
         }
-    }
-
-    /// The next byte, not consumed.
-    pub fn peek_byte(&self) -> Option<u8> {
-        self.peek()
     }
 
     pub fn at_end(&self) -> bool {
