@@ -78,7 +78,7 @@ struct Message<'a> {
 
 /// A message's `content`: a string read already (the fast reader's), a
 /// string as written (checked by the fast reader: a tool's result, read
-/// when needed), or JSON text to read.
+/// when needed, or a system prompt, never read), or JSON text to read.
 enum Content<'a> {
     Text(Cow<'a, str>),
     Written(&'a str),
@@ -748,10 +748,15 @@ mod fast {
                     role = true;
                 }
                 1 => {
-                    // A tool's result is checked, and read when needed.
-                    let result = matches!(m.role.as_deref(), Some("tool" | "function"));
+                    // A tool's result is checked, and read when needed; a
+                    // system prompt (often the longest text of the line,
+                    // and never read) is only checked.
+                    let unread = matches!(
+                        m.role.as_deref(),
+                        Some("tool" | "function" | "system" | "developer")
+                    );
                     m.content = match r.peek() {
-                        Some(b'"') if result => Some(Content::Written(r.raw_value()?)),
+                        Some(b'"') if unread => Some(Content::Written(r.raw_value()?)),
                         Some(b'"') => text(r)?.map(Content::Text),
                         _ => raw(r)?.map(Content::Json),
                     };
@@ -935,10 +940,13 @@ mod tests {
     ];
 
     /// Values of a generated message's keys.
-    const VALUES: [&str; 25] = [
+    const VALUES: [&str; 28] = [
         r#""user""#,
         r#""assistant""#,
         r#""tool""#,
+        r#""system""#,
+        r#""developer""#,
+        r#""function""#,
         "null",
         "3",
         r#""c1""#,
