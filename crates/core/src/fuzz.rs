@@ -132,7 +132,7 @@ pub fn converted_is_its_line(t: crate::import::RawTurn) {
     use crate::read::reader::Converted;
     let d = fuzz_deployment();
     // The draft as derived on its own (the line writes the turn's).
-    let draft = raw::derive(&t, d, || raw::calls_json(&t)).draft;
+    let draft = raw::derive(&t, d, &|| raw::calls_json(&t)).draft;
     if let Ok(c) = raw::convert(t, d) {
         let line = c.line();
         let parsed = Turn::parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));

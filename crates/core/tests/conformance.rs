@@ -165,7 +165,7 @@ fn every_derived_intent_matches_upstream() {
 /// upstream order.
 #[test]
 fn every_derived_finding_matches_upstream() {
-    use critic_gate_core::derive::fabrication::{detect, Inputs};
+    use critic_gate_core::derive::fabrication::{detect, Inputs, ToolCalls};
     use critic_gate_core::derive::intent::classify;
     let (mut n, mut findings) = (0, 0);
     let mut bad = Vec::new();
@@ -188,7 +188,9 @@ fn every_derived_finding_matches_upstream() {
         let raw: Raw = serde_json::from_str(line).unwrap();
         let got = detect(&Inputs {
             draft: &text("draft"),
-            tool_calls: &raw.tool_calls.iter().map(|c| c.get()).collect::<Vec<_>>(),
+            tool_calls: ToolCalls::Written(
+                &raw.tool_calls.iter().map(|c| c.get()).collect::<Vec<_>>(),
+            ),
             hydrated_context: &text("hydrated_context"),
             user_message: &user,
             identifier_keys: &keys,

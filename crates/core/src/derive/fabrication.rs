@@ -301,11 +301,30 @@ pub struct Inputs<'a> {
     /// as JSON text: Python's `str()` of a dict keeps its keys in the order
     /// written, which a parsed `Value` does not.
     /// Each call as JSON text (an object).
-    pub tool_calls: &'a [&'a str],
+    pub tool_calls: ToolCalls<'a>,
     pub hydrated_context: &'a str,
     pub user_message: &'a str,
     pub identifier_keys: &'a [String],
     pub intent: Option<&'a IntentVerdict>,
+}
+
+/// A turn's tool calls, each as JSON text: written already, or written
+/// only when a claim needs grounding in them (most turns have none, and
+/// writing a call with its result costs more than the whole check).
+#[derive(Clone, Copy)]
+pub enum ToolCalls<'a> {
+    Written(&'a [&'a str]),
+    /// How many calls, and how to write them.
+    Lazy(usize, &'a dyn Fn() -> Vec<String>),
+}
+
+impl ToolCalls<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            ToolCalls::Written(t) => t.is_empty(),
+            ToolCalls::Lazy(n, _) => *n == 0,
+        }
+    }
 }
 
 /// `detect_fabrication(...)`, each finding as its event payload, in
@@ -320,10 +339,21 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     // Built on the first candidate identifier (most drafts have none).
     // A corpus that cannot be written (a value nested too deep) makes the
     // findings unknown: noted here, returned once the searches are done.
+    let written = std::cell::OnceCell::new();
+    let texts = std::cell::OnceCell::new();
+    let calls = || -> &[&str] {
+        match i.tool_calls {
+            ToolCalls::Written(t) => t,
+            ToolCalls::Lazy(_, write) => texts.get_or_init(|| {
+                let w: &Vec<String> = written.get_or_init(write);
+                w.iter().map(String::as_str).collect::<Vec<&str>>()
+            }),
+        }
+    };
     let corpus = std::cell::OnceCell::new();
     let unwritable = std::cell::Cell::new(false);
     let grounded = |ident: &str| match corpus
-        .get_or_init(|| grounding(i.tool_calls, i.hydrated_context, i.user_message))
+        .get_or_init(|| grounding(calls(), i.hydrated_context, i.user_message))
     {
         Ok(corpus) => !corpus.is_empty() && corpus.contains(ident),
         Err(_) => {
@@ -333,7 +363,7 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     };
     // The fired tools' names, read on the first claim.
     let names = std::cell::OnceCell::new();
-    let names = || -> &[String] { names.get_or_init(|| tool_names(i.tool_calls)) };
+    let names = || -> &[String] { names.get_or_init(|| tool_names(calls())) };
     // The built-in keys (lower-case already), then the deployment's.
     let mut keys: Vec<std::borrow::Cow<str>> = DEFAULT_KEYS.iter().map(|k| (*k).into()).collect();
     keys.extend(i.identifier_keys.iter().map(|k| crate::gate::py_lower(k)));

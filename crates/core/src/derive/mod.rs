@@ -163,7 +163,7 @@ pub fn time_derivations(lines: &[&str]) -> Result<(usize, f64, usize), CaseError
         let intent = intent::classify(&case.user_message, kw);
         findings += fabrication::detect(&fabrication::Inputs {
             draft: &case.draft,
-            tool_calls: calls,
+            tool_calls: fabrication::ToolCalls::Written(calls),
             hydrated_context: &case.hydrated_context,
             user_message: &case.user_message,
             identifier_keys: &case.identifier_keys,
@@ -191,7 +191,7 @@ pub fn derive_line(line: &str) -> Result<Value, CaseError> {
         .then(|| intent::classify(&case.user_message, &keywords));
     let findings = fabrication::detect(&fabrication::Inputs {
         draft: &case.draft,
-        tool_calls: &json_texts(&case.tool_calls),
+        tool_calls: fabrication::ToolCalls::Written(&json_texts(&case.tool_calls)),
         hydrated_context: &case.hydrated_context,
         user_message: &case.user_message,
         identifier_keys: &case.identifier_keys,

@@ -207,8 +207,8 @@ pub struct Derived {
 
 /// Derive a raw turn's draft, intent verdict and findings; `calls` gives
 /// its tool calls as the traffic line writes them (`call_json`), asked for
-/// only when the fabrication check reads them.
-pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<String>) -> Derived {
+/// only when a claim needs grounding in them.
+pub fn derive(t: &RawTurn, d: &Deployment, calls: &dyn Fn() -> Vec<String>) -> Derived {
     let has_calls = !t.tool_calls.is_empty();
     let (mut draft, draft_from) = match &t.completion {
         Captured::Whole(c) => (
@@ -235,9 +235,8 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<String>) 
         _ if draft_from == Origin::Derived && draft.is_empty() => Some(Vec::new()),
         // A search that could not be finished leaves the findings unknown.
         (_, Some(u), Some(v)) if draft_from == Origin::Derived && calls_whole => {
-            let calls = calls();
-            let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
-            find(&draft, &calls, u, d, v.as_ref()).ok()
+            let calls = fabrication::ToolCalls::Lazy(t.tool_calls.len(), calls);
+            find(&draft, calls, u, d, v.as_ref()).ok()
         }
         _ => None,
     };
@@ -275,7 +274,7 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: impl FnOnce() -> Vec<String>) 
 /// recorded, so empty).
 fn find(
     draft: &str,
-    calls: &[&str],
+    calls: fabrication::ToolCalls,
     user: &str,
     d: &Deployment,
     intent: Option<&IntentVerdict>,
@@ -504,7 +503,7 @@ pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> 
             raw_json(call_json(c, Written::Without))?;
         }
     }
-    let derived = derive(&t, d, || calls_json(&t));
+    let derived = derive(&t, d, &|| calls_json(&t));
     let scope = t.scope.clone().map(raw_json).transpose()?;
     let critic = t.critic.clone().map(raw_json).transpose()?;
     t.completion = Captured::Absent;
