@@ -12,6 +12,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// The binary's allocator, not the library's (the Python module keeps its
+/// host's): see Cargo.toml for why.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
