@@ -331,6 +331,11 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serialises")
 }
 
+/// `v` as `serde_json` writes it, after `out`.
+fn json_into<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    serde_json::to_writer(out, v).expect("a converted turn's value serialises")
+}
+
 /// The turn's calls as JSON text for the fabrication check, once
 /// [`convert`] has held their names and arguments to the format (each
 /// result a JSON string, so each call is JSON).
@@ -344,28 +349,6 @@ pub(crate) fn calls_json(t: &RawTurn) -> Vec<String> {
 /// JSON text as a raw value, or the JSON error as a reason.
 fn raw_json(s: String) -> Result<Box<RawValue>, String> {
     RawValue::from_string(s).map_err(|e| e.to_string())
-}
-
-/// One traffic line, in the format's field order.
-#[derive(Serialize)]
-struct Line<'a> {
-    run_id: &'a str,
-    turn: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ts: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    scope: Option<&'a RawValue>,
-    draft: &'a str,
-    tool_calls_this_turn: Vec<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fabrication_findings: Option<&'a [Finding]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    intent_verdict: Option<&'a Option<IntentVerdict>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    call_site: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    critic: Option<&'a RawValue>,
-    provenance: Provenance,
 }
 
 /// A traffic line's keys in the order a converted record is checked in
@@ -428,15 +411,61 @@ impl crate::read::reader::Converted for ConvertedTurn {
         &self.turn
     }
 
+    /// The traffic line, in the format's field order, as `serde_json`
+    /// writes it. Written by hand, so that the calls (JSON this module
+    /// wrote, each result canonical) are not read again to make them raw
+    /// values: that read was a tenth of an `import`.
     fn line(&self) -> String {
-        let calls: Vec<Box<RawValue>> = self
-            .raw
-            .tool_calls
-            .iter()
-            .map(|c| raw_json(call_json(c, Written::Canonical)).expect("a converted call is JSON"))
-            .collect();
-        let line = self.line_of(&self.turn.draft, &calls);
-        serde_json::to_string(&line).expect("a converted turn serialises")
+        let t = &self.raw;
+        let mut out = Vec::with_capacity(self.text_bytes() + 512);
+        let key = |out: &mut Vec<u8>, k: &str| {
+            out.extend_from_slice(if out.is_empty() { b"{\"" } else { b",\"" });
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b"\":");
+        };
+        key(&mut out, "run_id");
+        json_into(&mut out, &t.run_id);
+        key(&mut out, "turn");
+        json_into(&mut out, &t.turn);
+        if let Some(ts) = &t.ts {
+            key(&mut out, "ts");
+            json_into(&mut out, ts);
+        }
+        if let Some(scope) = &self.scope {
+            key(&mut out, "scope");
+            out.extend_from_slice(scope.get().as_bytes());
+        }
+        key(&mut out, "draft");
+        json_into(&mut out, &self.turn.draft);
+        key(&mut out, "tool_calls_this_turn");
+        out.push(b'[');
+        for (i, c) in t.tool_calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(call_json(c, Written::Canonical).as_bytes());
+        }
+        out.push(b']');
+        if let Some(findings) = &self.findings {
+            key(&mut out, "fabrication_findings");
+            json_into(&mut out, findings);
+        }
+        if let Some(intent) = &self.intent {
+            key(&mut out, "intent_verdict");
+            json_into(&mut out, intent);
+        }
+        if let Some(site) = t.call_site {
+            key(&mut out, "call_site");
+            json_into(&mut out, site);
+        }
+        if let Some(critic) = &self.critic {
+            key(&mut out, "critic");
+            out.extend_from_slice(critic.get().as_bytes());
+        }
+        key(&mut out, "provenance");
+        json_into(&mut out, &self.provenance());
+        out.push(b'}');
+        String::from_utf8(out).expect("JSON written from strings is UTF-8")
     }
 }
 
@@ -452,30 +481,17 @@ impl ConvertedTurn {
         200 + self.turn.draft.len() + calls.sum::<usize>()
     }
 
-    /// The traffic line with `draft` and the calls `calls`.
-    fn line_of<'a>(&'a self, draft: &'a str, calls: &'a [Box<RawValue>]) -> Line<'a> {
-        let t = &self.raw;
+    /// `provenance`, every signal named.
+    fn provenance(&self) -> Provenance {
         let o = self.origins.map(Origin::as_str);
-        Line {
-            run_id: &t.run_id,
-            turn: t.turn,
-            ts: t.ts.as_deref(),
-            scope: self.scope.as_deref(),
-            draft,
-            tool_calls_this_turn: calls.iter().map(|c| c.as_ref()).collect(),
-            fabrication_findings: self.findings.as_deref(),
-            intent_verdict: self.intent.as_ref(),
-            call_site: t.call_site,
-            critic: self.critic.as_deref(),
-            provenance: Provenance {
-                draft: o[0],
-                tool_calls: o[1],
-                intent: o[2],
-                findings: o[3],
-                confidence: o[4],
-                sensitive: o[5],
-                critic: o[6],
-            },
+        Provenance {
+            draft: o[0],
+            tool_calls: o[1],
+            intent: o[2],
+            findings: o[3],
+            confidence: o[4],
+            sensitive: o[5],
+            critic: o[6],
         }
     }
 }
@@ -618,19 +634,20 @@ impl ConvertedTurn {
             .iter()
             .map(|c| raw_json(call_json(c, Written::Without)))
             .collect::<Result<_, _>>()?;
-        let line = self.line_of("", &calls);
+        let calls: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
+        let t = &self.raw;
         let shell = Shell {
-            run_id: line.run_id,
-            draft: line.draft,
-            ts: line.ts,
-            scope: line.scope,
-            critic: line.critic,
-            tool_calls_this_turn: &line.tool_calls_this_turn,
-            turn: line.turn,
-            fabrication_findings: line.fabrication_findings,
-            intent_verdict: line.intent_verdict,
-            call_site: line.call_site,
-            provenance: &line.provenance,
+            run_id: &t.run_id,
+            draft: "",
+            ts: t.ts.as_deref(),
+            scope: self.scope.as_deref(),
+            critic: self.critic.as_deref(),
+            tool_calls_this_turn: &calls,
+            turn: t.turn,
+            fabrication_findings: self.findings.as_deref(),
+            intent_verdict: self.intent.as_ref(),
+            call_site: t.call_site,
+            provenance: &self.provenance(),
         };
         let shell = serde_json::to_string(&shell).map_err(|e| e.to_string())?;
         Ok(Turn::parse(&shell).map_err(|e| e.reason)?.into_owned())
@@ -661,6 +678,42 @@ mod tests {
         let mut turns = crate::import::openai::turns(&line, "f", 1, history).unwrap();
         let e = convert(turns.remove(0), &Deployment::default()).unwrap_err();
         assert!(e.starts_with("critic.verdict must be"), "{e}");
+    }
+
+    /// `import` writes a line's keys in the format's order, each value as
+    /// `serde_json` writes it (the line is written by hand; every
+    /// optional key is here, so a key moved or dropped fails).
+    #[test]
+    fn a_converted_line_is_written_in_the_formats_order() {
+        use crate::read::reader::Converted;
+        let t = RawTurn {
+            run_id: "r\u{e9}\"1".into(),
+            turn: 7,
+            ts: Some("2026-01-02T03:04:05Z".into()),
+            scope: Some(r#"{"tenant":"a"}"#.into()),
+            user_message: Captured::Whole("book it".into()),
+            completion: Captured::Whole("Booked.\nDone".into()),
+            tool_calls: vec![RawCall {
+                name: "book".into(),
+                args: Some(r#"{"id":1}"#.into()),
+                result: Some(ResultText::Text("ok \"x\"".into())),
+                whole: true,
+            }],
+            calls_known: true,
+            critic: Some(r#"{"ran":true,"verdict":"approve"}"#.into()),
+            critic_origin: Origin::Recorded,
+            call_site: Some("skill_gate"),
+        };
+        let line = convert(t, &Deployment::default()).unwrap().line();
+        let want = concat!(
+            r#"{"run_id":"ré\"1","turn":7,"ts":"2026-01-02T03:04:05Z","scope":{"tenant":"a"},"#,
+            r#""draft":"Booked.\nDone","tool_calls_this_turn":[{"name":"book","args":{"id":1},"result":"ok \"x\""}],"#,
+            r#""fabrication_findings":[],"intent_verdict":null,"call_site":"skill_gate","#,
+            r#""critic":{"ran":true,"verdict":"approve"},"provenance":{"draft":"derived","#,
+            r#""tool_calls":"recorded","intent":"derived","findings":"derived","confidence":"unknown","#,
+            r#""sensitive":"unknown","critic":"recorded"}}"#
+        );
+        assert_eq!(line, want);
     }
 
     proptest::proptest! {
