@@ -495,3 +495,49 @@ fn review_otlp_foreign_spans_ids_and_counts() {
         "{c}"
     );
 }
+
+/// A file of one document a line is gathered while it is read, a block
+/// (1 MiB) at a time: a run whose spans are megabytes apart, and a span
+/// sent again megabytes later, read as they do in a small file; and the
+/// same documents pretty-printed (gathered at the file's end) read the
+/// same.
+#[test]
+fn spans_megabytes_apart_are_gathered_as_in_a_small_file() {
+    let dir = Dir::new();
+    let r1 = run_with_tool("r1", T, "s1", None, "get_order");
+    let mut docs = vec![doc(r1[..2].to_vec())];
+    for i in 0..2500u64 {
+        let run = format!("f{i}");
+        let t = T + (i + 1) * 1_000_000_000;
+        docs.push(doc(run_with_tool(
+            &run,
+            t,
+            &format!("s{run}"),
+            None,
+            "get_order",
+        )));
+    }
+    // The rest of r1, and its tool span sent again.
+    docs.push(doc(r1[2..].to_vec()));
+    docs.push(doc(vec![r1[1].clone()]));
+    let big = dir.write("big.jsonl", lines(&docs));
+    assert!(std::fs::metadata(&big).unwrap().len() > 3 << 20);
+    let small = dir.write("small.jsonl", lines(&[doc(r1)]));
+    let want = import_trace(&dir, &[&small]);
+    let got = import_trace(&dir, &[&big]);
+    assert_eq!(got.len(), 2501);
+    let r1_turn = got.iter().find(|t| t["run_id"] == want[0]["run_id"]);
+    assert_eq!(r1_turn, Some(&want[0]));
+    let s = replay_trace(&dir, &[&big]);
+    assert_eq!(
+        s["input_counts"]["repeated_spans"], 1,
+        "{}",
+        s["input_counts"]
+    );
+    let pretty: String = docs
+        .iter()
+        .map(|d| serde_json::to_string_pretty(d).unwrap() + "\n")
+        .collect();
+    let pretty = dir.write("pretty.json", pretty);
+    assert_eq!(import_trace(&dir, &[&pretty]), got);
+}

@@ -151,6 +151,8 @@ pub fn gather(
         .spawn(move || {
             let mut source = Source::default();
             let mut all = All::default();
+            // Documents parsed, gathered while the next are parsed.
+            let mut pending = None;
             for item in raw {
                 let block = match item {
                     Ok(b) => b,
@@ -161,7 +163,17 @@ pub fn gather(
                 };
                 source.add(&block, decoder.max_line_bytes);
                 if block.end.is_some() {
-                    pool.install(|| std::mem::take(&mut source).into(&block, &mut all));
+                    pool.install(|| {
+                        all.gathering.settle(pending.take());
+                        std::mem::take(&mut source).into(&block, &mut all)
+                    });
+                } else if let Some(docs) = source.ready() {
+                    // Parsed while the next blocks are read, not all at
+                    // the source's end (the cores were idle while a
+                    // source was read, and it was held whole in memory).
+                    pending = Some(
+                        pool.install(|| all.gathering.overlap(pending.take(), docs, block.source)),
+                    );
                 }
             }
             let _ = pool.install(|| all.send(&decoder, &tx));
@@ -220,6 +232,15 @@ impl All {
 struct Source {
     lines: Vec<(u64, Result<String, Failed>)>,
     failed: Vec<Failed>,
+    /// Whether the source's first line is a lone `{` (it may then hold
+    /// pretty-printed documents); None before its first line.
+    opens_pretty: Option<bool>,
+}
+
+/// A line that is a lone `{` at the margin: a pretty-printed document's
+/// first.
+fn opens(l: &Result<String, Failed>) -> bool {
+    l.as_ref().is_ok_and(|t| t.trim_end() == "{")
 }
 
 impl Source {
@@ -244,6 +265,15 @@ impl Source {
                 });
             self.lines.push((line, text));
         }
+        if self.opens_pretty.is_none() {
+            self.opens_pretty = self.lines.first().map(|(_, l)| opens(l));
+        }
+    }
+
+    /// The documents of the lines read so far, when the source holds one
+    /// a line (each line then is one whole).
+    fn ready(&mut self) -> Option<Vec<(u64, String)>> {
+        (self.opens_pretty == Some(false)).then(|| self.documents())
     }
 
     /// The source's documents: one a line, or pretty-printed documents one
@@ -253,8 +283,14 @@ impl Source {
     /// the whole pretty-printed document holding it.
     fn documents(&mut self) -> Vec<(u64, String)> {
         let lines = std::mem::take(&mut self.lines);
-        let opens = |l: &Result<String, Failed>| l.as_ref().is_ok_and(|t| t.trim_end() == "{");
-        if !(lines.len() > 1 && opens(&lines[0].1)) {
+        // Lines of a source of one document a line may be handed over
+        // before its end ([`Source::ready`]); a pretty-printed source's
+        // lines are all here. (Lines pushed without `add` are a whole
+        // source, and its first says.)
+        let pretty = self
+            .opens_pretty
+            .unwrap_or_else(|| lines.first().is_some_and(|(_, l)| opens(l)));
+        if !(pretty && lines.len() > 1) {
             let mut docs = Vec::new();
             for (n, l) in lines {
                 match l {
@@ -297,7 +333,7 @@ impl Source {
     /// of the current pool), and keep its end.
     fn into(mut self, end: &Block, all: &mut All) {
         let docs = self.documents();
-        all.gathering.documents(&docs, end.source);
+        all.gathering.documents(docs, end.source);
         all.ends
             .push((end.source, end.consumed, end.end, self.failed));
     }

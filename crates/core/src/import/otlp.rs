@@ -189,6 +189,14 @@ pub struct Gathering {
     pub counts: BTreeMap<&'static str, u64>,
 }
 
+/// Documents of one source parsed and not yet gathered
+/// ([`Gathering::overlap`]).
+pub struct Parsed {
+    docs: Vec<(u64, String)>,
+    spans: Vec<Result<Spans, String>>,
+    source: usize,
+}
+
 /// Turns with the source and line their record starts on, the documents
 /// refused, what the gathering counted, and the keys of the runs and
 /// sessions it saw any span of ([`TraceKeys`]).
@@ -235,17 +243,48 @@ impl Gathering {
     /// Read a source's documents (each with its line), parsed on every
     /// core of the current pool and gathered in order (a span sent twice
     /// counts where it first came).
-    pub fn documents(&mut self, docs: &[(u64, String)], source: usize) {
-        use rayon::prelude::*;
+    pub fn documents(&mut self, docs: Vec<(u64, String)>, source: usize) {
         // A few hundred at a time: the spans parsed and not yet gathered
         // are held in memory.
-        for docs in docs.chunks(256) {
-            let read: Vec<_> = docs
-                .par_iter()
-                .map(|(line, text)| spans(text, source, *line))
-                .collect();
-            for ((line, text), spans) in docs.iter().zip(read) {
-                self.absorb(spans, text, source, *line);
+        let mut pending = None;
+        let mut docs = docs.into_iter().peekable();
+        while docs.peek().is_some() {
+            let chunk: Vec<(u64, String)> = docs.by_ref().take(256).collect();
+            pending = Some(self.overlap(pending, chunk, source));
+        }
+        self.settle(pending);
+    }
+
+    /// Gather the documents parsed before (`pending`) while `docs` are
+    /// parsed on the other cores of the current pool: gathering is one
+    /// thread's work, and waiting for it left the other cores idle.
+    pub fn overlap(
+        &mut self,
+        pending: Option<Parsed>,
+        docs: Vec<(u64, String)>,
+        source: usize,
+    ) -> Parsed {
+        use rayon::prelude::*;
+        let ((), spans) = rayon::join(
+            || self.settle(pending),
+            || {
+                docs.par_iter()
+                    .map(|(line, text)| spans(text, source, *line))
+                    .collect()
+            },
+        );
+        Parsed {
+            docs,
+            spans,
+            source,
+        }
+    }
+
+    /// Gather documents parsed already, in order.
+    pub fn settle(&mut self, parsed: Option<Parsed>) {
+        if let Some(p) = parsed {
+            for ((line, text), spans) in p.docs.iter().zip(p.spans) {
+                self.absorb(spans, text, p.source, *line);
             }
         }
     }
@@ -286,20 +325,29 @@ impl Gathering {
     /// The runs gathered, as turns (each with the source and line its
     /// record starts on), in the order of their runs' start.
     pub fn turns(mut self, history: History) -> Gathered {
+        use rayon::prelude::*;
+        // Each run is assembled, and each turn made, on every core of the
+        // current pool; what they count is added after, and the turns
+        // sorted, so the result is the same in any order.
+        let mut keys: Vec<String> = self.order.iter().map(|id| TraceKeys::run(id)).collect();
+        let runs: Vec<(String, Vec<SpanRec>)> = std::mem::take(&mut self.order)
+            .into_iter()
+            .map(|id| {
+                let spans = self.runs.remove(&id).unwrap_or_default();
+                (id, spans)
+            })
+            .collect();
+        self.count("runs", runs.len() as u64);
+        let assembled: Vec<(Vec<SpanRec>, Option<Run>, Counted)> = runs
+            .into_par_iter()
+            .map(|(id, spans)| assemble(id, spans))
+            .collect();
         let mut roots: Vec<Run> = Vec::new();
         let mut skill: Vec<SpanRec> = Vec::new();
-        let mut keys: Vec<String> = self.order.iter().map(|id| TraceKeys::run(id)).collect();
-        for id in std::mem::take(&mut self.order) {
-            let mut spans = self.runs.remove(&id).unwrap_or_default();
-            spans.sort_by_key(|s| (s.start, s.end));
-            self.count("runs", 1);
-            let (calls, rest): (Vec<SpanRec>, Vec<SpanRec>) = spans
-                .into_iter()
-                .partition(|s| s.node() == Some("metacognition_skill_gate"));
+        for (calls, run, counted) in assembled {
             skill.extend(calls);
-            if let Some(run) = self.run(id, rest) {
-                roots.push(run);
-            }
+            roots.extend(run);
+            self.add(counted);
         }
         let mut out: Vec<(Option<u64>, usize, u64, RawTurn)> = Vec::new();
         // Skill-gate calls are turns of symfonic's own run id, in order.
@@ -307,30 +355,14 @@ impl Gathering {
         for (n, s) in skill.iter().enumerate() {
             out.push((s.start, s.source, s.line, skill_turn(n as u64, s)));
         }
-        for (n, run, prior) in in_sessions(&roots, history) {
-            let root = &run.spans[run.root];
-            if let Some(s) = run.session() {
-                keys.push(TraceKeys::session(run.tenant(), s));
-            }
-            let turn = run_turn(run, n, &prior, history);
-            let critic = critic_of(run);
-            if critic.is_some_and(|c| {
-                TOKEN_ATTRS
-                    .iter()
-                    .any(|(_, a)| matches!(c.count(a), Some(Err(()))))
-            }) {
-                self.count("unreadable_critic_tokens", 1);
-            }
-            if critic
-                .and_then(|c| c.str("gen_ai.completion.text"))
-                .is_some_and(|t| !is_cut(t) && reflection::parse(t).is_some_and(|r| r.malformed))
-            {
-                self.count("critic_answers_unparsed", 1);
-            }
-            if root.error {
-                self.count("runs_with_error", 1);
-            }
-            out.push((root.start, root.source, root.line, turn));
+        let made: Vec<Made> = in_sessions(&roots, history)
+            .into_par_iter()
+            .map(|(n, run, prior)| turn_of(run, n, &prior, history))
+            .collect();
+        for (key, turn, counted) in made {
+            keys.extend(key);
+            out.push(turn);
+            self.add(counted);
         }
         keys.sort();
         keys.dedup();
@@ -345,27 +377,88 @@ impl Gathering {
         )
     }
 
-    /// A run of its spans (skill-gate calls taken out): None when it has
-    /// no root, is a streaming run, or holds only skill-gate calls.
-    fn run(&mut self, id: String, spans: Vec<SpanRec>) -> Option<Run> {
-        if spans.is_empty() {
-            return None;
+    /// What one part of the work counted, added in.
+    fn add(&mut self, counted: Counted) {
+        for (what, n) in counted.0 {
+            self.count(what, n);
         }
-        let roots = spans.iter().filter(|s| s.name == "symfonic.run").count() as u64;
-        self.count("root_spans_left_out", roots.saturating_sub(1));
-        let critics = spans.iter().filter(|s| is_critic(s)).count() as u64;
-        self.count("critic_spans_left_out", critics.saturating_sub(1));
-        let Some(root) = spans.iter().position(|s| s.name == "symfonic.run") else {
-            self.count("runs_without_root", 1);
-            return None;
-        };
-        let entry = spans[root].str("symfonic.entry_point").unwrap_or("run");
-        if matches!(entry, "stream" | "stream_typed") {
-            self.count("stream_runs", 1);
-            return None;
-        }
-        Some(Run { id, root, spans })
     }
+}
+
+/// A run's spans, sorted: its skill-gate calls, and the rest as a run
+/// (None when it is not one: [`run_of`]).
+fn assemble(id: String, mut spans: Vec<SpanRec>) -> (Vec<SpanRec>, Option<Run>, Counted) {
+    spans.sort_by_key(|s| (s.start, s.end));
+    let (calls, rest): (Vec<SpanRec>, Vec<SpanRec>) = spans
+        .into_iter()
+        .partition(|s| s.node() == Some("metacognition_skill_gate"));
+    let mut counted = Counted::default();
+    let run = run_of(id, rest, &mut counted);
+    (calls, run, counted)
+}
+
+/// A run's turn (the `n`th of its session, after `prior`), with where its
+/// root starts, the key of its session, and what it counted.
+type Made = (Option<String>, (Option<u64>, usize, u64, RawTurn), Counted);
+
+fn turn_of(run: &Run, n: u64, prior: &[&Run], history: History) -> Made {
+    let mut counted = Counted::default();
+    let root = &run.spans[run.root];
+    let key = run.session().map(|s| TraceKeys::session(run.tenant(), s));
+    let turn = run_turn(run, n, prior, history);
+    let critic = critic_of(run);
+    if critic.is_some_and(|c| {
+        TOKEN_ATTRS
+            .iter()
+            .any(|(_, a)| matches!(c.count(a), Some(Err(()))))
+    }) {
+        counted.add("unreadable_critic_tokens", 1);
+    }
+    if critic
+        .and_then(|c| c.str("gen_ai.completion.text"))
+        .is_some_and(|t| !is_cut(t) && reflection::parse(t).is_some_and(|r| r.malformed))
+    {
+        counted.add("critic_answers_unparsed", 1);
+    }
+    if root.error {
+        counted.add("runs_with_error", 1);
+    }
+    (key, (root.start, root.source, root.line, turn), counted)
+}
+
+/// What the assembly of one run counted (added to the gathering's counts).
+#[derive(Default)]
+struct Counted(Vec<(&'static str, u64)>);
+
+impl Counted {
+    fn add(&mut self, what: &'static str, n: u64) {
+        if n > 0 {
+            self.0.push((what, n));
+        }
+    }
+}
+
+/// A run of its spans (skill-gate calls taken out): None when it has no
+/// root, is a streaming run, or holds only skill-gate calls; what it left
+/// out counted in `counted`.
+fn run_of(id: String, spans: Vec<SpanRec>, counted: &mut Counted) -> Option<Run> {
+    if spans.is_empty() {
+        return None;
+    }
+    let roots = spans.iter().filter(|s| s.name == "symfonic.run").count() as u64;
+    counted.add("root_spans_left_out", roots.saturating_sub(1));
+    let critics = spans.iter().filter(|s| is_critic(s)).count() as u64;
+    counted.add("critic_spans_left_out", critics.saturating_sub(1));
+    let Some(root) = spans.iter().position(|s| s.name == "symfonic.run") else {
+        counted.add("runs_without_root", 1);
+        return None;
+    };
+    let entry = spans[root].str("symfonic.entry_point").unwrap_or("run");
+    if matches!(entry, "stream" | "stream_typed") {
+        counted.add("stream_runs", 1);
+        return None;
+    }
+    Some(Run { id, root, spans })
 }
 
 /// A critic call of production's gate.
