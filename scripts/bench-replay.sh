@@ -14,11 +14,13 @@
 # own Python on the same turns, on one core each (SYMFONIC_PYTHON: a
 # Python with symfonic-core 9.12.0 installed; without it that row is
 # skipped). REAL_TRANSCRIPTS=FILE adds the same rows for a file of real
-# conversations (scripts/real_transcripts.py).
+# conversations (scripts/real_transcripts.py). OTLP_COPIES=N adds
+# `replay --from otlp` and `import --from otlp` of N copies of the sample
+# traces (scripts/otlp_copies.py; 10 turns a copy).
 #
 #   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] [NO_SWEEP=1] \
 #     [TRANSCRIPTS=200000] [REAL_TRANSCRIPTS=real.jsonl] [SYMFONIC_PYTHON=python3] \
-#     scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
+#     [OTLP_COPIES=10000] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 #
 # With BEFORE, every replay row is also measured with that binary (e.g. a
 # build of the previous commit), interleaved in the same run, so a change's
@@ -168,6 +170,25 @@ fi
 # tau-bench's released trajectories).
 if [ -n "${REAL_TRANSCRIPTS:-}" ]; then
   transcript_rows "$REAL_TRANSCRIPTS" "real transcripts ($REAL_TRANSCRIPTS)"
+fi
+
+# Traces: OTLP_COPIES=N copies of the sample traces (scripts/otlp_copies.py),
+# replayed and imported `--from otlp`, beside BEFORE.
+if [ -n "${OTLP_COPIES:-}" ]; then
+  file="$out/otlp-$OTLP_COPIES.jsonl"
+  [ -f "$file" ] || python3 scripts/otlp_copies.py "$file" "$OTLP_COPIES" > /dev/null
+  turns=$(( OTLP_COPIES * 10 ))
+  mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
+  echo
+  echo "traces: $OTLP_COPIES copies of the sample traces, $turns turns, $mb MB, $cores worker(s)"
+  measure "replay --from otlp" "$bin" replay "$file" --from otlp --out "$out/replay" --quiet
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE replay --from otlp" "$BEFORE" replay "$file" --from otlp --out "$out/replay-before" --quiet
+  fi
+  measure "import --from otlp" "$bin" import "$file" --from otlp --out "$out/imported-otlp.jsonl" --quiet
+  if [ -n "${BEFORE:-}" ]; then
+    measure "  BEFORE import --from otlp" "$BEFORE" import "$file" --from otlp --out "$out/imported-otlp-before.jsonl" --quiet
+  fi
 fi
 
 [ "$big" = 0 ] && exit 0
