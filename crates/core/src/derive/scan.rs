@@ -222,30 +222,19 @@ pub fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
 /// of 8 or more with none before it.
 pub fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
     let b = text.as_bytes();
-    let hex = |i: usize| class(b[i], HEX);
     let mut out = Vec::new();
     let mut uuid_starts = Vec::new();
-    // Only runs of 6 or more count, so the scan looks 5 bytes ahead: a
-    // byte there that is not a hex digit rules out a run starting at any
-    // of the 6 (prose is full of a-f, but rarely of 6 in a row). Each
-    // step leaves `i` after a byte that is not a hex digit, so the run
-    // found starts at `i`.
+    // Each run found is maximal: it starts at `i` or after a byte that is
+    // not a hex digit (a hex digit before it would start a run found
+    // first), and `i` is left after the run.
     let mut i = 0;
-    while i + 6 <= b.len() {
-        if !hex(i + 5) {
-            i += 6;
-            continue;
-        }
-        if let Some(j) = (i..i + 5).rev().find(|&j| !hex(j)) {
-            i = j + 1;
-            continue;
-        }
-        let s = i;
+    while let Some(s) = run_of_six(b, i) {
+        i = s;
         while i < b.len() && class(b[i], HEX) {
             i += 1;
         }
         let len = i - s;
-        if len < 6 || word_before(text, s) {
+        if word_before(text, s) {
             continue;
         }
         if len >= 8 {
@@ -256,6 +245,46 @@ pub fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
         }
     }
     (out, uuid_starts)
+}
+
+/// The first index at or after `from` where 6 hex digits in a row start
+/// (only runs of 6 or more count). Sixteen starts at a time from the hex
+/// digits of 32 bytes (prose is full of a-f, but rarely of 6 in a row),
+/// then byte by byte for the last few.
+fn run_of_six(b: &[u8], mut from: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    while from + 32 <= b.len() {
+        let w = hex_mask(&b[from..from + 16]) | hex_mask(&b[from + 16..from + 32]) << 16;
+        let starts = w & w >> 1 & w >> 2 & w >> 3 & w >> 4 & w >> 5 & 0xFFFF;
+        if starts != 0 {
+            return Some(from + starts.trailing_zeros() as usize);
+        }
+        from += 16;
+    }
+    (from..(b.len() + 1).saturating_sub(6)).find(|&i| b[i..i + 6].iter().all(|&c| class(c, HEX)))
+}
+
+/// Of `s`'s 16 bytes, a bit for each hex digit (`[0-9A-Fa-f]`), the first
+/// byte the lowest bit.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn hex_mask(s: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    let s: &[u8; 16] = s.try_into().expect("16 bytes");
+    // SAFETY: SSE2 is in the x86-64 baseline; the load reads the 16 bytes
+    // of `s`.
+    unsafe {
+        let x = _mm_loadu_si128(s.as_ptr() as *const __m128i);
+        // v < n (unsigned) exactly when min(v, n - 1) == v.
+        let below =
+            |v: __m128i, n: u8| _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8((n - 1) as i8)), v);
+        let digit = below(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 10);
+        // Setting bit 5 lowers an ASCII letter (and maps no other byte
+        // into `a`-`f`).
+        let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+        let letter = below(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 6);
+        _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u32
+    }
 }
 
 /// `\b([A-Za-z][A-Za-z0-9_]{1,31})\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9_\-./]{0,127})\b`:
@@ -321,4 +350,29 @@ fn key_start(text: &str, f: usize) -> Option<usize> {
     let s = e - b[..e].iter().rev().take_while(|&&c| class(c, WORD)).count();
     let fits = (2..=32).contains(&(e - s)) && b[s].is_ascii_alphabetic();
     (fits && !word_before(text, s)).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
+        /// The first run of 6 hex digits at or after any index is the one
+        /// a byte-by-byte search finds, on texts long enough for the
+        /// 32-byte steps, with runs across their 16-byte halves and
+        /// bytes next to the hex ranges (`/`, `:`, `@`, `G`, `` ` ``,
+        /// `g`, non-ASCII).
+        #[test]
+        fn runs_of_six_are_the_byte_searchs(
+            text in "([0-9a-fA-F]{1,9}|[/:@G`g \u{e9}\u{2019}x]{1,3}){0,30}",
+            from in 0usize..120,
+        ) {
+            let b = text.as_bytes();
+            let from = from.min(b.len());
+            let slow = (from..(b.len() + 1).saturating_sub(6))
+                .find(|&i| b[i..i + 6].iter().all(u8::is_ascii_hexdigit));
+            proptest::prop_assert_eq!(run_of_six(b, from), slow, "{:?} from {}", text, from);
+        }
+    }
 }
