@@ -283,30 +283,39 @@ impl<'a> Reader<'a> {
     }
 
     /// A string with escapes, from `start` to its first backslash at `end`.
-    /// Sixteen bytes at a time, every escape in them read from one mask
-    /// (as [`Reader::skip_string`]: a tool call's arguments are JSON
-    /// written inside a string, an escaped quote every few bytes).
     #[inline(never)]
     fn escaped_string(&mut self, start: usize, end: usize) -> Result<Cow<'a, str>, Bail> {
-        let b = self.bytes;
         let mut out = String::with_capacity(end - start + 64);
         out.push_str(&self.text[start..end]);
-        // Bytes from `run` on are plain and not yet in `out`.
-        let (mut run, mut i) = (end, end);
+        self.rest_of_string(end, &mut out)?;
+        Ok(Cow::Owned(out))
+    }
+
+    /// The rest of a string from `from` (the bytes before it given to
+    /// `out` already) to past its closing quote, its text given to `out`.
+    /// Sixteen bytes at a time, every escape in them read from one mask:
+    /// a tool result or a call's arguments are JSON written inside a
+    /// string, an escaped quote every few bytes, and going back to the
+    /// scan after each was most of the cost of reading one.
+    #[inline(always)]
+    fn rest_of_string<S: Sink>(&mut self, from: usize, out: &mut S) -> Result<(), Bail> {
+        let b = self.bytes;
+        // Bytes from `run` on are plain and not yet given to `out`.
+        let (mut run, mut i) = (from, from);
         'chunks: while i + 16 <= b.len() {
             let mut m = special_mask(&b[i..i + 16]);
             while m != 0 {
                 let k = i + m.trailing_zeros() as usize;
-                out.push_str(&self.text[run..k]);
+                out.text(self.text, run, k);
                 match b[k] {
                     b'"' => {
                         self.pos = k + 1;
-                        return Ok(Cow::Owned(out));
+                        return Ok(());
                     }
                     b'\\' => {}
                     _ => return Err(Bail),
                 }
-                run = self.unescape_into(k + 1, &mut out)?;
+                run = self.escape(k + 1, out)?;
                 if run >= i + 16 {
                     i = run;
                     continue 'chunks;
@@ -319,19 +328,19 @@ impl<'a> Reader<'a> {
         self.pos = run;
         loop {
             let end = self.plain_run()?;
-            out.push_str(&self.text[self.pos..end]);
+            out.text(self.text, self.pos, end);
             if b[end] == b'"' {
                 self.pos = end + 1;
-                return Ok(Cow::Owned(out));
+                return Ok(());
             }
-            self.pos = self.unescape_into(end + 1, &mut out)?;
+            self.pos = self.escape(end + 1, out)?;
         }
     }
 
-    /// The escape whose letter is at `at` (after its backslash) read into
-    /// `out`: the index after it.
+    /// The escape whose letter is at `at` (after its backslash), its
+    /// character given to `out`: the index after it.
     #[inline]
-    fn unescape_into(&mut self, at: usize, out: &mut String) -> Result<usize, Bail> {
+    fn escape<S: Sink>(&mut self, at: usize, out: &mut S) -> Result<usize, Bail> {
         let c = match self.bytes.get(at) {
             Some(b'"') => '"',
             Some(b'\\') => '\\',
@@ -343,12 +352,13 @@ impl<'a> Reader<'a> {
             Some(b't') => '\t',
             Some(b'u') => {
                 self.pos = at + 1;
-                out.push(self.unicode_escape()?);
+                let c = self.unicode_escape()?;
+                out.char(c);
                 return Ok(self.pos);
             }
             _ => return Err(Bail),
         };
-        out.push(c);
+        out.char(c);
         Ok(at + 1)
     }
 
@@ -377,58 +387,7 @@ impl<'a> Reader<'a> {
     /// Move past a string (the cursor after its opening quote), checking
     /// it as [`Reader::string`] does and building nothing.
     fn skip_string(&mut self) -> Result<(), Bail> {
-        // Sixteen bytes at a time, every escape in them checked from one
-        // mask: a tool result written as a JSON string has an escaped
-        // quote every few bytes, and going back to the scan after each
-        // was most of the cost of reading one.
-        let b = self.bytes;
-        let mut i = self.pos;
-        'chunks: while i + 16 <= b.len() {
-            let mut m = special_mask(&b[i..i + 16]);
-            while m != 0 {
-                let k = i + m.trailing_zeros() as usize;
-                match b[k] {
-                    b'"' => {
-                        self.pos = k + 1;
-                        return Ok(());
-                    }
-                    b'\\' => {}
-                    _ => return Err(Bail),
-                }
-                let after = self.skip_escape(k + 1)?;
-                if after >= i + 16 {
-                    i = after;
-                    continue 'chunks;
-                }
-                m &= u32::MAX << (after - i);
-            }
-            i += 16;
-        }
-        // The last few bytes, a run at a time.
-        self.pos = i;
-        loop {
-            let end = self.plain_run()?;
-            if self.bytes[end] == b'"' {
-                self.pos = end + 1;
-                return Ok(());
-            }
-            self.pos = self.skip_escape(end + 1)?;
-        }
-    }
-
-    /// The escape whose letter is at `at` (after its backslash) checked:
-    /// the index after it.
-    #[inline]
-    fn skip_escape(&mut self, at: usize) -> Result<usize, Bail> {
-        match self.bytes.get(at) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(at + 1),
-            Some(b'u') => {
-                self.pos = at + 1;
-                self.unicode_escape()?;
-                Ok(self.pos)
-            }
-            _ => Err(Bail),
-        }
+        self.rest_of_string(self.pos, &mut ())
     }
 
     /// From the cursor, the index of the next `"` or `\`; bails on a control
@@ -457,40 +416,48 @@ impl<'a> Reader<'a> {
 
 /// The index of the first `"`, `\` or control character (< 0x20): the
 /// bytes that end a plain run of a JSON string. Sixteen bytes at a time
-/// with SSE2 (part of every x86-64), so a 1 KB draft costs a few hundred
-/// instructions; byte by byte elsewhere and for the last few bytes.
+/// ([`special_mask`]: SSE2, part of every x86-64), so a 1 KB draft costs
+/// a few hundred instructions; byte by byte for the last few bytes.
 #[inline]
 pub fn find_special(s: &[u8]) -> Option<usize> {
     let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is in the x86-64 baseline; every load reads 16 bytes
-        // inside `s` (i + 16 <= len).
-        unsafe {
-            let quote = _mm_set1_epi8(b'"' as i8);
-            let backslash = _mm_set1_epi8(b'\\' as i8);
-            let last_control = _mm_set1_epi8(0x1f);
-            while i + 16 <= s.len() {
-                let x = _mm_loadu_si128(s.as_ptr().add(i) as *const __m128i);
-                // x <= 0x1f (unsigned) exactly when min(x, 0x1f) == x.
-                let control = _mm_cmpeq_epi8(_mm_min_epu8(x, last_control), x);
-                let hits = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                    control,
-                );
-                let bits = _mm_movemask_epi8(hits) as u32;
-                if bits != 0 {
-                    return Some(i + bits.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
+    while i + 16 <= s.len() {
+        let bits = special_mask(&s[i..i + 16]);
+        if bits != 0 {
+            return Some(i + bits.trailing_zeros() as usize);
         }
+        i += 16;
     }
     s[i..]
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|k| i + k)
+}
+
+/// Where a string's text goes as it is read: nowhere (it is only
+/// checked) or into a `String`.
+trait Sink {
+    /// `src[start..end]`, plain text.
+    fn text(&mut self, src: &str, start: usize, end: usize);
+    fn char(&mut self, c: char);
+}
+
+impl Sink for () {
+    #[inline(always)]
+    fn text(&mut self, _: &str, _: usize, _: usize) {}
+    #[inline(always)]
+    fn char(&mut self, _: char) {}
+}
+
+impl Sink for String {
+    #[inline(always)]
+    fn text(&mut self, src: &str, start: usize, end: usize) {
+        self.push_str(&src[start..end]);
+    }
+    #[inline(always)]
+    fn char(&mut self, c: char) {
+        self.push(c);
+    }
 }
 
 /// Of `s`'s 16 bytes, a bit for each `"`, `\` or control character
