@@ -247,13 +247,12 @@ impl Source {
     fn add(&mut self, block: &Block, max_line_bytes: usize) {
         if let Some(bytes) = block.overlong {
             let f = too_long(block.first_line, bytes, block.bytes());
-            self.lines.push((block.first_line, Err(f)));
+            self.push(block.first_line, Err(f));
             return;
         }
         for (line, raw) in records(block) {
             if raw.len() > max_line_bytes {
-                self.lines
-                    .push((line, Err(too_long(line, raw.len() as u64, raw))));
+                self.push(line, Err(too_long(line, raw.len() as u64, raw)));
                 continue;
             }
             let text = std::str::from_utf8(raw)
@@ -263,11 +262,16 @@ impl Source {
                     reason: format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()),
                     raw: raw.to_vec(),
                 });
-            self.lines.push((line, text));
+            self.push(line, text);
         }
+    }
+
+    /// One line of the source, in order.
+    fn push(&mut self, line: u64, text: Result<String, Failed>) {
         if self.opens_pretty.is_none() {
-            self.opens_pretty = self.lines.first().map(|(_, l)| opens(l));
+            self.opens_pretty = Some(opens(&text));
         }
+        self.lines.push((line, text));
     }
 
     /// The documents of the lines read so far, when the source holds one
@@ -285,12 +289,8 @@ impl Source {
         let lines = std::mem::take(&mut self.lines);
         // Lines of a source of one document a line may be handed over
         // before its end ([`Source::ready`]); a pretty-printed source's
-        // lines are all here. (Lines pushed without `add` are a whole
-        // source, and its first says.)
-        let pretty = self
-            .opens_pretty
-            .unwrap_or_else(|| lines.first().is_some_and(|(_, l)| opens(l)));
-        if !(pretty && lines.len() > 1) {
+        // lines are all here.
+        if !(self.opens_pretty == Some(true) && lines.len() > 1) {
             let mut docs = Vec::new();
             for (n, l) in lines {
                 match l {
@@ -438,7 +438,7 @@ pub fn convert_text(
             let mut source = Source::default();
             for (n, line) in text.lines().enumerate() {
                 if !reader::is_blank(line.as_bytes()) {
-                    source.lines.push((n as u64 + 1, Ok(line.to_string())));
+                    source.push(n as u64 + 1, Ok(line.to_string()));
                 }
             }
             let mut g = Gathering::default();

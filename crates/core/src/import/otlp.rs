@@ -426,15 +426,14 @@ fn turn_of(run: &Run, n: u64, prior: &[&Run], history: History) -> Made {
     (key, (root.start, root.source, root.line, turn), counted)
 }
 
-/// What the assembly of one run counted (added to the gathering's counts).
+/// What the assembly of one run counted, added to the gathering's counts
+/// by [`Gathering::count`] (which keeps no zero).
 #[derive(Default)]
 struct Counted(Vec<(&'static str, u64)>);
 
 impl Counted {
     fn add(&mut self, what: &'static str, n: u64) {
-        if n > 0 {
-            self.0.push((what, n));
-        }
+        self.0.push((what, n));
     }
 }
 

@@ -292,18 +292,24 @@ fn find(
 /// A call as the traffic format (and symfonic's `_collect_tool_calls`)
 /// writes it: `{"name", "args", "result"}`, its result as `result` says.
 fn call_json(c: &RawCall, result: Written) -> String {
-    let mut s = String::from("{\"name\":");
-    s.push_str(&json_string(&c.name));
+    let mut out = Vec::new();
+    write_call(&mut out, c, result);
+    String::from_utf8(out).expect("JSON written from strings is UTF-8")
+}
+
+/// [`call_json`], after `out`.
+fn write_call(out: &mut Vec<u8>, c: &RawCall, result: Written) {
+    out.extend_from_slice(b"{\"name\":");
+    json_into(out, &c.name);
     if let Some(a) = &c.args {
-        s.push_str(",\"args\":");
-        s.push_str(a);
+        out.extend_from_slice(b",\"args\":");
+        out.extend_from_slice(a.as_bytes());
     }
     if let (Some(canonical), Some(r)) = (result.canonical(), &c.result) {
-        s.push_str(",\"result\":");
-        s.push_str(&r.json(canonical));
+        out.extend_from_slice(b",\"result\":");
+        out.extend_from_slice(r.json(canonical).as_bytes());
     }
-    s.push('}');
-    s
+    out.push(b'}');
 }
 
 /// How a call's result is written in its JSON.
@@ -443,7 +449,7 @@ impl crate::read::reader::Converted for ConvertedTurn {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(call_json(c, Written::Canonical).as_bytes());
+            write_call(&mut out, c, Written::Canonical);
         }
         out.push(b']');
         if let Some(findings) = &self.findings {
