@@ -416,7 +416,7 @@ impl<'a> Reader<'a> {
 
 /// The index of the first `"`, `\` or control character (< 0x20): the
 /// bytes that end a plain run of a JSON string. Sixteen bytes at a time
-/// ([`special_mask`]: SSE2, part of every x86-64), so a 1 KB draft costs
+/// (`special_mask`: SSE2, part of every x86-64), so a 1 KB draft costs
 /// a few hundred instructions; byte by byte for the last few bytes.
 #[inline]
 pub fn find_special(s: &[u8]) -> Option<usize> {
