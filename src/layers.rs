@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["pipeline", "explain", "synth"],
     &["transcripts"],
-    &["jobs"],
+    &["cmd"],
     &["fuzz", "layers", "lib"],
 ];
 

@@ -36,9 +36,10 @@
 //!          |                      results and their merge
 //!   transcripts                   the transcripts' recording check
 //!          |
-//!   jobs   one module per command (replay ... synth)     a typed request per command, shared
-//!          |                                              by the CLI and the Python package
-//!   cli (the binary, src/cli)                           parse into requests, print
+//!   cmd    one module per command (replay ... synth)     flags, help, a typed request and
+//!          |                                              run per command, shared by the CLI
+//!          |                                              and the Python package
+//!   cli (the binary, src/cli)                           dispatch, progress, print
 //! ```
 //!
 //! The drawing is `LAYERS` and `INNER` in `src/layers.rs`, which the test
@@ -56,12 +57,12 @@ pub use critic_gate_core::{
 
 pub mod calibrate;
 pub mod check;
+pub mod cmd;
 pub mod diff;
 mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod jobs;
 pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod replay;

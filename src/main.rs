@@ -1,6 +1,6 @@
-//! The `critic-gate` binary: a thin clap layer over the library. Each
-//! subcommand lives in `src/cli/<name>.rs`, parses its flags into a plan,
-//! and calls the library.
+//! The `critic-gate` binary: a thin layer over the library. Each command's
+//! flags, help and request live in `critic_gate::cmd::<name>`; `src/cli/`
+//! parses them, runs the request and prints.
 //!
 //! Exit codes: 0 success (for `check`: every budget passes); 1 a `check` or
 //! `diff` budget failed; 2 the tool could not do its job (bad input, bad

@@ -163,7 +163,7 @@ fn looks_like_toml(s: &str) -> bool {
 /// The keyword options `replay` and `replay_partial` share with the
 /// command line's flags (`skip_invalid=True` is `--skip-invalid`).
 struct Flags {
-    reading: critic_gate::jobs::Reading,
+    reading: critic_gate::cmd::Reading,
     decisions: Option<String>,
     group_by: Vec<String>,
     scope_columns: Option<Vec<String>>,
@@ -188,7 +188,7 @@ impl Flags {
     /// naming the known ones.
     fn of(options: Option<&Bound<'_, PyDict>>) -> PyResult<Flags> {
         let k = Kwargs::of(options, &FLAGS)?;
-        let mut reading = critic_gate::jobs::Reading {
+        let mut reading = critic_gate::cmd::Reading {
             skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
             force: k.get("force")?.unwrap_or(false),
             ..Default::default()
@@ -412,7 +412,7 @@ const READING: [&str; 6] = [
 
 /// How a job reads traffic and names its run (as `--skip-invalid`,
 /// `--force`, `--max-ack-share`, `--from`, `--label`).
-fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
+fn reading(k: &Kwargs) -> PyResult<critic_gate::cmd::Reading> {
     let label: Option<String> = k.get("label")?;
     if label.as_deref() == Some("") {
         return Err(PyValueError::new_err(
@@ -423,7 +423,7 @@ fn reading(k: &Kwargs) -> PyResult<critic_gate::jobs::Reading> {
         .get::<f64>("max_ack_share")?
         .unwrap_or(critic_gate::DEFAULT_MAX_ACK_SHARE);
     let from: Option<String> = k.get("from_")?;
-    let reading = critic_gate::jobs::Reading {
+    let reading = critic_gate::cmd::Reading {
         skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
         force: k.get("force")?.unwrap_or(false),
         max_ack_share,
@@ -446,14 +446,14 @@ fn sweep_request(
     out: PathBuf,
     config: PathBuf,
     k: &Kwargs,
-) -> PyResult<critic_gate::jobs::sweep::Request> {
+) -> PyResult<critic_gate::cmd::sweep::Request> {
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
         ));
     }
     let format_name: Option<String> = k.get("format")?;
-    Ok(critic_gate::jobs::sweep::Request {
+    Ok(critic_gate::cmd::sweep::Request {
         sources: paths,
         config,
         out,
@@ -474,14 +474,14 @@ fn sweep(
 ) -> PyResult<()> {
     let k = Kwargs::of(options, &READING)?;
     let r = sweep_request(paths, out, config, &k)?;
-    py.detach(|| critic_gate::jobs::sweep::run(&r, &()))
+    py.detach(|| critic_gate::cmd::sweep::run(&r, &()))
         .map(drop)
         .map_err(fail)
 }
 
-/// A share: in (0, 1), or [0, 1) where 0 is allowed (the jobs' check).
+/// A share: in (0, 1), or [0, 1) where 0 is allowed (the commands' check).
 fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
-    critic_gate::jobs::share(name, x, zero).map_err(fail)
+    critic_gate::cmd::share(name, x, zero).map_err(fail)
 }
 
 const CALIBRATE: [&str; 12] = [
@@ -516,14 +516,14 @@ fn calibrate(
         .get("min_label_coverage")?
         .unwrap_or(critic_gate::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
     let procedure: Option<String> = k.get("procedure")?;
-    let r = critic_gate::jobs::calibrate::Request {
+    let r = critic_gate::cmd::calibrate::Request {
         sweep: sweep_request(paths, out, config, &k)?,
         rule: critic_gate::calibrate::Rule {
             max_regression_rate: share("max_regression_rate", max_regression_rate, false)?,
             delta: share(
                 "delta",
                 k.get("delta")?
-                    .unwrap_or(critic_gate::jobs::calibrate::DELTA),
+                    .unwrap_or(critic_gate::cmd::calibrate::DELTA),
                 false,
             )?,
             min_label_coverage: share("min_label_coverage", coverage, true)?,
@@ -537,7 +537,7 @@ fn calibrate(
         seed: k.get("seed")?.unwrap_or(0),
         held_out: k.get("held_out")?.unwrap_or(true),
     };
-    py.detach(|| critic_gate::jobs::calibrate::run(&r, &()))
+    py.detach(|| critic_gate::cmd::calibrate::run(&r, &()))
         .map(|c| c.text)
         .map_err(fail)
 }
@@ -589,8 +589,8 @@ fn mine(
             "give max_regression_rate or budget_from_variant, not both".into(),
         )));
     }
-    let d = critic_gate::jobs::mine::Request::default();
-    let r = critic_gate::jobs::mine::Request {
+    let d = critic_gate::cmd::mine::Request::default();
+    let r = critic_gate::cmd::mine::Request {
         sources: paths,
         out,
         config,
@@ -602,14 +602,14 @@ fn mine(
             false => Some(share(
                 "max_regression_rate",
                 rate.or(d.max_regression_rate)
-                    .unwrap_or(critic_gate::jobs::mine::MAX_REGRESSION_RATE),
+                    .unwrap_or(critic_gate::cmd::mine::MAX_REGRESSION_RATE),
                 false,
             )?),
         },
         stress: k.get("stress")?.unwrap_or(false),
         reading: reading(&k)?,
     };
-    py.detach(|| critic_gate::jobs::mine::run(&r, &()))
+    py.detach(|| critic_gate::cmd::mine::run(&r, &()))
         .map(|m| m.text)
         .map_err(fail)
 }
@@ -652,13 +652,13 @@ fn check(
 ) -> PyResult<(bool, String, String)> {
     let mut b = self::budgets(budgets)?;
     b.variant = variants.filter(|v| !v.is_empty());
-    let r = critic_gate::jobs::check::Request {
+    let r = critic_gate::cmd::check::Request {
         dir,
         config,
         budgets: b,
         markdown,
     };
-    let v = critic_gate::jobs::check::run(&r).map_err(fail)?;
+    let v = critic_gate::cmd::check::run(&r).map_err(fail)?;
     let results: Vec<serde_json::Value> = v.results.iter().map(|r| r.to_json()).collect();
     Ok((
         v.passed,
@@ -671,8 +671,8 @@ fn check(
 #[pyfunction]
 #[pyo3(signature = (old, new, out=None))]
 fn diff(old: PathBuf, new: PathBuf, out: Option<PathBuf>) -> PyResult<(String, usize, PathBuf)> {
-    let r = critic_gate::jobs::diff::Request { old, new, out };
-    let d = critic_gate::jobs::diff::run(&r).map_err(fail)?;
+    let r = critic_gate::cmd::diff::Request { old, new, out };
+    let d = critic_gate::cmd::diff::run(&r).map_err(fail)?;
     Ok((d.text, d.result.new_regressions, d.out))
 }
 

@@ -164,7 +164,7 @@ def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_pat
     assert list(tmp_path.iterdir()) == [], "nothing written by a refused call"
 
 
-def test_the_jobs_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
+def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
     """sweep, calibrate, mine, check and diff from Python write what the
     CLI writes and decide what it decides."""
     seed = str(root / "datasets/seed.jsonl")

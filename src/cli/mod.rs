@@ -1,21 +1,11 @@
-//! Command-line definition and dispatch.
+//! Command-line definition and dispatch: each command's flags, help and
+//! request are its own module's in the library (`critic_gate::cmd`); what
+//! is left here belongs to the process: starting the workers, the
+//! progress bar and signals, what is printed and the exit code.
 
-mod calibrate;
-mod check;
-mod derive;
-mod diff;
-mod explain;
-mod help;
-mod import;
-mod init;
-mod merge;
-mod mine;
 pub mod output;
 mod parse_only;
-mod patterns;
-mod replay;
-mod sweep;
-mod synth;
+mod progress;
 
 use std::process::ExitCode;
 
@@ -24,7 +14,7 @@ use clap::{Parser, Subcommand};
 /// Replay recorded LLM-agent traffic through symfonic's critic gates and
 /// report what a gate change saves and risks.
 #[derive(Parser, Debug)]
-#[command(name = "critic-gate", version, about, after_help = help::TOP)]
+#[command(name = "critic-gate", version, about, after_help = TOP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -33,76 +23,164 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Explain how each gate decides one turn, and why.
-    #[command(after_help = help::EXPLAIN)]
-    Explain(explain::Args),
+    #[command(after_help = critic_gate::cmd::explain::HELP)]
+    Explain(critic_gate::cmd::explain::Args),
     /// Replay recorded traffic through every variant and write the reports.
-    #[command(after_help = help::REPLAY)]
-    Replay(replay::Args),
+    #[command(after_help = critic_gate::cmd::replay::HELP)]
+    Replay(critic_gate::cmd::replay::Args),
     /// Evaluate every setting of the config's [sweep] grid in one pass and
     /// write the risk-savings frontier.
-    #[command(after_help = help::SWEEP)]
-    Sweep(sweep::Args),
+    #[command(after_help = critic_gate::cmd::sweep::HELP)]
+    Sweep(critic_gate::cmd::sweep::Args),
     /// Pick the sweep variant that saves the most with its safety regression
     /// rate certified within R (valid after the choice).
-    #[command(after_help = help::CALIBRATE)]
-    Calibrate(calibrate::Args),
+    #[command(after_help = critic_gate::cmd::calibrate::HELP)]
+    Calibrate(critic_gate::cmd::calibrate::Args),
     /// Mine the traffic both ways: acks the patterns miss (proposed patterns)
     /// and skips that are more than an ack (risky skips).
-    #[command(after_help = help::MINE)]
-    Mine(mine::Args),
+    #[command(after_help = critic_gate::cmd::mine::HELP)]
+    Mine(critic_gate::cmd::mine::Args),
     /// Generate realistic synthetic traffic.
-    #[command(after_help = help::SYNTH)]
-    Synth(synth::Args),
+    #[command(after_help = critic_gate::cmd::synth::HELP)]
+    Synth(critic_gate::cmd::synth::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
-    #[command(after_help = help::CHECK)]
-    Check(check::Args),
+    #[command(after_help = critic_gate::cmd::check::HELP)]
+    Check(critic_gate::cmd::check::Args),
     /// Compare two replays of the same traffic: metric changes and flipped decisions.
-    #[command(after_help = help::DIFF)]
-    Diff(diff::Args),
+    #[command(after_help = critic_gate::cmd::diff::HELP)]
+    Diff(critic_gate::cmd::diff::Args),
     /// Merge shards' partial results (`replay --partial`) into the reports
     /// of one replay over all their files.
-    #[command(after_help = help::MERGE)]
-    Merge(merge::Args),
+    #[command(after_help = critic_gate::cmd::merge::HELP)]
+    Merge(critic_gate::cmd::merge::Args),
     /// The intent verdict and fabrication findings symfonic computes for
     /// each line of inputs (user message, draft, tool calls, the domain).
-    #[command(after_help = help::DERIVE)]
-    Derive(derive::Args),
+    #[command(after_help = critic_gate::cmd::derive::HELP)]
+    Derive(critic_gate::cmd::derive::Args),
     /// Convert chat transcripts or symfonic's OpenTelemetry traces into
     /// the traffic format (what replay --from reads them as).
-    #[command(after_help = help::IMPORT)]
-    Import(import::Args),
+    #[command(after_help = critic_gate::cmd::import::HELP)]
+    Import(critic_gate::cmd::import::Args),
     /// Write a commented starter config (legacy against smart).
-    #[command(after_help = help::INIT)]
-    Init(init::Args),
+    #[command(after_help = critic_gate::cmd::init::HELP)]
+    Init(critic_gate::cmd::init::Args),
     /// Print the trivial-ack patterns (the built-ins, or each variant's),
     /// ready to paste and extend.
-    #[command(after_help = help::PATTERNS)]
-    Patterns(patterns::Args),
+    #[command(after_help = critic_gate::cmd::patterns::HELP)]
+    Patterns(critic_gate::cmd::patterns::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
     ParseOnly(parse_only::Args),
 }
 
+/// The top-level help's closing lines.
+pub const TOP: &str = "\
+First steps:
+  critic-gate init                         # write critic-gate.toml, commented
+  critic-gate replay traffic.jsonl --config critic-gate.toml --out reports/first
+  critic-gate check reports/first --config critic-gate.toml
+
+Exit codes: 0 success; 1 a budget failed (check, diff --fail-on-new-regressions); 2 the tool could not do its job.
+Reference: README.md and docs/ in the critic-gate repository (docs/traffic-format.md: the input).";
+
 /// What a command decided (its exit code), or the error it exits on.
 pub type CliResult = Result<ExitCode, critic_gate::Error>;
 
 pub fn run(cli: Cli) -> CliResult {
+    use critic_gate::cmd;
     match cli.command {
-        Command::Explain(a) => explain::run(a),
-        Command::Replay(a) => replay::run(a),
-        Command::Sweep(a) => sweep::run(a),
-        Command::Calibrate(a) => calibrate::run(a),
-        Command::Mine(a) => mine::run(a),
-        Command::Synth(a) => synth::run(a),
+        Command::Replay(a) => replay(a),
+        Command::Sweep(a) => sweep(a),
+        Command::Calibrate(a) => {
+            start_workers(a.run.threads)?;
+            let c = cmd::calibrate::run(&a.request(), &())?;
+            say(!a.run.quiet, &c.text)
+        }
+        Command::Mine(a) => {
+            start_workers(a.run.threads)?;
+            let m = cmd::mine::run(&a.request(), &())?;
+            say(!a.run.quiet, &m.text)
+        }
+        Command::Merge(a) => merge(a),
+        Command::Import(a) => import(a),
+        Command::Synth(a) => cmd::synth::run(&a.request()).and(Ok(ExitCode::SUCCESS)),
         Command::ParseOnly(a) => parse_only::run(a),
-        Command::Check(a) => check::run(a),
-        Command::Diff(a) => diff::run(a),
-        Command::Merge(a) => merge::run(a),
-        Command::Derive(a) => derive::run(a),
-        Command::Import(a) => import::run(a),
-        Command::Init(a) => init::run(a),
-        Command::Patterns(a) => patterns::run(a),
+        Command::Check(a) => {
+            let verdict = cmd::check::run(&a.request())?;
+            output::stdout(&verdict.text)?;
+            decided(verdict.passed)
+        }
+        Command::Diff(a) => {
+            let d = cmd::diff::run(&a.request())?;
+            output::stdout(&d.text)?;
+            decided(!(a.fail_on_new_regressions && d.result.new_regressions > 0))
+        }
+        Command::Explain(a) => {
+            output::waiting_for_stdin(&[a.turn.as_deref().unwrap_or("-")]);
+            say(true, &cmd::explain::run(&a.request())?)
+        }
+        Command::Derive(a) => {
+            output::waiting_for_stdin(std::slice::from_ref(&a.file));
+            say(true, &cmd::derive::run(&a.request())?)
+        }
+        Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
+        Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
+}
+
+/// `text` on standard output when `loud`; done.
+fn say(loud: bool, text: &str) -> CliResult {
+    if loud {
+        output::stdout(text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exit 0 when the budgets `passed`, else 1.
+fn decided(passed: bool) -> CliResult {
+    Ok(ExitCode::from(if passed { 0 } else { 1 }))
+}
+
+fn replay(a: critic_gate::cmd::replay::Args) -> CliResult {
+    start_workers(a.run.threads)?;
+    let r = a.request();
+    progress::run_with_progress(r.options()?, r.targets(), a.run.quiet)
+        .map_err(|e| critic_gate::cmd::in_config(e, r.config.as_deref()))
+}
+
+fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
+    start_workers(a.run.threads)?;
+    let r = a.request();
+    let targets = critic_gate::Targets {
+        out: Some(&r.out),
+        partial: None,
+    };
+    progress::run_with_progress(r.options()?, targets, a.run.quiet)
+        .map_err(|e| critic_gate::cmd::in_config(e, Some(&r.config)))
+}
+
+/// `merge`: the shards' partial results into one replay's reports, its
+/// summary on stderr.
+fn merge(a: critic_gate::cmd::merge::Args) -> CliResult {
+    progress::clean_up_on_signals()?;
+    let started = std::time::Instant::now();
+    let outcome = critic_gate::merge(a.options(), &a.out)?;
+    if !a.quiet {
+        let written = [format!("reports: {}", a.out.display())];
+        output::stderr(&outcome.console(started.elapsed().as_secs_f64(), &written));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import(a: critic_gate::cmd::import::Args) -> CliResult {
+    start_workers(a.threads)?;
+    let r = a.request();
+    output::waiting_for_stdin(&r.sources);
+    let imported = critic_gate::cmd::import::run(&r)?;
+    if !a.quiet {
+        output::stderr(&imported.text);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The most worker threads `--threads` may ask for, per core: more only
@@ -130,16 +208,6 @@ pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
                 "--threads {n}: cannot start the worker threads: {e}"
             ))
         })
-}
-
-/// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
-pub fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!(
-            "give a number between 0 and 1 (exclusive), got {s:?}"
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,36 @@ use std::path::PathBuf;
 use super::init::patterns_array;
 use crate::gate::{ack_patterns, BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Examples:
+  critic-gate patterns                        # the built-ins, ready to paste
+  critic-gate patterns --config gate.toml     # what each variant matches
+
+",
+    super::args::done!(),
+    "
+Reference: docs/gate-semantics.md, docs/config.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Print the list each variant of this config ends up with, and the
+    /// built-ins a variant's own list leaves out.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            config: self.config.clone(),
+        }
+    }
+}
+
 /// Whose patterns to print.
 #[derive(Clone, Debug, Default)]
 pub struct Request {

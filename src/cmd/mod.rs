@@ -1,17 +1,19 @@
-//! The jobs the command line and the Python package share, one module per
-//! command: a typed request, `run`, and an outcome that carries what the
-//! command prints. `src/cli/` only parses flags into requests and prints;
-//! `python/` builds the same requests from keyword arguments, so a job
-//! behaves the same either way (the same checks, errors and files).
+//! The commands, one module per command, shared by the command line and
+//! the Python package. Each reads top-down: what `--help` adds (`HELP`),
+//! its flags (clap `Args`) and the `Request` they make, `run`, and an
+//! outcome that carries what the command prints. `src/cli/` parses the
+//! flags, runs the request and prints; `python/` builds the same requests
+//! from keyword arguments, so a command behaves the same either way (the
+//! same checks, errors and files).
 //!
-//! `merge` needs no job of its own: `crate::pipeline::merge` takes its
-//! typed request (`MergeOptions`) already.
+//! `merge` has flags only: `crate::pipeline::merge` takes its typed
+//! request (`MergeOptions`) already.
 //!
 //! The engines stay where they are (`pipeline` for replays, `calibrate`,
-//! `mine`, `check`, `diff`); a job adds what used to live in the command
-//! line: reading the config, merging budgets, naming the outputs, the
-//! text.
+//! `mine`, `check`, `diff`); a command adds what a user asks in its terms:
+//! reading the config, merging budgets, naming the outputs, the text.
 
+pub mod args;
 pub mod calibrate;
 pub mod check;
 pub mod derive;
@@ -19,6 +21,7 @@ pub mod diff;
 pub mod explain;
 pub mod import;
 pub mod init;
+pub mod merge;
 pub mod mine;
 pub mod patterns;
 pub mod replay;

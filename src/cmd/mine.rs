@@ -5,9 +5,77 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::args::RunArgs;
 use super::Reading;
 use crate::mine::{MineOptions, Mined};
 use crate::pipeline::Progress;
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate mine traffic.jsonl --config gate.toml --out reports/mine --stress
+
+",
+    super::args::done!(),
+    " Proposing nothing is a result (exit 0; mine says why).
+Reference: docs/sweeps.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst): read twice.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Folder for proposals.csv, proposals.toml, missed.csv,
+    /// risky_skips.csv, mine.json and validation/.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Gate config (default: symfonic's defaults, legacy and smart).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The smart variant to mine (default: the first with the flag on).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// A phrase is proposed only when seen in at least this many turns.
+    #[arg(long, default_value_t = MIN_SUPPORT, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_support: u64,
+    /// A pattern is proposed only when its new skips hold at least this
+    /// many labels (below 30, a 95% bound cannot go under 0.095 even
+    /// without a regression).
+    #[arg(long, default_value_t = MIN_LABELLED, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_labelled: u64,
+    /// A pattern is proposed only when its new skips' upper 95% bound is
+    /// within this.
+    #[arg(long, value_name = "R", value_parser = super::args::share, default_value_t = MAX_REGRESSION_RATE, conflicts_with = "budget_from_variant")]
+    pub max_regression_rate: f64,
+    /// Hold each pattern to the mined variant's own upper 95% bound instead
+    /// (no riskier than its skips today; it takes many labels).
+    #[arg(long)]
+    pub budget_from_variant: bool,
+    /// Also add short content to every skipped draft and count the skips that survive.
+    #[arg(long)]
+    pub stress: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            out: self.out.clone(),
+            config: self.config.clone(),
+            variant: self.variant.clone(),
+            min_support: self.min_support,
+            min_labelled: self.min_labelled,
+            max_regression_rate: (!self.budget_from_variant).then_some(self.max_regression_rate),
+            stress: self.stress,
+            reading: self.run.reading(),
+        }
+    }
+}
 
 /// What to mine.
 #[derive(Clone, Debug)]

@@ -8,6 +8,58 @@ use std::path::PathBuf;
 use crate::synth::Mix;
 use crate::Error;
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate synth --turns 100000 --seed 7 --out synthetic.jsonl.zst
+
+",
+    super::args::done!(),
+    "
+Reference: docs/datasets.md (the mixes)."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// How many turns to write.
+    #[arg(long)]
+    pub turns: u64,
+    /// Random seed (same seed, same traffic).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output file (`.gz` or `.zst` compress); `-` is standard output.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The traffic mix: default (mostly English), or multilingual (about
+    /// half the drafts not ASCII).
+    #[arg(long, default_value = "default", value_parser = mix())]
+    pub mix: Mix,
+    /// What to write: traffic (critic-gate's format) or openai-chat (the
+    /// same runs as chat transcripts, one conversation a line, for
+    /// `--from openai-chat`).
+    #[arg(long, default_value = "traffic", value_parser = ["traffic", "openai-chat"])]
+    pub shape: String,
+}
+
+fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Mix::NAMES).try_map(|s| s.parse::<Mix>())
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            turns: self.turns,
+            seed: self.seed,
+            mix: self.mix,
+            transcripts: self.shape == "openai-chat",
+            out: self.out.clone(),
+        }
+    }
+}
+
 /// What to write.
 #[derive(Clone, Debug)]
 pub struct Request {

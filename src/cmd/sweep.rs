@@ -3,12 +3,72 @@
 //! (frontier.csv, frontier.svg) beside the replay's reports, and without
 //! decisions.csv (hundreds of variants per turn).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::args::{FormatArg, RunArgs};
 use super::Reading;
 use crate::config::ConfigFile;
 use crate::pipeline::{Outcome, Progress, Targets};
 use crate::replay::{DecisionsMode, Format, ReplayOptions};
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate sweep traffic.jsonl --config sweep.toml --out reports/sweep   # sweep.toml has a [sweep] grid
+
+",
+    super::args::done!(),
+    "
+Reference: docs/sweeps.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst); `-` is standard input.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Gate config with a [sweep] table (and, as for replay, the baseline).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Folder for the reports (created if needed).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        request(
+            &self.files,
+            &self.config,
+            &self.out,
+            &self.format,
+            &self.run,
+        )
+    }
+}
+
+/// The sweep these flags ask for (also `calibrate`'s, on each part).
+pub(super) fn request(
+    files: &[String],
+    config: &Path,
+    out: &Path,
+    format: &FormatArg,
+    run: &RunArgs,
+) -> Request {
+    Request {
+        sources: files.to_vec(),
+        config: config.to_path_buf(),
+        out: out.to_path_buf(),
+        format: format.format,
+        reading: run.reading(),
+    }
+}
 
 /// What to sweep.
 #[derive(Clone, Debug)]

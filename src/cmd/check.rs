@@ -5,11 +5,97 @@
 
 use std::path::PathBuf;
 
+use crate::budgets::{Amount, Limit, BUDGETS};
 use crate::check::{judge, passed, regressions_judged, render_markdown, render_text};
 use crate::check::{BudgetResult, ReplayDir};
 use crate::config::{CheckConfig, ConfigError, ConfigErrorKind, ConfigFile};
 use crate::vocab::FieldError;
 use crate::Error;
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = "\
+Examples:
+  critic-gate check reports/first --max-safety-regressions 0 --min-turns 1000
+  critic-gate check reports/first --config gate.toml --markdown verdict.md   # budgets from [check]
+
+Exit codes: 0 every budget passes; 1 a budget fails; 2 cannot judge (no budget given, a folder that is not a replay's or is damaged).
+Reference: docs/ci.md.";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The output folder of a `replay`.
+    pub dir: PathBuf,
+    /// Config whose `[check]` table gives budgets (flags override it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub budgets: Budgets,
+    /// The variant(s) to check (default: every non-baseline variant).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// One flag per declared budget (`crate::budgets::BUDGETS`), its
+/// help and value from the declaration.
+#[derive(Debug, Default)]
+pub struct Budgets(pub CheckConfig);
+
+impl clap::FromArgMatches for Budgets {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut b = Budgets::default();
+        b.update_from_arg_matches(m)?;
+        Ok(b)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for d in &BUDGETS {
+            let a = match d.limit {
+                Limit::Count => m.get_one::<u64>(d.key).copied().map(Amount::Count),
+                Limit::Rate => m.get_one::<f64>(d.key).copied().map(Amount::Rate),
+            };
+            if let Some(a) = a {
+                self.0.limits.insert(d.budget, a);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for Budgets {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for d in &BUDGETS {
+            let arg = clap::Arg::new(d.key).long(d.long).help(d.help);
+            cmd = cmd.arg(match d.limit {
+                Limit::Count => arg.value_name("N").value_parser(clap::value_parser!(u64)),
+                Limit::Rate => arg.value_name("R").value_parser(clap::value_parser!(f64)),
+            });
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            dir: self.dir.clone(),
+            config: self.config.clone(),
+            budgets: CheckConfig {
+                variant: Some(self.variants.clone()).filter(|v| !v.is_empty()),
+                ..self.budgets.0.clone()
+            },
+            markdown: self.markdown.clone(),
+        }
+    }
+}
 
 /// What to judge, and against what.
 #[derive(Clone, Debug, Default)]

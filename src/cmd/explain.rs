@@ -12,6 +12,50 @@ use crate::import::InputFormat;
 use crate::read::turn::Turn;
 use crate::Error;
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Examples:
+  critic-gate explain '{\"run_id\":\"r\",\"draft\":\"Got it, thanks!\"}'
+  critic-gate explain turn.json --config gate.toml --json
+
+",
+    super::args::done!(),
+    "
+Reference: docs/gate-semantics.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The turn: inline JSON (`{"run_id":...}`), a file of one turn or of
+    /// JSON Lines, or `-` / nothing for standard input.
+    pub turn: Option<String>,
+    /// Gate config (TOML, or JSON if it ends in .json). Default: symfonic's
+    /// defaults, explained as `legacy` (flag off) and `smart` (flag on).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print JSON instead of the readable trace.
+    #[arg(long)]
+    pub json: bool,
+    /// The input's format: traffic, openai-chat (each turn of each
+    /// conversation is explained) or otlp (each run of the trace); the
+    /// config's [deployment] table says how to derive them.
+    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
+    pub from: crate::import::InputFormat,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            turn: self.turn.clone(),
+            config: self.config.clone(),
+            json: self.json,
+            from: self.from,
+        }
+    }
+}
+
 /// What to explain, under which config.
 #[derive(Clone, Debug)]
 pub struct Request {

@@ -6,6 +6,40 @@ use std::path::PathBuf;
 
 use crate::diff::DiffResult;
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = "\
+Example:
+  critic-gate diff reports/release reports/candidate --fail-on-new-regressions
+
+Exit codes: 0 compared; 1 new safety regressions with --fail-on-new-regressions; 2 cannot compare (different traffic, a damaged folder).
+Reference: docs/ci.md, docs/reports.md (flips.csv, metrics_diff.csv).";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The old replay's output folder (the release).
+    pub old: PathBuf,
+    /// The new replay's output folder (the candidate).
+    pub new: PathBuf,
+    /// Where to write flips.csv and metrics_diff.csv (default: NEW).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Exit 1 when the candidate has safety regressions the old replay did not.
+    #[arg(long)]
+    pub fail_on_new_regressions: bool,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            old: self.old.clone(),
+            new: self.new.clone(),
+            out: self.out.clone(),
+        }
+    }
+}
+
 /// What to compare, and where the files go.
 #[derive(Clone, Debug)]
 pub struct Request {

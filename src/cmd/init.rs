@@ -10,6 +10,39 @@ use crate::budgets::BUDGETS;
 use crate::config::FrameworkConfig;
 use crate::gate::BUILTIN_ACK_PATTERNS;
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Examples:
+  critic-gate init                 # writes critic-gate.toml
+  critic-gate init - | less        # prints it
+
+",
+    super::args::done!(),
+    "
+Reference: docs/config.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The config file to write (`-`: standard output).
+    #[arg(default_value = "critic-gate.toml")]
+    pub file: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl Args {
+    /// The request these flags make (`-`: standard output).
+    pub fn request(&self) -> Request {
+        Request {
+            out: (self.file.as_os_str() != "-").then(|| self.file.clone()),
+            force: self.force,
+        }
+    }
+}
+
 /// Where the starter config goes.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -157,6 +190,32 @@ pub struct Written {
     pub text: String,
     /// The file written, if any.
     pub out: Option<PathBuf>,
+}
+
+impl Written {
+    /// What the command line prints: the config itself when no file was
+    /// named, else the file written and the next step.
+    pub fn said(&self) -> String {
+        match &self.out {
+            None => self.text.clone(),
+            Some(p) => format!(
+                "wrote {}: legacy against smart, symfonic's defaults; edit it, then\n  critic-gate replay TRAFFIC --config {} --out reports/first\n",
+                p.display(),
+                shell_word(&p.display().to_string())
+            ),
+        }
+    }
+}
+
+/// `s` as one word of a POSIX shell command line (quoted when it must be).
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-+=:,@".contains(c));
+    match plain {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', "'\\''")),
+    }
 }
 
 /// Write the starter config (never over an existing file unless `force`).

@@ -4,15 +4,104 @@
 //! on a calibration part, figures on a held-out part).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::args::{FormatArg, RunArgs};
 use super::sweep;
 use crate::calibrate::{CalibrateOptions, Calibration};
-use crate::calibrate::{Procedure, Rule};
+use crate::calibrate::{Procedure, Rule, DEFAULT_MIN_LABEL_COVERAGE};
 use crate::pipeline::Progress;
 
 /// The chance the choice's true rate exceeds R is at most this, by default.
 pub const DELTA: f64 = 0.05;
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate calibrate traffic.jsonl --config sweep.toml --max-regression-rate 0.02 --out reports/cal
+
+",
+    super::args::done!(),
+    " Certifying no variant is a result (exit 0, calibrated.toml keeps the baseline).
+Reference: docs/sweeps.md (the guarantee, stated exactly)."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst): read once per part.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Gate config with a [sweep] table (and the baseline).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Folder for learn/, calibration/, held-out/, calibration.json and calibrated.toml.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The safety regression rate to stay within (a share, e.g. 0.02).
+    #[arg(long, value_name = "R", value_parser = super::args::share)]
+    pub max_regression_rate: f64,
+    /// The chance the choice's true rate exceeds R is at most this.
+    #[arg(long, default_value_t = DELTA, value_parser = super::args::share)]
+    pub delta: f64,
+    /// Seed of the run_id hash that deals the runs into parts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// How the family is tested on the calibration part (calibration.json
+    /// gives what each would certify).
+    #[arg(long, default_value = Procedure::NAMES[0], value_parser = procedure())]
+    pub procedure: Procedure,
+    /// A variant whose labelled new skips are fewer than this share of its
+    /// new skips (on the learn or the calibration part) cannot be certified.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = super::args::share_or_zero)]
+    pub min_label_coverage: f64,
+    /// Certify on the labels alone, taking the unlabelled new skips to be
+    /// missing at random. Without it a variant whose worst-case bound
+    /// (every unlabelled new skip a regression) is above R is not
+    /// certified: a critic that fails on hard turns leaves their labels
+    /// out. calibrated.toml's first line says it was assumed.
+    #[arg(long)]
+    pub assume_missing_at_random: bool,
+    /// Deal the runs into learn and calibration parts only (more labels
+    /// for each; no held-out figures).
+    #[arg(long)]
+    pub no_held_out: bool,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `--procedure`: the library's names and help, parsed by the library.
+fn procedure() -> impl clap::builder::TypedValueParser<Value = Procedure> {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    let values = Procedure::ALL.map(|p| PossibleValue::new(p.name()).help(p.help()));
+    clap::builder::PossibleValuesParser::new(values).try_map(|s| s.parse::<Procedure>())
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sweep: sweep::request(
+                &self.files,
+                &self.config,
+                &self.out,
+                &self.format,
+                &self.run,
+            ),
+            rule: Rule {
+                max_regression_rate: self.max_regression_rate,
+                delta: self.delta,
+                min_label_coverage: self.min_label_coverage,
+                assume_missing_at_random: self.assume_missing_at_random,
+            },
+            procedure: self.procedure,
+            seed: self.seed,
+            held_out: !self.no_held_out,
+        }
+    }
+}
 
 /// What to calibrate: a sweep, the rule, the procedure and the split.
 #[derive(Clone, Debug)]

@@ -2,6 +2,40 @@
 //! 9.12.0 computes for each line of inputs, one JSON line out per line in;
 //! or, timed, the derivations alone (the benchmark against upstream).
 
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  echo '{\"user_message\": \"send the report\", \"draft\": \"I sent it.\"}' | critic-gate derive -
+
+",
+    super::args::done!(),
+    "
+Reference: docs/importing.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// JSON Lines of inputs (plain, .gz or .zst; `-` is standard input):
+    /// `{"user_message", "draft", "tool_calls", "identifier_keys",
+    /// "tool_trigger_keywords", "hydrated_context", "intent_on"}`.
+    pub file: String,
+    /// Benchmark: time the derivations alone (every line read first) and
+    /// print `TURNS SECONDS FINDINGS`.
+    #[arg(long, hide = true)]
+    pub time: bool,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            file: self.file.clone(),
+            time: self.time,
+        }
+    }
+}
+
 /// What to derive.
 #[derive(Clone, Debug)]
 pub struct Request {

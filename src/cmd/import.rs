@@ -1,0 +1,116 @@
+//! `import`: chat transcripts or OTLP traces written as traffic lines, so
+//! a conversion can be inspected, diffed and kept; each signal marked
+//! recorded, derived or unknown.
+
+use std::path::PathBuf;
+
+use crate::import::InputFormat;
+use crate::pipeline::{ImportOptions, ImportOutcome};
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate import transcripts.jsonl --from openai-chat --config gate.toml --out traffic.jsonl
+
+",
+    super::args::done!(),
+    "
+Reference: docs/import-formats.md, docs/importing.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Transcript or trace files (plain, .gz or .zst); `-` is standard input.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// The input's format: openai-chat or otlp (see docs/import-formats.md).
+    #[arg(long, value_parser = super::args::from())]
+    pub from: crate::import::InputFormat,
+    /// The traffic file to write (JSON Lines); replaced only when every
+    /// input was read.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Config whose [deployment] table says how production was configured
+    /// (only that table is read here).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Set what cannot be converted aside in OUT's .rejects.jsonl instead
+    /// of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Input lines longer than this many bytes are invalid.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_line_bytes: usize,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print nothing on success.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            from: self.from,
+            config: self.config.clone(),
+            out: self.out.clone(),
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+        }
+    }
+}
+
+/// What to import, and where.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Vec<String>,
+    pub from: InputFormat,
+    /// A config whose `[deployment]` table says how to derive the signals.
+    pub config: Option<PathBuf>,
+    /// The traffic file written (JSON Lines).
+    pub out: PathBuf,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+}
+
+/// The import, written, and what `import` says on stderr.
+pub struct Imported {
+    pub outcome: ImportOutcome,
+    pub text: String,
+}
+
+/// Import the sources into the request's file.
+pub fn run(r: &Request) -> crate::Result<Imported> {
+    let plan = super::load_plan(r.config.as_deref())?;
+    let o = ImportOptions {
+        sources: r.sources.clone(),
+        from: r.from,
+        deployment: plan.deployment,
+        out: r.out.clone(),
+        skip_invalid: r.skip_invalid,
+        max_line_bytes: r.max_line_bytes,
+    };
+    let outcome = crate::pipeline::import(&o)?;
+    let mut text = format!(
+        "imported {} into {}",
+        crate::summary::text::count(outcome.turns, "turn", "turns"),
+        r.out.display()
+    );
+    if let Some(rejects) = &outcome.rejects {
+        text.push_str(&format!(
+            "; {} records set aside in {}",
+            outcome.rejected,
+            rejects.display()
+        ));
+    }
+    for (k, n) in &outcome.counts {
+        text.push_str(&format!("\n  {k}: {n}"));
+    }
+    text.push('\n');
+    Ok(Imported { outcome, text })
+}

@@ -1,0 +1,156 @@
+//! `replay`: every variant of a config replayed over the traffic into a
+//! report folder, a partial result (a shard of a larger replay), or both.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{FormatArg, RunArgs};
+use super::Reading;
+use crate::pipeline::partial::PartialTarget;
+use crate::pipeline::{Outcome, Progress, Targets};
+use crate::replay::{DecisionsMode, Format, ReplayOptions};
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Examples:
+  critic-gate replay traffic.jsonl --config gate.toml --out reports/first
+  critic-gate replay traces/*.otlp.jsonl.gz --from otlp --config gate.toml --out reports/traces
+  zcat big.jsonl.gz | critic-gate replay - --out reports/big --skip-invalid
+
+",
+    super::args::done!(),
+    "
+Reference: docs/traffic-format.md (the input), docs/reading-reports.md, docs/reports.md (every column)."
+);
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["out", "partial"])))]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst; or transcripts or
+    /// traces, with --from); `-` is standard input.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Folder for the reports (created if needed).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also (or only) write the run's partial result to FILE, for
+    /// `critic-gate merge` to combine with other shards' into the reports of
+    /// one replay over all their files.
+    #[arg(long, value_name = "FILE")]
+    pub partial: Option<PathBuf>,
+    /// Gate config with the variants to compare (TOML, or JSON).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Which rows decisions.csv keeps: all (every turn and variant),
+    /// changed (where a variant decides differently from the baseline) or
+    /// none.
+    #[arg(long, default_value = "all", value_parser = decisions_mode())]
+    pub decisions: DecisionsMode,
+    /// Extra grouping dimension for segments.csv: a dotted path into the
+    /// turn (e.g. `scope.channel`, `critic.model`). Repeatable.
+    #[arg(long = "group-by", value_name = "KEY")]
+    pub group_by: Vec<String>,
+    /// Scope keys to make columns of decisions.csv and regressions.csv
+    /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
+    /// none. Default: the keys of the first 10,000 turns (at most 16, in
+    /// order of first appearance). Name them to get the same header in
+    /// every run.
+    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
+    pub scope_columns: Option<Vec<String>>,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `--decisions`: the library's names, parsed by the library.
+fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(DecisionsMode::NAMES)
+        .try_map(|s| s.parse::<DecisionsMode>())
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            config: self.config.clone(),
+            out: self.out.clone(),
+            partial: self.partial.clone(),
+            format: self.format.format,
+            decisions: self.decisions,
+            group_by: self.group_by.clone(),
+            scope_columns: self.scope_columns.clone(),
+            reading: self.run.reading(),
+        }
+    }
+}
+
+/// What to replay, and where the results go.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Traffic files (`-` is standard input).
+    pub sources: Vec<String>,
+    /// A gate config (None: symfonic's defaults as `legacy` and `smart`).
+    pub config: Option<PathBuf>,
+    /// The report folder (None: a partial result only).
+    pub out: Option<PathBuf>,
+    /// The partial result's file, for a later `merge`.
+    pub partial: Option<PathBuf>,
+    pub format: Format,
+    pub decisions: DecisionsMode,
+    /// Extra grouping dimensions (`scope.channel`).
+    pub group_by: Vec<String>,
+    /// The scope keys made columns (Some of no key: none; None: those of
+    /// the first turns).
+    pub scope_columns: Option<Vec<String>>,
+    pub reading: Reading,
+}
+
+impl Request {
+    /// The replay's options; its label is `reading.label`, else the name
+    /// of the folder (or of the partial result's file without extension).
+    pub fn options(&self) -> crate::Result<ReplayOptions> {
+        self.reading.validate()?;
+        crate::replay::validate_group_by(&self.group_by)?;
+        let plan = super::load_plan(self.config.as_deref())?;
+        let named = match (&self.out, &self.partial) {
+            (Some(out), _) => out.clone(),
+            (None, Some(p)) => p.with_extension(""),
+            (None, None) => {
+                return Err(crate::Error::Usage(
+                    "replay: give a report folder (--out) or a partial result (--partial)".into(),
+                ))
+            }
+        };
+        let mut o = self.reading.options(self.sources.clone(), plan, &named);
+        o.tallies.decisions = self.decisions;
+        o.tallies.group_by = self.group_by.clone();
+        // A scope-column name that is empty names no key.
+        o.tallies.scope_columns = self
+            .scope_columns
+            .as_ref()
+            .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
+        o.outputs.format = self.format;
+        Ok(o)
+    }
+
+    /// Where the results go.
+    pub fn targets(&self) -> Targets<'_> {
+        Targets {
+            out: self.out.as_deref(),
+            partial: self
+                .partial
+                .as_deref()
+                .map(|p: &Path| PartialTarget::File(p.to_path_buf())),
+        }
+    }
+}
+
+/// Run the replay.
+pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
+    crate::pipeline::run_to(r.options()?, r.targets(), progress)
+        .map(|(o, _)| o)
+        .map_err(|e| super::in_config(e, r.config.as_deref()))
+}
