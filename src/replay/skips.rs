@@ -42,14 +42,20 @@ impl SkipTally {
     }
 
     fn merge(&mut self, o: &SkipTally) {
-        self.count += o.count;
-        for (l, n) in &o.languages {
+        let SkipTally {
+            count,
+            languages,
+            verdicts,
+            saved,
+        } = o;
+        self.count += count;
+        for (l, n) in languages {
             *self.languages.entry(l.clone()).or_default() += n;
         }
-        for (a, b) in self.verdicts.iter_mut().zip(o.verdicts) {
+        for (a, b) in self.verdicts.iter_mut().zip(verdicts) {
             *a += b;
         }
-        self.saved.merge(&o.saved);
+        self.saved.merge(saved);
     }
 }
 

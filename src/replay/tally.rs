@@ -180,14 +180,25 @@ impl EventSums {
     }
 
     pub fn merge(&mut self, o: &EventSums) {
-        self.turns += o.turns;
-        self.with_tokens += o.with_tokens;
-        self.tokens_in += o.tokens_in;
-        self.tokens_out += o.tokens_out;
-        self.with_latency += o.with_latency;
-        self.latency_ns += o.latency_ns;
-        self.nano_usd += o.nano_usd;
-        self.unpriced += o.unpriced;
+        // Every field named: a new one does not compile until merged.
+        let EventSums {
+            turns,
+            with_tokens,
+            tokens_in,
+            tokens_out,
+            with_latency,
+            latency_ns,
+            nano_usd,
+            unpriced,
+        } = o;
+        self.turns += turns;
+        self.with_tokens += with_tokens;
+        self.tokens_in += tokens_in;
+        self.tokens_out += tokens_out;
+        self.with_latency += with_latency;
+        self.latency_ns += latency_ns;
+        self.nano_usd += nano_usd;
+        self.unpriced += unpriced;
     }
 
     /// Dollars, or None when any event with tokens is unpriced, or when
@@ -431,31 +442,56 @@ impl Counts {
     }
 
     pub fn merge(&mut self, o: &Counts) {
-        self.turns += o.turns;
-        self.fires += o.fires;
-        self.saved_calls += o.saved_calls;
-        self.added_calls += o.added_calls;
-        self.safety_regressions += o.safety_regressions;
-        self.new_safety_regressions += o.new_safety_regressions;
-        self.labelled_skips += o.labelled_skips;
-        self.new_skips += o.new_skips;
-        self.new_labelled_skips += o.new_labelled_skips;
-        self.new_unlabelled_not_run += o.new_unlabelled_not_run;
-        self.new_unlabelled_no_event += o.new_unlabelled_no_event;
-        self.critic_not_run += o.critic_not_run;
-        self.fires_without_critic += o.fires_without_critic;
-        self.production_known += o.production_known;
-        self.production_fired_variant_skips += o.production_fired_variant_skips;
-        self.production_skipped_variant_fires += o.production_skipped_variant_fires;
-        self.risky_skips += o.risky_skips;
-        self.risky_labelled_skips += o.risky_labelled_skips;
-        self.risky_safety_regressions += o.risky_safety_regressions;
+        // Every field named: a new count does not compile until merged
+        // (one left out would read 0 on any run of more than one block).
+        let Counts {
+            turns,
+            fires,
+            saved_calls,
+            added_calls,
+            safety_regressions,
+            new_safety_regressions,
+            labelled_skips,
+            new_skips,
+            new_labelled_skips,
+            new_unlabelled_not_run,
+            new_unlabelled_no_event,
+            critic_not_run,
+            fires_without_critic,
+            production_known,
+            production_fired_variant_skips,
+            production_skipped_variant_fires,
+            saved,
+            added_by_length,
+            risky_skips,
+            risky_labelled_skips,
+            risky_safety_regressions,
+        } = o;
+        self.turns += turns;
+        self.fires += fires;
+        self.saved_calls += saved_calls;
+        self.added_calls += added_calls;
+        self.safety_regressions += safety_regressions;
+        self.new_safety_regressions += new_safety_regressions;
+        self.labelled_skips += labelled_skips;
+        self.new_skips += new_skips;
+        self.new_labelled_skips += new_labelled_skips;
+        self.new_unlabelled_not_run += new_unlabelled_not_run;
+        self.new_unlabelled_no_event += new_unlabelled_no_event;
+        self.critic_not_run += critic_not_run;
+        self.fires_without_critic += fires_without_critic;
+        self.production_known += production_known;
+        self.production_fired_variant_skips += production_fired_variant_skips;
+        self.production_skipped_variant_fires += production_skipped_variant_fires;
+        self.risky_skips += risky_skips;
+        self.risky_labelled_skips += risky_labelled_skips;
+        self.risky_safety_regressions += risky_safety_regressions;
         // Most turns add no event: skip the wide sums then.
-        if o.saved.turns > 0 {
-            self.saved.merge(&o.saved);
+        if saved.turns > 0 {
+            self.saved.merge(saved);
         }
-        if o.added_calls > 0 {
-            for (a, b) in self.added_by_length.iter_mut().zip(&o.added_by_length) {
+        if *added_calls > 0 {
+            for (a, b) in self.added_by_length.iter_mut().zip(added_by_length) {
                 *a += b;
             }
         }
@@ -551,12 +587,18 @@ impl Histogram {
     }
 
     pub fn merge(&mut self, o: &Histogram) {
+        let Histogram {
+            buckets,
+            pending,
+            pending_zeros,
+            count,
+        } = o;
         self.settle();
-        self.count += o.count;
-        self.fold(&o.buckets);
-        if !o.pending.is_empty() || o.pending_zeros > 0 {
-            self.pending.extend_from_slice(&o.pending);
-            self.pending_zeros += o.pending_zeros;
+        self.count += count;
+        self.fold(buckets);
+        if !pending.is_empty() || *pending_zeros > 0 {
+            self.pending.extend_from_slice(pending);
+            self.pending_zeros += pending_zeros;
             self.settle();
         }
     }
@@ -707,42 +749,59 @@ pub struct RunCounts {
 
 impl RunCounts {
     fn merge(&mut self, o: &RunCounts) {
-        self.new_skips += o.new_skips;
-        self.labelled += o.labelled;
-        self.regressions += o.regressions;
-        self.risky_labelled += o.risky_labelled;
-        self.risky_regressions += o.risky_regressions;
+        let RunCounts {
+            new_skips,
+            labelled,
+            regressions,
+            risky_labelled,
+            risky_regressions,
+        } = o;
+        self.new_skips += new_skips;
+        self.labelled += labelled;
+        self.regressions += regressions;
+        self.risky_labelled += risky_labelled;
+        self.risky_regressions += risky_regressions;
     }
 }
 
 impl VariantTally {
     pub fn merge(&mut self, o: &VariantTally) {
-        self.counts.merge(&o.counts);
-        self.contract_violations += o.contract_violations;
-        for i in 0..13 {
-            self.reason_hits[i] += o.reason_hits[i];
-            self.sole_blocker[i] += o.sole_blocker[i];
-            for d in 0..2 {
-                self.mismatch_reasons[d][i] += o.mismatch_reasons[d][i];
-            }
-        }
-        for b in 0..2 {
-            for v in 0..2 {
-                for k in 0..LABELS {
-                    self.matrix[b][v][k] += o.matrix[b][v][k];
-                }
-            }
-        }
-        for (k, r) in &o.runs {
+        let VariantTally {
+            counts,
+            contract_violations,
+            reason_hits,
+            sole_blocker,
+            matrix,
+            latency,
+            latency_unmeasured_fires,
+            latency_measured_fires,
+            unmeasured_fires_by_length,
+            mismatch_reasons,
+            runs,
+        } = o;
+        self.counts.merge(counts);
+        self.contract_violations += contract_violations;
+        let cells = |a: &mut [u64], b: &[u64]| a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+        cells(&mut self.reason_hits, reason_hits);
+        cells(&mut self.sole_blocker, sole_blocker);
+        cells(
+            self.mismatch_reasons.as_flattened_mut(),
+            mismatch_reasons.as_flattened(),
+        );
+        cells(
+            self.matrix.as_flattened_mut().as_flattened_mut(),
+            matrix.as_flattened().as_flattened(),
+        );
+        for (k, r) in runs {
             self.runs.entry(*k).or_default().merge(r);
         }
-        self.latency.merge(&o.latency);
-        self.latency_unmeasured_fires += o.latency_unmeasured_fires;
-        self.latency_measured_fires += o.latency_measured_fires;
+        self.latency.merge(latency);
+        self.latency_unmeasured_fires += latency_unmeasured_fires;
+        self.latency_measured_fires += latency_measured_fires;
         for (a, b) in self
             .unmeasured_fires_by_length
             .iter_mut()
-            .zip(&o.unmeasured_fires_by_length)
+            .zip(unmeasured_fires_by_length)
         {
             *a += b;
         }

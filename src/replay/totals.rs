@@ -214,28 +214,85 @@ impl Totals {
 
     /// Merge `o` (the next block, in input order) into `self`.
     pub fn merge(&mut self, o: &Totals) {
-        self.turns += o.turns;
-        self.rejected += o.rejected;
-        self.nonblank_lines += o.nonblank_lines;
-        self.bytes += o.bytes;
-        self.unknown_fields += o.unknown_fields;
-        for (mine, theirs) in self.provenance.iter_mut().zip(&o.provenance) {
+        // Every field named: a new one does not compile until merged.
+        let Totals {
+            turns,
+            rejected,
+            nonblank_lines,
+            bytes,
+            unknown_fields,
+            variants,
+            segments,
+            segment_order,
+            segments_capped,
+            scope_overflow,
+            warnings,
+            unpriced_models,
+            misnamed_keys,
+            misnamed_more,
+            fabrication_kinds,
+            events_by_length,
+            latency_by_length,
+            skips,
+            provenance,
+            import_counts,
+            trace_keys,
+        } = o;
+        self.turns += turns;
+        self.rejected += rejected;
+        self.nonblank_lines += nonblank_lines;
+        self.bytes += bytes;
+        self.unknown_fields += unknown_fields;
+        for (mine, theirs) in self.provenance.iter_mut().zip(provenance) {
             for (a, b) in mine.iter_mut().zip(theirs) {
                 *a += b;
             }
         }
-        for (k, n) in &o.import_counts {
+        for (k, n) in import_counts {
             *self.import_counts.entry(k.clone()).or_default() += n;
         }
-        self.trace_keys.extend(o.trace_keys.iter().cloned());
-        for (a, b) in self.variants.iter_mut().zip(&o.variants) {
+        self.trace_keys.extend(trace_keys.iter().cloned());
+        for (a, b) in self.variants.iter_mut().zip(variants) {
             a.merge(b);
         }
-        for (dim, values) in &o.segments {
+        self.merge_segments(segments, segment_order);
+        for (k, v) in segments_capped {
+            *self.segments_capped.entry(k.clone()).or_default() += v;
+        }
+        self.scope_overflow = super::segments::drop_scope_dimensions_past_the_cap(
+            &mut self.segments,
+            &mut self.segment_order,
+            self.scope_overflow || *scope_overflow,
+        );
+        self.warnings.merge(warnings);
+        for (a, b) in self.skips.iter_mut().zip(skips) {
+            super::skips::merge(a, b);
+        }
+        for (a, b) in self.events_by_length.iter_mut().zip(events_by_length) {
+            a.merge(b);
+        }
+        for (a, b) in self.latency_by_length.iter_mut().zip(latency_by_length) {
+            a.merge(b);
+        }
+        self.unpriced_models.extend(unpriced_models.iter().cloned());
+        for (k, v) in misnamed_keys {
+            self.note_misnamed(k, v);
+        }
+        self.misnamed_more |= *misnamed_more;
+        for (k, v) in fabrication_kinds {
+            *self.fabrication_kinds.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// Merge a block's (or a shard's) segments, each dimension's values
+    /// in the order they were first merged there, past the cap into
+    /// `(other)`.
+    fn merge_segments(&mut self, segments: &SegmentMap, order_of: &BTreeMap<String, Vec<String>>) {
+        for (dim, values) in segments {
             // Keys are allocated only for a dimension not seen before.
             let mine = slot(&mut self.segments, dim, BTreeMap::new);
             let order = slot(&mut self.segment_order, dim, Vec::new);
-            for (value, counts) in in_merge_order(values, o.segment_order.get(dim)) {
+            for (value, counts) in in_merge_order(values, order_of.get(dim)) {
                 // A shard's `(other)` holds what it folded (and counted) itself.
                 let key = if mine.contains_key(value) || value == OTHER {
                     value.clone()
@@ -253,33 +310,6 @@ impl Totals {
                     s.merge(c);
                 }
             }
-        }
-        for (k, v) in &o.segments_capped {
-            *self.segments_capped.entry(k.clone()).or_default() += v;
-        }
-        self.scope_overflow = super::segments::drop_scope_dimensions_past_the_cap(
-            &mut self.segments,
-            &mut self.segment_order,
-            self.scope_overflow || o.scope_overflow,
-        );
-        self.warnings.merge(&o.warnings);
-        for (a, b) in self.skips.iter_mut().zip(&o.skips) {
-            super::skips::merge(a, b);
-        }
-        for (a, b) in self.events_by_length.iter_mut().zip(&o.events_by_length) {
-            a.merge(b);
-        }
-        for (a, b) in self.latency_by_length.iter_mut().zip(&o.latency_by_length) {
-            a.merge(b);
-        }
-        self.unpriced_models
-            .extend(o.unpriced_models.iter().cloned());
-        for (k, v) in &o.misnamed_keys {
-            self.note_misnamed(k, v);
-        }
-        self.misnamed_more |= o.misnamed_more;
-        for (k, v) in &o.fabrication_kinds {
-            *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }
     }
 }

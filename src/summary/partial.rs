@@ -436,3 +436,89 @@ fn damaged(name: &str, why: &str) -> Error {
         "{name}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use serde_json::Value;
+
+    use super::VERSION;
+    use crate::replay::skips::SkipTally;
+    use crate::replay::tally::{Counts, RunCounts};
+    use crate::replay::{Totals, WarningKind};
+
+    /// The version the tallies' shape below was recorded at, and that
+    /// shape's hash. A partial result carries the tallies as JSON (`S`): a
+    /// count added, renamed or dropped without a new [`VERSION`] would let
+    /// one build merge another's partial and read the count as 0.
+    const RECORDED: (u32, u64) = (3, 0x6665_d7a0_889a_c940);
+
+    /// Every path of `v`'s structure, with each array's length (fixed
+    /// arrays are the format's shape) and each leaf's JSON type.
+    fn shape(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(m) => m
+                .iter()
+                .for_each(|(k, x)| shape(x, &format!("{at}.{k}"), out)),
+            Value::Array(a) => {
+                out.insert(format!("{at}[{}]", a.len()));
+                if let Some(x) = a.first() {
+                    shape(x, &format!("{at}[]"), out);
+                }
+            }
+            leaf => {
+                let kind = match leaf {
+                    Value::Bool(_) => "bool",
+                    Value::Number(_) => "number",
+                    Value::String(_) => "string",
+                    _ => "null",
+                };
+                out.insert(format!("{at}: {kind}"));
+            }
+        }
+    }
+
+    /// Totals with one of everything a map or list can hold, so every
+    /// nested count is in the JSON.
+    fn full_totals() -> Totals {
+        let mut t = Totals::new(1);
+        t.variants[0].runs.insert(1, RunCounts::default());
+        t.segments.insert(
+            "dimension".into(),
+            BTreeMap::from([("value".into(), vec![Counts::default()])]),
+        );
+        t.segment_order
+            .insert("dimension".into(), vec!["value".into()]);
+        t.segments_capped.insert("dimension".into(), 1);
+        t.skips[0].insert("ok".into(), SkipTally::default());
+        t.skips[0]
+            .get_mut("ok")
+            .unwrap()
+            .languages
+            .insert("en".into(), 1);
+        t.warnings.add(WarningKind::DuplicateTurn, 0, 1);
+        t.unpriced_models.insert("model".into());
+        t.note_misnamed("intent", "intent_verdict");
+        t.fabrication_kinds.insert("kind".into(), 1);
+        t.import_counts.insert("runs".into(), 1);
+        t.trace_keys.insert("run".into());
+        t
+    }
+
+    #[test]
+    fn the_version_changes_with_the_tallies_shape() {
+        let json = serde_json::to_value(full_totals()).unwrap();
+        let mut paths = BTreeSet::new();
+        shape(&json, "", &mut paths);
+        let text = paths.into_iter().collect::<Vec<_>>().join("\n");
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        assert!(
+            (VERSION, hash) == RECORDED,
+            "the partial result's tallies are now (version {VERSION}, shape {hash:#x}); recorded: (version {}, shape {:#x}). \
+             A changed shape needs a new summary::partial::VERSION (an older partial would be read wrong); then record the pair in RECORDED.\n{text}",
+            RECORDED.0,
+            RECORDED.1
+        );
+    }
+}
