@@ -87,9 +87,9 @@ pub use mine::{MineOptions, Mined};
 /// several into the reports of one replay over all their files.
 pub use pipeline::partial::PartialTarget;
 pub use pipeline::{import, ImportOptions, ImportOutcome};
-pub use pipeline::{merge, run_to as replay_to, MergeOptions, Targets};
-/// Running a replay into a report folder.
-pub use pipeline::{parse_only, run as replay_into, Outcome, Parsed, Progress};
+pub use pipeline::{merge, MergeOptions, Targets};
+/// What a replay says as it runs and when it is done; the parse-only baseline.
+pub use pipeline::{parse_only, Outcome, Parsed, Progress};
 /// Lines longer than this are invalid unless `--max-line-bytes` says otherwise.
 pub use read::reader::DEFAULT_MAX_LINE_BYTES;
 /// A validated turn, read from one line of traffic.

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use critic_gate::cmd;
 use critic_gate::{
     ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget, Plan,
-    ReplayOptions, Targets,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -128,30 +128,22 @@ fn plan_from_file(config: Option<&str>) -> PyResult<Plan> {
     }
 }
 
-/// The plan of a config's TOML text (the shard API ships text to workers
-/// that may not see the driver's files).
-fn plan_from_text(text: &str) -> PyResult<Plan> {
-    ConfigFile::parse(text, Path::new("config.toml"))
-        .and_then(|c| c.plan())
-        .map_err(|e| fail(e.into()))
-}
-
-/// The plan of `replay` and `replay_partial`, given the same way by both:
-/// `config`, a file's path, or `config_text`, its TOML text (neither:
-/// symfonic's defaults).
-fn plan_of(config: Option<&str>, config_text: Option<&str>) -> PyResult<Plan> {
+/// The config of `replay` and `replay_partial`, given the same way by
+/// both: `config`, a file's path, or `config_text`, its TOML text
+/// (neither: symfonic's defaults).
+fn config_of(config: Option<&str>, config_text: Option<String>) -> PyResult<cmd::Config> {
     match (config, config_text) {
         (Some(_), Some(_)) => Err(PyValueError::new_err(
             "give config (a file's path) or config_text (TOML text), not both",
         )),
-        (None, Some(text)) => plan_from_text(text),
+        (None, Some(text)) => Ok(cmd::Config::Text(text)),
         (Some(path), None) if !Path::new(path).exists() && looks_like_toml(path) => {
             Err(PyValueError::new_err(format!(
                 "config is a config file's path, and {:?} is no file but looks like TOML text: give it as config_text=",
                 path.chars().take(40).collect::<String>()
             )))
         }
-        (path, None) => plan_from_file(path),
+        (path, None) => Ok(path.map(PathBuf::from).into()),
     }
 }
 
@@ -162,15 +154,6 @@ fn looks_like_toml(s: &str) -> bool {
 
 /// The keyword options `replay` and `replay_partial` share with the
 /// command line's flags (`skip_invalid=True` is `--skip-invalid`).
-struct Flags {
-    reading: critic_gate::cmd::Reading,
-    decisions: Option<String>,
-    group_by: Vec<String>,
-    scope_columns: Option<Vec<String>>,
-    /// The config's TOML text, when `config` (a path) is not given.
-    config_text: Option<String>,
-}
-
 const FLAGS: [&str; 9] = [
     "config_text",
     "skip_invalid",
@@ -183,48 +166,49 @@ const FLAGS: [&str; 9] = [
     "max_line_bytes",
 ];
 
-impl Flags {
-    /// Read `options` (keyword arguments); an unknown one is an error
-    /// naming the known ones.
-    fn of(options: Option<&Bound<'_, PyDict>>) -> PyResult<Flags> {
-        let k = Kwargs::of(options, &FLAGS)?;
-        let mut reading = critic_gate::cmd::Reading {
-            skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
-            force: k.get("force")?.unwrap_or(false),
-            ..Default::default()
-        };
-        if let Some(s) = k.get("max_ack_share")? {
-            reading.max_ack_share = s;
-        }
-        if let Some(n) = k.get("max_line_bytes")? {
-            reading.max_line_bytes = n;
-        }
-        if let Some(f) = k.get::<String>("from_")? {
-            reading.from = f.parse().map_err(unknown)?;
-        }
-        reading.validate().map_err(fail)?;
-        Ok(Flags {
-            reading,
-            decisions: k.get("decisions")?,
-            group_by: k.get("group_by")?.unwrap_or_default(),
-            scope_columns: k.get("scope_columns")?,
-            config_text: k.get("config_text")?,
-        })
+/// The replay `options` (keyword arguments) ask for, as the command
+/// line's `replay` builds it: its checks are the request's own. An unknown
+/// option is an error naming the known ones.
+fn replay_request(
+    sources: Vec<String>,
+    config: Option<&str>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<cmd::replay::Request> {
+    let k = Kwargs::of(options, &FLAGS)?;
+    let mut reading = cmd::Reading {
+        skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
+        force: k.get("force")?.unwrap_or(false),
+        ..Default::default()
+    };
+    if let Some(s) = k.get("max_ack_share")? {
+        reading.max_ack_share = s;
     }
-
-    fn apply(self, o: ReplayOptions) -> PyResult<ReplayOptions> {
-        critic_gate::validate_group_by(&self.group_by).map_err(fail)?;
-        let mut o = self.reading.apply(o);
-        if let Some(d) = &self.decisions {
-            o.tallies.decisions = d.parse::<DecisionsMode>().map_err(unknown)?;
-        }
-        o.tallies.group_by = self.group_by;
-        // As on the command line, an empty name names no key.
-        o.tallies.scope_columns = self
-            .scope_columns
-            .map(|ks| ks.into_iter().filter(|k| !k.is_empty()).collect());
-        Ok(o)
+    if let Some(n) = k.get("max_line_bytes")? {
+        reading.max_line_bytes = n;
     }
+    if let Some(f) = k.get::<String>("from_")? {
+        reading.from = f.parse().map_err(unknown)?;
+    }
+    let decisions = match k.get::<String>("decisions")? {
+        Some(d) => d.parse::<DecisionsMode>().map_err(unknown)?,
+        None => DecisionsMode::All,
+    };
+    let request = cmd::replay::Request {
+        sources,
+        config: config_of(config, k.get("config_text")?)?,
+        out: None,
+        partial: None,
+        source_bytes: None,
+        format: Format::default(),
+        decisions,
+        group_by: k.get("group_by")?.unwrap_or_default(),
+        scope_columns: k.get("scope_columns")?,
+        reading,
+    };
+    // Refused before any work, as the command line refuses it.
+    request.reading.validate().map_err(fail)?;
+    critic_gate::validate_group_by(&request.group_by).map_err(fail)?;
+    Ok(request)
 }
 
 /// A run's label: any text but the empty one (as `--label`); by default
@@ -261,11 +245,11 @@ fn replay(
             "paths: give at least one traffic file",
         ));
     }
-    let flags = Flags::of(options)?;
-    let plan = plan_of(config, flags.config_text.as_deref())?;
-    let mut opts = flags.apply(ReplayOptions::new(paths, plan, self::label(label, &out)?))?;
-    opts.outputs.format = self::format(format)?;
-    py.detach(|| critic_gate::replay_into(opts, &out, &()))
+    let mut request = replay_request(paths, config, options)?;
+    request.reading.label = Some(self::label(label, &out)?);
+    request.format = self::format(format)?;
+    request.out = Some(out);
+    py.detach(|| cmd::replay::run(&request, &()))
         .map(drop)
         .map_err(fail)
 }
@@ -282,19 +266,13 @@ fn replay_partial<'py>(
     config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let flags = Flags::of(options)?;
-    let plan = plan_of(config, flags.config_text.as_deref())?;
-    let shard = ReplayOptions::new(vec![source], plan, "shard".into());
-    let mut opts = flags.apply(shard)?;
-    opts.input.source_bytes = Some(Arc::from(data));
-    let targets = Targets {
-        out: None,
-        partial: Some(PartialTarget::Memory),
-    };
-    let (_, bytes) = py
-        .detach(|| critic_gate::replay_to(opts, targets, &()))
+    let mut request = replay_request(vec![source], config, options)?;
+    request.partial = Some(PartialTarget::Memory);
+    request.source_bytes = Some(Arc::from(data));
+    let done = py
+        .detach(|| cmd::replay::run(&request, &()))
         .map_err(fail)?;
-    Ok(PyBytes::new(py, &bytes))
+    Ok(PyBytes::new(py, &done.partial))
 }
 
 /// One partial result: its bytes, or the path of its file (read as the

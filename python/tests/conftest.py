@@ -36,7 +36,9 @@ def files(folder: Path) -> list[str]:
 
 
 def assert_same_reports(one: Path, two: Path) -> None:
-    """Every file of two report folders is byte-identical."""
+    """Every file of two report folders is byte-identical (and there are
+    files: two empty folders would prove nothing)."""
+    assert files(one), f"{one} holds no file"
     assert files(one) == files(two)
     for f in files(one):
         assert (one / f).read_bytes() == (two / f).read_bytes(), f"{f} differs"

@@ -164,6 +164,32 @@ def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_pat
     assert list(tmp_path.iterdir()) == [], "nothing written by a refused call"
 
 
+def test_replay_and_merge_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
+    """replay, and merge of shards replayed in Python, write byte for byte
+    the folders the CLI writes: both run the one replay command."""
+    seed = root / "datasets/seed.jsonl"
+    gate = str(root / "datasets/gate.toml")
+    critic_gate.replay(seed, gate, tmp_path / "py/replay", label="r", group_by=["critic.model"],
+                       decisions="changed")
+    run_cli(cli, "replay", str(seed), "--config", gate, "--out", str(tmp_path / "cli/replay"),
+            "--label", "r", "--group-by", "critic.model", "--decisions", "changed",
+            "--format", "both", "--quiet")
+    assert_same_reports(tmp_path / "cli/replay", tmp_path / "py/replay")
+
+    lines = seed.read_bytes().splitlines(keepends=True)
+    shards = [tmp_path / "one.jsonl", tmp_path / "two.jsonl"]
+    shards[0].write_bytes(b"".join(lines[: len(lines) // 2]))
+    shards[1].write_bytes(b"".join(lines[len(lines) // 2:]))
+    partials = [critic_gate.replay_partial(s.read_bytes(), str(s), gate) for s in shards]
+    critic_gate.merge(partials, tmp_path / "py/merge", label="m")
+    for s in shards:
+        run_cli(cli, "replay", str(s), "--config", gate, "--partial", str(s.with_suffix(".partial")),
+                "--quiet")
+    run_cli(cli, "merge", *(str(s.with_suffix(".partial")) for s in shards), "--out",
+            str(tmp_path / "cli/merge"), "--label", "m", "--format", "both", "--quiet")
+    assert_same_reports(tmp_path / "cli/merge", tmp_path / "py/merge")
+
+
 def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
     """sweep, calibrate, mine, check and diff from Python write what the
     CLI writes and decide what it decides."""

@@ -142,21 +142,22 @@ fn decided(passed: bool) -> CliResult {
 }
 
 fn replay(a: critic_gate::cmd::replay::Args) -> CliResult {
+    use critic_gate::cmd::replay;
     start_workers(a.run.threads)?;
     let r = a.request();
-    progress::run_with_progress(r.options()?, r.targets(), a.run.quiet)
-        .map_err(|e| critic_gate::cmd::in_config(e, r.config.as_deref()))
+    let written = r.targets().written();
+    progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
+        replay::run(&r, p).map(|done| done.outcome)
+    })
 }
 
 fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
     start_workers(a.run.threads)?;
     let r = a.request();
-    let targets = critic_gate::Targets {
-        out: Some(&r.out),
-        partial: None,
-    };
-    progress::run_with_progress(r.options()?, targets, a.run.quiet)
-        .map_err(|e| critic_gate::cmd::in_config(e, Some(&r.config)))
+    let written = [format!("reports: {}", r.out.display())];
+    progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
+        critic_gate::cmd::sweep::run(&r, p)
+    })
 }
 
 /// `merge`: the shards' partial results into one replay's reports, its

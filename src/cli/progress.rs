@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use critic_gate::{Progress, ReplayOptions};
+use critic_gate::{Outcome, Progress};
 
 use super::CliResult;
 
@@ -46,18 +46,17 @@ impl Progress for Bar {
     }
 }
 
-/// Run `opts` into `out` with a progress bar (unless quiet or not a
-/// terminal) and the summary on stderr.
+/// Run a replay of `sources` with a progress bar (unless quiet or not a
+/// terminal) and, done, its summary on stderr naming what was `written`.
 pub fn run_with_progress(
-    opts: ReplayOptions,
-    targets: critic_gate::Targets,
+    sources: &[String],
+    written: &[String],
     quiet: bool,
+    replay: impl FnOnce(&dyn Progress) -> critic_gate::Result<Outcome>,
 ) -> CliResult {
     clean_up_on_signals()?;
-    super::output::waiting_for_stdin(&opts.input.sources);
-    let total: u64 = opts
-        .input
-        .sources
+    super::output::waiting_for_stdin(sources);
+    let total: u64 = sources
         .iter()
         .map(|f| {
             if f == "-" {
@@ -79,14 +78,13 @@ pub fn run_with_progress(
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let written = targets.written();
-    let outcome = critic_gate::replay_to(opts, targets, &Bar(bar.clone()));
+    let outcome = replay(&Bar(bar.clone()));
     bar.finish_and_clear();
-    let (outcome, _) = outcome?;
+    let outcome = outcome?;
     if quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let msg = outcome.console(started.elapsed().as_secs_f64(), &written);
+    let msg = outcome.console(started.elapsed().as_secs_f64(), written);
     super::output::stderr(&msg);
     Ok(ExitCode::SUCCESS)
 }

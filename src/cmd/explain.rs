@@ -25,6 +25,8 @@ pub const HELP: &str = concat!(
 Reference: docs/gate-semantics.md."
 );
 
+// Its docs are the flags' help, where `[deployment]` names a config table.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The turn: inline JSON (`{"run_id":...}`), a file of one turn or of

@@ -19,6 +19,8 @@ pub const HELP: &str = concat!(
 Reference: docs/import-formats.md, docs/importing.md."
 );
 
+// Its docs are the flags' help, where `[deployment]` names a config table.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Transcript or trace files (plain, .gz or .zst); `-` is standard input.

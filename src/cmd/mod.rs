@@ -28,7 +28,7 @@ pub mod replay;
 pub mod sweep;
 pub mod synth;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{ConfigFile, Plan};
 use crate::import::InputFormat;
@@ -146,5 +146,45 @@ pub fn load_plan(config: Option<&Path>) -> crate::Result<Plan> {
     match config {
         None => Ok(Plan::default_plan()),
         Some(p) => Ok(ConfigFile::load(p).and_then(|c| c.plan())?),
+    }
+}
+
+/// Where a replay's gate config comes from.
+#[derive(Clone, Debug, Default)]
+pub enum Config {
+    /// symfonic's defaults, as `legacy` and `smart`.
+    #[default]
+    Defaults,
+    /// A config file (TOML, or JSON when its name ends in `.json`).
+    File(PathBuf),
+    /// A config's TOML text (the Python shard API ships text to workers
+    /// that may not see the driver's files).
+    Text(String),
+}
+
+impl Config {
+    /// The file, when the config is one (to name it in an error).
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Config::File(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The plan the config makes.
+    pub fn plan(&self) -> crate::Result<Plan> {
+        match self {
+            Config::Defaults => Ok(Plan::default_plan()),
+            Config::File(p) => load_plan(Some(p)),
+            Config::Text(t) => {
+                Ok(ConfigFile::parse(t, Path::new("config.toml")).and_then(|c| c.plan())?)
+            }
+        }
+    }
+}
+
+impl From<Option<PathBuf>> for Config {
+    fn from(file: Option<PathBuf>) -> Config {
+        file.map_or(Config::Defaults, Config::File)
     }
 }

@@ -1,10 +1,11 @@
 //! `replay`: every variant of a config replayed over the traffic into a
 //! report folder, a partial result (a shard of a larger replay), or both.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::args::{FormatArg, RunArgs};
-use super::Reading;
+use super::{Config, Reading};
 use crate::pipeline::partial::PartialTarget;
 use crate::pipeline::{Outcome, Progress, Targets};
 use crate::replay::{DecisionsMode, Format, ReplayOptions};
@@ -75,9 +76,10 @@ impl Args {
     pub fn request(&self) -> Request {
         Request {
             sources: self.files.clone(),
-            config: self.config.clone(),
+            config: self.config.clone().into(),
             out: self.out.clone(),
-            partial: self.partial.clone(),
+            partial: self.partial.clone().map(PartialTarget::File),
+            source_bytes: None,
             format: self.format.format,
             decisions: self.decisions,
             group_by: self.group_by.clone(),
@@ -92,12 +94,15 @@ impl Args {
 pub struct Request {
     /// Traffic files (`-` is standard input).
     pub sources: Vec<String>,
-    /// A gate config (None: symfonic's defaults as `legacy` and `smart`).
-    pub config: Option<PathBuf>,
+    /// The gate config.
+    pub config: Config,
     /// The report folder (None: a partial result only).
     pub out: Option<PathBuf>,
-    /// The partial result's file, for a later `merge`.
-    pub partial: Option<PathBuf>,
+    /// Where the partial result goes, for a later `merge`.
+    pub partial: Option<PartialTarget>,
+    /// The one source's bytes, when they come from memory and not from
+    /// its file (a shard handed over by the Python package).
+    pub source_bytes: Option<Arc<[u8]>>,
     pub format: Format,
     pub decisions: DecisionsMode,
     /// Extra grouping dimensions (`scope.channel`).
@@ -110,14 +115,16 @@ pub struct Request {
 
 impl Request {
     /// The replay's options; its label is `reading.label`, else the name
-    /// of the folder (or of the partial result's file without extension).
+    /// of the folder (or of the partial result's file without extension,
+    /// or `shard` for one kept in memory).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
         self.reading.validate()?;
         crate::replay::validate_group_by(&self.group_by)?;
-        let plan = super::load_plan(self.config.as_deref())?;
+        let plan = self.config.plan()?;
         let named = match (&self.out, &self.partial) {
             (Some(out), _) => out.clone(),
-            (None, Some(p)) => p.with_extension(""),
+            (None, Some(PartialTarget::File(p))) => p.with_extension(""),
+            (None, Some(PartialTarget::Memory)) => PathBuf::from("shard"),
             (None, None) => {
                 return Err(crate::Error::Usage(
                     "replay: give a report folder (--out) or a partial result (--partial)".into(),
@@ -125,6 +132,7 @@ impl Request {
             }
         };
         let mut o = self.reading.options(self.sources.clone(), plan, &named);
+        o.input.source_bytes = self.source_bytes.clone();
         o.tallies.decisions = self.decisions;
         o.tallies.group_by = self.group_by.clone();
         // A scope-column name that is empty names no key.
@@ -140,17 +148,23 @@ impl Request {
     pub fn targets(&self) -> Targets<'_> {
         Targets {
             out: self.out.as_deref(),
-            partial: self
-                .partial
-                .as_deref()
-                .map(|p: &Path| PartialTarget::File(p.to_path_buf())),
+            partial: self.partial.clone(),
         }
     }
 }
 
-/// Run the replay.
-pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
-    crate::pipeline::run_to(r.options()?, r.targets(), progress)
-        .map(|(o, _)| o)
-        .map_err(|e| super::in_config(e, r.config.as_deref()))
+/// A replay done: its outcome, and the partial result's bytes when it is
+/// kept in memory (else empty).
+pub struct Replayed {
+    pub outcome: Outcome,
+    pub partial: Vec<u8>,
+}
+
+/// Run the replay: the one entry of the command line and the Python
+/// package.
+pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Replayed> {
+    let opts = r.options()?;
+    crate::pipeline::run_to(opts, r.targets(), progress)
+        .map(|(outcome, partial)| Replayed { outcome, partial })
+        .map_err(|e| super::in_config(e, r.config.file()))
 }

@@ -23,6 +23,8 @@ pub const HELP: &str = concat!(
 Reference: docs/sweeps.md."
 );
 
+// Its docs are the flags' help, where `[deployment]` names a config table.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Traffic files (JSON Lines; plain, .gz or .zst); `-` is standard input.

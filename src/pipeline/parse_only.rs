@@ -16,7 +16,7 @@ pub struct Parsed {
 }
 
 /// Read and parse `sources` on the current rayon pool, scheduled as
-/// [`super::run`] schedules a replay.
+/// a replay schedules its blocks (`pipeline::run`).
 pub fn parse_only(sources: &[String]) -> crate::Result<Parsed> {
     let threads = rayon::current_num_threads();
     let (rx, recycler) = reader::blocks_recycled(
