@@ -3,7 +3,7 @@
 //! targets are in the core crate (`critic_gate_core::fuzz`). `cargo test`
 //! replays the committed corpus through it (`tests/cli/fuzz_check.rs`).
 
-use crate::check::{judge, render_markdown, render_text, ReplayDir};
+use crate::cmd::check::{judge, render_markdown, render_text, ReplayDir};
 use crate::config::CheckConfig;
 
 /// A replay's summary.json, however damaged: `check` with every declared

@@ -22,7 +22,6 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["replay"],
     &["summary"],
-    &["check", "diff", "calibrate", "mine"],
     &["report"],
     &["pipeline", "explain", "synth"],
     &["transcripts"],
@@ -71,7 +70,6 @@ const INNER: &[(&str, &[&str])] = &[
             "draft",
         ],
     ),
-    ("calibrate", &["select", "simulation"]),
     ("import", &["pyliteral", "raw", "openai", "otlp", "decode"]),
     (
         "replay",
@@ -98,8 +96,7 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "staging", "export", "streams", "tables", "frontier", "charts", "markdown", "diff",
-            "mine",
+            "staging", "export", "streams", "tables", "frontier", "charts", "markdown",
         ],
     ),
 ];

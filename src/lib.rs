@@ -28,9 +28,7 @@
 //!          |                      each figure and table declared once; typed
 //!          |                      summaries; a report folder read back; the
 //!          |                      partial-result format
-//!   check, diff, calibrate, mine  judge, compare, certify, propose: from
-//!          |                      summaries, never from the writers
-//!   report staging, tables, frontier, charts, markdown, diff, mine
+//!   report staging, tables, frontier, charts, markdown
 //!          |                      one Export per file, written whole or not at all
 //!   pipeline, explain, synth      a replay run into its outputs; partial
 //!          |                      results and their merge
@@ -38,7 +36,8 @@
 //!          |
 //!   cmd    one module per command (replay ... synth)     flags, help, a typed request and
 //!          |                                              run per command, shared by the CLI
-//!          |                                              and the Python package
+//!          |                                              and the Python package; check, diff,
+//!          |                                              calibrate and mine own their engines
 //!   cli (the binary, src/cli)                           dispatch, progress, print
 //! ```
 //!
@@ -55,15 +54,11 @@ pub use critic_gate_core::{
     budgets, config, deployment, derive, gate, grid, import, read, stats, vocab,
 };
 
-pub mod calibrate;
-pub mod check;
 pub mod cmd;
-pub mod diff;
 mod error;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod mine;
 pub(crate) mod pipeline;
 pub(crate) mod replay;
 pub(crate) mod report;
@@ -74,15 +69,15 @@ pub mod transcripts;
 pub use error::{Error, Result};
 
 /// Choosing a sweep variant with a bound that survives the choice.
-pub use calibrate::{CalibrateOptions, Calibration};
+pub use cmd::calibrate::{CalibrateOptions, Calibration};
+/// Mining acks the patterns miss and skips that are more than an ack.
+pub use cmd::mine::{MineOptions, Mined};
 /// The config file and what it resolves to.
 pub use config::{
     CheckConfig, ConfigError, ConfigFile, CostConfig, FrameworkConfig, Plan, Variant,
 };
 /// A sweep's variants from the config's `[sweep]` table.
 pub use grid::{sweep_plan, MAX_VARIANTS};
-/// Mining acks the patterns miss and skips that are more than an ack.
-pub use mine::{MineOptions, Mined};
 /// Replaying shard by shard: a run's partial result, and the merge of
 /// several into the reports of one replay over all their files.
 pub use pipeline::partial::PartialTarget;

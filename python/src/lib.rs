@@ -492,11 +492,11 @@ fn calibrate(
     let k = Kwargs::of(options, &CALIBRATE)?;
     let coverage = k
         .get("min_label_coverage")?
-        .unwrap_or(critic_gate::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
+        .unwrap_or(critic_gate::cmd::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
     let procedure: Option<String> = k.get("procedure")?;
     let r = critic_gate::cmd::calibrate::Request {
         sweep: sweep_request(paths, out, config, &k)?,
-        rule: critic_gate::calibrate::Rule {
+        rule: critic_gate::cmd::calibrate::Rule {
             max_regression_rate: share("max_regression_rate", max_regression_rate, false)?,
             delta: share(
                 "delta",

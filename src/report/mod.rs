@@ -6,11 +6,9 @@
 //! a half-written or partial report.
 
 pub mod charts;
-pub mod diff;
-mod export;
+pub(crate) mod export;
 pub mod frontier;
 pub mod markdown;
-pub mod mine;
 mod staging;
 mod streams;
 mod tables;

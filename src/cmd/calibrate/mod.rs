@@ -3,13 +3,18 @@
 //! the choice (Learn then Test: the family fixed on a learn part, tested
 //! on a calibration part, figures on a held-out part).
 
+mod engine;
+pub mod select;
+#[cfg(test)]
+mod simulation;
+
+pub use engine::*;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::args::{FormatArg, RunArgs};
-use super::sweep;
-use crate::calibrate::{CalibrateOptions, Calibration};
-use crate::calibrate::{Procedure, Rule, DEFAULT_MIN_LABEL_COVERAGE};
+use crate::cmd::args::{FormatArg, RunArgs};
+use crate::cmd::sweep;
 use crate::pipeline::Progress;
 
 /// The chance the choice's true rate exceeds R is at most this, by default.
@@ -22,7 +27,7 @@ pub const HELP: &str = concat!(
   critic-gate calibrate traffic.jsonl --config sweep.toml --max-regression-rate 0.02 --out reports/cal
 
 ",
-    super::args::done!(),
+    crate::cmd::args::done!(),
     " Certifying no variant is a result (exit 0, calibrated.toml keeps the baseline).
 Reference: docs/sweeps.md (the guarantee, stated exactly)."
 );
@@ -39,10 +44,10 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// The safety regression rate to stay within (a share, e.g. 0.02).
-    #[arg(long, value_name = "R", value_parser = super::args::share)]
+    #[arg(long, value_name = "R", value_parser = crate::cmd::args::share)]
     pub max_regression_rate: f64,
     /// The chance the choice's true rate exceeds R is at most this.
-    #[arg(long, default_value_t = DELTA, value_parser = super::args::share)]
+    #[arg(long, default_value_t = DELTA, value_parser = crate::cmd::args::share)]
     pub delta: f64,
     /// Seed of the run_id hash that deals the runs into parts.
     #[arg(long, default_value_t = 0)]
@@ -53,7 +58,7 @@ pub struct Args {
     pub procedure: Procedure,
     /// A variant whose labelled new skips are fewer than this share of its
     /// new skips (on the learn or the calibration part) cannot be certified.
-    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = super::args::share_or_zero)]
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = crate::cmd::args::share_or_zero)]
     pub min_label_coverage: f64,
     /// Certify on the labels alone, taking the unlabelled new skips to be
     /// missing at random. Without it a variant whose worst-case bound
@@ -124,9 +129,9 @@ pub struct Calibrated {
 
 /// Calibrate into the sweep's folder.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
-    super::share("max_regression_rate", r.rule.max_regression_rate, false)?;
-    super::share("delta", r.rule.delta, false)?;
-    super::share("min_label_coverage", r.rule.min_label_coverage, true)?;
+    crate::cmd::share("max_regression_rate", r.rule.max_regression_rate, false)?;
+    crate::cmd::share("delta", r.rule.delta, false)?;
+    crate::cmd::share("min_label_coverage", r.rule.min_label_coverage, true)?;
     let o = CalibrateOptions {
         replay: r.sweep.options()?,
         rule: r.rule,
@@ -136,7 +141,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
     };
     let calibration =
         crate::report::or_remove_new(&r.sweep.out, || calibrate_into(&o, &r.sweep.out, progress))
-            .map_err(|e| super::in_config(e, Some(&r.sweep.config)))?;
+            .map_err(|e| crate::cmd::in_config(e, Some(&r.sweep.config)))?;
     let text = render(&calibration, &r.sweep.out);
     Ok(Calibrated { calibration, text })
 }
@@ -153,15 +158,15 @@ fn calibrate_into(
     crate::read::reader::regular_files(sources, "calibrate", "one pass per part")?;
     crate::report::claim_job_dir(out, sources, "calibrate", o.replay.outputs.force)?;
     let mut runs = Vec::new();
-    for part in 0..crate::calibrate::parts(o) {
-        let dir = out.join(crate::calibrate::PARTS[usize::from(part)]);
-        let replay = crate::calibrate::part_replay(o, part);
+    for part in 0..crate::cmd::calibrate::parts(o) {
+        let dir = out.join(crate::cmd::calibrate::PARTS[usize::from(part)]);
+        let replay = crate::cmd::calibrate::part_replay(o, part);
         runs.push(crate::pipeline::run(replay, &dir, p)?.summary.run);
     }
-    let c = crate::calibrate::conclude(o, &runs[0], &runs[1], runs.get(2));
+    let c = crate::cmd::calibrate::conclude(o, &runs[0], &runs[1], runs.get(2));
     let json = serde_json::to_string_pretty(&c).expect("serializes") + "\n";
     crate::report::put(out, "calibration.json", json.as_bytes())?;
-    let toml = crate::calibrate::calibrated_toml(&c, &o.replay.plan);
+    let toml = crate::cmd::calibrate::calibrated_toml(&c, &o.replay.plan);
     crate::report::put(out, "calibrated.toml", toml.as_bytes())?;
     Ok(c)
 }

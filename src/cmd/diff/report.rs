@@ -5,8 +5,8 @@ use std::path::Path;
 
 use polars_core::prelude::DataFrame;
 
-use super::export::{declared_frame, labelled, write_csv, Col, WriteFailure};
-use crate::diff::{DiffResult, Flip, MetricDelta, DIFF_FILES};
+use crate::cmd::diff::{DiffResult, Flip, MetricDelta, DIFF_FILES};
+use crate::report::export::{declared_frame, labelled, write_csv, Col, WriteFailure};
 
 /// A table of `diff` with its two labels first, as the schema declares.
 fn diff_frame(

@@ -7,16 +7,13 @@
 //! not for the best-looking of many. So the traffic is dealt by a seeded
 //! hash of `run_id` into a learn part, a calibration part and (unless
 //! `--no-held-out`) a held-out part. The learn part fixes the family and
-//! its order ([`select`]: its frontier, safest first); the calibration
+//! its order ([`super::select`]: its frontier, safest first); the calibration
 //! part tests it; the held-out part shows the choice on traffic that
 //! played no part in it.
 
-pub mod select;
-#[cfg(test)]
-mod simulation;
-
 use serde::Serialize;
 
+pub use super::select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 use crate::config::Plan;
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
@@ -24,7 +21,6 @@ use crate::stats::RunLabels;
 use crate::summary::figures::{RunSummary, VariantSummary};
 use crate::summary::frontier::{savings_metric, Savings};
 use crate::summary::numbers::sig_up;
-pub use select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 
 /// `--min-label-coverage`'s default, the frontier's floor (a heuristic):
 /// below it the unlabelled skips outnumber the labelled ones the bound is
@@ -276,7 +272,7 @@ pub fn conclude(
     held: Option<&RunSummary>,
 ) -> Calibration {
     let (metric, candidates) = candidates(learn, cal);
-    let selection = select::select(candidates, &o.rule, o.procedure);
+    let selection = super::select::select(candidates, &o.rule, o.procedure);
     let held_out = held.and_then(|h| {
         let c = selection.chosen.as_ref()?;
         h.variants.get(c).map(|v| held_out(v, &o.rule))
@@ -353,10 +349,10 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
             cal.safety_regressions,
             cal.labelled_skips,
             cal.labelled_runs,
-            select::show_share(cal.upper_bound),
+            super::select::show_share(cal.upper_bound),
             cal.new_skips - cal.labelled_skips,
             cal.new_skips,
-            select::show_share(cal.worst_case_upper_bound),
+            super::select::show_share(cal.worst_case_upper_bound),
         ));
     }
     format!("{head}[variants.calibrated]\n{body}")

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use super::export::{declared_frame, labelled, write_csv, Col, WriteFailure};
-use super::staging::put;
+use crate::cmd::mine::scan::Scan;
+use crate::cmd::mine::{covers, MineOptions, Mined};
 use crate::config::Variant;
 use crate::gate::pyre::PySet;
-use crate::mine::scan::Scan;
-use crate::mine::{covers, MineOptions, Mined};
+use crate::report::export::{declared_frame, labelled, write_csv, Col, WriteFailure};
+use crate::report::put;
 use crate::summary::schema;
 use crate::Error;
 
@@ -24,11 +24,11 @@ fn table(file: &str, run: &str, cols: Vec<(&str, Col)>) -> crate::Result<Vec<u8>
 
 fn proposals_csv(m: &Mined, run: &str) -> crate::Result<Vec<u8>> {
     let p = &m.proposals;
-    let s = |f: &dyn Fn(&crate::mine::Proposal) -> String| {
+    let s = |f: &dyn Fn(&crate::cmd::mine::Proposal) -> String| {
         Col::Str(p.iter().map(|x| Some(f(x))).collect())
     };
-    let u = |f: fn(&crate::mine::Proposal) -> u64| Col::U64(p.iter().map(f).collect());
-    let status = |x: &crate::mine::Proposal| match x.proposed {
+    let u = |f: fn(&crate::cmd::mine::Proposal) -> u64| Col::U64(p.iter().map(f).collect());
+    let status = |x: &crate::cmd::mine::Proposal| match x.proposed {
         true => "proposed".to_string(),
         false => "held back".to_string(),
     };
@@ -102,13 +102,13 @@ fn missed_csv(m: &Mined, scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
 }
 
 fn risky_csv(scan: &Scan, o: &MineOptions, run: &str) -> crate::Result<Vec<u8>> {
-    let mut r: Vec<&crate::mine::scan::Risky> = scan.risky.iter().collect();
+    let mut r: Vec<&crate::cmd::mine::scan::Risky> = scan.risky.iter().collect();
     r.sort_by(|a, b| {
         a.ack_share
             .total_cmp(&b.ack_share)
             .then((a.source, a.line).cmp(&(b.source, b.line)))
     });
-    let s = |f: &dyn Fn(&crate::mine::scan::Risky) -> Option<String>| {
+    let s = |f: &dyn Fn(&crate::cmd::mine::scan::Risky) -> Option<String>| {
         Col::Str(r.iter().map(|x| f(x)).collect())
     };
     let cols = vec![
@@ -137,10 +137,12 @@ fn risky_csv(scan: &Scan, o: &MineOptions, run: &str) -> crate::Result<Vec<u8>> 
 
 /// `risky_drafts.csv`: the risky skips by draft, most skips first.
 fn risky_drafts_csv(scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
-    let mut r: Vec<(&String, &crate::mine::scan::RiskyDraft)> = scan.risky_drafts.iter().collect();
+    let mut r: Vec<(&String, &crate::cmd::mine::scan::RiskyDraft)> =
+        scan.risky_drafts.iter().collect();
     r.sort_by(|a, b| b.1.skips.cmp(&a.1.skips).then(a.0.cmp(b.0)));
-    let u =
-        |f: fn(&crate::mine::scan::RiskyDraft) -> u64| Col::U64(r.iter().map(|x| f(x.1)).collect());
+    let u = |f: fn(&crate::cmd::mine::scan::RiskyDraft) -> u64| {
+        Col::U64(r.iter().map(|x| f(x.1)).collect())
+    };
     let cols = vec![
         (
             "draft",

@@ -3,11 +3,13 @@
 //! all the job cannot judge, rather than pass a replay it judged nothing
 //! on.
 
+mod engine;
+
+pub use engine::*;
+
 use std::path::PathBuf;
 
-use crate::budgets::{Amount, Limit, BUDGETS};
-use crate::check::{judge, passed, regressions_judged, render_markdown, render_text};
-use crate::check::{BudgetResult, ReplayDir};
+use crate::budgets::{Limit, BUDGETS};
 use crate::config::{CheckConfig, ConfigError, ConfigErrorKind, ConfigFile};
 use crate::vocab::FieldError;
 use crate::Error;
@@ -166,7 +168,7 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
 pub fn run(r: &Request) -> crate::Result<Verdict> {
     let over = budgets(r)?;
     let dir = ReplayDir::open(&r.dir)?;
-    crate::check::rows_agree(&r.dir, &dir)?;
+    rows_agree(&r.dir, &dir)?;
     let results = judge(&dir, &over)?;
     if let Some(md) = &r.markdown {
         let listed = regressions_judged(&r.dir, &results)?;

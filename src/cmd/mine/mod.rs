@@ -2,12 +2,19 @@
 //! validated by a replay) and the skips that are more than an ack (risky
 //! skips; with `stress`, how many survive added content).
 
+mod engine;
+pub mod phrases;
+pub mod report;
+pub mod scan;
+pub mod stress;
+
+pub use engine::*;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::args::RunArgs;
-use super::Reading;
-use crate::mine::{MineOptions, Mined};
+use crate::cmd::args::RunArgs;
+use crate::cmd::Reading;
 use crate::pipeline::Progress;
 
 /// What `--help` adds after the options: examples, exit codes, the
@@ -17,7 +24,7 @@ pub const HELP: &str = concat!(
   critic-gate mine traffic.jsonl --config gate.toml --out reports/mine --stress
 
 ",
-    super::args::done!(),
+    crate::cmd::args::done!(),
     " Proposing nothing is a result (exit 0; mine says why).
 Reference: docs/sweeps.md."
 );
@@ -47,7 +54,7 @@ pub struct Args {
     pub min_labelled: u64,
     /// A pattern is proposed only when its new skips' upper 95% bound is
     /// within this.
-    #[arg(long, value_name = "R", value_parser = super::args::share, default_value_t = MAX_REGRESSION_RATE, conflicts_with = "budget_from_variant")]
+    #[arg(long, value_name = "R", value_parser = crate::cmd::args::share, default_value_t = MAX_REGRESSION_RATE, conflicts_with = "budget_from_variant")]
     pub max_regression_rate: f64,
     /// Hold each pattern to the mined variant's own upper 95% bound instead
     /// (no riskier than its skips today; it takes many labels).
@@ -140,11 +147,11 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
         ));
     }
     if let Some(x) = r.max_regression_rate {
-        super::share("max_regression_rate", x, false)?;
+        crate::cmd::share("max_regression_rate", x, false)?;
     }
     let o = MineOptions {
         sources: r.sources.clone(),
-        plan: super::load_plan(r.config.as_deref())?,
+        plan: crate::cmd::load_plan(r.config.as_deref())?,
         variant: r.variant.clone(),
         min_support: r.min_support,
         min_labelled: r.min_labelled,
@@ -158,7 +165,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
         from: r.reading.from,
     };
     let mined = crate::report::or_remove_new(&r.out, || mine_into(&o, &r.out, progress))
-        .map_err(|e| super::in_config(e, r.config.as_deref()))?;
+        .map_err(|e| crate::cmd::in_config(e, r.config.as_deref()))?;
     let text = render(&mined, &r.out);
     Ok(MinedOut { mined, text })
 }
@@ -166,11 +173,11 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
 /// Mine `o` into `out`: `proposals.csv`, `proposals.toml`, `missed.csv`,
 /// `risky_skips.csv`, `mine.json` and the `validation/` replay.
 fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Mined> {
-    let v = crate::mine::mined_variant(o)?;
+    let v = crate::cmd::mine::mined_variant(o)?;
     crate::read::reader::regular_files(&o.sources, "mine", "mining, then validating")?;
     crate::report::claim_job_dir(out, &o.sources, "mine", o.force)?;
-    let scan = crate::mine::scan(o, v)?;
-    let cands = crate::mine::candidates(&scan, o.min_support);
+    let scan = crate::cmd::mine::scan(o, v)?;
+    let cands = crate::cmd::mine::candidates(&scan, o.min_support);
     let validation = out.join("validation");
     let bundle_dir = out.join("validation-bundle");
     let decided = match cands.is_empty() {
@@ -181,15 +188,15 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
             (Vec::new(), None, None)
         }
         false => {
-            let replay = crate::mine::validation_replay(o, v, &cands, &validation);
+            let replay = crate::cmd::mine::validation_replay(o, v, &cands, &validation);
             let run = crate::pipeline::run(replay, &validation, p)?.summary.run;
-            let (mut proposals, family) = crate::mine::proposals(o, &cands, &run);
+            let (mut proposals, family) = crate::cmd::mine::proposals(o, &cands, &run);
             let bundle = bundle(o, v, &mut proposals, &run, &bundle_dir, p)?;
             (proposals, Some(family), bundle)
         }
     };
-    let mined = crate::mine::summarise(o, v, &scan, decided);
-    crate::report::mine::all(&mined, &scan, o, v, out)?;
+    let mined = crate::cmd::mine::summarise(o, v, &scan, decided);
+    crate::cmd::mine::report::all(&mined, &scan, o, v, out)?;
     Ok(mined)
 }
 
@@ -206,20 +213,21 @@ fn remove_replay(dir: &Path) {
 fn bundle(
     o: &MineOptions,
     v: &crate::config::Variant,
-    proposals: &mut [crate::mine::Proposal],
+    proposals: &mut [crate::cmd::mine::Proposal],
     run: &crate::summary::figures::RunSummary,
     dir: &Path,
     p: &dyn Progress,
-) -> crate::Result<Option<crate::mine::BundleCheck>> {
-    let proposed: Vec<&crate::mine::Proposal> = proposals.iter().filter(|x| x.proposed).collect();
+) -> crate::Result<Option<crate::cmd::mine::BundleCheck>> {
+    let proposed: Vec<&crate::cmd::mine::Proposal> =
+        proposals.iter().filter(|x| x.proposed).collect();
     if proposed.is_empty() {
         remove_replay(dir);
         return Ok(None);
     }
-    let replay = crate::mine::bundle_replay(o, v, &proposed, dir);
+    let replay = crate::cmd::mine::bundle_replay(o, v, &proposed, dir);
     let together = crate::pipeline::run(replay, dir, p)?.summary.run;
-    let b = crate::mine::budget(o, &run.variants["mined"]);
-    Ok(Some(crate::mine::check_bundle(
+    let b = crate::cmd::mine::budget(o, &run.variants["mined"]);
+    Ok(Some(crate::cmd::mine::check_bundle(
         proposals,
         &together.variants["bundle"],
         &b,

@@ -18,12 +18,8 @@ use crate::summary::figures::{RunSummary, VariantSummary};
 use crate::summary::frontier::MIN_LABEL_COVERAGE;
 use crate::Error;
 
-pub mod phrases;
-pub mod scan;
-pub mod stress;
-
-use phrases::{cover, pattern};
-use scan::{Scan, ScanSetup};
+use super::phrases::{cover, pattern};
+use super::scan::{Scan, ScanSetup};
 
 /// Phrases a proposal holds at most.
 pub const MAX_PHRASES: usize = 8;
@@ -201,7 +197,11 @@ pub fn candidates(scan: &Scan, min_support: u64) -> Vec<Candidate> {
         }
         let support = drafts
             .iter()
-            .filter(|(d, _)| phrases::phrases(d).iter().any(|p| chosen.contains(p)))
+            .filter(|(d, _)| {
+                super::phrases::phrases(d)
+                    .iter()
+                    .any(|p| chosen.contains(p))
+            })
             .map(|(_, m)| m.turns)
             .sum();
         out.push((lang.clone(), chosen, support));
@@ -547,13 +547,13 @@ pub fn scan(o: &MineOptions, v: &Variant) -> crate::Result<Scan> {
             max_line_bytes: o.max_line_bytes,
         },
     };
-    scan::scan(&o.sources, o.max_line_bytes, &setup)
+    super::scan::scan(&o.sources, o.max_line_bytes, &setup)
 }
 
 /// Why no pattern was proposed: nothing fired for want of an ack, or no
 /// phrase recurs often enough in one language's missed drafts.
 fn nothing_to_propose(o: &MineOptions, scan: &Scan) -> String {
-    let turns = |drafts: &std::collections::BTreeMap<String, phrases::Missed>| -> u64 {
+    let turns = |drafts: &std::collections::BTreeMap<String, super::phrases::Missed>| -> u64 {
         drafts.values().map(|m| m.turns).sum()
     };
     let most = scan
@@ -585,19 +585,19 @@ pub fn summarise(
         notes.push(format!(
             "{} missed turns past {} distinct drafts are counted, not listed",
             scan.missed_unlisted,
-            scan::MAX_MISSED
+            super::scan::MAX_MISSED
         ));
     }
     if scan.risky_unlisted > 0 {
         notes.push(format!(
             "{} risky skips past {} are counted, not listed",
             scan.risky_unlisted,
-            scan::MAX_RISKY
+            super::scan::MAX_RISKY
         ));
     }
     let stress = scan.stress.as_ref().map(|s| StressSummary {
         tested_skips: s.tested,
-        survived: stress::TRANSFORMS
+        survived: super::stress::TRANSFORMS
             .iter()
             .zip(&s.survived)
             .map(|(t, n)| (t.name.to_string(), t.adds_claim, *n))

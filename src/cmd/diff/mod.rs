@@ -2,9 +2,12 @@
 //! per variant (metrics_diff.csv) and the turns whose decision flipped
 //! (flips.csv), new safety regressions first.
 
-use std::path::PathBuf;
+mod engine;
+pub mod report;
 
-use crate::diff::DiffResult;
+pub use engine::*;
+
+use std::path::PathBuf;
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -62,9 +65,9 @@ pub struct Compared {
 
 /// Compare the two folders and write the two files.
 pub fn run(r: &Request) -> crate::Result<Compared> {
-    let result = crate::diff::diff(&r.old, &r.new)?;
+    let result = crate::cmd::diff::diff(&r.old, &r.new)?;
     let out = r.out.clone().unwrap_or_else(|| r.new.clone());
-    crate::report::diff::write(&result, &out)?;
+    crate::cmd::diff::report::write(&result, &out)?;
     let text = result.render_text(&out);
     Ok(Compared { result, out, text })
 }
