@@ -330,3 +330,32 @@ fn each_procedure_is_offered_and_the_held_out_part_can_be_left_out() {
         "give a number from 0 up to 1",
     );
 }
+
+// 7. Commands that read their input twice refuse a source that is not a
+// regular file, before writing anything.
+#[test]
+fn item07_calibrate_and_mine_refuse_pipes() {
+    let d = Dir::new();
+    for (cmd, extra) in [
+        (
+            "calibrate",
+            vec![
+                "--config",
+                "datasets/sweep.toml",
+                "--max-regression-rate",
+                "0.1",
+            ],
+        ),
+        ("mine", vec![]),
+    ] {
+        for src in ["-", "/dev/stdin"] {
+            let out = d.path(&format!("{cmd}-{}", src.len()));
+            let mut args = vec![cmd, src];
+            args.extend(&extra);
+            args.extend(["--out", out.to_str().unwrap()]);
+            let o = piped(&args);
+            expect_error(&o, 2, "regular file");
+            assert!(!out.exists(), "{cmd} {src} made {}", out.display());
+        }
+    }
+}

@@ -431,3 +431,380 @@ fn a_damaged_parquet_table_is_a_reason_not_a_crash() {
     }
     assert!(damaged > 100, "{damaged} of 150 refused");
 }
+
+// 1. The baseline is the first written variant, and every table keeps the
+// written order (names deliberately not in alphabetical order).
+#[test]
+fn item01_first_written_variant_is_the_baseline_and_order_is_kept() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "gate.toml",
+        "read_only_tools = [\"search_docs\"]\n[variants.prod]\nmetacognition_selective_gate = false\n[variants.candidate]\nmetacognition_selective_gate = true\n",
+    );
+    let out = replayed(&d, "r", &[SEED, "--config", cfg.to_str().unwrap()]);
+    let s = summary(&out);
+    assert_eq!(s["baseline"], "prod", "{s}");
+    assert_eq!(s["variant_order"], serde_json::json!(["prod", "candidate"]));
+    for table in ["summary.csv", "matrix.csv", "floors.csv"] {
+        let text = std::fs::read_to_string(out.join(table)).unwrap();
+        assert_eq!(variant_column(&text), ["prod", "candidate"], "{table}");
+    }
+    // candidate has a regression against prod: a zero budget fails.
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(stdout(&o).contains("candidate"), "{}", stdout(&o));
+    // The same in a JSON config.
+    let json = d.write(
+        "gate.json",
+        r#"{"variants": {"zeta": {}, "alpha": {"metacognition_selective_gate": true}}}"#,
+    );
+    let out = replayed(&d, "j", &[SEED, "--config", json.to_str().unwrap()]);
+    assert_eq!(summary(&out)["baseline"], "zeta");
+}
+
+// 11. Tampered summaries make check exit 2.
+#[test]
+fn item11_check_refuses_tampered_summaries() {
+    // A second "variants" key (the first one's figures would be judged).
+    let o = check_tampered(
+        |t| t.replacen("{", "{\n  \"variants\": {},", 1),
+        &["--max-safety-regressions", "0"],
+    );
+    expect_error(&o, 2, "twice");
+    // Disagreement counts that wrap to 0 when added.
+    let o = check_tampered(
+        |t| {
+            let t = set_count(t, "production_fired_variant_skips", "9223372036854775808");
+            set_count(
+                &t,
+                "production_skipped_variant_fires",
+                "9223372036854775808",
+            )
+        },
+        &["--min-production-agreement", "0.5"],
+    );
+    expect_code(&o, 2);
+    // turns + rejected must be lines.
+    let o = check_tampered(|t| set_count(t, "rejected", "7"), &["--max-rejected", "10"]);
+    expect_error(&o, 2, "lines");
+    // More saved calls than skips; a second variant marked the baseline
+    // (the second review).
+    let edit = |key: &'static str, value: serde_json::Value| {
+        move |t: &str| {
+            let mut v: serde_json::Value = serde_json::from_str(t).unwrap();
+            v["variants"]["smart"][key] = value.clone();
+            serde_json::to_string(&v).unwrap()
+        }
+    };
+    let budget = ["--max-safety-regressions", "5"];
+    let o = check_tampered(edit("saved_calls", serde_json::json!(11)), &budget);
+    expect_error(&o, 2, "saved_calls");
+    let o = check_tampered(edit("baseline", serde_json::json!(true)), &budget);
+    expect_error(&o, 2, "variants.smart.baseline is true");
+}
+
+// 14. Cells from traffic cannot become spreadsheet formulas, and drafts
+// cannot inject HTML or links into the Markdown reports.
+#[test]
+fn item14_no_formula_or_markup_injection() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"=HYPERLINK(\"http://x\")","draft":"=1+2 <img src=x onerror=alert(1)> [c](javascript:alert(1))","scope":{"tenant":"@evil"},"critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+        r#"{"run_id":"+b","draft":"ok <b>bold</b> [c](javascript:x)","scope":{"tenant":"-2"},"critic":{"verdict":"refuse","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+        r#"{"run_id":"u","draft":"ok https://evil.example/a www.evil.example","critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--scope-columns", "tenant"]);
+    for table in ["decisions.csv", "regressions.csv", "mismatches.csv"] {
+        let p = out.join(table);
+        if !p.exists() {
+            continue;
+        }
+        for line in std::fs::read_to_string(&p).unwrap().lines().skip(1) {
+            // A number (`-2`) is no formula.
+            for cell in csv_fields(line)
+                .into_iter()
+                .filter(|c| c.parse::<f64>().is_err())
+            {
+                assert!(
+                    !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                    "{table}: cell {cell:?} in {line}"
+                );
+            }
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // No bare link for GitHub to make one of: https\:// and www\. render
+    // as text.
+    assert!(
+        md.contains("https\\://evil") && md.contains("www\\.evil"),
+        "{md}"
+    );
+    assert!(!md.contains("<img"), "{md}");
+    assert!(!md.contains("<b>"), "{md}");
+    assert!(!md.contains("](javascript"), "{md}");
+    let v = d.path("v.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+            "--markdown",
+            v.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let md = std::fs::read_to_string(&v).unwrap();
+    assert!(md.contains("Safety regressions"), "{md}");
+    assert!(!md.contains("<img") && !md.contains("](javascript"), "{md}");
+}
+
+#[test]
+fn a_full_stdout_is_exit_2_naming_the_stream() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    for args in [
+        &["check", "reports/seed", "--max-safety-regressions", "99"][..],
+        &["explain", "datasets/seed.jsonl"][..],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = cmd()
+            .current_dir(root())
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        expect_error(
+            &o,
+            2,
+            "cannot write to standard output: No space left on device",
+        );
+    }
+}
+
+/// `check` passed a replay of 0 turns (an empty file, every line rejected,
+/// closed stdin): "check passed", exit 0.
+#[test]
+fn check_of_a_replay_with_no_turns_is_exit_2() {
+    let d = Dir::new();
+    let empty = d.write("empty.jsonl", "");
+    let bad = d.write("bad.jsonl", "{\"run_id\":1}\nnot json\n");
+    for (input, extra) in [(&empty, None), (&bad, Some("--skip-invalid"))] {
+        let out = d.path("o");
+        let mut args = vec![input.to_str().unwrap(), "--quiet"];
+        args.extend(extra);
+        expect_code(&replay_in(&out, &args), 0);
+        let o = run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--max-safety-regressions",
+                "0",
+            ],
+            None,
+        );
+        expect_error(&o, 2, "nothing to judge: the replay has 0 turns");
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+/// A null, -1 or 0.5 `safety_regressions` / `contract_violations` read as
+/// a pass.
+#[test]
+fn check_refuses_impossible_summary_values_naming_the_key() {
+    let d = Dir::new();
+    let out = d.path("o");
+    expect_code(
+        &replay_in(&out, &["datasets/multilingual.jsonl", "--quiet"]),
+        0,
+    );
+    let original = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    for (key, bad) in [
+        ("safety_regressions", "null"),
+        ("safety_regressions", "-1"),
+        ("safety_regressions", "0.5"),
+        ("contract_violations", "null"),
+        ("contract_violations", "-1"),
+    ] {
+        let mut s: serde_json::Value = serde_json::from_str(&original).unwrap();
+        s["variants"]["smart"][key] = serde_json::from_str(bad).unwrap();
+        std::fs::write(out.join("summary.json"), s.to_string()).unwrap();
+        let o = run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--max-safety-regressions",
+                "0",
+            ],
+            None,
+        );
+        expect_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!(
+                "summary.json: variants.smart.{key} must be a whole number >= 0, got {bad}"
+            )),
+            "{key}={bad}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// A `[check]` value from the config was reported under a flag's name.
+#[test]
+fn a_bad_budget_is_named_where_it_came_from() {
+    let d = Dir::new();
+    let cfg = d.write("c.toml", "[check]\nmin_skip_rate = 1.5\n");
+    let o = run(
+        &["check", "reports/seed", "--config", cfg.to_str().unwrap()],
+        None,
+    );
+    expect_error(
+        &o,
+        2,
+        &format!("{}: [check] min_skip_rate must be a rate", cfg.display()),
+    );
+    let o = run(&["check", "reports/seed", "--min-skip-rate", "2"], None);
+    expect_error(&o, 2, "--min-skip-rate must be a rate in [0, 1], got 2");
+}
+
+/// `check --markdown /dev/full` printed "check passed", then exited 2.
+#[test]
+fn check_writes_the_markdown_before_the_verdict() {
+    let o = run(
+        &[
+            "check",
+            "reports/multilingual",
+            "--min-turns",
+            "1",
+            "--markdown",
+            "/dev/full",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "/dev/full: No space left on device");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+/// Counts read as English: "1 turn", "1 budget", "1 regression".
+#[test]
+fn counts_of_one_are_singular() {
+    let d = Dir::new();
+    let one = d.write(
+        "one.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"Got it, thanks!\"}\n",
+    );
+    let out = d.path("r");
+    let o = replay_in(&out, &[one.to_str().unwrap()]);
+    expect_code(&o, 0);
+    assert!(
+        stderr(&o).contains("critic-gate: 1 turn, 0 rejected (1 line)"),
+        "{}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("1 turn from"), "{md}");
+    let o = run(&["check", out.to_str().unwrap(), "--min-turns", "1"], None);
+    assert!(
+        stdout(&o).ends_with("check passed: 2 budgets\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["check", out.to_str().unwrap(), "--min-turns", "2"], None);
+    assert!(
+        stdout(&o).ends_with("check FAILED: 1 of 2 budgets\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A variant name with a `|` or a backtick does not break report.md's
+/// tables or `check --markdown`'s.
+#[test]
+fn odd_variant_names_keep_markdown_tables_whole() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "c.toml",
+        "[variants.legacy]\nmetacognition_selective_gate = false\n[variants.\"a|b`\"]\nmetacognition_selective_gate = true\n[check]\nmax_safety_regressions = 0\n",
+    );
+    let out = d.path("r");
+    let o = replay_in(
+        &out,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let md_file = d.path("v.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--markdown",
+            md_file.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    for text in [
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        std::fs::read_to_string(&md_file).unwrap(),
+    ] {
+        // Every row of a table has as many cells as its header.
+        let mut cells = None;
+        for line in text.lines() {
+            if !line.starts_with('|') {
+                cells = None;
+                continue;
+            }
+            let n = line.replace("\\|", "").matches('|').count();
+            match cells {
+                None => cells = Some(n),
+                Some(c) => assert_eq!(n, c, "{line}\n{text}"),
+            }
+        }
+        assert!(text.contains("a\\|b\\`"), "{text}");
+    }
+}
+
+#[test]
+fn check_markdown_gives_a_bound_with_its_counts() {
+    let d = Dir::new();
+    let md = d.path("verdict.md");
+    let o = run(
+        &[
+            "check",
+            root().join("reports/seed").to_str().unwrap(),
+            "--max-safety-regression-rate",
+            "0.05",
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("| ❌ | `smart` | max_safety_regression_rate | 86.4% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 86.4%; runs are the sampling unit \\(design effect 3.40\\): the bound counts 3 effective labels; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused, and about 434 for an 80% chance of it at a true rate of 2.50% |"),
+        "{text}"
+    );
+    assert!(!text.contains("0.864"), "a bare rate: {text}");
+}

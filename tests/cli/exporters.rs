@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::import_review::{attr, doc, import_trace, lines, replay_trace, run_spans, span, T};
+use crate::trace::{attr, doc, import_trace, lines, replay_trace, run_spans, span, T};
 use crate::util::*;
 
 /// `s` with the ids an exporter gives every span.

@@ -2,28 +2,28 @@
 
 mod util;
 
-mod adversarial;
-
 mod build;
 mod calibrate;
 mod charts;
 mod check;
+mod config;
 mod costs;
 mod derive;
+mod diff;
+mod docs;
 mod explain;
 mod exporters;
-mod first_hour;
-mod first_reading;
 mod fuzz_check;
 mod import;
-mod import_review;
+mod init;
 mod label_patterns;
 mod merge;
 mod mine;
+mod patterns;
 mod production;
 mod replay;
-mod round_two;
 mod schema;
 mod scope_columns;
 mod statistics;
 mod sweep;
+mod trace;

@@ -449,3 +449,55 @@ fn an_ack_with_punctuation_between_its_words_is_proposed() {
     assert_eq!(p["status"], "proposed", "{p:?}");
     assert_eq!(p["new_skips"], "70", "{p:?}");
 }
+
+/// `--out /` wrote report files into `/`: a non-empty folder that is not
+/// an earlier report is refused unless `--force`.
+#[test]
+fn a_foreign_non_empty_folder_is_refused_without_force() {
+    let d = Dir::new();
+    d.write("home/notes.txt", "mine");
+    let home = d.path("home");
+    let o = replay_in(&home, &["datasets/seed.jsonl", "--quiet"]);
+    expect_error(&o, 2, "holds no earlier critic-gate report");
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    expect_code(
+        &replay_in(&home, &["datasets/seed.jsonl", "--quiet", "--force"]),
+        0,
+    );
+    assert_eq!(d.read("home/notes.txt"), "mine");
+    // Now it is a report folder: a second run needs no --force.
+    expect_code(&replay_in(&home, &["datasets/seed.jsonl", "--quiet"]), 0);
+}
+
+/// `mine` on traffic it can propose nothing for says why.
+#[test]
+fn mine_says_why_it_proposed_nothing() {
+    let d = Dir::new();
+    let out = d.path("m");
+    let o = run(
+        &[
+            "mine",
+            "datasets/seed.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = stdout(&o);
+    assert!(s.contains("note: nothing proposed: "), "{s}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("mine.json")).unwrap()).unwrap();
+    assert!(
+        m["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("nothing proposed: ")),
+        "{m}"
+    );
+}

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::process::Stdio;
 
 use critic_gate::gate::Gate;
 use critic_gate::ConfigFile;
@@ -675,4 +676,1077 @@ fn a_recorded_value_spelled_like_a_label_is_kept_apart() {
     // The turn without a scope: in the (none) row, apart from the recorded
     // "(none)".
     assert_eq!(turns("scope.tenant", "(none)"), vec!["1"]);
+}
+
+// 3. A --group-by path that spells a dotted scope key's name is a
+// dimension of its own: no dimension counts a turn twice.
+#[test]
+fn item03_group_by_path_and_dotted_scope_key_do_not_double_count() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"a","draft":"ok","scope":{"user.tier":"gold","user":{"tier":"silver"}}}"#,
+        r#"{"run_id":"b","draft":"ok","scope":{"user":{"tier":"gold"}}}"#,
+        r#"{"run_id":"c","draft":"ok","scope":{"user.tier":"gold"}}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(
+        &d,
+        "r",
+        &[f.to_str().unwrap(), "--group-by", "scope.user.tier"],
+    );
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let mut dims: std::collections::BTreeMap<String, u64> = Default::default();
+    for r in rows.iter().filter(|r| r["variant"] == "legacy") {
+        *dims.entry(r["dimension"].clone()).or_default() += r["turns"].parse::<u64>().unwrap();
+    }
+    for (dim, n) in &dims {
+        assert_eq!(*n, 3, "dimension {dim} counts {n} turns of 3: {dims:?}");
+    }
+    assert!(dims.contains_key("scope.user.tier"), "{dims:?}");
+}
+
+// 4. A confidence that is not a number is an invalid line, never a
+// decision.
+#[test]
+fn item04_nan_confidence_is_an_invalid_line() {
+    let d = Dir::new();
+    let bad = r#"{"run_id":"n","draft":"A long answer about 42 things.","activation_log":{"activated_nodes":[{"score":1e308},{"score":1e308}],"traversed_edges":[{"weight":-1e308},{"weight":-1e308}]}}"#;
+    let f = d.write("t.jsonl", format!("{bad}\n"));
+    let o = replay_in(&d.path("r"), &[f.to_str().unwrap()]);
+    expect_error(&o, 2, "t.jsonl:1");
+    assert!(stderr(&o).contains("not a number"), "{}", stderr(&o));
+    let out = replayed(&d, "s", &[f.to_str().unwrap(), "--skip-invalid"]);
+    let rej = rejects(&out);
+    assert_eq!(rej.len(), 1);
+    assert!(
+        rej[0]["reason"].as_str().unwrap().contains("not a number"),
+        "{rej:?}"
+    );
+    let decisions = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
+    assert!(!decisions.contains("NaN"), "{decisions}");
+}
+
+// 10. --partial replaces only an earlier partial result, never another
+// file, and never a file of the --out folder.
+#[test]
+fn item10_partial_replaces_only_a_partial() {
+    let d = Dir::new();
+    let other = d.write("other.jsonl", "{\"run_id\":\"x\",\"draft\":\"ok\"}\n");
+    let o = run_in(
+        &d.path("a"),
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            other.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "not a partial result");
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "{\"run_id\":\"x\",\"draft\":\"ok\"}\n"
+    );
+    let out = d.path("r");
+    let inside = out.join("summary.json");
+    let o = run_in(
+        &out,
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            inside.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "a file of the report");
+    // Its marker too (the second review).
+    let marker = out.join(".critic-gate-report");
+    let o = run_in(
+        &out,
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            marker.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "a file of the report");
+    // An earlier partial is replaced; the temporary file a killed run
+    // (of a process that is gone) left beside it is removed.
+    let p = d.path("p.partial");
+    let stale = d.write(".p.partial.4294967294.tmp", "cut short");
+    for _ in 0..2 {
+        let o = run_from_root(&["replay", SEED, "--partial", p.to_str().unwrap(), "--quiet"]);
+        expect_code(&o, 0);
+    }
+    assert!(!stale.exists());
+    assert_eq!(
+        std::fs::read_dir(d.tmp.path()).unwrap().count(),
+        2,
+        "other.jsonl, p.partial"
+    );
+}
+
+// 15. `ts` must be RFC 3339; `turn: -0` is turn 0.
+#[test]
+fn item15_timestamps_are_rfc3339_and_minus_zero_is_a_turn() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"a","turn":0,"ts":"2026-11-30T12:00:00Z","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":1,"ts":"2026-11-30T12:00:00.123+01:00","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":2,"ts":"yesterday","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":3,"ts":"2026-02-30T12:00:00Z","draft":"ok"}"#,
+        r#"{"run_id":"b","turn":-0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":0.0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1e2,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1.5,"draft":"ok"}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--skip-invalid"]);
+    let rej = rejects(&out);
+    let lines: Vec<u64> = rej.iter().map(|r| r["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [3, 4, 8], "{rej:?}");
+    assert!(
+        rej[0]["reason"].as_str().unwrap().contains("RFC 3339"),
+        "{rej:?}"
+    );
+}
+
+// 15. Scope keys that cannot be columns are named in a note.
+#[test]
+fn item15_unusable_scope_keys_are_noted() {
+    let d = Dir::new();
+    let long = "k".repeat(70);
+    let line = format!(
+        "{{\"run_id\":\"a\",\"draft\":\"ok\",\"scope\":{{\"tenant\":\"t\",\"\":1,\"{long}\":2,\"a\\u0001b\":3}}}}\n"
+    );
+    let f = d.write("t.jsonl", line);
+    let out = replayed(&d, "r", &[f.to_str().unwrap()]);
+    let notes = summary(&out)["notes"].to_string();
+    assert!(notes.contains("cannot be columns"), "{notes}");
+    assert!(notes.contains("3 scope keys"), "{notes}");
+}
+
+// 16. Every dimension of segments.csv adds up to the run's turns: turns
+// without a scope key are in its `(none)` row.
+#[test]
+fn item16_every_segment_dimension_adds_up() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"a","draft":"ok","scope":{"tenant":"t1","variant":"x"}}"#,
+        r#"{"run_id":"b","draft":"ok","scope":{"tenant":"t2"}}"#,
+        r#"{"run_id":"c","draft":"ok","scope":"web"}"#,
+        r#"{"run_id":"d","draft":"ok"}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(
+        &d,
+        "r",
+        &[f.to_str().unwrap(), "--group-by", "critic.model"],
+    );
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let mut dims: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    for r in &rows {
+        *dims
+            .entry((r["variant"].clone(), r["dimension"].clone()))
+            .or_default() += r["turns"].parse::<u64>().unwrap();
+    }
+    for ((v, dim), n) in &dims {
+        assert_eq!(*n, 4, "{v} {dim}: {n} of 4 turns");
+    }
+    assert!(dims.contains_key(&("legacy".into(), "scope.variant".into())));
+    assert!(rows
+        .iter()
+        .any(|r| r["dimension"] == "scope.variant" && r["value"] == "(none)"));
+}
+
+// 17. Column names say what they count, and a decision is one type.
+#[test]
+fn item17_names_and_types() {
+    let d = Dir::new();
+    let out = replayed(&d, "r", &[SEED, "--config", "datasets/gate.toml"]);
+    let header = |t: &str| {
+        std::fs::read_to_string(out.join(t))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let skips = header("skips.csv");
+    assert!(skips.contains(&"saved_calls".to_string()), "{skips:?}");
+    assert!(!skips.contains(&"skips".to_string()), "{skips:?}");
+    let mism = header("mismatches.csv");
+    assert!(mism.contains(&"baseline_decision".to_string()), "{mism:?}");
+    assert!(!mism.contains(&"baseline".to_string()), "{mism:?}");
+}
+
+// 2. A scope of very many keys: past the cap a run has no scope
+// dimensions (which could not add up), and says so; a run under it keeps
+// every one.
+#[test]
+fn item02_scope_dimensions_are_capped_and_noted() {
+    let d = Dir::new();
+    let keys: Vec<String> = (0..50_000).map(|i| format!("\"k{i}\":{i}")).collect();
+    let line = format!(
+        "{{\"run_id\":\"a\",\"draft\":\"ok\",\"scope\":{{{}}}}}\n",
+        keys.join(",")
+    );
+    let few =
+        "{\"run_id\":\"b\",\"draft\":\"ok\",\"scope\":{\"tenant\":\"t\",\"tenant\":\"again\"}}\n";
+    let f = d.write("t.jsonl", format!("{few}{}", line.repeat(3)));
+    let out = replayed(
+        &d,
+        "r",
+        &[f.to_str().unwrap(), "--group-by", "scope.user.tier"],
+    );
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    // A --group-by path into the scope is the user's own: it stays.
+    let dims: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["dimension"].as_str()).collect();
+    assert!(
+        dims.contains("scope.user.tier") && dims.contains("language"),
+        "{dims:?}"
+    );
+    assert_eq!(dims.iter().filter(|d| d.starts_with("scope")).count(), 1);
+    let notes = summary(&out)["notes"].to_string();
+    assert!(
+        notes.contains("more than 256 distinct scope keys"),
+        "{notes}"
+    );
+    // 256 keys are dimensions; a repeated key keeps its last value.
+    let keys: Vec<String> = (0..255).map(|i| format!("\"k{i}\":{i}")).collect();
+    let line = format!(
+        "{{\"run_id\":\"a\",\"draft\":\"ok\",\"scope\":{{{}}}}}\n",
+        keys.join(",")
+    );
+    let f = d.write("u.jsonl", format!("{few}{line}"));
+    let out = replayed(&d, "u", &[f.to_str().unwrap()]);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let dims: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r["dimension"].as_str())
+        .filter(|d| d.starts_with("scope"))
+        .collect();
+    assert_eq!(dims.len(), 256);
+    assert!(rows
+        .iter()
+        .any(|r| r["dimension"] == "scope.tenant" && r["value"] == "again"));
+}
+
+/// An error message with stderr closed panicked; the exit code stays 2.
+#[test]
+fn an_error_with_stderr_closed_still_exits_2() {
+    let code = run_with_closed(
+        &["replay", "/nonexistent.jsonl", "--out", "/tmp/never"],
+        true,
+    );
+    assert_eq!(code, Some(2));
+}
+
+/// `--threads 100000` started 15,735 threads and hung the machine.
+#[test]
+fn thread_counts_beyond_four_per_core_are_refused() {
+    let d = Dir::new();
+    for n in ["100000", "0"] {
+        let o = replay_in(&d.path("o"), &["datasets/seed.jsonl", "--threads", n]);
+        expect_error(&o, 2, &format!("--threads {n}: give 1 to "));
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let max = (4 * cores).to_string();
+    let o = replay_in(
+        &d.path("o"),
+        &["datasets/seed.jsonl", "--threads", &max, "--quiet"],
+    );
+    expect_code(&o, 0);
+}
+
+/// `replay d/summary.json --out d` replaced its own input.
+#[test]
+fn an_output_folder_holding_an_input_is_refused() {
+    let d = Dir::new();
+    let input = d.write("d/traffic.jsonl", "{\"run_id\":\"r\",\"draft\":\"ok\"}\n");
+    let before = std::fs::read(&input).unwrap();
+    let o = run(
+        &[
+            "replay",
+            input.to_str().unwrap(),
+            "--out",
+            d.path("d").to_str().unwrap(),
+            "--force",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "contains the input");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(std::fs::read_dir(d.path("d")).unwrap().count(), 1);
+}
+
+/// SIGINT and SIGTERM left `.critic-gate-partial-PID` folders behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_the_staging_folder_and_exits_128_plus_the_signal() {
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let d = Dir::new();
+        let out = d.path("new");
+        // Reading a stdin that stays open: the run waits with its staging
+        // folder in place.
+        let mut child = cmd()
+            .args(["replay", "-", "--out", out.to_str().unwrap(), "--quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while staging_folders(&out).is_empty() {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "no staging folder appeared"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}");
+        assert!(
+            !out.exists(),
+            "{signal}: the folder this run created is gone; it holds {:?}",
+            files_in(&out)
+        );
+    }
+}
+
+/// SIGKILL cannot be caught: the next run into the folder removes the
+/// staging folders of dead processes (and only those).
+#[test]
+fn the_next_run_removes_staging_folders_of_dead_processes() {
+    let d = Dir::new();
+    let out = d.path("r");
+    expect_code(&replay_in(&out, &["datasets/seed.jsonl", "--quiet"]), 0);
+    let dead = out.join(".critic-gate-partial-4000000000");
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("decisions.csv"), "x".repeat(1000)).unwrap();
+    let alive = out.join(format!(".critic-gate-partial-{}", std::process::id()));
+    std::fs::create_dir(&alive).unwrap();
+    expect_code(&replay_in(&out, &["datasets/seed.jsonl", "--quiet"]), 0);
+    assert_eq!(
+        staging_folders(&out),
+        vec![format!(".critic-gate-partial-{}", std::process::id())]
+    );
+}
+
+/// 2,100 turns with `reflection_tokens_in: 8999999999999999` wrapped
+/// `saved_tokens_in`; a latency of 1.797e308 ms clamped `saved_latency_ms`.
+/// Values past the documented bounds are invalid lines now.
+#[test]
+fn values_a_tally_cannot_hold_are_invalid_lines() {
+    let d = Dir::new();
+    let line =
+        |critic: &str| format!("{{\"run_id\":\"r\",\"draft\":\"ok\",\"critic\":{critic}}}\n");
+    let tokens = line(
+        r#"{"verdict":"approve","reflection_tokens_in":8999999999999999,"reflection_tokens_out":1}"#,
+    );
+    let latency = line(r#"{"verdict":"approve","reflection_latency_ms":1.797e308}"#);
+    for (text, says) in [
+        (
+            tokens.repeat(2100),
+            "critic.reflection_tokens_in must be a whole number from 0 to 1000000000, got 8999999999999999",
+        ),
+        (
+            latency.clone(),
+            "critic.reflection_latency_ms must be a number of ms from 0 to 86400000 (one day), got 1.797e308",
+        ),
+    ] {
+        let input = d.write("t.jsonl", &text);
+        let o = replay_in(&d.path("o"), &[input.to_str().unwrap()]);
+        expect_error(&o, 2, &format!("t.jsonl:1: {says}"));
+    }
+    let input = d.write("t.jsonl", tokens.repeat(2100));
+    let out = d.path("skip");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (s["turns"].clone(), s["rejected"].clone()),
+        (0.into(), 2100.into())
+    );
+    // At the bounds, the values are valid and summed exactly.
+    let input = d.write(
+        "max.jsonl",
+        line(r#"{"verdict":"approve","reflection_tokens_in":1000000000,"reflection_tokens_out":0,"reflection_latency_ms":86400000}"#)
+            .repeat(3),
+    );
+    let out = d.path("max");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(summary(&out)["turns"], 3);
+}
+
+/// No line-length cap: one 1 GB line took 55 s and 3.16 GB, and its whole
+/// text went to rejects.jsonl.
+#[test]
+fn a_line_past_max_line_bytes_is_rejected_with_a_prefix() {
+    let d = Dir::new();
+    let long = format!(
+        "{{\"run_id\":\"r\",\"draft\":\"{}\"}}",
+        "x".repeat(2_000_000)
+    );
+    let ok = "{\"run_id\":\"r\",\"draft\":\"ok\"}";
+    let input = d.write("t.jsonl", format!("{ok}\n{long}\n{ok}\n"));
+    let args = |extra: &'static str| {
+        vec![
+            input.to_str().unwrap().to_string(),
+            "--max-line-bytes".into(),
+            "100000".into(),
+            extra.into(),
+        ]
+    };
+    let a = args("--quiet");
+    let o = replay_in(
+        &d.path("strict"),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    expect_code(&o, 2);
+    let says = format!(
+        "t.jsonl:2: the line is {} bytes, longer than --max-line-bytes 100000",
+        long.len()
+    );
+    assert!(stderr(&o).contains(&says), "{}", stderr(&o));
+    let out = d.path("skip");
+    let a = args("--skip-invalid");
+    expect_code(
+        &replay_in(&out, &a.iter().map(String::as_str).collect::<Vec<_>>()),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (
+            s["turns"].clone(),
+            s["rejected"].clone(),
+            s["lines"].clone()
+        ),
+        (2.into(), 1.into(), 3.into())
+    );
+    let r = rejects(&out).remove(0);
+    assert_eq!(r["line"], 2);
+    let raw = r["raw"].as_str().unwrap();
+    assert_eq!(
+        raw.chars().count(),
+        4096 + 1,
+        "the first 4 KiB and an ellipsis"
+    );
+    assert!(raw.ends_with('…'));
+}
+
+/// A form-feed-only line was silently dropped from `lines` while a
+/// vertical-tab-only line was rejected: only JSON whitespace is blank.
+#[test]
+fn only_json_whitespace_makes_a_blank_line() {
+    let d = Dir::new();
+    let input = d.write(
+        "ws.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"ok\"}\n \t\r\n\x0c\n\x0b\n",
+    );
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (
+            s["lines"].clone(),
+            s["turns"].clone(),
+            s["rejected"].clone()
+        ),
+        (3.into(), 1.into(), 2.into())
+    );
+}
+
+/// `\ud800`, `1e400` and deep nesting were accepted in `scope` and in
+/// unknown fields but rejected everywhere else.
+#[test]
+fn scope_and_unknown_fields_are_held_to_the_same_rules() {
+    let d = Dir::new();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let lines = [
+        r#"{"run_id":"r","draft":"\ud800"}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":"\ud800"}}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","extra":"\ud800"}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":1e400}}"#.to_string(),
+        r#"{"run_id":"r","draft":"ok","extra":1e400}"#.to_string(),
+        format!(r#"{{"run_id":"r","draft":"ok","scope":{deep}}}"#),
+        format!(r#"{{"run_id":"r","draft":"ok","extra":{deep}}}"#),
+        r#"{"run_id":"r","draft":"ok","scope":{"a":"\ud83d\ude00"},"extra":[1e300]}"#.to_string(),
+    ];
+    let input = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    assert_eq!(
+        (s["turns"].clone(), s["rejected"].clone()),
+        (1.into(), 7.into())
+    );
+}
+
+/// rejects.jsonl stored a lossy `raw` for bytes that are not UTF-8.
+#[test]
+fn a_line_that_is_not_utf8_keeps_its_exact_bytes_in_rejects() {
+    let d = Dir::new();
+    let input = d.write(
+        "t.jsonl",
+        b"{\"run_id\":\"bad\",\"draft\":\"\xff\xfe not utf-8\"}\n",
+    );
+    let out = d.path("o");
+    expect_code(
+        &replay_in(
+            &out,
+            &[input.to_str().unwrap(), "--skip-invalid", "--quiet"],
+        ),
+        0,
+    );
+    let r = rejects(&out).remove(0);
+    // Python: base64.b64encode(the line's bytes).
+    assert_eq!(
+        r["raw_base64"],
+        "eyJydW5faWQiOiJiYWQiLCJkcmFmdCI6Iv/+IG5vdCB1dGYtOCJ9"
+    );
+    assert!(r["raw"].as_str().unwrap().contains('\u{fffd}'));
+}
+
+/// A broken compressed stream was reported "after line 0" when thousands
+/// of lines had been read from it.
+#[test]
+fn a_broken_gzip_stream_names_the_last_whole_line() {
+    use std::io::{Read, Write};
+    let d = Dir::new();
+    // Incompressible lines, so the cut falls well inside the text.
+    let mut x: u64 = 7;
+    let mut text = String::new();
+    for i in 0..20_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text.push_str(&format!(
+            "{{\"run_id\":\"r{i}\",\"draft\":\"{x:016x}{:016x}\"}}\n",
+            x.rotate_left(17)
+        ));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = &gz[..gz.len() * 2 / 3];
+    let input = d.write("t.jsonl.gz", cut);
+    // The whole lines a gzip reader gets out of the cut stream.
+    let mut got = Vec::new();
+    let _ = flate2::read::GzDecoder::new(cut).read_to_end(&mut got);
+    let whole = got.iter().filter(|&&b| b == b'\n').count();
+    assert!(whole > 1000);
+    let o = replay_in(&d.path("o"), &[input.to_str().unwrap()]);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!("t.jsonl.gz: read error after line {whole}:")),
+        "{whole}: {}",
+        stderr(&o)
+    );
+}
+
+/// Duplicate `(run_id, turn)` pairs hid a new safety regression from
+/// `diff --fail-on-new-regressions`; the same file under another path was
+/// "different traffic"; a side that kept no turns compared 0 rows, exit 0.
+#[test]
+fn diff_matches_turns_by_line_and_sees_the_same_bytes_as_the_same_traffic() {
+    let d = Dir::new();
+    let dup = d.write(
+        "dup.jsonl",
+        "{\"run_id\":\"r\",\"turn\":0,\"draft\":\"ok\",\"critic\":{\"verdict\":\"revise\",\"reflection_tokens_in\":10,\"reflection_tokens_out\":1}}\n\
+         {\"run_id\":\"r\",\"turn\":0,\"draft\":\"thanks\",\"critic\":{\"verdict\":\"revise\",\"reflection_tokens_in\":10,\"reflection_tokens_out\":1}}\n",
+    );
+    let cfg = |name: &str, pattern: &str| {
+        d.write(
+            name,
+            format!("metacognition_trivial_ack_patterns = [\"{pattern}\"]\n[variants.legacy]\nmetacognition_selective_gate = false\n[variants.smart]\nmetacognition_selective_gate = true\n"),
+        )
+    };
+    let (pb, pa) = (cfg("pb.toml", "^ok$"), cfg("pa.toml", "^thanks$"));
+    // The new replay reads the same file through another path.
+    let other_path = format!(
+        "{}/../{}/dup.jsonl",
+        d.tmp.path().display(),
+        d.tmp.path().file_name().unwrap().to_string_lossy()
+    );
+    for (out, input, c) in [
+        ("old", dup.to_str().unwrap().to_string(), &pb),
+        ("new", other_path, &pa),
+    ] {
+        let o = run(
+            &[
+                "replay",
+                &input,
+                "--config",
+                c.to_str().unwrap(),
+                "--out",
+                d.path(out).to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+    }
+    let o = run(
+        &[
+            "diff",
+            d.path("old").to_str().unwrap(),
+            d.path("new").to_str().unwrap(),
+            "--fail-on-new-regressions",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("2 flipped (1 new safety regressions)"),
+        "{}",
+        stdout(&o)
+    );
+    // The same traffic, but one side kept no turns.
+    let o = run(
+        &[
+            "replay",
+            dup.to_str().unwrap(),
+            "--skip-invalid",
+            "--max-line-bytes",
+            "50",
+            "--out",
+            d.path("none").to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let o = run(
+        &[
+            "diff",
+            d.path("old").to_str().unwrap(),
+            d.path("none").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "kept different turns (2 in");
+}
+
+/// `--max-line-bytes 0` was taken as 1; a rejected long line was cut in
+/// the middle of a character, and short ones got a `…` although nothing
+/// was cut.
+#[test]
+fn overlong_lines_keep_whole_characters_and_the_limit_is_at_least_one() {
+    let d = Dir::new();
+    let o = replay_in(
+        &d.path("z"),
+        &["datasets/seed.jsonl", "--max-line-bytes", "0"],
+    );
+    expect_error(&o, 2, "invalid value '0' for '--max-line-bytes");
+    let long = format!("{{\"run_id\":\"r\",\"draft\":\"{}\"}}", "€".repeat(3000));
+    let input = d.write("t.jsonl", format!("{long}\n"));
+    let out = d.path("o");
+    let args = [
+        input.to_str().unwrap(),
+        "--skip-invalid",
+        "--max-line-bytes",
+        "100",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let r = rejects(&out).remove(0);
+    let raw = r["raw"].as_str().unwrap();
+    assert!(!raw.contains('\u{fffd}') && raw.ends_with("€…"), "{raw}");
+    // A line past a small limit but shorter than the prefix is kept whole.
+    let input = d.write("s.jsonl", "{\"run_id\":\"r\",\"draft\":\"hello there\"}\n");
+    let out = d.path("s");
+    let args = [
+        input.to_str().unwrap(),
+        "--skip-invalid",
+        "--max-line-bytes",
+        "10",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let r = rejects(&out).remove(0);
+    assert_eq!(r["raw"], "{\"run_id\":\"r\",\"draft\":\"hello there\"}");
+}
+
+/// Tool calls recorded as plain strings (`["search_docs"]`) fire the
+/// mutating-tool floor, even for a read-only tool: warned like a call
+/// without a `name`.
+#[test]
+fn a_tool_call_that_is_not_an_object_is_warned_about() {
+    let d = Dir::new();
+    let input = d.write(
+        "t.jsonl",
+        "{\"run_id\":\"r\",\"draft\":\"ok\",\"tool_calls_this_turn\":[\"search_docs\"]}\n",
+    );
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(
+        summary(&out)["warnings"]["tool_call_without_name"]["count"],
+        1
+    );
+}
+
+/// With no token or latency fields in any event, smart's 10 saved calls
+/// showed `saved_usd` 0.0 and a critic-latency p95 of 0 ms.
+#[test]
+fn sums_and_percentiles_of_nothing_measured_are_absent_with_a_note() {
+    let d = Dir::new();
+    let seed = std::fs::read_to_string(root().join("datasets/seed.jsonl")).unwrap();
+    let mut stripped = String::new();
+    for line in seed.lines() {
+        let mut t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let c = t["critic"].as_object_mut().unwrap();
+        for k in [
+            "reflection_tokens_in",
+            "reflection_tokens_out",
+            "reflection_latency_ms",
+        ] {
+            c.remove(k);
+        }
+        stripped.push_str(&t.to_string());
+        stripped.push('\n');
+    }
+    let input = d.write("t.jsonl", stripped);
+    let out = d.path("o");
+    let args = [
+        input.to_str().unwrap(),
+        "--config",
+        "datasets/gate.toml",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let s = summary(&out);
+    let smart = &s["variants"]["smart"];
+    assert_eq!(smart["saved_calls"], 10);
+    for k in [
+        "saved_usd",
+        "net_usd",
+        "saved_tokens_in",
+        "saved_latency_ms",
+        "critic_latency_p95_ms",
+    ] {
+        assert!(smart[k].is_null(), "{k}: {}", smart[k]);
+    }
+    let notes = s["notes"].to_string();
+    assert!(
+        notes.contains("none of its 10 saved calls recorded token counts"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("user-facing fires recorded a latency"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn the_run_label_is_never_empty_and_dot_is_named_by_its_folder() {
+    let d = Dir::new();
+    let seed = root().join("datasets/seed.jsonl");
+    let o = run(
+        &[
+            "replay",
+            seed.to_str().unwrap(),
+            "--out",
+            d.path("l").to_str().unwrap(),
+            "--label",
+            "",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "give a non-empty name");
+    let here = d.path("nightly");
+    std::fs::create_dir(&here).unwrap();
+    let o = cmd()
+        .current_dir(&here)
+        .args(["replay", seed.to_str().unwrap(), "--out", ".", "--quiet"])
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+    assert_eq!(summary(&here)["run"], "nightly");
+}
+
+#[test]
+fn an_empty_text_is_written_as_empty_text_not_as_a_missing_value() {
+    let d = Dir::new();
+    let traffic = d.path("t.jsonl");
+    std::fs::write(
+        &traffic,
+        "{\"run_id\": \"\", \"turn\": 1, \"draft\": \"ok\", \"language\": \"\", \"sensitive_hit\": \"\"}\n{\"run_id\": \"r\", \"draft\": \"ok\"}\n",
+    )
+    .unwrap();
+    let out = d.path("o");
+    expect_code(&replay_in(&out, &[traffic.to_str().unwrap(), "--quiet"]), 0);
+    let rows = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    // run_id and language recorded as "": quoted; turn, scope, intent and
+    // verdict absent: bare empty fields.
+    assert!(lines[1].contains(",1,\"\",1,legacy,"), "{}", lines[1]);
+    assert!(lines[1].contains(",\"\",,,2,"), "{}", lines[1]);
+    assert!(lines[3].contains(",r,,legacy,"), "{}", lines[3]);
+    assert!(lines[3].contains(",,,,2,"), "{}", lines[3]);
+}
+
+/// A bad top-level value was blamed on "variant legacy", a variant the
+/// config never wrote, and no error of a config's values named the file.
+/// Each names the file, then the key (and the variant only when the
+/// variant sets it).
+#[test]
+fn config_value_errors_name_the_file_the_line_and_the_key() {
+    let d = Dir::new();
+    for (text, says) in [
+        (
+            "metacognition_confidence_threshold = 1.5\n",
+            "shared.toml:1: metacognition_confidence_threshold must be in [0, 1]",
+        ),
+        (
+            "[variants.a]\nmetacognition_confidence_threshold = 2\n",
+            "shared.toml:2: variant a: metacognition_confidence_threshold must be in [0, 1]",
+        ),
+        (
+            "[deployment]\nfabrication_refuse_min_confidence = 3\n",
+            "shared.toml:2: deployment.fabrication_refuse_min_confidence must be in [0, 1]",
+        ),
+        (
+            "baseline = \"nope\"\n",
+            "shared.toml:1: baseline \"nope\" is not a variant",
+        ),
+        // A top-level list is the smart variant's to use, not legacy's,
+        // and its line is the top level's.
+        (
+            "read_only_tools = []\nmetacognition_trivial_ack_patterns = [\"ok\", \"(oops\"]\n",
+            "shared.toml:2: variant smart: metacognition_trivial_ack_patterns[1] = \"(oops\" cannot be compiled",
+        ),
+        (
+            "[variants.a]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"(oops\"]\n",
+            "shared.toml:3: variant a: metacognition_trivial_ack_patterns[0] = \"(oops\" cannot be compiled",
+        ),
+    ] {
+        let cfg = d.write("shared.toml", text);
+        let out = d.path("out");
+        let o = run(
+            &[
+                "replay",
+                "datasets/seed.jsonl",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, says);
+        assert!(!stderr(&o).contains("variant legacy"), "{}", stderr(&o));
+    }
+}
+
+/// Every command's help has an example, its exit codes and where the
+/// reference is.
+#[test]
+fn every_commands_help_has_an_example_and_the_exit_codes() {
+    let commands = [
+        "replay",
+        "sweep",
+        "calibrate",
+        "mine",
+        "check",
+        "diff",
+        "explain",
+        "derive",
+        "import",
+        "merge",
+        "synth",
+        "init",
+        "patterns",
+    ];
+    for c in commands {
+        let o = run(&[c, "--help"], None);
+        expect_code(&o, 0);
+        let h = stdout(&o);
+        assert!(
+            h.contains(&format!("critic-gate {c}")),
+            "{c}: no example:\n{h}"
+        );
+        assert!(h.contains("Exit codes: 0"), "{c}: no exit codes:\n{h}");
+        assert!(h.contains("Reference: docs/"), "{c}: no docs:\n{h}");
+    }
+    let top = stdout(&run(&["--help"], None));
+    for c in commands {
+        assert!(
+            top.contains(&format!("  {c}")),
+            "{c} missing from --help:\n{top}"
+        );
+    }
+    assert!(top.contains("critic-gate init"), "{top}");
+}
+
+/// report.md opens with a bottom line per candidate and, on traffic too
+/// small to conclude anything, says how many labels it would take; on
+/// enough traffic, no such warning.
+#[test]
+fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
+    let md = std::fs::read_to_string(root().join("reports/seed/report.md")).unwrap();
+    let bottom = md.find("## Bottom line").expect("a bottom line");
+    assert!(bottom < md.find("## Every variant").unwrap());
+    assert!(
+        md.contains("- **`smart`** instead of `legacy`: saves 10 critic calls (50.0% of `legacy`'s) and adds 0 over 20 turns, $0.48 net; of its 10 new skips (turns `legacy` fires on), 10 have a critic verdict and the critic revised or refused 1"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Too few labels to conclude.** `smart` has 10 labelled new skips"),
+        "{md}"
+    );
+    assert!(
+        md.contains("takes at least 59, and an 80% chance of one when the true rate is 2.5% takes about 434."),
+        "{md}"
+    );
+    // 2,000 synthetic turns have hundreds of labelled skips: no warning.
+    let d = Dir::new();
+    let t = synth(&d, "t.jsonl", 2000, 3);
+    let out = d.path("r");
+    expect_code(&replay_in(&out, &[t.to_str().unwrap(), "--quiet"]), 0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Bottom line"), "{md}");
+    assert!(!md.contains("Too few labels"), "{md}");
+}
+
+/// A price note says exactly which dollar figures are missing: a run
+/// whose unpriced model only reviewed fired turns still reports its
+/// saved dollars.
+#[test]
+fn the_price_note_does_not_contradict_the_dollars() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "c.toml",
+        "[cost]\ndefault_model = \"opus\"\n[cost.models.opus]\nusd_per_mtok_in = 15.0\nusd_per_mtok_out = 75.0\n",
+    );
+    let ev = |model: &str, verdict: &str| {
+        format!("{{\"verdict\":\"{verdict}\",\"model\":\"{model}\",\"reflection_tokens_in\":1000,\"reflection_tokens_out\":100,\"reflection_latency_ms\":900}}")
+    };
+    let lines = [
+        format!("{{\"run_id\":\"a\",\"draft\":\"Got it, thanks!\",\"critic\":{}}}", ev("opus", "approve")),
+        format!("{{\"run_id\":\"b\",\"draft\":\"Your order 1234 shipped on May 3 and arrives Friday.\",\"critic\":{}}}", ev("haiku", "approve")),
+    ];
+    let t = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = d.path("r");
+    let o = replay_in(
+        &out,
+        &[t.to_str().unwrap(), "--config", cfg.to_str().unwrap()],
+    );
+    expect_code(&o, 0);
+    let s = summary(&out);
+    assert!(
+        s["variants"]["smart"]["saved_usd"].as_f64().is_some(),
+        "{s}"
+    );
+    let note = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("no price for critic model(s) haiku"))
+        .unwrap_or_else(|| panic!("{s}"))
+        .to_string();
+    assert!(note.contains("figures without them are"), "{note}");
+    assert!(!note.ends_with("dollars are not reported"), "{note}");
+}
+
+#[test]
+fn no_label_reads_as_unknown_and_risky_skips_show_beside_regressions() {
+    let md = committed("unlabelled/report.md");
+    for says in [
+        "whether its new skips (turns `legacy` fires on) let out replies the critic would change is unknown: none of its 7 new skips has a recorded critic verdict",
+        "4 skips are risky",
+        "| `smart` | 70.0% | 2 | 7 (77.8%) | 0 | n/a | n/a | unknown, no labels (n/a) | 100.0% | 4 |",
+        "Unknown: no skip of a candidate has a recorded critic verdict",
+        "**Risky skips: 4.**",
+    ] {
+        assert!(md.contains(says), "{says}\n{md}");
+    }
+    assert!(!md.contains("None: no skipped turn"), "{md}");
+    assert!(!md.contains("skipped 0 turns the critic revised"), "{md}");
+    let d = Dir::new();
+    let o = replay_in(
+        &d.path("r"),
+        &[
+            "datasets/unlabelled.jsonl",
+            "--config",
+            "datasets/gate.toml",
+        ],
+    );
+    expect_code(&o, 0);
+    let err = stderr(&o);
+    for says in [
+        "saved calls       7 (77.8% of legacy's calls)",
+        "regressions unknown (none of its 7 new skips on turns legacy fires on has a recorded critic verdict), 4 risky skips",
+        "1 fire is on an empty draft: no critic runs there (symfonic reviews no empty reply), so 9 critic calls",
+    ] {
+        assert!(err.contains(says), "{says}\n{err}");
+    }
+}
+
+#[test]
+fn a_fire_on_an_empty_draft_is_no_critic_call() {
+    let s: Value = serde_json::from_str(&committed("unlabelled/summary.json")).unwrap();
+    let (legacy, smart) = (&s["variants"]["legacy"], &s["variants"]["smart"]);
+    assert_eq!(
+        (legacy["fires"].as_u64(), legacy["critic_calls"].as_u64()),
+        (Some(10), Some(9))
+    );
+    assert_eq!(legacy["fires_without_critic"], 1);
+    assert_eq!(smart["fires_without_critic"], 1);
+    // The smart gate saves 7 of legacy's 9 calls: 77.8% of its calls, 70%
+    // of the turns.
+    assert_eq!(smart["saved_calls"], 7);
+    assert!((smart["saved_call_share"].as_f64().unwrap() - 7.0 / 9.0).abs() < 1e-6);
+    assert!(legacy["saved_call_share"].is_null());
+    // A legacy variant of another threshold "skipping" an empty draft the
+    // baseline fires on saves no call: the sweep's threshold-0.5 points.
+    let sweep: Value = serde_json::from_str(&committed("sweep/summary.json")).unwrap();
+    let base = &sweep["variants"]["legacy"];
+    for (name, v) in sweep["variants"].as_object().unwrap() {
+        assert!(
+            v["saved_calls"].as_u64() <= base["critic_calls"].as_u64(),
+            "{name}: {} saved of {} calls",
+            v["saved_calls"],
+            base["critic_calls"]
+        );
+    }
+}
+
+#[test]
+fn notes_fit_a_smart_baseline() {
+    let md = committed("unlabelled-smart-baseline/report.md");
+    assert!(
+        md.contains("the baseline's smart gate does not read confidence"),
+        "{md}"
+    );
+    assert!(!md.contains("(the baseline smart's is"), "{md}");
 }

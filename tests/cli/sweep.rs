@@ -264,3 +264,85 @@ fn sweep_says_what_it_does_not_multiply_and_refuses_what_it_cannot_do() {
         "the config has no [sweep] table",
     );
 }
+
+// 8. check --markdown judges a sweep folder and a Parquet-only folder as
+// it does without --markdown.
+#[test]
+fn item08_check_markdown_on_sweep_and_parquet_folders() {
+    let d = Dir::new();
+    let sweep = d.path("sweep");
+    let o = run_in(
+        &sweep,
+        &["sweep", SEED, "--config", "datasets/sweep.toml", "--quiet"],
+    );
+    expect_code(&o, 0);
+    let pq = replayed(
+        &d,
+        "pq",
+        &[
+            SEED,
+            "--config",
+            "datasets/gate.toml",
+            "--format",
+            "parquet",
+        ],
+    );
+    // check DIR [--variant smart] --max-safety-regressions 0 [--markdown FILE]
+    let check = |dir: &std::path::Path, variant: bool, md: Option<&std::path::Path>| {
+        let mut args = vec!["check", dir.to_str().unwrap()];
+        if variant {
+            args.extend(["--variant", "smart"]);
+        }
+        args.extend(["--max-safety-regressions", "0"]);
+        if let Some(md) = md {
+            args.extend(["--markdown", md.to_str().unwrap()]);
+        }
+        run(&args, None)
+    };
+    for (i, dir) in [&sweep, &pq].into_iter().enumerate() {
+        // Its own file: check --markdown appends.
+        let md = d.path(&format!("verdict-{i}.md"));
+        expect_code(&check(dir, true, None), 1);
+        expect_code(&check(dir, true, Some(&md)), 1);
+        let text = std::fs::read_to_string(&md).unwrap();
+        assert!(text.contains("failed"), "{text}");
+    }
+    // The Parquet folder still lists its regressions.
+    let md = d.path("verdict.md");
+    let o = check(&pq, false, Some(&md));
+    expect_code(&o, 1);
+    assert!(
+        std::fs::read_to_string(&md)
+            .unwrap()
+            .contains("Safety regressions"),
+        "{}",
+        std::fs::read_to_string(&md).unwrap()
+    );
+}
+
+// 15. Commands that tell the user to pass --force take it.
+#[test]
+fn item15_sweep_calibrate_and_mine_take_force() {
+    let d = Dir::new();
+    for c in ["sweep", "calibrate", "mine"] {
+        let out = d.path(c);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("mine.txt"), "not a report").unwrap();
+        let mut args = vec![c, SEED];
+        if c != "mine" {
+            args.extend(["--config", "datasets/sweep.toml"]);
+        }
+        if c == "calibrate" {
+            args.extend(["--max-regression-rate", "0.5"]);
+        }
+        args.push("--quiet");
+        let o = run_in(&out, &args);
+        expect_error(&o, 2, "--force");
+        args.push("--force");
+        let o = run_in(&out, &args);
+        expect_code(&o, 0);
+    }
+    // mine's help offers no --format it refuses.
+    let o = run(&["mine", "--help"], None);
+    assert!(!stdout(&o).contains("--format"), "{}", stdout(&o));
+}

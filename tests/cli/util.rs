@@ -222,3 +222,173 @@ pub fn synth(d: &Dir, name: &str, turns: u64, seed: u64) -> PathBuf {
     expect_code(&o, 0);
     out
 }
+
+// Helpers of tests filed by subject from the review files (round two,
+// adversarial, first hour, first reading).
+
+pub const SEED: &str = "datasets/seed.jsonl";
+
+/// A replay of `args` (run from the project root) into `d/name`; exit 0.
+pub fn replayed(d: &Dir, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let out = d.path(name);
+    let mut a = args.to_vec();
+    a.push("--quiet");
+    let o = replay_in(&out, &a);
+    expect_code(&o, 0);
+    out
+}
+
+/// The `variant` column of a CSV report, in row order, without repeats.
+pub fn variant_column(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in csv_rows(text) {
+        let v = r["variant"].clone();
+        if out.last() != Some(&v) && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Where stdin is a pipe: `calibrate` and `mine` would read it twice.
+pub fn piped(args: &[&str]) -> std::process::Output {
+    let input = std::fs::read(root().join(SEED)).unwrap();
+    let mut c = cmd();
+    c.current_dir(root()).args(args);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    // The command may refuse before it reads: a closed pipe is fine.
+    let _ = child.stdin.take().unwrap().write_all(&input);
+    child.wait_with_output().unwrap()
+}
+
+pub fn run_from_root(args: &[&str]) -> std::process::Output {
+    cmd().current_dir(root()).args(args).output().unwrap()
+}
+
+/// A seed replay's summary.json, edited by `edit`, judged by `check`.
+pub fn check_tampered(edit: impl Fn(&str) -> String, budget: &[&str]) -> std::process::Output {
+    let d = Dir::new();
+    let out = replayed(&d, "r", &[SEED, "--config", "datasets/gate.toml"]);
+    let p = out.join("summary.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changed nothing");
+    std::fs::write(&p, edited).unwrap();
+    let mut args = vec!["check", out.to_str().unwrap()];
+    args.extend(budget);
+    run(&args, None)
+}
+
+/// `text` with the first `"key": value` (a whole number) replaced.
+pub fn set_count(text: &str, key: &str, value: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    fn walk(v: &mut serde_json::Value, key: &str, value: &serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if k == key {
+                        *x = value.clone();
+                    } else {
+                        walk(x, key, value);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, key, value)),
+            _ => {}
+        }
+    }
+    let value: serde_json::Value = serde_json::from_str(value).unwrap();
+    walk(&mut v, key, &value);
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// A partial result of `file` replayed from `dir` (its name as given).
+pub fn partial_from(dir: &std::path::Path, file: &str, out: &std::path::Path) {
+    let o = cmd()
+        .current_dir(dir)
+        .args([
+            "replay",
+            file,
+            "--partial",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+}
+
+/// Run from the project root with stdout (or stderr) a pipe whose reading
+/// end is closed at once, as `| true` or `| head -1` leave it.
+pub fn run_with_closed(args: &[&str], close_stderr: bool) -> Option<i32> {
+    let mut c = cmd();
+    c.current_dir(root()).args(args).stdin(Stdio::null());
+    if close_stderr {
+        c.stdout(Stdio::null()).stderr(Stdio::piped());
+    } else {
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let mut child = c.spawn().unwrap();
+    if close_stderr {
+        drop(child.stderr.take());
+    } else {
+        drop(child.stdout.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    out.status.code()
+}
+
+pub fn staging_folders(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|it| {
+            it.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".critic-gate-partial-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `critic-gate ARGS` run from `dir`.
+pub fn run_from(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    cmd().current_dir(dir).args(args).output().unwrap()
+}
+
+/// Every `.rs` file under `dir`.
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The targets of `[text](target)` links.
+pub fn markdown_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        let after = &rest[i + 2..];
+        match after.find(')') {
+            Some(j) => {
+                out.push(after[..j].to_string());
+                rest = &after[j..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+pub fn committed(path: &str) -> String {
+    std::fs::read_to_string(root().join("reports").join(path)).unwrap()
+}
