@@ -191,8 +191,8 @@ def test_replay_and_merge_are_the_clis(root: Path, tmp_path: Path, cli: str) -> 
 
 
 def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
-    """sweep, calibrate, mine, check and diff from Python write what the
-    CLI writes and decide what it decides."""
+    """sweep, calibrate, mine, check and diff from Python write the
+    folders the CLI writes, byte for byte, and decide what it decides."""
     seed = str(root / "datasets/seed.jsonl")
     sweep_toml = str(root / "datasets/sweep.toml")
     critic_gate.sweep(seed, sweep_toml, tmp_path / "py/sweep", label="s")
@@ -206,11 +206,13 @@ def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None
             "--label", "cal", "--format", "both")
     assert c == json.loads((tmp_path / "cli/cal/calibration.json").read_text())
     assert c["selection"]["procedure"] == "holm"
+    assert_same_reports(tmp_path / "cli/cal", tmp_path / "py/cal")
 
     m = critic_gate.mine(seed, tmp_path / "py/mine", min_labelled=3)
     run_cli(cli, "mine", seed, "--out", str(tmp_path / "cli/mine"), "--min-labelled", "3",
             "--quiet", "--label", "mine")
     assert m == json.loads((tmp_path / "cli/mine/mine.json").read_text())
+    assert_same_reports(tmp_path / "cli/mine", tmp_path / "py/mine")
 
     report = tmp_path / "py/run"
     critic_gate.replay(seed, config=root / "datasets/gate.toml", out=report)
