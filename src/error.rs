@@ -3,6 +3,7 @@
 //! that failed), which is a result, not an error.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Why the library could not do what it was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub enum Error {
         skippable: bool,
     },
     /// An input that could not be read (a missing file, a broken stream).
-    Read(String),
+    Read(Failure),
     /// An invalid config: a key, a value or a pattern, with its file and
     /// what kind of fault it is.
     Config(crate::config::ConfigError),
@@ -26,7 +27,7 @@ pub enum Error {
     /// that holds an input, a `--group-by` that repeats a dimension).
     Usage(String),
     /// A report that could not be written (the path and why).
-    Write(String),
+    Write(Failure),
     /// A report folder that cannot be judged or compared.
     CannotJudge(String),
     /// The operating system refused (a thread that cannot be started).
@@ -60,16 +61,91 @@ impl fmt::Display for Error {
                 skippable: false,
             } => write!(f, "{source}:{line}: {reason}"),
             Error::Config(e) => write!(f, "{e}"),
-            Error::Read(m)
-            | Error::Usage(m)
-            | Error::Write(m)
-            | Error::CannotJudge(m)
-            | Error::System(m) => f.write_str(m),
+            Error::Read(m) | Error::Write(m) => f.write_str(&m.message),
+            Error::Usage(m) | Error::CannotJudge(m) | Error::System(m) => f.write_str(m),
         }
     }
 }
 
-impl std::error::Error for Error {}
+/// The error underneath: the I/O (or other) error a read or write failed
+/// with, the config's.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Read(f) | Error::Write(f) => f.cause(),
+            Error::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A read or a write that failed: the message (the file, what failed and
+/// why, as the tool says it) and, when there is one, the error it failed
+/// with, kept whole for a caller that acts on it (an `io::Error`'s kind,
+/// its OS error number).
+#[derive(Clone, Debug)]
+pub struct Failure {
+    message: String,
+    cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Failure {
+    /// A failure the message says all of.
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// A failure and the error it failed with (which the message names).
+    pub fn caused(
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Failure {
+        Failure {
+            message: message.into(),
+            cause: Some(Arc::new(cause)),
+        }
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error it failed with, if any.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let c: &(dyn std::error::Error + Send + Sync + 'static) = self.cause.as_deref()?;
+        Some(c)
+    }
+
+    /// The I/O error it failed with, if that is what it was.
+    pub fn io(&self) -> Option<&std::io::Error> {
+        self.cause.as_deref()?.downcast_ref()
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::new(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Failure {
+        Failure::new(message)
+    }
+}
+
+/// Failures are equal when they say the same (the error underneath is
+/// what the message already names).
+impl PartialEq for Failure {
+    fn eq(&self, other: &Failure) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for Failure {}
 
 impl From<crate::config::ConfigError> for Error {
     fn from(e: crate::config::ConfigError) -> Error {
@@ -79,7 +155,7 @@ impl From<crate::config::ConfigError> for Error {
 
 impl From<crate::read::reader::ReadError> for Error {
     fn from(e: crate::read::reader::ReadError) -> Error {
-        Error::Read(e.0)
+        Error::Read(e.0.into())
     }
 }
 
@@ -115,5 +191,21 @@ mod tests {
             Error::System("s".into()),
         ];
         assert!(kinds.iter().all(|k| k.exit_code() == 2));
+    }
+
+    /// A write that failed keeps the I/O error it failed with (a caller
+    /// can tell a full disk from a missing folder), and says what it said.
+    #[test]
+    fn a_failed_write_keeps_its_io_error() {
+        let dir = std::env::temp_dir().join(format!("cg-no-such-{}", std::process::id()));
+        let e = crate::report::put(&dir.join("x"), "f.csv", b"a").unwrap_err();
+        let Error::Write(f) = &e else { panic!("{e:?}") };
+        assert_eq!(
+            f.io().map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        let source = std::error::Error::source(&e).expect("the I/O error underneath");
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+        assert!(e.to_string().contains("f.csv"), "{e}");
     }
 }

@@ -276,11 +276,14 @@ pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
 pub fn read_input(path: &str) -> crate::Result<Vec<u8>> {
     use std::io::Read;
     let (mut r, _) = crate::read::reader::open(&crate::read::reader::Source::named(path))
-        .map_err(|e| crate::Error::Read(e.0))?;
+        .map_err(|e| crate::Error::Read((e.0).into()))?;
     let mut bytes = Vec::new();
     r.read_to_end(&mut bytes).map_err(|e| {
         let name = if path == "-" { "<stdin>" } else { path };
-        crate::Error::Read(format!("{name}: cannot read the turn: {e}"))
+        crate::Error::Read(crate::Failure::caused(
+            format!("{name}: cannot read the turn: {e}"),
+            e,
+        ))
     })?;
     Ok(bytes)
 }
@@ -294,10 +297,13 @@ pub fn utf8_text<'a>(source: &str, bytes: &'a [u8]) -> crate::Result<&'a str> {
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
-        crate::Error::Read(format!(
-            "{source}:{line}: bytes are not UTF-8 (at byte {} of the line)",
-            at - start
-        ))
+        crate::Error::Read(
+            format!(
+                "{source}:{line}: bytes are not UTF-8 (at byte {} of the line)",
+                at - start
+            )
+            .into(),
+        )
     })
 }
 

@@ -66,7 +66,7 @@ pub(crate) mod summary;
 pub mod synth;
 pub mod transcripts;
 
-pub use error::{Error, Result};
+pub use error::{Error, Failure, Result};
 
 /// Choosing a sweep variant with a bound that survives the choice.
 pub use cmd::calibrate::{CalibrateOptions, Calibration};

@@ -19,7 +19,9 @@ Every table crosses from the replay as Parquet with its declared schema
 `CriticGateError`, whose message names the file, the line and the reason;
 each kind is its own subclass (`InvalidLineError`, with `source`, `line`
 and `reason`; `InputError`, `ConfigError`, `UsageError`, `WriteError`,
-`CannotJudgeError`, `SystemRefusedError`).
+`CannotJudgeError`, `SystemRefusedError`). An `InputError` or a
+`WriteError` the operating system refused has that `OSError` (with its
+`errno`) as its `__cause__`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ use critic_gate::{
     ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget, Plan,
 };
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -89,7 +89,7 @@ fn fail(e: critic_gate::Error) -> PyErr {
                 .and_then(|()| v.setattr("reason", reason));
             set.err().unwrap_or(err)
         }),
-        Read(_) => InputError::new_err(m),
+        Read(f) => with_cause(InputError::new_err(m), &f),
         Config(c) => Python::attach(|py| {
             use critic_gate::config::ConfigErrorKind as K;
             let kind = match &c.kind {
@@ -107,10 +107,31 @@ fn fail(e: critic_gate::Error) -> PyErr {
             set.err().unwrap_or(err)
         }),
         Usage(_) => UsageError::new_err(m),
-        Write(_) => WriteError::new_err(m),
+        Write(f) => with_cause(WriteError::new_err(m), &f),
         CannotJudge(_) => CannotJudgeError::new_err(m),
         System(_) => SystemRefusedError::new_err(m),
     }
+}
+
+/// `err` with the I/O error the read or write failed with as its
+/// `__cause__`: an `OSError` of the same errno (`FileNotFoundError`,
+/// `PermissionError`, ...), so a caller can act on it.
+fn with_cause(err: PyErr, f: &critic_gate::Failure) -> PyErr {
+    if let Some(io) = f.io() {
+        let os = match io.raw_os_error() {
+            // OSError(errno, strerror) is the errno's own subclass.
+            Some(code) => {
+                let text = io.to_string();
+                let strerror = text
+                    .strip_suffix(&format!(" (os error {code})"))
+                    .unwrap_or(&text);
+                PyOSError::new_err((code, strerror.to_string()))
+            }
+            None => PyErr::from(std::io::Error::new(io.kind(), io.to_string())),
+        };
+        Python::attach(|py| err.set_cause(py, Some(os)));
+    }
+    err
 }
 
 /// An option's value that is not one of its names, as a usage error.

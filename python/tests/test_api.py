@@ -5,6 +5,7 @@ API (partial results in memory, merged) byte for byte."""
 from __future__ import annotations
 
 import gzip
+import errno
 import json
 from pathlib import Path
 
@@ -145,6 +146,17 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
         critic_gate.explain({"run_id": 5, "draft": "ok"})
     assert turn.value.reason.startswith("run_id must be a string"), turn.value.reason
     assert len(set(kinds)) == 7
+
+
+def test_a_failed_write_carries_its_os_error(root: Path, tmp_path: Path) -> None:
+    """A WriteError keeps the operating system's error as its __cause__."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(critic_gate.WriteError) as e:
+        critic_gate.replay(root / "datasets/seed.jsonl", out=blocker / "reports")
+    assert isinstance(e.value.__cause__, NotADirectoryError), repr(e.value.__cause__)
+    assert e.value.__cause__.errno == errno.ENOTDIR, e.value.__cause__
+    assert "a-file" in str(e.value)
 
 
 def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ pub fn stdout(text: &str) -> Result<(), critic_gate::Error> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(critic_gate::Error::Write(format!(
-            "cannot write to standard output: {e}"
-        ))),
+        Err(e) => Err(critic_gate::Error::Write(
+            format!("cannot write to standard output: {e}").into(),
+        )),
     }
 }
 

@@ -55,7 +55,7 @@ pub fn run(r: &Request) -> crate::Result<String> {
     if r.time {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let (n, secs, findings) = crate::derive::time_derivations(&lines)
-            .map_err(|e| crate::Error::Read(format!("{name}: {e}")))?;
+            .map_err(|e| crate::Error::Read(crate::Failure::caused(format!("{name}: {e}"), e)))?;
         return Ok(format!("{n} {secs:.3} {findings}\n"));
     }
     let mut out = String::new();

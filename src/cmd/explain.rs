@@ -88,7 +88,7 @@ pub fn run(r: &Request) -> crate::Result<String> {
     let text = crate::explain::utf8_text(&source, &bytes)?;
     let lines = turn_lines(text, &source, r.from, &plan)?;
     if lines.is_empty() {
-        return Err(Error::Read(format!("{source}: no turn given")));
+        return Err(Error::Read(format!("{source}: no turn given").into()));
     }
     let mut out = String::new();
     for (n, line) in &lines {

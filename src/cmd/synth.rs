@@ -77,7 +77,7 @@ pub struct Request {
 /// ends it quietly.
 pub fn run(r: &Request) -> crate::Result<()> {
     let name = r.out.display().to_string();
-    let err = |e: std::io::Error| Error::Write(format!("{name}: {e}"));
+    let err = |e: std::io::Error| Error::Write(crate::Failure::caused(format!("{name}: {e}"), e));
     let mut sink: Box<dyn Write> = if name == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {

@@ -92,9 +92,12 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
             // one's.
             if std::fs::symlink_metadata(&rejects_path).is_ok_and(|m| m.is_file()) {
                 std::fs::remove_file(&rejects_path).map_err(|e| {
-                    Error::Write(format!(
-                        "{}: cannot remove the last import's rejects: {e}",
-                        rejects_path.display()
+                    Error::Write(crate::Failure::caused(
+                        format!(
+                            "{}: cannot remove the last import's rejects: {e}",
+                            rejects_path.display()
+                        ),
+                        e,
                     ))
                 })?;
             }
@@ -148,9 +151,12 @@ fn convert_all(
             Ok(())
         },
     )?;
-    writer
-        .flush()
-        .map_err(|e| Error::Write(format!("{}: {e}", o.out.display())))
+    writer.flush().map_err(|e| {
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", o.out.display()),
+            e,
+        ))
+    })
 }
 
 fn write_block(
@@ -182,9 +188,12 @@ fn write_block(
         }
     }
     let data = block.bytes();
-    writer
-        .write_all(data)
-        .map_err(|e| Error::Write(format!("{}: {e}", o.out.display())))?;
+    writer.write_all(data).map_err(|e| {
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", o.out.display()),
+            e,
+        ))
+    })?;
     outcome.turns += memchr::memchr_iter(b'\n', data).count() as u64;
     Ok(())
 }
@@ -216,9 +225,12 @@ fn reject(
         v["raw_base64"] = crate::replay::rows::base64(raw).into();
     }
     let mut w = rejects.writer();
-    writeln!(w, "{v}")
-        .and_then(|_| w.flush())
-        .map_err(|e| Error::Write(format!("{}: {e}", rejects.path.display())))
+    writeln!(w, "{v}").and_then(|_| w.flush()).map_err(|e| {
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", rejects.path.display()),
+            e,
+        ))
+    })
 }
 
 /// A file written beside its final name, moved into place on commit.
@@ -261,8 +273,12 @@ impl Staged {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let file = File::create(&tmp)
-            .map_err(|e| Error::Write(format!("{}: cannot create: {e}", tmp.display())))?;
+        let file = File::create(&tmp).map_err(|e| {
+            Error::Write(crate::Failure::caused(
+                format!("{}: cannot create: {e}", tmp.display()),
+                e,
+            ))
+        })?;
         Ok(Staged {
             path: path.to_path_buf(),
             tmp,
@@ -281,7 +297,10 @@ impl Staged {
             .and_then(|_| std::fs::rename(&self.tmp, &self.path));
         done.map_err(|e| {
             let _ = std::fs::remove_file(&self.tmp);
-            Error::Write(format!("{}: {e}", self.path.display()))
+            Error::Write(crate::Failure::caused(
+                format!("{}: {e}", self.path.display()),
+                e,
+            ))
         })
     }
 

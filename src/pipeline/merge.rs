@@ -90,7 +90,7 @@ fn read_header(input: &PartialInput) -> crate::Result<Header> {
         _ => Err(Error::Read(format!(
             "{}: damaged partial result: it does not open with its header",
             r.name
-        ))),
+        ).into())),
     }
 }
 
@@ -383,7 +383,7 @@ impl Shard<'_> {
         Error::Read(format!(
             "{}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`",
             self.name
-        ))
+        ).into())
     }
 }
 

@@ -186,8 +186,12 @@ impl Sink {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let f = File::create(&tmp)
-            .map_err(|e| Error::Write(format!("--partial {}: {e}", path.display())))?;
+        let f = File::create(&tmp).map_err(|e| {
+            Error::Write(crate::Failure::caused(
+                format!("--partial {}: {e}", path.display()),
+                e,
+            ))
+        })?;
         crate::report::track_temp(&tmp);
         Ok(Sink::File {
             tmp,
@@ -204,7 +208,7 @@ impl Sink {
                 let fail = |e: std::io::Error| {
                     let _ = std::fs::remove_file(&tmp);
                     crate::report::untrack_temp(&tmp);
-                    Error::Write(format!("--partial {}: {e}", path.display()))
+                    Error::Write(format!("--partial {}: {e}", path.display()).into())
                 };
                 let f = out.into_inner().map_err(|e| fail(e.into_error()))?;
                 f.sync_all().map_err(fail)?;

@@ -43,6 +43,8 @@ impl std::fmt::Display for WriteFailure {
     }
 }
 
+impl std::error::Error for WriteFailure {}
+
 impl From<PolarsError> for WriteFailure {
     fn from(e: PolarsError) -> WriteFailure {
         WriteFailure::Polars(e.to_string())
@@ -335,7 +337,7 @@ pub fn write_all(
             write_one(staging, e.file_name(), &mut |out| e.write(r, out))?;
             continue;
         };
-        let fail = |m: WriteFailure| Error::Write(format!("{}: {m}", e.file_name()));
+        let fail = |m: WriteFailure| Error::Write(format!("{}: {m}", e.file_name()).into());
         let mut df = table.map_err(fail)?;
         if format.csv() {
             write_one(staging, e.file_name(), &mut |out| {
@@ -357,6 +359,6 @@ fn write_one(
     write: &mut dyn FnMut(&mut dyn Write) -> Result<(), WriteFailure>,
 ) -> crate::Result<()> {
     let (path, mut f) = staging.file(name)?;
-    write(&mut f).map_err(|m| Error::Write(format!("{}: {m}", path.display())))?;
+    write(&mut f).map_err(|m| Error::Write(format!("{}: {m}", path.display()).into()))?;
     f.flush().map_err(write_error(&path))
 }

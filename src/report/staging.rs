@@ -33,9 +33,9 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     }
     // A folder the tool cannot inspect is one it could not write into.
     let canon = fs::canonicalize(dir).map_err(|e| {
-        Error::Write(format!(
-            "--out {}: cannot inspect the folder: {e}",
-            dir.display()
+        Error::Write(crate::Failure::caused(
+            format!("--out {}: cannot inspect the folder: {e}", dir.display()),
+            e,
         ))
     })?;
     for s in sources.iter().filter(|s| *s != "-") {
@@ -51,9 +51,9 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     }
     let foreign = fs::read_dir(dir)
         .map_err(|e| {
-            Error::Write(format!(
-                "--out {}: cannot list the folder: {e}",
-                dir.display()
+            Error::Write(crate::Failure::caused(
+                format!("--out {}: cannot list the folder: {e}", dir.display()),
+                e,
             ))
         })?
         .filter_map(Result::ok)
@@ -169,8 +169,12 @@ impl Staging {
         // removal of the folder, and the folder stayed.
         let marker = tmp.join(MARKER);
         let made = Staging::make(dir, &tmp).and_then(|()| {
-            fs::write(&marker, MARKER_TEXT)
-                .map_err(|e| Error::Write(format!("{}: {e}", marker.display())))
+            fs::write(&marker, MARKER_TEXT).map_err(|e| {
+                Error::Write(crate::Failure::caused(
+                    format!("{}: {e}", marker.display()),
+                    e,
+                ))
+            })
         });
         if made.is_err() {
             *in_progress = None;
@@ -187,17 +191,17 @@ impl Staging {
     /// Make the output folder (if needed) and a fresh staging folder in it.
     fn make(dir: &Path, tmp: &Path) -> crate::Result<()> {
         fs::create_dir_all(dir).map_err(|e| {
-            Error::Write(format!(
-                "{}: cannot create the output folder: {e}",
-                dir.display()
+            Error::Write(crate::Failure::caused(
+                format!("{}: cannot create the output folder: {e}", dir.display()),
+                e,
             ))
         })?;
         remove_stale_staging(dir);
         let _ = fs::remove_dir_all(tmp);
         fs::create_dir(tmp).map_err(|e| {
-            Error::Write(format!(
-                "{}: cannot create a staging folder: {e}",
-                tmp.display()
+            Error::Write(crate::Failure::caused(
+                format!("{}: cannot create a staging folder: {e}", tmp.display()),
+                e,
             ))
         })
     }
@@ -208,12 +212,16 @@ impl Staging {
         // made, never the staging folder itself (a signal may have removed
         // it; making it again left it behind).
         if let Some(parent) = p.parent().filter(|d| *d != self.tmp && !d.exists()) {
-            fs::create_dir(parent)
-                .map_err(|e| Error::Write(format!("{}: {e}", parent.display())))?;
+            fs::create_dir(parent).map_err(|e| {
+                Error::Write(crate::Failure::caused(
+                    format!("{}: {e}", parent.display()),
+                    e,
+                ))
+            })?;
         }
         File::create(&p)
             .map(|f| (p.clone(), BufWriter::with_capacity(1 << 20, f)))
-            .map_err(|e| Error::Write(format!("{}: {e}", p.display())))
+            .map_err(|e| Error::Write(crate::Failure::caused(format!("{}: {e}", p.display()), e)))
     }
 
     /// Move every staged file into the output folder, replacing the old
@@ -222,9 +230,12 @@ impl Staging {
         // A signal waits for the moves to finish.
         let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
         let failed = |e: std::io::Error| {
-            Error::Write(format!(
-                "{}: cannot move the reports into place: {e}",
-                self.dir.display()
+            Error::Write(crate::Failure::caused(
+                format!(
+                    "{}: cannot move the reports into place: {e}",
+                    self.dir.display()
+                ),
+                e,
             ))
         };
         let mut written: Vec<String> = Vec::new();
@@ -268,7 +279,12 @@ impl Staging {
 
 /// A write error naming the file (a full disk is exit 2 with the path).
 pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Write(format!("{}: {e}", path.display()))
+    move |e| {
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", path.display()),
+            e,
+        ))
+    }
 }
 
 /// Take `dir` as the output folder of a job that writes its own files and
@@ -284,7 +300,8 @@ pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str, force: bool) -> 
             dir.display()
         )));
     }
-    fs::create_dir_all(dir).map_err(|e| Error::Write(format!("{}: {e}", dir.display())))?;
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::Write(crate::Failure::caused(format!("{}: {e}", dir.display()), e)))?;
     put(dir, MARKER, MARKER_TEXT.as_bytes())
 }
 
@@ -307,7 +324,10 @@ pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     let tmp = out.join(format!(".{name}.partial"));
     let fail = |e: std::io::Error| {
         let _ = fs::remove_file(&tmp);
-        Error::Write(format!("{}: {e}", path.display()))
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", path.display()),
+            e,
+        ))
     };
     fs::write(&tmp, bytes).map_err(fail)?;
     fs::rename(&tmp, &path).map_err(fail)

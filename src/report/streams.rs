@@ -181,8 +181,12 @@ impl ParquetRows {
         columns: &[RunColumn],
     ) -> crate::Result<ParquetRows> {
         let schema: SchemaRef = Arc::new(polars_schema(columns));
-        let out = ParquetFile::new(out, &schema)
-            .map_err(|e| crate::Error::Write(format!("{}: {e}", path.display())))?;
+        let out = ParquetFile::new(out, &schema).map_err(|e| {
+            crate::Error::Write(crate::Failure::caused(
+                format!("{}: {e}", path.display()),
+                e,
+            ))
+        })?;
         Ok(ParquetRows {
             path,
             schema,
@@ -204,7 +208,12 @@ impl ParquetRows {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let fail = |e: PolarsError| crate::Error::Write(format!("{}: {e}", self.path.display()));
+        let fail = |e: PolarsError| {
+            crate::Error::Write(crate::Failure::caused(
+                format!("{}: {e}", self.path.display()),
+                e,
+            ))
+        };
         let rows = std::mem::take(&mut self.pending);
         let mut df = CsvReadOptions::default()
             .with_has_header(false)
@@ -217,9 +226,12 @@ impl ParquetRows {
 
     fn finish(mut self) -> crate::Result<()> {
         self.flush()?;
-        self.out
-            .finish()
-            .map_err(|e| crate::Error::Write(format!("{}: {e}", self.path.display())))
+        self.out.finish().map_err(|e| {
+            crate::Error::Write(crate::Failure::caused(
+                format!("{}: {e}", self.path.display()),
+                e,
+            ))
+        })
     }
 }
 

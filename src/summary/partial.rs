@@ -202,7 +202,8 @@ pub struct PartialWriter<W: Write> {
 impl<W: Write> PartialWriter<W> {
     /// Start the stream into `sink`; `name` names it in errors.
     pub fn new(sink: W, name: String) -> crate::Result<PartialWriter<W>> {
-        let fail = |e: std::io::Error| Error::Write(format!("{name}: {e}"));
+        let fail =
+            |e: std::io::Error| Error::Write(crate::Failure::caused(format!("{name}: {e}"), e));
         // Level 1: the rows compress about 10x at several hundred MB/s, so
         // writing keeps up with the replay.
         let mut enc = zstd::Encoder::new(sink, 1).map_err(fail)?;
@@ -223,11 +224,11 @@ impl<W: Write> PartialWriter<W> {
         self.enc
             .write_all(&head)
             .and_then(|()| self.enc.write_all(payload))
-            .map_err(|e| Error::Write(format!("{}: {e}", self.name)))
+            .map_err(|e| Error::Write(crate::Failure::caused(format!("{}: {e}", self.name), e)))
     }
 
     fn json(&mut self, tag: u8, value: &impl Serialize) -> crate::Result<()> {
-        let bytes = serde_json::to_vec(value).map_err(|e| Error::Write(e.to_string()))?;
+        let bytes = serde_json::to_vec(value).map_err(|e| Error::Write((e.to_string()).into()))?;
         self.frame(tag, &bytes)
     }
 
@@ -273,7 +274,7 @@ impl<W: Write> PartialWriter<W> {
         let name = self.name;
         self.enc
             .finish()
-            .map_err(|e| Error::Write(format!("{name}: {e}")))
+            .map_err(|e| Error::Write(crate::Failure::caused(format!("{name}: {e}"), e)))
     }
 
     /// The sink of a run that failed, to be removed (None if even the
@@ -334,9 +335,12 @@ impl PartialReader {
     pub fn open(input: &PartialInput) -> crate::Result<PartialReader> {
         let name = input.name();
         let raw: Box<dyn Read + Send> = match input {
-            PartialInput::File(p) => Box::new(
-                File::open(p).map_err(|e| Error::Read(format!("{name}: cannot open: {e}")))?,
-            ),
+            PartialInput::File(p) => Box::new(File::open(p).map_err(|e| {
+                Error::Read(crate::Failure::caused(
+                    format!("{name}: cannot open: {e}"),
+                    e,
+                ))
+            })?),
             PartialInput::Memory { bytes, .. } => Box::new(std::io::Cursor::new(bytes.clone())),
         };
         let dec = zstd::Decoder::new(raw).map_err(|e| damaged(&name, &e.to_string()))?;
@@ -354,7 +358,7 @@ impl PartialReader {
                 "{}: a partial result of version {version}; this critic-gate ({}) reads version {VERSION}: replay the shard again with this version",
                 r.name,
                 env!("CARGO_PKG_VERSION")
-            )));
+            ).into()));
         }
         Ok(r)
     }
@@ -434,7 +438,7 @@ fn keys(payload: &[u8]) -> Option<Vec<(u64, usize, u64)>> {
 fn damaged(name: &str, why: &str) -> Error {
     Error::Read(format!(
         "{name}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`"
-    ))
+    ).into())
 }
 
 #[cfg(test)]

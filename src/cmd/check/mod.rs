@@ -185,7 +185,9 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
             .append(true)
             .open(md)
             .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| Error::Write(format!("{}: {e}", md.display())))?;
+            .map_err(|e| {
+                Error::Write(crate::Failure::caused(format!("{}: {e}", md.display()), e))
+            })?;
     }
     Ok(Verdict {
         passed: passed(&results),

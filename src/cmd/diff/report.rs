@@ -73,8 +73,9 @@ pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, Wr
 
 /// Write `d`'s flips.csv and metrics_diff.csv into `out` (created if needed).
 pub fn write(d: &DiffResult, out: &Path) -> crate::Result<()> {
-    let written =
-        |p: &Path, e: &dyn std::fmt::Display| crate::Error::Write(format!("{}: {e}", p.display()));
+    let written = |p: &Path, e: &dyn std::fmt::Display| {
+        crate::Error::Write(format!("{}: {e}", p.display()).into())
+    };
     std::fs::create_dir_all(out).map_err(|e| written(out, &e))?;
     let runs = [d.runs[0].as_str(), d.runs[1].as_str()];
     let frames = [flips_frame(&d.flips, runs), metrics_frame(&d.metrics, runs)];

@@ -14,7 +14,7 @@ use crate::Error;
 
 /// A declared table as CSV bytes, `run` first.
 fn table(file: &str, run: &str, cols: Vec<(&str, Col)>) -> crate::Result<Vec<u8>> {
-    let fail = |e: WriteFailure| Error::Write(format!("{file}: {e}"));
+    let fail = |e: WriteFailure| Error::Write(crate::Failure::caused(format!("{file}: {e}"), e));
     let declared = schema::table(file).columns_for(&[]);
     let mut df = declared_frame(file, &declared, labelled(&[("run", run)], cols)).map_err(fail)?;
     let mut bytes = Vec::new();
@@ -190,7 +190,8 @@ fn proposals_toml(m: &Mined, v: &Variant) -> String {
 
 /// Every file of `mine` into `out` (created if needed).
 pub fn all(m: &Mined, scan: &Scan, o: &MineOptions, v: &Variant, out: &Path) -> crate::Result<()> {
-    std::fs::create_dir_all(out).map_err(|e| Error::Write(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::Write(crate::Failure::caused(format!("{}: {e}", out.display()), e)))?;
     let run = o.run_name(out);
     put(out, "proposals.csv", &proposals_csv(m, &run)?)?;
     put(out, "missed.csv", &missed_csv(m, scan, &run)?)?;
