@@ -145,18 +145,21 @@ fn replay(a: critic_gate::cmd::replay::Args) -> CliResult {
     use critic_gate::cmd::replay;
     start_workers(a.run.threads)?;
     let r = a.request();
+    // Made first: a bad config is said before waiting for standard input.
+    let opts = r.options()?;
     let written = r.targets().written();
     progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
-        replay::run(&r, p).map(|done| done.outcome)
+        replay::run_with(&r, opts, p).map(|done| done.outcome)
     })
 }
 
 fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
     start_workers(a.run.threads)?;
     let r = a.request();
+    let opts = r.options()?;
     let written = [format!("reports: {}", r.out.display())];
     progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
-        critic_gate::cmd::sweep::run(&r, p)
+        critic_gate::cmd::sweep::run_with(&r, opts, p)
     })
 }
 
@@ -174,6 +177,7 @@ fn merge(a: critic_gate::cmd::merge::Args) -> CliResult {
 }
 
 fn import(a: critic_gate::cmd::import::Args) -> CliResult {
+    progress::clean_up_on_signals()?;
     start_workers(a.threads)?;
     let r = a.request();
     output::waiting_for_stdin(&r.sources);

@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long, default_value = "all", value_parser = decisions_mode())]
     pub decisions: DecisionsMode,
     /// Extra grouping dimension for segments.csv: a dotted path into the
-    /// turn (e.g. `scope.channel`, `critic.model`). Repeatable.
+    /// turn (e.g. `critic.model`, `scope.user.tier`). Repeatable.
     #[arg(long = "group-by", value_name = "KEY")]
     pub group_by: Vec<String>,
     /// Scope keys to make columns of decisions.csv and regressions.csv
@@ -105,7 +105,7 @@ pub struct Request {
     pub source_bytes: Option<Arc<[u8]>>,
     pub format: Format,
     pub decisions: DecisionsMode,
-    /// Extra grouping dimensions (`scope.channel`).
+    /// Extra grouping dimensions (`critic.model`).
     pub group_by: Vec<String>,
     /// The scope keys made columns (Some of no key: none; None: those of
     /// the first turns).
@@ -163,7 +163,17 @@ pub struct Replayed {
 /// Run the replay: the one entry of the command line and the Python
 /// package.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Replayed> {
-    let opts = r.options()?;
+    run_with(r, r.options()?, progress)
+}
+
+/// [`run`] with the request's options made already: the command line
+/// makes them first, so a bad config or option is said before it waits
+/// for standard input.
+pub fn run_with(
+    r: &Request,
+    opts: ReplayOptions,
+    progress: &dyn Progress,
+) -> crate::Result<Replayed> {
     crate::pipeline::run_to(opts, r.targets(), progress)
         .map(|(outcome, partial)| Replayed { outcome, partial })
         .map_err(|e| super::in_config(e, r.config.file()))

@@ -105,11 +105,21 @@ impl Request {
 
 /// Run the sweep into its folder.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Outcome> {
+    run_with(r, r.options()?, progress)
+}
+
+/// [`run`] with the request's options made already (as the command line
+/// does, to say a bad config before it waits for standard input).
+pub fn run_with(
+    r: &Request,
+    opts: ReplayOptions,
+    progress: &dyn Progress,
+) -> crate::Result<Outcome> {
     let targets = Targets {
         out: Some(&r.out),
         partial: None,
     };
-    crate::pipeline::run_to(r.options()?, targets, progress)
+    crate::pipeline::run_to(opts, targets, progress)
         .map(|(o, _)| o)
-        .map_err(|e| super::in_config(e, Some(&r.config)))
+        .map_err(|e| crate::cmd::in_config(e, Some(&r.config)))
 }

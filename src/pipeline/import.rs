@@ -53,6 +53,10 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         max_line_bytes: o.max_line_bytes,
     };
     let rejects_path = rejects_path(&o.out);
+    refuse_an_input(&o.out, &o.sources)?;
+    if o.skip_invalid {
+        refuse_an_input(&rejects_path, &o.sources)?;
+    }
     // The rejects file is staged only when records may be set aside.
     let rejects = match o.skip_invalid {
         true => Some(Staged::create(&rejects_path).map_err(|e| match e {
@@ -104,6 +108,25 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         }
     }
     Ok(outcome)
+}
+
+/// Refuse to write `path` when it is one of the inputs (by any path to
+/// it): the conversion would replace what it reads.
+fn refuse_an_input(path: &Path, sources: &[String]) -> crate::Result<()> {
+    let Ok(target) = std::fs::canonicalize(path) else {
+        return Ok(()); // not there yet: no input
+    };
+    let input = sources
+        .iter()
+        .filter(|s| *s != "-")
+        .find(|s| std::fs::canonicalize(s).is_ok_and(|p| p == target));
+    match input {
+        Some(s) => Err(Error::Usage(format!(
+            "--out {}: is one of the inputs ({s}); give the traffic another file name",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Abandon a staged rejects file, when there is one.
@@ -279,6 +302,8 @@ impl Staged {
                 e,
             ))
         })?;
+        // Removed if a signal ends the run before it is moved into place.
+        crate::report::track_temp(&tmp);
         Ok(Staged {
             path: path.to_path_buf(),
             tmp,
@@ -295,6 +320,7 @@ impl Staged {
             .file
             .sync_all()
             .and_then(|_| std::fs::rename(&self.tmp, &self.path));
+        crate::report::untrack_temp(&self.tmp);
         done.map_err(|e| {
             let _ = std::fs::remove_file(&self.tmp);
             Error::Write(crate::Failure::caused(
@@ -306,5 +332,6 @@ impl Staged {
 
     fn abandon(self) {
         let _ = std::fs::remove_file(&self.tmp);
+        crate::report::untrack_temp(&self.tmp);
     }
 }

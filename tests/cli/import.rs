@@ -1339,3 +1339,96 @@ fn a_failed_import_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `import --out` naming one of its inputs (itself, through another path,
+/// or a link to it) is refused before anything is written: the
+/// conversion would replace the transcripts it reads with traffic.
+#[test]
+fn import_refuses_an_out_that_is_one_of_its_inputs() {
+    let d = Dir::new();
+    let line = r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}"#;
+    let input = d.write("t.jsonl", format!("{line}\n"));
+    let other = d.write("u.jsonl", format!("{line}\n"));
+    let roundabout = d.path("sub");
+    std::fs::create_dir(&roundabout).unwrap();
+    let outs = [input.clone(), roundabout.join("..").join("t.jsonl")];
+    for out in outs {
+        let o = run(
+            &[
+                "import",
+                other.to_str().unwrap(),
+                input.to_str().unwrap(),
+                "--from",
+                "openai-chat",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, "is one of the inputs");
+        assert_eq!(
+            d.read("t.jsonl"),
+            format!("{line}\n"),
+            "the input is untouched"
+        );
+    }
+    #[cfg(unix)]
+    {
+        let link = d.path("link.jsonl");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let o = run(
+            &[
+                "import",
+                input.to_str().unwrap(),
+                "--from",
+                "openai-chat",
+                "--out",
+                link.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 2);
+        assert_eq!(
+            d.read("t.jsonl"),
+            format!("{line}\n"),
+            "the input is untouched"
+        );
+    }
+}
+
+/// SIGTERM left `import`'s temporary output (`.OUT.PID.tmp`) behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_imports_temporary_file() {
+    let d = Dir::new();
+    let out = d.path("t.jsonl");
+    let mut child = cmd()
+        .args([
+            "import",
+            "-",
+            "--from",
+            "openai-chat",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while files_in(d.tmp.path()).is_empty() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "no temporary file appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
+}

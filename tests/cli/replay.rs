@@ -1750,3 +1750,26 @@ fn notes_fit_a_smart_baseline() {
     );
     assert!(!md.contains("(the baseline smart's is"), "{md}");
 }
+
+/// The paths `replay --help` gives as `--group-by` examples are ones
+/// `--group-by` takes (it once showed `scope.channel`, which is built in
+/// and so refused).
+#[test]
+fn the_group_by_examples_in_the_help_are_accepted() {
+    let help = stdout(&run(&["replay", "--help"], None));
+    let option = help
+        .split("\n      --")
+        .find(|o| o.starts_with("group-by"))
+        .expect("the --group-by option in the help");
+    let examples: Vec<&str> = option.split('`').skip(1).step_by(2).collect();
+    assert!(!examples.is_empty(), "no example in: {option}");
+    for (i, path) in examples.iter().enumerate() {
+        let d = Dir::new();
+        let out = d.path(&format!("r{i}"));
+        let o = replay_in(
+            &out,
+            &["datasets/seed.jsonl", "--group-by", path, "--quiet"],
+        );
+        expect_code(&o, 0);
+    }
+}

@@ -100,11 +100,12 @@ pub(crate) fn replay_trace(dir: &Dir, files: &[&std::path::Path]) -> Value {
 pub(crate) fn import_trace(dir: &Dir, files: &[&std::path::Path]) -> Vec<Value> {
     let mut args = vec!["import".to_string()];
     args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
-    let out = dir.path("t.jsonl");
+    // Not a name the tests give their traces: import refuses to write over an input.
+    let out = dir.path("imported.traffic.jsonl");
     args.extend(["--from", "otlp", "--out", out.to_str().unwrap()].map(String::from));
     let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     expect_code(&o, 0);
-    dir.read("t.jsonl")
+    dir.read("imported.traffic.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
