@@ -1416,19 +1416,7 @@ fn a_signal_removes_imports_temporary_file() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while files_in(d.tmp.path()).is_empty() {
-        assert!(
-            started.elapsed().as_secs() < 20,
-            "no temporary file appeared"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let code = signal_when(&mut child, || !files_in(d.tmp.path()).is_empty(), "-TERM");
+    assert_eq!(code, Some(143));
     assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
 }

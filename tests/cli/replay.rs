@@ -1002,21 +1002,8 @@ fn a_signal_removes_the_staging_folder_and_exits_128_plus_the_signal() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while staging_folders(&out).is_empty() {
-            assert!(
-                started.elapsed().as_secs() < 20,
-                "no staging folder appeared"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let killed = std::process::Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(code), "{signal}");
+        let status = signal_when(&mut child, || !staging_folders(&out).is_empty(), signal);
+        assert_eq!(status, Some(code), "{signal}");
         assert!(
             !out.exists(),
             "{signal}: the folder this run created is gone; it holds {:?}",

@@ -392,3 +392,27 @@ pub fn markdown_links(text: &str) -> Vec<String> {
 pub fn committed(path: &str) -> String {
     std::fs::read_to_string(root().join("reports").join(path)).unwrap()
 }
+
+/// Wait until `ready` (the run has started writing), send `signal`
+/// (`-INT`, `-TERM`) to `child`, and return its exit code.
+#[cfg(unix)]
+pub fn signal_when(
+    child: &mut std::process::Child,
+    ready: impl Fn() -> bool,
+    signal: &str,
+) -> Option<i32> {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the run never started writing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    child.wait().unwrap().code()
+}
