@@ -1,5 +1,5 @@
-//! The shape of the code, checked: the module graph runs one way (see the
-//! drawing in `lib.rs`), read from every `crate::` and `super::` path in
+//! The shape of the code, checked: the module graph runs one way (the
+//! drawing is ARCHITECTURE.md's layer table, held equal to `LAYERS`), read from every `crate::` and `super::` path in
 //! `src/` and `crates/core/src/`; the bottom layers are exactly the core
 //! crate's modules; and functions stay short steps.
 
@@ -300,6 +300,42 @@ fn the_core_crate_is_the_bottom_layers() {
             assert!(layer(&m) > top_core, "src/{m} sits among the core's layers");
         }
     }
+}
+
+/// ARCHITECTURE.md's map names the layers in `LAYERS`' order: its table
+/// is the drawing readers see (the lib.rs files point to it), and `LAYERS`
+/// is that drawing as the test holds the code to it, so the two cannot
+/// drift apart.
+#[test]
+fn the_architecture_map_draws_these_layers() {
+    let [main, _] = source_trees();
+    let map = std::fs::read_to_string(main.join("../ARCHITECTURE.md")).unwrap();
+    let known: Vec<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
+    let mut drawn: Vec<&str> = Vec::new();
+    for row in map
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| layer"))
+    {
+        let Some(modules) = row.split(" | ").nth(1) else {
+            continue;
+        };
+        for name in modules.split('`').skip(1).step_by(2) {
+            let name = name.trim_end_matches('/');
+            if known.contains(&name) && !drawn.contains(&name) {
+                drawn.push(name);
+            }
+        }
+    }
+    // The top tier (the fuzz bodies, this test, the root) is not a layer
+    // of the map.
+    let want: Vec<&str> = LAYERS[..LAYERS.len() - 1]
+        .iter()
+        .flat_map(|l| l.iter().copied())
+        .collect();
+    assert_eq!(
+        drawn, want,
+        "ARCHITECTURE.md's layer table and LAYERS differ"
+    );
 }
 
 #[test]

@@ -2,47 +2,11 @@
 //! metacognition critic gates and measure what a gate change saves and
 //! risks.
 //!
-//! Modules import in one direction only (a test, `module_graph_runs_one_way`
-//! in `src/layers.rs`, reads every `crate::` path and fails on an edge
-//! that runs back up):
-//!
-//! ```text
-//!   --- critic-gate-core (crates/core, no polars), re-exported here ---
-//!   stats, vocab, deployment      shared vocabulary: the bound, shared error types, [deployment]
-//!          |
-//!   config -> grid                the config file and its plan; a [sweep]'s variants
-//!          |
-//!   read   json -> activation, rfc3339 -> provenance -> turn -> reader   lines -> turns
-//!          |
-//!   gate   pyre -> claims, neutral, reasons -> Gate  one Evaluation per turn and variant
-//!          |
-//!   derive pytext -> intent, fabrication, reflection, draft   symfonic's derivations
-//!          |
-//!   import pyliteral -> raw -> openai, otlp -> decode   transcripts and traces as traffic
-//!   --- this crate ---
-//!   error                         the tool's error: every core error with its kind
-//!          |
-//!   replay ordered, tally, segments, rows -> Replayer   per-block steps, mergeable tallies
-//!          |
-//!   summary metrics -> schema -> figures -> build -> read, partial
-//!          |                      each figure and table declared once; typed
-//!          |                      summaries; a report folder read back; the
-//!          |                      partial-result format
-//!   report staging, tables, frontier, charts, markdown
-//!          |                      one Export per file, written whole or not at all
-//!   pipeline, explain, synth      a replay run into its outputs; partial
-//!          |                      results and their merge
-//!   transcripts                   the transcripts' recording check
-//!          |
-//!   cmd    one module per command (replay ... synth)     flags, help, a typed request and
-//!          |                                              run per command, shared by the CLI
-//!          |                                              and the Python package; check, diff,
-//!          |                                              calibrate and mine own their engines
-//!   cli (the binary, src/cli)                           dispatch, progress, print
-//! ```
-//!
-//! The drawing is `LAYERS` and `INNER` in `src/layers.rs`, which the test
-//! holds the code to.
+//! Modules import in one direction only. The layers are drawn once, with
+//! what lives in each, in ARCHITECTURE.md's map; `LAYERS` and `INNER` in
+//! `src/layers.rs` are that drawing as code: one test reads every
+//! `crate::` path of both crates and fails on an edge that runs back up,
+//! another fails when the map and `LAYERS` disagree.
 //!
 //! The crate root re-exports what the command line and the Python package
 //! (`python/`, a workspace member the CLI never links) use; everything else

@@ -1,27 +1,12 @@
 //! critic-gate's core, without polars: traffic lines read into turns, the
 //! port of symfonic's gates and derivations, the config and its plan, the
 //! exact bound, and the transcript and trace readers. The `critic-gate`
-//! crate (replay, summaries, reports, jobs, the command line) builds on it.
+//! crate (replay, summaries, reports, commands, the command line) builds on it.
 //!
-//! Modules import in one direction only (`src/layers.rs` of the
-//! `critic-gate` crate reads every `crate::` path of both crates and fails
-//! on an edge that runs back up):
-//!
-//! ```text
-//!   stats, vocab, deployment, budgets   the bound, shared error types, [deployment], [check]'s budgets
-//!          |
-//!   config -> grid                the config file and its plan; a [sweep]'s variants
-//!          |
-//!   read   json -> activation, rfc3339 -> provenance -> turn -> reader   lines -> turns
-//!          |
-//!   gate   pyre -> claims, neutral, reasons -> Gate  one Evaluation per turn and variant
-//!          |
-//!   derive pytext -> intent, fabrication, reflection, draft   symfonic's derivations
-//!          |
-//!   import pyliteral -> raw -> openai, otlp -> decode   transcripts and traces as traffic
-//!          |
-//!   fuzz                          the fuzz targets' bodies
-//! ```
+//! Modules import in one direction only, the core's being the bottom
+//! layers (stats and vocab up to import): ARCHITECTURE.md's map draws
+//! them, and `src/layers.rs` of the `critic-gate` crate reads every
+//! `crate::` path of both crates and fails on an edge that runs back up.
 //!
 //! Each module has its own error type (`ConfigError`, `ReadError`,
 //! `TurnError`, `PatternError`, ...); the `critic-gate` crate's `Error`
