@@ -109,10 +109,6 @@ impl Failure {
         }
     }
 
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
     /// The error it failed with, if any.
     pub fn cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
         let c: &(dyn std::error::Error + Send + Sync + 'static) = self.cause.as_deref()?;

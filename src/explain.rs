@@ -276,7 +276,7 @@ pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
 pub fn read_input(path: &str) -> crate::Result<Vec<u8>> {
     use std::io::Read;
     let (mut r, _) = crate::read::reader::open(&crate::read::reader::Source::named(path))
-        .map_err(|e| crate::Error::Read((e.0).into()))?;
+        .map_err(crate::Error::from)?;
     let mut bytes = Vec::new();
     r.read_to_end(&mut bytes).map_err(|e| {
         let name = if path == "-" { "<stdin>" } else { path };

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use critic_gate::cmd;
-use critic_gate::{
-    ConfigFile, DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget, Plan,
-};
+use critic_gate::{DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -137,16 +135,6 @@ fn with_cause(err: PyErr, f: &critic_gate::Failure) -> PyErr {
 /// An option's value that is not one of its names, as a usage error.
 fn unknown(e: critic_gate::vocab::UnknownName) -> PyErr {
     fail(critic_gate::Error::Usage(e.to_string()))
-}
-
-/// The plan of a config file (None: symfonic's defaults).
-fn plan_from_file(config: Option<&str>) -> PyResult<Plan> {
-    match config {
-        None => Ok(Plan::default_plan()),
-        Some(p) => ConfigFile::load(Path::new(p))
-            .and_then(|c| c.plan())
-            .map_err(|e| fail(e.into())),
-    }
 }
 
 /// The config of `replay` and `replay_partial`, given the same way by
@@ -350,7 +338,7 @@ fn merge(
 #[pyfunction]
 #[pyo3(signature = (turn, config=None))]
 fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
-    let plan = plan_from_file(config)?;
+    let plan = cmd::load_plan(config.map(Path::new)).map_err(fail)?;
     critic_gate::explain::explain_json(turn, "turn", &plan)
         .map(|v| v.to_string())
         .map_err(fail)

@@ -157,7 +157,7 @@ fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
     start_workers(a.run.threads)?;
     let r = a.request();
     let opts = r.options()?;
-    let written = [format!("reports: {}", r.out.display())];
+    let written = r.targets().written();
     progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
         critic_gate::cmd::sweep::run_with(&r, opts, p)
     })

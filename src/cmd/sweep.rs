@@ -86,6 +86,15 @@ pub struct Request {
 }
 
 impl Request {
+    /// Where the results go: the report folder (a sweep writes no partial
+    /// result).
+    pub fn targets(&self) -> Targets<'_> {
+        Targets {
+            out: Some(&self.out),
+            partial: None,
+        }
+    }
+
     /// The sweep's replay: the grid as variants, the frontier files, no
     /// per-turn or per-value tables (also what `calibrate` replays on
     /// each part).
@@ -115,11 +124,7 @@ pub fn run_with(
     opts: ReplayOptions,
     progress: &dyn Progress,
 ) -> crate::Result<Outcome> {
-    let targets = Targets {
-        out: Some(&r.out),
-        partial: None,
-    };
-    crate::pipeline::run_to(opts, targets, progress)
+    crate::pipeline::run_to(opts, r.targets(), progress)
         .map(|(o, _)| o)
         .map_err(|e| crate::cmd::in_config(e, Some(&r.config)))
 }

@@ -113,14 +113,9 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
 /// Refuse to write `path` when it is one of the inputs (by any path to
 /// it): the conversion would replace what it reads.
 fn refuse_an_input(path: &Path, sources: &[String]) -> crate::Result<()> {
-    let Ok(target) = std::fs::canonicalize(path) else {
-        return Ok(()); // not there yet: no input
-    };
-    let input = sources
-        .iter()
-        .filter(|s| *s != "-")
-        .find(|s| std::fs::canonicalize(s).is_ok_and(|p| p == target));
-    match input {
+    // `-` is standard input, never a file of that name.
+    let files: Vec<String> = sources.iter().filter(|s| *s != "-").cloned().collect();
+    match super::input_at(path, &files) {
         Some(s) => Err(Error::Usage(format!(
             "--out {}: is one of the inputs ({s}); give the traffic another file name",
             path.display()

@@ -53,6 +53,16 @@ impl Progress for () {
     fn update(&self, _: u64, _: u64) {}
 }
 
+/// The source among `sources` that `path` is (by any path to it: a
+/// link, `..`), if any: a file a run writes must never be one it reads.
+pub(crate) fn input_at<'a>(path: &Path, sources: &'a [String]) -> Option<&'a str> {
+    let target = std::fs::canonicalize(path).ok()?;
+    sources
+        .iter()
+        .find(|s| std::fs::canonicalize(s).is_ok_and(|p| p == target))
+        .map(String::as_str)
+}
+
 /// Replay `opts` and write the reports into `out`. On any error nothing is
 /// written (an earlier report in `out` is left as it was).
 pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::Result<Outcome> {

@@ -127,11 +127,7 @@ impl Sink {
     fn refusal(path: &Path, sources: &[String], out: Option<&Path>) -> Option<Error> {
         let usage =
             |why: String| Some(Error::Usage(format!("--partial {}: {why}", path.display())));
-        let canon = |p: &Path| std::fs::canonicalize(p).ok();
-        if let Some(s) = sources
-            .iter()
-            .find(|s| canon(Path::new(s)).is_some_and(|c| Some(c) == canon(path)))
-        {
+        if let Some(s) = super::input_at(path, sources) {
             return usage(format!(
                 "is the input {s}; write the partial result to another file"
             ));
@@ -142,7 +138,7 @@ impl Sink {
         let absolute = |p: &Path| {
             let p = std::path::absolute(p).ok()?;
             // The folder as it resolves when it exists (links, `..`).
-            Some(canon(&p).unwrap_or(p))
+            Some(std::fs::canonicalize(&p).unwrap_or(p))
         };
         let parent = path
             .parent()

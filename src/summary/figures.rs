@@ -98,6 +98,19 @@ const NOT_RECOMPUTED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Each `X_per_1k_turns` figure whose `X` is a count, with `X`: the
+/// figures `check` recomputes from their counts.
+fn per_1k_of_counts() -> impl Iterator<Item = (&'static str, &'static str)> {
+    use super::metrics::Type;
+    VARIANT_COLUMNS.iter().filter_map(|c| {
+        let base = c.name.strip_suffix("_per_1k_turns")?;
+        let counted = VARIANT_COLUMNS
+            .iter()
+            .any(|b| b.name == base && matches!(b.ty, Type::U64 | Type::I64));
+        counted.then_some((c.name, base))
+    })
+}
+
 impl VariantSummary {
     /// Every figure with its column name, in the order of
     /// `summary.json` (names sorted): what `diff` compares. Booleans are
@@ -544,29 +557,21 @@ impl VariantSummary {
     /// every such figure of the declaration, checked alike (dollars are
     /// rounded on their own, so `net_usd_per_1k_turns` is left out).
     fn per_1k_are_their_counts(&self) -> Result<(), String> {
-        use super::metrics::Type;
         let name = &self.variant;
         let m = self.to_map();
         if self.turns == 0 {
             return Ok(());
         }
-        for c in VARIANT_COLUMNS {
-            let Some(base) = c.name.strip_suffix("_per_1k_turns") else {
-                continue;
-            };
-            let counted = VARIANT_COLUMNS
-                .iter()
-                .any(|b| b.name == base && matches!(b.ty, Type::U64 | Type::I64));
-            let (Some(g), Some(n)) = (m[c.name].as_f64(), m.get(base).and_then(Value::as_f64))
+        for (figure, base) in per_1k_of_counts() {
+            let (Some(g), Some(n)) = (m[figure].as_f64(), m.get(base).and_then(Value::as_f64))
             else {
                 continue;
             };
             let w = n * 1000.0 / self.turns as f64;
             // Both are written to 9 significant digits.
-            if counted && (g - w).abs() > 1e-8 * w.abs().max(1.0) {
+            if (g - w).abs() > 1e-8 * w.abs().max(1.0) {
                 return Err(format!(
-                    "variants.{name}.{} is {g}, but {base} per 1,000 turns is {w}",
-                    c.name
+                    "variants.{name}.{figure} is {g}, but {base} per 1,000 turns is {w}"
                 ));
             }
         }
@@ -935,7 +940,6 @@ mod tests {
     /// rate added without one would pass a hand-edited summary.json.
     #[test]
     fn every_nullable_figure_has_a_tamper_rule() {
-        use super::super::metrics::Type;
         let v = VariantSummary::default();
         let mut ruled: BTreeMap<&str, &str> = BTreeMap::new();
         for (name, ..) in v.rates_and_denominators() {
@@ -950,13 +954,7 @@ mod tests {
             .map(|r| r.0)
             .chain(v.bounds().iter().map(|b| b.0))
             .chain(["risky_regression_rate_upper95"])
-            .chain(VARIANT_COLUMNS.iter().filter_map(|c| {
-                let base = c.name.strip_suffix("_per_1k_turns")?;
-                let counted = VARIANT_COLUMNS
-                    .iter()
-                    .any(|b| b.name == base && matches!(b.ty, Type::U64 | Type::I64));
-                counted.then_some(c.name)
-            }))
+            .chain(per_1k_of_counts().map(|(figure, _)| figure))
             .collect();
         for name in &valued {
             ruled.insert(name, "recomputed");

@@ -228,7 +228,8 @@ impl<W: Write> PartialWriter<W> {
     }
 
     fn json(&mut self, tag: u8, value: &impl Serialize) -> crate::Result<()> {
-        let bytes = serde_json::to_vec(value).map_err(|e| Error::Write((e.to_string()).into()))?;
+        let bytes = serde_json::to_vec(value)
+            .map_err(|e| Error::Write(crate::Failure::caused(e.to_string(), e)))?;
         self.frame(tag, &bytes)
     }
 
