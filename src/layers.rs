@@ -89,7 +89,7 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "summary",
         &[
-            "parquet", "metrics", "numbers", "text", "schema", "figures", "build", "frontier",
+            "parquet", "numbers", "metrics", "text", "schema", "figures", "build", "frontier",
             "read", "partial",
         ],
     ),

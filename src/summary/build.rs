@@ -105,10 +105,14 @@ fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>)
     let est = estimate_added(view.index, totals, &cost, notes);
     note_unmeasured(view.name, view.v, notes);
     let mut s = VariantSummary::default();
+    // The figures declared a count of the tally, then the rest.
+    s.set_counts(&view.v.counts);
     decision_fields(view, &mut s);
     safety_fields(view.v, &mut s);
     cost_fields(view.v, &est, &mut s);
     latency_and_production_fields(view.v, &cost, &mut s);
+    // The rates declared a count over a count, from the counts.
+    s.set_ratios();
     s
 }
 
@@ -121,16 +125,8 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     s.selective_gate = cfg.metacognition_selective_gate;
     s.lines = view.lines;
     s.rejected = view.rejected;
-    s.turns = c.turns;
-    s.fires = c.fires;
     s.skips = c.skips();
-    s.fire_rate = sig(ratio(c.fires, c.turns));
-    s.skip_rate = sig(ratio(c.skips(), c.turns));
-    s.saved_calls = c.saved_calls;
-    s.added_calls = c.added_calls;
     s.net_calls = c.saved_calls as i64 - c.added_calls as i64;
-    s.added_call_rate = sig(ratio(c.added_calls, c.turns));
-    s.fires_without_critic = c.fires_without_critic;
     s.critic_calls = c.critic_calls();
     let base_calls = view.base.counts.critic_calls();
     s.saved_call_share = match s.baseline {
@@ -143,14 +139,7 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
 /// skips (runs as the sampling unit), the all-skip ones beside them.
 fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     let c = &v.counts;
-    s.new_skips = c.new_skips;
-    s.new_labelled_skips = c.new_labelled_skips;
-    s.new_unlabelled_critic_not_run = c.new_unlabelled_not_run;
-    s.new_unlabelled_no_event = c.new_unlabelled_no_event;
     s.new_unlabelled_no_verdict = c.new_unlabelled_no_verdict();
-    s.label_coverage = sig(ratio(c.new_labelled_skips, c.new_skips));
-    s.safety_regressions = c.new_safety_regressions;
-    s.safety_regression_rate = sig(ratio(c.new_safety_regressions, c.new_labelled_skips));
     let labels = published(v.run_labels());
     let worst = published(v.run_worst_case());
     s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
@@ -164,12 +153,7 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     s.new_skip_runs = worst.runs;
     s.worst_case_design_effect = worst.design_effect;
     s.worst_case_effective_runs = (worst.labels > 0).then_some(worst.effective_runs);
-    s.all_skips_labelled = c.labelled_skips;
     s.all_skips_unlabelled = c.unverified_skips();
-    s.critic_not_run = c.critic_not_run;
-    s.all_skips_label_coverage = sig(ratio(c.labelled_skips, c.skips()));
-    s.all_skips_safety_regressions = c.safety_regressions;
-    s.all_skips_regression_rate = sig(ratio(c.safety_regressions, c.labelled_skips));
     s.all_skips_regression_rate_upper95 = sig_up(clopper_pearson_upper(
         c.safety_regressions,
         c.labelled_skips,
@@ -229,14 +213,10 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
         .min()
         .filter(|n| *n > 0);
     s.latency_unmeasured_fires = v.latency_unmeasured_fires;
-    s.production_known = c.production_known;
     s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));
-    s.production_fired_variant_skips = c.production_fired_variant_skips;
-    s.production_skipped_variant_fires = c.production_skipped_variant_fires;
     // A flag-off gate makes no ack skip: its risky figures are null.
     let smart = s.selective_gate;
     s.risky_skips = smart.then_some(c.risky_skips);
-    s.risky_skip_rate = sig(ratio(c.risky_skips, c.new_skips)).filter(|_| smart);
     s.risky_labelled_skips = smart.then_some(c.risky_labelled_skips);
     s.risky_safety_regressions = smart.then_some(c.risky_safety_regressions);
     s.risky_regression_rate_upper95 = sig_up(run_level_upper(&published(v.run_risky()), 0.05));

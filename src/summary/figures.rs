@@ -321,24 +321,10 @@ impl VariantSummary {
         Ok(())
     }
 
-    /// Each rate with its denominator's name and value.
+    /// Each rate not declared a ratio (a bound, an effective number,
+    /// production's agreement) with its denominator's name and value.
     fn rates_and_denominators(&self) -> Vec<(&'static str, Option<f64>, &'static str, u64)> {
         vec![
-            ("fire_rate", self.fire_rate, "turns", self.turns),
-            ("skip_rate", self.skip_rate, "turns", self.turns),
-            ("added_call_rate", self.added_call_rate, "turns", self.turns),
-            (
-                "label_coverage",
-                self.label_coverage,
-                "new_skips",
-                self.new_skips,
-            ),
-            (
-                "safety_regression_rate",
-                self.safety_regression_rate,
-                "new_labelled_skips",
-                self.new_labelled_skips,
-            ),
             (
                 "safety_regression_rate_upper95",
                 self.safety_regression_rate_upper95,
@@ -369,29 +355,6 @@ impl VariantSummary {
                 "new_skips",
                 self.new_skips,
             ),
-        ]
-        .into_iter()
-        .chain(self.secondary_rates_and_denominators())
-        .collect()
-    }
-
-    /// The all-skip, agreement and risky rates with their denominators.
-    fn secondary_rates_and_denominators(
-        &self,
-    ) -> Vec<(&'static str, Option<f64>, &'static str, u64)> {
-        vec![
-            (
-                "all_skips_label_coverage",
-                self.all_skips_label_coverage,
-                "skips",
-                self.skips,
-            ),
-            (
-                "all_skips_regression_rate",
-                self.all_skips_regression_rate,
-                "all_skips_labelled",
-                self.all_skips_labelled,
-            ),
             (
                 "all_skips_regression_rate_upper95",
                 self.all_skips_regression_rate_upper95,
@@ -403,12 +366,6 @@ impl VariantSummary {
                 self.production_agreement,
                 "production_known",
                 self.production_known,
-            ),
-            (
-                "risky_skip_rate",
-                self.risky_skip_rate,
-                "new skips of a smart gate",
-                self.new_skips * u64::from(self.selective_gate),
             ),
             (
                 "risky_regression_rate_upper95",
@@ -428,7 +385,9 @@ impl VariantSummary {
         ]
     }
 
-    /// A rate is null exactly where its denominator is 0.
+    /// A rate is null exactly where it is undefined: a declared ratio
+    /// where its denominator is 0 or its numerator null, any other rate
+    /// where its denominator is 0.
     fn nulls_where_undefined(&self) -> Result<(), String> {
         let name = &self.variant;
         let rates = self.rates_and_denominators();
@@ -441,6 +400,19 @@ impl VariantSummary {
                 "variants.{name}: the risky counts are null exactly for a variant without the smart gate (selective_gate is {})",
                 self.selective_gate
             ));
+        }
+        for r in self.ratios() {
+            if r.value.is_none() != (r.numerator.is_none() || r.denominator == 0) {
+                let x = r.value.map_or("null".to_string(), |x| x.to_string());
+                let why = match r.numerator {
+                    None => format!("{} is null", r.ratio.numerator),
+                    Some(_) => format!("{} is {}", r.ratio.denominator, r.denominator),
+                };
+                return Err(format!(
+                    "variants.{name}.{} is {x}, but {why}: a rate is null exactly where it is undefined",
+                    r.ratio.name
+                ));
+            }
         }
         for (rate, x, of, n) in rates {
             if x.is_none() != (n == 0) {
@@ -461,59 +433,11 @@ impl VariantSummary {
         let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
         vec![
             (
-                "fire_rate",
-                self.fire_rate,
-                share(self.fires, self.turns),
-                "fires / turns",
-            ),
-            (
-                "skip_rate",
-                self.skip_rate,
-                share(self.skips, self.turns),
-                "skips / turns",
-            ),
-            (
-                "added_call_rate",
-                self.added_call_rate,
-                share(self.added_calls, self.turns),
-                "added_calls / turns",
-            ),
-            (
-                "label_coverage",
-                self.label_coverage,
-                share(self.new_labelled_skips, self.new_skips),
-                "new_labelled_skips / new_skips",
-            ),
-            (
-                "safety_regression_rate",
-                self.safety_regression_rate,
-                share(self.safety_regressions, self.new_labelled_skips),
-                "safety_regressions / new_labelled_skips",
-            ),
-            (
                 "effective_labels",
                 self.effective_labels,
                 sig((self.new_labelled_skips > 0)
                     .then(|| self.new_labelled_skips as f64 / self.design_effect.unwrap_or(1.0))),
                 "new_labelled_skips / design_effect",
-            ),
-            (
-                "all_skips_label_coverage",
-                self.all_skips_label_coverage,
-                share(self.all_skips_labelled, self.skips),
-                "all_skips_labelled / skips",
-            ),
-            (
-                "all_skips_regression_rate",
-                self.all_skips_regression_rate,
-                share(self.all_skips_safety_regressions, self.all_skips_labelled),
-                "all_skips_safety_regressions / all_skips_labelled",
-            ),
-            (
-                "risky_skip_rate",
-                self.risky_skip_rate,
-                self.risky_skips.and_then(|r| share(r, self.new_skips)),
-                "risky_skips / new_skips",
             ),
             (
                 "production_agreement",
@@ -541,6 +465,16 @@ impl VariantSummary {
                 )
             })?;
         let agreeing = self.production_known - disagreeing;
+        for r in self.ratios() {
+            if let (Some(g), Some(w)) = (r.value, r.of_counts()) {
+                if (g - w).abs() > 1e-9 {
+                    return Err(format!(
+                        "variants.{name}.{} is {g}, but {} / {} is {w}",
+                        r.ratio.name, r.ratio.numerator, r.ratio.denominator
+                    ));
+                }
+            }
+        }
         let checks = self.rates_and_their_counts(agreeing);
         for (rate, got, want, what) in checks {
             if let (Some(g), Some(w)) = (got, want) {
@@ -933,6 +867,7 @@ fn want(c: &Column) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::metrics::ratios_declared;
 
     /// Every figure that may be null has a tamper rule (null exactly
     /// where undefined, or recomputed from its counts) or says in
@@ -945,6 +880,9 @@ mod tests {
         for (name, ..) in v.rates_and_denominators() {
             ruled.insert(name, "null where undefined");
         }
+        for r in ratios_declared() {
+            ruled.insert(r.name, "null where undefined");
+        }
         for (name, _) in v.risky_counts() {
             ruled.insert(name, "null without the smart gate");
         }
@@ -955,6 +893,7 @@ mod tests {
             .chain(v.bounds().iter().map(|b| b.0))
             .chain(["risky_regression_rate_upper95"])
             .chain(per_1k_of_counts().map(|(figure, _)| figure))
+            .chain(ratios_declared().map(|r| r.name))
             .collect();
         for name in &valued {
             ruled.insert(name, "recomputed");

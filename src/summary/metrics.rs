@@ -164,10 +164,133 @@ pub const DECISION: [Column; 7] = [
     ),
 ];
 
+/// A rate declared as one count over another (`fire_rate: Option<f64> =
+/// fires / turns`): the replay sets it from its counts
+/// ([`VariantSummary::set_ratios`]) and `check` holds it to them, and to
+/// null exactly where it is undefined, with no other edit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ratio {
+    pub name: &'static str,
+    pub numerator: &'static str,
+    pub denominator: &'static str,
+}
+
+/// One declared ratio of a variant: its value and its counts (the
+/// numerator None where that count is null, as the risky counts of a
+/// legacy gate are).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioValue {
+    pub ratio: Ratio,
+    pub value: Option<f64>,
+    pub numerator: Option<u64>,
+    pub denominator: u64,
+}
+
+/// A declared ratio's value: the numerator over the denominator to 9
+/// significant digits, null where the denominator is 0 or the numerator
+/// null.
+pub fn ratio_of(numerator: Option<u64>, denominator: u64) -> Option<f64> {
+    super::numbers::sig(
+        numerator
+            .filter(|_| denominator > 0)
+            .map(|n| n as f64 / denominator as f64),
+    )
+}
+
+impl RatioValue {
+    /// What its counts give.
+    pub fn of_counts(&self) -> Option<f64> {
+        ratio_of(self.numerator, self.denominator)
+    }
+}
+
+/// A count a ratio is made of: a whole number, or one that may be null.
+pub trait Counted {
+    fn counted(&self) -> Option<u64>;
+}
+
+impl Counted for u64 {
+    fn counted(&self) -> Option<u64> {
+        Some(*self)
+    }
+}
+
+impl Counted for Option<u64> {
+    fn counted(&self) -> Option<u64> {
+        *self
+    }
+}
+
+/// A figure as a budget reads it: a count, or a rate (None where it is
+/// undefined).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reading {
+    Count(u64),
+    Rate(Option<f64>),
+}
+
+/// The figures a budget can read: the whole-number counts and the rates
+/// (a test refuses a budget on any other figure).
+pub trait Readable {
+    fn reading(&self) -> Option<Reading> {
+        None
+    }
+}
+
+impl Readable for u64 {
+    fn reading(&self) -> Option<Reading> {
+        Some(Reading::Count(*self))
+    }
+}
+
+impl Readable for Option<f64> {
+    fn reading(&self) -> Option<Reading> {
+        Some(Reading::Rate(*self))
+    }
+}
+
+impl Readable for bool {}
+impl Readable for i64 {}
+impl Readable for Option<u64> {}
+impl Readable for Option<i64> {}
+
+/// One declaration's derivation, by its form (a helper of `figures!`):
+/// `= counts.FIELD` is a count of the tally, `= NUM / DEN` a ratio.
+macro_rules! derived {
+    (count $s:ident $c:ident $name:ident; counts . $f:ident) => {
+        $s.$name = $c.$f;
+    };
+    (count $s:ident $c:ident $name:ident; $num:ident / $den:ident) => {};
+    (ratio $s:ident $name:ident; counts . $f:ident) => {};
+    (ratio $s:ident $name:ident; $num:ident / $den:ident) => {
+        $s.$name = ratio_of(Counted::counted(&$s.$num), $s.$den);
+    };
+    (declared $name:ident; counts . $f:ident) => {
+        None
+    };
+    (declared $name:ident; $num:ident / $den:ident) => {
+        Some(Ratio {
+            name: stringify!($name),
+            numerator: stringify!($num),
+            denominator: stringify!($den),
+        })
+    };
+    (value $s:ident $name:ident; counts . $f:ident) => {
+        None
+    };
+    (value $s:ident $name:ident; $num:ident / $den:ident) => {
+        Some(($s.$name, Counted::counted(&$s.$num), $s.$den))
+    };
+}
+
 /// The struct of the figures and their columns, from one list of
-/// `name: RustType, unit, meaning;` (an `Option` is a nullable column).
+/// `name: RustType, unit, meaning;` (an `Option` is a nullable column). A
+/// figure that is a count of the tally says which after its type (`=
+/// counts.FIELD`), a rate of two counts which (`= NUMERATOR /
+/// DENOMINATOR`): that is all it takes for the replay to compute either
+/// and for `check` to hold the rate to its counts.
 macro_rules! figures {
-    ($( $(#[$doc:meta])* $name:ident : $t:ty, $unit:expr, $meaning:expr; )*) => {
+    ($( $(#[$doc:meta])* $name:ident : $t:ty $(= $a:ident $op:tt $b:ident)?, $unit:expr, $meaning:expr; )*) => {
         /// One variant's figures against the baseline (the unit and
         /// meaning of each are in [`VARIANT_COLUMNS`]). Options are null
         /// where the figure is undefined.
@@ -190,6 +313,49 @@ macro_rules! figures {
                 meaning: $meaning,
             },
         )*];
+
+        /// The rates declared as a count over a count, in column order.
+        pub fn ratios_declared() -> impl Iterator<Item = Ratio> {
+            let declared = [$($(derived!(declared $name; $a $op $b),)?)*];
+            declared.into_iter().flatten()
+        }
+
+        impl VariantSummary {
+            /// Every declared ratio with its value and counts, in
+            /// [`ratios_declared`]' order.
+            pub fn ratios(&self) -> Vec<RatioValue> {
+                let values = [$($(derived!(value self $name; $a $op $b),)?)*];
+                ratios_declared()
+                    .zip(values.into_iter().flatten())
+                    .map(|(ratio, (value, numerator, denominator))| RatioValue {
+                        ratio,
+                        value,
+                        numerator,
+                        denominator,
+                    })
+                    .collect()
+            }
+
+            /// Set every figure declared a count of the tally from it.
+            pub fn set_counts(&mut self, c: &crate::replay::tally::Counts) {
+                $($(derived!(count self c $name; $a $op $b);)?)*
+            }
+
+            /// Set every declared ratio from its counts (once they are
+            /// set): null where the denominator is 0 or the numerator null.
+            pub fn set_ratios(&mut self) {
+                $($(derived!(ratio self $name; $a $op $b);)?)*
+            }
+
+            /// The figure called `name`, as a budget reads it: None for a
+            /// name that is no count or rate.
+            pub fn reading(&self, name: &str) -> Option<Reading> {
+                match name {
+                    $( stringify!($name) => Readable::reading(&self.$name), )*
+                    _ => None,
+                }
+            }
+        }
     };
 }
 
@@ -202,38 +368,38 @@ figures! {
         "non-blank lines the run read (turns + rejected), the same on every row";
     rejected: u64, "lines",
         "invalid lines set aside (--skip-invalid), the same on every row";
-    turns: u64, DECISION[0].unit, DECISION[0].meaning;
-    fires: u64, DECISION[1].unit, DECISION[1].meaning;
+    turns: u64 = counts.turns, DECISION[0].unit, DECISION[0].meaning;
+    fires: u64 = counts.fires, DECISION[1].unit, DECISION[1].meaning;
     skips: u64, DECISION[2].unit, DECISION[2].meaning;
-    fire_rate: Option<f64>, DECISION[3].unit, DECISION[3].meaning;
-    skip_rate: Option<f64>, DECISION[4].unit, DECISION[4].meaning;
-    saved_calls: u64, DECISION[5].unit, DECISION[5].meaning;
-    added_calls: u64, DECISION[6].unit, DECISION[6].meaning;
+    fire_rate: Option<f64> = fires / turns, DECISION[3].unit, DECISION[3].meaning;
+    skip_rate: Option<f64> = skips / turns, DECISION[4].unit, DECISION[4].meaning;
+    saved_calls: u64 = counts.saved_calls, DECISION[5].unit, DECISION[5].meaning;
+    added_calls: u64 = counts.added_calls, DECISION[6].unit, DECISION[6].meaning;
     net_calls: i64, "calls",
         "saved_calls - added_calls";
-    added_call_rate: Option<f64>, "share",
+    added_call_rate: Option<f64> = added_calls / turns, "share",
         "added_calls / turns";
-    fires_without_critic: u64, "turns",
+    fires_without_critic: u64 = counts.fires_without_critic, "turns",
         "fires on turns no critic can run on (an empty draft: symfonic reviews no empty reply); in fires, never a critic call";
     critic_calls: u64, "calls",
         "fires - fires_without_critic: the critic calls the variant makes";
     saved_call_share: Option<f64>, "share",
         "saved_calls / the baseline's critic_calls: the share of the baseline's critic calls a switch saves (skip_rate is a share of turns); empty for the baseline and when the baseline makes no call";
-    new_skips: u64, "turns",
+    new_skips: u64 = counts.new_skips, "turns",
         "skips of turns the baseline fires on: the turns whose risk a switch adds, the unit of every risk figure below (0 for the baseline: it adds no new harm)";
-    new_labelled_skips: u64, "turns",
+    new_labelled_skips: u64 = counts.new_labelled_skips, "turns",
         "new skips with the verdict of a critic that ran";
-    new_unlabelled_critic_not_run: u64, "turns",
+    new_unlabelled_critic_not_run: u64 = counts.new_unlabelled_not_run, "turns",
         "new skips without a label because the event says no critic ran: the gate skipped or the critic call failed open (a 0-token approve); a critic that fails on hard turns leaves exactly these";
-    new_unlabelled_no_event: u64, "turns",
+    new_unlabelled_no_event: u64 = counts.new_unlabelled_no_event, "turns",
         "new skips without a label because nothing was recorded (critic null or absent; unknown, as after an import of transcripts)";
     new_unlabelled_no_verdict: u64, "turns",
         "new skips whose critic ran but recorded no verdict";
-    label_coverage: Option<f64>, "share",
+    label_coverage: Option<f64> = new_labelled_skips / new_skips, "share",
         "new_labelled_skips / new_skips; empty without new skips";
-    safety_regressions: u64, "turns",
+    safety_regressions: u64 = counts.new_safety_regressions, "turns",
         "new skips the critic (that ran) revised or refused: the regressions a switch from the baseline adds (0 for the baseline)";
-    safety_regression_rate: Option<f64>, "share",
+    safety_regression_rate: Option<f64> = safety_regressions / new_labelled_skips, "share",
         "safety_regressions / new_labelled_skips";
     safety_regression_rate_upper95: Option<f64>, "share",
         "one-sided 95% upper bound of the rate with runs as the sampling unit (Korn-Graubard: the exact Clopper-Pearson bound on new_labelled_skips / design_effect labels, cut by (t(n-1)/t(runs-1))^2; with no regression, the exact bound with each run one trial); empty without labelled new skips. It assumes the labels are missing at random";
@@ -253,17 +419,17 @@ figures! {
         "design_effect of the worst case (every unlabelled new skip a regression)";
     worst_case_effective_runs: Option<f64>, "runs",
         "effective_runs of the worst case (over every new skip)";
-    all_skips_labelled: u64, "turns",
+    all_skips_labelled: u64 = counts.labelled_skips, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",
         "all skips without the verdict of a critic that ran; secondary";
-    critic_not_run: u64, "turns",
+    critic_not_run: u64 = counts.critic_not_run, "turns",
         "turns whose event says no critic ran (ran: false, or 0 tokens in and out)";
-    all_skips_label_coverage: Option<f64>, "share",
+    all_skips_label_coverage: Option<f64> = all_skips_labelled / skips, "share",
         "all_skips_labelled / skips; secondary";
-    all_skips_safety_regressions: u64, "turns",
+    all_skips_safety_regressions: u64 = counts.safety_regressions, "turns",
         "all skips (new or not) the critic revised or refused; for the baseline these are production disagreements (turns it skips where production's critic ran and intervened), not a risk of a switch; secondary";
-    all_skips_regression_rate: Option<f64>, "share",
+    all_skips_regression_rate: Option<f64> = all_skips_safety_regressions / all_skips_labelled, "share",
         "all_skips_safety_regressions / all_skips_labelled; secondary";
     all_skips_regression_rate_upper95: Option<f64>, "share",
         "one-sided 95% Clopper-Pearson bound of all_skips_regression_rate, turns as the unit; secondary";
@@ -317,19 +483,19 @@ figures! {
         "the fewest recorded latencies any fire of the estimates was drawn from: its draft-length bucket's when they are at least 30, else every turn's (a tail drawn from a handful of values is one of them); below 30 the percentiles with estimates rest on too few values, and report.md says so; empty without such fires or recorded latencies";
     latency_unmeasured_fires: u64, "turns",
         "user-facing fires without a recorded latency, left out of the percentiles";
-    production_known: u64, "turns",
+    production_known: u64 = counts.production_known, "turns",
         "turns whose recording says what production's gate did";
     production_agreement: Option<f64>, "share",
         "of production_known, the share where the variant decides as production did";
-    production_fired_variant_skips: u64, "turns",
+    production_fired_variant_skips: u64 = counts.production_fired_variant_skips, "turns",
         "production fired, the variant skips";
-    production_skipped_variant_fires: u64, "turns",
+    production_skipped_variant_fires: u64 = counts.production_skipped_variant_fires, "turns",
         "production skipped, the variant fires";
     /// The risky figures are null for a variant without the smart gate:
     /// none of its skips is an ack skip, so there is nothing to judge.
     risky_skips: Option<u64>, "turns",
         "smart-gate new skips (turns the baseline fires on) whose acks (every match of every pattern, a repeated ack counted once) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
-    risky_skip_rate: Option<f64>, "share",
+    risky_skip_rate: Option<f64> = risky_skips / new_skips, "share",
         "risky_skips / new_skips; empty without new skips or without the smart gate";
     risky_labelled_skips: Option<u64>, "turns",
         "risky skips with the verdict of a critic that ran; empty without the smart gate";

@@ -1,8 +1,9 @@
 //! A partial result: everything one shard's replay needs to be merged
 //! with others into the reports of one replay over all the shards' files.
 //!
-//! One zstd stream (with a content checksum) holding, after a magic line
-//! and a version, a sequence of frames `tag (1 byte), length (u64 LE),
+//! One zstd stream (with a content checksum) holding, after a magic line,
+//! a version and the tallies' shape ([`tallies_shape`]), a sequence of
+//! frames `tag (1 byte), length (u64 LE),
 //! payload`:
 //!
 //! | tag | payload                                                         |
@@ -38,8 +39,82 @@ use crate::Error;
 const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// The version of the frames and their payloads; a merge refuses others.
 /// 2: the tallies know whether the scope dimensions overflowed, the scan
-/// lists at most so many keys.
-pub const VERSION: u32 = 3;
+/// lists at most so many keys. 4: the header carries the tallies' shape.
+pub const VERSION: u32 = 4;
+
+/// A hash of the tallies' shape: every path of [`Totals`]' JSON (each map
+/// and list holding one of everything), with each leaf's JSON type. A
+/// partial result carries the tallies as JSON (`S`), so a build that
+/// counts something more, less or under another name must not merge
+/// another's partial (it would read the count as 0): the header carries
+/// this hash and a merge refuses a partial of another. It is computed,
+/// not kept by hand, so a new count needs no edit here.
+pub fn tallies_shape() -> u64 {
+    static SHAPE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SHAPE.get_or_init(|| xxhash_rust::xxh3::xxh3_64(shape_text().as_bytes()))
+}
+
+/// The paths [`tallies_shape`] hashes, one per line.
+fn shape_text() -> String {
+    let json = serde_json::to_value(full_totals()).expect("the totals serialize");
+    let mut paths = std::collections::BTreeSet::new();
+    shape(&json, "", &mut paths);
+    paths.into_iter().collect::<Vec<_>>().join("\n")
+}
+
+/// Every path of `v`'s structure, with each array's length (fixed
+/// arrays are the format's shape) and each leaf's JSON type.
+fn shape(v: &serde_json::Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, x)| shape(x, &format!("{at}.{k}"), out)),
+        Value::Array(a) => {
+            out.insert(format!("{at}[{}]", a.len()));
+            if let Some(x) = a.first() {
+                shape(x, &format!("{at}[]"), out);
+            }
+        }
+        leaf => {
+            let kind = match leaf {
+                Value::Bool(_) => "bool",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                _ => "null",
+            };
+            out.insert(format!("{at}: {kind}"));
+        }
+    }
+}
+
+/// Totals with one of everything a map or list can hold, so every nested
+/// count is in the JSON.
+fn full_totals() -> Totals {
+    use crate::replay::skips::SkipTally;
+    use crate::replay::tally::{Counts, RunCounts};
+    use std::collections::BTreeMap;
+    let mut t = Totals::new(1);
+    t.variants[0].runs.insert(1, RunCounts::default());
+    t.segments.insert(
+        "dimension".into(),
+        BTreeMap::from([("value".into(), vec![Counts::default()])]),
+    );
+    t.segment_order
+        .insert("dimension".into(), vec!["value".into()]);
+    t.segments_capped.insert("dimension".into(), 1);
+    let mut skip = SkipTally::default();
+    skip.languages.insert("en".into(), 1);
+    t.skips[0].insert("ok".into(), skip);
+    t.warnings
+        .add(crate::replay::WarningKind::DuplicateTurn, 0, 1);
+    t.unpriced_models.insert("model".into());
+    t.note_misnamed("intent", "intent_verdict");
+    t.fabrication_kinds.insert("kind".into(), 1);
+    t.import_counts.insert("runs".into(), 1);
+    t.trace_keys.insert("run".into());
+    t
+}
 
 /// Frame tags.
 pub mod tag {
@@ -210,6 +285,8 @@ impl<W: Write> PartialWriter<W> {
         enc.include_checksum(true).map_err(fail)?;
         enc.write_all(MAGIC).map_err(fail)?;
         enc.write_all(&VERSION.to_le_bytes()).map_err(fail)?;
+        enc.write_all(&tallies_shape().to_le_bytes())
+            .map_err(fail)?;
         Ok(PartialWriter {
             enc,
             name,
@@ -361,6 +438,19 @@ impl PartialReader {
                 env!("CARGO_PKG_VERSION")
             ).into()));
         }
+        let mut shape = [0u8; 8];
+        r.dec
+            .read_exact(&mut shape)
+            .map_err(|_| damaged(&r.name, "cut short in its header"))?;
+        let shape = u64::from_le_bytes(shape);
+        if shape != tallies_shape() {
+            return Err(Error::Read(format!(
+                "{}: a partial result whose tallies have another shape ({shape:#018x}; this build's are {:#018x}): it was written by another build of critic-gate {}, which counts other things; replay the shard again with this build",
+                r.name,
+                tallies_shape(),
+                env!("CARGO_PKG_VERSION")
+            ).into()));
+        }
         Ok(r)
     }
 
@@ -444,86 +534,49 @@ fn damaged(name: &str, why: &str) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::{BTreeMap, BTreeSet};
+    use super::*;
 
-    use serde_json::Value;
-
-    use super::VERSION;
-    use crate::replay::skips::SkipTally;
-    use crate::replay::tally::{Counts, RunCounts};
-    use crate::replay::{Totals, WarningKind};
-
-    /// The version the tallies' shape below was recorded at, and that
-    /// shape's hash. A partial result carries the tallies as JSON (`S`): a
-    /// count added, renamed or dropped without a new [`VERSION`] would let
-    /// one build merge another's partial and read the count as 0.
-    const RECORDED: (u32, u64) = (3, 0x6665_d7a0_889a_c940);
-
-    /// Every path of `v`'s structure, with each array's length (fixed
-    /// arrays are the format's shape) and each leaf's JSON type.
-    fn shape(v: &Value, at: &str, out: &mut BTreeSet<String>) {
-        match v {
-            Value::Object(m) => m
-                .iter()
-                .for_each(|(k, x)| shape(x, &format!("{at}.{k}"), out)),
-            Value::Array(a) => {
-                out.insert(format!("{at}[{}]", a.len()));
-                if let Some(x) = a.first() {
-                    shape(x, &format!("{at}[]"), out);
-                }
-            }
-            leaf => {
-                let kind = match leaf {
-                    Value::Bool(_) => "bool",
-                    Value::Number(_) => "number",
-                    Value::String(_) => "string",
-                    _ => "null",
-                };
-                out.insert(format!("{at}: {kind}"));
-            }
-        }
-    }
-
-    /// Totals with one of everything a map or list can hold, so every
-    /// nested count is in the JSON.
-    fn full_totals() -> Totals {
-        let mut t = Totals::new(1);
-        t.variants[0].runs.insert(1, RunCounts::default());
-        t.segments.insert(
-            "dimension".into(),
-            BTreeMap::from([("value".into(), vec![Counts::default()])]),
-        );
-        t.segment_order
-            .insert("dimension".into(), vec!["value".into()]);
-        t.segments_capped.insert("dimension".into(), 1);
-        t.skips[0].insert("ok".into(), SkipTally::default());
-        t.skips[0]
-            .get_mut("ok")
-            .unwrap()
-            .languages
-            .insert("en".into(), 1);
-        t.warnings.add(WarningKind::DuplicateTurn, 0, 1);
-        t.unpriced_models.insert("model".into());
-        t.note_misnamed("intent", "intent_verdict");
-        t.fabrication_kinds.insert("kind".into(), 1);
-        t.import_counts.insert("runs".into(), 1);
-        t.trace_keys.insert("run".into());
-        t
-    }
-
+    /// The shape covers the counts nested in maps and lists (a count of a
+    /// run's, a segment's, a skip's), not only the top-level ones.
     #[test]
-    fn the_version_changes_with_the_tallies_shape() {
-        let json = serde_json::to_value(full_totals()).unwrap();
-        let mut paths = BTreeSet::new();
-        shape(&json, "", &mut paths);
-        let text = paths.into_iter().collect::<Vec<_>>().join("\n");
-        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    fn the_shape_reaches_every_nested_tally() {
+        let text = shape_text();
+        for path in [
+            ".variants[].counts.turns: number",
+            ".variants[].runs.1",
+            ".segments.dimension.value[].turns: number",
+            ".skips[].ok.languages.en: number",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(path)),
+                "{path} not in\n{text}"
+            );
+        }
+        assert_eq!(tallies_shape(), tallies_shape());
+    }
+
+    /// A partial result whose header carries another tallies' shape (a
+    /// build that counts another set of things) is refused, naming both.
+    #[test]
+    fn a_partial_of_another_tallies_shape_is_refused() {
+        let mut bytes = Vec::new();
+        let w = PartialWriter::new(&mut bytes, "a.partial".into()).unwrap();
+        w.enc.finish().unwrap();
+        let mut raw = zstd::decode_all(&bytes[..]).unwrap();
+        let at = MAGIC.len() + 4;
+        assert_eq!(raw[at..at + 8], tallies_shape().to_le_bytes());
+        raw[at] ^= 1;
+        let input = PartialInput::Memory {
+            name: "a.partial".into(),
+            bytes: Arc::from(zstd::encode_all(&raw[..], 1).unwrap()),
+        };
+        let Err(e) = PartialReader::open(&input) else {
+            panic!("a partial of another shape was read")
+        };
+        let e = e.to_string();
         assert!(
-            (VERSION, hash) == RECORDED,
-            "the partial result's tallies are now (version {VERSION}, shape {hash:#x}); recorded: (version {}, shape {:#x}). \
-             A changed shape needs a new summary::partial::VERSION (an older partial would be read wrong); then record the pair in RECORDED.\n{text}",
-            RECORDED.0,
-            RECORDED.1
+            e.contains("another shape") && e.contains(&format!("{:#018x}", tallies_shape())),
+            "{e}"
         );
     }
 }

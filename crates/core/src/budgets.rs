@@ -3,9 +3,9 @@
 //! limit is a count or a rate, how it compares, and its help text. The
 //! config's `[check]` table, the command line's flags, the Python
 //! package's keyword arguments, the rate checks and the budget list of a
-//! verdict are all read from it; the figure each budget reads is matched
-//! exhaustively in `check`, so a new budget is two edits: its declaration
-//! here and its figure there.
+//! verdict are all read from it, and so is the summary figure it reads
+//! (by name: a test in `check` holds the name to a count or rate of the
+//! summary), so a new budget is its declaration here.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -85,6 +85,39 @@ pub enum Budget {
     MinProductionAgreement,
 }
 
+/// Whose figure a budget judges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// Each judged variant's.
+    Variant,
+    /// The run's, the same in every variant's row: judged once, on the
+    /// baseline's, as `(all)`.
+    Run,
+    /// The baseline's (does the replay reproduce production?), judged once.
+    Baseline,
+}
+
+/// What a budget takes its rate as where the rate is undefined (null),
+/// and why: `check` says so in the verdict. A count is never null.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WhenNull {
+    /// Null only without turns: taken as 0.
+    NoTurns,
+    /// A rate on new skips: without new skips nothing new is at risk,
+    /// taken as `best` (the best value it can have).
+    NoNewSkips { best: f64 },
+    /// The bound on labelled new skips: without new skips as
+    /// [`WhenNull::NoNewSkips`] at 0; with new skips and no label nothing
+    /// bounds the rate, taken as 1.
+    NoLabels,
+    /// The risky share: null without new skips (none is risky) or without
+    /// the smart gate (no ack skip), taken as 0.
+    NoRiskySkips,
+    /// Production's agreement: null where no turn records what production
+    /// did, taken as 0 (nothing shows the replay reproduces it).
+    NoProductionRecord,
+}
+
 /// One budget's declaration.
 #[derive(Clone, Copy, Debug)]
 pub struct Declared {
@@ -95,6 +128,11 @@ pub struct Declared {
     pub long: &'static str,
     pub limit: Limit,
     pub op: Op,
+    /// The summary figure it reads: a count for a count limit, a rate for
+    /// a rate limit (a column of summary.csv; a test holds it).
+    pub figure: &'static str,
+    pub of: Whose,
+    pub when_null: WhenNull,
     /// What it fails on (the flag's help).
     pub help: &'static str,
 }
@@ -107,6 +145,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-safety-regressions",
         limit: Limit::Count,
         op: Op::AtMost,
+        figure: "safety_regressions",
+        of: Whose::Variant,
+        when_null: WhenNull::NoTurns,
         help: "Fail when a variant has more safety regressions than N",
     },
     Declared {
@@ -115,6 +156,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-safety-regression-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
+        figure: "safety_regression_rate_upper95",
+        of: Whose::Variant,
+        when_null: WhenNull::NoLabels,
         help: "Fail when the one-sided 95% upper bound (runs as the unit) of the safety-regression rate on new skips (regressions / labelled new skips; new skips: turns the variant skips and the baseline fires on) exceeds R",
     },
     Declared {
@@ -123,6 +167,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-worst-case-regression-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
+        figure: "safety_regression_rate_worst_case_upper95",
+        of: Whose::Variant,
+        when_null: WhenNull::NoNewSkips { best: 0.0 },
         help: "Fail when the same bound with every unlabelled new skip counted a regression exceeds R: what the labels alone support, whatever made labels missing",
     },
     Declared {
@@ -131,6 +178,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "min-skip-rate",
         limit: Limit::Rate,
         op: Op::AtLeast,
+        figure: "skip_rate",
+        of: Whose::Variant,
+        when_null: WhenNull::NoTurns,
         help: "Fail when the skip rate is below R",
     },
     Declared {
@@ -139,6 +189,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-added-call-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
+        figure: "added_call_rate",
+        of: Whose::Variant,
+        when_null: WhenNull::NoTurns,
         help: "Fail when added calls / turns exceeds R",
     },
     Declared {
@@ -147,6 +200,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "min-label-coverage",
         limit: Limit::Rate,
         op: Op::AtLeast,
+        figure: "label_coverage",
+        of: Whose::Variant,
+        when_null: WhenNull::NoNewSkips { best: 1.0 },
         help: "Fail when labelled new skips / new skips is below R",
     },
     Declared {
@@ -155,6 +211,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "min-turns",
         limit: Limit::Count,
         op: Op::AtLeast,
+        figure: "turns",
+        of: Whose::Variant,
+        when_null: WhenNull::NoTurns,
         help: "Fail when a variant has replayed fewer than N turns (a replay of 0 turns is never judged: exit 2)",
     },
     Declared {
@@ -163,6 +222,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-risky-skip-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
+        figure: "risky_skip_rate",
+        of: Whose::Variant,
+        when_null: WhenNull::NoRiskySkips,
         help: "Fail when risky new skips / new skips exceeds R (skips whose matched ack covers less than the replay's --max-ack-share of the draft, or with a negation or contrast outside it)",
     },
     Declared {
@@ -171,6 +233,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-rejected",
         limit: Limit::Count,
         op: Op::AtMost,
+        figure: "rejected",
+        of: Whose::Run,
+        when_null: WhenNull::NoTurns,
         help: "Fail when more than N input lines were rejected",
     },
     Declared {
@@ -179,6 +244,9 @@ pub const BUDGETS: [Declared; 10] = [
         long: "min-production-agreement",
         limit: Limit::Rate,
         op: Op::AtLeast,
+        figure: "production_agreement",
+        of: Whose::Baseline,
+        when_null: WhenNull::NoProductionRecord,
         help: "Fail when the baseline decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
     },
 ];

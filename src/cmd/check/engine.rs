@@ -14,7 +14,8 @@ pub use crate::summary::read::{CannotJudge, ReplayDir};
 use crate::summary::text::{excerpt, md_name, md_text, TOP_REGRESSIONS};
 
 pub use crate::budgets::{Amount, Op};
-use crate::budgets::{Budget, BUDGETS};
+use crate::budgets::{Budget, WhenNull, Whose, BUDGETS};
+use crate::summary::metrics::Reading;
 
 /// One budget applied to one variant.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,38 +53,21 @@ impl BudgetResult {
     }
 }
 
-/// A figure a budget reads.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Figure {
-    /// A whole number >= 0.
-    Count(u64),
-    /// A rate in [0, 1], or None where it is undefined.
-    Rate(Option<f64>),
-}
-
 /// One budget of the config, before it is applied to a variant.
 struct Rule {
     /// The declared budget (none for the contract rule every variant has).
     budget: Option<Budget>,
     name: &'static str,
-    /// The summary field it reads (named in the verdict).
+    /// The summary field it reads (named in the verdict): a count or a
+    /// rate of [`VariantSummary`].
     metric: &'static str,
-    read: fn(&VariantSummary) -> Figure,
-    /// An undefined rate is taken as this value, with this note.
-    undefined: Undefined,
+    when_null: WhenNull,
     op: Op,
     limit: Amount,
 }
 
-use Figure::{Count, Rate};
-
-/// What an undefined rate of a variant is taken as, and the note saying so.
-type Undefined = fn(&VariantSummary) -> (f64, &'static str);
-
-const NO_TURNS: Undefined = |_| (0.0, "no turns");
-
 /// A rate on new skips is undefined without new skips (nothing new is at
-/// risk: the best value) or, for the bound, without labels (taken as 1).
+/// risk: the best value).
 fn on_new_skips(v: &VariantSummary, best: f64) -> Option<(f64, &'static str)> {
     (v.new_skips == 0).then_some((
         best,
@@ -91,114 +75,50 @@ fn on_new_skips(v: &VariantSummary, best: f64) -> Option<(f64, &'static str)> {
     ))
 }
 
-/// Whose figure a budget reads.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Of {
-    /// Each judged variant's.
-    Variant,
-    /// The run's, the same in every variant's row: judged once, on the
-    /// baseline's, as `(all)`.
-    Run,
-    /// The baseline's (does the replay reproduce production?), judged once.
-    Baseline,
-}
-
-/// What a budget reads: the summary field's name, how to read it, what an
-/// undefined rate is taken as (with the note saying so), and whose it is.
-type Reads = (&'static str, fn(&VariantSummary) -> Figure, Undefined, Of);
-
-/// The figure a budget reads. Every declared budget has one: the match is
-/// exhaustive, so a budget added to `BUDGETS` does not build without it.
-fn reads(b: Budget) -> Reads {
-    use Budget::*;
-    match b {
-        MaxSafetyRegressions => (
-            "safety_regressions",
-            |v| Count(v.safety_regressions),
-            NO_TURNS,
-            Of::Variant,
-        ),
-        MaxSafetyRegressionRate => (
-            "safety_regression_rate_upper95",
-            |v| Rate(v.safety_regression_rate_upper95),
-            |v| {
-                on_new_skips(v, 0.0).unwrap_or((
-                    1.0,
-                    "no labelled new skips: nothing bounds the rate, taken as 1",
-                ))
-            },
-            Of::Variant,
-        ),
-        MaxWorstCaseRegressionRate => (
-            "safety_regression_rate_worst_case_upper95",
-            |v| Rate(v.safety_regression_rate_worst_case_upper95),
-            |v| on_new_skips(v, 0.0).unwrap_or((1.0, "no new skips")),
-            Of::Variant,
-        ),
-        MinSkipRate => ("skip_rate", |v| Rate(v.skip_rate), NO_TURNS, Of::Variant),
-        MaxAddedCallRate => (
-            "added_call_rate",
-            |v| Rate(v.added_call_rate),
-            NO_TURNS,
-            Of::Variant,
-        ),
-        MinLabelCoverage => (
-            "label_coverage",
-            |v| Rate(v.label_coverage),
-            |v| on_new_skips(v, 1.0).unwrap_or((1.0, "no new skips")),
-            Of::Variant,
-        ),
-        MinTurns => ("turns", |v| Count(v.turns), NO_TURNS, Of::Variant),
-        MaxRiskySkipRate => (
-            "risky_skip_rate",
-            |v| Rate(v.risky_skip_rate),
-            |v| match v.selective_gate {
-                true => (0.0, "no new skips: none is risky"),
-                false => (0.0, "no smart gate: no ack skip"),
-            },
-            Of::Variant,
-        ),
-        MaxRejected => ("rejected", |v| Count(v.rejected), NO_TURNS, Of::Run),
-        MinProductionAgreement => (
-            "production_agreement",
-            |v| Rate(v.production_agreement),
-            |_| {
-                (
-                    0.0,
-                    "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
-                )
-            },
-            Of::Baseline,
+/// What an undefined rate of a variant is taken as, and the note saying
+/// so (the declaration says which rule a budget takes).
+fn undefined(w: WhenNull, v: &VariantSummary) -> (f64, &'static str) {
+    match w {
+        WhenNull::NoTurns => (0.0, "no turns"),
+        WhenNull::NoNewSkips { best } => on_new_skips(v, best).unwrap_or((best, "no new skips")),
+        WhenNull::NoLabels => on_new_skips(v, 0.0).unwrap_or((
+            1.0,
+            "no labelled new skips: nothing bounds the rate, taken as 1",
+        )),
+        WhenNull::NoRiskySkips => match v.selective_gate {
+            true => (0.0, "no new skips: none is risky"),
+            false => (0.0, "no smart gate: no ack skip"),
+        },
+        WhenNull::NoProductionRecord => (
+            0.0,
+            "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
         ),
     }
 }
 
 /// The budgets that are set and read `of`'s figure, in declaration order;
 /// every variant is also held to `contract_violations <= 0`.
-fn budgets_of(b: &CheckConfig, of: Of) -> Vec<Rule> {
+fn budgets_of(b: &CheckConfig, of: Whose) -> Vec<Rule> {
     let contract = Rule {
         budget: None,
         name: "contract_violations",
         metric: "contract_violations",
-        read: |v| Count(v.contract_violations),
-        undefined: NO_TURNS,
+        when_null: WhenNull::NoTurns,
         op: Op::AtMost,
         limit: Amount::Count(0),
     };
     let set = BUDGETS.iter().filter_map(|d| {
         let limit = b.get(d.budget)?;
-        let (metric, read, undefined, whose) = reads(d.budget);
-        (whose == of).then_some(Rule {
+        (d.of == of).then_some(Rule {
             budget: Some(d.budget),
             name: d.key,
-            metric,
-            read,
-            undefined,
+            metric: d.figure,
+            when_null: d.when_null,
             op: d.op,
             limit,
         })
     });
-    (of == Of::Variant)
+    (of == Whose::Variant)
         .then_some(contract)
         .into_iter()
         .chain(set)
@@ -208,11 +128,17 @@ fn budgets_of(b: &CheckConfig, of: Of) -> Vec<Rule> {
 impl Rule {
     /// Read this budget's figure of one variant's summary and judge it.
     fn apply(&self, judged: &str, v: &VariantSummary) -> BudgetResult {
-        let (value, note) = match (self.read)(v) {
-            Count(n) => (Amount::Count(n), None),
-            Rate(Some(x)) => (Amount::Rate(x), None),
-            Rate(None) => {
-                let (x, why) = (self.undefined)(v);
+        let reading = v.reading(self.metric).unwrap_or_else(|| {
+            unreachable!(
+                "{} reads {}, no count or rate of the summary (the_budgets_read_counts_and_rates holds them)",
+                self.name, self.metric
+            )
+        });
+        let (value, note) = match reading {
+            Reading::Count(n) => (Amount::Count(n), None),
+            Reading::Rate(Some(x)) => (Amount::Rate(x), None),
+            Reading::Rate(None) => {
+                let (x, why) = undefined(self.when_null, v);
                 (Amount::Rate(x), Some(why.to_string()))
             }
         };
@@ -403,15 +329,15 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
     risky_budget_applies(dir, &targets, budgets)?;
     let mut out = Vec::new();
     for v in &targets {
-        for b in budgets_of(budgets, Of::Variant) {
+        for b in budgets_of(budgets, Whose::Variant) {
             out.push(b.apply(v, dir.variant(v)));
         }
     }
     let base = dir.variant(dir.baseline());
-    for b in budgets_of(budgets, Of::Run) {
+    for b in budgets_of(budgets, Whose::Run) {
         out.push(b.apply("(all)", base));
     }
-    for b in budgets_of(budgets, Of::Baseline) {
+    for b in budgets_of(budgets, Whose::Baseline) {
         out.push(b.apply(dir.baseline(), base));
     }
     Ok(out)
@@ -634,7 +560,7 @@ mod tests {
             (Budget::MaxSafetyRegressions, Amount::Count(two53)),
             (Budget::MinTurns, Amount::Count(two53 + 2)),
         ]);
-        let results: Vec<BudgetResult> = budgets_of(&b, Of::Variant)
+        let results: Vec<BudgetResult> = budgets_of(&b, Whose::Variant)
             .iter()
             .map(|b| b.apply("smart", &v))
             .collect();
@@ -881,9 +807,14 @@ mod tests {
         assert_eq!(r.last().unwrap().budget, "min_turns");
     }
 
-    /// Each budget's `metric` names the field it reads.
+    /// Each budget reads, by the name its declaration gives, a count of
+    /// the summary for a count limit and a rate for a rate limit, and
+    /// reads that field's value: a budget naming another figure, or one
+    /// of the wrong kind, fails here (a misspelt name would otherwise
+    /// fail only when the budget is set).
     #[test]
-    fn every_budget_reads_the_field_it_names() {
+    fn the_budgets_read_counts_and_rates() {
+        use crate::budgets::Limit;
         let b = CheckConfig::with(&BUDGETS.map(|d| (d.budget, Amount::Rate(0.5))));
         let mut v = variant("smart", 5, 4, 1);
         v.risky_skip_rate = Some(0.4);
@@ -892,7 +823,7 @@ mod tests {
         v.production_agreement = Some(0.9);
         v.rejected = 2;
         let map = v.to_map();
-        let budgets: Vec<Rule> = [Of::Variant, Of::Run, Of::Baseline]
+        let budgets: Vec<Rule> = [Whose::Variant, Whose::Run, Whose::Baseline]
             .into_iter()
             .flat_map(|of| budgets_of(&b, of))
             .collect();
@@ -903,11 +834,28 @@ mod tests {
         );
         for budget in budgets {
             let want = map[budget.metric].as_f64();
-            let got = match (budget.read)(&v) {
-                Count(n) => Some(n as f64),
-                Rate(x) => x,
+            let reading = v.reading(budget.metric);
+            let (got, kind) = match reading {
+                Some(Reading::Count(n)) => (Some(n as f64), Limit::Count),
+                Some(Reading::Rate(x)) => (x, Limit::Rate),
+                None => panic!("{} reads {}: no count or rate", budget.name, budget.metric),
             };
             assert_eq!(got, want, "{}", budget.name);
+            if let Some(d) = budget.budget {
+                assert_eq!(
+                    d.declared().limit,
+                    kind,
+                    "{}: its limit and its figure",
+                    budget.name
+                );
+            }
+        }
+        // Every column reads as its type says: whole counts and rates,
+        // nothing else.
+        for c in crate::summary::metrics::VARIANT_COLUMNS {
+            use crate::summary::metrics::Type;
+            let readable = matches!((c.ty, c.nullable), (Type::U64, false) | (Type::F64, true));
+            assert_eq!(v.reading(c.name).is_some(), readable, "{}", c.name);
         }
     }
 
