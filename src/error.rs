@@ -30,8 +30,9 @@ pub enum Error {
     Write(Failure),
     /// A report folder that cannot be judged or compared.
     CannotJudge(String),
-    /// The operating system refused (a thread that cannot be started).
-    System(String),
+    /// The operating system refused (a thread that cannot be started),
+    /// with its error.
+    System(Failure),
 }
 
 impl Error {
@@ -61,8 +62,8 @@ impl fmt::Display for Error {
                 skippable: false,
             } => write!(f, "{source}:{line}: {reason}"),
             Error::Config(e) => write!(f, "{e}"),
-            Error::Read(m) | Error::Write(m) => f.write_str(&m.message),
-            Error::Usage(m) | Error::CannotJudge(m) | Error::System(m) => f.write_str(m),
+            Error::Read(m) | Error::Write(m) | Error::System(m) => f.write_str(&m.message),
+            Error::Usage(m) | Error::CannotJudge(m) => f.write_str(m),
         }
     }
 }
@@ -72,7 +73,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Read(f) | Error::Write(f) => f.cause(),
+            Error::Read(f) | Error::Write(f) | Error::System(f) => f.cause(),
             Error::Config(e) => Some(e),
             _ => None,
         }

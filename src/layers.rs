@@ -50,6 +50,7 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "read",
         &[
+            "invalid",
             "json",
             "activation",
             "rfc3339",
@@ -70,7 +71,17 @@ const INNER: &[(&str, &[&str])] = &[
             "draft",
         ],
     ),
-    ("import", &["pyliteral", "raw", "openai", "otlp", "decode"]),
+    (
+        "import",
+        &[
+            "not_imported",
+            "pyliteral",
+            "raw",
+            "openai",
+            "otlp",
+            "decode",
+        ],
+    ),
     (
         "replay",
         &[

@@ -107,11 +107,11 @@ fn fail(e: critic_gate::Error) -> PyErr {
         Usage(_) => UsageError::new_err(m),
         Write(f) => with_cause(WriteError::new_err(m), &f),
         CannotJudge(_) => CannotJudgeError::new_err(m),
-        System(_) => SystemRefusedError::new_err(m),
+        System(f) => with_cause(SystemRefusedError::new_err(m), &f),
     }
 }
 
-/// `err` with the I/O error the read or write failed with as its
+/// `err` with the I/O error the read, write or thread failed with as its
 /// `__cause__`: an `OSError` of the same errno (`FileNotFoundError`,
 /// `PermissionError`, ...), so a caller can act on it.
 fn with_cause(err: PyErr, f: &critic_gate::Failure) -> PyErr {

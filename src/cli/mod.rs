@@ -209,8 +209,9 @@ pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
         .num_threads(n)
         .build_global()
         .map_err(|e| {
-            critic_gate::Error::System(format!(
-                "--threads {n}: cannot start the worker threads: {e}"
+            critic_gate::Error::System(critic_gate::Failure::caused(
+                format!("--threads {n}: cannot start the worker threads: {e}"),
+                e,
             ))
         })
 }

@@ -17,8 +17,12 @@ use super::CliResult;
 #[cfg(unix)]
 pub(super) fn clean_up_on_signals() -> Result<(), critic_gate::Error> {
     use signal_hook::consts::signal::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| critic_gate::Error::System(format!("cannot watch for signals: {e}")))?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| {
+        critic_gate::Error::System(critic_gate::Failure::caused(
+            format!("cannot watch for signals: {e}"),
+            e,
+        ))
+    })?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -27,7 +31,12 @@ pub(super) fn clean_up_on_signals() -> Result<(), critic_gate::Error> {
             }
         })
         .map(drop)
-        .map_err(|e| critic_gate::Error::System(format!("cannot start the signal thread: {e}")))
+        .map_err(|e| {
+            critic_gate::Error::System(critic_gate::Failure::caused(
+                format!("cannot start the signal thread: {e}"),
+                e,
+            ))
+        })
 }
 
 #[cfg(not(unix))]

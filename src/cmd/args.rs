@@ -68,31 +68,44 @@ impl RunArgs {
     }
 }
 
+/// A flag's value that is not one it takes: what to give, and what was
+/// given (clap adds the flag).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadValue(String);
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
 /// A share in (0, 1].
-fn ack_share(s: &str) -> Result<f64, String> {
+fn ack_share(s: &str) -> Result<f64, BadValue> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
-        _ => Err(format!("give a share in (0, 1], got {s:?}")),
+        _ => Err(BadValue(format!("give a share in (0, 1], got {s:?}"))),
     }
 }
 
 /// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
-pub fn share(s: &str) -> Result<f64, String> {
+pub fn share(s: &str) -> Result<f64, BadValue> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!(
+        _ => Err(BadValue(format!(
             "give a number between 0 and 1 (exclusive), got {s:?}"
-        )),
+        ))),
     }
 }
 
 /// A share in [0, 1).
-pub fn share_or_zero(s: &str) -> Result<f64, String> {
+pub fn share_or_zero(s: &str) -> Result<f64, BadValue> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(format!(
+        _ => Err(BadValue(format!(
             "give a number from 0 up to 1 (exclusive), got {s:?}"
-        )),
+        ))),
     }
 }
 
@@ -108,9 +121,11 @@ pub fn from() -> impl TypedValueParser<Value = InputFormat> {
 }
 
 /// `--label`: any text but the empty one (a run must be told apart).
-pub fn label(s: &str) -> Result<String, String> {
+pub fn label(s: &str) -> Result<String, BadValue> {
     match s {
-        "" => Err("give a non-empty name (the run column of every table)".to_string()),
+        "" => Err(BadValue(
+            "give a non-empty name (the run column of every table)".to_string(),
+        )),
         s => Ok(s.to_string()),
     }
 }

@@ -135,7 +135,7 @@ fn turn_lines<'a>(
         max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
     };
     let lines = crate::import::convert_text(text, source, &decoder)
-        .map_err(|(n, e)| invalid(source, n, e))?;
+        .map_err(|(n, e)| invalid(source, n, e.0))?;
     Ok(lines
         .into_iter()
         .map(|(n, l)| (n as usize, l.into()))

@@ -296,7 +296,12 @@ impl Input {
                     first,
                 }
             })
-            .map_err(|e| Error::System(format!("cannot start the scan thread: {e}")))
+            .map_err(|e| {
+                Error::System(crate::Failure::caused(
+                    format!("cannot start the scan thread: {e}"),
+                    e,
+                ))
+            })
     }
 }
 

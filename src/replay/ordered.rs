@@ -13,13 +13,19 @@ use std::sync::{Condvar, Mutex};
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
-/// A thread could not be started.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpawnFailed(pub String);
+/// A thread could not be started: the operating system's refusal.
+#[derive(Debug)]
+pub struct SpawnFailed(pub std::io::Error);
 
-impl From<SpawnFailed> for String {
-    fn from(e: SpawnFailed) -> String {
-        e.0
+impl std::fmt::Display for SpawnFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot start a worker thread: {}", self.0)
+    }
+}
+
+impl std::error::Error for SpawnFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 
@@ -90,9 +96,7 @@ where
             None => feed(),
         });
         if let Err(e) = spawned {
-            return Err(E::from(SpawnFailed(format!(
-                "cannot start a worker thread: {e}"
-            ))));
+            return Err(E::from(SpawnFailed(e)));
         }
         let mut next = 0;
         let mut held = BTreeMap::new();
@@ -118,7 +122,7 @@ where
 
 impl From<SpawnFailed> for crate::Error {
     fn from(e: SpawnFailed) -> crate::Error {
-        crate::Error::System(e.0)
+        crate::Error::System(crate::Failure::caused(e.to_string(), e.0))
     }
 }
 
@@ -158,7 +162,7 @@ mod tests {
             },
             |r| {
                 seen.push(r);
-                Ok::<(), String>(())
+                Ok::<(), crate::Error>(())
             },
         )
         .unwrap();
@@ -178,13 +182,13 @@ mod tests {
             },
             |i| {
                 if i == 20 {
-                    Err(format!("item {i}"))
+                    Err(crate::Error::Usage(format!("item {i}")))
                 } else {
                     Ok(())
                 }
             },
         );
-        assert_eq!(r, Err("item 20".to_string()));
+        assert_eq!(r, Err(crate::Error::Usage("item 20".to_string())));
         // Only the window past the failing item was started.
         assert!(started.load(std::sync::atomic::Ordering::Relaxed) < 100);
     }

@@ -134,27 +134,27 @@ impl VariantSummary {
     /// regression is a labelled skip, and a rate is null exactly where
     /// its denominator is 0 (a damaged folder must not read as "no
     /// turns" and be judged).
-    fn consistent(&self) -> Result<(), String> {
+    fn consistent(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         if self.fires.checked_add(self.skips) != Some(self.turns) {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: fires ({}) + skips ({}) must be turns ({})",
                 self.fires, self.skips, self.turns
-            ));
+            )));
         }
         self.calls_are_fires()?;
         if i128::from(self.saved_calls) - i128::from(self.added_calls) != i128::from(self.net_calls)
         {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: net_calls ({}) must be saved_calls ({}) - added_calls ({})",
                 self.net_calls, self.saved_calls, self.added_calls
-            ));
+            )));
         }
         for (a, an, b, bn) in self.parts_of_wholes() {
             if a > b {
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "variants.{name}: {an} ({a}) must be at most {bn} ({b})"
-                ));
+                )));
             }
         }
         self.unlabelled_add_up()?;
@@ -272,7 +272,7 @@ impl VariantSummary {
 
     /// The unlabelled new skips by cause are every unlabelled new skip,
     /// and a design effect is at least 1.
-    fn unlabelled_add_up(&self) -> Result<(), String> {
+    fn unlabelled_add_up(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         let causes = [
             self.new_unlabelled_critic_not_run,
@@ -283,10 +283,10 @@ impl VariantSummary {
         .try_fold(0u64, |a, b| a.checked_add(*b));
         let unlabelled = self.new_skips.checked_sub(self.new_labelled_skips);
         if causes != unlabelled {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: new_unlabelled_critic_not_run + new_unlabelled_no_event + new_unlabelled_no_verdict must be new_skips ({}) - new_labelled_skips ({})",
                 self.new_skips, self.new_labelled_skips
-            ));
+            )));
         }
         for (key, d) in [
             ("design_effect", self.design_effect),
@@ -294,7 +294,9 @@ impl VariantSummary {
         ] {
             // NaN is not at least 1 either.
             if d.is_some_and(|d| d.is_nan() || d < 1.0) {
-                return Err(format!("variants.{name}.{key} must be at least 1"));
+                return Err(BadSummary::Inconsistent(format!(
+                    "variants.{name}.{key} must be at least 1"
+                )));
             }
         }
         Ok(())
@@ -302,21 +304,21 @@ impl VariantSummary {
 
     /// The critic calls are the fires a critic can run on, and the share
     /// of the baseline's calls saved is a share.
-    fn calls_are_fires(&self) -> Result<(), String> {
+    fn calls_are_fires(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         if self.fires.checked_sub(self.fires_without_critic) != Some(self.critic_calls) {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: critic_calls ({}) must be fires ({}) - fires_without_critic ({})",
                 self.critic_calls, self.fires, self.fires_without_critic
-            ));
+            )));
         }
         if self
             .saved_call_share
             .is_some_and(|x| !(0.0..=1.0).contains(&x))
         {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: saved_call_share must be in [0, 1]"
-            ));
+            )));
         }
         Ok(())
     }
@@ -388,7 +390,7 @@ impl VariantSummary {
     /// A rate is null exactly where it is undefined: a declared ratio
     /// where its denominator is 0 or its numerator null, any other rate
     /// where its denominator is 0.
-    fn nulls_where_undefined(&self) -> Result<(), String> {
+    fn nulls_where_undefined(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         let rates = self.rates_and_denominators();
         if self
@@ -396,10 +398,10 @@ impl VariantSummary {
             .iter()
             .any(|(_, c)| c.is_some() != self.selective_gate)
         {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: the risky counts are null exactly for a variant without the smart gate (selective_gate is {})",
                 self.selective_gate
-            ));
+            )));
         }
         for r in self.ratios() {
             if r.value.is_none() != (r.numerator.is_none() || r.denominator == 0) {
@@ -408,18 +410,18 @@ impl VariantSummary {
                     None => format!("{} is null", r.ratio.numerator),
                     Some(_) => format!("{} is {}", r.ratio.denominator, r.denominator),
                 };
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "variants.{name}.{} is {x}, but {why}: a rate is null exactly where it is undefined",
                     r.ratio.name
-                ));
+                )));
             }
         }
         for (rate, x, of, n) in rates {
             if x.is_none() != (n == 0) {
                 let x = x.map_or("null".to_string(), |x| x.to_string());
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "variants.{name}.{rate} is {x}, but {of} is {n}: a rate is null exactly where it is undefined"
-                ));
+                )));
             }
         }
         Ok(())
@@ -450,28 +452,28 @@ impl VariantSummary {
 
     /// Each rate and bound is what its counts give (as the replay wrote
     /// it): a hand-edited rate would pass a budget its counts fail.
-    fn rates_are_their_counts(&self) -> Result<(), String> {
+    fn rates_are_their_counts(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         let disagreeing = self
             .production_fired_variant_skips
             .checked_add(self.production_skipped_variant_fires)
             .filter(|&d| d <= self.production_known)
             .ok_or_else(|| {
-                format!(
+                BadSummary::Inconsistent(format!(
                     "variants.{name}: production_fired_variant_skips ({}) + production_skipped_variant_fires ({}) must be at most production_known ({})",
                     self.production_fired_variant_skips,
                     self.production_skipped_variant_fires,
                     self.production_known
-                )
+                ))
             })?;
         let agreeing = self.production_known - disagreeing;
         for r in self.ratios() {
             if let (Some(g), Some(w)) = (r.value, r.of_counts()) {
                 if (g - w).abs() > 1e-9 {
-                    return Err(format!(
+                    return Err(BadSummary::Inconsistent(format!(
                         "variants.{name}.{} is {g}, but {} / {} is {w}",
                         r.ratio.name, r.ratio.numerator, r.ratio.denominator
-                    ));
+                    )));
                 }
             }
         }
@@ -479,7 +481,9 @@ impl VariantSummary {
         for (rate, got, want, what) in checks {
             if let (Some(g), Some(w)) = (got, want) {
                 if (g - w).abs() > 1e-9 {
-                    return Err(format!("variants.{name}.{rate} is {g}, but {what} is {w}"));
+                    return Err(BadSummary::Inconsistent(format!(
+                        "variants.{name}.{rate} is {g}, but {what} is {w}"
+                    )));
                 }
             }
         }
@@ -490,7 +494,7 @@ impl VariantSummary {
     /// Each `X_per_1k_turns` whose `X` is a count is `X` per 1,000 turns:
     /// every such figure of the declaration, checked alike (dollars are
     /// rounded on their own, so `net_usd_per_1k_turns` is left out).
-    fn per_1k_are_their_counts(&self) -> Result<(), String> {
+    fn per_1k_are_their_counts(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         let m = self.to_map();
         if self.turns == 0 {
@@ -504,9 +508,9 @@ impl VariantSummary {
             let w = n * 1000.0 / self.turns as f64;
             // Both are written to 9 significant digits.
             if (g - w).abs() > 1e-8 * w.abs().max(1.0) {
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "variants.{name}.{figure} is {g}, but {base} per 1,000 turns is {w}"
-                ));
+                )));
             }
         }
         Ok(())
@@ -556,7 +560,7 @@ impl VariantSummary {
     /// Each upper bound is what its counts give: the run-level bounds from
     /// the runs, labels, regressions and design effect the summary
     /// publishes, the per-turn ones Clopper-Pearson's.
-    fn bounds_are_their_counts(&self) -> Result<(), String> {
+    fn bounds_are_their_counts(&self) -> Result<(), BadSummary> {
         let name = &self.variant;
         let cp = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
         // The risky bound is run-level on runs the summary does not
@@ -567,17 +571,17 @@ impl VariantSummary {
         );
         if let (Some(g), Some(w)) = (self.risky_regression_rate_upper95, cp(rk, rn)) {
             if g < w - 1e-9 || g > 1.0 {
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "variants.{name}.risky_regression_rate_upper95 is {g}, but a run-level bound from {rk} of {rn} is at least {w} and at most 1"
-                ));
+                )));
             }
         }
         for (key, got, want, (k, n)) in self.bounds() {
             if let (Some(g), Some(w)) = (got, want) {
                 if (g - w).abs() > 1e-9 {
-                    return Err(format!(
+                    return Err(BadSummary::Inconsistent(format!(
                         "variants.{name}.{key} is {g}, but its bound from {k} of {n} is {w}"
-                    ));
+                    )));
                 }
             }
         }
@@ -655,14 +659,33 @@ pub struct RunSummary {
     pub notes: Vec<String>,
 }
 
-/// A summary.json value that is not one this version writes: the key,
+/// A summary.json this version cannot judge, by kind; each says the key,
 /// what it must be and what it is (the reader adds the file).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadSummary(pub String);
+pub enum BadSummary {
+    /// A variant's figure of another type than summary.csv's schema
+    /// declares, or missing.
+    Schema(String),
+    /// JSON that is not a summary's shape (an unknown key, a wrong type
+    /// outside the figures), at its path.
+    Shape(String),
+    /// Figures that do not hold together: a hand-edited or damaged
+    /// summary (a rate that is not its counts, parts above their whole).
+    Inconsistent(String),
+}
+
+impl BadSummary {
+    /// What it says.
+    pub fn message(&self) -> &str {
+        match self {
+            BadSummary::Schema(m) | BadSummary::Shape(m) | BadSummary::Inconsistent(m) => m,
+        }
+    }
+}
 
 impl std::fmt::Display for BadSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.message())
     }
 }
 
@@ -686,10 +709,10 @@ impl RunSummary {
     /// to the schema of `summary.csv` (a message names the key, what it
     /// must be and what it is), then the whole is read with serde.
     pub fn from_json(v: Value) -> Result<RunSummary, BadSummary> {
-        Self::read_json(v).map_err(BadSummary)
+        Self::read_json(v)
     }
 
-    fn read_json(v: Value) -> Result<RunSummary, String> {
+    fn read_json(v: Value) -> Result<RunSummary, BadSummary> {
         if let Some(vars) = v.get("variants").and_then(Value::as_object) {
             for (name, fields) in vars {
                 fits_schema(name, fields)?;
@@ -697,7 +720,7 @@ impl RunSummary {
         }
         let mut s: RunSummary = serde_path_to_error::deserialize(v).map_err(|e| {
             let path = e.path().to_string();
-            format!("{path}: {}", e.into_inner())
+            BadSummary::Shape(format!("{path}: {}", e.into_inner()))
         })?;
         for (name, v) in s.variants.iter_mut() {
             v.variant = name.clone();
@@ -709,52 +732,52 @@ impl RunSummary {
 
     /// Exactly the baseline says it is one, and has no count against
     /// itself.
-    fn one_baseline(&self) -> Result<(), String> {
+    fn one_baseline(&self) -> Result<(), BadSummary> {
         if let Some((name, v)) = self
             .variants
             .iter()
             .find(|(name, v)| v.baseline != (**name == self.baseline))
         {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants.{name}.baseline is {}, but the baseline is {:?}",
                 v.baseline, self.baseline
-            ));
+            )));
         }
         match self
             .variants
             .iter()
             .find(|(_, v)| v.baseline && v.new_skips > 0)
         {
-            Some((name, _)) => Err(format!(
+            Some((name, _)) => Err(BadSummary::Inconsistent(format!(
                 "variants.{name}: the baseline has no new skips (new_skips is 0): it skips nothing it fires on"
-            )),
+            ))),
             None => Ok(()),
         }
     }
 
     /// The variant order names exactly the variants, the baseline among
     /// them.
-    fn consistent(&self) -> Result<(), String> {
+    fn consistent(&self) -> Result<(), BadSummary> {
         let mut order = self.variant_order.clone();
         order.sort();
         let keys: Vec<String> = self.variants.keys().cloned().collect();
         if self.variants.is_empty() || order != keys {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "variants must be an object with at least one variant, named by variant_order; got variants {keys:?} and variant_order {:?}",
                 self.variant_order
-            ));
+            )));
         }
         if !self.variants.contains_key(&self.baseline) {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "baseline must name a variant; got {:?}",
                 self.baseline
-            ));
+            )));
         }
         if self.turns.checked_add(self.rejected) != Some(self.lines) {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "turns ({}) + rejected ({}) must be lines ({})",
                 self.turns, self.rejected, self.lines
-            ));
+            )));
         }
         // Every variant replays the same turns, and the baseline's
         // agreement with production is the run's.
@@ -765,9 +788,9 @@ impl RunSummary {
                 ("lines", self.lines, v.lines),
             ] {
                 if run != own {
-                    return Err(format!(
+                    return Err(BadSummary::Inconsistent(format!(
                         "variants.{name}.{field} is {own}, but the run's {field} is {run}"
-                    ));
+                    )));
                 }
             }
         }
@@ -791,28 +814,28 @@ impl RunSummary {
             ),
         ] {
             if run != own {
-                return Err(format!(
+                return Err(BadSummary::Inconsistent(format!(
                     "{field} is {run}, but the baseline's figure is {own}"
-                ));
+                )));
             }
         }
         if self.production_agreement != base.production_agreement {
-            return Err(format!(
+            return Err(BadSummary::Inconsistent(format!(
                 "production_agreement is {:?}, but the baseline's is {:?}",
                 self.production_agreement, base.production_agreement
-            ));
+            )));
         }
         Ok(())
     }
 }
 
 /// One variant's object against the declared columns of `summary.csv`.
-fn fits_schema(name: &str, fields: &Value) -> Result<(), String> {
+fn fits_schema(name: &str, fields: &Value) -> Result<(), BadSummary> {
     let Some(obj) = fields.as_object() else {
-        return Err(format!(
+        return Err(BadSummary::Schema(format!(
             "variants.{name} must be an object, got {}",
             crate::read::json::describe(fields)
-        ));
+        )));
     };
     for c in VARIANT_COLUMNS {
         let got = obj.get(c.name);
@@ -820,11 +843,11 @@ fn fits_schema(name: &str, fields: &Value) -> Result<(), String> {
             let got = got.map_or("it is missing".to_string(), |v| {
                 format!("got {}", crate::read::json::describe(v))
             });
-            return Err(format!(
+            return Err(BadSummary::Schema(format!(
                 "variants.{name}.{} must be {}, {got}",
                 c.name,
                 want(c)
-            ));
+            )));
         }
     }
     Ok(())
@@ -940,6 +963,35 @@ mod tests {
         assert_eq!(fields, cols);
     }
 
+    /// A summary this version cannot judge says which kind of fault it
+    /// has: a figure against its schema, JSON of another shape, or figures
+    /// that do not hold together.
+    #[test]
+    fn a_bad_summary_says_its_kind() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/seed/summary.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut schema = v.clone();
+        schema["variants"]["smart"]["turns"] = serde_json::json!("many");
+        let mut shape = v.clone();
+        shape["surprise"] = serde_json::json!(1);
+        let mut edited = v.clone();
+        edited["variants"]["smart"]["fires"] = serde_json::json!(0);
+        match RunSummary::from_json(schema) {
+            Err(BadSummary::Schema(m)) => {
+                assert!(m.contains("variants.smart.turns must be"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(RunSummary::from_json(shape), Err(BadSummary::Shape(m)) if m.contains("surprise"))
+        );
+        match RunSummary::from_json(edited) {
+            Err(BadSummary::Inconsistent(m)) => assert!(m.contains("fires (0) + skips"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// A per-1k figure that is not its count per 1,000 turns is a damaged
     /// summary, for every such figure declared.
     #[test]
@@ -958,7 +1010,9 @@ mod tests {
             let mut bad = v.clone();
             let x = bad["variants"]["smart"][key].as_f64().unwrap();
             bad["variants"]["smart"][key] = serde_json::json!(x + 1.0);
-            let e = RunSummary::from_json(bad).unwrap_err().0;
+            let Err(BadSummary::Inconsistent(e)) = RunSummary::from_json(bad) else {
+                panic!("{key} edited by hand is not refused as inconsistent")
+            };
             assert!(
                 e.contains(&format!("variants.smart.{key} is")) && e.contains("per 1,000 turns is"),
                 "{e}"

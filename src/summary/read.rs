@@ -79,7 +79,7 @@ impl ReplayDir {
 /// A key written twice in one object: JSON readers keep one of the two
 /// (serde_json the last), so a second `"variants"` would be judged in place
 /// of the first. The replay never writes one.
-fn no_repeated_keys(bytes: &[u8]) -> Result<(), String> {
+fn no_repeated_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
     use serde::de::{Deserializer as _, MapAccess, SeqAccess, Visitor};
     struct Strict;
     impl<'de> Visitor<'de> for Strict {
@@ -130,7 +130,7 @@ fn no_repeated_keys(bytes: &[u8]) -> Result<(), String> {
         }
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.deserialize_any(Strict).map_err(|e| e.to_string())
+    de.deserialize_any(Strict)
 }
 
 /// Report folders of another schema version cannot be read as this one:

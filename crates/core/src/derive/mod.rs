@@ -58,6 +58,12 @@ impl std::fmt::Display for CaseError {
 
 impl std::error::Error for CaseError {}
 
+impl From<pytext::HoldsNanLiteral> for CaseError {
+    fn from(e: pytext::HoldsNanLiteral) -> CaseError {
+        CaseError(e.to_string())
+    }
+}
+
 /// The domain's `tool_trigger_keywords` in the order written.
 fn keywords(raw: Option<&RawValue>) -> Result<Vec<(String, Vec<String>)>, CaseError> {
     let Some(raw) = raw.filter(|r| r.get() != "null") else {
@@ -88,7 +94,7 @@ type Keywords = Vec<(String, Vec<String>)>;
 /// `inf` and `-inf`), and a repeated key keeps its first place and last
 /// value. A line that is not an object says so.
 fn python_json(line: &str) -> Result<String, CaseError> {
-    let text = pytext::nonfinite_as_numbers(line).map_err(CaseError)?;
+    let text = pytext::nonfinite_as_numbers(line)?;
     // One JSON value and nothing after it (`json.loads` says "Extra data"),
     // nested no deeper than the traffic format takes.
     serde_json::from_str::<serde::de::IgnoredAny>(&text)

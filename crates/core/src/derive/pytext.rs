@@ -176,12 +176,27 @@ pub fn json_depth(s: &str) -> usize {
 /// reads it back as NaN.
 pub const NAN_LITERAL: &str = "-0e-314159265358979323846264338327950288";
 
+/// A text that already holds [`NAN_LITERAL`]: it would read back as NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HoldsNanLiteral;
+
+impl std::fmt::Display for HoldsNanLiteral {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the line holds the number {NAN_LITERAL}, which critic-gate reserves for NaN"
+        )
+    }
+}
+
+impl std::error::Error for HoldsNanLiteral {}
+
 /// JSON text with Python's `json.loads` extensions outside strings
 /// (`NaN`, `Infinity`, `-Infinity`) written as numbers: `Infinity` as
 /// `1e999999` (which reads as infinity), `NaN` as [`NAN_LITERAL`]. Borrowed
 /// when there is none; Err when the text already holds [`NAN_LITERAL`]
 /// (it would read back as NaN).
-pub fn nonfinite_as_numbers(text: &str) -> Result<Cow<'_, str>, String> {
+pub fn nonfinite_as_numbers(text: &str) -> Result<Cow<'_, str>, HoldsNanLiteral> {
     let b = text.as_bytes();
     // Most lines hold none of the three words' capitals outside strings.
     if memchr::memchr2(b'N', b'I', b).is_none() {
@@ -212,9 +227,7 @@ pub fn nonfinite_as_numbers(text: &str) -> Result<Cow<'_, str>, String> {
     }
     out.push_str(&text[copied..]);
     if text.contains(NAN_LITERAL) {
-        return Err(format!(
-            "the line holds the number {NAN_LITERAL}, which critic-gate reserves for NaN"
-        ));
+        return Err(HoldsNanLiteral);
     }
     Ok(Cow::Owned(out))
 }

@@ -7,6 +7,7 @@
 //! Converted blocks keep the input's line numbers and say which lines
 //! could not be read.
 
+use super::not_imported::NotImported;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
@@ -58,7 +59,9 @@ impl Decoder {
                 continue;
             }
             let converted = std::str::from_utf8(raw)
-                .map_err(|e| format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                .map_err(|e| {
+                    NotImported(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                })
                 .and_then(|text| openai::turns(text, name, line, self.deployment.history))
                 .and_then(|turns| converted(turns, &self.deployment));
             match converted {
@@ -70,7 +73,7 @@ impl Decoder {
                 }
                 Err(reason) => imported.failed.push(Failed {
                     line,
-                    reason,
+                    reason: reason.0,
                     raw: raw.to_vec(),
                 }),
             }
@@ -81,12 +84,12 @@ impl Decoder {
 
 /// A record's turns converted; Err names the turn that the traffic format
 /// refuses.
-fn converted(turns: Vec<RawTurn>, d: &Deployment) -> Result<Vec<ConvertedTurn>, String> {
+fn converted(turns: Vec<RawTurn>, d: &Deployment) -> Result<Vec<ConvertedTurn>, NotImported> {
     turns
         .into_iter()
         .map(|t| {
             let n = t.turn;
-            convert(t, d).map_err(|e| format!("turn {n}: {e}"))
+            convert(t, d).map_err(|e| NotImported(format!("turn {n}: {e}")))
         })
         .collect()
 }
@@ -195,11 +198,12 @@ impl All {
     /// Turn the runs into turns, derive them, and send each source's.
     fn send(self, d: &Decoder, tx: &SyncSender<Result<Block, ReadError>>) -> Result<(), ()> {
         let (turns, failed, mut counts, mut keys) = self.gathering.turns(d.deployment.history);
-        let mut converted: Vec<(usize, u64, Result<ConvertedTurn, String>)> = turns
+        let mut converted: Vec<(usize, u64, Result<ConvertedTurn, NotImported>)> = turns
             .into_par_iter()
             .map(|(source, line, t)| {
                 let run = t.run_id.clone();
-                let c = convert(t, &d.deployment).map_err(|e| format!("run {run}: {e}"));
+                let c =
+                    convert(t, &d.deployment).map_err(|e| NotImported(format!("run {run}: {e}")));
                 (source, line, c)
             })
             .collect();
@@ -360,7 +364,7 @@ struct Ends {
 /// source's end.
 fn send_blocks(
     end: &Ends,
-    turns: Vec<(u64, Result<ConvertedTurn, String>)>,
+    turns: Vec<(u64, Result<ConvertedTurn, NotImported>)>,
     failed: Vec<Failed>,
     (counts, trace_keys): (BTreeMap<&'static str, u64>, Vec<String>),
     tx: &SyncSender<Result<Block, ReadError>>,
@@ -382,7 +386,7 @@ fn send_blocks(
             }
             Err(reason) => turn_failures.push(Failed {
                 line,
-                reason,
+                reason: reason.0,
                 raw: Vec::new(),
             }),
         }
@@ -410,7 +414,7 @@ pub fn convert_text(
     text: &str,
     name: &str,
     decoder: &Decoder,
-) -> Result<Vec<(u64, String)>, (u64, String)> {
+) -> Result<Vec<(u64, String)>, (u64, NotImported)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
     match decoder.format {
@@ -446,11 +450,11 @@ pub fn convert_text(
                 g.document(&doc, 0, line);
             }
             if let Some(f) = source.failed.into_iter().next() {
-                return Err((f.line, f.reason));
+                return Err((f.line, NotImported(f.reason)));
             }
             let (turns, failed, _, _) = g.turns(decoder.deployment.history);
             if let Some((_, f)) = failed.into_iter().next() {
-                return Err((f.line, f.reason));
+                return Err((f.line, NotImported(f.reason)));
             }
             for (_, line, t) in turns {
                 out.push((

@@ -15,10 +15,12 @@
 //! input's line numbers, so a turn's `line` is where its record starts.
 
 pub mod decode;
+pub mod not_imported;
 pub mod openai;
 pub mod otlp;
 pub mod pyliteral;
 pub mod raw;
 
 pub use decode::{convert_text, gather, lines, open, Decoder};
+pub use not_imported::NotImported;
 pub use raw::{Captured, InputFormat, RawCall, RawTurn, ResultText, MAX_TOOL_CALLS, SAFE_REFUSAL};

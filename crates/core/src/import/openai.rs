@@ -121,7 +121,7 @@ pub(crate) fn turns(
     file: &str,
     line: u64,
     history: History,
-) -> Result<Vec<RawTurn>, String> {
+) -> Result<Vec<RawTurn>, super::not_imported::NotImported> {
     // One pass reads a valid conversation; one that does not read is read
     // again message by message, for the reason and the message's index.
     let read = match fast::conversation(text).or_else(|| read_whole(text)) {
@@ -137,7 +137,7 @@ pub(crate) fn turns_by_serde_json(
     file: &str,
     line: u64,
     history: History,
-) -> Result<Vec<RawTurn>, String> {
+) -> Result<Vec<RawTurn>, super::not_imported::NotImported> {
     let read = match read_whole(text) {
         Some(read) => read,
         None => read_by_message(text)?,
@@ -152,7 +152,7 @@ fn walk(
     line: u64,
     history: History,
     fast: bool,
-) -> Result<Vec<RawTurn>, String> {
+) -> Result<Vec<RawTurn>, super::not_imported::NotImported> {
     let run_id = match run_id.map(serde_json::from_str::<Value>) {
         None | Some(Ok(Value::Null)) => format!("{file}:{line}"),
         Some(Ok(Value::String(s))) => s,
@@ -202,7 +202,7 @@ fn walk(
 /// A conversation's messages (each read, or why not), and the JSON text
 /// of its `run_id`, `scope` and `ts`.
 type Read<'a> = (
-    Vec<Result<Message<'a>, String>>,
+    Vec<Result<Message<'a>, super::not_imported::NotImported>>,
     Option<&'a str>,
     Option<&'a str>,
     Option<&'a str>,
@@ -211,7 +211,7 @@ type Read<'a> = (
 /// The conversation read in one pass by `serde_json`, or None when it
 /// does not read.
 fn read_whole(text: &str) -> Option<Read<'_>> {
-    fn ok(m: Vec<JsonMessage<'_>>) -> Vec<Result<Message<'_>, String>> {
+    fn ok(m: Vec<JsonMessage<'_>>) -> Vec<Result<Message<'_>, super::not_imported::NotImported>> {
         m.into_iter().map(|m| Ok(m.into())).collect()
     }
     if text.trim_start().starts_with('[') {
@@ -225,7 +225,7 @@ fn read_whole(text: &str) -> Option<Read<'_>> {
 
 /// The conversation read message by message: Err when it is not a
 /// conversation at all, else each message or why it does not read.
-fn read_by_message(text: &str) -> Result<Read<'_>, String> {
+fn read_by_message(text: &str) -> Result<Read<'_>, super::not_imported::NotImported> {
     let (messages, run_id, scope, ts) = if text.trim_start().starts_with('[') {
         let m: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| syntax(text, e))?;
         (m, None, None, None)
@@ -239,10 +239,10 @@ fn read_by_message(text: &str) -> Result<Read<'_>, String> {
             c.ts,
         )
     };
-    fn read(m: &RawValue) -> Result<Message<'_>, String> {
+    fn read(m: &RawValue) -> Result<Message<'_>, super::not_imported::NotImported> {
         serde_json::from_str::<JsonMessage>(m.get())
             .map(Message::from)
-            .map_err(|e| format!("not a chat message: {e}"))
+            .map_err(|e| super::not_imported::NotImported(format!("not a chat message: {e}")))
     }
     Ok((
         messages.into_iter().map(read).collect(),
@@ -289,7 +289,7 @@ struct Walk {
 }
 
 impl Walk {
-    fn message(&mut self, m: Message) -> Result<(), String> {
+    fn message(&mut self, m: Message) -> Result<(), super::not_imported::NotImported> {
         let role = m.role.clone().ok_or("a message needs a \"role\"")?;
         match role.as_ref() {
             "system" | "developer" => Ok(()),
@@ -336,7 +336,7 @@ impl Walk {
             "assistant" => self.assistant(m),
             other => Err(format!(
                 "role {other:?} is not a chat role (system, developer, user, assistant, tool, function)"
-            )),
+            ).into()),
         }
     }
 
@@ -357,13 +357,18 @@ impl Walk {
     /// A tool result for call `id`: the call of that id not answered yet
     /// (one result per call: a second would leave one of them out of the
     /// grounding).
-    fn answer(&mut self, id: &str, result: ResultText) -> Result<(), String> {
+    fn answer(
+        &mut self,
+        id: &str,
+        result: ResultText,
+    ) -> Result<(), super::not_imported::NotImported> {
         let Some(index) = self.unanswered(id) else {
             return Err(match self.calls.iter().any(|(c, _, _)| c == id) {
-                true => format!("tool call {id:?} is answered twice"),
+                true => format!("tool call {id:?} is answered twice").into(),
                 false => format!(
                     "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
-                ),
+                )
+                .into(),
             });
         };
         self.results.insert(index, result);
@@ -373,18 +378,22 @@ impl Walk {
     /// Record a call. Its id may be one an answered call had (published
     /// trajectories reuse them), never one still waiting for its result:
     /// which of the two a result answers would be unknown.
-    fn call(&mut self, call: (String, String, Option<String>)) -> Result<(), String> {
+    fn call(
+        &mut self,
+        call: (String, String, Option<String>),
+    ) -> Result<(), super::not_imported::NotImported> {
         if !call.0.is_empty() && self.unanswered(&call.0).is_some() {
             return Err(format!(
                 "two tool calls share the id {:?}, the first still without a result",
                 call.0
-            ));
+            )
+            .into());
         }
         self.calls.push(call);
         Ok(())
     }
 
-    fn assistant(&mut self, m: Message) -> Result<(), String> {
+    fn assistant(&mut self, m: Message) -> Result<(), super::not_imported::NotImported> {
         let calls = m.tool_calls.unwrap_or_default();
         let parts = Parts::of(m.content)?;
         let legacy = m.function_call.filter(|f| *f != "null");
@@ -423,7 +432,7 @@ impl Walk {
         if self.calls.len() - from > MAX_TOOL_CALLS {
             return Err(format!(
                 "the turn has more than {MAX_TOOL_CALLS} tool calls (with history = \"conversation\" every call so far counts): more than one turn of a replay holds"
-            ));
+            ).into());
         }
         let tool_calls = (from..self.calls.len())
             .map(|i| RawCall {
@@ -461,7 +470,10 @@ impl Walk {
 
 /// An assistant's tool call: its id, function name, and arguments (the
 /// JSON they hold, else the string as written).
-fn parse_call(raw: &str, fast: bool) -> Result<(String, String, Option<String>), String> {
+fn parse_call(
+    raw: &str,
+    fast: bool,
+) -> Result<(String, String, Option<String>), super::not_imported::NotImported> {
     let c: Call = match fast.then(|| fast::call(raw)).flatten() {
         Some(c) => c,
         None => serde_json::from_str(raw)
@@ -503,7 +515,7 @@ struct Parts {
 }
 
 impl Parts {
-    fn of(raw: Option<Content>) -> Result<Parts, String> {
+    fn of(raw: Option<Content>) -> Result<Parts, super::not_imported::NotImported> {
         let raw = match raw {
             None => return Ok(Parts::default()),
             Some(Content::Text(t)) => {
@@ -533,7 +545,7 @@ impl Parts {
             match p.get("type").and_then(Value::as_str) {
                 Some("text") => match p.get("text") {
                     Some(Value::String(t)) => out.text.get_or_insert_with(String::new).push_str(t),
-                    _ => return Err(at("a text part needs a string \"text\"")),
+                    _ => return Err(at("a text part needs a string \"text\"").into()),
                 },
                 Some("tool_use") => {
                     let id = p
@@ -548,7 +560,7 @@ impl Parts {
                     out.uses.push((id.to_string(), name.to_string(), args));
                 }
                 Some("tool_result") => {
-                    let (id, text) = tool_result(p).map_err(|e| at(&e))?;
+                    let (id, text) = tool_result(p).map_err(|e| at(&e.0))?;
                     out.results.push((id, text));
                     out.had_results = true;
                 }
@@ -559,7 +571,7 @@ impl Parts {
                     out.unread_call = true
                 }
                 Some(_) => {}
-                None => return Err(at("a content part needs a \"type\"")),
+                None => return Err(at("a content part needs a \"type\"").into()),
             }
         }
         // A list of parts with no text part reads as empty text.
@@ -572,7 +584,7 @@ impl Parts {
 
 /// An Anthropic `tool_result` part: the id of the call it answers, and
 /// its text.
-fn tool_result(p: &Value) -> Result<(String, String), String> {
+fn tool_result(p: &Value) -> Result<(String, String), super::not_imported::NotImported> {
     let id = p
         .get("tool_use_id")
         .and_then(Value::as_str)
@@ -588,7 +600,8 @@ fn tool_result(p: &Value) -> Result<(String, String), String> {
             return Err(format!(
                 "a tool_result's content must be a string, null or a list of parts, got {}",
                 crate::read::json::describe(other)
-            ))
+            )
+            .into())
         }
     };
     Ok((id.to_string(), text))
@@ -596,7 +609,7 @@ fn tool_result(p: &Value) -> Result<(String, String), String> {
 
 /// A tool's (or function's) result: its content's text, kept as written
 /// when it is a string the fast reader checked.
-fn result_of(raw: Option<Content>) -> Result<ResultText, String> {
+fn result_of(raw: Option<Content>) -> Result<ResultText, super::not_imported::NotImported> {
     match raw {
         Some(Content::Written(json)) => Ok(ResultText::Json(json.to_string())),
         other => content(other).map(ResultText::Text),
@@ -605,14 +618,15 @@ fn result_of(raw: Option<Content>) -> Result<ResultText, String> {
 
 /// A message's text: a string, null (empty), or a list of parts whose
 /// `text` parts are joined with no separator.
-fn content(raw: Option<Content>) -> Result<String, String> {
+fn content(raw: Option<Content>) -> Result<String, super::not_imported::NotImported> {
     let raw = match raw {
         None => return Ok(String::new()),
         Some(Content::Text(t)) => return Ok(t.into_owned()),
         Some(Content::Written(raw) | Content::Json(raw)) => raw,
     };
     if raw.trim_start().starts_with('"') {
-        return serde_json::from_str(raw).map_err(|e| e.to_string());
+        return serde_json::from_str(raw)
+            .map_err(|e| super::not_imported::NotImported(e.to_string()));
     }
     match serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())? {
         Value::Null => Ok(String::new()),
@@ -623,11 +637,13 @@ fn content(raw: Option<Content>) -> Result<String, String> {
                 match (p.get("type").and_then(Value::as_str), p.get("text")) {
                     (Some("text"), Some(Value::String(t))) => text.push_str(t),
                     (Some("text"), _) => {
-                        return Err(format!("content[{i}]: a text part needs a string \"text\""))
+                        return Err(
+                            format!("content[{i}]: a text part needs a string \"text\"").into()
+                        )
                     }
                     (Some(_), _) => {}
                     (None, _) => {
-                        return Err(format!("content[{i}]: a content part needs a \"type\""))
+                        return Err(format!("content[{i}]: a content part needs a \"type\"").into())
                     }
                 }
             }
@@ -636,7 +652,8 @@ fn content(raw: Option<Content>) -> Result<String, String> {
         other => Err(format!(
             "content must be a string, null or a list of parts, got {}",
             crate::read::json::describe(&other)
-        )),
+        )
+        .into()),
     }
 }
 
@@ -702,7 +719,9 @@ mod fast {
         Ok(())
     }
 
-    fn messages<'a>(r: &mut Reader<'a>) -> Result<Vec<Result<Message<'a>, String>>, Bail> {
+    fn messages<'a>(
+        r: &mut Reader<'a>,
+    ) -> Result<Vec<Result<Message<'a>, crate::import::not_imported::NotImported>>, Bail> {
         r.expect(b'[')?;
         let mut out = Vec::new();
         let mut first = true;
@@ -837,7 +856,7 @@ mod fast {
 mod tests {
     use super::*;
 
-    fn one(s: &str) -> Result<Vec<RawTurn>, String> {
+    fn one(s: &str) -> Result<Vec<RawTurn>, crate::import::not_imported::NotImported> {
         turns(s, "t.jsonl", 3, History::None)
     }
 
@@ -914,7 +933,7 @@ mod tests {
             call("a"),
             call("b")
         );
-        assert!(one(&both).unwrap_err().contains("share the id \"c1\""));
+        assert!(one(&both).unwrap_err().0.contains("share the id \"c1\""));
         // A result for a call already answered.
         let twice = format!(
             r#"[{{"role": "user", "content": "x"}}, {}, {}, {}]"#,
@@ -922,7 +941,7 @@ mod tests {
             result("1"),
             result("2")
         );
-        assert!(one(&twice).unwrap_err().contains("answered twice"));
+        assert!(one(&twice).unwrap_err().0.contains("answered twice"));
     }
 
     /// Keys of a generated message (two spell `role` and `content` again).
@@ -1088,7 +1107,7 @@ mod tests {
             ),
             ("nonsense", "not a JSON object or array"),
         ] {
-            let e = one(line).unwrap_err();
+            let e = one(line).unwrap_err().0;
             assert!(e.contains(why), "{line}: {e}");
         }
     }

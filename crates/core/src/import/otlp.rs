@@ -193,7 +193,7 @@ pub struct Gathering {
 /// ([`Gathering::overlap`]).
 pub struct Parsed {
     docs: Vec<(u64, String)>,
-    spans: Vec<Result<Spans, String>>,
+    spans: Vec<Result<Spans, super::not_imported::NotImported>>,
     source: usize,
 }
 
@@ -290,7 +290,13 @@ impl Gathering {
     }
 
     /// A document read: its spans gathered, or it refused whole.
-    fn absorb(&mut self, read: Result<Spans, String>, text: &str, source: usize, line: u64) {
+    fn absorb(
+        &mut self,
+        read: Result<Spans, super::not_imported::NotImported>,
+        text: &str,
+        source: usize,
+        line: u64,
+    ) {
         match read {
             Ok((spans, foreign)) => {
                 self.count("documents", 1);
@@ -315,7 +321,7 @@ impl Gathering {
                 source,
                 Failed {
                     line,
-                    reason,
+                    reason: reason.0,
                     raw: text.as_bytes().to_vec(),
                 },
             )),
@@ -717,7 +723,7 @@ fn critic_json(s: &SpanRec) -> String {
 /// other instrumentation it holds.
 type Spans = (Vec<(String, SpanRec)>, u64);
 
-fn spans(text: &str, source: usize, line: u64) -> Result<Spans, String> {
+fn spans(text: &str, source: usize, line: u64) -> Result<Spans, super::not_imported::NotImported> {
     let doc: Document = serde_json::from_str(text)
         .map_err(|e| format!("not an OTLP/JSON document {{\"resourceSpans\": [...]}}: {e}"))?;
     let mut out = Vec::new();
@@ -745,7 +751,7 @@ fn spans(text: &str, source: usize, line: u64) -> Result<Spans, String> {
                             Some(Value::String(n)) if symfonic(&n) => {
                                 return Err(format!(
                                     "resourceSpans[{r}].scopeSpans[{k}].spans[{i}] ({n}): not an OTLP span: {e}"
-                                ))
+                                ).into())
                             }
                             _ => {
                                 foreign += 1;
@@ -761,11 +767,14 @@ fn spans(text: &str, source: usize, line: u64) -> Result<Spans, String> {
                 let rec = span_rec(span, source, line).map_err(|e| format!("{at}: {e}"))?;
                 match rec.get("symfonic.run.id") {
                     Some(Attr::Str(run)) => out.push((run.clone(), rec)),
-                    Some(_) => return Err(format!("{at}: symfonic.run.id must be a stringValue")),
+                    Some(_) => {
+                        return Err(format!("{at}: symfonic.run.id must be a stringValue").into())
+                    }
                     None => {
                         return Err(format!(
                             "{at}: no symfonic.run.id attribute (every symfonic span carries one)"
-                        ))
+                        )
+                        .into())
                     }
                 }
             }
@@ -774,7 +783,11 @@ fn spans(text: &str, source: usize, line: u64) -> Result<Spans, String> {
     Ok((out, foreign))
 }
 
-fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
+fn span_rec(
+    s: Span,
+    source: usize,
+    line: u64,
+) -> Result<SpanRec, super::not_imported::NotImported> {
     if let Some(k) = &s.kind {
         enum_value(
             k,
@@ -796,15 +809,16 @@ fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
             format!("status.code {v} is not a status code (0-2 or STATUS_CODE_UNSET, _OK, _ERROR)")
         })?,
     };
-    let time = |v: Option<&Value>, what: &str| -> Result<Option<u64>, String> {
-        match int64(v, what)? {
-            // OTLP writes an unset time as 0 (or leaves it out).
-            None | Some(0) => Ok(None),
-            Some(t) => u64::try_from(t)
-                .map(Some)
-                .map_err(|_| format!("{what} {t} is before 1970")),
-        }
-    };
+    let time =
+        |v: Option<&Value>, what: &str| -> Result<Option<u64>, super::not_imported::NotImported> {
+            match int64(v, what)? {
+                // OTLP writes an unset time as 0 (or leaves it out).
+                None | Some(0) => Ok(None),
+                Some(t) => u64::try_from(t)
+                    .map(Some)
+                    .map_err(|_| format!("{what} {t} is before 1970").into()),
+            }
+        };
     let start = time(s.start_time_unix_nano.as_ref(), "startTimeUnixNano")?;
     let end = time(s.end_time_unix_nano.as_ref(), "endTimeUnixNano")?;
     let mut attrs = Vec::with_capacity(s.attributes.len());
@@ -830,7 +844,11 @@ fn span_rec(s: Span, source: usize, line: u64) -> Result<SpanRec, String> {
 }
 
 /// An OTLP enum: its number, or its name with `prefix`; Err gives the value.
-fn enum_value(v: &Value, prefix: &str, names: &[&str]) -> Result<usize, String> {
+fn enum_value(
+    v: &Value,
+    prefix: &str,
+    names: &[&str],
+) -> Result<usize, super::not_imported::NotImported> {
     let found = match v {
         Value::Number(n) => n.as_u64().map(|n| n as usize).filter(|n| *n < names.len()),
         Value::String(s) => s
@@ -838,18 +856,18 @@ fn enum_value(v: &Value, prefix: &str, names: &[&str]) -> Result<usize, String> 
             .and_then(|rest| names.iter().position(|n| *n == rest)),
         _ => None,
     };
-    found.ok_or_else(|| v.to_string())
+    found.ok_or_else(|| super::not_imported::NotImported(v.to_string()))
 }
 
 /// An int64 field, which OTLP/JSON writes as a decimal string and some
 /// exporters (OpenTelemetry JS) as a JSON number; receivers take both.
-fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
+fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, super::not_imported::NotImported> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => s
             .parse::<i64>()
             .map(Some)
-            .map_err(|_| format!("{what} {s:?} is not a 64-bit integer")),
+            .map_err(|_| format!("{what} {s:?} is not a 64-bit integer").into()),
         Some(Value::Number(n)) => n
             .as_i64()
             .or_else(|| {
@@ -859,25 +877,26 @@ fn int64(v: Option<&Value>, what: &str) -> Result<Option<i64>, String> {
                     .map(|x| x as i64)
             })
             .map(Some)
-            .ok_or_else(|| format!("{what} {n} is not a whole number within 64 bits")),
+            .ok_or_else(|| format!("{what} {n} is not a whole number within 64 bits").into()),
         Some(other) => Err(format!(
             "{what} must be a 64-bit integer, as a string or a number ({other} given)"
-        )),
+        )
+        .into()),
     }
 }
 
 /// An `AnyValue`.
-fn any_value(v: Option<&Value>) -> Result<Attr, String> {
+fn any_value(v: Option<&Value>) -> Result<Attr, super::not_imported::NotImported> {
     let Some(Value::Object(m)) = v else {
         return match v {
             None | Some(Value::Null) => Ok(Attr::Other),
-            Some(other) => Err(format!("value must be an AnyValue object, got {other}")),
+            Some(other) => Err(format!("value must be an AnyValue object, got {other}").into()),
         };
     };
     if let Some(s) = m.get("stringValue") {
         return match s {
             Value::String(s) => Ok(Attr::Str(s.clone())),
-            other => Err(format!("stringValue must be a string, got {other}")),
+            other => Err(format!("stringValue must be a string, got {other}").into()),
         };
     }
     if let Some(i) = m.get("intValue") {
@@ -894,7 +913,7 @@ fn any_value(v: Option<&Value>) -> Result<Attr, String> {
         "bytesValue",
     ];
     match m.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(k) => Err(format!("{k:?} is not an AnyValue field")),
+        Some(k) => Err(format!("{k:?} is not an AnyValue field").into()),
         None => Ok(Attr::Other),
     }
 }

@@ -353,8 +353,8 @@ pub(crate) fn calls_json(t: &RawTurn) -> Vec<String> {
 }
 
 /// JSON text as a raw value, or the JSON error as a reason.
-fn raw_json(s: String) -> Result<Box<RawValue>, String> {
-    RawValue::from_string(s).map_err(|e| e.to_string())
+fn raw_json(s: String) -> Result<Box<RawValue>, super::not_imported::NotImported> {
+    RawValue::from_string(s).map_err(|e| super::not_imported::NotImported(e.to_string()))
 }
 
 /// A traffic line's keys in the order a converted record is checked in
@@ -506,12 +506,15 @@ impl ConvertedTurn {
 /// the traffic format. Err when the record holds a value the traffic
 /// format refuses (a `ts` that is not RFC 3339, a malformed `critic`),
 /// with the format's reason.
-pub fn convert(mut t: RawTurn, d: &Deployment) -> Result<ConvertedTurn, String> {
+pub fn convert(
+    mut t: RawTurn,
+    d: &Deployment,
+) -> Result<ConvertedTurn, super::not_imported::NotImported> {
     let max = MAX_TOOL_CALLS;
     if t.tool_calls.len() > max {
         return Err(format!(
             "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
-        ));
+        ).into());
     }
     // Each call's arguments are JSON the format holds (most are), or the
     // call's JSON gives the reason it is not (before anything reads it).
@@ -633,7 +636,7 @@ impl ConvertedTurn {
     /// their being strings); Err gives the parse's reason. The record's
     /// own values come first, the critic before the calls, so a record
     /// with more than one refused names the same one as ever.
-    fn parse_shell(&self) -> Result<Turn<'static>, String> {
+    fn parse_shell(&self) -> Result<Turn<'static>, super::not_imported::NotImported> {
         let calls: Vec<Box<RawValue>> = self
             .raw
             .tool_calls
@@ -662,7 +665,10 @@ impl ConvertedTurn {
 
 /// The traffic line of a raw turn (what `import` writes); Err as
 /// [`convert`] says.
-pub(crate) fn traffic_line(t: RawTurn, d: &Deployment) -> Result<String, String> {
+pub(crate) fn traffic_line(
+    t: RawTurn,
+    d: &Deployment,
+) -> Result<String, super::not_imported::NotImported> {
     use crate::read::reader::Converted;
     convert(t, d).map(|c| c.line())
 }
@@ -682,7 +688,9 @@ mod tests {
         );
         let history = crate::deployment::History::None;
         let mut turns = crate::import::openai::turns(&line, "f", 1, history).unwrap();
-        let e = convert(turns.remove(0), &Deployment::default()).unwrap_err();
+        let e = convert(turns.remove(0), &Deployment::default())
+            .unwrap_err()
+            .0;
         assert!(e.starts_with("critic.verdict must be"), "{e}");
     }
 

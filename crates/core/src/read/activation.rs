@@ -24,27 +24,24 @@ pub struct ActivationLog {
 /// The cold-start confidence: no log, or no activated nodes.
 pub const COLD_CONFIDENCE: f64 = 0.5;
 
-fn number(v: Option<&Node>, what: impl Fn() -> String) -> Result<f64, String> {
+fn number(v: Option<&Node>, what: impl Fn() -> String) -> Result<f64, super::invalid::Invalid> {
     match v {
         None | Some(Node::Null) => Ok(0.0),
         Some(Node::Num(x, _)) if x.is_finite() => Ok(*x),
-        Some(Node::Num(..)) => Err(format!("{} is not a finite number", what())),
-        Some(other) => Err(format!(
-            "{} must be a number, got {}",
-            what(),
-            other.describe()
-        )),
+        Some(Node::Num(..)) => Err(format!("{} is not a finite number", what()).into()),
+        Some(other) => Err(format!("{} must be a number, got {}", what(), other.describe()).into()),
     }
 }
 
-fn array<'n, 'v>(log: &'n Node<'v>, key: &str) -> Result<&'n [Node<'v>], String> {
+fn array<'n, 'v>(log: &'n Node<'v>, key: &str) -> Result<&'n [Node<'v>], super::invalid::Invalid> {
     match log.get(key) {
         None | Some(Node::Null) => Ok(&[]),
         Some(Node::Seq(a)) => Ok(a),
         Some(other) => Err(format!(
             "activation_log.{key} must be an array or null, got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
@@ -53,7 +50,7 @@ fn string_tags(
     v: Option<&Node>,
     what: impl Fn() -> String,
     out: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), super::invalid::Invalid> {
     match v {
         None | Some(Node::Null) => Ok(()),
         Some(Node::Seq(a)) => {
@@ -63,22 +60,23 @@ fn string_tags(
             }));
             Ok(())
         }
-        Some(other) => Err(format!(
-            "{} must be an array, got {}",
-            what(),
-            other.describe()
-        )),
+        Some(other) => Err(format!("{} must be an array, got {}", what(), other.describe()).into()),
     }
 }
 
 /// Activated node `i`: its score, and its string tags appended to `tags`
 /// (its own `tags`, or `properties.tags` when those are missing or empty).
-fn read_node(i: usize, node: &Node, tags: &mut Vec<String>) -> Result<f64, String> {
+fn read_node(
+    i: usize,
+    node: &Node,
+    tags: &mut Vec<String>,
+) -> Result<f64, super::invalid::Invalid> {
     if !matches!(node, Node::Map(_)) {
         return Err(format!(
             "activation_log.activated_nodes[{i}] must be an object, got {}",
             node.describe()
-        ));
+        )
+        .into());
     }
     let score = number(node.get("score"), || {
         format!("activation_log.activated_nodes[{i}].score")
@@ -90,7 +88,8 @@ fn read_node(i: usize, node: &Node, tags: &mut Vec<String>) -> Result<f64, Strin
             return Err(format!(
                 "activation_log.activated_nodes[{i}].properties must be an object, got {}",
                 other.describe()
-            ))
+            )
+            .into())
         }
     };
     let before = tags.len();
@@ -119,13 +118,13 @@ impl ActivationLog {
     pub fn from_value(v: &Value) -> Result<Option<ActivationLog>, crate::vocab::FieldError> {
         ActivationLog::from_node(&Node::from_value(v)).map_err(|reason| crate::vocab::FieldError {
             field: "activation_log".into(),
-            reason,
+            reason: reason.0,
         })
     }
 
     /// As [`ActivationLog::from_value`], from the parser's borrowed tree
     /// (the reason is a turn's, which the reader names with its line).
-    pub(crate) fn from_node(log: &Node) -> Result<Option<ActivationLog>, String> {
+    pub(crate) fn from_node(log: &Node) -> Result<Option<ActivationLog>, super::invalid::Invalid> {
         match log {
             Node::Null => return Ok(None),
             Node::Map(_) => {}
@@ -133,7 +132,8 @@ impl ActivationLog {
                 return Err(format!(
                     "activation_log must be an object or null, got {}",
                     other.describe()
-                ))
+                )
+                .into())
             }
         };
         let nodes = array(log, "activated_nodes")?;
@@ -151,7 +151,8 @@ impl ActivationLog {
                 return Err(format!(
                     "activation_log.traversed_edges[{i}] must be an object, got {}",
                     edge.describe()
-                ));
+                )
+                .into());
             }
             weight_sum += number(edge.get("weight"), || {
                 format!("activation_log.traversed_edges[{i}].weight")
@@ -175,7 +176,7 @@ impl ActivationLog {
                 return Err(format!(
                     "activation_log: the confidence is not a number (the mean score is {seed}, the mean edge weight {}: sums past the range of a 64-bit float)",
                     weight_sum / edges.len().max(1) as f64
-                ));
+                ).into());
             }
             sum.clamp(0.0, 1.0)
         };

@@ -6,6 +6,7 @@
 //! Nothing here knows about gates, variants or reports.
 
 pub mod activation;
+pub mod invalid;
 pub mod json;
 pub mod provenance;
 pub mod reader;

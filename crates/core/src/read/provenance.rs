@@ -94,7 +94,7 @@ pub struct Recorded(pub [Option<Origin>; 7]);
 
 impl Recorded {
     /// Read `provenance`: null, or an object of signal name to origin.
-    pub(crate) fn from_node(v: Node) -> Result<Recorded, String> {
+    pub(crate) fn from_node(v: Node) -> Result<Recorded, super::invalid::Invalid> {
         let entries = match v {
             Node::Null => return Ok(Recorded::default()),
             Node::Map(m) => m,
@@ -102,7 +102,8 @@ impl Recorded {
                 return Err(format!(
                     "provenance must be an object such as {{\"intent\": \"derived\"}}, got {}",
                     other.describe()
-                ))
+                )
+                .into())
             }
         };
         let mut out = Recorded::default();
@@ -149,9 +150,13 @@ mod tests {
         assert_eq!(r.0[Signal::Intent as usize], Some(Origin::Derived));
         assert_eq!(r.0[Signal::Critic as usize], Some(Origin::Unknown));
         assert_eq!(r.0[Signal::Draft as usize], None);
-        let e = Recorded::from_node(node(r#"{"mood": "derived"}"#)).unwrap_err();
+        let e = Recorded::from_node(node(r#"{"mood": "derived"}"#))
+            .unwrap_err()
+            .0;
         assert!(e.contains("provenance.mood: not a signal"), "{e}");
-        let e = Recorded::from_node(node(r#"{"intent": "guessed"}"#)).unwrap_err();
+        let e = Recorded::from_node(node(r#"{"intent": "guessed"}"#))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("must be \"recorded\", \"derived\", \"unknown\", got \"guessed\""),
             "{e}"

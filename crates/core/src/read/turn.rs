@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::read::activation::ActivationLog;
+pub use crate::read::invalid::Invalid;
 use crate::read::json::fast::{Bail, Reader};
 use crate::read::json::{describe, Node};
 use crate::read::provenance::{Origin, Recorded, Signal, Signals};
@@ -362,7 +363,7 @@ impl<'a> Turn<'a> {
     pub fn from_fields(
         fields: Vec<(&'static str, Node<'static>)>,
         scope: Option<String>,
-    ) -> Result<Turn<'static>, String> {
+    ) -> Result<Turn<'static>, Invalid> {
         let mut b = Builder::default();
         if let Some(raw) = scope {
             serde_json::from_str::<Node>(&raw).map_err(|e| e.to_string())?;
@@ -469,6 +470,15 @@ impl<'a> Turn<'a> {
     }
 }
 
+impl From<Invalid> for TurnError {
+    fn from(e: Invalid) -> TurnError {
+        TurnError {
+            reason: e.0,
+            column: None,
+        }
+    }
+}
+
 /// Why a line is invalid, with the column for JSON syntax errors.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TurnError {
@@ -563,22 +573,21 @@ impl<'de> de::DeserializeSeed<'de> for TurnSeed {
 
 struct TurnVisitor;
 
-fn string_field<'de>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, String> {
+fn string_field<'de>(key: &str, v: Node<'de>) -> Result<Cow<'de, str>, Invalid> {
     match v {
         Node::Str(s) => Ok(s),
-        other => Err(format!("{key} must be a string, got {}", other.describe())),
+        other => Err(format!("{key} must be a string, got {}", other.describe()).into()),
     }
 }
 
-fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
+fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, Invalid> {
     match v {
         Node::Null => return Ok(None),
         Node::Map(_) => {}
         other => {
-            return Err(format!(
-                "critic must be an object or null, got {}",
-                other.describe()
-            ))
+            return Err(
+                format!("critic must be an object or null, got {}", other.describe()).into(),
+            )
         }
     };
     let ran_recorded = match v.get("ran") {
@@ -588,21 +597,21 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
             return Err(format!(
                 "critic.ran must be true, false or null, got {}",
                 other.describe()
-            ))
+            )
+            .into())
         }
     };
     let mut c = Critic {
         ran_recorded,
         ..Default::default()
     };
-    let opt_string = |k: &str| -> Result<Option<Cow<'_, str>>, String> {
+    let opt_string = |k: &str| -> Result<Option<Cow<'_, str>>, Invalid> {
         match v.get(k) {
             None | Some(Node::Null) => Ok(None),
             Some(Node::Str(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(format!(
-                "critic.{k} must be a string, got {}",
-                other.describe()
-            )),
+            Some(other) => {
+                Err(format!("critic.{k} must be a string, got {}", other.describe()).into())
+            }
         }
     };
     c.verdict = critic_verdict(v.get("verdict"))?;
@@ -621,7 +630,7 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, String> {
     Ok(Some(c))
 }
 
-fn parse_turn_number(v: Node) -> Result<Option<u64>, String> {
+fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
     match v {
         Node::Null => Ok(None),
         Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(n)),
@@ -633,44 +642,43 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, String> {
         {
             Ok(Some(x as u64))
         }
-        other => Err(format!(
-            "turn must be an integer >= 0, got {}",
-            other.describe()
-        )),
+        other => Err(format!("turn must be an integer >= 0, got {}", other.describe()).into()),
     }
 }
 
-fn optional_string<'de>(key: &str, v: Node<'de>) -> Result<Option<Cow<'de, str>>, String> {
+fn optional_string<'de>(key: &str, v: Node<'de>) -> Result<Option<Cow<'de, str>>, Invalid> {
     match v {
         Node::Null => Ok(None),
         v => Ok(Some(string_field(key, v)?)),
     }
 }
 
-fn parse_confidence(v: Node) -> Result<Option<f64>, String> {
+fn parse_confidence(v: Node) -> Result<Option<f64>, Invalid> {
     match v {
         Node::Null => Ok(None),
         Node::Num(x, _) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
         _ => Err(format!(
             "confidence must be a number in [0, 1], got {}",
             v.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn parse_sensitive_hit(v: Node<'_>) -> Result<SensitiveField<'_>, String> {
+fn parse_sensitive_hit(v: Node<'_>) -> Result<SensitiveField<'_>, Invalid> {
     match v {
         Node::Null => Ok(SensitiveField::None),
         Node::Str(s) => Ok(SensitiveField::Hit(s)),
         other => Err(format!(
             "sensitive_hit must be a string or null, got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
 /// How many findings, and the `kind` of each that has one.
-fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, String> {
+fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, Invalid> {
     match v {
         Node::Null => Ok(None),
         Node::Seq(a) => {
@@ -686,11 +694,12 @@ fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, String> {
         other => Err(format!(
             "fabrication_findings must be an array or null, got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn parse_intent(v: Node<'_>) -> Result<Intent<'_>, String> {
+fn parse_intent(v: Node<'_>) -> Result<Intent<'_>, Invalid> {
     match &v {
         Node::Null => Ok(Intent::None),
         Node::Map(_) => match v.get("label") {
@@ -699,16 +708,18 @@ fn parse_intent(v: Node<'_>) -> Result<Intent<'_>, String> {
             Some(other) => Err(format!(
                 "intent_verdict.label must be a string or null, got {}",
                 other.describe()
-            )),
+            )
+            .into()),
         },
         other => Err(format!(
             "intent_verdict must be an object or null, got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn critic_verdict(v: Option<&Node>) -> Result<Option<Verdict>, String> {
+fn critic_verdict(v: Option<&Node>) -> Result<Option<Verdict>, Invalid> {
     match v {
         None | Some(Node::Null) => Ok(None),
         Some(Node::Str(s)) if s == "approve" => Ok(Some(Verdict::Approve)),
@@ -717,22 +728,23 @@ fn critic_verdict(v: Option<&Node>) -> Result<Option<Verdict>, String> {
         Some(other) => Err(format!(
             "critic.verdict must be \"approve\", \"revise\" or \"refuse\", got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn critic_latency(x: &Node) -> Result<Option<f64>, String> {
+fn critic_latency(x: &Node) -> Result<Option<f64>, Invalid> {
     match x {
         Node::Null => Ok(None),
         Node::Num(n, _) if (0.0..=MAX_LATENCY_MS).contains(n) => Ok(Some(*n)),
         other => Err(format!(
             "critic.reflection_latency_ms must be a number of ms from 0 to {MAX_LATENCY_MS} (one day), got {}",
             other.describe()
-        )),
+        ).into()),
     }
 }
 
-fn critic_tokens(k: &str, x: &Node) -> Result<Option<u64>, String> {
+fn critic_tokens(k: &str, x: &Node) -> Result<Option<u64>, Invalid> {
     match x {
         Node::Null => Ok(None),
         Node::Num(n, _) if (0.0..=MAX_TOKENS as f64).contains(n) && n.fract() == 0.0 => {
@@ -741,11 +753,12 @@ fn critic_tokens(k: &str, x: &Node) -> Result<Option<u64>, String> {
         other => Err(format!(
             "critic.{k} must be a whole number from 0 to {MAX_TOKENS}, got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn parse_call_site(v: Node) -> Result<Option<CallSite>, String> {
+fn parse_call_site(v: Node) -> Result<Option<CallSite>, Invalid> {
     match v {
         Node::Null => Ok(None),
         Node::Str(s) if s == "turn" => Ok(Some(CallSite::Turn)),
@@ -753,18 +766,20 @@ fn parse_call_site(v: Node) -> Result<Option<CallSite>, String> {
         other => Err(format!(
             "call_site must be \"turn\" or \"skill_gate\", got {}",
             other.describe()
-        )),
+        )
+        .into()),
     }
 }
 
-fn parse_tool_calls(v: Node) -> Result<Vec<ToolCall>, String> {
+fn parse_tool_calls(v: Node) -> Result<Vec<ToolCall>, Invalid> {
     let items = match v {
         Node::Seq(a) => a,
         other => {
             return Err(format!(
                 "tool_calls_this_turn must be an array, got {}",
                 other.describe()
-            ))
+            )
+            .into())
         }
     };
     Ok(items
@@ -818,7 +833,7 @@ impl<'de> Builder<'de> {
     }
 
     /// Validate and store the value of one key that [`Builder::reads`].
-    fn field(&mut self, key: &str, v: Node<'de>) -> Result<(), String> {
+    fn field(&mut self, key: &str, v: Node<'de>) -> Result<(), Invalid> {
         self.holds(key);
         let t = &mut self.t;
         match key {
@@ -831,7 +846,7 @@ impl<'de> Builder<'de> {
                     return Err(format!(
                         "ts must be an RFC 3339 timestamp such as 2026-11-30T12:00:00Z, got {}: {why}",
                         crate::read::json::describe_unexpected(Unexpected::Str(t.ts.as_deref().unwrap_or("")))
-                    ));
+                    ).into());
                 }
             }
             "language" => t.language = optional_string("language", v)?,
@@ -861,7 +876,7 @@ impl<'de> Builder<'de> {
         }
     }
 
-    fn finish(self) -> Result<Turn<'de>, String> {
+    fn finish(self) -> Result<Turn<'de>, Invalid> {
         let present = self.present;
         let mut t = self.t;
         // A key that looks like one the line holds is another key.
@@ -893,7 +908,8 @@ impl<'de> Builder<'de> {
                 return Err(format!(
                     "provenance.{} is \"recorded\", but the line records no {field}",
                     signal.as_str()
-                ));
+                )
+                .into());
             }
         }
         Ok(t)

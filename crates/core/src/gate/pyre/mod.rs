@@ -274,25 +274,42 @@ impl fmt::Display for PatternError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatchAborted;
 
+/// A regex engine's refusal of a pattern the translator accepted (one too
+/// big, a construct it lacks): a limit of critic-gate, not of Python.
+#[derive(Debug)]
+enum EngineRefused {
+    Plain(regex::Error),
+    Fancy(Box<fancy_regex::Error>),
+}
+
+impl fmt::Display for EngineRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineRefused::Plain(e) => write!(f, "{e}"),
+            EngineRefused::Fancy(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 enum Engine {
     Plain(regex::Regex),
     Fancy(fancy_regex::Regex),
 }
 
 impl Engine {
-    fn build(src: &str, fancy: bool) -> Result<Engine, String> {
+    fn build(src: &str, fancy: bool) -> Result<Engine, EngineRefused> {
         if fancy {
             fancy_regex::RegexBuilder::new(src)
                 .backtrack_limit(BACKTRACK_LIMIT)
                 .build()
                 .map(Engine::Fancy)
-                .map_err(|e| e.to_string())
+                .map_err(|e| EngineRefused::Fancy(Box::new(e)))
         } else {
             regex::RegexBuilder::new(src)
                 .size_limit(64 << 20)
                 .build()
                 .map(Engine::Plain)
-                .map_err(|e| e.to_string())
+                .map_err(EngineRefused::Plain)
         }
     }
 
@@ -406,10 +423,10 @@ impl Plain {
 impl PatternError {
     /// An engine's refusal of a pattern the translator accepted: a limit
     /// of critic-gate, not of Python.
-    fn ours(pattern: &str, message: String) -> PatternError {
+    fn ours(pattern: &str, why: impl fmt::Display) -> PatternError {
         PatternError {
             pattern: pattern.to_string(),
-            message,
+            message: why.to_string(),
             python_rejects: false,
         }
     }
@@ -443,7 +460,7 @@ impl PySet {
                 0,
                 PatternError::ours(
                     set.exact_src.as_deref().unwrap_or(""),
-                    "the exact form does not compile".into(),
+                    "the exact form does not compile",
                 ),
             )),
             false => Ok(set),
@@ -496,7 +513,7 @@ impl PySet {
             let p = p.as_ref();
             // The translator mirrors CPython's parser: once it accepts a
             // pattern, an engine's refusal is a limit of critic-gate.
-            let err = |message: String| (i, PatternError::ours(p, message));
+            let err = |e: EngineRefused| (i, PatternError::ours(p, e));
             let t = translate(p, ignore_case).map_err(|r| (i, PatternError::refused(p, r)))?;
             non_boundary |= t.uses_non_boundary;
             if t.needs_fancy {

@@ -174,7 +174,7 @@ fn shorthand_class(letter: char, flags: Flags) -> String {
 
 /// The ranges of `items` (a class body of characters and ranges) under
 /// `regex`'s case folding, spelled out.
-fn folded_body(items: &str) -> Result<String, String> {
+fn folded_body(items: &str) -> Result<String, Refused> {
     use regex_syntax::hir::{Class, HirKind};
     if items.is_empty() {
         return Ok(String::new());
@@ -189,7 +189,7 @@ fn folded_body(items: &str) -> Result<String, String> {
             .chars()
             .map(|c| (c, c))
             .collect(),
-        other => return Err(format!("a class folded to {other:?}")),
+        other => return Err(format!("a class folded to {other:?}").into()),
     };
     Ok(class_body(&ranges))
 }
@@ -204,19 +204,19 @@ fn literal(c: char) -> String {
 
 /// Parses an escape that denotes one character (after the backslash, at
 /// `chars[*i]`). Returns None if the escape is not a character escape.
-fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<char>, String> {
+fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<char>, Refused> {
     let c = chars[*i];
-    let hex = |i: &mut usize, n: usize, what: &str| -> Result<char, String> {
+    let hex = |i: &mut usize, n: usize, what: &str| -> Result<char, Refused> {
         let digits: String = chars
             .get(*i + 1..*i + 1 + n)
             .map(|s| s.iter().collect())
             .unwrap_or_default();
         if digits.len() != n || !digits.chars().all(|d| d.is_ascii_hexdigit()) {
-            return Err(format!("incomplete escape \\{what}{digits}"));
+            return Err(format!("incomplete escape \\{what}{digits}").into());
         }
         *i += n;
         let v = u32::from_str_radix(&digits, 16).unwrap();
-        char::from_u32(v).ok_or_else(|| format!("bad escape \\{what}{digits}"))
+        char::from_u32(v).ok_or_else(|| format!("bad escape \\{what}{digits}").into())
     };
     Ok(Some(match c {
         'a' => '\x07',
@@ -242,13 +242,13 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
                 *i = j - 1;
                 let v = u32::from_str_radix(&digits, 8).unwrap();
                 if v > 0o377 {
-                    return Err(format!(
-                        "octal escape value \\{digits} outside of range 0-0o377"
-                    ));
+                    return Err(
+                        format!("octal escape value \\{digits} outside of range 0-0o377").into(),
+                    );
                 }
                 char::from_u32(v).unwrap()
             } else if in_class {
-                return Err(format!("bad escape \\{c}"));
+                return Err(format!("bad escape \\{c}").into());
             } else {
                 return Ok(None);
             }
@@ -268,7 +268,7 @@ fn char_escape(chars: &[char], i: &mut usize, in_class: bool) -> Result<Option<c
 /// number of characters (`fancy-regex` would run any width). `body` is the
 /// translated body; one that `regex-syntax` cannot read (nested look-around,
 /// back-references) is left to the engine.
-fn check_fixed_width(body: &str) -> Result<(), String> {
+fn check_fixed_width(body: &str) -> Result<(), Refused> {
     use regex_syntax::hir::{Hir, HirKind};
     /// (min, max) characters; max None when unbounded.
     fn width(h: &Hir) -> (usize, Option<usize>) {
@@ -916,7 +916,7 @@ fn translate_class(
     start: usize,
     flags: Flags,
     out: &mut Out,
-) -> Result<usize, String> {
+) -> Result<usize, Refused> {
     let n = chars.len();
     let mut i = start + 1;
     let mut neg = "";
@@ -931,7 +931,7 @@ fn translate_class(
     let mut items = String::new();
     loop {
         if i >= n {
-            return Err(format!("unterminated character set at position {start}"));
+            return Err(format!("unterminated character set at position {start}").into());
         }
         let c = chars[i];
         if c == ']' && !first {
@@ -954,7 +954,7 @@ fn translate_class(
             }
             match char_escape(chars, &mut i, true)? {
                 Some(ch) => ch,
-                None => return Err(format!("bad escape \\{e}")),
+                None => return Err(format!("bad escape \\{e}").into()),
             }
         } else {
             c
@@ -966,7 +966,7 @@ fn translate_class(
             let hi = range_end(chars, &mut i, lo)?;
             i += 1;
             if hi < lo {
-                return Err(format!("bad character range {lo}-{hi}"));
+                return Err(format!("bad character range {lo}-{hi}").into());
             }
             items.push_str(&format!("{}-{}", class_char(lo), class_char(hi)));
             for t in ['i', 'I'] {
@@ -990,7 +990,7 @@ fn translate_class(
 
 /// A shorthand class at `chars[i]` (after its backslash) cannot start a
 /// range (`[\w-z]`, `[\d--]`): CPython refuses it.
-fn no_range_from_a_class(chars: &[char], i: usize) -> Result<(), String> {
+fn no_range_from_a_class(chars: &[char], i: usize) -> Result<(), Refused> {
     if chars.get(i + 1) != Some(&'-') || chars.get(i + 2).is_none_or(|&c| c == ']') {
         return Ok(());
     }
@@ -998,14 +998,14 @@ fn no_range_from_a_class(chars: &[char], i: usize) -> Result<(), String> {
         '\\' => chars[i + 2..(i + 4).min(chars.len())].iter().collect(),
         c => c.to_string(),
     };
-    Err(format!("bad character range \\{}-{hi}", chars[i]))
+    Err(format!("bad character range \\{}-{hi}", chars[i]).into())
 }
 
 /// A class of `shorthands` and other `items`. Under IGNORECASE CPython
 /// folds the items but not the shorthand classes, while `regex` folds a
 /// whole class: such a class gets its items folded here and is matched
 /// without folding.
-fn close_class(neg: &str, shorthands: &str, items: &str, flags: Flags) -> Result<String, String> {
+fn close_class(neg: &str, shorthands: &str, items: &str, flags: Flags) -> Result<String, Refused> {
     if flags.ignore_case && !shorthands.is_empty() {
         let items = folded_body(items)?;
         Ok(format!("(?-i:[{neg}{shorthands}{items}])"))
@@ -1016,7 +1016,7 @@ fn close_class(neg: &str, shorthands: &str, items: &str, flags: Flags) -> Result
 
 /// The `hi` of a class range `lo-hi` at `chars[*i]` (a character or an
 /// escape); `*i` ends on its last character.
-fn range_end(chars: &[char], i: &mut usize, lo: char) -> Result<char, String> {
+fn range_end(chars: &[char], i: &mut usize, lo: char) -> Result<char, Refused> {
     if chars[*i] != '\\' {
         return Ok(chars[*i]);
     }
@@ -1026,7 +1026,7 @@ fn range_end(chars: &[char], i: &mut usize, lo: char) -> Result<char, String> {
     };
     match char_escape(chars, i, true)? {
         Some(ch) => Ok(ch),
-        None => Err(format!("bad character range {lo}-\\{e}")),
+        None => Err(format!("bad character range {lo}-\\{e}").into()),
     }
 }
 
