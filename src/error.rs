@@ -53,7 +53,7 @@ impl fmt::Display for Error {
                 skippable: true,
             } => write!(
                 f,
-                "{source}:{line}: {reason}\n(no report was written; fix the line, or rerun with --skip-invalid to set invalid lines aside in rejects.jsonl)"
+                "{source}:{line}: {reason}\n(no report was written; fix the line, or rerun with {s_skip_invalid} to set invalid lines aside in rejects.jsonl)", s_skip_invalid = crate::vocab::Setting::SkipInvalid
             ),
             Error::InvalidLine {
                 source,

@@ -446,3 +446,69 @@ fn the_engine_sees_no_output_choice() {
         );
     }
 }
+
+/// Files below the commands whose text may spell a flag, and why: it is
+/// reference text for the command line, not a message of a request.
+const FLAGS_SPELLED: &[(&str, &str)] = &[
+    (
+        "report/staging.rs",
+        "the marker file a report folder holds, written for a person at the command line",
+    ),
+    (
+        "summary/schema.rs",
+        "the columns' meanings, printed as docs/reports.md",
+    ),
+    ("summary/metrics.rs", "the figures' meanings, as schema.rs"),
+    (
+        "budgets.rs",
+        "each budget's flag help (the declaration of its flag)",
+    ),
+    ("vocab.rs", "the settings' flags, declared"),
+];
+
+/// Code below the commands names a setting ([`crate::vocab::Setting`]),
+/// never a flag's text: each front end spells it (the command line as its
+/// flag, Python as its keyword), so a Python caller is never told about a
+/// `--group-by` they did not type.
+#[test]
+fn no_message_below_the_commands_spells_a_flag() {
+    let flags: Vec<&str> = crate::vocab::Setting::ALL
+        .iter()
+        .map(|s| s.flag())
+        .collect();
+    let mut found = Vec::new();
+    for tree in source_trees() {
+        let mut files = Vec::new();
+        rs_files(&tree, &mut files);
+        for f in files {
+            let rel = f
+                .strip_prefix(&tree)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let above = ["cmd/", "cli/", "main.rs", "layers.rs"];
+            let exempt = FLAGS_SPELLED.iter().any(|(file, _)| rel == *file);
+            if above.iter().any(|a| rel.starts_with(a)) || exempt {
+                continue;
+            }
+            let text = without_unit_tests(&std::fs::read_to_string(&f).unwrap());
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for flag in &flags {
+                    let spelled = code.match_indices(flag).any(|(i, _)| {
+                        !code[i + flag.len()..]
+                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                    });
+                    if spelled {
+                        found.push(format!("{rel}:{}: {flag}", n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name the setting (crate::vocab::Setting), not its flag:\n{}",
+        found.join("\n")
+    );
+}

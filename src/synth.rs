@@ -105,7 +105,7 @@ impl std::str::FromStr for Mix {
 
     fn from_str(s: &str) -> Result<Mix, crate::vocab::UnknownName> {
         let choices = [Mix::Default, Mix::Multilingual];
-        crate::vocab::choose("--mix", s, &Mix::NAMES, &choices)
+        crate::vocab::choose(crate::vocab::Setting::Mix, s, &Mix::NAMES, &choices)
     }
 }
 

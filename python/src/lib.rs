@@ -71,7 +71,10 @@ create_exception!(
 /// or value).
 fn fail(e: critic_gate::Error) -> PyErr {
     use critic_gate::Error::*;
-    let m = e.to_string();
+    // The library names settings as the command line spells them; here
+    // each is the keyword a Python caller passed.
+    let python = |m: &str| critic_gate::vocab::Setting::for_python(m);
+    let m = python(&e.to_string());
     match e {
         InvalidLine {
             source,
@@ -84,7 +87,7 @@ fn fail(e: critic_gate::Error) -> PyErr {
             let set = v
                 .setattr("source", source)
                 .and_then(|()| v.setattr("line", line))
-                .and_then(|()| v.setattr("reason", reason));
+                .and_then(|()| v.setattr("reason", python(&reason)));
             set.err().unwrap_or(err)
         }),
         Read(f) => with_cause(InputError::new_err(m), &f),
@@ -338,9 +341,14 @@ fn merge(
 #[pyfunction]
 #[pyo3(signature = (turn, config=None))]
 fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
-    let plan = cmd::load_plan(config.map(Path::new)).map_err(fail)?;
-    critic_gate::explain::explain_json(turn, "turn", &plan)
-        .map(|v| v.to_string())
+    let request = cmd::explain::Request {
+        turn: cmd::explain::Turns::Text(turn.to_string()),
+        config: config.map(PathBuf::from),
+        json: true,
+        from: critic_gate::import::InputFormat::Traffic,
+    };
+    cmd::explain::run(&request)
+        .map(|out| out.trim_end().to_string())
         .map_err(fail)
 }
 

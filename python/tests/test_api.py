@@ -131,7 +131,7 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
     assert e.value.kind == "syntax", e.value.kind
     with pytest.raises(critic_gate.UsageError, match="given twice"):
         critic_gate.replay([root / "datasets/seed.jsonl"], group_by=["critic.model"] * 2)
-    with pytest.raises(critic_gate.UsageError, match='--decisions "sometimes": give all, changed or none'):
+    with pytest.raises(critic_gate.UsageError, match='decisions "sometimes": give all, changed or none'):
         critic_gate.replay([root / "datasets/seed.jsonl"], out=tmp_path / "y", decisions="sometimes")
     with pytest.raises(critic_gate.InputError, match="cannot open"):
         critic_gate.replay([tmp_path / "missing.jsonl"], out=tmp_path / "z")
@@ -146,6 +146,23 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
         critic_gate.explain({"run_id": 5, "draft": "ok"})
     assert turn.value.reason.startswith("run_id must be a string"), turn.value.reason
     assert len(set(kinds)) == 7
+
+
+def test_errors_name_the_keyword_a_python_caller_passed(root: Path, tmp_path: Path) -> None:
+    """The library names a setting; Python says it as the keyword the
+    caller passed, never as the command line's flag."""
+    (tmp_path / "file").write_text("")
+    cases = [
+        (dict(group_by=["critic.model"] * 2), "group_by critic.model is given twice"),
+        (dict(decisions="sometimes"), 'decisions "sometimes": give all, changed or none'),
+        (dict(scope_columns=["a", "a"]), 'scope_columns: key "a" is named twice'),
+        (dict(out=tmp_path / "file"), f"out {tmp_path / 'file'}: not a folder"),
+    ]
+    for options, said in cases:
+        options.setdefault("out", tmp_path / "x")
+        with pytest.raises(critic_gate.UsageError) as e:
+            critic_gate.replay([root / "datasets/seed.jsonl"], **options)
+        assert said in str(e.value) and "--" not in str(e.value), str(e.value)
 
 
 def test_a_failed_write_carries_its_os_error(root: Path, tmp_path: Path) -> None:
@@ -276,7 +293,7 @@ def test_replay_takes_the_clis_reading_flags(root: Path, tmp_path: Path, cli: st
     assert_same_reports(tmp_path / "cli/t", tmp_path / "py/t")
     with pytest.raises(critic_gate.UsageError, match=r"max_ack_share: give a share in \(0, 1\]"):
         critic_gate.replay(t, config=cfg, from_="openai-chat", max_ack_share=0.0)
-    with pytest.raises(critic_gate.UsageError, match='--from "csv"'):
+    with pytest.raises(critic_gate.UsageError, match='^from_ "csv": give traffic, openai-chat or otlp'):
         critic_gate.replay(t, from_="csv")
 
 

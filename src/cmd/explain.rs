@@ -49,8 +49,15 @@ pub struct Args {
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        let turn = match self.turn.as_deref() {
+            // Inline JSON: an object, or anything else JSON starts with that
+            // a file name would not (`[]` is an invalid turn, not a path).
+            Some(s) if s.trim_start().starts_with(['{', '[']) => Turns::Text(s.to_string()),
+            None | Some("-") => Turns::Stdin,
+            Some(path) => Turns::File(path.into()),
+        };
         Request {
-            turn: self.turn.clone(),
+            turn,
             config: self.config.clone(),
             json: self.json,
             from: self.from,
@@ -58,11 +65,19 @@ impl Args {
     }
 }
 
+/// Where the turns to explain are.
+#[derive(Clone, Debug)]
+pub enum Turns {
+    /// Given as text: inline JSON on the command line, a turn from Python.
+    Text(String),
+    File(PathBuf),
+    Stdin,
+}
+
 /// What to explain, under which config.
 #[derive(Clone, Debug)]
 pub struct Request {
-    /// Inline JSON (`{"run_id":...}`), a path, or `-` / None for stdin.
-    pub turn: Option<String>,
+    pub turn: Turns,
     /// A gate config (None: symfonic's defaults as `legacy` and `smart`).
     pub config: Option<PathBuf>,
     /// One JSON object per turn instead of the readable trace.
@@ -76,14 +91,14 @@ pub fn run(r: &Request) -> crate::Result<String> {
     let gates =
         crate::explain::gates(&plan).map_err(|e| super::in_config(e, r.config.as_deref()))?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
-    let (source, bytes) = match r.turn.as_deref() {
-        // Inline JSON: an object, or anything else JSON starts with that a
-        // file name would not (`[]` is an invalid turn, not a path).
-        Some(s) if s.trim_start().starts_with(['{', '[']) => {
-            ("argument".to_string(), s.as_bytes().to_vec())
+    let (source, bytes) = match &r.turn {
+        Turns::Text(s) => ("argument".to_string(), s.as_bytes().to_vec()),
+        Turns::Stdin => ("<stdin>".to_string(), crate::explain::read_input("-")?),
+        Turns::File(path) => {
+            let name = path.display().to_string();
+            let bytes = crate::explain::read_input(&name)?;
+            (name, bytes)
         }
-        None | Some("-") => ("<stdin>".to_string(), crate::explain::read_input("-")?),
-        Some(path) => (path.to_string(), crate::explain::read_input(path)?),
     };
     let text = crate::explain::utf8_text(&source, &bytes)?;
     let lines = turn_lines(text, &source, r.from, &plan)?;

@@ -42,9 +42,10 @@ pub struct ImportOutcome {
 /// Convert `o.sources` into `o.out`.
 pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     if o.from == InputFormat::Traffic {
-        return Err(Error::Usage(
-            "import --from traffic: the input is traffic already; give --from openai-chat or --from otlp".into(),
-        ));
+        return Err(Error::Usage(format!(
+            "import {from} traffic: the input is traffic already; give {from} openai-chat or {from} otlp",
+            from = crate::vocab::Setting::From
+        )));
     }
     let decoder = Decoder {
         format: o.from,
@@ -60,9 +61,10 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     // The rejects file is staged only when records may be set aside.
     let rejects = match o.skip_invalid {
         true => Some(Staged::create(&rejects_path).map_err(|e| match e {
-            Error::Usage(m) => {
-                Error::Usage(format!("{m} (where --skip-invalid sets records aside)"))
-            }
+            Error::Usage(m) => Error::Usage(format!(
+                "{m} (where {s_skip_invalid} sets records aside)",
+                s_skip_invalid = crate::vocab::Setting::SkipInvalid
+            )),
             other => other,
         })?),
         false => None,
@@ -117,8 +119,9 @@ fn refuse_an_input(path: &Path, sources: &[String]) -> crate::Result<()> {
     let files: Vec<String> = sources.iter().filter(|s| *s != "-").cloned().collect();
     match super::input_at(path, &files) {
         Some(s) => Err(Error::Usage(format!(
-            "--out {}: is one of the inputs ({s}); give the traffic another file name",
-            path.display()
+            "{s_out} {}: is one of the inputs ({s}); give the traffic another file name",
+            path.display(),
+            s_out = crate::vocab::Setting::Out
         ))),
         None => Ok(()),
     }
@@ -186,7 +189,10 @@ fn write_block(
 ) -> crate::Result<()> {
     let name = &o.sources[block.source];
     if let Some(bytes) = block.overlong {
-        let reason = format!("the line is {bytes} bytes, longer than --max-line-bytes");
+        let reason = format!(
+            "the line is {bytes} bytes, longer than {s_max_line_bytes}",
+            s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
+        );
         return reject(
             o,
             name,
@@ -261,15 +267,23 @@ struct Staged {
 impl Staged {
     fn create(path: &Path) -> crate::Result<Staged> {
         let shown = path.display();
-        let refuse = |why: &str| Err(Error::Usage(format!("--out {shown}: {why}")));
+        let refuse = |why: &str| {
+            Err(Error::Usage(format!(
+                "{s_out} {shown}: {why}",
+                s_out = crate::vocab::Setting::Out
+            )))
+        };
         if path.as_os_str() == "-" {
             return refuse(
                 "give the file to write the traffic to (import writes no standard output)",
             );
         }
-        let name = path
-            .file_name()
-            .ok_or_else(|| Error::Usage(format!("--out {shown}: give a file name")))?;
+        let name = path.file_name().ok_or_else(|| {
+            Error::Usage(format!(
+                "{s_out} {shown}: give a file name",
+                s_out = crate::vocab::Setting::Out
+            ))
+        })?;
         let lossy = name.to_string_lossy();
         if lossy.ends_with(".gz") || lossy.ends_with(".zst") {
             return refuse("import writes plain JSON Lines; give a name without .gz or .zst and compress the file afterwards");

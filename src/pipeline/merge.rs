@@ -314,11 +314,11 @@ impl Shard<'_> {
             n => format!(" and {n} more"),
         };
         Err(Error::Usage(format!(
-            "{}: {} of the trace also {} spans in an earlier shard ({}{more}): a shard replayed alone sees such a run or session in part, so its figures cannot be merged exactly; replay the files that hold one trace in one shard (`replay --from otlp` of all of them at once)",
+            "{}: {} of the trace also {} spans in an earlier shard ({}{more}): a shard replayed alone sees such a run or session in part, so its figures cannot be merged exactly; replay the files that hold one trace in one shard (`replay {s_from} otlp` of all of them at once)",
             self.name,
             crate::summary::text::count(shared.len() as u64, "run or session", "runs or sessions"),
             if shared.len() == 1 { "has" } else { "have" },
-            named.join("; ")
+            named.join("; "), s_from = crate::vocab::Setting::From
         )))
     }
 
@@ -355,10 +355,10 @@ impl Shard<'_> {
             k => k,
         };
         Err(Error::Usage(format!(
-            "{}: its rows have the scope columns [{}]; one replay of every shard's files finds [{}] in their first turns: replay every shard with --scope-columns {named}",
+            "{}: its rows have the scope columns [{}]; one replay of every shard's files finds [{}] in their first turns: replay every shard with {s_scope_columns} {named}",
             self.name,
             keys(self.scope),
-            keys(self.merged_scope),
+            keys(self.merged_scope), s_scope_columns = crate::vocab::Setting::ScopeColumns
         )))
     }
 
@@ -380,10 +380,14 @@ impl Shard<'_> {
     }
 
     fn damaged(&self, why: &str) -> Error {
-        Error::Read(format!(
-            "{}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`",
-            self.name
-        ).into())
+        Error::Read(
+            format!(
+                "{}: damaged partial result: {why}; replay the shard again with {s_partial}",
+                self.name,
+                s_partial = crate::vocab::Setting::Partial
+            )
+            .into(),
+        )
     }
 }
 

@@ -125,8 +125,13 @@ impl Sink {
     /// A partial result never replaces an input, a file of the --out
     /// folder, or any file but an earlier partial result (or an empty one).
     fn refusal(path: &Path, sources: &[String], out: Option<&Path>) -> Option<Error> {
-        let usage =
-            |why: String| Some(Error::Usage(format!("--partial {}: {why}", path.display())));
+        let usage = |why: String| {
+            Some(Error::Usage(format!(
+                "{s_partial} {}: {why}",
+                path.display(),
+                s_partial = crate::vocab::Setting::Partial
+            )))
+        };
         if let Some(s) = super::input_at(path, sources) {
             return usage(format!(
                 "is the input {s}; write the partial result to another file"
@@ -157,8 +162,8 @@ impl Sink {
             });
             if ours {
                 return usage(format!(
-                    "is a file of the report written inside the --out folder {}, which the report replaces: give the partial result another name",
-                    out.display()
+                    "is a file of the report written inside the {s_out} folder {}, which the report replaces: give the partial result another name",
+                    out.display(), s_out = crate::vocab::Setting::Out
                 ));
             }
         }
@@ -166,7 +171,7 @@ impl Sink {
             return usage("is not a regular file (a folder or a device); give a file name".into());
         }
         if path.is_file() && !is_partial_or_empty(path) {
-            return usage("exists and is not a partial result: --partial replaces only an earlier partial result; remove the file or choose another name".into());
+            return usage(format!("exists and is not a partial result: {} replaces only an earlier partial result; remove the file or choose another name", crate::vocab::Setting::Partial));
         }
         None
     }
@@ -184,7 +189,11 @@ impl Sink {
         ));
         let f = File::create(&tmp).map_err(|e| {
             Error::Write(crate::Failure::caused(
-                format!("--partial {}: {e}", path.display()),
+                format!(
+                    "{s_partial} {}: {e}",
+                    path.display(),
+                    s_partial = crate::vocab::Setting::Partial
+                ),
                 e,
             ))
         })?;
@@ -204,7 +213,14 @@ impl Sink {
                 let fail = |e: std::io::Error| {
                     let _ = std::fs::remove_file(&tmp);
                     crate::report::untrack_temp(&tmp);
-                    Error::Write(format!("--partial {}: {e}", path.display()).into())
+                    Error::Write(
+                        format!(
+                            "{s_partial} {}: {e}",
+                            path.display(),
+                            s_partial = crate::vocab::Setting::Partial
+                        )
+                        .into(),
+                    )
                 };
                 let f = out.into_inner().map_err(|e| fail(e.into_error()))?;
                 f.sync_all().map_err(fail)?;

@@ -282,8 +282,9 @@ impl Replayer {
             source,
             line,
             reason: format!(
-                "the line is {bytes} bytes, longer than --max-line-bytes {}",
-                self.input.max_line_bytes
+                "the line is {bytes} bytes, longer than {s_max_line_bytes} {}",
+                self.input.max_line_bytes,
+                s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
             ),
             raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
             raw_base64: None,

@@ -49,7 +49,7 @@ impl std::str::FromStr for DecisionsMode {
     fn from_str(s: &str) -> Result<DecisionsMode, UnknownName> {
         use DecisionsMode::*;
         choose(
-            "--decisions",
+            crate::vocab::Setting::Decisions,
             s,
             &["all", "changed", "none"],
             &[All, Changed, None],
@@ -85,7 +85,7 @@ impl std::str::FromStr for Format {
     fn from_str(s: &str) -> Result<Format, UnknownName> {
         use Format::*;
         choose(
-            "--format",
+            crate::vocab::Setting::Format,
             s,
             &["csv", "parquet", "both"],
             &[Csv, Parquet, Both],

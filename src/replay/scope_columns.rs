@@ -190,16 +190,23 @@ impl ScopeColumns {
         let usage = |m: String| Err(crate::Error::Usage(m));
         if keys.len() > MAX_NAMED {
             return usage(format!(
-                "--scope-columns names {} keys; at most {MAX_NAMED} can be columns",
-                keys.len()
+                "{s_scope_columns} names {} keys; at most {MAX_NAMED} can be columns",
+                keys.len(),
+                s_scope_columns = crate::vocab::Setting::ScopeColumns
             ));
         }
         for (i, k) in keys.iter().enumerate() {
             if let Some(why) = unusable(k) {
-                return usage(format!("--scope-columns: key {k:?} {why}"));
+                return usage(format!(
+                    "{s_scope_columns}: key {k:?} {why}",
+                    s_scope_columns = crate::vocab::Setting::ScopeColumns
+                ));
             }
             if keys[..i].contains(k) {
-                return usage(format!("--scope-columns: key {k:?} is named twice"));
+                return usage(format!(
+                    "{s_scope_columns}: key {k:?} is named twice",
+                    s_scope_columns = crate::vocab::Setting::ScopeColumns
+                ));
             }
         }
         Ok(ScopeColumns {
@@ -282,8 +289,8 @@ impl ScopeColumns {
             let shown: Vec<&str> = self.left_out.iter().take(8).map(String::as_str).collect();
             let more = if n > 8 { ", ..." } else { "" };
             format!(
-                "{count} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with --scope-columns",
-                shown.join(", ")
+                "{count} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with {s_scope_columns}",
+                shown.join(", "), s_scope_columns = crate::vocab::Setting::ScopeColumns
             )
         })
     }

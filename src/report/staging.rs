@@ -27,22 +27,27 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     }
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
-            "--out {}: not a folder",
-            dir.display()
+            "{s_out} {}: not a folder",
+            dir.display(),
+            s_out = crate::vocab::Setting::Out
         )));
     }
     // A folder the tool cannot inspect is one it could not write into.
     let canon = fs::canonicalize(dir).map_err(|e| {
         Error::Write(crate::Failure::caused(
-            format!("--out {}: cannot inspect the folder: {e}", dir.display()),
+            format!(
+                "{s_out} {}: cannot inspect the folder: {e}",
+                dir.display(),
+                s_out = crate::vocab::Setting::Out
+            ),
             e,
         ))
     })?;
     for s in sources.iter().filter(|s| *s != "-") {
         if fs::canonicalize(s).is_ok_and(|p| p.starts_with(&canon)) {
             return Err(Error::Usage(format!(
-                "--out {} contains the input {s}: the reports could overwrite or remove it; write them into another folder",
-                dir.display()
+                "{s_out} {} contains the input {s}: the reports could overwrite or remove it; write them into another folder",
+                dir.display(), s_out = crate::vocab::Setting::Out
             )));
         }
     }
@@ -52,7 +57,11 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     let foreign = fs::read_dir(dir)
         .map_err(|e| {
             Error::Write(crate::Failure::caused(
-                format!("--out {}: cannot list the folder: {e}", dir.display()),
+                format!(
+                    "{s_out} {}: cannot list the folder: {e}",
+                    dir.display(),
+                    s_out = crate::vocab::Setting::Out
+                ),
                 e,
             ))
         })?
@@ -61,9 +70,9 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     match foreign {
         None => Ok(()),
         Some(e) => Err(Error::Usage(format!(
-            "--out {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass --force to write the report files among what is there",
+            "{s_out} {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass --force to write the report files among what is there",
             dir.display(),
-            e.file_name().to_string_lossy()
+            e.file_name().to_string_lossy(), s_out = crate::vocab::Setting::Out
         ))),
     }
 }
@@ -296,8 +305,8 @@ pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str, force: bool) -> 
     check_out_dir(dir, sources, force)?;
     if dir.join("summary.json").is_file() {
         return Err(Error::Usage(format!(
-            "--out {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another",
-            dir.display()
+            "{s_out} {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another",
+            dir.display(), s_out = crate::vocab::Setting::Out
         )));
     }
     fs::create_dir_all(dir)

@@ -33,6 +33,7 @@ use crate::replay::{
     BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Tallies, Totals,
 };
 use crate::summary::build::SourceFacts;
+use crate::vocab::Setting;
 use crate::Error;
 
 /// The first bytes of a partial result (after decompression).
@@ -209,12 +210,24 @@ impl Spec {
                 a.deployment != b.deployment,
                 "the deployment ([deployment])",
             ),
-            (self.skip_invalid != o.skip_invalid, "--skip-invalid"),
-            (self.decisions != o.decisions, "--decisions"),
-            (self.group_by != o.group_by, "--group-by"),
-            (self.max_line_bytes != o.max_line_bytes, "--max-line-bytes"),
-            (self.scope_columns != o.scope_columns, "--scope-columns"),
-            (self.max_ack_share != o.max_ack_share, "--max-ack-share"),
+            (
+                self.skip_invalid != o.skip_invalid,
+                Setting::SkipInvalid.flag(),
+            ),
+            (self.decisions != o.decisions, Setting::Decisions.flag()),
+            (self.group_by != o.group_by, Setting::GroupBy.flag()),
+            (
+                self.max_line_bytes != o.max_line_bytes,
+                Setting::MaxLineBytes.flag(),
+            ),
+            (
+                self.scope_columns != o.scope_columns,
+                Setting::ScopeColumns.flag(),
+            ),
+            (
+                self.max_ack_share != o.max_ack_share,
+                Setting::MaxAckShare.flag(),
+            ),
             (
                 (self.frontier, self.detail, &self.notes, self.split)
                     != (o.frontier, o.detail, &o.notes, o.split),
@@ -527,9 +540,13 @@ fn keys(payload: &[u8]) -> Option<Vec<(u64, usize, u64)>> {
 }
 
 fn damaged(name: &str, why: &str) -> Error {
-    Error::Read(format!(
-        "{name}: damaged partial result: {why}; write it again with `critic-gate replay ... --partial`"
-    ).into())
+    Error::Read(
+        format!(
+            "{name}: damaged partial result: {why}; replay the shard again with {s_partial}",
+            s_partial = crate::vocab::Setting::Partial
+        )
+        .into(),
+    )
 }
 
 #[cfg(test)]

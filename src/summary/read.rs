@@ -28,9 +28,10 @@ impl ReplayDir {
         let p = dir.join("summary.json");
         let text = std::fs::read_to_string(&p).map_err(|e| {
             CannotJudge(format!(
-                "{}: cannot read ({e}); is {} the --out folder of a replay?",
+                "{}: cannot read ({e}); is {} the {s_out} folder of a replay?",
                 p.display(),
-                dir.display()
+                dir.display(),
+                s_out = crate::vocab::Setting::Out
             ))
         })?;
         Self::parse(p, text.as_bytes(), dir)

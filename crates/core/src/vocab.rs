@@ -25,7 +25,7 @@ impl std::error::Error for FieldError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
     /// Where the name was given (`--format`).
-    pub flag: &'static str,
+    pub flag: Setting,
     /// The name given.
     pub got: String,
     /// The names that are allowed.
@@ -45,9 +45,114 @@ impl fmt::Display for UnknownName {
 
 impl std::error::Error for UnknownName {}
 
+/// A setting of a request, as a message from below the commands names it.
+/// Each front end spells it its own way: the command line as its flag
+/// (`--group-by`, what [`fmt::Display`] writes, so messages and report
+/// notes read as a CLI user typed them), the Python package as its keyword
+/// (`group_by`, [`Setting::for_python`]). Code below the commands writes a
+/// `Setting`, never a flag's text: a test holds it to that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Out,
+    Partial,
+    Force,
+    GroupBy,
+    ScopeColumns,
+    SkipInvalid,
+    MaxLineBytes,
+    Decisions,
+    Format,
+    MaxAckShare,
+    From,
+    Mix,
+    Procedure,
+}
+
+impl Setting {
+    pub const ALL: [Setting; 13] = [
+        Setting::Out,
+        Setting::Partial,
+        Setting::Force,
+        Setting::GroupBy,
+        Setting::ScopeColumns,
+        Setting::SkipInvalid,
+        Setting::MaxLineBytes,
+        Setting::Decisions,
+        Setting::Format,
+        Setting::MaxAckShare,
+        Setting::From,
+        Setting::Mix,
+        Setting::Procedure,
+    ];
+
+    /// The command line's flag.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Setting::Out => "--out",
+            Setting::Partial => "--partial",
+            Setting::Force => "--force",
+            Setting::GroupBy => "--group-by",
+            Setting::ScopeColumns => "--scope-columns",
+            Setting::SkipInvalid => "--skip-invalid",
+            Setting::MaxLineBytes => "--max-line-bytes",
+            Setting::Decisions => "--decisions",
+            Setting::Format => "--format",
+            Setting::MaxAckShare => "--max-ack-share",
+            Setting::From => "--from",
+            Setting::Mix => "--mix",
+            Setting::Procedure => "--procedure",
+        }
+    }
+
+    /// The Python package's keyword argument: the flag's name with `_`
+    /// (`from_` for `--from`, a Python keyword).
+    pub fn keyword(self) -> String {
+        match self {
+            Setting::From => "from_".to_string(),
+            s => s.flag()[2..].replace('-', "_"),
+        }
+    }
+
+    /// `message` as the Python package says it: every setting's flag as
+    /// its keyword (a flag only where no letter, digit or `-` follows, so
+    /// `--format` is not a prefix of another; flags of the command line
+    /// alone, `--threads`, stay).
+    pub fn for_python(message: &str) -> String {
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(at) = rest.find("--") {
+            out.push_str(&rest[..at]);
+            let tail = &rest[at..];
+            let named = Setting::ALL.into_iter().find(|s| {
+                tail.strip_prefix(s.flag()).is_some_and(|after| {
+                    !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                })
+            });
+            match named {
+                Some(s) => {
+                    out.push_str(&s.keyword());
+                    rest = &tail[s.flag().len()..];
+                }
+                None => {
+                    out.push_str("--");
+                    rest = &tail[2..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.flag())
+    }
+}
+
 /// `got` as the one of `choices` whose name it is.
 pub fn choose<T: Copy>(
-    flag: &'static str,
+    flag: Setting,
     got: &str,
     names: &'static [&'static str],
     choices: &[T],
@@ -145,14 +250,25 @@ mod tests {
 
     #[test]
     fn an_unknown_name_lists_the_choices() {
-        let e = choose("--format", "xml", &["csv", "parquet", "both"], &[1, 2, 3]).unwrap_err();
+        let e = choose(
+            Setting::Format,
+            "xml",
+            &["csv", "parquet", "both"],
+            &[1, 2, 3],
+        )
+        .unwrap_err();
         assert_eq!(e.to_string(), "--format \"xml\": give csv, parquet or both");
         assert_eq!(
-            choose("--format", "both", &["csv", "parquet", "both"], &[1, 2, 3]),
+            choose(
+                Setting::Format,
+                "both",
+                &["csv", "parquet", "both"],
+                &[1, 2, 3]
+            ),
             Ok(3)
         );
         let two = UnknownName {
-            flag: "--mix",
+            flag: Setting::Mix,
             got: "x".into(),
             expected: &["default", "multilingual"],
         };
@@ -168,5 +284,25 @@ mod tests {
         assert_eq!(closest("read_only_tools", keys), Some("read_only_tools"));
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    /// A message names settings as flags; Python's spelling is each
+    /// setting's keyword, and nothing else changes.
+    #[test]
+    fn python_says_each_setting_as_its_keyword() {
+        let m = format!(
+            "{} \"x\": give a path; {} /tmp/a: not a folder (--threads stays, --formats is no flag, {} is Python's from_)",
+            Setting::GroupBy,
+            Setting::Out,
+            Setting::From
+        );
+        assert_eq!(
+            Setting::for_python(&m),
+            "group_by \"x\": give a path; out /tmp/a: not a folder (--threads stays, --formats is no flag, from_ is Python's from_)"
+        );
+        for s in Setting::ALL {
+            assert!(s.flag().starts_with("--"), "{s:?}");
+            assert_eq!(Setting::for_python(s.flag()), s.keyword());
+        }
     }
 }

@@ -109,7 +109,12 @@ impl std::str::FromStr for Procedure {
     type Err = crate::vocab::UnknownName;
 
     fn from_str(s: &str) -> Result<Procedure, crate::vocab::UnknownName> {
-        crate::vocab::choose("--procedure", s, &Procedure::NAMES, &Procedure::ALL)
+        crate::vocab::choose(
+            crate::vocab::Setting::Procedure,
+            s,
+            &Procedure::NAMES,
+            &Procedure::ALL,
+        )
     }
 }
 

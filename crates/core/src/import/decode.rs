@@ -347,7 +347,10 @@ impl Source {
 fn too_long(line: u64, bytes: u64, raw: &[u8]) -> Failed {
     Failed {
         line,
-        reason: format!("the line is {bytes} bytes, longer than --max-line-bytes"),
+        reason: format!(
+            "the line is {bytes} bytes, longer than {s_max_line_bytes}",
+            s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
+        ),
         raw: raw[..raw.len().min(reader::OVERLONG_PREFIX)].to_vec(),
     }
 }

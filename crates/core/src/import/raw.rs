@@ -46,7 +46,12 @@ impl std::str::FromStr for InputFormat {
     fn from_str(s: &str) -> Result<InputFormat, crate::vocab::UnknownName> {
         use InputFormat::*;
         let names = &["traffic", "openai-chat", "otlp"];
-        crate::vocab::choose("--from", s, names, &[Traffic, OpenaiChat, Otlp])
+        crate::vocab::choose(
+            crate::vocab::Setting::From,
+            s,
+            names,
+            &[Traffic, OpenaiChat, Otlp],
+        )
     }
 }
 
