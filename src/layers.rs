@@ -1,33 +1,36 @@
 //! The shape of the code, checked: the module graph runs one way (the
-//! drawing is ARCHITECTURE.md's layer table, held equal to `LAYERS`), read from every `crate::` and `super::` path in
+//! drawing is ARCHITECTURE.md's layer table, held equal to `TIERS`), read from every `crate::` and `super::` path in
 //! `src/` and `crates/core/src/`; the bottom layers are exactly the core
 //! crate's modules; and functions stay short steps.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Top-level modules by layer: a module may use only lower layers (and
-/// itself). The layers up to `import` are the core crate
+/// Top-level modules in tiers, bottom first; each tier is a row of
+/// ARCHITECTURE.md's layer table, a list of steps in order (`→` there). A
+/// module may use the modules of lower tiers and of earlier steps of its
+/// own tier (and itself). The first two tiers are the core crate
 /// (`crates/core`), which the compiler keeps from reaching up; this crate
 /// re-exports them under the same names.
-const LAYERS: &[&[&str]] = &[
-    &["stats", "vocab"],
-    &["deployment", "budgets"],
-    &["config"],
-    &["grid"],
-    &["read"],
-    &["gate"],
-    &["derive"],
-    &["import"],
-    &["error"],
-    &["replay"],
-    &["summary"],
-    &["report"],
-    &["pipeline", "explain", "synth"],
-    &["transcripts"],
-    &["cmd"],
-    &["fuzz", "layers", "lib"],
+const TIERS: &[&[&[&str]]] = &[
+    &[
+        &["stats", "vocab"],
+        &["deployment", "budgets"],
+        &["config"],
+        &["grid"],
+    ],
+    &[&["read"], &["gate"], &["derive"], &["import"]],
+    &[&["error"]],
+    &[&["replay"], &["summary"], &["report"]],
+    &[&["pipeline", "explain", "synth"], &["transcripts"]],
+    &[&["cmd"]],
+    &[&["fuzz", "layers", "lib"]],
 ];
+
+/// The steps of every tier, bottom first: the order the graph must run in.
+fn steps() -> impl Iterator<Item = &'static [&'static str]> {
+    TIERS.iter().flat_map(|t| t.iter().copied())
+}
 
 /// The core crate's top-level modules (`crates/core/src`), besides `lib`
 /// and `fuzz`.
@@ -113,10 +116,9 @@ const INNER: &[(&str, &[&str])] = &[
 ];
 
 fn layer(top: &str) -> usize {
-    LAYERS
-        .iter()
+    steps()
         .position(|l| l.contains(&top))
-        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS and lib.rs"))
+        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to TIERS and lib.rs"))
 }
 
 /// A file's module path (`gate/pyre/mod.rs` is `[gate, pyre]`).
@@ -313,16 +315,16 @@ fn the_core_crate_is_the_bottom_layers() {
     }
 }
 
-/// ARCHITECTURE.md's map names the layers in `LAYERS`' order: its table
-/// is the drawing readers see (the lib.rs files point to it), and `LAYERS`
-/// is that drawing as the test holds the code to it, so the two cannot
-/// drift apart.
+/// ARCHITECTURE.md's layer table is `TIERS` drawn: a row per tier, its
+/// modules in order. It is the drawing readers see (the lib.rs files point
+/// to it), and `TIERS` is that drawing as the test holds the code to it,
+/// so the two cannot drift apart.
 #[test]
 fn the_architecture_map_draws_these_layers() {
     let [main, _] = source_trees();
     let map = std::fs::read_to_string(main.join("../ARCHITECTURE.md")).unwrap();
-    let known: Vec<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
-    let mut drawn: Vec<&str> = Vec::new();
+    let known: Vec<&str> = steps().flatten().copied().collect();
+    let mut drawn: Vec<Vec<Vec<&str>>> = Vec::new();
     for row in map
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| layer"))
@@ -330,22 +332,32 @@ fn the_architecture_map_draws_these_layers() {
         let Some(modules) = row.split(" | ").nth(1) else {
             continue;
         };
-        for name in modules.split('`').skip(1).step_by(2) {
-            let name = name.trim_end_matches('/');
-            if known.contains(&name) && !drawn.contains(&name) {
-                drawn.push(name);
-            }
+        // The row's steps (`a`, `b` → `c`), each the modules it names.
+        let tier: Vec<Vec<&str>> = modules
+            .split(" → ")
+            .map(|step| {
+                step.split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(|n| n.trim_end_matches('/'))
+                    .filter(|n| known.contains(n))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !tier.is_empty() {
+            drawn.push(tier);
         }
     }
-    // The top tier (the fuzz bodies, this test, the root) is not a layer
-    // of the map.
-    let want: Vec<&str> = LAYERS[..LAYERS.len() - 1]
+    // The top tier (the fuzz bodies, this test, the root) is not a row of
+    // the map.
+    let want: Vec<Vec<Vec<&str>>> = TIERS[..TIERS.len() - 1]
         .iter()
-        .flat_map(|l| l.iter().copied())
+        .map(|t| t.iter().map(|s| s.to_vec()).collect())
         .collect();
     assert_eq!(
         drawn, want,
-        "ARCHITECTURE.md's layer table and LAYERS differ"
+        "ARCHITECTURE.md's layer table and TIERS differ"
     );
 }
 

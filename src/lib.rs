@@ -3,10 +3,10 @@
 //! risks.
 //!
 //! Modules import in one direction only. The layers are drawn once, with
-//! what lives in each, in ARCHITECTURE.md's map; `LAYERS` and `INNER` in
+//! what lives in each, in ARCHITECTURE.md's map; `TIERS` and `INNER` in
 //! `src/layers.rs` are that drawing as code: one test reads every
 //! `crate::` path of both crates and fails on an edge that runs back up,
-//! another fails when the map and `LAYERS` disagree.
+//! another fails when the map and `TIERS` disagree.
 //!
 //! The crate root re-exports what the command line and the Python package
 //! (`python/`, a workspace member the CLI never links) use; everything else
