@@ -331,10 +331,10 @@ fn each_procedure_is_offered_and_the_held_out_part_can_be_left_out() {
     );
 }
 
-// 7. Commands that read their input twice refuse a source that is not a
-// regular file, before writing anything.
+/// Commands that read their input twice refuse a source that is not a
+/// regular file, before writing anything.
 #[test]
-fn item07_calibrate_and_mine_refuse_pipes() {
+fn calibrate_and_mine_refuse_pipes() {
     let d = Dir::new();
     for (cmd, extra) in [
         (

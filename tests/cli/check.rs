@@ -432,47 +432,9 @@ fn a_damaged_parquet_table_is_a_reason_not_a_crash() {
     assert!(damaged > 100, "{damaged} of 150 refused");
 }
 
-// 1. The baseline is the first written variant, and every table keeps the
-// written order (names deliberately not in alphabetical order).
+/// Tampered summaries make check exit 2.
 #[test]
-fn item01_first_written_variant_is_the_baseline_and_order_is_kept() {
-    let d = Dir::new();
-    let cfg = d.write(
-        "gate.toml",
-        "read_only_tools = [\"search_docs\"]\n[variants.prod]\nmetacognition_selective_gate = false\n[variants.candidate]\nmetacognition_selective_gate = true\n",
-    );
-    let out = replayed(&d, "r", &[SEED, "--config", cfg.to_str().unwrap()]);
-    let s = summary(&out);
-    assert_eq!(s["baseline"], "prod", "{s}");
-    assert_eq!(s["variant_order"], serde_json::json!(["prod", "candidate"]));
-    for table in ["summary.csv", "matrix.csv", "floors.csv"] {
-        let text = std::fs::read_to_string(out.join(table)).unwrap();
-        assert_eq!(variant_column(&text), ["prod", "candidate"], "{table}");
-    }
-    // candidate has a regression against prod: a zero budget fails.
-    let o = run(
-        &[
-            "check",
-            out.to_str().unwrap(),
-            "--max-safety-regressions",
-            "0",
-        ],
-        None,
-    );
-    expect_code(&o, 1);
-    assert!(stdout(&o).contains("candidate"), "{}", stdout(&o));
-    // The same in a JSON config.
-    let json = d.write(
-        "gate.json",
-        r#"{"variants": {"zeta": {}, "alpha": {"metacognition_selective_gate": true}}}"#,
-    );
-    let out = replayed(&d, "j", &[SEED, "--config", json.to_str().unwrap()]);
-    assert_eq!(summary(&out)["baseline"], "zeta");
-}
-
-// 11. Tampered summaries make check exit 2.
-#[test]
-fn item11_check_refuses_tampered_summaries() {
+fn check_refuses_tampered_summaries() {
     // A second "variants" key (the first one's figures would be judged).
     let o = check_tampered(
         |t| t.replacen("{", "{\n  \"variants\": {},", 1),
@@ -509,64 +471,6 @@ fn item11_check_refuses_tampered_summaries() {
     expect_error(&o, 2, "saved_calls");
     let o = check_tampered(edit("baseline", serde_json::json!(true)), &budget);
     expect_error(&o, 2, "variants.smart.baseline is true");
-}
-
-// 14. Cells from traffic cannot become spreadsheet formulas, and drafts
-// cannot inject HTML or links into the Markdown reports.
-#[test]
-fn item14_no_formula_or_markup_injection() {
-    let d = Dir::new();
-    let lines = [
-        r#"{"run_id":"=HYPERLINK(\"http://x\")","draft":"=1+2 <img src=x onerror=alert(1)> [c](javascript:alert(1))","scope":{"tenant":"@evil"},"critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
-        r#"{"run_id":"+b","draft":"ok <b>bold</b> [c](javascript:x)","scope":{"tenant":"-2"},"critic":{"verdict":"refuse","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
-        r#"{"run_id":"u","draft":"ok https://evil.example/a www.evil.example","critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
-    ];
-    let f = d.write("t.jsonl", lines.join("\n") + "\n");
-    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--scope-columns", "tenant"]);
-    for table in ["decisions.csv", "regressions.csv", "mismatches.csv"] {
-        let p = out.join(table);
-        if !p.exists() {
-            continue;
-        }
-        for line in std::fs::read_to_string(&p).unwrap().lines().skip(1) {
-            // A number (`-2`) is no formula.
-            for cell in csv_fields(line)
-                .into_iter()
-                .filter(|c| c.parse::<f64>().is_err())
-            {
-                assert!(
-                    !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
-                    "{table}: cell {cell:?} in {line}"
-                );
-            }
-        }
-    }
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    // No bare link for GitHub to make one of: https\:// and www\. render
-    // as text.
-    assert!(
-        md.contains("https\\://evil") && md.contains("www\\.evil"),
-        "{md}"
-    );
-    assert!(!md.contains("<img"), "{md}");
-    assert!(!md.contains("<b>"), "{md}");
-    assert!(!md.contains("](javascript"), "{md}");
-    let v = d.path("v.md");
-    let o = run(
-        &[
-            "check",
-            out.to_str().unwrap(),
-            "--max-safety-regressions",
-            "0",
-            "--markdown",
-            v.to_str().unwrap(),
-        ],
-        None,
-    );
-    expect_code(&o, 1);
-    let md = std::fs::read_to_string(&v).unwrap();
-    assert!(md.contains("Safety regressions"), "{md}");
-    assert!(!md.contains("<img") && !md.contains("](javascript"), "{md}");
 }
 
 #[test]

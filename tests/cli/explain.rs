@@ -168,10 +168,10 @@ fn every_conformance_case_passes_through_explain_json() {
     assert_eq!(checked, 3658);
 }
 
-// 13. explain reads .gz and .zst files, and names the line that is not
-// UTF-8.
+/// explain reads .gz and .zst files, and names the line that is not
+/// UTF-8.
 #[test]
-fn item13_explain_decompresses_and_names_the_bad_line() {
+fn explain_decompresses_and_names_the_bad_line() {
     let d = Dir::new();
     let line = b"{\"run_id\":\"r\",\"draft\":\"Got it, thanks!\"}\n";
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

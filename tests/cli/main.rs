@@ -21,6 +21,7 @@ mod merge;
 mod mine;
 mod patterns;
 mod production;
+mod regressions;
 mod replay;
 mod schema;
 mod scope_columns;

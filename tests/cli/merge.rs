@@ -537,9 +537,9 @@ fn a_signal_removes_the_partial_results_temporary_file() {
     assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
 }
 
-// 9. merge refuses partial results another critic-gate version wrote.
+/// merge refuses partial results another critic-gate version wrote.
 #[test]
-fn item09_merge_refuses_another_versions_partials() {
+fn merge_refuses_another_versions_partials() {
     let d = Dir::new();
     let p = d.path("a.partial");
     partial_from(root(), SEED, &p);
@@ -568,48 +568,4 @@ fn item09_merge_refuses_another_versions_partials() {
     );
     expect_error(&o, 2, "9.9.9");
     assert!(!out.exists());
-}
-
-// 12. Shards whose different files share a name would repeat decisions.csv's
-// (source, line) key: merge refuses them, naming both.
-#[test]
-fn item12_merge_refuses_different_sources_of_one_name() {
-    let d = Dir::new();
-    let (n1, n2) = (d.path("n1"), d.path("n2"));
-    d.write("n1/traffic.jsonl", "{\"run_id\":\"a\",\"draft\":\"ok\"}\n");
-    d.write(
-        "n2/traffic.jsonl",
-        "{\"run_id\":\"b\",\"draft\":\"Sure thing.\"}\n",
-    );
-    let (p1, p2) = (d.path("1.partial"), d.path("2.partial"));
-    partial_from(&n1, "traffic.jsonl", &p1);
-    partial_from(&n2, "traffic.jsonl", &p2);
-    let out = d.path("m");
-    let o = run(
-        &[
-            "merge",
-            p1.to_str().unwrap(),
-            p2.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
-    expect_error(&o, 2, "traffic.jsonl");
-    assert!(stderr(&o).contains("both"), "{}", stderr(&o));
-    assert!(!out.exists());
-    // The same file in two shards is still merged (its turns are duplicates).
-    let p3 = d.path("3.partial");
-    partial_from(&n1, "traffic.jsonl", &p3);
-    let o = run(
-        &[
-            "merge",
-            p1.to_str().unwrap(),
-            p3.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
-    expect_code(&o, 0);
 }

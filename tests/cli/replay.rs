@@ -678,145 +678,9 @@ fn a_recorded_value_spelled_like_a_label_is_kept_apart() {
     assert_eq!(turns("scope.tenant", "(none)"), vec!["1"]);
 }
 
-// 3. A --group-by path that spells a dotted scope key's name is a
-// dimension of its own: no dimension counts a turn twice.
+/// Scope keys that cannot be columns are named in a note.
 #[test]
-fn item03_group_by_path_and_dotted_scope_key_do_not_double_count() {
-    let d = Dir::new();
-    let lines = [
-        r#"{"run_id":"a","draft":"ok","scope":{"user.tier":"gold","user":{"tier":"silver"}}}"#,
-        r#"{"run_id":"b","draft":"ok","scope":{"user":{"tier":"gold"}}}"#,
-        r#"{"run_id":"c","draft":"ok","scope":{"user.tier":"gold"}}"#,
-    ];
-    let f = d.write("t.jsonl", lines.join("\n") + "\n");
-    let out = replayed(
-        &d,
-        "r",
-        &[f.to_str().unwrap(), "--group-by", "scope.user.tier"],
-    );
-    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
-    let mut dims: std::collections::BTreeMap<String, u64> = Default::default();
-    for r in rows.iter().filter(|r| r["variant"] == "legacy") {
-        *dims.entry(r["dimension"].clone()).or_default() += r["turns"].parse::<u64>().unwrap();
-    }
-    for (dim, n) in &dims {
-        assert_eq!(*n, 3, "dimension {dim} counts {n} turns of 3: {dims:?}");
-    }
-    assert!(dims.contains_key("scope.user.tier"), "{dims:?}");
-}
-
-// 4. A confidence that is not a number is an invalid line, never a
-// decision.
-#[test]
-fn item04_nan_confidence_is_an_invalid_line() {
-    let d = Dir::new();
-    let bad = r#"{"run_id":"n","draft":"A long answer about 42 things.","activation_log":{"activated_nodes":[{"score":1e308},{"score":1e308}],"traversed_edges":[{"weight":-1e308},{"weight":-1e308}]}}"#;
-    let f = d.write("t.jsonl", format!("{bad}\n"));
-    let o = replay_in(&d.path("r"), &[f.to_str().unwrap()]);
-    expect_error(&o, 2, "t.jsonl:1");
-    assert!(stderr(&o).contains("not a number"), "{}", stderr(&o));
-    let out = replayed(&d, "s", &[f.to_str().unwrap(), "--skip-invalid"]);
-    let rej = rejects(&out);
-    assert_eq!(rej.len(), 1);
-    assert!(
-        rej[0]["reason"].as_str().unwrap().contains("not a number"),
-        "{rej:?}"
-    );
-    let decisions = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
-    assert!(!decisions.contains("NaN"), "{decisions}");
-}
-
-// 10. --partial replaces only an earlier partial result, never another
-// file, and never a file of the --out folder.
-#[test]
-fn item10_partial_replaces_only_a_partial() {
-    let d = Dir::new();
-    let other = d.write("other.jsonl", "{\"run_id\":\"x\",\"draft\":\"ok\"}\n");
-    let o = run_in(
-        &d.path("a"),
-        &[
-            "replay",
-            SEED,
-            "--partial",
-            other.to_str().unwrap(),
-            "--quiet",
-        ],
-    );
-    expect_error(&o, 2, "not a partial result");
-    assert_eq!(
-        std::fs::read_to_string(&other).unwrap(),
-        "{\"run_id\":\"x\",\"draft\":\"ok\"}\n"
-    );
-    let out = d.path("r");
-    let inside = out.join("summary.json");
-    let o = run_in(
-        &out,
-        &[
-            "replay",
-            SEED,
-            "--partial",
-            inside.to_str().unwrap(),
-            "--quiet",
-        ],
-    );
-    expect_error(&o, 2, "a file of the report");
-    // Its marker too (the second review).
-    let marker = out.join(".critic-gate-report");
-    let o = run_in(
-        &out,
-        &[
-            "replay",
-            SEED,
-            "--partial",
-            marker.to_str().unwrap(),
-            "--quiet",
-        ],
-    );
-    expect_error(&o, 2, "a file of the report");
-    // An earlier partial is replaced; the temporary file a killed run
-    // (of a process that is gone) left beside it is removed.
-    let p = d.path("p.partial");
-    let stale = d.write(".p.partial.4294967294.tmp", "cut short");
-    for _ in 0..2 {
-        let o = run_from_root(&["replay", SEED, "--partial", p.to_str().unwrap(), "--quiet"]);
-        expect_code(&o, 0);
-    }
-    assert!(!stale.exists());
-    assert_eq!(
-        std::fs::read_dir(d.tmp.path()).unwrap().count(),
-        2,
-        "other.jsonl, p.partial"
-    );
-}
-
-// 15. `ts` must be RFC 3339; `turn: -0` is turn 0.
-#[test]
-fn item15_timestamps_are_rfc3339_and_minus_zero_is_a_turn() {
-    let d = Dir::new();
-    let lines = [
-        r#"{"run_id":"a","turn":0,"ts":"2026-11-30T12:00:00Z","draft":"ok"}"#,
-        r#"{"run_id":"a","turn":1,"ts":"2026-11-30T12:00:00.123+01:00","draft":"ok"}"#,
-        r#"{"run_id":"a","turn":2,"ts":"yesterday","draft":"ok"}"#,
-        r#"{"run_id":"a","turn":3,"ts":"2026-02-30T12:00:00Z","draft":"ok"}"#,
-        r#"{"run_id":"b","turn":-0,"draft":"ok"}"#,
-        r#"{"run_id":"c","turn":0.0,"draft":"ok"}"#,
-        r#"{"run_id":"c","turn":1e2,"draft":"ok"}"#,
-        r#"{"run_id":"c","turn":1.5,"draft":"ok"}"#,
-    ];
-    let f = d.write("t.jsonl", lines.join("\n") + "\n");
-    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--skip-invalid"]);
-    let rej = rejects(&out);
-    let lines: Vec<u64> = rej.iter().map(|r| r["line"].as_u64().unwrap()).collect();
-    assert_eq!(lines, [3, 4, 8], "{rej:?}");
-    assert!(
-        rej[0]["reason"].as_str().unwrap().contains("RFC 3339"),
-        "{rej:?}"
-    );
-}
-
-// 15. Scope keys that cannot be columns are named in a note.
-#[test]
-fn item15_unusable_scope_keys_are_noted() {
+fn unusable_scope_keys_are_noted() {
     let d = Dir::new();
     let long = "k".repeat(70);
     let line = format!(
@@ -829,10 +693,10 @@ fn item15_unusable_scope_keys_are_noted() {
     assert!(notes.contains("3 scope keys"), "{notes}");
 }
 
-// 16. Every dimension of segments.csv adds up to the run's turns: turns
-// without a scope key are in its `(none)` row.
+/// Every dimension of segments.csv adds up to the run's turns: turns
+/// without a scope key are in its `(none)` row.
 #[test]
-fn item16_every_segment_dimension_adds_up() {
+fn every_segment_dimension_adds_up() {
     let d = Dir::new();
     let lines = [
         r#"{"run_id":"a","draft":"ok","scope":{"tenant":"t1","variant":"x"}}"#,
@@ -862,9 +726,9 @@ fn item16_every_segment_dimension_adds_up() {
         .any(|r| r["dimension"] == "scope.variant" && r["value"] == "(none)"));
 }
 
-// 17. Column names say what they count, and a decision is one type.
+/// Column names say what they count, and a decision is one type.
 #[test]
-fn item17_names_and_types() {
+fn names_and_types() {
     let d = Dir::new();
     let out = replayed(&d, "r", &[SEED, "--config", "datasets/gate.toml"]);
     let header = |t: &str| {
@@ -885,11 +749,11 @@ fn item17_names_and_types() {
     assert!(!mism.contains(&"baseline".to_string()), "{mism:?}");
 }
 
-// 2. A scope of very many keys: past the cap a run has no scope
-// dimensions (which could not add up), and says so; a run under it keeps
-// every one.
+/// A scope of very many keys: past the cap a run has no scope
+/// dimensions (which could not add up), and says so; a run under it keeps
+/// every one.
 #[test]
-fn item02_scope_dimensions_are_capped_and_noted() {
+fn scope_dimensions_are_capped_and_noted() {
     let d = Dir::new();
     let keys: Vec<String> = (0..50_000).map(|i| format!("\"k{i}\":{i}")).collect();
     let line = format!(
@@ -1736,27 +1600,4 @@ fn notes_fit_a_smart_baseline() {
         "{md}"
     );
     assert!(!md.contains("(the baseline smart's is"), "{md}");
-}
-
-/// The paths `replay --help` gives as `--group-by` examples are ones
-/// `--group-by` takes (it once showed `scope.channel`, which is built in
-/// and so refused).
-#[test]
-fn the_group_by_examples_in_the_help_are_accepted() {
-    let help = stdout(&run(&["replay", "--help"], None));
-    let option = help
-        .split("\n      --")
-        .find(|o| o.starts_with("group-by"))
-        .expect("the --group-by option in the help");
-    let examples: Vec<&str> = option.split('`').skip(1).step_by(2).collect();
-    assert!(!examples.is_empty(), "no example in: {option}");
-    for (i, path) in examples.iter().enumerate() {
-        let d = Dir::new();
-        let out = d.path(&format!("r{i}"));
-        let o = replay_in(
-            &out,
-            &["datasets/seed.jsonl", "--group-by", path, "--quiet"],
-        );
-        expect_code(&o, 0);
-    }
 }

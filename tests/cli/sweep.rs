@@ -265,10 +265,10 @@ fn sweep_says_what_it_does_not_multiply_and_refuses_what_it_cannot_do() {
     );
 }
 
-// 8. check --markdown judges a sweep folder and a Parquet-only folder as
-// it does without --markdown.
+/// check --markdown judges a sweep folder and a Parquet-only folder as
+/// it does without --markdown.
 #[test]
-fn item08_check_markdown_on_sweep_and_parquet_folders() {
+fn check_markdown_on_sweep_and_parquet_folders() {
     let d = Dir::new();
     let sweep = d.path("sweep");
     let o = run_in(
@@ -320,9 +320,9 @@ fn item08_check_markdown_on_sweep_and_parquet_folders() {
     );
 }
 
-// 15. Commands that tell the user to pass --force take it.
+/// Commands that tell the user to pass --force take it.
 #[test]
-fn item15_sweep_calibrate_and_mine_take_force() {
+fn sweep_calibrate_and_mine_take_force() {
     let d = Dir::new();
     for c in ["sweep", "calibrate", "mine"] {
         let out = d.path(c);

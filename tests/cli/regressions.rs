@@ -1,0 +1,385 @@
+//! Bugs that were found, each test written first to show it (it failed
+//! before the fix) and named for what broke. A test of a command's
+//! behaviour as designed lives in that command's file.
+
+use crate::util::*;
+
+/// Shards whose different files share a name would repeat decisions.csv's
+/// (source, line) key: merge refuses them, naming both.
+#[test]
+fn merge_refuses_different_sources_of_one_name() {
+    let d = Dir::new();
+    let (n1, n2) = (d.path("n1"), d.path("n2"));
+    d.write("n1/traffic.jsonl", "{\"run_id\":\"a\",\"draft\":\"ok\"}\n");
+    d.write(
+        "n2/traffic.jsonl",
+        "{\"run_id\":\"b\",\"draft\":\"Sure thing.\"}\n",
+    );
+    let (p1, p2) = (d.path("1.partial"), d.path("2.partial"));
+    partial_from(&n1, "traffic.jsonl", &p1);
+    partial_from(&n2, "traffic.jsonl", &p2);
+    let out = d.path("m");
+    let o = run(
+        &[
+            "merge",
+            p1.to_str().unwrap(),
+            p2.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "traffic.jsonl");
+    assert!(stderr(&o).contains("both"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // The same file in two shards is still merged (its turns are duplicates).
+    let p3 = d.path("3.partial");
+    partial_from(&n1, "traffic.jsonl", &p3);
+    let o = run(
+        &[
+            "merge",
+            p1.to_str().unwrap(),
+            p3.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+}
+
+/// The baseline is the first written variant, and every table keeps the
+/// written order (names deliberately not in alphabetical order).
+#[test]
+fn first_written_variant_is_the_baseline_and_order_is_kept() {
+    let d = Dir::new();
+    let cfg = d.write(
+        "gate.toml",
+        "read_only_tools = [\"search_docs\"]\n[variants.prod]\nmetacognition_selective_gate = false\n[variants.candidate]\nmetacognition_selective_gate = true\n",
+    );
+    let out = replayed(&d, "r", &[SEED, "--config", cfg.to_str().unwrap()]);
+    let s = summary(&out);
+    assert_eq!(s["baseline"], "prod", "{s}");
+    assert_eq!(s["variant_order"], serde_json::json!(["prod", "candidate"]));
+    for table in ["summary.csv", "matrix.csv", "floors.csv"] {
+        let text = std::fs::read_to_string(out.join(table)).unwrap();
+        assert_eq!(variant_column(&text), ["prod", "candidate"], "{table}");
+    }
+    // candidate has a regression against prod: a zero budget fails.
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(stdout(&o).contains("candidate"), "{}", stdout(&o));
+    // The same in a JSON config.
+    let json = d.write(
+        "gate.json",
+        r#"{"variants": {"zeta": {}, "alpha": {"metacognition_selective_gate": true}}}"#,
+    );
+    let out = replayed(&d, "j", &[SEED, "--config", json.to_str().unwrap()]);
+    assert_eq!(summary(&out)["baseline"], "zeta");
+}
+
+/// Cells from traffic cannot become spreadsheet formulas, and drafts
+/// cannot inject HTML or links into the Markdown reports.
+#[test]
+fn no_formula_or_markup_injection() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"=HYPERLINK(\"http://x\")","draft":"=1+2 <img src=x onerror=alert(1)> [c](javascript:alert(1))","scope":{"tenant":"@evil"},"critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+        r#"{"run_id":"+b","draft":"ok <b>bold</b> [c](javascript:x)","scope":{"tenant":"-2"},"critic":{"verdict":"refuse","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+        r#"{"run_id":"u","draft":"ok https://evil.example/a www.evil.example","critic":{"verdict":"revise","reflection_tokens_in":10,"reflection_tokens_out":5}}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--scope-columns", "tenant"]);
+    for table in ["decisions.csv", "regressions.csv", "mismatches.csv"] {
+        let p = out.join(table);
+        if !p.exists() {
+            continue;
+        }
+        for line in std::fs::read_to_string(&p).unwrap().lines().skip(1) {
+            // A number (`-2`) is no formula.
+            for cell in csv_fields(line)
+                .into_iter()
+                .filter(|c| c.parse::<f64>().is_err())
+            {
+                assert!(
+                    !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                    "{table}: cell {cell:?} in {line}"
+                );
+            }
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // No bare link for GitHub to make one of: https\:// and www\. render
+    // as text.
+    assert!(
+        md.contains("https\\://evil") && md.contains("www\\.evil"),
+        "{md}"
+    );
+    assert!(!md.contains("<img"), "{md}");
+    assert!(!md.contains("<b>"), "{md}");
+    assert!(!md.contains("](javascript"), "{md}");
+    let v = d.path("v.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+            "--markdown",
+            v.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let md = std::fs::read_to_string(&v).unwrap();
+    assert!(md.contains("Safety regressions"), "{md}");
+    assert!(!md.contains("<img") && !md.contains("](javascript"), "{md}");
+}
+
+/// A --group-by path that spells a dotted scope key's name is a
+/// dimension of its own: no dimension counts a turn twice.
+#[test]
+fn group_by_path_and_dotted_scope_key_do_not_double_count() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"a","draft":"ok","scope":{"user.tier":"gold","user":{"tier":"silver"}}}"#,
+        r#"{"run_id":"b","draft":"ok","scope":{"user":{"tier":"gold"}}}"#,
+        r#"{"run_id":"c","draft":"ok","scope":{"user.tier":"gold"}}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(
+        &d,
+        "r",
+        &[f.to_str().unwrap(), "--group-by", "scope.user.tier"],
+    );
+    let rows = csv_rows(&std::fs::read_to_string(out.join("segments.csv")).unwrap());
+    let mut dims: std::collections::BTreeMap<String, u64> = Default::default();
+    for r in rows.iter().filter(|r| r["variant"] == "legacy") {
+        *dims.entry(r["dimension"].clone()).or_default() += r["turns"].parse::<u64>().unwrap();
+    }
+    for (dim, n) in &dims {
+        assert_eq!(*n, 3, "dimension {dim} counts {n} turns of 3: {dims:?}");
+    }
+    assert!(dims.contains_key("scope.user.tier"), "{dims:?}");
+}
+
+/// A confidence that is not a number is an invalid line, never a
+/// decision.
+#[test]
+fn nan_confidence_is_an_invalid_line() {
+    let d = Dir::new();
+    let bad = r#"{"run_id":"n","draft":"A long answer about 42 things.","activation_log":{"activated_nodes":[{"score":1e308},{"score":1e308}],"traversed_edges":[{"weight":-1e308},{"weight":-1e308}]}}"#;
+    let f = d.write("t.jsonl", format!("{bad}\n"));
+    let o = replay_in(&d.path("r"), &[f.to_str().unwrap()]);
+    expect_error(&o, 2, "t.jsonl:1");
+    assert!(stderr(&o).contains("not a number"), "{}", stderr(&o));
+    let out = replayed(&d, "s", &[f.to_str().unwrap(), "--skip-invalid"]);
+    let rej = rejects(&out);
+    assert_eq!(rej.len(), 1);
+    assert!(
+        rej[0]["reason"].as_str().unwrap().contains("not a number"),
+        "{rej:?}"
+    );
+    let decisions = std::fs::read_to_string(out.join("decisions.csv")).unwrap();
+    assert!(!decisions.contains("NaN"), "{decisions}");
+}
+
+/// --partial replaces only an earlier partial result, never another
+/// file, and never a file of the --out folder.
+#[test]
+fn partial_replaces_only_a_partial() {
+    let d = Dir::new();
+    let other = d.write("other.jsonl", "{\"run_id\":\"x\",\"draft\":\"ok\"}\n");
+    let o = run_in(
+        &d.path("a"),
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            other.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "not a partial result");
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "{\"run_id\":\"x\",\"draft\":\"ok\"}\n"
+    );
+    let out = d.path("r");
+    let inside = out.join("summary.json");
+    let o = run_in(
+        &out,
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            inside.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "a file of the report");
+    // Its marker too (the second review).
+    let marker = out.join(".critic-gate-report");
+    let o = run_in(
+        &out,
+        &[
+            "replay",
+            SEED,
+            "--partial",
+            marker.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    expect_error(&o, 2, "a file of the report");
+    // An earlier partial is replaced; the temporary file a killed run
+    // (of a process that is gone) left beside it is removed.
+    let p = d.path("p.partial");
+    let stale = d.write(".p.partial.4294967294.tmp", "cut short");
+    for _ in 0..2 {
+        let o = run_from_root(&["replay", SEED, "--partial", p.to_str().unwrap(), "--quiet"]);
+        expect_code(&o, 0);
+    }
+    assert!(!stale.exists());
+    assert_eq!(
+        std::fs::read_dir(d.tmp.path()).unwrap().count(),
+        2,
+        "other.jsonl, p.partial"
+    );
+}
+
+/// `ts` must be RFC 3339; `turn: -0` is turn 0.
+#[test]
+fn timestamps_are_rfc3339_and_minus_zero_is_a_turn() {
+    let d = Dir::new();
+    let lines = [
+        r#"{"run_id":"a","turn":0,"ts":"2026-11-30T12:00:00Z","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":1,"ts":"2026-11-30T12:00:00.123+01:00","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":2,"ts":"yesterday","draft":"ok"}"#,
+        r#"{"run_id":"a","turn":3,"ts":"2026-02-30T12:00:00Z","draft":"ok"}"#,
+        r#"{"run_id":"b","turn":-0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":0.0,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1e2,"draft":"ok"}"#,
+        r#"{"run_id":"c","turn":1.5,"draft":"ok"}"#,
+    ];
+    let f = d.write("t.jsonl", lines.join("\n") + "\n");
+    let out = replayed(&d, "r", &[f.to_str().unwrap(), "--skip-invalid"]);
+    let rej = rejects(&out);
+    let lines: Vec<u64> = rej.iter().map(|r| r["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [3, 4, 8], "{rej:?}");
+    assert!(
+        rej[0]["reason"].as_str().unwrap().contains("RFC 3339"),
+        "{rej:?}"
+    );
+}
+
+/// The paths `replay --help` gives as `--group-by` examples are ones
+/// `--group-by` takes (it once showed `scope.channel`, which is built in
+/// and so refused).
+#[test]
+fn the_group_by_examples_in_the_help_are_accepted() {
+    let help = stdout(&run(&["replay", "--help"], None));
+    let option = help
+        .split("\n      --")
+        .find(|o| o.starts_with("group-by"))
+        .expect("the --group-by option in the help");
+    let examples: Vec<&str> = option.split('`').skip(1).step_by(2).collect();
+    assert!(!examples.is_empty(), "no example in: {option}");
+    for (i, path) in examples.iter().enumerate() {
+        let d = Dir::new();
+        let out = d.path(&format!("r{i}"));
+        let o = replay_in(
+            &out,
+            &["datasets/seed.jsonl", "--group-by", path, "--quiet"],
+        );
+        expect_code(&o, 0);
+    }
+}
+
+/// `import --out` naming one of its inputs (itself, through another path,
+/// or a link to it) is refused before anything is written: the
+/// conversion would replace the transcripts it reads with traffic.
+#[test]
+fn import_refuses_an_out_that_is_one_of_its_inputs() {
+    let d = Dir::new();
+    let line = r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}"#;
+    let input = d.write("t.jsonl", format!("{line}\n"));
+    let other = d.write("u.jsonl", format!("{line}\n"));
+    let roundabout = d.path("sub");
+    std::fs::create_dir(&roundabout).unwrap();
+    let outs = [input.clone(), roundabout.join("..").join("t.jsonl")];
+    for out in outs {
+        let o = run(
+            &[
+                "import",
+                other.to_str().unwrap(),
+                input.to_str().unwrap(),
+                "--from",
+                "openai-chat",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, "is one of the inputs");
+        assert_eq!(
+            d.read("t.jsonl"),
+            format!("{line}\n"),
+            "the input is untouched"
+        );
+    }
+    #[cfg(unix)]
+    {
+        let link = d.path("link.jsonl");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let o = run(
+            &[
+                "import",
+                input.to_str().unwrap(),
+                "--from",
+                "openai-chat",
+                "--out",
+                link.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 2);
+        assert_eq!(
+            d.read("t.jsonl"),
+            format!("{line}\n"),
+            "the input is untouched"
+        );
+    }
+}
+
+/// SIGTERM left `import`'s temporary output (`.OUT.PID.tmp`) behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_imports_temporary_file() {
+    let d = Dir::new();
+    let out = d.path("t.jsonl");
+    let mut child = cmd()
+        .args([
+            "import",
+            "-",
+            "--from",
+            "openai-chat",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let code = signal_when(&mut child, || !files_in(d.tmp.path()).is_empty(), "-TERM");
+    assert_eq!(code, Some(143));
+    assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
+}
