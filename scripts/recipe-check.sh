@@ -4,14 +4,19 @@
 # (`production_fires`, `production_fire_rate = production_fires /
 # production_known`, `max_production_fire_rate`) by editing exactly the
 # four source files the recipe names, and nothing else by hand, then shows
-#   1. the copy builds and its library tests pass (docs/reports.md and
-#      reports/ are regenerated, as the recipe says);
+#   1. the copy builds and all its Rust tests pass, the CLI suite's
+#      included, once what the recipe says to regenerate is (docs/reports.md,
+#      reports/, the check fuzz seeds) and the budget has its docs/ci.md
+#      row;
 #   2. a replay writes the new figures, `check` judges the new budget, a
 #      summary.json whose new rate was edited by hand is refused, and a
 #      merge of two shards gives the one replay's figures;
 #   3. the same count without its merge does not compile.
 # It shares this checkout's target directory (only the copy's own crates
 # are built again) and puts back the files cargo copies to its top level.
+# The copy's crates have this checkout's names there, so at the end the
+# script forgets their fingerprints: this checkout's next build compiles
+# its own crates again (a few minutes); nothing else is touched.
 # Usage: scripts/recipe-check.sh   (about 5 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +32,11 @@ mkdir -p "$work" "$saved" "$top"
 find "$top" -maxdepth 1 -type f -exec cp -p {} "$saved/" \;
 restore() {
   find "$saved" -maxdepth 1 -type f -exec cp -p {} "$top/" \;
+  # The copy's crates are built under this checkout's names (cargo names a
+  # workspace crate by its path inside the workspace), and this checkout's
+  # sources are older than them: cargo would take them as this checkout's
+  # own. Forget their fingerprints, so its next build compiles its own.
+  rm -rf "$top/.fingerprint/critic-gate-"*
   rm -rf "$tmp"
 }
 trap restore EXIT
@@ -48,7 +58,7 @@ open(path, "w").write(text.replace(old, new))
 EOF
 }
 
-# --- The recipe: four source files. ---------------------------------------
+# --- The recipe: four source files (and a row of docs). ---------------------
 # 1. src/replay/tally.rs: the count, and its merge and difference (the
 #    compiler names every field there).
 count_and_merge() {
@@ -110,8 +120,14 @@ edit crates/core/src/budgets.rs "pub const BUDGETS: [Declared; 10] = [" "pub con
         help: \"Fail when production's gate fired on more than R of the turns that record it\",
     },"
 
+# The budget's row in docs/ci.md, for people (a CLI test holds every
+# budget to one).
+edit docs/ci.md "| \`--max-added-call-rate R\` | \`added_call_rate <= R\` |" \
+"| \`--max-added-call-rate R\` | \`added_call_rate <= R\` |
+| \`--max-production-fire-rate R\` | \`production_fire_rate <= R\` (the baseline's) |"
+
 cd "$work"
-echo "recipe-check: 1. the copy with a new count, rate and budget builds and its library tests pass"
+echo "recipe-check: 1. the copy with a new count, rate and budget builds and its tests pass"
 quiet() { # run a command, its output shown only when it fails
   "$@" >"$tmp/log.txt" 2>&1 || { cat "$tmp/log.txt"; echo "recipe-check: failed: $*" >&2; exit 1; }
   grep "^test result" "$tmp/log.txt" | sed 's/^/  /'
@@ -120,7 +136,9 @@ quiet() { # run a command, its output shown only when it fails
 # the committed reports (a library test reads one).
 CRITIC_GATE_BLESS=1 quiet cargo test --release --locked -q -p critic-gate --lib docs_reports_md
 CRITIC_GATE_BLESS=1 quiet cargo test --release --locked -q -p critic-gate --test cli reports_match_datasets
+scripts/fuzz-check-seeds.sh
 quiet cargo test --release --locked -q -p critic-gate --lib
+quiet cargo test --release --locked -q -p critic-gate --test cli
 quiet cargo test --release --locked -q -p critic-gate-core --lib budgets
 
 echo "recipe-check: 2. replay, check, a hand-edited rate, merge"

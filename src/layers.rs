@@ -463,10 +463,6 @@ fn the_engine_sees_no_output_choice() {
 /// reference text for the command line, not a message of a request.
 const FLAGS_SPELLED: &[(&str, &str)] = &[
     (
-        "report/staging.rs",
-        "the marker file a report folder holds, written for a person at the command line",
-    ),
-    (
         "summary/schema.rs",
         "the columns' meanings, printed as docs/reports.md",
     ),
@@ -477,6 +473,13 @@ const FLAGS_SPELLED: &[(&str, &str)] = &[
     ),
     ("vocab.rs", "the settings' flags, declared"),
 ];
+
+/// Lines below the commands that may spell a flag, by the text that does,
+/// and why.
+const FLAG_LINES_SPELLED: &[(&str, &str)] = &[(
+    "`critic-gate replay --out` may replace its report files",
+    "the marker file a report folder holds, written for a person at the command line",
+)];
 
 /// Code below the commands names a setting ([`crate::vocab::Setting`]),
 /// never a flag's text: each front end spells it (the command line as its
@@ -506,6 +509,12 @@ fn no_message_below_the_commands_spells_a_flag() {
             let text = without_unit_tests(&std::fs::read_to_string(&f).unwrap());
             for (n, line) in text.lines().enumerate() {
                 let code = line.split("//").next().unwrap_or("");
+                if FLAG_LINES_SPELLED
+                    .iter()
+                    .any(|(text, _)| code.contains(text))
+                {
+                    continue;
+                }
                 for flag in &flags {
                     let spelled = code.match_indices(flag).any(|(i, _)| {
                         !code[i + flag.len()..]

@@ -71,9 +71,14 @@ create_exception!(
 /// or value).
 fn fail(e: critic_gate::Error) -> PyErr {
     use critic_gate::Error::*;
-    // The library names settings as the command line spells them; here
-    // each is the keyword a Python caller passed.
-    let python = |m: &str| critic_gate::vocab::Setting::for_python(m);
+    // The library names settings and budgets as the command line spells
+    // them; here each is the keyword a Python caller passed.
+    let python = |m: &str| {
+        let budgets = critic_gate::budgets::BUDGETS
+            .iter()
+            .map(|d| (format!("--{}", d.long), d.key));
+        critic_gate::vocab::respell(&critic_gate::vocab::Setting::for_python(m), budgets)
+    };
     let m = python(&e.to_string());
     match e {
         InvalidLine {
@@ -342,7 +347,10 @@ fn merge(
 #[pyo3(signature = (turn, config=None))]
 fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
     let request = cmd::explain::Request {
-        turn: cmd::explain::Turns::Text(turn.to_string()),
+        turn: cmd::explain::Turns::Text {
+            name: "turn".into(),
+            text: turn.to_string(),
+        },
         config: config.map(PathBuf::from),
         json: true,
         from: critic_gate::import::InputFormat::Traffic,

@@ -145,6 +145,7 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
     with pytest.raises(critic_gate.InvalidLineError) as turn:
         critic_gate.explain({"run_id": 5, "draft": "ok"})
     assert turn.value.reason.startswith("run_id must be a string"), turn.value.reason
+    assert turn.value.source == "turn", turn.value.source
     assert len(set(kinds)) == 7
 
 
@@ -163,6 +164,13 @@ def test_errors_name_the_keyword_a_python_caller_passed(root: Path, tmp_path: Pa
         with pytest.raises(critic_gate.UsageError) as e:
             critic_gate.replay([root / "datasets/seed.jsonl"], **options)
         assert said in str(e.value) and "--" not in str(e.value), str(e.value)
+    # What the caller gave is quoted back as given, a flag's text and all.
+    with pytest.raises(critic_gate.UsageError) as e:
+        critic_gate.replay([root / "datasets/seed.jsonl"], out=tmp_path / "x", decisions="--force")
+    assert 'decisions "--force": give all' in str(e.value), str(e.value)
+    with pytest.raises(critic_gate.UsageError) as e:
+        critic_gate.check(root / "reports/seed", min_skip_rate=2)
+    assert str(e.value).startswith("min_skip_rate must be"), str(e.value)
 
 
 def test_a_failed_write_carries_its_os_error(root: Path, tmp_path: Path) -> None:

@@ -52,7 +52,10 @@ impl Args {
         let turn = match self.turn.as_deref() {
             // Inline JSON: an object, or anything else JSON starts with that
             // a file name would not (`[]` is an invalid turn, not a path).
-            Some(s) if s.trim_start().starts_with(['{', '[']) => Turns::Text(s.to_string()),
+            Some(s) if s.trim_start().starts_with(['{', '[']) => Turns::Text {
+                name: "argument".into(),
+                text: s.to_string(),
+            },
             None | Some("-") => Turns::Stdin,
             Some(path) => Turns::File(path.into()),
         };
@@ -68,8 +71,12 @@ impl Args {
 /// Where the turns to explain are.
 #[derive(Clone, Debug)]
 pub enum Turns {
-    /// Given as text: inline JSON on the command line, a turn from Python.
-    Text(String),
+    /// Given as text (`name` names it in messages): inline JSON on the
+    /// command line, a turn from Python.
+    Text {
+        name: String,
+        text: String,
+    },
     File(PathBuf),
     Stdin,
 }
@@ -92,7 +99,7 @@ pub fn run(r: &Request) -> crate::Result<String> {
         crate::explain::gates(&plan).map_err(|e| super::in_config(e, r.config.as_deref()))?;
     let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
     let (source, bytes) = match &r.turn {
-        Turns::Text(s) => ("argument".to_string(), s.as_bytes().to_vec()),
+        Turns::Text { name, text } => (name.clone(), text.as_bytes().to_vec()),
         Turns::Stdin => ("<stdin>".to_string(), crate::explain::read_input("-")?),
         Turns::File(path) => {
             let name = path.display().to_string();

@@ -70,9 +70,9 @@ pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Resu
     match foreign {
         None => Ok(()),
         Some(e) => Err(Error::Usage(format!(
-            "{s_out} {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass --force to write the report files among what is there",
+            "{s_out} {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass {s_force} to write the report files among what is there",
             dir.display(),
-            e.file_name().to_string_lossy(), s_out = crate::vocab::Setting::Out
+            e.file_name().to_string_lossy(), s_out = crate::vocab::Setting::Out, s_force = crate::vocab::Setting::Force
         ))),
     }
 }

@@ -97,6 +97,13 @@ fn full_totals() -> Totals {
     use std::collections::BTreeMap;
     let mut t = Totals::new(1);
     t.variants[0].runs.insert(1, RunCounts::default());
+    // A histogram with a settled bucket and a pending one, so the shape
+    // reaches their elements.
+    for h in [&mut t.variants[0].latency, &mut t.latency_by_length[0]] {
+        h.add(1.0);
+        h.settle();
+        h.add(2.0);
+    }
     t.segments.insert(
         "dimension".into(),
         BTreeMap::from([("value".into(), vec![Counts::default()])]),
@@ -563,6 +570,8 @@ mod tests {
             ".variants[].runs.1",
             ".segments.dimension.value[].turns: number",
             ".skips[].ok.languages.en: number",
+            ".variants[].latency.buckets[][]",
+            ".variants[].latency.pending[]",
         ] {
             assert!(
                 text.lines().any(|l| l.starts_with(path)),

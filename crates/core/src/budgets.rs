@@ -104,7 +104,8 @@ pub enum WhenNull {
     /// Null only without turns: taken as 0.
     NoTurns,
     /// A rate on new skips: without new skips nothing new is at risk,
-    /// taken as `best` (the best value it can have).
+    /// taken as `best` (the best value it can have); with new skips and
+    /// no value, taken as 1 (the budget fails closed).
     NoNewSkips { best: f64 },
     /// The bound on labelled new skips: without new skips as
     /// [`WhenNull::NoNewSkips`] at 0; with new skips and no label nothing

@@ -689,8 +689,9 @@ impl ConfigFile {
         for v in &variants {
             if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) {
                 return Err(ConfigError::value(format!(
-                    "variant name {:?} is not usable in reports: a comma, a quote, a semicolon or a line break would split its CSV cell or a --variant list; drop them (letters, digits, '-', '_', '.' and '/' always work)",
-                    v.name
+                    "variant name {:?} is not usable in reports: a comma, a quote, a semicolon or a line break would split its CSV cell or a {} list; drop them (letters, digits, '-', '_', '.' and '/' always work)",
+                    v.name,
+                    crate::vocab::Setting::Variant
                 )));
             }
             v.config

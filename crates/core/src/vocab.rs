@@ -66,10 +66,11 @@ pub enum Setting {
     From,
     Mix,
     Procedure,
+    Variant,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 13] = [
+    pub const ALL: [Setting; 14] = [
         Setting::Out,
         Setting::Partial,
         Setting::Force,
@@ -83,6 +84,7 @@ impl Setting {
         Setting::From,
         Setting::Mix,
         Setting::Procedure,
+        Setting::Variant,
     ];
 
     /// The command line's flag.
@@ -101,47 +103,70 @@ impl Setting {
             Setting::From => "--from",
             Setting::Mix => "--mix",
             Setting::Procedure => "--procedure",
+            Setting::Variant => "--variant",
         }
     }
 
-    /// The Python package's keyword argument: the flag's name with `_`
-    /// (`from_` for `--from`, a Python keyword).
+    /// The Python package's name for it: the keyword argument, the flag's
+    /// name with `_` (`from_` for `--from`, a Python keyword; `variants`
+    /// for `--variant`, which takes a list), or for `--partial` the
+    /// function that writes a partial result.
     pub fn keyword(self) -> String {
         match self {
             Setting::From => "from_".to_string(),
+            Setting::Variant => "variants".to_string(),
+            Setting::Partial => "replay_partial".to_string(),
             s => s.flag()[2..].replace('-', "_"),
         }
     }
 
-    /// `message` as the Python package says it: every setting's flag as
-    /// its keyword (a flag only where no letter, digit or `-` follows, so
-    /// `--format` is not a prefix of another; flags of the command line
-    /// alone, `--threads`, stay).
+    /// `message` as the Python package says it: each setting's flag as
+    /// its keyword ([`respell`]).
     pub fn for_python(message: &str) -> String {
-        let mut out = String::with_capacity(message.len());
-        let mut rest = message;
-        while let Some(at) = rest.find("--") {
-            out.push_str(&rest[..at]);
-            let tail = &rest[at..];
-            let named = Setting::ALL.into_iter().find(|s| {
-                tail.strip_prefix(s.flag()).is_some_and(|after| {
-                    !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
-                })
-            });
-            match named {
-                Some(s) => {
-                    out.push_str(&s.keyword());
-                    rest = &tail[s.flag().len()..];
-                }
-                None => {
-                    out.push_str("--");
-                    rest = &tail[2..];
-                }
+        respell(
+            message,
+            Setting::ALL.iter().map(|s| (s.flag(), s.keyword())),
+        )
+    }
+}
+
+/// `message` with each flag of `names` (`(flag, keyword)`) spelled as its
+/// keyword, where the message names it: at the start or after a space or
+/// `(`, and before the end, a space or `:,;.)`. A flag's text inside a
+/// value the message quotes (`"--out"`), a path (`/tmp/a--out/b`) or a
+/// dotted key (`scope.a.--from`) is the user's, and stays.
+pub fn respell<F: AsRef<str>, K: AsRef<str>>(
+    message: &str,
+    names: impl Iterator<Item = (F, K)>,
+) -> String {
+    let names: Vec<(F, K)> = names.collect();
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    let mut before: Option<char> = None;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let prev = rest[..at].chars().next_back().or(before);
+        let tail = &rest[at..];
+        let starts_a_word = prev.is_none_or(|c| c == ' ' || c == '(' || c == '\n');
+        let named = names.iter().find(|(flag, _)| {
+            tail.strip_prefix(flag.as_ref()).is_some_and(|after| {
+                after.is_empty() || after.starts_with([' ', ':', ',', ';', '.', ')', '\n'])
+            })
+        });
+        match named.filter(|_| starts_a_word) {
+            Some((flag, keyword)) => {
+                out.push_str(keyword.as_ref());
+                rest = &tail[flag.as_ref().len()..];
+            }
+            None => {
+                out.push_str("--");
+                rest = &tail[2..];
             }
         }
-        out.push_str(rest);
-        out
+        before = out.chars().next_back();
     }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Display for Setting {
@@ -300,9 +325,23 @@ mod tests {
             Setting::for_python(&m),
             "group_by \"x\": give a path; out /tmp/a: not a folder (--threads stays, --formats is no flag, from_ is Python's from_)"
         );
+        // A flag's text in what the user gave stays theirs.
+        let given = format!(
+            "{} /tmp/my--out/x: not a folder; {} \"--force\": give all; key \"--out\"; scope.a.--from",
+            Setting::Out,
+            Setting::Decisions
+        );
+        assert_eq!(
+            Setting::for_python(&given),
+            "out /tmp/my--out/x: not a folder; decisions \"--force\": give all; key \"--out\"; scope.a.--from"
+        );
         for s in Setting::ALL {
             assert!(s.flag().starts_with("--"), "{s:?}");
             assert_eq!(Setting::for_python(s.flag()), s.keyword());
+            assert_eq!(
+                Setting::for_python(&format!("({s})")),
+                format!("({})", s.keyword())
+            );
         }
     }
 }

@@ -80,7 +80,7 @@ fn on_new_skips(v: &VariantSummary, best: f64) -> Option<(f64, &'static str)> {
 fn undefined(w: WhenNull, v: &VariantSummary) -> (f64, &'static str) {
     match w {
         WhenNull::NoTurns => (0.0, "no turns"),
-        WhenNull::NoNewSkips { best } => on_new_skips(v, best).unwrap_or((best, "no new skips")),
+        WhenNull::NoNewSkips { best } => on_new_skips(v, best).unwrap_or((1.0, "no new skips")),
         WhenNull::NoLabels => on_new_skips(v, 0.0).unwrap_or((
             1.0,
             "no labelled new skips: nothing bounds the rate, taken as 1",
@@ -848,6 +848,14 @@ mod tests {
                     "{}: its limit and its figure",
                     budget.name
                 );
+                // A rate limit is a share in [0, 1]: its figure must be one.
+                let column = crate::summary::metrics::VARIANT_COLUMNS
+                    .iter()
+                    .find(|c| c.name == budget.metric)
+                    .expect("a column");
+                if kind == Limit::Rate {
+                    assert_eq!(column.unit, "share", "{}", budget.name);
+                }
             }
         }
         // Every column reads as its type says: whole counts and rates,
@@ -857,6 +865,27 @@ mod tests {
             let readable = matches!((c.ty, c.nullable), (Type::U64, false) | (Type::F64, true));
             assert_eq!(v.reading(c.name).is_some(), readable, "{}", c.name);
         }
+    }
+
+    /// A rate on new skips is taken as its best value only without new
+    /// skips; with new skips and no value it is taken as 1, so the budget
+    /// fails closed whichever way it compares.
+    #[test]
+    fn a_null_rate_with_new_skips_is_taken_as_1() {
+        let mut v = VariantSummary {
+            new_skips: 3,
+            ..Default::default()
+        };
+        for best in [0.0, 1.0] {
+            assert_eq!(
+                undefined(WhenNull::NoNewSkips { best }, &v).0,
+                1.0,
+                "best {best}"
+            );
+        }
+        v.new_skips = 0;
+        assert_eq!(undefined(WhenNull::NoNewSkips { best: 0.0 }, &v).0, 0.0);
+        assert_eq!(undefined(WhenNull::NoNewSkips { best: 1.0 }, &v).0, 1.0);
     }
 
     #[test]
