@@ -5,7 +5,8 @@
 use std::fmt;
 
 /// Why a value of a line is invalid: the key, what it must be and what it
-/// is, as the message says them (a [`TurnError`] adds where in the line).
+/// is, as the message says them (a [`TurnError`](super::turn::TurnError)
+/// adds where in the line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalid(pub String);
 
