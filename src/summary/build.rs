@@ -2,6 +2,7 @@
 //! coverage with its exact bound, and critic cost saved and added. Derived
 //! only from the merged tallies.
 
+use super::metrics::ratio_of;
 use std::collections::BTreeMap;
 
 use crate::config::{FrameworkConfig, Plan};
@@ -23,10 +24,6 @@ fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
     if !notes.contains(&n) {
         notes.push(n);
     }
-}
-
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b > 0).then(|| a as f64 / b as f64)
 }
 
 fn per_1k(x: f64, turns: u64) -> Option<f64> {
@@ -131,7 +128,7 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     let base_calls = view.base.counts.critic_calls();
     s.saved_call_share = match s.baseline {
         true => None,
-        false => sig(ratio(c.saved_calls, base_calls)),
+        false => ratio_of(Some(c.saved_calls), base_calls),
     };
 }
 
@@ -213,7 +210,7 @@ fn latency_and_production_fields(v: &VariantTally, cost: &AddedCost, s: &mut Var
         .min()
         .filter(|n| *n > 0);
     s.latency_unmeasured_fires = v.latency_unmeasured_fires;
-    s.production_agreement = sig(ratio(c.production_agreeing(), c.production_known));
+    s.production_agreement = ratio_of(Some(c.production_agreeing()), c.production_known);
     // A flag-off gate makes no ack skip: its risky figures are null.
     let smart = s.selective_gate;
     s.risky_skips = smart.then_some(c.risky_skips);
@@ -479,7 +476,7 @@ fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {
     });
     ProductionAgreement {
         known: c.production_known,
-        agreement: sig(ratio(c.production_agreeing(), c.production_known)),
+        agreement: ratio_of(Some(c.production_agreeing()), c.production_known),
         fired_baseline_skips: c.production_fired_variant_skips,
         skipped_baseline_fires: c.production_skipped_variant_fires,
         most_common,

@@ -432,7 +432,7 @@ impl VariantSummary {
         &self,
         agreeing: u64,
     ) -> Vec<(&'static str, Option<f64>, Option<f64>, &'static str)> {
-        let share = |a: u64, b: u64| sig((b > 0).then(|| a as f64 / b as f64));
+        let share = |a: u64, b: u64| super::metrics::ratio_of(Some(a), b);
         vec![
             (
                 "effective_labels",
