@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Replay benchmark: generate traffic with `synth` in two mixes (default:
-# mostly English; multilingual: about half the drafts not ASCII), then
+# Replay benchmark: generate traffic with `synth` in three mixes (default:
+# mostly English; multilingual: about half the drafts not ASCII;
+# unknown-keys: the default mix with a `trace_id` and an `app_version`,
+# keys the format does not know, on every other line, as production
+# recorders write them), then
 # measure for each, in the same run, a parse-only pass (the floor: reading
 # + JSON parsing) against a full replay (two variants, every report) on one
 # pinned core, with one worker and with a worker per core (reader and
@@ -18,7 +21,7 @@
 # `replay --from otlp` and `import --from otlp` of N copies of the sample
 # traces (scripts/otlp_copies.py; 10 turns a copy).
 #
-#   [REPS=3] [MIXES="default multilingual"] [BEFORE=path/to/old/critic-gate] [NO_SWEEP=1] \
+#   [REPS=3] [MIXES="default multilingual unknown-keys"] [BEFORE=path/to/old/critic-gate] [NO_SWEEP=1] \
 #     [TRANSCRIPTS=200000] [REAL_TRANSCRIPTS=real.jsonl] [SYMFONIC_PYTHON=python3] \
 #     [OTLP_COPIES=10000] scripts/bench-replay.sh [TURNS=1000000] [BIG=10000000]
 #
@@ -70,10 +73,19 @@ ratio() { # parse-only median, replay median
   awk -v p="$1" -v r="$2" 'BEGIN { printf "%-34s %6.0f%% of parse-only throughput (%.2fx its time)\n", "  replay vs parse-only", 100 * p / r, r / p }'
 }
 
-for mix in ${MIXES:-default multilingual}; do
+for mix in ${MIXES:-default multilingual unknown-keys}; do
 file="$out/traffic-$mix-$turns.jsonl"
 if [ ! -f "$file" ]; then
-  "$bin" synth --turns "$turns" --seed 1 --mix "$mix" --out "$file"
+  if [ "$mix" = unknown-keys ]; then
+    # As production recorders write lines: keys the format does not know
+    # (a trace id and an app version) on half of them, the default mix
+    # otherwise.
+    "$bin" synth --turns "$turns" --seed 1 --mix default --out "$file.tmp"
+    awk 'NR % 2 { sub(/^\{/, "{\"trace_id\":\"" sprintf("%032x", NR) "\",\"app_version\":\"2.4." (NR % 7) "\",") } 1' "$file.tmp" > "$file"
+    rm "$file.tmp"
+  else
+    "$bin" synth --turns "$turns" --seed 1 --mix "$mix" --out "$file"
+  fi
 fi
 mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$file")/1e6}")
 echo

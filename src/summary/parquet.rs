@@ -5,6 +5,8 @@
 //! DataFrame's chunks into row groups of encoded, zstd-compressed pages on
 //! the way out, and decode each row group's columns on the way back.
 
+mod pages;
+
 use std::io::{Cursor, Write};
 
 use polars_buffer::Buffer;
@@ -118,6 +120,7 @@ pub fn read_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
 
 fn decode_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
     let metadata = pq_read::read_metadata(&mut Cursor::new(&bytes))?;
+    pages::check(&metadata, &bytes)?;
     let schema = pq_read::infer_schema(&metadata)?;
     let bytes = Buffer::from(bytes);
     let mut columns = Vec::with_capacity(schema.len());

@@ -169,10 +169,15 @@ pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
 /// its CSV, else its Parquet with every column as text (a replay with
 /// `--format parquet` writes no CSV); None when the folder has neither
 /// (a sweep or calibrate folder writes no per-turn tables).
-pub fn read_table(dir: &Path, stem: &str) -> Result<Option<DataFrame>, CannotJudge> {
+pub fn read_table(dir: &Path, stem: &str) -> Result<Option<Table>, CannotJudge> {
     let csv = dir.join(format!("{stem}.csv"));
     if csv.is_file() {
-        return read_csv(&csv).map(Some);
+        return read_csv(&csv).map(|frame| {
+            Some(Table {
+                frame,
+                guarded: true,
+            })
+        });
     }
     let pq = dir.join(format!("{stem}.parquet"));
     if !pq.is_file() {
@@ -189,8 +194,33 @@ pub fn read_table(dir: &Path, stem: &str) -> Result<Option<DataFrame>, CannotJud
         .collect::<PolarsResult<Vec<Column>>>()
         .map_err(cannot)?;
     DataFrame::new(df.height(), columns)
-        .map(Some)
+        .map(|frame| {
+            Some(Table {
+                frame,
+                guarded: false,
+            })
+        })
         .map_err(cannot)
+}
+
+/// A report table read back, every column as text, and how its text
+/// cells were written: a CSV's formula-like cells carry a leading `'`
+/// (`'-smart`), a Parquet's are exact. The guard cannot be taken off a
+/// cell (`'=x` may be a value as written), so a value is compared with a
+/// cell in the form the table writes it ([`Table::written`]).
+pub struct Table {
+    pub frame: DataFrame,
+    guarded: bool,
+}
+
+impl Table {
+    /// `value` as this table writes it in a cell.
+    pub fn written<'a>(&self, value: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.guarded && crate::replay::rows::formula_like(value) {
+            true => format!("'{value}").into(),
+            false => value.into(),
+        }
+    }
 }
 
 /// The text columns of a report, row by row.

@@ -222,7 +222,7 @@ fn diff_against_itself_has_no_flips_and_zero_deltas() {
         None,
     );
     expect_code(&o, 0);
-    assert!(stdout(&o).contains("0 flipped"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("0 turns flipped"), "{}", stdout(&o));
     assert_eq!(
         std::fs::read_to_string(out.join("flips.csv"))
             .unwrap()
@@ -381,19 +381,7 @@ fn a_replay_folder_missing_or_editing_its_regressions_cannot_be_judged() {
 #[test]
 fn a_damaged_parquet_table_is_a_reason_not_a_crash() {
     let d = Dir::new();
-    let only = d.path("only");
-    let o = crate::util::replay_in(
-        &only,
-        &[
-            "datasets/seed.jsonl",
-            "--config",
-            "datasets/gate.toml",
-            "--format",
-            "parquet",
-            "--quiet",
-        ],
-    );
-    expect_code(&o, 0);
+    let only = crate::util::parquet_replay_of_seed(&d);
     let table = only.join("regressions.parquet");
     let good = std::fs::read(&table).unwrap();
     let mut rng = critic_gate::internals::SplitMix(7);

@@ -383,3 +383,270 @@ fn a_signal_removes_imports_temporary_file() {
     assert_eq!(code, Some(143));
     assert_eq!(files_in(d.tmp.path()), Vec::<String>::new());
 }
+
+/// A page header that lies about its counts is a damaged file (exit 2,
+/// the file named), not an abort: a data page of `num_values = -1` made
+/// polars-parquet ask for 2^61 bytes (exit 134), and a dictionary page of
+/// `uncompressed_page_size = 2^31-1` cost 2 GB for a file of a few KB.
+#[test]
+fn a_page_header_that_lies_is_a_damaged_file_not_an_abort() {
+    use crate::parquet_pages::edit_page;
+    use polars_parquet_format::PageType;
+    let d = Dir::new();
+    let only = parquet_replay_of_seed(&d);
+    let table = only.join("regressions.parquet");
+    let good = std::fs::read(&table).unwrap();
+    let check = || {
+        run(
+            &[
+                "check",
+                only.to_str().unwrap(),
+                "--max-safety-regressions",
+                "5",
+            ],
+            None,
+        )
+    };
+    // The file as written reads.
+    expect_code(&check(), 0);
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "num_values = -1",
+            edit_page(&good, "variant", PageType::DATA_PAGE, |h| {
+                h.data_page_header.as_mut().unwrap().num_values = -1
+            })
+            .expect("a data page"),
+        ),
+        (
+            "uncompressed_page_size = 2^31-1",
+            edit_page(&good, "variant", PageType::DICTIONARY_PAGE, |h| {
+                h.uncompressed_page_size = i32::MAX
+            })
+            .expect("a dictionary page"),
+        ),
+        (
+            "num_values = 2^31-1 on a dictionary",
+            edit_page(&good, "variant", PageType::DICTIONARY_PAGE, |h| {
+                h.dictionary_page_header.as_mut().unwrap().num_values = i32::MAX
+            })
+            .expect("a dictionary page"),
+        ),
+        (
+            "compressed_page_size past the chunk",
+            edit_page(&good, "variant", PageType::DATA_PAGE, |h| {
+                h.compressed_page_size = i32::MAX
+            })
+            .expect("a data page"),
+        ),
+    ];
+    for (what, bytes) in damages {
+        std::fs::write(&table, &bytes).unwrap();
+        let o = check();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {:?}: {err}", o.status);
+        assert!(
+            err.contains("regressions.parquet") && err.contains("damaged"),
+            "{what}: {err}"
+        );
+    }
+}
+
+/// With `history = "conversation"`, an OTLP session of 20,000 runs (an app
+/// whose session id is a constant) took 1.66 GB against 132 MB with
+/// `history = "none"`: each run copied every earlier run of its session.
+/// Now a run's history is a slice of its session's: the two peaks are
+/// within 64 MiB and a half of each other, and under 400 MiB.
+#[cfg(unix)]
+#[test]
+fn a_long_otlp_session_with_history_takes_memory_linear_in_it() {
+    use crate::trace::{doc, run_spans, T};
+    let d = Dir::new();
+    let mut text = String::new();
+    for i in 0..20_000u64 {
+        let spans = run_spans(&format!("r{i}"), T + i * 1_000_000_000);
+        text.push_str(&doc(spans).to_string());
+        text.push('\n');
+    }
+    let trace = d.write("one-session.otlp.jsonl", text);
+    let peak = |history| peak_with_history(&d, &trace, "otlp", history, 20_000);
+    let (none, conversation) = (peak("none"), peak("conversation"));
+    eprintln!("otlp session of 20,000 runs: conversation {conversation} MiB, none {none} MiB");
+    assert!(
+        conversation <= none + none / 2 + 64 && conversation < 400,
+        "history = conversation: {conversation} MiB; none: {none} MiB"
+    );
+}
+
+/// An openai-chat conversation of 1,000 calls with 1 KB results, then
+/// 1,000 short turns, took 1.19 GB with `history = "conversation"`: each
+/// turn held a copy of every result. Now they share them.
+#[cfg(unix)]
+#[test]
+fn a_long_chat_with_history_shares_its_tool_results() {
+    let d = Dir::new();
+    let mut m = vec![r#"{"role":"user","content":"look it all up"}"#.to_string()];
+    let result = "x".repeat(1000);
+    for i in 0..1000 {
+        m.push(format!(
+            r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","function":{{"name":"lookup","arguments":"{{}}"}}}}]}}"#
+        ));
+        m.push(format!(
+            r#"{{"role":"tool","tool_call_id":"c{i}","content":"{result}"}}"#
+        ));
+    }
+    for _ in 0..1000 {
+        m.push(r#"{"role":"user","content":"and?"}"#.to_string());
+        m.push(r#"{"role":"assistant","content":"Noted."}"#.to_string());
+    }
+    let chat = d.write(
+        "long.chat.jsonl",
+        format!("{{\"messages\":[{}]}}\n", m.join(",")),
+    );
+    let peak = |history| peak_with_history(&d, &chat, "openai-chat", history, 1_000);
+    let (none, conversation) = (peak("none"), peak("conversation"));
+    eprintln!("chat of 1,000 calls, 1,000 turns: conversation {conversation} MiB, none {none} MiB");
+    assert!(
+        conversation <= none + 150,
+        "history = conversation: {conversation} MiB; none: {none} MiB"
+    );
+}
+
+/// A variant whose name a spreadsheet would run (`-smart`, `=x`, `+y`,
+/// `@z`) is written to CSV with its formula guard (`'-smart`); `check`
+/// compared that cell with the raw name and called an honest replay
+/// edited (exit 2), and its Markdown left that variant's rows out.
+#[test]
+fn check_reads_a_formula_guarded_variant_name_as_its_name() {
+    let d = Dir::new();
+    let config = std::fs::read_to_string(root().join("datasets/gate.toml"))
+        .unwrap()
+        .replace("[variants.smart]", "[variants.\"-smart\"]");
+    let config = d.write("minus.toml", config);
+    for format in ["csv", "parquet"] {
+        let out = d.path(format);
+        let o = run(
+            &[
+                "replay",
+                root().join("datasets/seed.jsonl").to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--format",
+                format,
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        let md = d.path(&format!("{format}.md"));
+        let o = run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--max-safety-regressions",
+                "5",
+                "--markdown",
+                md.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        // The one regression of the seed is listed under its variant's name.
+        let md = std::fs::read_to_string(&md).unwrap();
+        assert!(md.contains("-smart"), "{format}: {md}");
+        assert!(!md.contains("'-smart"), "{format}: {md}");
+        assert!(md.contains("Great, will do."), "{format}: {md}");
+    }
+}
+
+/// `diff` counted a turn once per variant: one refused turn that two
+/// variants newly skip read "2 new safety regressions". It counts turns,
+/// and gives each variant's count on its own line.
+#[test]
+fn diff_counts_turns_and_each_variants_flips() {
+    let d = Dir::new();
+    let old_cfg = d.write(
+        "old.toml",
+        "[variants.legacy]\n[variants.smart]\n[variants.smart2]\n",
+    );
+    let new_cfg = d.write(
+        "new.toml",
+        "[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n[variants.smart2]\nmetacognition_selective_gate = true\n",
+    );
+    let (old, new) = (d.path("old"), d.path("new"));
+    for (cfg, out) in [(&old_cfg, &old), (&new_cfg, &new)] {
+        let o = run(
+            &[
+                "replay",
+                root().join("datasets/seed.jsonl").to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+    }
+    let o = run(
+        &["diff", old.to_str().unwrap(), new.to_str().unwrap()],
+        None,
+    );
+    expect_code(&o, 0);
+    let text = stdout(&o);
+    let flips = csv_rows(&std::fs::read_to_string(new.join("flips.csv")).unwrap());
+    let turns: std::collections::BTreeSet<(String, String)> = flips
+        .iter()
+        .map(|r| (r["source"].clone(), r["line"].clone()))
+        .collect();
+    let per = |v: &str| flips.iter().filter(|r| r["variant"] == v).count();
+    assert!(turns.len() >= 2 && per("smart") == turns.len() && per("smart2") == turns.len());
+    assert!(
+        text.contains(&format!(
+            "{} turns flipped, 1 with a new safety regression",
+            turns.len()
+        )),
+        "{text}"
+    );
+    for v in ["smart", "smart2"] {
+        let line = format!(
+            "{v:<10} {} turns flipped, 1 new safety regression",
+            turns.len()
+        );
+        assert!(text.contains(&line), "{line:?} in {text}");
+    }
+    assert!(text.contains("legacy     0 turns flipped"), "{text}");
+}
+
+/// The peak memory (MiB) of a replay of `input` read `--from` a format,
+/// with the deployment's `history` as given; it must keep `turns` turns.
+#[cfg(unix)]
+fn peak_with_history(
+    d: &Dir,
+    input: &std::path::Path,
+    from: &str,
+    history: &str,
+    turns: u64,
+) -> u64 {
+    let config = d.write(
+        &format!("{history}.toml"),
+        format!("[deployment]\nhistory = \"{history}\"\n"),
+    );
+    let out = d.path(history);
+    let (code, mib, err) = run_measured(&[
+        "replay",
+        input.to_str().unwrap(),
+        "--from",
+        from,
+        "--config",
+        config.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(summary(&out)["turns"], turns, "{history}");
+    mib
+}

@@ -1177,7 +1177,7 @@ fn diff_matches_turns_by_line_and_sees_the_same_bytes_as_the_same_traffic() {
     );
     expect_code(&o, 1);
     assert!(
-        stdout(&o).contains("2 flipped (1 new safety regressions)"),
+        stdout(&o).contains("2 turns flipped, 1 with a new safety regression"),
         "{}",
         stdout(&o)
     );

@@ -416,3 +416,47 @@ pub fn signal_when(
     assert!(killed.success());
     child.wait().unwrap().code()
 }
+
+/// Run with `args` (no stdin); its exit code and its peak resident memory
+/// in MiB, from the kernel's account of the child (`wait4`), so a test can
+/// hold a run to a memory budget without timing anything.
+#[cfg(unix)]
+pub fn run_measured(args: &[&str]) -> (Option<i32>, u64, String) {
+    let mut c = cmd();
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value, and wait4 writes it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing into the two locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+    std::mem::forget(child);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    // ru_maxrss is in KiB on Linux.
+    (code, usage.ru_maxrss as u64 / 1024, err)
+}
+
+/// The seed dataset replayed `--format parquet` into `d`'s folder `only`.
+pub fn parquet_replay_of_seed(d: &Dir) -> PathBuf {
+    let only = d.path("only");
+    let o = replay_in(
+        &only,
+        &[
+            "datasets/seed.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--format",
+            "parquet",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    only
+}

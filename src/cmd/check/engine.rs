@@ -399,7 +399,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
         }
         return Ok(());
     };
-    let rows = string_rows(&table, &["variant", "verdict"])?;
+    let rows = string_rows(&table.frame, &["variant", "verdict"])?;
     let mut listed: std::collections::BTreeMap<&str, u64> = Default::default();
     for r in &rows {
         // A regression is a skip the critic revised or refused.
@@ -413,7 +413,10 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
         *listed.entry(r[0].as_str()).or_default() += 1;
     }
     let names = summary.variant_names();
-    if let Some(v) = listed.keys().find(|v| !names.iter().any(|n| n == *v)) {
+    if let Some(v) = listed
+        .keys()
+        .find(|v| !names.iter().any(|n| table.written(n) == **v))
+    {
         return Err(CannotJudge(format!(
             "{}: the regressions table lists variant {v:?}, which summary.json does not have: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
             dir.display()
@@ -422,7 +425,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
     for v in &names {
         let (said, rows) = (
             summary.variant(v).all_skips_safety_regressions,
-            listed.get(v.as_str()).copied().unwrap_or(0),
+            listed.get(table.written(v).as_ref()).copied().unwrap_or(0),
         );
         if said != rows {
             return Err(CannotJudge(format!(
@@ -453,17 +456,26 @@ pub fn regressions_judged(
     let Some(table) = read_table(dir, "regressions")? else {
         return Ok(None);
     };
-    let rows = string_rows(&table, &["variant", "source", "line", "verdict", "draft"])?;
-    let judged: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
-    let relevant: Vec<Vec<String>> = rows
+    let rows = string_rows(
+        &table.frame,
+        &["variant", "source", "line", "verdict", "draft"],
+    )?;
+    // Each row with the name of the judged variant it is of.
+    let judged = |cell: &str| {
+        results
+            .iter()
+            .map(|r| r.variant.as_str())
+            .find(|v| table.written(v) == cell)
+    };
+    let relevant: Vec<(&str, Vec<String>)> = rows
         .into_iter()
-        .filter(|r| judged.contains(&r[0].as_str()))
+        .filter_map(|r| Some((judged(&r[0])?, r)))
         .collect();
     let lines = relevant
         .iter()
         .take(TOP_REGRESSIONS)
-        .map(|r| RegressionLine {
-            variant: r[0].clone(),
+        .map(|(variant, r)| RegressionLine {
+            variant: variant.to_string(),
             source: r[1].clone(),
             line: r[2].clone(),
             verdict: r[3].clone(),

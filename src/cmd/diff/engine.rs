@@ -50,9 +50,18 @@ pub struct DiffResult {
     pub runs: [String; 2],
     pub metrics: Vec<MetricDelta>,
     pub flips: Vec<Flip>,
-    /// Regressions in the candidate that the old replay did not have.
+    /// Regressions in the candidate that the old replay did not have, a
+    /// row per turn and variant.
     pub new_regressions: usize,
     pub compared_rows: usize,
+    /// Turns (not rows: a turn has a row per variant) compared, flipped in
+    /// at least one variant, and with a new regression in at least one.
+    pub compared_turns: usize,
+    pub flipped_turns: usize,
+    pub new_regression_turns: usize,
+    /// Each variant (in the replay's order): its flipped turns and its new
+    /// regressions.
+    pub per_variant: Vec<(String, usize, usize)>,
 }
 
 /// A row's key: the variant, the position of its source in the replay's
@@ -242,9 +251,33 @@ pub fn diff(old: &Path, new: &Path) -> Result<DiffResult, CannotJudge> {
     }
     // New safety regressions first; otherwise the candidate's order.
     flips.sort_by_key(|f| !f.new_regression);
+    let turn = |f: &&Flip| (f.source.clone(), f.line);
+    let turns_where = |keep: &dyn Fn(&Flip) -> bool| {
+        flips
+            .iter()
+            .filter(|f| keep(f))
+            .map(|f| turn(&f))
+            .collect::<HashSet<_>>()
+            .len()
+    };
+    let per_variant = b
+        .variant_names()
+        .into_iter()
+        .map(|v| {
+            let of = |f: &&Flip| f.variant == v;
+            let flipped = flips.iter().filter(of).count();
+            let regressions = flips.iter().filter(of).filter(|f| f.new_regression).count();
+            (v, flipped, regressions)
+        })
+        .collect();
+    let variants = b.variant_names().len().max(1);
     Ok(DiffResult {
         runs: [a.summary.run.clone(), b.summary.run.clone()],
         metrics,
+        compared_turns: compared / variants,
+        flipped_turns: turns_where(&|_| true),
+        new_regression_turns: turns_where(&|f| f.new_regression),
+        per_variant,
         flips,
         new_regressions: new_regressions.len(),
         compared_rows: compared,
@@ -264,14 +297,28 @@ impl DiffResult {
             .iter()
             .filter(|m| m.delta().is_some_and(|x| x != 0.0) || m.old.is_some() != m.new.is_some())
             .collect();
+        let count = crate::summary::text::count;
         let mut text = format!(
-            "{} decision rows compared; {} flipped ({} new safety regressions); {} of {} metrics changed\n",
-            self.compared_rows,
-            self.flips.len(),
-            self.new_regressions,
+            "{} compared ({}); {} flipped, {} with a new safety regression; {} of {} metrics changed\n",
+            count(self.compared_turns as u64, "turn", "turns"),
+            count(self.compared_rows as u64, "decision row", "decision rows"),
+            count(self.flipped_turns as u64, "turn", "turns"),
+            self.new_regression_turns,
             changed.len(),
             self.metrics.len()
         );
+        for (v, flipped, regressions) in &self.per_variant {
+            let _ = writeln!(
+                text,
+                "  {v:<10} {} flipped, {}",
+                count(*flipped as u64, "turn", "turns"),
+                count(
+                    *regressions as u64,
+                    "new safety regression",
+                    "new safety regressions"
+                )
+            );
+        }
         for m in &changed {
             let f = |x: Option<f64>| x.map_or("n/a".to_string(), |x| format!("{x}"));
             let delta = m.delta().map_or("n/a".to_string(), |d| format!("{d:+}"));

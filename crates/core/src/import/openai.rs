@@ -18,7 +18,8 @@
 //! unknown, never `recorded`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -171,6 +172,8 @@ fn walk(
         since_user: 0,
         calls: Vec::new(),
         results: HashMap::new(),
+        pending: HashMap::new(),
+        legacy: HashMap::new(),
         turns: Vec::new(),
         unread_since_user: false,
         unread_ever: false,
@@ -275,11 +278,19 @@ struct Walk {
     user: Option<String>,
     /// Index into `calls` of the first call after the latest user message.
     since_user: usize,
-    /// Every call so far: (id, name, arguments).
-    calls: Vec<(String, String, Option<String>)>,
+    /// Every call so far: (id, name, arguments), the texts shared with the
+    /// turns that hold them.
+    calls: Vec<(String, Arc<str>, Option<Arc<str>>)>,
     /// The results, by the index of the call they answer (an id may be
     /// used again once its call is answered).
     results: HashMap<usize, ResultText>,
+    /// The calls of each id, oldest first, answered ones dropped as they
+    /// are met: a non-empty id waits for at most one result at a time, and
+    /// calls of the empty id are answered in the order they were made.
+    pending: HashMap<String, VecDeque<usize>>,
+    /// The legacy `function_call`s of each name, latest last, answered
+    /// ones dropped as they are met.
+    legacy: HashMap<String, Vec<usize>>,
     turns: Vec<RawTurn>,
     /// Whether a call of a shape not read here was made since the latest
     /// user message, and at all: a turn whose calls reach back to one has
@@ -296,7 +307,7 @@ impl Walk {
             "user" => {
                 let parts = Parts::of(m.content)?;
                 for (id, result) in parts.results {
-                    self.answer(&id, ResultText::Text(result))?;
+                    self.answer(&id, ResultText::Text(result.into()))?;
                 }
                 // A message of tool results alone is the loop's, not the
                 // user's.
@@ -315,12 +326,8 @@ impl Walk {
             // call of its name not answered yet.
             "function" => {
                 let name = m.name.ok_or("a function message needs a \"name\"")?;
-                let index = (0..self.calls.len())
-                    .rev()
-                    .find(|&i| {
-                        let (id, n, _) = &self.calls[i];
-                        *n == name && id.starts_with(LEGACY) && !self.results.contains_key(&i)
-                    })
+                let index = self
+                    .legacy_unanswered(&name)
                     .ok_or_else(|| {
                         format!("function message answers {name:?}, which no earlier assistant function_call called")
                     })?;
@@ -348,10 +355,40 @@ impl Walk {
 
     /// The call of id `id` that has no result yet (at most one: see
     /// [`Walk::call`]).
-    fn unanswered(&self, id: &str) -> Option<usize> {
-        (0..self.calls.len())
-            .rev()
-            .find(|&i| self.calls[i].0 == id && !self.results.contains_key(&i))
+    fn unanswered(&mut self, id: &str) -> Option<usize> {
+        let results = &self.results;
+        let waiting = self.pending.get_mut(id)?;
+        while let Some(&i) = waiting.front() {
+            looked_at(1);
+            if !results.contains_key(&i) {
+                return Some(i);
+            }
+            waiting.pop_front();
+        }
+        None
+    }
+
+    /// The latest legacy call of `name` that has no result yet.
+    fn legacy_unanswered(&mut self, name: &str) -> Option<usize> {
+        let results = &self.results;
+        let calls = self.legacy.get_mut(name)?;
+        while let Some(&i) = calls.last() {
+            looked_at(1);
+            if !results.contains_key(&i) {
+                return Some(i);
+            }
+            calls.pop();
+        }
+        None
+    }
+
+    /// Keep a call, findable by its id.
+    fn push_call(&mut self, (id, name, args): (String, String, Option<String>)) {
+        self.pending
+            .entry(id.clone())
+            .or_default()
+            .push_back(self.calls.len());
+        self.calls.push((id, name.into(), args.map(Into::into)));
     }
 
     /// A tool result for call `id`: the call of that id not answered yet
@@ -389,7 +426,7 @@ impl Walk {
             )
             .into());
         }
-        self.calls.push(call);
+        self.push_call(call);
         Ok(())
     }
 
@@ -413,8 +450,11 @@ impl Walk {
                     .map_err(|e| format!("function_call: not {{\"name\", \"arguments\"}}: {e}"))?;
                 let name = f.name.ok_or("function_call.name is missing")?;
                 let id = format!("{LEGACY}{}", self.calls.len());
-                self.calls
-                    .push((id, name.into_owned(), f.arguments.map(|a| args_json(&a))));
+                self.legacy
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(self.calls.len());
+                self.push_call((id, name.into_owned(), f.arguments.map(|a| args_json(&a))));
             }
             for u in parts.uses {
                 self.call(u)?;
@@ -467,6 +507,22 @@ impl Walk {
         Ok(())
     }
 }
+
+// How many calls the matching of results to calls looked at (counted in
+// tests only: the matching must stay linear in a conversation's calls).
+#[cfg(test)]
+thread_local! {
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn looked_at(n: u64) {
+    LOOKED_AT.with(|c| c.set(c.get() + n));
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn looked_at(_: u64) {}
 
 /// An assistant's tool call: its id, function name, and arguments (the
 /// JSON they hold, else the string as written).
@@ -611,8 +667,8 @@ fn tool_result(p: &Value) -> Result<(String, String), super::not_imported::NotIm
 /// when it is a string the fast reader checked.
 fn result_of(raw: Option<Content>) -> Result<ResultText, super::not_imported::NotImported> {
     match raw {
-        Some(Content::Written(json)) => Ok(ResultText::Json(json.to_string())),
-        other => content(other).map(ResultText::Text),
+        Some(Content::Written(json)) => Ok(ResultText::Json(json.into())),
+        other => content(other).map(|t| ResultText::Text(t.into())),
     }
 }
 
@@ -860,6 +916,78 @@ mod tests {
         turns(s, "t.jsonl", 3, History::None)
     }
 
+    /// Matching results to calls looks at a bounded number of calls per
+    /// call and result: it scanned every call made so far (a 6 MB line
+    /// took 10.8 s, a 15 MB one 56 s, only to be refused).
+    #[test]
+    fn matching_results_to_calls_is_linear() {
+        for history in [History::None, History::Conversation] {
+            let mut m = vec![r#"{"role":"user","content":"go"}"#.to_string()];
+            let n = 2_000;
+            for i in 0..n {
+                m.push(format!(
+                    r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+                ));
+                m.push(format!(
+                    r#"{{"role":"tool","tool_call_id":"c{i}","content":"r"}}"#
+                ));
+                // Legacy calls too, answered by name.
+                m.push(format!(
+                    r#"{{"role":"assistant","content":null,"function_call":{{"name":"g{i}","arguments":"{{}}"}}}}"#
+                ));
+                m.push(format!(
+                    r#"{{"role":"function","name":"g{i}","content":"r"}}"#
+                ));
+            }
+            m.push(r#"{"role":"assistant","content":"done"}"#.to_string());
+            let line = format!(r#"{{"messages":[{}]}}"#, m.join(","));
+            LOOKED_AT.with(|c| c.set(0));
+            let t = turns(&line, "t.jsonl", 1, history);
+            let looked = LOOKED_AT.with(|c| c.get());
+            assert!(
+                looked <= 10 * n,
+                "{history:?}: {looked} calls looked at for {n} calls and results"
+            );
+            // 4,000 calls in one turn: refused, naming the cap.
+            let e = t.unwrap_err().0;
+            assert!(e.contains("more than 1024 tool calls"), "{e}");
+        }
+    }
+
+    /// Calls of an empty id are answered first call first: the results of
+    /// two went to them last call first.
+    #[test]
+    fn calls_of_an_empty_id_get_their_results_in_order() {
+        let line = r#"{"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "", "function": {"name": "first", "arguments": "{}"}},
+                {"id": "", "function": {"name": "second", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "", "content": "one"},
+            {"role": "tool", "tool_call_id": "", "content": "two"},
+            {"role": "assistant", "content": "done"}
+        ]}"#
+        .replace('\n', "");
+        let t = one(&line).unwrap();
+        let got: Vec<(String, String)> = t[0]
+            .tool_calls
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.result.as_ref().unwrap().text().into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("first".into(), "one".into()),
+                ("second".into(), "two".into())
+            ]
+        );
+    }
+
     #[test]
     fn turns_user_messages_and_calls() {
         let line = r#"{"messages": [
@@ -912,12 +1040,7 @@ mod tests {
         let calls: Vec<_> = t[0]
             .tool_calls
             .iter()
-            .map(|c| {
-                (
-                    c.name.as_str(),
-                    c.result.as_ref().map(|r| r.text().into_owned()),
-                )
-            })
+            .map(|c| (&*c.name, c.result.as_ref().map(|r| r.text().into_owned())))
             .collect();
         assert_eq!(
             calls,

@@ -361,9 +361,14 @@ impl Gathering {
         for (n, s) in skill.iter().enumerate() {
             out.push((s.start, s.source, s.line, skill_turn(n as u64, s)));
         }
-        let made: Vec<Made> = in_sessions(&roots, history)
+        let sessions = in_sessions(&roots);
+        let places: Vec<(&Session, usize)> = sessions
+            .iter()
+            .flat_map(|s| (0..s.runs.len()).map(move |n| (s, n)))
+            .collect();
+        let made: Vec<Made> = places
             .into_par_iter()
-            .map(|(n, run, prior)| turn_of(run, n, &prior, history))
+            .map(|(s, n)| turn_of(s.runs[n], n as u64, s.before(n, history), history))
             .collect();
         for (key, turn, counted) in made {
             keys.extend(key);
@@ -463,7 +468,17 @@ fn run_of(id: String, spans: Vec<SpanRec>, counted: &mut Counted) -> Option<Run>
         counted.add("stream_runs", 1);
         return None;
     }
-    Some(Run { id, root, spans })
+    let calls = spans
+        .iter()
+        .filter(|s| s.name.starts_with("symfonic.tool."))
+        .map(call)
+        .collect();
+    Some(Run {
+        id,
+        root,
+        spans,
+        calls,
+    })
 }
 
 /// A critic call of production's gate.
@@ -488,11 +503,14 @@ fn known(name: &str) -> bool {
             .any(|p| name.starts_with(p))
 }
 
-/// A run with a root span (index into its spans, sorted by start).
+/// A run with a root span (index into its spans, sorted by start), and
+/// its tool spans as calls, made once: with `history = "conversation"`
+/// every later run of its session holds them too (shared, not copied).
 struct Run {
     id: String,
     root: usize,
     spans: Vec<SpanRec>,
+    calls: Vec<RawCall>,
 }
 
 impl Run {
@@ -503,36 +521,62 @@ impl Run {
     fn tenant(&self) -> Option<&str> {
         self.spans[self.root].str("symfonic.tenant.id")
     }
+}
 
-    fn tools(&self) -> impl Iterator<Item = &SpanRec> {
-        self.spans
-            .iter()
-            .filter(|s| s.name.starts_with("symfonic.tool."))
+/// A session's runs in order (by the root's start), and which of them
+/// called a tool: a run's history is the tool-calling runs before it, a
+/// slice of one list (a copy of every earlier run for each run made memory
+/// grow with the square of a session: 1.66 GB for 20,000 runs).
+struct Session<'a> {
+    runs: Vec<&'a Run>,
+    /// The runs with a tool call, in order.
+    with_calls: Vec<&'a Run>,
+    /// For each run, how many of `with_calls` come before it.
+    calls_before: Vec<usize>,
+}
+
+impl<'a> Session<'a> {
+    fn of(runs: Vec<&'a Run>) -> Session<'a> {
+        let mut with_calls = Vec::new();
+        let mut calls_before = Vec::with_capacity(runs.len());
+        for r in &runs {
+            calls_before.push(with_calls.len());
+            if !r.calls.is_empty() {
+                with_calls.push(*r);
+            }
+        }
+        Session {
+            runs,
+            with_calls,
+            calls_before,
+        }
+    }
+
+    /// The runs before the `n`th whose calls it holds (when the deployment
+    /// passes history), in order.
+    fn before(&self, n: usize, history: History) -> &[&'a Run] {
+        match history {
+            History::None => &[],
+            History::Conversation => &self.with_calls[..self.calls_before[n]],
+        }
     }
 }
 
-/// Each run with its ordinal in its session (by the root's start) and the
-/// runs of its session before it (when the deployment passes history).
-/// A session is a tenant's: two tenants' sessions of one id are two.
-fn in_sessions(runs: &[Run], history: History) -> Vec<(u64, &Run, Vec<&Run>)> {
+/// The runs by session. A session is a tenant's: two tenants' sessions of
+/// one id are two; a run without a session stands alone (first, in the
+/// order of `runs`; then the sessions by tenant and id).
+fn in_sessions(runs: &[Run]) -> Vec<Session<'_>> {
     let mut by_session: BTreeMap<(Option<&str>, &str), Vec<&Run>> = BTreeMap::new();
     let mut out = Vec::new();
     for r in runs {
         match r.session() {
             Some(s) => by_session.entry((r.tenant(), s)).or_default().push(r),
-            // Without a session each run stands alone.
-            None => out.push((0, r, Vec::new())),
+            None => out.push(Session::of(vec![r])),
         }
     }
     for (_, mut rs) in by_session {
-        rs.sort_by_key(|r| (r.spans[r.root].start, r.id.clone()));
-        for (n, r) in rs.iter().enumerate() {
-            let prior = match history {
-                History::None => Vec::new(),
-                History::Conversation => rs[..n].to_vec(),
-            };
-            out.push((n as u64, *r, prior));
-        }
+        rs.sort_by(|a, b| (a.spans[a.root].start, &a.id).cmp(&(b.spans[b.root].start, &b.id)));
+        out.push(Session::of(rs));
     }
     out
 }
@@ -576,10 +620,13 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
     // (a long session's history would otherwise hold every call made).
     let tool_calls: Vec<RawCall> = prior
         .iter()
-        .flat_map(|r| r.tools())
-        .chain(run.tools())
+        .flat_map(|r| &r.calls)
+        .chain(&run.calls)
         .take(super::raw::MAX_TOOL_CALLS + 1)
-        .map(|s| call(s, capture))
+        .map(|c| RawCall {
+            whole: c.whole && capture,
+            ..c.clone()
+        })
         .collect();
     let calls_known = match history {
         History::None => true,
@@ -651,25 +698,28 @@ fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
 }
 
 /// A tool span as a call: its arguments read back from Python's `repr`
-/// (else the recorded string), its result, or on an error its message.
-fn call(s: &SpanRec, capture: bool) -> RawCall {
-    let name = s
+/// (else the recorded string), its result, or on an error its message;
+/// whole when neither is cut (and the deployment captures them: a turn
+/// that holds it says).
+fn call(s: &SpanRec) -> RawCall {
+    let name: std::sync::Arc<str> = s
         .str("symfonic.tool.name")
-        .map(str::to_string)
-        .unwrap_or_else(|| s.name["symfonic.tool.".len()..].to_string());
+        .unwrap_or(&s.name["symfonic.tool.".len()..])
+        .into();
     let args = s.str("symfonic.tool.args");
     let result = match s.error {
         true => s.str("symfonic.error.message"),
         false => s.str("symfonic.tool.result"),
     };
-    let whole = capture && !args.is_some_and(is_cut) && !result.is_some_and(is_cut);
+    let whole = !args.is_some_and(is_cut) && !result.is_some_and(is_cut);
     RawCall {
         name,
         args: args.map(|a| {
             pyliteral::to_json(a)
                 .unwrap_or_else(|| serde_json::to_string(a).expect("a string serialises"))
+                .into()
         }),
-        result: result.map(|r| ResultText::Text(r.to_string())),
+        result: result.map(|r| ResultText::Text(r.into())),
         whole,
     }
 }

@@ -3,6 +3,8 @@
 //! and findings derived as the deployment derives them, and a `provenance`
 //! naming each signal's origin.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -88,17 +90,21 @@ impl Captured {
 /// (checked, and read only when something reads it: a replay that checks
 /// no fabrication never does, and tool results are most of a transcript's
 /// escapes).
+///
+/// Shared (`Arc`): with `history = "conversation"` every later turn of a
+/// conversation holds its earlier calls, and a copy each would make memory
+/// grow with the square of the conversation.
 #[derive(Clone, Debug)]
 pub enum ResultText {
-    Text(String),
-    Json(String),
+    Text(Arc<str>),
+    Json(Arc<str>),
 }
 
 impl ResultText {
     /// The result's text.
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            ResultText::Text(t) => t.into(),
+            ResultText::Text(t) => t.as_ref().into(),
             // Checked as a JSON string when it was read.
             ResultText::Json(j) => serde_json::from_str::<String>(j)
                 .expect("a result kept as JSON is a JSON string")
@@ -110,7 +116,7 @@ impl ResultText {
     /// `canonical`, else any (the one read, as it was written).
     pub fn json(&self, canonical: bool) -> std::borrow::Cow<'_, str> {
         match self {
-            ResultText::Json(j) if !canonical || is_canonical(j) => j.into(),
+            ResultText::Json(j) if !canonical || is_canonical(j) => j.as_ref().into(),
             _ => json_string(&self.text()).into(),
         }
     }
@@ -170,12 +176,13 @@ impl PartialEq for ResultText {
     }
 }
 
-/// One tool call as a record holds it.
+/// One tool call as a record holds it; its texts shared by every turn
+/// that holds it ([`ResultText`] says why).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawCall {
-    pub name: String,
+    pub name: Arc<str>,
     /// The arguments as JSON text (parsed), or as the recorded string.
-    pub args: Option<String>,
+    pub args: Option<Arc<str>>,
     pub result: Option<ResultText>,
     /// Whether its arguments and result were captured whole.
     pub whole: bool,
@@ -305,7 +312,7 @@ fn call_json(c: &RawCall, result: Written) -> String {
 /// [`call_json`], after `out`.
 fn write_call(out: &mut Vec<u8>, c: &RawCall, result: Written) {
     out.extend_from_slice(b"{\"name\":");
-    json_into(out, &c.name);
+    json_into(out, &*c.name);
     if let Some(a) = &c.args {
         out.extend_from_slice(b",\"args\":");
         out.extend_from_slice(a.as_bytes());
@@ -486,7 +493,7 @@ impl ConvertedTurn {
     pub fn text_bytes(&self) -> usize {
         let calls = self.raw.tool_calls.iter().map(|c| {
             c.name.len()
-                + c.args.as_ref().map_or(0, String::len)
+                + c.args.as_ref().map_or(0, |a| a.len())
                 + c.result.as_ref().map_or(0, ResultText::size)
         });
         200 + self.turn.draft.len() + calls.sum::<usize>()
