@@ -72,6 +72,8 @@ pub use summary::schema::SCHEMA_VERSION;
 /// Pieces the tests, benchmarks and fuzz targets reach into; not API.
 #[doc(hidden)]
 pub use critic_gate_core::internals;
+#[doc(hidden)]
+pub use summary::parquet::decoded_estimate as parquet_decoded_estimate;
 /// The Parquet reader `check` uses, for the tests; not API.
 #[doc(hidden)]
 pub use summary::parquet::read_frame as read_parquet;

@@ -650,3 +650,43 @@ fn peak_with_history(
     assert_eq!(summary(&out)["turns"], turns, "{history}");
     mib
 }
+
+/// The decoding budget a damaged page header is held to leaves room for
+/// every table a replay writes: each decodes to at most a quarter of the
+/// multiple of its size the reader allows (above its floor).
+#[test]
+fn our_parquet_tables_decode_well_within_the_budget() {
+    let d = Dir::new();
+    let traffic = synth(&d, "t.jsonl", 30_000, 5);
+    let out = d.path("pq");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--config",
+            root().join("datasets/gate.toml").to_str().unwrap(),
+            "--format",
+            "parquet",
+            "--decisions",
+            "all",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let mut seen = 0;
+    for f in files_in(&out).iter().filter(|f| f.ends_with(".parquet")) {
+        let bytes = std::fs::read(out.join(f)).unwrap();
+        let (decoded, factor) = critic_gate::parquet_decoded_estimate(&bytes).unwrap();
+        eprintln!("{f}: {} bytes decode to about {decoded}", bytes.len());
+        assert!(
+            decoded <= factor / 4 * bytes.len() as u64,
+            "{f}: {} bytes decode to about {decoded}",
+            bytes.len()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} tables");
+}
