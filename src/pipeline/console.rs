@@ -118,7 +118,10 @@ impl Outcome {
         // The baseline's revised skips are production's disagreements
         // with it, not a risk of switching; a variant's count against
         // the baseline is of the turns the baseline fires on.
-        if i == plan.baseline {
+        if c.turns == 0 {
+            // Nothing read is nothing known, never "no risk".
+            "no turn was replayed: nothing is known of its risk".to_string()
+        } else if i == plan.baseline {
             format!(
                 "{} (its skips production's critic revised or refused; the baseline)",
                 count(

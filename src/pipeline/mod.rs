@@ -335,7 +335,9 @@ fn strict(opts: &ReplayOptions, res: &BlockResult) -> crate::Result<()> {
             source: opts.input.sources[r.source].clone(),
             line: r.line,
             reason: r.reason.clone(),
-            skippable: true,
+            // A line of another format is read with --from, not set aside
+            // (its reason says so).
+            skippable: crate::import::InputFormat::recognise(&r.raw).is_none(),
         }),
         _ => Ok(()),
     }

@@ -262,7 +262,8 @@ impl Replayer {
             Ok(turn) => self.tally_turn(turn, LineOf::Text(text), at, out, scratch),
             Err(e) => {
                 out.totals.rejected += 1;
-                out.rejects.push(reject(e.to_string()));
+                let reason = crate::import::InputFormat::hint(e.to_string(), text);
+                out.rejects.push(reject(reason));
             }
         }
     }

@@ -202,6 +202,7 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
 /// its regressions on them.
 fn risk_sentence(m: &VariantSummary, base_md: &str) -> String {
     match (m.new_labelled_skips, m.new_skips) {
+        _ if m.turns == 0 => "no turn was replayed, so nothing is known of its risk".to_string(),
         (_, 0) => format!("it skips no turn {base_md} fires on, so it adds no new risk"),
         (0, n) => format!(
             "whether its new skips (turns {base_md} fires on) let out replies the critic would change is unknown: none of its {} has a recorded critic verdict, so nothing bounds its safety regression rate",

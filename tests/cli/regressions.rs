@@ -690,3 +690,62 @@ fn our_parquet_tables_decode_well_within_the_budget() {
     }
     assert!(seen >= 5, "{seen} tables");
 }
+
+/// A trace or a transcript replayed without `--from` failed on line 1 with
+/// "run_id is missing ... or rerun with --skip-invalid"; following that
+/// hint gave exit 0, 0 turns and "no new risk". The reason now names the
+/// format the line looks like and the flag that reads it, and a replay of
+/// no turn never reads as no risk, nor passes `check`.
+#[test]
+fn a_trace_replayed_as_traffic_is_named_and_zero_turns_are_not_safe() {
+    let d = Dir::new();
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("tests/samples/otel/B_capture_on_selective_gate_intent_observe.otlp.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let trace = d.write("b.otlp.jsonl", format!("{doc}\n"));
+    let chat = root().join("datasets/transcripts.jsonl");
+    for (input, format) in [(&trace, "otlp"), (&chat, "openai-chat")] {
+        let o = run(
+            &[
+                "replay",
+                input.to_str().unwrap(),
+                "--out",
+                d.path("r").to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, &format!("--from {format}"));
+        assert!(!stderr(&o).contains("--skip-invalid"), "{}", stderr(&o));
+    }
+    let out = d.path("skipped");
+    let o = run(
+        &[
+            "replay",
+            trace.to_str().unwrap(),
+            "--skip-invalid",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let err = stderr(&o);
+    assert!(!err.contains("no new risk"), "{err}");
+    assert!(err.contains("no turn was replayed"), "{err}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!report.contains("no new risk"), "{report}");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "nothing to judge: the replay has 0 turns");
+}

@@ -15,6 +15,47 @@ use crate::derive::intent::{self, IntentVerdict};
 use crate::read::provenance::Origin;
 use crate::read::turn::Turn;
 
+impl InputFormat {
+    /// The format an invalid traffic line looks like, when it looks like
+    /// another format the tool reads: an OTLP document (`resourceSpans`;
+    /// also the first lines of one pretty-printed) or a chat transcript
+    /// (`messages` and no `draft`). Asked only of lines that are not
+    /// traffic, so it may read the whole line.
+    pub fn recognise(line: &str) -> Option<InputFormat> {
+        use serde::de::IgnoredAny;
+        let keys = serde_json::from_str::<std::collections::BTreeMap<String, IgnoredAny>>(line);
+        match keys {
+            Ok(k) if k.contains_key("resourceSpans") => Some(InputFormat::Otlp),
+            Ok(k) if k.contains_key("messages") && !k.contains_key("draft") => {
+                Some(InputFormat::OpenaiChat)
+            }
+            Ok(_) => None,
+            Err(_) => {
+                let t = line.trim_start().trim_start_matches('{').trim_start();
+                t.starts_with("\"resourceSpans\"")
+                    .then_some(InputFormat::Otlp)
+            }
+        }
+    }
+
+    /// `reason` for a line that is not traffic, with the format it looks
+    /// like and the setting that reads it.
+    pub fn hint(reason: String, line: &str) -> String {
+        match InputFormat::recognise(line) {
+            Some(f) => format!(
+                "{reason}: this line looks like {}, not traffic; read it with {} {}",
+                match f {
+                    InputFormat::Otlp => "an OTLP trace document",
+                    _ => "an OpenAI-style chat transcript",
+                },
+                crate::vocab::Setting::From,
+                f.name()
+            ),
+            None => reason,
+        }
+    }
+}
+
 /// What the tool reads (`--from`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum InputFormat {
