@@ -55,7 +55,7 @@ pub struct Request {
 /// The budgets the starter config sets (the others are commented out).
 const ACTIVE_BUDGETS: [(&str, &str); 2] = [
     ("max_safety_regressions", "0"),
-    ("max_safety_regression_rate", "0.05"),
+    ("max_safety_regression_rate", "0.01"),
 ];
 
 /// A string as a TOML basic string (JSON's escapes are TOML's).

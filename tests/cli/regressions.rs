@@ -749,3 +749,84 @@ fn a_trace_replayed_as_traffic_is_named_and_zero_turns_are_not_safe() {
     );
     expect_error(&o, 2, "nothing to judge: the replay has 0 turns");
 }
+
+/// `init` wrote `max_safety_regression_rate = 0.05` where docs/config.md
+/// and docs/ci.md give 0.01: every budget both the starter config and
+/// docs/config.md's example set has one value.
+#[test]
+fn init_and_the_config_docs_set_the_same_budgets() {
+    let d = Dir::new();
+    let file = d.path("starter.toml");
+    let o = run(&["init", file.to_str().unwrap()], None);
+    expect_code(&o, 0);
+    let starter: toml::Table = toml::from_str(&d.read("starter.toml")).unwrap();
+    let docs = std::fs::read_to_string(root().join("docs/config.md")).unwrap();
+    let example = docs
+        .split("```toml\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let example: toml::Table = toml::from_str(example).unwrap();
+    let (a, b) = (
+        starter["check"].as_table().unwrap(),
+        example["check"].as_table().unwrap(),
+    );
+    let shared: Vec<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    assert!(shared.len() >= 2, "{shared:?}");
+    for k in shared {
+        assert_eq!(a[k], b[k], "{k}: init against docs/config.md");
+    }
+}
+
+/// An OTLP document pretty-printed at indent 0 (every nested `{` at the
+/// margin) was cut at each of them: 246 rejects and no turn. Documents are
+/// now told apart by their nesting, whatever the indent.
+#[test]
+fn an_otlp_document_pretty_printed_at_any_indent_is_one_document() {
+    let d = Dir::new();
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("tests/samples/otel/B_capture_on_selective_gate_intent_observe.otlp.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut turns = Vec::new();
+    for indent in [0usize, 1, 2] {
+        // Two documents one after the other, braces in strings included.
+        let mut text = String::new();
+        for _ in 0..2 {
+            let mut buf = Vec::new();
+            let pad = vec![b' '; indent];
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(&pad);
+            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+            serde::Serialize::serialize(&doc, &mut ser).unwrap();
+            text.push_str(&String::from_utf8(buf).unwrap());
+            text.push('\n');
+        }
+        let f = d.write(&format!("i{indent}.json"), text);
+        let out = d.path(&format!("r{indent}"));
+        let o = run(
+            &[
+                "replay",
+                f.to_str().unwrap(),
+                "--from",
+                "otlp",
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        let s = summary(&out);
+        assert_eq!(s["rejected"], 0, "indent {indent}");
+        turns.push(s["turns"].as_u64().unwrap());
+    }
+    assert!(
+        turns[0] > 0 && turns.iter().all(|t| *t == turns[0]),
+        "{turns:?}"
+    );
+}

@@ -241,6 +241,30 @@ struct Source {
     opens_pretty: Option<bool>,
 }
 
+/// How much a line of JSON opens (`{`, `[`) less what it closes, outside
+/// strings (which cannot span lines).
+fn nesting(line: &str) -> i64 {
+    let (mut depth, mut in_string, mut escaped) = (0i64, false, false);
+    for b in line.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
+}
+
 /// A line that is a lone `{` at the margin: a pretty-printed document's
 /// first.
 fn opens(l: &Result<String, Failed>) -> bool {
@@ -285,9 +309,9 @@ impl Source {
     }
 
     /// The source's documents: one a line, or pretty-printed documents one
-    /// after another when the first line is a lone `{` (each then opens at
-    /// a line that is a lone `{` at the margin, as pretty printers indent
-    /// everything inside). A line that cannot be read refuses its line, or
+    /// after another when the first line is a lone `{` (each then runs to
+    /// the next lone `{` at the margin when indented, and to the line that
+    /// closes it at indent 0). A line that cannot be read refuses its line, or
     /// the whole pretty-printed document holding it.
     fn documents(&mut self) -> Vec<(u64, String)> {
         let lines = std::mem::take(&mut self.lines);
@@ -307,10 +331,32 @@ impl Source {
         let mut docs = Vec::new();
         let mut i = 0;
         while i < lines.len() {
+            // (A line that cannot be read is taken as balanced; the
+            // document holding it is refused.)
+            if lines[i].1.as_ref().is_ok_and(|t| t.trim().is_empty()) {
+                i += 1;
+                continue;
+            }
             let start = i;
             i += 1;
-            while i < lines.len() && !opens(&lines[i].1) {
-                i += 1;
+            // Indented (the usual), a document ends where the next `{` at
+            // the margin opens, which also recovers from a document cut
+            // short; at indent 0 every nested object opens at the margin,
+            // so it ends at the line that closes it.
+            let indented = lines
+                .get(i)
+                .and_then(|(_, l)| l.as_deref().ok())
+                .is_some_and(|t| t.starts_with([' ', '\t']));
+            if indented {
+                while i < lines.len() && !opens(&lines[i].1) {
+                    i += 1;
+                }
+            } else {
+                let mut depth = lines[start].1.as_deref().map_or(0, nesting);
+                while i < lines.len() && depth > 0 {
+                    depth += lines[i].1.as_deref().map_or(0, nesting);
+                    i += 1;
+                }
             }
             let doc = &lines[start..i];
             let first = doc[0].0;

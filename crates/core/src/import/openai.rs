@@ -470,8 +470,14 @@ impl Walk {
             History::Conversation => 0,
         };
         if self.calls.len() - from > MAX_TOOL_CALLS {
+            let history = match self.history {
+                History::None => "",
+                History::Conversation => {
+                    " (with history = \"conversation\" every call so far counts)"
+                }
+            };
             return Err(format!(
-                "the turn has more than {MAX_TOOL_CALLS} tool calls (with history = \"conversation\" every call so far counts): more than one turn of a replay holds"
+                "the turn has more than {MAX_TOOL_CALLS} tool calls{history}: more than one turn of a replay holds"
             ).into());
         }
         let tool_calls = (from..self.calls.len())
@@ -948,9 +954,15 @@ mod tests {
                 looked <= 10 * n,
                 "{history:?}: {looked} calls looked at for {n} calls and results"
             );
-            // 4,000 calls in one turn: refused, naming the cap.
+            // 4,000 calls in one turn: refused, naming the cap, and
+            // history only where the deployment passes it.
             let e = t.unwrap_err().0;
             assert!(e.contains("more than 1024 tool calls"), "{e}");
+            assert_eq!(
+                e.contains("conversation"),
+                history == History::Conversation,
+                "{history:?}: {e}"
+            );
         }
     }
 

@@ -565,9 +565,16 @@ pub fn convert(
 ) -> Result<ConvertedTurn, super::not_imported::NotImported> {
     let max = MAX_TOOL_CALLS;
     if t.tool_calls.len() > max {
+        let history = match d.history {
+            crate::deployment::History::None => "",
+            crate::deployment::History::Conversation => {
+                " (with history = \"conversation\" every call of the session so far counts)"
+            }
+        };
         return Err(format!(
-            "the turn has more than {max} tool calls (with history = \"conversation\" every call of the session so far counts): more than one turn of a replay holds"
-        ).into());
+            "the turn has more than {max} tool calls{history}: more than one turn of a replay holds"
+        )
+        .into());
     }
     // Each call's arguments are JSON the format holds (most are), or the
     // call's JSON gives the reason it is not (before anything reads it).

@@ -522,6 +522,13 @@ impl TurnError {
             Some(k) => msg[..k].to_string(),
             None => msg,
         };
+        // serde_json's words for a surrogate escape without its pair.
+        let reason = match reason.as_str() {
+            "unexpected end of hex escape" | "lone leading surrogate in hex escape" => {
+                "a lone surrogate, or a cut \\u escape: a \\uD800-\\uDBFF escape must be followed by its \\uDC00-\\uDFFF pair (a string must be Unicode text), and every \\u escape has four hex digits".to_string()
+            }
+            _ => reason,
+        };
         let column = match e.classify() {
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
                 Some(e.column())
@@ -670,6 +677,11 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
         {
             Ok(Some(x as u64))
         }
+        Node::Num(x, Unexpected::Float(_)) if x.fract() == 0.0 && x > 0.0 => Err(format!(
+            "turn {} is past 2^53 (9007199254740992), where a number written with an exponent or a fraction part is no longer exact: write the turn as a plain integer (at most 18446744073709551615)",
+            Node::Num(x, Unexpected::Float(x)).describe()
+        )
+        .into()),
         other => Err(format!("turn must be an integer >= 0, got {}", other.describe()).into()),
     }
 }
@@ -1141,6 +1153,22 @@ mod tests {
         )
         .contains("score"));
         assert!(err(r#"{"run_id":"r","draft":"x","turn":-1}"#).contains("turn must be an integer"));
+        // A whole number past what a float holds exactly is said so (it
+        // read as "not an integer"); a lone surrogate is named (it read as
+        // "unexpected end of hex escape").
+        let e = err(r#"{"run_id":"r","draft":"x","turn":1e20}"#);
+        assert!(
+            e.contains("2^53") && !e.contains("must be an integer"),
+            "{e}"
+        );
+        for line in [
+            r#"{"run_id":"r","draft":"x\ud800y"}"#,
+            r#"{"run_id":"r","draft":"x\ud800"}"#,
+            r#"{"run_id":"r","draft":"x\udc00y"}"#,
+        ] {
+            let e = err(line);
+            assert!(e.contains("lone surrogate"), "{line}: {e}");
+        }
     }
 
     #[test]
