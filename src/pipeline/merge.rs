@@ -172,6 +172,7 @@ impl Job<'_> {
             opts: self.opts,
             scope: self.scope,
             notes,
+            from_partials: true,
         };
         merged.report(&facts, Some(self.staging))
     }

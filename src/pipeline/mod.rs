@@ -231,6 +231,7 @@ impl Run {
             opts,
             scope: &replayer.scope_columns,
             notes: Vec::new(),
+            from_partials: false,
         };
         merged.report(&facts, self.staging.as_ref()).map(Done)
     }
@@ -359,6 +360,9 @@ pub(crate) struct ReportFacts<'a> {
     scope: &'a ScopeColumns,
     /// Notes of the job (e.g. a merge's), after the run's own.
     notes: Vec<String>,
+    /// Whether the tallies came from partial results (which anyone may
+    /// hand a merge), not from this process's own replay.
+    from_partials: bool,
 }
 
 impl Merged {
@@ -430,6 +434,7 @@ impl Merged {
         };
         let summary =
             crate::summary::build::summarize(&opts.plan, &self.totals, &run, &segments_cut);
+        held_to_checks(&summary.run, f.from_partials)?;
         if let Some(staging) = staging {
             let r = ReplayReport {
                 label: &opts.outputs.label,
@@ -452,6 +457,30 @@ impl Merged {
             segments_cut,
         })
     }
+}
+
+/// A summary held to `check`'s own rules before anything is written:
+/// merged tallies come from files anyone may hand a merge, and no report
+/// should be one `check` then calls damaged.
+fn held_to_checks(
+    run: &crate::summary::figures::RunSummary,
+    from_partials: bool,
+) -> crate::Result<()> {
+    if let Err(e) = crate::summary::figures::RunSummary::from_json(run.to_json()) {
+        return Err(match from_partials {
+            true => Error::Read(
+                format!(
+                    "damaged partial result: the merged tallies do not add up ({e}); nothing was written; replay the shards again with {s_partial}",
+                    s_partial = crate::vocab::Setting::Partial
+                )
+                .into(),
+            ),
+            false => Error::System(
+                format!("the replay's own tallies do not add up ({e}): this is a bug of critic-gate; please report it").into(),
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn file_size(source: &str) -> u64 {

@@ -967,10 +967,11 @@ fn skill_gate_calls_are_turns_of_their_own_run_id() {
         .filter(|t| t["call_site"] == "skill_gate")
         .collect();
     assert_eq!(skill.len(), 2);
-    for (n, t) in skill.iter().enumerate() {
+    // Numbered by their span's start, in Unix nanoseconds.
+    for (t, start) in skill.iter().zip([T + 95_000_000, T + 2_000_000_000]) {
         assert_eq!(
             (t["run_id"].as_str(), t["turn"].as_u64()),
-            (Some("skill-gate"), Some(n as u64)),
+            (Some("skill-gate"), Some(start)),
             "{t}"
         );
     }

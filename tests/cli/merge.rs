@@ -569,3 +569,77 @@ fn merge_refuses_another_versions_partials() {
     expect_error(&o, 2, "9.9.9");
     assert!(!out.exists());
 }
+
+/// `merge` wrote reports from a partial whose tallies `check` then called
+/// damaged (a variant firing on more turns than it has): the merged
+/// summary is held to check's own rules before anything is written.
+#[test]
+fn merge_refuses_tallies_that_check_would_call_damaged() {
+    let d = Dir::new();
+    let p = d.path("a.partial");
+    partial_from(root(), SEED, &p);
+    let raw = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
+    let ours = b"\"fires\":20";
+    let at = raw
+        .windows(ours.len())
+        .position(|w| w == ours)
+        .expect("the tallies count fires");
+    let mut edited = raw.clone();
+    // The same length, so every frame length still holds: 99 fires in 20
+    // turns.
+    edited[at..at + ours.len()].copy_from_slice(b"\"fires\":99");
+    let q = d.write("b.partial", zstd::encode_all(&edited[..], 3).unwrap());
+    let out = d.path("m");
+    let o = run(
+        &["merge", q.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        None,
+    );
+    expect_error(&o, 2, "damaged");
+    assert!(!out.exists());
+}
+
+/// Whole-session shards of a trace with skill-gate calls: each partial
+/// numbered its skill-gate turns from 0, so the merge warned of duplicate
+/// turns one replay does not have, and its rows differed. Skill-gate turns
+/// are numbered by their span's start, the same in any shard.
+#[test]
+fn trace_shards_with_skill_gate_calls_merge_as_one_replay() {
+    use crate::trace::{critic, doc, lines, run_spans, T};
+    let d = Dir::new();
+    let mut files = Vec::new();
+    for shard in 0..2u64 {
+        let mut docs = Vec::new();
+        for r in 0..3u64 {
+            let id = format!("s{shard}-r{r}");
+            let t = T + (shard * 10 + r) * 1_000_000_000;
+            let mut spans = run_spans(&id, t);
+            // Each run its own session: whole sessions in each shard.
+            spans[0]["attributes"][2]["value"]["stringValue"] = serde_json::json!(id.clone());
+            spans.push(critic(&id, t + 95_000_000, 70, "metacognition_skill_gate"));
+            docs.push(doc(spans));
+        }
+        files.push(d.write(&format!("t{shard}.jsonl"), lines(&docs)));
+    }
+    let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let opts = ["--from", "otlp"];
+    let one = d.path("one/run");
+    let mut args = vec!["replay"];
+    args.extend(&files);
+    args.extend(opts);
+    args.extend(["--out", one.to_str().unwrap(), "--quiet"]);
+    expect_code(&run_from_root(&args), 0);
+    let partials = replay_shards(&d, &files, &opts);
+    let two = d.path("merged/run");
+    let mut args = vec!["merge"];
+    args.extend(partials.iter().map(String::as_str));
+    args.extend(["--out", two.to_str().unwrap()]);
+    let o = run(&args, None);
+    expect_code(&o, 0);
+    assert!(!stderr(&o).contains("duplicate_turn"), "{}", stderr(&o));
+    assert_same_reports(&one, &two);
+    let skill = std::fs::read_to_string(one.join("decisions.csv")).unwrap();
+    assert_eq!(
+        skill.lines().filter(|l| l.contains(",skill-gate,")).count(),
+        6 * 2
+    );
+}

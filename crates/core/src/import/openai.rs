@@ -430,6 +430,22 @@ impl Walk {
         Ok(())
     }
 
+    /// A turn holds at most [`MAX_TOOL_CALLS`] calls: those since `from`.
+    fn within_cap(&self, from: usize) -> Result<(), super::not_imported::NotImported> {
+        if self.calls.len() - from > MAX_TOOL_CALLS {
+            let history = match self.history {
+                History::None => "",
+                History::Conversation => {
+                    " (with history = \"conversation\" every call so far counts)"
+                }
+            };
+            return Err(format!(
+                "the turn has more than {MAX_TOOL_CALLS} tool calls{history}: more than one turn of a replay holds"
+            ).into());
+        }
+        Ok(())
+    }
+
     fn assistant(&mut self, m: Message) -> Result<(), super::not_imported::NotImported> {
         let calls = m.tool_calls.unwrap_or_default();
         let parts = Parts::of(m.content)?;
@@ -469,17 +485,7 @@ impl Walk {
             History::None => self.since_user,
             History::Conversation => 0,
         };
-        if self.calls.len() - from > MAX_TOOL_CALLS {
-            let history = match self.history {
-                History::None => "",
-                History::Conversation => {
-                    " (with history = \"conversation\" every call so far counts)"
-                }
-            };
-            return Err(format!(
-                "the turn has more than {MAX_TOOL_CALLS} tool calls{history}: more than one turn of a replay holds"
-            ).into());
-        }
+        self.within_cap(from)?;
         let tool_calls = (from..self.calls.len())
             .map(|i| RawCall {
                 name: self.calls[i].1.clone(),

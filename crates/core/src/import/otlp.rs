@@ -356,10 +356,14 @@ impl Gathering {
             self.add(counted);
         }
         let mut out: Vec<(Option<u64>, usize, u64, RawTurn)> = Vec::new();
-        // Skill-gate calls are turns of symfonic's own run id, in order.
+        // Skill-gate calls are turns of symfonic's own run id, numbered by
+        // their start (Unix nanoseconds): the same number in any shard of
+        // the trace, where an ordinal restarted at 0 in each and a merge
+        // saw duplicates. One without a start has its place in the trace.
         skill.sort_by_key(|s| (s.start, s.source, s.line));
         for (n, s) in skill.iter().enumerate() {
-            out.push((s.start, s.source, s.line, skill_turn(n as u64, s)));
+            let number = s.start.unwrap_or(n as u64);
+            out.push((s.start, s.source, s.line, skill_turn(number, s)));
         }
         let sessions = in_sessions(&roots);
         let places: Vec<(&Session, usize)> = sessions
