@@ -32,7 +32,24 @@ pub fn check(data: &[u8]) -> bool {
     };
     let _ = (
         render_text(&results),
-        render_markdown(&results, Some((&[], 0))),
+        render_markdown(&results, Some((&[], 0, 0))),
     );
     true
+}
+
+/// Any bytes as a Parquet table (a report folder's `--format parquet`
+/// table that `check` reads): read, or refused as damaged, never a panic
+/// or an abort, and never decoded past the reader's budget (its page
+/// headers are held to the file first). Returns whether it was read.
+pub fn parquet(data: &[u8]) -> bool {
+    match crate::summary::parquet::decoded_estimate(data) {
+        Ok((decoded, factor)) => {
+            assert!(
+                decoded <= crate::summary::parquet::budget(data.len() as u64),
+                "a file past its budget was let through: {decoded} bytes ({factor}x)"
+            );
+        }
+        Err(_) => return false,
+    }
+    crate::summary::parquet::read_frame(data.to_vec()).is_ok()
 }

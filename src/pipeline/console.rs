@@ -30,6 +30,13 @@ impl Outcome {
             );
         }
         self.variant_lines(&mut msg);
+        if let Some(a) = self
+            .summary
+            .run
+            .assumed_confidence_sentence(&|v| v.to_string())
+        {
+            let _ = writeln!(msg, "  {a}");
+        }
         self.production_line(&mut msg);
         for n in &self.summary.run.notes {
             let _ = writeln!(msg, "note: {n}");

@@ -48,6 +48,31 @@ pub struct Regression {
     pub scope: Option<String>,
     /// The values of the scope columns, in column order.
     pub scope_values: Vec<Option<String>>,
+    /// Whether the baseline fires on the turn (the skip is new).
+    pub base_fires: bool,
+}
+
+/// What a listed regression is to the budgets: only a new skip's counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegressionKind {
+    /// A turn the baseline fires on: the switch lets the reply out; the
+    /// regression budgets count it.
+    NewSkip,
+    /// A turn the baseline skips too: switching changes nothing.
+    SharedSkip,
+    /// A row of the baseline itself: production's critic revised or
+    /// refused a turn the baseline skips.
+    ProductionDisagreement,
+}
+
+impl RegressionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegressionKind::NewSkip => "new_skip",
+            RegressionKind::SharedSkip => "shared_skip",
+            RegressionKind::ProductionDisagreement => "production_disagreement",
+        }
+    }
 }
 
 /// The output of one block.
@@ -256,6 +281,15 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
 }
 
 impl Regression {
+    /// What the row is to the budgets, with `baseline` the baseline's index.
+    pub fn kind(&self, baseline: usize) -> RegressionKind {
+        match (self.variant == baseline, self.base_fires) {
+            (true, _) => RegressionKind::ProductionDisagreement,
+            (false, true) => RegressionKind::NewSkip,
+            (false, false) => RegressionKind::SharedSkip,
+        }
+    }
+
     /// The regression a variant's skip is ([`Look::is_regression`]).
     pub(super) fn of(look: &Look, columns: &ScopeColumns) -> Regression {
         let (turn, d) = (look.turn, &look.d);
@@ -282,6 +316,7 @@ impl Regression {
                 .into_iter()
                 .map(|v| v.map(Cow::into_owned))
                 .collect(),
+            base_fires: d.base_fires,
         }
     }
 }

@@ -194,6 +194,9 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             count(m.turns, "turn", "turns"),
         );
     }
+    if let Some(a) = run.assumed_confidence_sentence(&|v| md_name(v)) {
+        let _ = writeln!(s, "\n> **{a}**");
+    }
     too_few_labels(s, &candidates);
     let _ = writeln!(s);
 }

@@ -321,6 +321,10 @@ impl RegressionsCsv {
                     s(&|x| Some(r.plan.variants[x.variant].name.clone())),
                 ),
                 ("verdict", s(&|x| Some(x.verdict.as_str().to_string()))),
+                (
+                    "kind",
+                    s(&|x| Some(x.kind(r.plan.baseline).as_str().to_string())),
+                ),
                 ("draft", s(&|x| Some(x.draft.clone()))),
                 ("revised_draft", s(&|x| x.revised_draft.clone())),
                 ("refusal_message", s(&|x| x.refusal_message.clone())),

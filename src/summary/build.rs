@@ -265,6 +265,26 @@ fn unknown_effect(s: Signal, plan: &Plan) -> String {
     }
 }
 
+/// Below this median, recorded critic latencies are not a model call's: an
+/// Opus critic round-trip takes seconds; a test harness or a stubbed
+/// critic answers in milliseconds.
+const HARNESS_LATENCY_MS: f64 = 100.0;
+
+/// A note when the recorded critic latencies are too short for a model
+/// call: the latency figures then describe the recording, not production.
+fn note_harness_latency(totals: &Totals, notes: &mut Vec<String>) {
+    let mut all = crate::replay::tally::Histogram::default();
+    for h in &totals.latency_by_length {
+        all.merge(h);
+    }
+    if let Some(median) = all.quantile(0.5).filter(|m| *m < HARNESS_LATENCY_MS) {
+        notes.push(format!(
+            "recorded critic latencies are too short for a model call: median {median} ms over {} calls, where a critic model's round-trip takes seconds (a test harness or a stubbed critic?); the latency figures describe the recording, not a production critic",
+            all.count
+        ));
+    }
+}
+
 /// A note per signal some turns lack, with what the replay took it as;
 /// production agreement shows how far those assumptions hold.
 fn note_provenance(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
@@ -369,6 +389,7 @@ pub fn summarize(
         note_unpriced(&mut notes, &models);
     }
     note_provenance(plan, totals, &mut notes);
+    note_harness_latency(totals, &mut notes);
     let variants = variant_summaries(plan, totals, &mut notes);
     let production = production_vs_baseline(plan, totals);
     if let Some(n) = &production.note {

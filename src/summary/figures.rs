@@ -692,6 +692,36 @@ impl std::fmt::Display for BadSummary {
 impl std::error::Error for BadSummary {}
 
 impl RunSummary {
+    /// When the figures of a legacy gate (flag off) rest on the cold
+    /// start that the replay assumes where no record gives the confidence:
+    /// the turns without one, and those variants' names.
+    pub fn assumed_confidence(&self) -> Option<(u64, Vec<&str>)> {
+        let unknown = self
+            .provenance
+            .get("confidence")
+            .and_then(|o| o.get("unknown"))
+            .copied()
+            .filter(|n| *n > 0)?;
+        let legacy: Vec<&str> = self
+            .ordered()
+            .filter(|v| !v.selective_gate)
+            .map(|v| v.variant.as_str())
+            .collect();
+        (!legacy.is_empty()).then_some((unknown, legacy))
+    }
+
+    /// The sentence that says so, for the bottom line (`name` writes a
+    /// variant's name for the medium).
+    pub fn assumed_confidence_sentence(&self, name: &dyn Fn(&str) -> String) -> Option<String> {
+        let (n, legacy) = self.assumed_confidence()?;
+        let names: Vec<String> = legacy.iter().map(|v| name(v)).collect();
+        Some(format!(
+            "These figures rest on an assumed confidence: {n} of {} turns record none, so the replay takes symfonic's cold start, 0.5, and the legacy gate (flag off) of {} fires on each of them. A deployment with memory runs at a higher confidence, where the legacy gate skips: there, what switching saves and the new skips it risks are smaller than shown. Recording the confidence (or the activation log) removes the assumption.",
+            self.turns,
+            names.join(", ")
+        ))
+    }
+
     /// The variants in config order.
     pub fn ordered(&self) -> impl Iterator<Item = &VariantSummary> {
         self.variant_order

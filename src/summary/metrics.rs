@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 7;
+pub const SCHEMA_VERSION: u64 = 8;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        8,
+        "regressions.csv says what each row is to the budgets (`kind`: `new_skip`, which the regression budgets count; `shared_skip` and `production_disagreement`, which they do not)",
+    ),
     (
         7,
         "every risk figure is on the variant's new skips (turns it skips that the baseline fires on), not on all its skips: `safety_regressions`, `label_coverage`, `safety_regression_rate` and its bound, and so `check`'s budgets, the frontier's risk axis and calibrate's family; the bound takes runs as the sampling unit (`safety_regression_rate_upper95` is run-level, with `design_effect`, `effective_labels` and `labelled_runs`); new `new_skips`, the unlabelled new skips by cause and `safety_regression_rate_worst_case_upper95`; the all-skip figures are renamed `all_skips_*` (`labelled_skips` is `all_skips_labelled`, `unverified_skips` `all_skips_unlabelled`), and `safety_regressions_vs_baseline` is gone (it is `safety_regressions` now)",

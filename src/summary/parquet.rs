@@ -118,9 +118,14 @@ pub fn read_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
     })
 }
 
+/// The bytes a file of `len` bytes may decode to.
+pub fn budget(len: u64) -> u64 {
+    pages::budget(len)
+}
+
 /// About how many bytes a Parquet file decodes to, from its page headers
 /// (a damaged file is an error, as [`read_frame`] gives it); and
-/// [`pages::FACTOR`], the multiple of its size it may decode to.
+/// the multiple of its size it may decode to (above a floor).
 pub fn decoded_estimate(bytes: &[u8]) -> PolarsResult<(u64, u64)> {
     let metadata = pq_read::read_metadata(&mut Cursor::new(bytes))?;
     Ok((pages::check(&metadata, bytes)?, pages::FACTOR))

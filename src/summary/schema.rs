@@ -235,6 +235,12 @@ const REGRESSIONS: &[Column] = &[
     col("variant", Str, "", "the variant that skips the turn"),
     col("verdict", Str, "", "the recorded verdict: revise or refuse"),
     col(
+        "kind",
+        Str,
+        "",
+        "what the row is to the budgets: new_skip (a turn the baseline fires on: the regression budgets count it), shared_skip (the baseline skips it too: switching changes nothing; not counted), production_disagreement (a row of the baseline itself: production's critic revised or refused a turn it skips; not counted)",
+    ),
+    col(
         "draft",
         Str,
         "",

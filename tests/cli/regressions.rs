@@ -539,21 +539,8 @@ fn check_reads_a_formula_guarded_variant_name_as_its_name() {
             None,
         );
         expect_code(&o, 0);
-        let md = d.path(&format!("{format}.md"));
-        let o = run(
-            &[
-                "check",
-                out.to_str().unwrap(),
-                "--max-safety-regressions",
-                "5",
-                "--markdown",
-                md.to_str().unwrap(),
-            ],
-            None,
-        );
-        expect_code(&o, 0);
         // The one regression of the seed is listed under its variant's name.
-        let md = std::fs::read_to_string(&md).unwrap();
+        let md = passing_check_markdown(&d, &out, format);
         assert!(md.contains("-smart"), "{format}: {md}");
         assert!(!md.contains("'-smart"), "{format}: {md}");
         assert!(md.contains("Great, will do."), "{format}: {md}");
@@ -576,19 +563,7 @@ fn diff_counts_turns_and_each_variants_flips() {
     );
     let (old, new) = (d.path("old"), d.path("new"));
     for (cfg, out) in [(&old_cfg, &old), (&new_cfg, &new)] {
-        let o = run(
-            &[
-                "replay",
-                root().join("datasets/seed.jsonl").to_str().unwrap(),
-                "--config",
-                cfg.to_str().unwrap(),
-                "--quiet",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            None,
-        );
-        expect_code(&o, 0);
+        replay_seed_with(cfg, out);
     }
     let o = run(
         &["diff", old.to_str().unwrap(), new.to_str().unwrap()],
@@ -829,4 +804,151 @@ fn an_otlp_document_pretty_printed_at_any_indent_is_one_document() {
         turns[0] > 0 && turns.iter().all(|t| *t == turns[0]),
         "{turns:?}"
     );
+}
+
+/// regressions.csv mixed the regressions the budgets count (on new skips)
+/// with the baseline's disagreements with production, with no column to
+/// tell them apart, and `check --markdown` printed "Safety regressions (2)"
+/// under budget rows that said 0. Each row now says its kind, and the
+/// Markdown says which of the listed rows the budgets count.
+#[test]
+fn regressions_say_which_the_budgets_count() {
+    let d = Dir::new();
+    // The baseline skips too (a smart baseline against a smarter candidate
+    // would do; here legacy at threshold 0 skips every confident turn).
+    let config = d.write(
+        "c.toml",
+        "baseline = \"lenient\"\n[variants.lenient]\nmetacognition_confidence_threshold = 0.0\n[variants.smart]\nmetacognition_selective_gate = true\n",
+    );
+    let out = d.path("r");
+    replay_seed_with(&config, &out);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("regressions.csv")).unwrap());
+    let s = summary(&out);
+    let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str()).collect();
+    let new = kinds.iter().filter(|k| **k == "new_skip").count() as u64;
+    assert_eq!(
+        new,
+        s["variants"]["smart"]["safety_regressions"]
+            .as_u64()
+            .unwrap()
+    );
+    assert!(
+        kinds
+            .iter()
+            .all(|k| matches!(*k, "new_skip" | "shared_skip" | "production_disagreement")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.len() as u64 > new,
+        "the fixture lists rows the budgets do not count: {kinds:?}"
+    );
+    let md = passing_check_markdown(&d, &out, "check");
+    assert!(
+        md.contains(&format!("{new} on new skips, which the budgets count")),
+        "{md}"
+    );
+}
+
+/// On a trace, which records no confidence, the legacy gate's figures rest
+/// on an assumed 0.5, and the bottom line read as fact; recorded critic
+/// latencies of 1 ms (a test harness) passed without a word. The bottom
+/// line (report.md and stderr) now says what it rests on, and a note says
+/// the latencies are not a model call's.
+#[test]
+fn figures_that_rest_on_an_assumption_say_so() {
+    let d = Dir::new();
+    let out = d.path("r");
+    let samples = root().join("tests/samples/otel");
+    let o = run(
+        &[
+            "replay",
+            samples
+                .join("E_ack_after_tool_history.otlp.json")
+                .to_str()
+                .unwrap(),
+            samples
+                .join("B_capture_on_selective_gate_intent_observe.otlp.json")
+                .to_str()
+                .unwrap(),
+            "--from",
+            "otlp",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let bottom = report
+        .split("## Bottom line")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    assert!(bottom.contains("rest on an assumed confidence"), "{bottom}");
+    assert!(
+        stderr(&o).contains("rest on an assumed confidence"),
+        "{}",
+        stderr(&o)
+    );
+    let notes = summary(&out)["notes"].to_string();
+    assert!(notes.contains("too short for a model call"), "{notes}");
+    // Traffic that records its confidence and a model's latencies says
+    // neither.
+    let seed = d.path("seed");
+    let o = replay_in(
+        &seed,
+        &[
+            "datasets/multilingual.jsonl",
+            "--config",
+            "datasets/gate.toml",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let report = std::fs::read_to_string(seed.join("report.md")).unwrap();
+    assert!(
+        !report.contains("rest on an assumed confidence"),
+        "{report}"
+    );
+    assert!(!summary(&seed)["notes"]
+        .to_string()
+        .contains("too short for a model call"));
+}
+
+/// The seed dataset replayed with `config` into `out`.
+fn replay_seed_with(config: &std::path::Path, out: &std::path::Path) {
+    let o = run(
+        &[
+            "replay",
+            root().join("datasets/seed.jsonl").to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+}
+
+/// `check --markdown` of `out` with a budget of 5 regressions, which it
+/// passes: the Markdown (written to `d`'s `NAME.md`).
+fn passing_check_markdown(d: &Dir, out: &std::path::Path, name: &str) -> String {
+    let md = d.path(&format!("{name}.md"));
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "5",
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    std::fs::read_to_string(md).unwrap()
 }

@@ -443,22 +443,25 @@ pub struct RegressionLine {
     pub source: String,
     pub line: String,
     pub verdict: String,
+    /// What it is to the budgets (regressions.csv's `kind`).
+    pub kind: String,
     pub draft: String,
 }
 
 /// The first `TOP_REGRESSIONS` rows of the folder's regressions table
-/// (CSV or Parquet) among the variants `results` judged, and how many
-/// there are in all; None when the folder has no such table (a sweep).
+/// (CSV or Parquet) among the variants `results` judged, how many there
+/// are in all, and how many of them the budgets count (on new skips); None
+/// when the folder has no such table (a sweep).
 pub fn regressions_judged(
     dir: &Path,
     results: &[BudgetResult],
-) -> Result<Option<(Vec<RegressionLine>, usize)>, CannotJudge> {
+) -> Result<Option<(Vec<RegressionLine>, usize, usize)>, CannotJudge> {
     let Some(table) = read_table(dir, "regressions")? else {
         return Ok(None);
     };
     let rows = string_rows(
         &table.frame,
-        &["variant", "source", "line", "verdict", "draft"],
+        &["variant", "source", "line", "verdict", "draft", "kind"],
     )?;
     // Each row with the name of the judged variant it is of.
     let judged = |cell: &str| {
@@ -480,16 +483,18 @@ pub fn regressions_judged(
             line: r[2].clone(),
             verdict: r[3].clone(),
             draft: r[4].clone(),
+            kind: r[5].clone(),
         })
         .collect();
-    Ok(Some((lines, relevant.len())))
+    let counted = relevant.iter().filter(|(_, r)| r[5] == "new_skip").count();
+    Ok(Some((lines, relevant.len(), counted)))
 }
 
 /// The verdict as Markdown (for a pull-request comment or
 /// `$GITHUB_STEP_SUMMARY`), with the first regressions.
 pub fn render_markdown(
     results: &[BudgetResult],
-    listed: Option<(&[RegressionLine], usize)>,
+    listed: Option<(&[RegressionLine], usize, usize)>,
 ) -> String {
     let mut s = String::new();
     let ok = passed(results);
@@ -522,7 +527,7 @@ pub fn render_markdown(
             r.note.as_deref().map_or(String::new(), md_text)
         );
     }
-    let Some((regressions, total)) = listed else {
+    let Some((regressions, total, counted)) = listed else {
         let _ = writeln!(
             s,
             "\n(The folder lists no regressions: a sweep or calibrate folder has no per-turn tables; replay a variant to see its regressions.)"
@@ -532,19 +537,21 @@ pub fn render_markdown(
     if total > 0 {
         let _ = writeln!(
             s,
-            "\n**Safety regressions** ({total}; first {}):\n",
+            "\n**Safety regressions listed** ({total}: {counted} on new skips, which the budgets count; {} the budgets do not count, on turns the baseline skips too or the baseline's own; first {}):\n",
+            total - counted,
             regressions.len()
         );
-        let _ = writeln!(s, "| variant | where | verdict | draft |");
-        let _ = writeln!(s, "|---|---|---|---|");
+        let _ = writeln!(s, "| variant | where | verdict | kind | draft |");
+        let _ = writeln!(s, "|---|---|---|---|---|");
         for g in regressions {
             let _ = writeln!(
                 s,
-                "| {} | {}:{} | {} | {} |",
+                "| {} | {}:{} | {} | {} | {} |",
                 md_name(&g.variant),
                 md_text(&g.source),
                 g.line,
                 g.verdict,
+                md_text(&g.kind),
                 excerpt(&g.draft, 80)
             );
         }
@@ -909,7 +916,7 @@ mod tests {
             let text = render_text(&r);
             assert_eq!(text.contains("check passed"), want, "{text}");
             assert_eq!(text.contains("FAIL "), !want, "{text}");
-            let md = render_markdown(&r, Some((&[], 0)));
+            let md = render_markdown(&r, Some((&[], 0, 0)));
             assert_eq!(md.contains("✅ passed"), want);
         }
     }

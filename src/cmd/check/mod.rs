@@ -176,7 +176,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
             &results,
             listed
                 .as_ref()
-                .map(|(lines, total)| (lines.as_slice(), *total)),
+                .map(|(lines, total, counted)| (lines.as_slice(), *total, *counted)),
         );
         // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
         use std::io::Write;
