@@ -96,6 +96,8 @@ impl Outcome {
             );
             if i != plan.baseline {
                 self.unlabelled_line(vt, msg);
+            } else if let Some(calls) = crate::summary::text::unlabelled_calls(base, c) {
+                let _ = writeln!(msg, "  {:<12} {calls}", "");
             }
             if c.fires_without_critic > 0 {
                 let _ = writeln!(

@@ -229,6 +229,14 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
         turns: 1,
         fires: d.fires as u64,
         fires_without_critic: (d.fires && !reviewable) as u64,
+        // A call whose critic left no label: nothing recorded of one, or
+        // one that ran without a verdict (an event where none ran is
+        // production skipping: a disagreement, counted below).
+        critic_calls_unrecorded: (d.fires && reviewable && f.production.is_none()) as u64,
+        critic_calls_without_verdict: (d.fires
+            && reviewable
+            && f.production == Some(true)
+            && f.label.is_none()) as u64,
         critic_not_run: (f.label_index == NOT_RUN) as u64,
         production_known: f.production.is_some() as u64,
         ..Default::default()

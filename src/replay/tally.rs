@@ -80,6 +80,14 @@ pub struct Counts {
     /// reviews no empty reply): in `fires`, never a critic call.
     #[serde(default)]
     pub fires_without_critic: u64,
+    /// Critic calls with nothing recorded of a critic (no event; in a
+    /// trace, no critic span): where production ran this gate, probable
+    /// critic failures (a critic call that raises leaves no span).
+    #[serde(default)]
+    pub critic_calls_unrecorded: u64,
+    /// Critic calls whose recorded critic ran but left no verdict.
+    #[serde(default)]
+    pub critic_calls_without_verdict: u64,
     /// Turns whose recording says what production's gate did.
     pub production_known: u64,
     /// ... where production fired and the variant skips.
@@ -426,6 +434,9 @@ impl Counts {
             new_unlabelled_no_event: self.new_unlabelled_no_event - o.new_unlabelled_no_event,
             critic_not_run: self.critic_not_run - o.critic_not_run,
             fires_without_critic: self.fires_without_critic - o.fires_without_critic,
+            critic_calls_unrecorded: self.critic_calls_unrecorded - o.critic_calls_unrecorded,
+            critic_calls_without_verdict: self.critic_calls_without_verdict
+                - o.critic_calls_without_verdict,
             production_known: self.production_known - o.production_known,
             production_fired_variant_skips: self.production_fired_variant_skips
                 - o.production_fired_variant_skips,
@@ -458,6 +469,8 @@ impl Counts {
             new_unlabelled_no_event,
             critic_not_run,
             fires_without_critic,
+            critic_calls_unrecorded,
+            critic_calls_without_verdict,
             production_known,
             production_fired_variant_skips,
             production_skipped_variant_fires,
@@ -480,6 +493,8 @@ impl Counts {
         self.new_unlabelled_no_event += new_unlabelled_no_event;
         self.critic_not_run += critic_not_run;
         self.fires_without_critic += fires_without_critic;
+        self.critic_calls_unrecorded += critic_calls_unrecorded;
+        self.critic_calls_without_verdict += critic_calls_without_verdict;
         self.production_known += production_known;
         self.production_fired_variant_skips += production_fired_variant_skips;
         self.production_skipped_variant_fires += production_skipped_variant_fires;

@@ -57,6 +57,10 @@ fn production_section(s: &mut String, r: &ReplayReport) {
             );
         }
     }
+    let base_counts = &r.totals.variants[r.plan.baseline].counts;
+    if let Some(calls) = crate::summary::text::unlabelled_calls(&base, base_counts) {
+        let _ = writeln!(s, "\nThe baseline {base}: {calls}.");
+    }
     let not_run = r.totals.variants[r.plan.baseline].counts.critic_not_run;
     if not_run > 0 {
         let _ = writeln!(

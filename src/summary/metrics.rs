@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 8;
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         8,
-        "regressions.csv says what each row is to the budgets (`kind`: `new_skip`, which the regression budgets count; `shared_skip` and `production_disagreement`, which they do not)",
+        "regressions.csv says what each row is to the budgets (`kind`: `new_skip`, which the regression budgets count; `shared_skip` and `production_disagreement`, which they do not); new `critic_calls_unrecorded` and `critic_calls_without_verdict`, the critic calls without a label by cause (on the baseline, probable critic failures)",
     ),
     (
         7,
@@ -387,6 +387,10 @@ figures! {
         "fires on turns no critic can run on (an empty draft: symfonic reviews no empty reply); in fires, never a critic call";
     critic_calls: u64, "calls",
         "fires - fires_without_critic: the critic calls the variant makes";
+    critic_calls_unrecorded: u64 = counts.critic_calls_unrecorded, "calls",
+        "critic calls with nothing recorded of a critic (no critic event; in a trace, no critic span): where production ran this gate (the baseline, as a rule), probable critic failures, since a critic call that raises leaves no span; else a recording that lost the event";
+    critic_calls_without_verdict: u64 = counts.critic_calls_without_verdict, "calls",
+        "critic calls whose recorded critic ran but left no verdict (an answer not captured or cut)";
     saved_call_share: Option<f64>, "share",
         "saved_calls / the baseline's critic_calls: the share of the baseline's critic calls a switch saves (skip_rate is a share of turns); empty for the baseline and when the baseline makes no call";
     new_skips: u64 = counts.new_skips, "turns",

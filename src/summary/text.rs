@@ -68,6 +68,24 @@ pub fn md_name(name: &str) -> String {
 
 /// The unlabelled new skips by cause, the counted causes only: "3 no
 /// critic ran (...), 1 nothing recorded".
+/// The baseline's critic calls that left no label, by cause (None when
+/// every one did): with `base` written for the medium.
+pub fn unlabelled_calls(base: &str, c: &crate::replay::tally::Counts) -> Option<String> {
+    let (none, no_verdict) = (c.critic_calls_unrecorded, c.critic_calls_without_verdict);
+    if none + no_verdict == 0 {
+        return None;
+    }
+    let verdictless = match no_verdict {
+        0 => String::new(),
+        n => format!(", and {n} a critic that ran without a verdict"),
+    };
+    Some(format!(
+        "{none} of its {} {} no critic recorded{verdictless}: where production ran {base}, those with none recorded are probable critic failures (a critic call that raises leaves no span); none of them is a label",
+        count(c.critic_calls(), "critic call", "critic calls"),
+        if none == 1 { "has" } else { "have" }
+    ))
+}
+
 pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String {
     [
         (

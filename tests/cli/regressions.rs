@@ -952,3 +952,61 @@ fn passing_check_markdown(d: &Dir, out: &std::path::Path, name: &str) -> String 
     expect_code(&o, 0);
     std::fs::read_to_string(md).unwrap()
 }
+
+/// Turns where production's critic should have run and no critic was
+/// recorded (a critic call that raises leaves no span) were counted
+/// nowhere. Each variant now counts its critic calls with no critic
+/// recorded, and those whose critic left no verdict, and the replay says
+/// so for the baseline: on a legacy deployment these are probable critic
+/// failures.
+#[test]
+fn critic_calls_without_a_recorded_critic_are_counted_by_cause() {
+    use crate::trace::{critic, doc, lines, run_spans, T};
+    let d = Dir::new();
+    let mut docs = Vec::new();
+    for r in 0..4u64 {
+        let id = format!("r{r}");
+        let mut spans = run_spans(&id, T + r * 1_000_000_000);
+        match r {
+            // The critic raised: no critic span at all.
+            0 | 1 => {
+                spans.pop();
+            }
+            // The critic ran, its answer not captured: no verdict.
+            2 => {
+                spans.pop();
+                let t = T + r * 1_000_000_000 + 70_000_000;
+                let mut c = critic(&id, t, 300, "metacognition_critic");
+                c["attributes"].as_array_mut().unwrap().remove(4);
+                spans.push(c);
+            }
+            _ => {}
+        }
+        docs.push(doc(spans));
+    }
+    let f = d.write("t.jsonl", lines(&docs));
+    let out = d.path("r");
+    let o = run(
+        &[
+            "replay",
+            f.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = summary(&out);
+    let legacy = &s["variants"]["legacy"];
+    assert_eq!(legacy["critic_calls_unrecorded"], 2, "{legacy}");
+    assert_eq!(legacy["critic_calls_without_verdict"], 1, "{legacy}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("2 of its 4 critic calls have no critic recorded"),
+        "{err}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("probable critic failures"), "{report}");
+}
