@@ -137,8 +137,23 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
 fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     let c = &v.counts;
     s.new_unlabelled_no_verdict = c.new_unlabelled_no_verdict();
-    let labels = published(v.run_labels());
-    let worst = published(v.run_worst_case());
+    run_figures(v.run_labels(), v.run_worst_case(), s);
+    s.all_skips_unlabelled = c.unverified_skips();
+    s.all_skips_regression_rate_upper95 = sig_up(clopper_pearson_upper(
+        c.safety_regressions,
+        c.labelled_skips,
+        0.05,
+    ));
+    s.contract_violations = v.contract_violations;
+}
+
+/// The figures of the run-level bound, from the labelled new skips by run
+/// and every new skip by run (each unlabelled one a regression: the worst
+/// case). One function for the replay and for `check`, which works them
+/// out again from a folder's decision rows.
+pub fn run_figures(labels: RunLabels, worst: RunLabels, s: &mut VariantSummary) {
+    let labels = published(labels);
+    let worst = published(worst);
     s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
     s.safety_regression_rate_worst_case_upper95 = sig_up(run_level_upper(&worst, 0.05));
     s.labelled_runs = labels.runs;
@@ -150,13 +165,6 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     s.new_skip_runs = worst.runs;
     s.worst_case_design_effect = worst.design_effect;
     s.worst_case_effective_runs = (worst.labels > 0).then_some(worst.effective_runs);
-    s.all_skips_unlabelled = c.unverified_skips();
-    s.all_skips_regression_rate_upper95 = sig_up(clopper_pearson_upper(
-        c.safety_regressions,
-        c.labelled_skips,
-        0.05,
-    ));
-    s.contract_violations = v.contract_violations;
 }
 
 /// The run-level figures with the design effect rounded as the summary

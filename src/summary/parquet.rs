@@ -107,9 +107,14 @@ pub fn write_frame(df: &mut DataFrame, out: impl Write) -> PolarsResult<()> {
 /// caller names the file and the reason). The hook is the process's:
 /// this runs on `check`'s and `diff`'s one thread, before any other work.
 pub fn read_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
+    read_columns(bytes, None)
+}
+
+/// [`read_frame`] of the named top-level columns only (None: every one).
+pub fn read_columns(bytes: Vec<u8>, only: Option<&[&str]>) -> PolarsResult<DataFrame> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_frame(bytes)));
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_frame(bytes, only)));
     std::panic::set_hook(hook);
     read.unwrap_or_else(|_| {
         Err(polars_err!(
@@ -131,13 +136,14 @@ pub fn decoded_estimate(bytes: &[u8]) -> PolarsResult<(u64, u64)> {
     Ok((pages::check(&metadata, bytes)?, pages::FACTOR))
 }
 
-fn decode_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
+fn decode_frame(bytes: Vec<u8>, only: Option<&[&str]>) -> PolarsResult<DataFrame> {
     let metadata = pq_read::read_metadata(&mut Cursor::new(&bytes))?;
     pages::check(&metadata, &bytes)?;
     let schema = pq_read::infer_schema(&metadata)?;
     let bytes = Buffer::from(bytes);
     let mut columns = Vec::with_capacity(schema.len());
-    for field in schema.iter_values() {
+    let wanted = |name: &str| only.is_none_or(|o| o.contains(&name));
+    for field in schema.iter_values().filter(|f| wanted(f.name.as_str())) {
         let mut series: Option<Series> = None;
         for group in &metadata.row_groups {
             let (decompressors, types): (Vec<_>, Vec<_>) = group

@@ -157,9 +157,15 @@ impl From<CannotJudge> for crate::Error {
 
 /// Read a CSV report with every column as text.
 pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
+    read_csv_columns(path, None)
+}
+
+fn read_csv_columns(path: &Path, only: Option<&[&str]>) -> Result<DataFrame, CannotJudge> {
+    let columns = only.map(|o| o.iter().map(|c| PlSmallStr::from(*c)).collect());
     CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(Some(0))
+        .with_columns(columns)
         .try_into_reader_with_file_path(Some(path.into()))
         .and_then(|r| r.finish())
         .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", path.display())))
@@ -170,9 +176,19 @@ pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
 /// `--format parquet` writes no CSV); None when the folder has neither
 /// (a sweep or calibrate folder writes no per-turn tables).
 pub fn read_table(dir: &Path, stem: &str) -> Result<Option<Table>, CannotJudge> {
+    read_table_columns(dir, stem, None)
+}
+
+/// [`read_table`] of the named columns only (None: every one): a table of
+/// a row per turn and variant is read in a fraction of the memory.
+pub fn read_table_columns(
+    dir: &Path,
+    stem: &str,
+    only: Option<&[&str]>,
+) -> Result<Option<Table>, CannotJudge> {
     let csv = dir.join(format!("{stem}.csv"));
     if csv.is_file() {
-        return read_csv(&csv).map(|frame| {
+        return read_csv_columns(&csv, only).map(|frame| {
             Some(Table {
                 frame,
                 guarded: true,
@@ -186,7 +202,7 @@ pub fn read_table(dir: &Path, stem: &str) -> Result<Option<Table>, CannotJudge> 
     let cannot = |e: PolarsError| CannotJudge(format!("{}: cannot read: {e}", pq.display()));
     let bytes = std::fs::read(&pq)
         .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", pq.display())))?;
-    let df = super::parquet::read_frame(bytes).map_err(cannot)?;
+    let df = super::parquet::read_columns(bytes, only).map_err(cannot)?;
     let columns = df
         .columns()
         .iter()

@@ -1010,3 +1010,66 @@ fn critic_calls_without_a_recorded_critic_are_counted_by_cause() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("probable critic failures"), "{report}");
 }
+
+/// `check` passed summaries its own decisions table contradicts: the
+/// new-skip regressions edited to 0, or the design effect and run counts
+/// of another grouping into runs. Where the table holds every new skip
+/// (`--decisions all` or `changed`), the new-skip counts, labelled runs
+/// and the run-level figures are worked out again from its rows.
+#[test]
+fn check_refuses_a_summary_its_decisions_contradict() {
+    let d = Dir::new();
+    let seed = std::fs::read_to_string(root().join("datasets/seed.jsonl")).unwrap();
+    // Forgeries: the one regression approved; every turn its own run.
+    let approved = seed.replacen("\"verdict\": \"revise\"", "\"verdict\": \"approve\"", 1);
+    let regrouped: String = seed
+        .lines()
+        .enumerate()
+        .map(|(i, l)| l.replacen("\"run_id\": \"seed-", &format!("\"run_id\": \"x{i}-"), 1) + "\n")
+        .collect();
+    assert!(approved != seed && regrouped != seed);
+    let replay = |name: &str, text: &str| {
+        let f = d.write(&format!("{name}/seed.jsonl"), text);
+        let out = d.path(&format!("{name}/r"));
+        let o = run(
+            &[
+                "replay",
+                f.to_str().unwrap(),
+                "--config",
+                root().join("datasets/gate.toml").to_str().unwrap(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        out
+    };
+    let real = replay("real", &seed);
+    let check = |dir: &std::path::Path| {
+        run(
+            &[
+                "check",
+                dir.to_str().unwrap(),
+                "--max-safety-regressions",
+                "5",
+            ],
+            None,
+        )
+    };
+    expect_code(&check(&real), 0);
+    for (name, text, says) in [
+        ("approved", &approved, "safety_regressions"),
+        ("regrouped", &regrouped, "labelled_runs"),
+    ] {
+        let forged = replay(name, text);
+        // The forger's summary and regressions, the real decisions.
+        for f in ["decisions.csv", "report.md"] {
+            std::fs::copy(real.join(f), forged.join(f)).unwrap();
+        }
+        let o = check(&forged);
+        expect_error(&o, 2, "decisions");
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+    }
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::config::CheckConfig;
 use crate::summary::figures::VariantSummary;
-use crate::summary::read::{read_table, string_rows};
+use crate::summary::read::{read_table, read_table_columns, string_rows};
 pub use crate::summary::read::{CannotJudge, ReplayDir};
 use crate::summary::text::{excerpt, md_name, md_text, TOP_REGRESSIONS};
 
@@ -431,6 +431,105 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
             return Err(CannotJudge(format!(
                 "{}: summary.json gives variant {v} {said} safety regressions, its regressions table lists {rows}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
                 dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// summary.json's new-skip figures against the folder's decision rows,
+/// where those hold every new skip (`--decisions all` or `changed`: a new
+/// skip is a changed decision): the new skips, their labels and
+/// regressions, the runs they fall in and every run-level figure are
+/// worked out again from the rows, with the replay's own function, and a
+/// summary that differs (edited to pass, or of another replay) is refused.
+pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
+    if !matches!(summary.summary.decisions.as_str(), "all" | "changed") {
+        return Ok(());
+    }
+    const COLUMNS: [&str; 5] = ["variant", "run_id", "fires", "baseline_fires", "verdict"];
+    let Some(table) = read_table_columns(dir, "decisions", Some(&COLUMNS))? else {
+        if dir.join("report.md").is_file() {
+            return Err(CannotJudge(format!(
+                "{}: summary.json says the replay kept its decisions ({}), but the folder has no decisions table: the folder is incomplete or edited; replay the traffic again",
+                dir.display(),
+                summary.summary.decisions
+            )));
+        }
+        return Ok(());
+    };
+    // Read in place, a cell at a time (a copy of every cell as a String
+    // took twice the memory of the table).
+    let cols: Vec<&polars_core::prelude::StringChunked> = COLUMNS
+        .iter()
+        .map(|c| {
+            table.frame.column(c).and_then(|s| s.str()).map_err(|e| {
+                CannotJudge(format!(
+                    "{}: decisions table: no text column {c}: {e}",
+                    dir.display()
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let cell = |c: usize, i: usize| cols[c].get(i).unwrap_or("");
+    // Per variant (as the table writes its name), per run: new skips,
+    // labelled ones, regressions.
+    type Runs = std::collections::BTreeMap<String, (u64, u64, u64)>;
+    let mut by_variant: std::collections::HashMap<String, Runs> = Default::default();
+    for i in 0..table.frame.height() {
+        if !(cell(2, i) == "false" && cell(3, i) == "true") {
+            continue;
+        }
+        let variant = by_variant.entry(cell(0, i).to_string()).or_default();
+        let run = variant.entry(cell(1, i).to_string()).or_default();
+        let verdict = cell(4, i);
+        run.0 += 1;
+        run.1 += u64::from(!verdict.is_empty());
+        run.2 += u64::from(matches!(verdict, "revise" | "refuse"));
+    }
+    let empty = Runs::new();
+    for name in summary.variant_names() {
+        if name == summary.baseline() {
+            continue;
+        }
+        let runs = by_variant
+            .get(table.written(&name).as_ref())
+            .unwrap_or(&empty);
+        let said = summary.variant(&name);
+        let mut again = said.clone();
+        again.new_skips = runs.values().map(|r| r.0).sum();
+        again.new_labelled_skips = runs.values().map(|r| r.1).sum();
+        again.safety_regressions = runs.values().map(|r| r.2).sum();
+        let labelled = runs.values().filter(|r| r.1 > 0).map(|r| (r.1, r.2));
+        let worst = runs.values().map(|r| (r.0, r.2 + r.0 - r.1));
+        crate::summary::build::run_figures(
+            crate::stats::RunLabels::of(labelled),
+            crate::stats::RunLabels::of(worst),
+            &mut again,
+        );
+        // The counts first (what a forger edits), then every figure.
+        let counts = |v: &VariantSummary| {
+            [
+                ("new_skips", v.new_skips),
+                ("new_labelled_skips", v.new_labelled_skips),
+                ("safety_regressions", v.safety_regressions),
+                ("labelled_runs", v.labelled_runs),
+                ("new_skip_runs", v.new_skip_runs),
+            ]
+            .map(|(n, x)| (n.to_string(), Some(x as f64)))
+        };
+        let differs = counts(said)
+            .into_iter()
+            .zip(counts(&again))
+            .chain(said.numbers().into_iter().zip(again.numbers()))
+            .find(|(a, b)| a != b);
+        if let Some(((figure, a), (_, b))) = differs {
+            let show = |x: Option<f64>| x.map_or("null".to_string(), |x| x.to_string());
+            return Err(CannotJudge(format!(
+                "{}: summary.json gives variant {name} {figure} = {}, but its decisions table gives {}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
+                dir.display(),
+                show(a),
+                show(b)
             )));
         }
     }

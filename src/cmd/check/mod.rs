@@ -169,6 +169,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
     let over = budgets(r)?;
     let dir = ReplayDir::open(&r.dir)?;
     rows_agree(&r.dir, &dir)?;
+    decisions_agree(&r.dir, &dir)?;
     let results = judge(&dir, &over)?;
     if let Some(md) = &r.markdown {
         let listed = regressions_judged(&r.dir, &results)?;
