@@ -447,7 +447,6 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
     if !matches!(summary.summary.decisions.as_str(), "all" | "changed") {
         return Ok(());
     }
-    const COLUMNS: [&str; 5] = ["variant", "run_id", "fires", "baseline_fires", "verdict"];
     let Some(table) = read_table_columns(dir, "decisions", Some(&COLUMNS))? else {
         if dir.join("report.md").is_file() {
             return Err(CannotJudge(format!(
@@ -458,6 +457,61 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
         }
         return Ok(());
     };
+    let by_variant = new_skips_by_run(dir, &table)?;
+    let empty = Runs::new();
+    for name in summary.variant_names() {
+        if name == summary.baseline() {
+            continue;
+        }
+        // decisions.parquet's rows carry the CSV's formula guard too (they
+        // are built from its rows): the exact name, else the guarded one.
+        let guarded = format!("'{name}");
+        let runs = by_variant
+            .get(name.as_str())
+            .or_else(|| {
+                crate::replay::rows::formula_like(&name)
+                    .then(|| by_variant.get(&guarded))
+                    .flatten()
+            })
+            .unwrap_or(&empty);
+        let said = summary.variant(&name);
+        let mut again = said.clone();
+        again.new_skips = runs.values().map(|r| r.0).sum();
+        again.new_labelled_skips = runs.values().map(|r| r.1).sum();
+        again.safety_regressions = runs.values().map(|r| r.2).sum();
+        let labelled = runs.values().filter(|r| r.1 > 0).map(|r| (r.1, r.2));
+        let worst = runs.values().map(|r| (r.0, r.2 + r.0 - r.1));
+        crate::summary::build::run_figures(
+            crate::stats::RunLabels::of(labelled),
+            crate::stats::RunLabels::of(worst),
+            &mut again,
+        );
+        let differs = first_difference(said, &again);
+        if let Some(((figure, a), (_, b))) = differs {
+            let show = |x: Option<f64>| x.map_or("null".to_string(), |x| x.to_string());
+            return Err(CannotJudge(format!(
+                "{}: summary.json gives variant {name} {figure} = {}, but its decisions table gives {}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
+                dir.display(),
+                show(a),
+                show(b)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The decision table's columns `check` reads.
+const COLUMNS: [&str; 5] = ["variant", "run_id", "fires", "baseline_fires", "verdict"];
+
+/// A variant's new skips by run: (new skips, labelled, regressions).
+type Runs = std::collections::BTreeMap<String, (u64, u64, u64)>;
+
+/// The decision rows' new skips, per variant (as the table writes its
+/// name) and run.
+fn new_skips_by_run(
+    dir: &Path,
+    table: &crate::summary::read::Table,
+) -> Result<std::collections::HashMap<String, Runs>, CannotJudge> {
     // Read in place, a cell at a time (a copy of every cell as a String
     // took twice the memory of the table).
     let cols: Vec<&polars_core::prelude::StringChunked> = COLUMNS
@@ -474,7 +528,6 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
     let cell = |c: usize, i: usize| cols[c].get(i).unwrap_or("");
     // Per variant (as the table writes its name), per run: new skips,
     // labelled ones, regressions.
-    type Runs = std::collections::BTreeMap<String, (u64, u64, u64)>;
     let mut by_variant: std::collections::HashMap<String, Runs> = Default::default();
     for i in 0..table.frame.height() {
         if !(cell(2, i) == "false" && cell(3, i) == "true") {
@@ -487,53 +540,30 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
         run.1 += u64::from(!verdict.is_empty());
         run.2 += u64::from(matches!(verdict, "revise" | "refuse"));
     }
-    let empty = Runs::new();
-    for name in summary.variant_names() {
-        if name == summary.baseline() {
-            continue;
-        }
-        let runs = by_variant
-            .get(table.written(&name).as_ref())
-            .unwrap_or(&empty);
-        let said = summary.variant(&name);
-        let mut again = said.clone();
-        again.new_skips = runs.values().map(|r| r.0).sum();
-        again.new_labelled_skips = runs.values().map(|r| r.1).sum();
-        again.safety_regressions = runs.values().map(|r| r.2).sum();
-        let labelled = runs.values().filter(|r| r.1 > 0).map(|r| (r.1, r.2));
-        let worst = runs.values().map(|r| (r.0, r.2 + r.0 - r.1));
-        crate::summary::build::run_figures(
-            crate::stats::RunLabels::of(labelled),
-            crate::stats::RunLabels::of(worst),
-            &mut again,
-        );
-        // The counts first (what a forger edits), then every figure.
-        let counts = |v: &VariantSummary| {
-            [
-                ("new_skips", v.new_skips),
-                ("new_labelled_skips", v.new_labelled_skips),
-                ("safety_regressions", v.safety_regressions),
-                ("labelled_runs", v.labelled_runs),
-                ("new_skip_runs", v.new_skip_runs),
-            ]
-            .map(|(n, x)| (n.to_string(), Some(x as f64)))
-        };
-        let differs = counts(said)
-            .into_iter()
-            .zip(counts(&again))
-            .chain(said.numbers().into_iter().zip(again.numbers()))
-            .find(|(a, b)| a != b);
-        if let Some(((figure, a), (_, b))) = differs {
-            let show = |x: Option<f64>| x.map_or("null".to_string(), |x| x.to_string());
-            return Err(CannotJudge(format!(
-                "{}: summary.json gives variant {name} {figure} = {}, but its decisions table gives {}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
-                dir.display(),
-                show(a),
-                show(b)
-            )));
-        }
-    }
-    Ok(())
+    Ok(by_variant)
+}
+
+/// A figure's name and value.
+type Figure = (String, Option<f64>);
+
+/// The first figure two summaries of a variant give differently: the
+/// counts first (what a forger edits), then every figure.
+fn first_difference(said: &VariantSummary, again: &VariantSummary) -> Option<(Figure, Figure)> {
+    let counts = |v: &VariantSummary| {
+        [
+            ("new_skips", v.new_skips),
+            ("new_labelled_skips", v.new_labelled_skips),
+            ("safety_regressions", v.safety_regressions),
+            ("labelled_runs", v.labelled_runs),
+            ("new_skip_runs", v.new_skip_runs),
+        ]
+        .map(|(n, x)| (n.to_string(), Some(x as f64)))
+    };
+    counts(said)
+        .into_iter()
+        .zip(counts(again))
+        .chain(said.numbers().into_iter().zip(again.numbers()))
+        .find(|(a, b)| a != b)
 }
 
 /// A regression row for the Markdown report.
