@@ -105,15 +105,19 @@ pub fn formula_like(s: &str) -> bool {
     }
 }
 
-/// Write `s` as one CSV field, quoted only when it must be (and guarded
-/// with a leading `'` when a spreadsheet would run it, see
-/// [`formula_like`]).
-pub fn field(out: &mut Vec<u8>, s: &str) {
-    if formula_like(s) {
-        let guarded = format!("'{s}");
-        return plain_field(out, &guarded);
+/// `s` as a CSV cell holds it: with a leading `'` when a spreadsheet
+/// would run it ([`formula_like`]), else as it is.
+pub fn guarded(s: &str) -> std::borrow::Cow<'_, str> {
+    match formula_like(s) {
+        true => format!("'{s}").into(),
+        false => s.into(),
     }
-    plain_field(out, s)
+}
+
+/// Write `s` as one CSV field, quoted only when it must be (and
+/// [`guarded`]).
+pub fn field(out: &mut Vec<u8>, s: &str) {
+    plain_field(out, &guarded(s))
 }
 
 fn plain_field(out: &mut Vec<u8>, s: &str) {

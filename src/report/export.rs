@@ -313,10 +313,8 @@ fn formula_safe(df: &DataFrame) -> PolarsResult<Option<DataFrame>> {
             let ca = c.str()?;
             let s: StringChunked = (0..ca.len())
                 .map(|i| {
-                    ca.get(i).map(|v| match formula_like(v) {
-                        true => format!("'{v}"),
-                        false => v.to_string(),
-                    })
+                    ca.get(i)
+                        .map(|v| crate::replay::rows::guarded(v).into_owned())
                 })
                 .collect();
             Ok(s.with_name(c.name().clone()).into_column())

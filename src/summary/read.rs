@@ -232,8 +232,8 @@ pub struct Table {
 impl Table {
     /// `value` as this table writes it in a cell.
     pub fn written<'a>(&self, value: &'a str) -> std::borrow::Cow<'a, str> {
-        match self.guarded && crate::replay::rows::formula_like(value) {
-            true => format!("'{value}").into(),
+        match self.guarded {
+            true => crate::replay::rows::guarded(value),
             false => value.into(),
         }
     }

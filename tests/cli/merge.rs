@@ -543,18 +543,9 @@ fn merge_refuses_another_versions_partials() {
     let d = Dir::new();
     let p = d.path("a.partial");
     partial_from(root(), SEED, &p);
-    let raw = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
     let ours = format!("\"tool\":\"{}\"", env!("CARGO_PKG_VERSION"));
-    let at = raw
-        .windows(ours.len())
-        .position(|w| w == ours.as_bytes())
-        .expect("the header names the tool");
-    let mut other = raw.clone();
-    // The same length, so every frame length still holds.
     let theirs = ours.replace(env!("CARGO_PKG_VERSION"), "9.9.9");
-    assert_eq!(theirs.len(), ours.len());
-    other[at..at + ours.len()].copy_from_slice(theirs.as_bytes());
-    let q = d.write("b.partial", zstd::encode_all(&other[..], 3).unwrap());
+    let q = edited_partial(&d, &p, &ours, &theirs);
     let out = d.path("m");
     let o = run(
         &[
@@ -578,17 +569,8 @@ fn merge_refuses_tallies_that_check_would_call_damaged() {
     let d = Dir::new();
     let p = d.path("a.partial");
     partial_from(root(), SEED, &p);
-    let raw = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
-    let ours = b"\"fires\":20";
-    let at = raw
-        .windows(ours.len())
-        .position(|w| w == ours)
-        .expect("the tallies count fires");
-    let mut edited = raw.clone();
-    // The same length, so every frame length still holds: 99 fires in 20
-    // turns.
-    edited[at..at + ours.len()].copy_from_slice(b"\"fires\":99");
-    let q = d.write("b.partial", zstd::encode_all(&edited[..], 3).unwrap());
+    // 99 fires in 20 turns.
+    let q = edited_partial(&d, &p, "\"fires\":20", "\"fires\":99");
     let out = d.path("m");
     let o = run(
         &["merge", q.to_str().unwrap(), "--out", out.to_str().unwrap()],
@@ -642,4 +624,18 @@ fn trace_shards_with_skill_gate_calls_merge_as_one_replay() {
         skill.lines().filter(|l| l.contains(",skill-gate,")).count(),
         6 * 2
     );
+}
+
+/// A copy of partial `p` (as `d`'s `b.partial`) with the first `ours` of
+/// its decompressed bytes replaced by `theirs`, of the same length so
+/// every frame length still holds.
+fn edited_partial(d: &Dir, p: &Path, ours: &str, theirs: &str) -> std::path::PathBuf {
+    assert_eq!(theirs.len(), ours.len());
+    let mut raw = zstd::decode_all(&std::fs::read(p).unwrap()[..]).unwrap();
+    let at = raw
+        .windows(ours.len())
+        .position(|w| w == ours.as_bytes())
+        .unwrap_or_else(|| panic!("the partial holds {ours}"));
+    raw[at..at + ours.len()].copy_from_slice(theirs.as_bytes());
+    d.write("b.partial", zstd::encode_all(&raw[..], 3).unwrap())
 }

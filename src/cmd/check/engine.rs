@@ -465,14 +465,9 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
         }
         // decisions.parquet's rows carry the CSV's formula guard too (they
         // are built from its rows): the exact name, else the guarded one.
-        let guarded = format!("'{name}");
         let runs = by_variant
             .get(name.as_str())
-            .or_else(|| {
-                crate::replay::rows::formula_like(&name)
-                    .then(|| by_variant.get(&guarded))
-                    .flatten()
-            })
+            .or_else(|| by_variant.get(crate::replay::rows::guarded(&name).as_ref()))
             .unwrap_or(&empty);
         let said = summary.variant(&name);
         let mut again = said.clone();

@@ -432,18 +432,13 @@ impl Walk {
 
     /// A turn holds at most [`MAX_TOOL_CALLS`] calls: those since `from`.
     fn within_cap(&self, from: usize) -> Result<(), super::not_imported::NotImported> {
-        if self.calls.len() - from > MAX_TOOL_CALLS {
-            let history = match self.history {
-                History::None => "",
-                History::Conversation => {
-                    " (with history = \"conversation\" every call so far counts)"
-                }
-            };
-            return Err(format!(
-                "the turn has more than {MAX_TOOL_CALLS} tool calls{history}: more than one turn of a replay holds"
-            ).into());
+        match self.calls.len() - from > MAX_TOOL_CALLS {
+            true => Err(super::raw::too_many_calls(
+                self.history,
+                "every call so far",
+            )),
+            false => Ok(()),
         }
-        Ok(())
     }
 
     fn assistant(&mut self, m: Message) -> Result<(), super::not_imported::NotImported> {

@@ -555,6 +555,25 @@ impl ConvertedTurn {
     }
 }
 
+/// The refusal of a turn past [`MAX_TOOL_CALLS`] calls; under `history =
+/// "conversation"` it says that `earlier` count too (the conversation's,
+/// or the session's, calls so far).
+pub(crate) fn too_many_calls(
+    history: crate::deployment::History,
+    earlier: &str,
+) -> super::not_imported::NotImported {
+    let history = match history {
+        crate::deployment::History::None => String::new(),
+        crate::deployment::History::Conversation => {
+            format!(" (with history = \"conversation\" {earlier} counts)")
+        }
+    };
+    format!(
+        "the turn has more than {MAX_TOOL_CALLS} tool calls{history}: more than one turn of a replay holds"
+    )
+    .into()
+}
+
 /// Convert a raw turn: derive its signals and hold the record's values to
 /// the traffic format. Err when the record holds a value the traffic
 /// format refuses (a `ts` that is not RFC 3339, a malformed `critic`),
@@ -563,18 +582,11 @@ pub fn convert(
     mut t: RawTurn,
     d: &Deployment,
 ) -> Result<ConvertedTurn, super::not_imported::NotImported> {
-    let max = MAX_TOOL_CALLS;
-    if t.tool_calls.len() > max {
-        let history = match d.history {
-            crate::deployment::History::None => "",
-            crate::deployment::History::Conversation => {
-                " (with history = \"conversation\" every call of the session so far counts)"
-            }
-        };
-        return Err(format!(
-            "the turn has more than {max} tool calls{history}: more than one turn of a replay holds"
-        )
-        .into());
+    if t.tool_calls.len() > MAX_TOOL_CALLS {
+        return Err(too_many_calls(
+            d.history,
+            "every call of the session so far",
+        ));
     }
     // Each call's arguments are JSON the format holds (most are), or the
     // call's JSON gives the reason it is not (before anything reads it).

@@ -677,9 +677,9 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
         {
             Ok(Some(x as u64))
         }
-        Node::Num(x, Unexpected::Float(_)) if x.fract() == 0.0 && x > 0.0 => Err(format!(
+        n @ Node::Num(x, Unexpected::Float(_)) if x.fract() == 0.0 && x > 0.0 => Err(format!(
             "turn {} is past 2^53 (9007199254740992), where a number written with an exponent or a fraction part is no longer exact: write the turn as a plain integer (at most 18446744073709551615)",
-            Node::Num(x, Unexpected::Float(x)).describe()
+            n.describe()
         )
         .into()),
         other => Err(format!("turn must be an integer >= 0, got {}", other.describe()).into()),
@@ -1272,7 +1272,6 @@ mod tests {
         assert!(t.misnamed.is_none());
     }
 
-    /// Keys other recordings use, and typos, are told apart from extras.
     /// Asked twice, or past the cache's size, the remembered answer is
     /// the computed one.
     #[test]
@@ -1294,6 +1293,7 @@ mod tests {
         }
     }
 
+    /// Keys other recordings use, and typos, are told apart from extras.
     #[test]
     fn misnamed_fields_are_told_apart() {
         let line = r#"{"run_id":"r","draft":"x","intent":"action","tool_calls":[],"confidense":0.9,"tenant":"a"}"#;
