@@ -78,10 +78,11 @@ file="$out/traffic-$mix-$turns.jsonl"
 if [ ! -f "$file" ]; then
   if [ "$mix" = unknown-keys ]; then
     # As production recorders write lines: keys the format does not know
-    # (a trace id and an app version) on half of them, the default mix
-    # otherwise.
+    # (a trace id and an app version) on every other line, the default mix
+    # otherwise. (sed, not awk: mawk took ten minutes over 500,000 lines;
+    # the values are constant, as only the keys cost the reader anything.)
     "$bin" synth --turns "$turns" --seed 1 --mix default --out "$file.tmp"
-    awk 'NR % 2 { sub(/^\{/, "{\"trace_id\":\"" sprintf("%032x", NR) "\",\"app_version\":\"2.4." (NR % 7) "\",") } 1' "$file.tmp" > "$file"
+    sed '1~2s/^{/{"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","app_version":"2.4.1",/' "$file.tmp" > "$file"
     rm "$file.tmp"
   else
     "$bin" synth --turns "$turns" --seed 1 --mix "$mix" --out "$file"
