@@ -14,7 +14,7 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::capped;
 
 /// The header of `decisions.csv` without scope columns.
-pub const HEADER: &str = "run,source,line,run_id,turn,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production,derived_signals,unknown_signals\n";
+pub const HEADER: &str = "run,source,line,run_id,turn,trace_id,span_id,message_index,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production,derived_signals,unknown_signals\n";
 
 /// The header of `decisions.csv`: [`HEADER`] with a column per scope key
 /// after `scope`.
@@ -38,10 +38,45 @@ pub fn header(columns: &ScopeColumns) -> String {
 /// The header of `mismatches.csv`: turns where the baseline decides
 /// otherwise than production did.
 pub const MISMATCH_HEADER: &str =
-    "run,source,line,run_id,turn,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n";
+    "run,source,line,run_id,turn,trace_id,span_id,message_index,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n";
 
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
 pub const MAX_SCOPE_BYTES: usize = 1024;
+
+/// The longest trace or span id a row carries, in bytes (cut with `…`
+/// past it): OpenTelemetry's are 32 and 16 hex digits.
+pub const MAX_ID_BYTES: usize = 128;
+
+/// Where a turn is in its source, as recorded: the `trace_id`, `span_id`
+/// and `message_index` cells, which open the turn in a trace viewer or a
+/// transcript.
+#[derive(Clone, Copy, Default)]
+pub struct SourceIds<'a> {
+    pub trace_id: Option<&'a str>,
+    pub span_id: Option<&'a str>,
+    pub message_index: Option<u64>,
+}
+
+impl<'a> SourceIds<'a> {
+    pub fn of(t: &'a crate::read::turn::Turn<'_>) -> SourceIds<'a> {
+        SourceIds {
+            trace_id: t.trace_id.as_deref(),
+            span_id: t.span_id.as_deref(),
+            message_index: t.message_index,
+        }
+    }
+
+    /// The three cells, each with its separator.
+    fn write(&self, out: &mut Vec<u8>) {
+        for id in [self.trace_id, self.span_id] {
+            opt_cell(out, id.map(|i| capped(i, MAX_ID_BYTES)).as_deref());
+        }
+        if let Some(m) = self.message_index {
+            push_u64(out, m);
+        }
+        out.push(b',');
+    }
+}
 
 /// The fields of one row, borrowed from the turn.
 pub struct Row<'a> {
@@ -50,6 +85,7 @@ pub struct Row<'a> {
     pub line: u64,
     pub run_id: &'a str,
     pub turn: Option<u64>,
+    pub ids: SourceIds<'a>,
     pub variant: &'a str,
     pub fires: bool,
     pub baseline_fires: bool,
@@ -295,6 +331,7 @@ impl TurnFields {
             push_u64(h, t);
         }
         h.push(b',');
+        r.ids.write(h);
         let m = &mut self.middle;
         m.clear();
         opt_cell(m, r.language);
@@ -363,6 +400,7 @@ pub struct MismatchRow<'a> {
     pub line: u64,
     pub run_id: &'a str,
     pub turn: Option<u64>,
+    pub ids: SourceIds<'a>,
     pub call_site: &'a str,
     pub production_fired: bool,
     pub baseline_fires: bool,
@@ -382,6 +420,7 @@ impl MismatchRow<'_> {
             push_u64(out, t);
         }
         out.push(b',');
+        self.ids.write(out);
         cell(out, self.call_site);
         cell(out, decision(self.production_fired));
         cell(out, decision(self.baseline_fires));
@@ -508,6 +547,11 @@ mod tests {
                 line: 3,
                 run_id: "r,1",
                 turn: Some(2),
+                ids: SourceIds {
+                    trace_id: Some("=4bf9"),
+                    span_id: None,
+                    message_index: Some(9),
+                },
                 variant: "smart",
                 fires: true,
                 baseline_fires: true,
@@ -529,7 +573,7 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "nightly,a.jsonl,3,\"r,1\",2,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire,draft;intent,findings;confidence;sensitive\n"
+            "nightly,a.jsonl,3,\"r,1\",2,'=4bf9,,9,smart,true,true,intent;claims,en,\"{\"\"tenant\"\":\"\"acme\"\"}\",,15,0.5,revise,fire,draft;intent,findings;confidence;sensitive\n"
         );
     }
 
@@ -542,6 +586,11 @@ mod tests {
             line: 7,
             run_id: "r",
             turn: None,
+            ids: SourceIds {
+                trace_id: Some("t"),
+                span_id: Some("s,1"),
+                message_index: None,
+            },
             call_site: "turn",
             production_fired: true,
             baseline_fires: false,
@@ -552,7 +601,7 @@ mod tests {
         .write(&mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "nightly,p.jsonl,7,r,,turn,fire,skip,confident,0.65,\n"
+            "nightly,p.jsonl,7,r,,t,\"s,1\",,turn,fire,skip,confident,0.65,\n"
         );
     }
 

@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 8;
+pub const SCHEMA_VERSION: u64 = 9;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        9,
+        "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes",
+    ),
     (
         8,
         "regressions.csv says what each row is to the budgets (`kind`: `new_skip`, which the regression budgets count; `shared_skip` and `production_disagreement`, which they do not); new `critic_calls_unrecorded` and `critic_calls_without_verdict`, the critic calls without a label by cause (on the baseline, probable critic failures)",

@@ -41,8 +41,9 @@ const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// The version of the frames and their payloads; a merge refuses others.
 /// 2: the tallies know whether the scope dimensions overflowed, the scan
 /// lists at most so many keys. 4: the header carries the tallies' shape.
-/// 5: a regression says whether the baseline fires on its turn.
-pub const VERSION: u32 = 5;
+/// 5: a regression says whether the baseline fires on its turn. 6: the
+/// decision and mismatch rows carry the turn's trace, span and message.
+pub const VERSION: u32 = 6;
 
 /// A hash of the tallies' shape: every path of [`Totals`]' JSON (each map
 /// and list holding one of everything), with each leaf's JSON type. A

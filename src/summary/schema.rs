@@ -94,6 +94,26 @@ const SCOPE_KEY: Column = opt(
     "one column per scope key (scope_tenant for scope.tenant): the keys --scope-columns names, else those of the first 10,000 turns (at most 16, in order of first appearance); the key's value, a string as it is, other JSON as its text (cut at 256 bytes with …); empty where the scope lacks the key, holds null there, or is not an object",
 );
 
+/// Where a turn is in its source (decisions.csv, mismatches.csv).
+const TRACE_ID: Column = opt(
+    "trace_id",
+    Str,
+    "",
+    "the trace the turn was recorded in, as the line's trace_id gives it (--from otlp: the turn's span's, lowercase hex); empty when not recorded; cut at 128 bytes with …",
+);
+const SPAN_ID: Column = opt(
+    "span_id",
+    Str,
+    "",
+    "the turn's span, as the line's span_id gives it (--from otlp: the symfonic.run span, or the skill-gate critic call's); empty when not recorded; cut at 128 bytes with …",
+);
+const MESSAGE_INDEX: Column = opt(
+    "message_index",
+    U64,
+    "",
+    "the turn's message in its transcript, as the line's message_index gives it (--from openai-chat: the assistant message's 0-based index in messages); empty when not recorded",
+);
+
 /// The first column of every table.
 const RUN: Column = col("run", Str, "", "the run's label (--label; default: the output folder's name), to tell runs apart in joined or concatenated tables");
 
@@ -299,6 +319,9 @@ const DECISIONS: &[Column] = &[
         "",
         "the recorded turn number; empty when not recorded",
     ),
+    TRACE_ID,
+    SPAN_ID,
+    MESSAGE_INDEX,
     col("variant", Str, "", "the variant's name"),
     col("fires", Bool, "", "the variant's decision"),
     col("baseline_fires", Bool, "", "the baseline's decision"),
@@ -361,6 +384,9 @@ const MISMATCHES: &[Column] = &[
         "",
         "the recorded turn number; empty when not recorded",
     ),
+    TRACE_ID,
+    SPAN_ID,
+    MESSAGE_INDEX,
     col("call_site", Str, "", "turn or skill_gate"),
     col(
         "production",

@@ -1340,3 +1340,168 @@ fn a_failed_import_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Each imported turn names its span (#49 item 12): a trace's turn the
+/// `symfonic.run` span it was read from (its trace and span id, as the
+/// document gives them, each run's own), and decisions.csv and
+/// mismatches.csv carry them, so a reader opens the turn in a trace
+/// viewer; a transcript's turn its assistant message.
+#[test]
+fn every_turn_names_its_place_in_the_source() {
+    let dir = Dir::new();
+    let name = "B_capture_on_selective_gate_intent_observe.otlp.json";
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(sample(name)).unwrap()).unwrap();
+    let mut runs: Vec<(String, String, String)> = Vec::new();
+    for rs in doc["resourceSpans"].as_array().unwrap() {
+        for ss in rs["scopeSpans"].as_array().unwrap() {
+            for s in ss["spans"].as_array().unwrap() {
+                if s["name"] == "symfonic.run" {
+                    let id = s["attributes"].as_array().unwrap().iter();
+                    let id = id.filter(|a| a["key"] == "symfonic.run.id");
+                    let run = id.map(|a| a["value"]["stringValue"].clone()).next();
+                    runs.push((
+                        run.unwrap().as_str().unwrap().to_string(),
+                        s["traceId"].as_str().unwrap().to_string(),
+                        s["spanId"].as_str().unwrap().to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(runs.len(), 3);
+    let spans: std::collections::HashSet<&str> = runs.iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(spans.len(), 3, "each run its own span");
+    let turns = import(&dir, name, SHOP);
+    assert_eq!(turns.len(), 3);
+    for t in &turns {
+        let want = runs.iter().find(|r| t["run_id"] == r.0.as_str()).unwrap();
+        assert_eq!(
+            (&t["trace_id"], &t["span_id"]),
+            (&json!(want.1), &json!(want.2)),
+            "{t}"
+        );
+        assert!(t.get("message_index").is_none(), "{t}");
+    }
+    // The replay's rows carry them, turn for turn.
+    let config = dir.write("d.toml", format!("[deployment]\n{SHOP}"));
+    let out = dir.path("out");
+    let o = run(
+        &[
+            "replay",
+            &sample(name),
+            "--from",
+            "otlp",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--decisions",
+            "all",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
+    assert_eq!(rows.len(), 3 * 2, "three turns, two variants");
+    for r in &rows {
+        let want = runs.iter().find(|w| r["run_id"] == w.0).unwrap();
+        assert_eq!((&r["trace_id"], &r["span_id"]), (&want.1, &want.2), "{r:?}");
+        assert_eq!(r["message_index"], "");
+    }
+
+    // A transcript's turn: its assistant message's index in `messages`.
+    let chat = dir.write(
+        "chat.jsonl",
+        concat!(
+            r#"{"run_id":"c","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},"#,
+            r#"{"role":"assistant","content":"Hello!"},{"role":"user","content":"thanks"},"#,
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},"#,
+            r#"{"role":"tool","tool_call_id":"a","content":"ok"},{"role":"assistant","content":"You're welcome."}]}"#,
+            "\n"
+        ),
+    );
+    let out = dir.path("chat-out");
+    let o = run(
+        &[
+            "replay",
+            chat.to_str().unwrap(),
+            "--from",
+            "openai-chat",
+            "--out",
+            out.to_str().unwrap(),
+            "--decisions",
+            "all",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
+    let mut indices: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["turn"].as_str(), r["message_index"].as_str()))
+        .collect();
+    indices.dedup();
+    assert_eq!(indices, [("0", "2"), ("1", "6")]);
+    assert!(rows
+        .iter()
+        .all(|r| r["trace_id"].is_empty() && r["span_id"].is_empty()));
+}
+
+/// A traffic line's own ids reach decisions.csv and mismatches.csv as
+/// recorded (a tracer's whole-number id in decimal), and an id longer than
+/// any tracer writes is cut, as a scope is.
+#[test]
+fn a_lines_ids_reach_its_rows() {
+    let dir = Dir::new();
+    let long = "f".repeat(300);
+    let traffic = dir.write(
+        "t.jsonl",
+        format!(
+            concat!(
+                r#"{{"run_id":"a","draft":"Sure.","confidence":0.9,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":12345678901234567890,"message_index":4,"critic":{{"verdict":"approve","reflection_tokens_in":10}}}}"#,
+                "\n",
+                r#"{{"run_id":"b","draft":"Sure.","confidence":0.9,"trace_id":"{}","critic":{{"verdict":"approve","reflection_tokens_in":10}}}}"#,
+                "\n"
+            ),
+            long
+        ),
+    );
+    let out = dir.path("out");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--decisions",
+            "all",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    for table in ["decisions.csv", "mismatches.csv"] {
+        let rows = csv_rows(&std::fs::read_to_string(out.join(table)).unwrap());
+        assert!(!rows.is_empty(), "{table}");
+        for r in &rows {
+            let (trace, span, message) = (&r["trace_id"], &r["span_id"], &r["message_index"]);
+            match r["run_id"].as_str() {
+                "a" => assert_eq!(
+                    (trace.as_str(), span.as_str(), message.as_str()),
+                    (
+                        "4bf92f3577b34da6a3ce929d0e0e4736",
+                        "12345678901234567890",
+                        "4"
+                    ),
+                    "{table}"
+                ),
+                _ => {
+                    assert_eq!(*trace, format!("{}…", &long[..128]), "{table}");
+                    assert_eq!((span.as_str(), message.as_str()), ("", ""), "{table}");
+                }
+            }
+        }
+    }
+}

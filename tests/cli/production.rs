@@ -155,7 +155,7 @@ fn a_replay_under_another_threshold_than_production_lists_the_mismatches() {
     assert_eq!(s["production_known"], 20);
     assert_eq!(
         std::fs::read_to_string(matched.join("mismatches.csv")).unwrap(),
-        "run,source,line,run_id,turn,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n"
+        "run,source,line,run_id,turn,trace_id,span_id,message_index,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n"
     );
     let c = run(
         &[

@@ -1359,9 +1359,9 @@ fn an_empty_text_is_written_as_empty_text_not_as_a_missing_value() {
     let lines: Vec<&str> = rows.lines().collect();
     // run_id and language recorded as "": quoted; turn, scope, intent and
     // verdict absent: bare empty fields.
-    assert!(lines[1].contains(",1,\"\",1,legacy,"), "{}", lines[1]);
+    assert!(lines[1].contains(",1,\"\",1,,,,legacy,"), "{}", lines[1]);
     assert!(lines[1].contains(",\"\",,,2,"), "{}", lines[1]);
-    assert!(lines[3].contains(",r,,legacy,"), "{}", lines[3]);
+    assert!(lines[3].contains(",r,,,,,legacy,"), "{}", lines[3]);
     assert!(lines[3].contains(",,,,2,"), "{}", lines[3]);
 }
 

@@ -394,7 +394,12 @@ proptest! {
         let mut with_extra: serde_json::Value = serde_json::from_str(&line).unwrap();
         with_extra["scope"] = extra.clone();
         with_extra["critic"] = json!({"verdict": "revise", "model": extra.to_string(), "reflection_tokens_in": 12});
-        for t in [line.clone(), with_extra.to_string(), mutate(&line, at, edit), mutate(&with_extra.to_string(), at, edit)] {
+        // The ids of the turn's source, one of them any value.
+        let mut with_ids: serde_json::Value = serde_json::from_str(&line).unwrap();
+        with_ids["trace_id"] = json!("4bf92f3577b34da6a3ce929d0e0e4736");
+        with_ids["span_id"] = json!(12_345_678_901u64);
+        with_ids[["trace_id", "span_id", "message_index"][at % 3]] = extra;
+        for t in [line.clone(), with_extra.to_string(), with_ids.to_string(), mutate(&line, at, edit), mutate(&with_extra.to_string(), at, edit), mutate(&with_ids.to_string(), at, edit)] {
             let fast = Turn::parse(&t).map(|t| format!("{t:?}"));
             let reference = Turn::parse_with_serde_json(&t).map(|t| format!("{t:?}"));
             prop_assert_eq!(fast, reference, "{:?}", t);

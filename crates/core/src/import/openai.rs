@@ -175,10 +175,12 @@ fn walk(
         pending: HashMap::new(),
         legacy: HashMap::new(),
         turns: Vec::new(),
+        at: 0,
         unread_since_user: false,
         unread_ever: false,
     };
     for (i, m) in messages.into_iter().enumerate() {
+        walk.at = i;
         m.and_then(|m| walk.message(m))
             .map_err(|e| format!("messages[{i}]: {e}"))?;
     }
@@ -292,6 +294,8 @@ struct Walk {
     /// ones dropped as they are met.
     legacy: HashMap<String, Vec<usize>>,
     turns: Vec<RawTurn>,
+    /// The index in `messages` of the message being read.
+    at: usize,
     /// Whether a call of a shape not read here was made since the latest
     /// user message, and at all: a turn whose calls reach back to one has
     /// unknown calls.
@@ -498,6 +502,9 @@ impl Walk {
             run_id: String::new(),
             turn: 0,
             ts: None,
+            trace_id: None,
+            span_id: None,
+            message_index: Some(self.at as u64),
             scope: None,
             user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
             completion: Captured::Whole(text),

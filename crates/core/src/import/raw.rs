@@ -235,6 +235,11 @@ pub struct RawTurn {
     pub run_id: String,
     pub turn: u64,
     pub ts: Option<String>,
+    /// Where the turn is in its record: a trace's root span, a
+    /// transcript's message ([`Turn::trace_id`]).
+    pub trace_id: Option<String>,
+    pub span_id: Option<String>,
+    pub message_index: Option<u64>,
     /// `scope` as JSON text.
     pub scope: Option<String>,
     pub user_message: Captured,
@@ -419,6 +424,12 @@ struct Shell<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     ts: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    trace_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    span_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_index: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     scope: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     critic: Option<&'a RawValue>,
@@ -489,6 +500,16 @@ impl crate::read::reader::Converted for ConvertedTurn {
         if let Some(ts) = &t.ts {
             key(&mut out, "ts");
             json_into(&mut out, ts);
+        }
+        for (k, id) in [("trace_id", &t.trace_id), ("span_id", &t.span_id)] {
+            if let Some(id) = id {
+                key(&mut out, k);
+                json_into(&mut out, id);
+            }
+        }
+        if let Some(m) = &t.message_index {
+            key(&mut out, "message_index");
+            json_into(&mut out, m);
         }
         if let Some(scope) = &self.scope {
             key(&mut out, "scope");
@@ -663,6 +684,17 @@ impl ConvertedTurn {
         if let Some(ts) = &t.ts {
             fields.push(("ts", text(ts)));
         }
+        for (key, id) in [("trace_id", &t.trace_id), ("span_id", &t.span_id)] {
+            if let Some(id) = id {
+                fields.push((key, text(id)));
+            }
+        }
+        if let Some(m) = t.message_index {
+            fields.push((
+                "message_index",
+                Node::Num(m as f64, serde::de::Unexpected::Unsigned(m)),
+            ));
+        }
         // The format reads a call's name (its arguments and result only
         // as JSON it holds).
         let calls = t
@@ -721,6 +753,9 @@ impl ConvertedTurn {
             run_id: &t.run_id,
             draft: "",
             ts: t.ts.as_deref(),
+            trace_id: t.trace_id.as_deref(),
+            span_id: t.span_id.as_deref(),
+            message_index: t.message_index,
             scope: self.scope.as_deref(),
             critic: self.critic.as_deref(),
             tool_calls_this_turn: &calls,
@@ -776,6 +811,9 @@ mod tests {
             run_id: "r\u{e9}\"1".into(),
             turn: 7,
             ts: Some("2026-01-02T03:04:05Z".into()),
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
+            span_id: Some("00f067aa0ba902b7".into()),
+            message_index: Some(3),
             scope: Some(r#"{"tenant":"a"}"#.into()),
             user_message: Captured::Whole("book it".into()),
             completion: Captured::Whole("Booked.\nDone".into()),
@@ -792,7 +830,9 @@ mod tests {
         };
         let line = convert(t, &Deployment::default()).unwrap().line();
         let want = concat!(
-            r#"{"run_id":"ré\"1","turn":7,"ts":"2026-01-02T03:04:05Z","scope":{"tenant":"a"},"#,
+            r#"{"run_id":"ré\"1","turn":7,"ts":"2026-01-02T03:04:05Z","#,
+            r#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","message_index":3,"#,
+            r#""scope":{"tenant":"a"},"#,
             r#""draft":"Booked.\nDone","tool_calls_this_turn":[{"name":"book","args":{"id":1},"result":"ok \"x\""}],"#,
             r#""fabrication_findings":[],"intent_verdict":null,"call_site":"skill_gate","#,
             r#""critic":{"ran":true,"verdict":"approve"},"provenance":{"draft":"derived","#,

@@ -172,6 +172,12 @@ pub struct Turn<'a> {
     /// The raw JSON text of `scope`, exactly as recorded.
     pub scope: Option<Cow<'a, str>>,
     pub language: Option<Cow<'a, str>>,
+    /// Where the turn is in its source, for a reader to open it there: the
+    /// trace and span of a traced turn, the message of a transcript's
+    /// conversation. They change no decision.
+    pub trace_id: Option<Cow<'a, str>>,
+    pub span_id: Option<Cow<'a, str>>,
+    pub message_index: Option<u64>,
     pub draft: Cow<'a, str>,
     pub tool_calls: Vec<ToolCall>,
     pub fabrication_findings: usize,
@@ -195,12 +201,15 @@ pub struct Turn<'a> {
 }
 
 /// The top-level keys of a turn, as the format defines them.
-pub const FIELDS: [&str; 15] = [
+pub const FIELDS: [&str; 18] = [
     "run_id",
     "draft",
     "turn",
     "ts",
     "language",
+    "trace_id",
+    "span_id",
+    "message_index",
     "confidence",
     "sensitive_hit",
     "tool_calls_this_turn",
@@ -351,6 +360,9 @@ impl<'a> Turn<'a> {
             ts: self.ts.map(own),
             scope: self.scope.map(own),
             language: self.language.map(own),
+            trace_id: self.trace_id.map(own),
+            span_id: self.span_id.map(own),
+            message_index: self.message_index,
             draft: own(self.draft),
             tool_calls: self.tool_calls,
             fabrication_findings: self.fabrication_findings,
@@ -666,6 +678,11 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, Invalid> {
 }
 
 fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
+    parse_whole("turn", v)
+}
+
+/// A whole number >= 0 (`turn`, `message_index`), or null.
+fn parse_whole(key: &str, v: Node) -> Result<Option<u64>, Invalid> {
     match v {
         Node::Null => Ok(None),
         Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(n)),
@@ -678,11 +695,26 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
             Ok(Some(x as u64))
         }
         n @ Node::Num(x, Unexpected::Float(_)) if x.fract() == 0.0 && x > 0.0 => Err(format!(
-            "turn {} is past 2^53 (9007199254740992), where a number written with an exponent or a fraction part is no longer exact: write the turn as a plain integer (at most 18446744073709551615)",
+            "{key} {} is past 2^53 (9007199254740992), where a number written with an exponent or a fraction part is no longer exact: write the {key} as a plain integer (at most 18446744073709551615)",
             n.describe()
         )
         .into()),
-        other => Err(format!("turn must be an integer >= 0, got {}", other.describe()).into()),
+        other => Err(format!("{key} must be an integer >= 0, got {}", other.describe()).into()),
+    }
+}
+
+/// A trace or span id: a string (OpenTelemetry's hex), a whole number
+/// (as some tracers write them, kept in decimal), or null.
+fn parse_id<'de>(key: &str, v: Node<'de>) -> Result<Option<Cow<'de, str>>, Invalid> {
+    match v {
+        Node::Null => Ok(None),
+        Node::Str(s) => Ok(Some(s)),
+        Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(Cow::Owned(n.to_string()))),
+        other => Err(format!(
+            "{key} must be a string, a whole number >= 0 or null, got {}",
+            other.describe()
+        )
+        .into()),
     }
 }
 
@@ -860,6 +892,9 @@ impl<'de> Builder<'de> {
                 | "turn"
                 | "ts"
                 | "language"
+                | "trace_id"
+                | "span_id"
+                | "message_index"
                 | "confidence"
                 | "sensitive_hit"
                 | "tool_calls_this_turn"
@@ -890,6 +925,9 @@ impl<'de> Builder<'de> {
                 }
             }
             "language" => t.language = optional_string("language", v)?,
+            "trace_id" => t.trace_id = parse_id("trace_id", v)?,
+            "span_id" => t.span_id = parse_id("span_id", v)?,
+            "message_index" => t.message_index = parse_whole("message_index", v)?,
             "confidence" => t.confidence = parse_confidence(v)?,
             "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
             "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(v)?,
@@ -1061,6 +1099,47 @@ impl<'de> Visitor<'de> for TurnVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ids of a turn's source are read by both readers alike (a whole
+    /// number kept in decimal), counted as the format's keys, and held to
+    /// their types.
+    #[test]
+    fn a_turns_source_ids_are_read() {
+        let line = r#"{"run_id":"r","draft":"x","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":18446744073709551615,"message_index":7}"#;
+        for t in [Turn::parse(line), Turn::parse_with_serde_json(line)] {
+            let t = t.unwrap();
+            assert_eq!(
+                t.trace_id.as_deref(),
+                Some("4bf92f3577b34da6a3ce929d0e0e4736")
+            );
+            assert_eq!(t.span_id.as_deref(), Some("18446744073709551615"));
+            assert_eq!(t.message_index, Some(7));
+            assert_eq!(t.unknown_fields, 0);
+        }
+        let null =
+            r#"{"run_id":"r","draft":"x","trace_id":null,"span_id":null,"message_index":null}"#;
+        let t = Turn::parse(null).unwrap();
+        assert_eq!((t.trace_id, t.span_id, t.message_index), (None, None, None));
+        for (bad, says) in [
+            (
+                r#""trace_id":true"#,
+                "trace_id must be a string, a whole number >= 0 or null, got true",
+            ),
+            (
+                r#""span_id":-3"#,
+                "span_id must be a string, a whole number >= 0 or null, got -3",
+            ),
+            (
+                r#""message_index":1.5"#,
+                "message_index must be an integer >= 0, got 1.5",
+            ),
+        ] {
+            let line = format!(r#"{{"run_id":"r","draft":"x",{bad}}}"#);
+            for e in [Turn::parse(&line), Turn::parse_with_serde_json(&line)] {
+                assert_eq!(e.unwrap_err().reason, says, "{line}");
+            }
+        }
+    }
 
     /// Repeated keys keep their first place and their last value, as
     /// `serde_json` keeps them, below and above the linear search's reach.
