@@ -2,6 +2,8 @@
 //! before the fix) and named for what broke. A test of a command's
 //! behaviour as designed lives in that command's file.
 
+use serde_json::json;
+
 use crate::util::*;
 
 /// Shards whose different files share a name would repeat decisions.csv's
@@ -454,27 +456,47 @@ fn a_page_header_that_lies_is_a_damaged_file_not_an_abort() {
 /// With `history = "conversation"`, an OTLP session of 20,000 runs (an app
 /// whose session id is a constant) took 1.66 GB against 132 MB with
 /// `history = "none"`: each run copied every earlier run of its session.
-/// Now a run's history is a slice of its session's: the two peaks are
-/// within 64 MiB and a half of each other, and under 400 MiB.
+/// Then each run held a list of every earlier call: 1,000 runs that call a
+/// tool, then 19,000 that do not, took as much again. Now a run's calls
+/// are a window of its session's: each peak is within 64 MiB and a half
+/// of `history = "none"`'s, and under 400 MiB.
 #[cfg(unix)]
 #[test]
 fn a_long_otlp_session_with_history_takes_memory_linear_in_it() {
-    use crate::trace::{doc, run_spans, T};
+    use crate::trace::{doc, run_spans, span, T};
     let d = Dir::new();
-    let mut text = String::new();
-    for i in 0..20_000u64 {
-        let spans = run_spans(&format!("r{i}"), T + i * 1_000_000_000);
-        text.push_str(&doc(spans).to_string());
-        text.push('\n');
+    for callers in [0u64, 1_000] {
+        let mut text = String::new();
+        for i in 0..20_000u64 {
+            let t = T + i * 1_000_000_000;
+            let mut spans = run_spans(&format!("r{i}"), t);
+            if i < callers {
+                let attrs = [
+                    ("symfonic.tool.name", json!("lookup")),
+                    ("symfonic.tool.args", json!("{'id': 7}")),
+                    ("symfonic.tool.result", json!("found")),
+                ];
+                let tool = span(
+                    "symfonic.tool.lookup",
+                    &format!("r{i}"),
+                    t + 10_000_000,
+                    t + 20_000_000,
+                    &attrs,
+                );
+                spans.insert(1, tool);
+            }
+            text.push_str(&doc(spans).to_string());
+            text.push('\n');
+        }
+        let trace = d.write(&format!("session-{callers}.otlp.jsonl"), text);
+        let peak = |history| peak_with_history(&d, &trace, "otlp", history, 20_000);
+        let (none, conversation) = (peak("none"), peak("conversation"));
+        eprintln!("otlp session of 20,000 runs, {callers} calling a tool: conversation {conversation} MiB, none {none} MiB");
+        assert!(
+            conversation <= none + none / 2 + 64 && conversation < 400,
+            "{callers} calling a tool: history = conversation: {conversation} MiB; none: {none} MiB"
+        );
     }
-    let trace = d.write("one-session.otlp.jsonl", text);
-    let peak = |history| peak_with_history(&d, &trace, "otlp", history, 20_000);
-    let (none, conversation) = (peak("none"), peak("conversation"));
-    eprintln!("otlp session of 20,000 runs: conversation {conversation} MiB, none {none} MiB");
-    assert!(
-        conversation <= none + none / 2 + 64 && conversation < 400,
-        "history = conversation: {conversation} MiB; none: {none} MiB"
-    );
 }
 
 /// An openai-chat conversation of 1,000 calls with 1 KB results, then
@@ -484,24 +506,7 @@ fn a_long_otlp_session_with_history_takes_memory_linear_in_it() {
 #[test]
 fn a_long_chat_with_history_shares_its_tool_results() {
     let d = Dir::new();
-    let mut m = vec![r#"{"role":"user","content":"look it all up"}"#.to_string()];
-    let result = "x".repeat(1000);
-    for i in 0..1000 {
-        m.push(format!(
-            r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","function":{{"name":"lookup","arguments":"{{}}"}}}}]}}"#
-        ));
-        m.push(format!(
-            r#"{{"role":"tool","tool_call_id":"c{i}","content":"{result}"}}"#
-        ));
-    }
-    for _ in 0..1000 {
-        m.push(r#"{"role":"user","content":"and?"}"#.to_string());
-        m.push(r#"{"role":"assistant","content":"Noted."}"#.to_string());
-    }
-    let chat = d.write(
-        "long.chat.jsonl",
-        format!("{{\"messages\":[{}]}}\n", m.join(",")),
-    );
+    let chat = long_chat(&d, 1000, &"x".repeat(1000), 1000);
     let peak = |history| peak_with_history(&d, &chat, "openai-chat", history, 1_000);
     let (none, conversation) = (peak("none"), peak("conversation"));
     eprintln!("chat of 1,000 calls, 1,000 turns: conversation {conversation} MiB, none {none} MiB");
@@ -509,6 +514,48 @@ fn a_long_chat_with_history_shares_its_tool_results() {
         conversation <= none + 150,
         "history = conversation: {conversation} MiB; none: {none} MiB"
     );
+}
+
+/// A chat of 500 tool calls then 20,000 short turns, under `history =
+/// "conversation"`: each turn held its own list of every earlier call
+/// (about 1.2 GB for a 1.2 MB line). The turns now hold a window of the
+/// conversation's calls: the peak is within 64 MiB and a half of
+/// `history = "none"`'s, and under 400 MiB.
+#[cfg(unix)]
+#[test]
+fn a_long_chat_with_history_takes_memory_linear_in_it() {
+    let d = Dir::new();
+    let chat = long_chat(&d, 500, "ok", 20_000);
+    let peak = |history| peak_with_history(&d, &chat, "openai-chat", history, 20_000);
+    let (none, conversation) = (peak("none"), peak("conversation"));
+    eprintln!("chat of 500 calls, 20,000 turns: conversation {conversation} MiB, none {none} MiB");
+    assert!(
+        conversation <= none + none / 2 + 64 && conversation < 400,
+        "history = conversation: {conversation} MiB; none: {none} MiB"
+    );
+}
+
+/// A one-line transcript: a user's request, `calls` tool calls each
+/// answered with `result`, then `turns` short exchanges.
+#[cfg(unix)]
+fn long_chat(d: &Dir, calls: usize, result: &str, turns: usize) -> std::path::PathBuf {
+    let mut m = vec![r#"{"role":"user","content":"look it all up"}"#.to_string()];
+    for i in 0..calls {
+        m.push(format!(
+            r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","function":{{"name":"lookup","arguments":"{{}}"}}}}]}}"#
+        ));
+        m.push(format!(
+            r#"{{"role":"tool","tool_call_id":"c{i}","content":"{result}"}}"#
+        ));
+    }
+    for _ in 0..turns {
+        m.push(r#"{"role":"user","content":"and?"}"#.to_string());
+        m.push(r#"{"role":"assistant","content":"Noted."}"#.to_string());
+    }
+    d.write(
+        &format!("long-{calls}-{turns}.chat.jsonl"),
+        format!("{{\"messages\":[{}]}}\n", m.join(",")),
+    )
 }
 
 /// A variant whose name a spreadsheet would run (`-smart`, `=x`, `+y`,

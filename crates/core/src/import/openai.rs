@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::raw::{Captured, RawCall, RawTurn, ResultText, MAX_TOOL_CALLS};
+use super::raw::{CallLog, Captured, LoggedCall, RawCalls, RawTurn, ResultText, MAX_TOOL_CALLS};
 use crate::deployment::History;
 use crate::read::provenance::Origin;
 
@@ -171,10 +171,11 @@ fn walk(
         user: None,
         since_user: 0,
         calls: Vec::new(),
-        results: HashMap::new(),
+        answers: 0,
         pending: HashMap::new(),
         legacy: HashMap::new(),
         turns: Vec::new(),
+        windows: Vec::new(),
         at: 0,
         unread_since_user: false,
         unread_ever: false,
@@ -190,15 +191,24 @@ fn walk(
                 .into(),
         );
     }
+    let log = Arc::new(CallLog::new(walk.calls));
     Ok(walk
         .turns
         .into_iter()
+        .zip(walk.windows)
         .enumerate()
-        .map(|(n, mut t)| {
+        .map(|(n, (mut t, (from, to, answered)))| {
             t.run_id = run_id.clone();
             t.turn = n as u64;
             t.ts = ts.clone();
             t.scope = scope.clone();
+            t.tool_calls = RawCalls::Window {
+                log: log.clone(),
+                from,
+                to,
+                answered,
+                captured: true,
+            };
             t
         })
         .collect())
@@ -280,12 +290,12 @@ struct Walk {
     user: Option<String>,
     /// Index into `calls` of the first call after the latest user message.
     since_user: usize,
-    /// Every call so far: (id, name, arguments), the texts shared with the
-    /// turns that hold them.
-    calls: Vec<(String, Arc<str>, Option<Arc<str>>)>,
-    /// The results, by the index of the call they answer (an id may be
-    /// used again once its call is answered).
-    results: HashMap<usize, ResultText>,
+    /// Every call so far, with its result once it comes back (an id may
+    /// be used again once its call is answered): the log the turns hold
+    /// windows of.
+    calls: Vec<LoggedCall>,
+    /// How many results have come back.
+    answers: usize,
     /// The calls of each id, oldest first, answered ones dropped as they
     /// are met: a non-empty id waits for at most one result at a time, and
     /// calls of the empty id are answered in the order they were made.
@@ -294,6 +304,8 @@ struct Walk {
     /// ones dropped as they are met.
     legacy: HashMap<String, Vec<usize>>,
     turns: Vec<RawTurn>,
+    /// Each turn's window of `calls`: (from, to, results back by then).
+    windows: Vec<(usize, usize, usize)>,
     /// The index in `messages` of the message being read.
     at: usize,
     /// Whether a call of a shape not read here was made since the latest
@@ -335,7 +347,7 @@ impl Walk {
                     .ok_or_else(|| {
                         format!("function message answers {name:?}, which no earlier assistant function_call called")
                     })?;
-                self.results.insert(index, result_of(m.content)?);
+                self.answered(index, result_of(m.content)?);
                 Ok(())
             }
             "tool" => {
@@ -360,11 +372,11 @@ impl Walk {
     /// The call of id `id` that has no result yet (at most one: see
     /// [`Walk::call`]).
     fn unanswered(&mut self, id: &str) -> Option<usize> {
-        let results = &self.results;
+        let calls = &self.calls;
         let waiting = self.pending.get_mut(id)?;
         while let Some(&i) = waiting.front() {
             looked_at(1);
-            if !results.contains_key(&i) {
+            if calls[i].result.is_none() {
                 return Some(i);
             }
             waiting.pop_front();
@@ -374,16 +386,22 @@ impl Walk {
 
     /// The latest legacy call of `name` that has no result yet.
     fn legacy_unanswered(&mut self, name: &str) -> Option<usize> {
-        let results = &self.results;
+        let all = &self.calls;
         let calls = self.legacy.get_mut(name)?;
         while let Some(&i) = calls.last() {
             looked_at(1);
-            if !results.contains_key(&i) {
+            if all[i].result.is_none() {
                 return Some(i);
             }
             calls.pop();
         }
         None
+    }
+
+    /// Call `index`'s result came back.
+    fn answered(&mut self, index: usize, result: ResultText) {
+        self.calls[index].result = Some((self.answers, result));
+        self.answers += 1;
     }
 
     /// Keep a call, findable by its id.
@@ -392,7 +410,12 @@ impl Walk {
             .entry(id.clone())
             .or_default()
             .push_back(self.calls.len());
-        self.calls.push((id, name.into(), args.map(Into::into)));
+        self.calls.push(LoggedCall {
+            name: name.into(),
+            args: args.map(Into::into),
+            result: None,
+            whole: true,
+        });
     }
 
     /// A tool result for call `id`: the call of that id not answered yet
@@ -404,7 +427,8 @@ impl Walk {
         result: ResultText,
     ) -> Result<(), super::not_imported::NotImported> {
         let Some(index) = self.unanswered(id) else {
-            return Err(match self.calls.iter().any(|(c, _, _)| c == id) {
+            // Every call's id is a key of `pending`.
+            return Err(match self.pending.contains_key(id) {
                 true => format!("tool call {id:?} is answered twice").into(),
                 false => format!(
                     "tool message answers tool_call_id {id:?}, which no earlier assistant message called"
@@ -412,7 +436,7 @@ impl Walk {
                 .into(),
             });
         };
-        self.results.insert(index, result);
+        self.answered(index, result);
         Ok(())
     }
 
@@ -485,14 +509,7 @@ impl Walk {
             History::Conversation => 0,
         };
         self.within_cap(from)?;
-        let tool_calls = (from..self.calls.len())
-            .map(|i| RawCall {
-                name: self.calls[i].1.clone(),
-                args: self.calls[i].2.clone(),
-                result: self.results.get(&i).cloned(),
-                whole: true,
-            })
-            .collect();
+        self.windows.push((from, self.calls.len(), self.answers));
         let critic = m.critic.map(str::to_string).filter(|c| c != "null");
         let calls_known = match self.history {
             History::None => !self.unread_since_user,
@@ -508,7 +525,8 @@ impl Walk {
             scope: None,
             user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
             completion: Captured::Whole(text),
-            tool_calls,
+            // The window, once the conversation's calls are all read.
+            tool_calls: RawCalls::default(),
             calls_known,
             critic_origin: if critic.is_some() {
                 Origin::Recorded
@@ -930,6 +948,53 @@ mod tests {
         turns(s, "t.jsonl", 3, History::None)
     }
 
+    /// The turns of a conversation share its calls, and each sees them as
+    /// they stood when it replied: a result that comes back after a turn
+    /// is not that turn's, and later turns see it (the list each turn
+    /// copied held the same).
+    #[test]
+    fn a_turn_sees_the_results_back_by_its_reply() {
+        let line = concat!(
+            r#"[{"role":"user","content":"check both"},"#,
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}},{"id":"b","function":{"name":"","arguments":"{}"}}]},"#,
+            r#"{"role":"tool","tool_call_id":"a","content":"A"},"#,
+            r#"{"role":"assistant","content":"Still waiting on one."},"#,
+            r#"{"role":"tool","tool_call_id":"b","content":"B"},"#,
+            r#"{"role":"assistant","content":"Both back."}]"#
+        );
+        for history in [History::None, History::Conversation] {
+            let t = turns(line, "t.jsonl", 1, history).unwrap();
+            let seen = |i: usize| -> Vec<(String, Option<String>)> {
+                t[i].tool_calls
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.name.to_string(),
+                            c.result.as_ref().map(|r| r.text().into_owned()),
+                        )
+                    })
+                    .collect()
+            };
+            let s = |x: &str| x.to_string();
+            assert_eq!(seen(0), [(s("f"), Some(s("A"))), (s(""), None)]);
+            assert_eq!(seen(1), [(s("f"), Some(s("A"))), (s(""), Some(s("B")))]);
+            // As the gate reads them: the empty name is falsy.
+            let c = crate::import::raw::convert(t[1].clone(), &Default::default()).unwrap();
+            use crate::read::reader::Converted;
+            use crate::read::turn::ToolCall;
+            assert_eq!(
+                c.turn().tool_calls[..],
+                [ToolCall::Named(s("f")), ToolCall::Falsy]
+            );
+            assert_eq!(
+                crate::read::turn::Turn::parse(&c.line())
+                    .unwrap()
+                    .tool_calls,
+                c.turn().tool_calls
+            );
+        }
+    }
+
     /// Matching results to calls looks at a bounded number of calls per
     /// call and result: it scanned every call made so far (a 6 MB line
     /// took 10.8 s, a 15 MB one 56 s, only to be refused).
@@ -1025,9 +1090,10 @@ mod tests {
         assert_eq!(t[0].run_id, "t.jsonl:3");
         assert_eq!((t[0].turn, t[1].turn), (0, 1));
         assert_eq!(t[0].completion, Captured::Whole("It shipped.".into()));
-        assert_eq!(t[0].tool_calls[0].args.as_deref(), Some("{\"id\": 7}"));
+        let calls = t[0].tool_calls.to_vec();
+        assert_eq!(calls[0].args.as_deref(), Some("{\"id\": 7}"));
         assert_eq!(
-            t[0].tool_calls[0].result.as_ref().map(|r| r.text()),
+            calls[0].result.as_ref().map(|r| r.text()),
             Some("shipped".into())
         );
         assert!(t[1].tool_calls.is_empty());
@@ -1060,13 +1126,21 @@ mod tests {
         let calls: Vec<_> = t[0]
             .tool_calls
             .iter()
-            .map(|c| (&*c.name, c.result.as_ref().map(|r| r.text().into_owned())))
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.result.as_ref().map(|r| r.text().into_owned()),
+                )
+            })
             .collect();
         assert_eq!(
             calls,
             [
-                ("search_direct", Some("none direct".to_string())),
-                ("search_onestop", Some("one via ATL".to_string()))
+                ("search_direct".to_string(), Some("none direct".to_string())),
+                (
+                    "search_onestop".to_string(),
+                    Some("one via ATL".to_string())
+                )
             ]
         );
         // Two calls of one id, neither answered: which one a result then

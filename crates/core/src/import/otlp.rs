@@ -22,11 +22,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::pyliteral;
-use super::raw::{Captured, RawCall, RawTurn, ResultText};
+use super::raw::{CallLog, Captured, LoggedCall, RawCall, RawCalls, RawTurn, ResultText};
 use crate::deployment::History;
 use crate::derive::reflection;
 use crate::read::provenance::Origin;
 use crate::read::reader::Failed;
+use std::sync::Arc;
 
 /// The exporter's limit on a text attribute, and what it ends a cut one in
 /// (`observability/otel/attributes.py`).
@@ -372,7 +373,7 @@ impl Gathering {
             .collect();
         let made: Vec<Made> = places
             .into_par_iter()
-            .map(|(s, n)| turn_of(s.runs[n], n as u64, s.before(n, history), history))
+            .map(|(s, n)| turn_of(s, n, history))
             .collect();
         for (key, turn, counted) in made {
             keys.extend(key);
@@ -412,15 +413,16 @@ fn assemble(id: String, mut spans: Vec<SpanRec>) -> (Vec<SpanRec>, Option<Run>, 
     (calls, run, counted)
 }
 
-/// A run's turn (the `n`th of its session, after `prior`), with where its
-/// root starts, the key of its session, and what it counted.
+/// The turn of the `n`th run of a session, with where its root starts,
+/// the key of its session, and what it counted.
 type Made = (Option<String>, (Option<u64>, usize, u64, RawTurn), Counted);
 
-fn turn_of(run: &Run, n: u64, prior: &[&Run], history: History) -> Made {
+fn turn_of(session: &Session, n: usize, history: History) -> Made {
     let mut counted = Counted::default();
+    let run = session.runs[n];
     let root = &run.spans[run.root];
     let key = run.session().map(|s| TraceKeys::session(run.tenant(), s));
-    let turn = run_turn(run, n, prior, history);
+    let turn = run_turn(session, n, history);
     let critic = critic_of(run);
     if critic.is_some_and(|c| {
         TOKEN_ATTRS
@@ -527,41 +529,54 @@ impl Run {
     }
 }
 
-/// A session's runs in order (by the root's start), and which of them
-/// called a tool: a run's history is the tool-calling runs before it, a
-/// slice of one list (a copy of every earlier run for each run made memory
-/// grow with the square of a session: 1.66 GB for 20,000 runs).
+/// A session's runs in order (by the root's start), and its tool calls
+/// in that order: a run's calls, and with history its session's earlier
+/// ones, are a window of that one log (a copy of every earlier run for
+/// each run made memory grow with the square of a session: 1.66 GB for
+/// 20,000 runs; a list of every earlier call, as much for a session whose
+/// runs each call a tool).
 struct Session<'a> {
     runs: Vec<&'a Run>,
-    /// The runs with a tool call, in order.
-    with_calls: Vec<&'a Run>,
-    /// For each run, how many of `with_calls` come before it.
+    log: Arc<CallLog>,
+    /// For each run, how many calls of the session come before its own.
     calls_before: Vec<usize>,
 }
 
 impl<'a> Session<'a> {
     fn of(runs: Vec<&'a Run>) -> Session<'a> {
-        let mut with_calls = Vec::new();
+        let mut calls = Vec::new();
         let mut calls_before = Vec::with_capacity(runs.len());
         for r in &runs {
-            calls_before.push(with_calls.len());
-            if !r.calls.is_empty() {
-                with_calls.push(*r);
-            }
+            calls_before.push(calls.len());
+            calls.extend(r.calls.iter().map(|c| LoggedCall {
+                name: c.name.clone(),
+                args: c.args.clone(),
+                // A span's result is there as the run ends.
+                result: c.result.clone().map(|r| (0, r)),
+                whole: c.whole,
+            }));
         }
         Session {
             runs,
-            with_calls,
+            log: Arc::new(CallLog::new(calls)),
             calls_before,
         }
     }
 
-    /// The runs before the `n`th whose calls it holds (when the deployment
-    /// passes history), in order.
-    fn before(&self, n: usize, history: History) -> &[&'a Run] {
-        match history {
-            History::None => &[],
-            History::Conversation => &self.with_calls[..self.calls_before[n]],
+    /// The `n`th run's calls, after its session's earlier ones when the
+    /// deployment passes history; `captured`: whether the run's texts
+    /// were.
+    fn calls(&self, n: usize, history: History, captured: bool) -> RawCalls {
+        let to = self.calls_before[n] + self.runs[n].calls.len();
+        RawCalls::Window {
+            log: self.log.clone(),
+            from: match history {
+                History::None => self.calls_before[n],
+                History::Conversation => 0,
+            },
+            to,
+            answered: usize::MAX,
+            captured,
         }
     }
 }
@@ -603,7 +618,8 @@ fn is_cut(t: &str) -> bool {
 }
 
 /// A run's turn.
-fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
+fn run_turn(session: &Session, n: usize, history: History) -> RawTurn {
+    let run = session.runs[n];
     let root = &run.spans[run.root];
     let query = root.str("symfonic.query.text");
     // Prompts are captured or not for the whole deployment: a root without
@@ -620,18 +636,7 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
         (true, Some(s)) => captured(Some(s.str("gen_ai.completion.text").unwrap_or(""))),
         _ => Captured::Absent,
     };
-    // At most one call past the limit is kept: the turn is then refused
-    // (a long session's history would otherwise hold every call made).
-    let tool_calls: Vec<RawCall> = prior
-        .iter()
-        .flat_map(|r| &r.calls)
-        .chain(&run.calls)
-        .take(super::raw::MAX_TOOL_CALLS + 1)
-        .map(|c| RawCall {
-            whole: c.whole && capture,
-            ..c.clone()
-        })
-        .collect();
+    let tool_calls = session.calls(n, history, capture);
     let calls_known = match history {
         History::None => true,
         // The session's earlier runs are all in the trace when the run's
@@ -655,7 +660,7 @@ fn run_turn(run: &Run, n: u64, prior: &[&Run], history: History) -> RawTurn {
     }
     RawTurn {
         run_id: run.id.clone(),
-        turn: n,
+        turn: n as u64,
         ts: root.start.map(crate::read::rfc3339::from_unix_nanos),
         trace_id: root.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: root.ids.as_ref().map(|(_, s)| s.clone()),
@@ -699,7 +704,7 @@ fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
         scope: None,
         user_message: Captured::Absent,
         completion: Captured::Absent,
-        tool_calls: Vec::new(),
+        tool_calls: super::raw::RawCalls::default(),
         calls_known: false,
         critic: Some(critic_json(s)),
         critic_origin: Origin::Recorded,

@@ -229,6 +229,181 @@ pub struct RawCall {
     pub whole: bool,
 }
 
+/// A turn's tool calls: a list of its own, or a window of its
+/// conversation's calls ([`CallLog`]: a transcript's, a trace's session),
+/// which every turn of the conversation shares. A window holds a few
+/// numbers, where a list of its own held an entry per call: with `history
+/// = "conversation"` that made memory grow with the square of a
+/// conversation.
+#[derive(Clone, Debug)]
+pub enum RawCalls {
+    Own(Vec<RawCall>),
+    Window {
+        log: Arc<CallLog>,
+        /// The calls `from..to` of the log.
+        from: usize,
+        to: usize,
+        /// How many results had come back when the turn was replied: a
+        /// call answered later has no result in this turn.
+        answered: usize,
+        /// Whether the turn's deployment captured texts (a trace's run
+        /// without them has no call captured whole).
+        captured: bool,
+    },
+}
+
+/// A conversation's calls in order, each with its result and when it came
+/// back; and their names as the gate reads them, shared by the turns.
+#[derive(Debug, Default)]
+pub struct CallLog {
+    pub calls: Vec<LoggedCall>,
+    names: Arc<[crate::read::turn::ToolCall]>,
+    /// How many of the first `i` calls have arguments the format cannot
+    /// read as they are, and how many were cut (so a window answers in
+    /// constant time, not in a pass over its calls for every turn).
+    unread_args_before: Vec<u32>,
+    cut_before: Vec<u32>,
+}
+
+/// One call of a [`CallLog`].
+#[derive(Debug)]
+pub struct LoggedCall {
+    pub name: Arc<str>,
+    pub args: Option<Arc<str>>,
+    /// Its result, and how many results had come back before it.
+    pub result: Option<(usize, ResultText)>,
+    /// Whether its arguments and result were recorded whole.
+    pub whole: bool,
+}
+
+impl CallLog {
+    pub fn new(calls: Vec<LoggedCall>) -> CallLog {
+        let names = calls
+            .iter()
+            .map(|c| crate::read::turn::ToolCall::of_name(&c.name))
+            .collect();
+        let counts = |f: &dyn Fn(&LoggedCall) -> bool| {
+            let mut n = 0;
+            let mut out = Vec::with_capacity(calls.len() + 1);
+            out.push(n);
+            for c in &calls {
+                n += u32::from(f(c));
+                out.push(n);
+            }
+            out
+        };
+        let unread_args_before = counts(&|c| !args_read(c.args.as_deref()));
+        let cut_before = counts(&|c| !c.whole);
+        CallLog {
+            calls,
+            names,
+            unread_args_before,
+            cut_before,
+        }
+    }
+
+    /// How many of the calls `from..to` `before` counts.
+    fn among(before: &[u32], from: usize, to: usize) -> u32 {
+        before[to] - before[from]
+    }
+}
+
+impl Default for RawCalls {
+    fn default() -> RawCalls {
+        RawCalls::Own(Vec::new())
+    }
+}
+
+impl RawCalls {
+    pub fn len(&self) -> usize {
+        match self {
+            RawCalls::Own(v) => v.len(),
+            RawCalls::Window { from, to, .. } => to - from,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The calls in order (a window's built as the turn sees them).
+    pub fn iter(&self) -> impl Iterator<Item = std::borrow::Cow<'_, RawCall>> {
+        use std::borrow::Cow;
+        let (own, window): (&[RawCall], &[LoggedCall]) = match self {
+            RawCalls::Own(v) => (v, &[]),
+            RawCalls::Window { log, from, to, .. } => (&[], &log.calls[*from..*to]),
+        };
+        let (answered, captured) = match self {
+            RawCalls::Window {
+                answered, captured, ..
+            } => (*answered, *captured),
+            RawCalls::Own(_) => (0, false),
+        };
+        own.iter()
+            .map(Cow::Borrowed)
+            .chain(window.iter().map(move |c| {
+                Cow::Owned(RawCall {
+                    name: c.name.clone(),
+                    args: c.args.clone(),
+                    result: c
+                        .result
+                        .as_ref()
+                        .filter(|(before, _)| *before < answered)
+                        .map(|(_, r)| r.clone()),
+                    whole: c.whole && captured,
+                })
+            }))
+    }
+
+    /// The calls as a list of their own.
+    pub fn to_vec(&self) -> Vec<RawCall> {
+        self.iter().map(std::borrow::Cow::into_owned).collect()
+    }
+
+    /// Whether every call's arguments are JSON the format reads as they
+    /// are ([`args_read`]).
+    fn args_read(&self) -> bool {
+        match self {
+            RawCalls::Own(v) => v.iter().all(|c| args_read(c.args.as_deref())),
+            RawCalls::Window { log, from, to, .. } => {
+                CallLog::among(&log.unread_args_before, *from, *to) == 0
+            }
+        }
+    }
+
+    /// Whether every call's arguments and result were captured whole.
+    fn all_whole(&self) -> bool {
+        match self {
+            RawCalls::Own(v) => v.iter().all(|c| c.whole),
+            RawCalls::Window {
+                log,
+                from,
+                to,
+                captured,
+                ..
+            } => *captured && CallLog::among(&log.cut_before, *from, *to) == 0,
+        }
+    }
+
+    /// A window's names, shared with the other turns of its conversation.
+    fn shared_names(&self) -> Option<crate::read::turn::Calls> {
+        match self {
+            RawCalls::Own(_) => None,
+            RawCalls::Window { log, from, to, .. } => Some(crate::read::turn::Calls::Shared(
+                log.names.clone(),
+                *from..*to,
+            )),
+        }
+    }
+}
+
+/// Equal when they hold the same calls, however held.
+impl PartialEq for RawCalls {
+    fn eq(&self, other: &RawCalls) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
 /// What one turn's record holds, before anything is derived.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawTurn {
@@ -245,7 +420,7 @@ pub struct RawTurn {
     pub user_message: Captured,
     /// The model's completion (cleaned here into the draft).
     pub completion: Captured,
-    pub tool_calls: Vec<RawCall>,
+    pub tool_calls: RawCalls,
     /// Whether the turn's tool calls are all known (a trace without a
     /// session's earlier runs, or history the trace does not show, is not).
     pub calls_known: bool,
@@ -286,7 +461,7 @@ pub fn derive(t: &RawTurn, d: &Deployment, calls: &dyn Fn() -> Vec<String>) -> D
         (true, Some(u)) => Some(Some(intent::classify(u, &d.tool_trigger_keywords))),
         (true, None) => None,
     };
-    let calls_whole = t.calls_known && t.tool_calls.iter().all(|c| c.whole);
+    let calls_whole = t.calls_known && t.tool_calls.all_whole();
     let findings = match (d.fabrication_check_mode, user, intent.as_ref()) {
         (FabricationMode::Off, _, _) => Some(Vec::new()),
         // symfonic checks no empty reply.
@@ -406,7 +581,7 @@ fn json_into<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 pub(crate) fn calls_json(t: &RawTurn) -> Vec<String> {
     t.tool_calls
         .iter()
-        .map(|c| call_json(c, Written::AsRead))
+        .map(|c| call_json(&c, Written::AsRead))
         .collect()
 }
 
@@ -523,7 +698,7 @@ impl crate::read::reader::Converted for ConvertedTurn {
             if i > 0 {
                 out.push(b',');
             }
-            write_call(&mut out, c, Written::Canonical);
+            write_call(&mut out, &c, Written::Canonical);
         }
         out.push(b']');
         if let Some(findings) = &self.findings {
@@ -611,14 +786,10 @@ pub fn convert(
     }
     // Each call's arguments are JSON the format holds (most are), or the
     // call's JSON gives the reason it is not (before anything reads it).
-    let args_read = t.tool_calls.iter().all(|c| {
-        c.args
-            .as_deref()
-            .is_none_or(|a| !deep(a) && crate::read::json::holds(a))
-    });
+    let args_read = t.tool_calls.args_read();
     if !args_read {
-        for c in &t.tool_calls {
-            raw_json(call_json(c, Written::Without))?;
+        for c in t.tool_calls.iter() {
+            raw_json(call_json(&c, Written::Without))?;
         }
     }
     let derived = derive(&t, d, &|| calls_json(&t));
@@ -644,8 +815,17 @@ pub fn convert(
         None => c.parse_shell()?,
     };
     turn.draft = std::borrow::Cow::Owned(derived.draft);
+    if let Some(shared) = c.raw.tool_calls.shared_names() {
+        turn.tool_calls = shared;
+    }
     c.turn = turn;
     Ok(c)
+}
+
+/// Whether a call's arguments are JSON the traffic format reads as they
+/// are (most are).
+fn args_read(args: Option<&str>) -> bool {
+    args.is_none_or(|a| !deep(a) && crate::read::json::holds(a))
 }
 
 /// More `[` and `{` than this in a value the line holds, and how deep it
@@ -696,12 +876,17 @@ impl ConvertedTurn {
             ));
         }
         // The format reads a call's name (its arguments and result only
-        // as JSON it holds).
-        let calls = t
-            .tool_calls
-            .iter()
-            .map(|c| map(vec![("name", text(&c.name))]));
-        fields.push(("tool_calls_this_turn", Node::Seq(calls.collect())));
+        // as JSON it holds); a window's names are its conversation's, set
+        // once the turn is built ([`convert`]).
+        let calls = match t.tool_calls.shared_names() {
+            Some(_) => Vec::new(),
+            None => t
+                .tool_calls
+                .iter()
+                .map(|c| map(vec![("name", text(&c.name))]))
+                .collect(),
+        };
+        fields.push(("tool_calls_this_turn", Node::Seq(calls)));
         if let Some(f) = &self.findings {
             let kinds = f.iter().map(|f| map(vec![("kind", word(f.kind))]));
             fields.push(("fabrication_findings", Node::Seq(kinds.collect())));
@@ -745,7 +930,7 @@ impl ConvertedTurn {
             .raw
             .tool_calls
             .iter()
-            .map(|c| raw_json(call_json(c, Written::Without)))
+            .map(|c| raw_json(call_json(&c, Written::Without)))
             .collect::<Result<_, _>>()?;
         let calls: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
         let t = &self.raw;
@@ -817,12 +1002,12 @@ mod tests {
             scope: Some(r#"{"tenant":"a"}"#.into()),
             user_message: Captured::Whole("book it".into()),
             completion: Captured::Whole("Booked.\nDone".into()),
-            tool_calls: vec![RawCall {
+            tool_calls: RawCalls::Own(vec![RawCall {
                 name: "book".into(),
                 args: Some(r#"{"id":1}"#.into()),
                 result: Some(ResultText::Text("ok \"x\"".into())),
                 whole: true,
-            }],
+            }]),
             calls_known: true,
             critic: Some(r#"{"ran":true,"verdict":"approve"}"#.into()),
             critic_origin: Origin::Recorded,

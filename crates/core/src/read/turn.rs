@@ -142,6 +142,56 @@ pub enum ToolCall {
     Named(String),
 }
 
+impl ToolCall {
+    /// A call whose `name` is the string `name` (an empty one is falsy).
+    pub fn of_name(name: &str) -> ToolCall {
+        match name.is_empty() {
+            true => ToolCall::Falsy,
+            false => ToolCall::Named(name.to_string()),
+        }
+    }
+}
+
+/// A turn's tool calls: its own, or a window of a list the turns of one
+/// conversation share. A transcript imported with `history =
+/// "conversation"` gives each turn every earlier call: a list each made
+/// memory grow with the square of the conversation.
+#[derive(Clone)]
+pub enum Calls {
+    Own(Vec<ToolCall>),
+    Shared(std::sync::Arc<[ToolCall]>, std::ops::Range<usize>),
+}
+
+impl Default for Calls {
+    fn default() -> Calls {
+        Calls::Own(Vec::new())
+    }
+}
+
+impl std::ops::Deref for Calls {
+    type Target = [ToolCall];
+
+    fn deref(&self) -> &[ToolCall] {
+        match self {
+            Calls::Own(v) => v,
+            Calls::Shared(all, window) => &all[window.clone()],
+        }
+    }
+}
+
+/// As the list it holds, however held.
+impl fmt::Debug for Calls {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self[..].fmt(f)
+    }
+}
+
+impl PartialEq for Calls {
+    fn eq(&self, other: &Calls) -> bool {
+        self[..] == other[..]
+    }
+}
+
 /// `sensitive_hit` as recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum SensitiveField<'a> {
@@ -179,7 +229,7 @@ pub struct Turn<'a> {
     pub span_id: Option<Cow<'a, str>>,
     pub message_index: Option<u64>,
     pub draft: Cow<'a, str>,
-    pub tool_calls: Vec<ToolCall>,
+    pub tool_calls: Calls,
     pub fabrication_findings: usize,
     /// `kind` of each finding that is an object with a string `kind`.
     pub fabrication_kinds: Vec<String>,
@@ -861,7 +911,7 @@ fn parse_tool_calls(v: Node) -> Result<Vec<ToolCall>, Invalid> {
                 None => ToolCall::NoName {
                     openai_style: item.get("function").is_some(),
                 },
-                Some(Node::Str(s)) if !s.is_empty() => ToolCall::Named(s.to_string()),
+                Some(Node::Str(s)) => ToolCall::of_name(s),
                 Some(n) if n.is_falsy() => ToolCall::Falsy,
                 Some(_) => ToolCall::NonString,
             },
@@ -930,7 +980,7 @@ impl<'de> Builder<'de> {
             "message_index" => t.message_index = parse_whole("message_index", v)?,
             "confidence" => t.confidence = parse_confidence(v)?,
             "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
-            "tool_calls_this_turn" => t.tool_calls = parse_tool_calls(v)?,
+            "tool_calls_this_turn" => t.tool_calls = Calls::Own(parse_tool_calls(v)?),
             "fabrication_findings" => {
                 if let Some((n, kinds)) = parse_fabrication(v)? {
                     t.fabrication_findings = n;
@@ -1258,8 +1308,8 @@ mod tests {
         .unwrap();
         use ToolCall::*;
         assert_eq!(
-            t.tool_calls,
-            vec![
+            t.tool_calls[..],
+            [
                 Falsy,
                 Falsy,
                 Falsy,
