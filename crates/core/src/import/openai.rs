@@ -25,7 +25,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::raw::{CallLog, Captured, LoggedCall, RawCalls, RawTurn, ResultText, MAX_TOOL_CALLS};
+use super::raw::{
+    CallLog, Captured, LoggedCall, RawCalls, RawTurn, ResultText, Scope, MAX_TOOL_CALLS,
+};
 use crate::deployment::History;
 use crate::read::provenance::Origin;
 
@@ -164,7 +166,8 @@ fn walk(
         Some(Ok(Value::String(s))) => Some(s),
         Some(_) => return Err("ts must be an RFC 3339 timestamp string".into()),
     };
-    let scope = scope.map(str::to_string).filter(|s| s != "null");
+    let scope = scope.filter(|s| *s != "null").map(Scope::new);
+    let run_id: Arc<str> = run_id.into();
     let mut walk = Walk {
         history,
         fast,
@@ -287,7 +290,7 @@ struct Walk {
     history: History,
     /// Whether tool calls are read by the fast reader first.
     fast: bool,
-    user: Option<String>,
+    user: Option<Arc<str>>,
     /// Index into `calls` of the first call after the latest user message.
     since_user: usize,
     /// Every call so far, with its result once it comes back (an id may
@@ -328,7 +331,7 @@ impl Walk {
                 // A message of tool results alone is the loop's, not the
                 // user's.
                 if parts.text.is_some() || !parts.had_results {
-                    self.user = Some(parts.text.unwrap_or_default());
+                    self.user = Some(parts.text.unwrap_or_default().into());
                     self.since_user = self.calls.len();
                     self.unread_since_user = false;
                 }
@@ -516,7 +519,7 @@ impl Walk {
             History::Conversation => !self.unread_ever,
         };
         self.turns.push(RawTurn {
-            run_id: String::new(),
+            run_id: "".into(),
             turn: 0,
             ts: None,
             trace_id: None,
@@ -524,7 +527,7 @@ impl Walk {
             message_index: Some(self.at as u64),
             scope: None,
             user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
-            completion: Captured::Whole(text),
+            completion: Captured::Whole(text.into()),
             // The window, once the conversation's calls are all read.
             tool_calls: RawCalls::default(),
             calls_known,
@@ -1087,7 +1090,7 @@ mod tests {
         .replace('\n', "");
         let t = one(&line).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(t[0].run_id, "t.jsonl:3");
+        assert_eq!(&*t[0].run_id, "t.jsonl:3");
         assert_eq!((t[0].turn, t[1].turn), (0, 1));
         assert_eq!(t[0].completion, Captured::Whole("It shipped.".into()));
         let calls = t[0].tool_calls.to_vec();

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::pyliteral;
-use super::raw::{CallLog, Captured, LoggedCall, RawCall, RawCalls, RawTurn, ResultText};
+use super::raw::{CallLog, Captured, LoggedCall, RawCall, RawCalls, RawTurn, ResultText, Scope};
 use crate::deployment::History;
 use crate::derive::reflection;
 use crate::read::provenance::Origin;
@@ -604,8 +604,8 @@ fn in_sessions(runs: &[Run]) -> Vec<Session<'_>> {
 fn captured(s: Option<&str>) -> Captured {
     match s {
         None => Captured::Absent,
-        Some(t) if is_cut(t) => Captured::Cut(t.to_string()),
-        Some(t) => Captured::Whole(t.to_string()),
+        Some(t) if is_cut(t) => Captured::Cut(t.into()),
+        Some(t) => Captured::Whole(t.into()),
     }
 }
 
@@ -659,13 +659,13 @@ fn run_turn(session: &Session, n: usize, history: History) -> RawTurn {
         }
     }
     RawTurn {
-        run_id: run.id.clone(),
+        run_id: run.id.as_str().into(),
         turn: n as u64,
         ts: root.start.map(crate::read::rfc3339::from_unix_nanos),
         trace_id: root.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: root.ids.as_ref().map(|(_, s)| s.clone()),
         message_index: None,
-        scope: (!scope.is_empty()).then(|| Value::Object(scope).to_string()),
+        scope: (!scope.is_empty()).then(|| Scope::new(Value::Object(scope).to_string())),
         user_message: captured(query),
         completion,
         tool_calls,
@@ -695,7 +695,7 @@ const TOKEN_ATTRS: [(&str, &str); 2] = [
 /// `skill-gate` (what it reviewed is in no span: the draft is unknown).
 fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
     RawTurn {
-        run_id: crate::read::turn::CallSite::SKILL_GATE_RUN_ID.to_string(),
+        run_id: crate::read::turn::CallSite::SKILL_GATE_RUN_ID.into(),
         turn: n,
         ts: s.start.map(crate::read::rfc3339::from_unix_nanos),
         trace_id: s.ids.as_ref().map(|(t, _)| t.clone()),

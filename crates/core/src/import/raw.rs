@@ -13,7 +13,7 @@ use crate::derive::draft;
 use crate::derive::fabrication::{self, Finding};
 use crate::derive::intent::{self, IntentVerdict};
 use crate::read::provenance::Origin;
-use crate::read::turn::Turn;
+use crate::read::turn::{Text, Turn};
 
 impl InputFormat {
     /// The format an invalid traffic line looks like, when it looks like
@@ -112,9 +112,9 @@ pub const SAFE_REFUSAL: &str =
 /// A text a record holds: whole, cut by the exporter, or not captured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Captured {
-    Whole(String),
+    Whole(Arc<str>),
     /// Cut at the exporter's limit (what is left, marker included).
-    Cut(String),
+    Cut(Arc<str>),
     Absent,
 }
 
@@ -404,10 +404,45 @@ impl PartialEq for RawCalls {
     }
 }
 
+/// A record's `scope`, as JSON text, shared by every turn of the record:
+/// a copy each made memory grow with the scope's size times the turns (a
+/// 100 KB scope over 20,000 turns took 6 GB), and checking it for each
+/// turn, time. It is held to the traffic format's rules once.
+#[derive(Debug)]
+pub struct Scope {
+    pub text: Arc<str>,
+    reads: std::sync::OnceLock<bool>,
+}
+
+impl Scope {
+    pub fn new(text: impl Into<Arc<str>>) -> Arc<Scope> {
+        Arc::new(Scope {
+            text: text.into(),
+            reads: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether the format reads it as it is, nesting no deeper than a
+    /// value inside a line may ([`deep`]).
+    fn reads(&self) -> bool {
+        *self
+            .reads
+            .get_or_init(|| !deep(&self.text) && Turn::scope_problem(&self.text).is_none())
+    }
+}
+
+/// Equal when their texts are.
+impl PartialEq for Scope {
+    fn eq(&self, other: &Scope) -> bool {
+        self.text == other.text
+    }
+}
+
 /// What one turn's record holds, before anything is derived.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawTurn {
-    pub run_id: String,
+    /// Shared by the turns of a conversation (see [`Scope`]).
+    pub run_id: Arc<str>,
     pub turn: u64,
     pub ts: Option<String>,
     /// Where the turn is in its record: a trace's root span, a
@@ -415,8 +450,7 @@ pub struct RawTurn {
     pub trace_id: Option<String>,
     pub span_id: Option<String>,
     pub message_index: Option<u64>,
-    /// `scope` as JSON text.
-    pub scope: Option<String>,
+    pub scope: Option<Arc<Scope>>,
     pub user_message: Captured,
     /// The model's completion (cleaned here into the draft).
     pub completion: Captured,
@@ -644,7 +678,6 @@ pub struct ConvertedTurn {
     turn: Turn<'static>,
     /// The record (its completion dropped: the draft is in `turn`).
     raw: RawTurn,
-    scope: Option<Box<RawValue>>,
     critic: Option<Box<RawValue>>,
     intent: Option<Option<IntentVerdict>>,
     findings: Option<Vec<Finding>>,
@@ -669,7 +702,7 @@ impl crate::read::reader::Converted for ConvertedTurn {
             out.extend_from_slice(b"\":");
         };
         key(&mut out, "run_id");
-        json_into(&mut out, &t.run_id);
+        json_into(&mut out, &*t.run_id);
         key(&mut out, "turn");
         json_into(&mut out, &t.turn);
         if let Some(ts) = &t.ts {
@@ -686,9 +719,9 @@ impl crate::read::reader::Converted for ConvertedTurn {
             key(&mut out, "message_index");
             json_into(&mut out, m);
         }
-        if let Some(scope) = &self.scope {
+        if let Some(scope) = &t.scope {
             key(&mut out, "scope");
-            out.extend_from_slice(scope.get().as_bytes());
+            out.extend_from_slice(scope.text.as_bytes());
         }
         key(&mut out, "draft");
         json_into(&mut out, &self.turn.draft);
@@ -793,13 +826,11 @@ pub fn convert(
         }
     }
     let derived = derive(&t, d, &|| calls_json(&t));
-    let scope = t.scope.clone().map(raw_json).transpose()?;
     let critic = t.critic.clone().map(raw_json).transpose()?;
     t.completion = Captured::Absent;
     let mut c = ConvertedTurn {
         turn: Turn::default(),
         raw: t,
-        scope,
         critic,
         intent: derived.intent,
         findings: derived.findings,
@@ -815,8 +846,14 @@ pub fn convert(
         None => c.parse_shell()?,
     };
     turn.draft = std::borrow::Cow::Owned(derived.draft);
+    // What the turns of its record share, shared (the line's parse made
+    // copies).
     if let Some(shared) = c.raw.tool_calls.shared_names() {
         turn.tool_calls = shared;
+    }
+    turn.run_id = Text::Shared(c.raw.run_id.clone());
+    if let Some(s) = &c.raw.scope {
+        turn.scope = Some(Text::Shared(s.text.clone()));
     }
     c.turn = turn;
     Ok(c)
@@ -854,7 +891,6 @@ impl ConvertedTurn {
         let n = t.turn;
         let mut fields = Vec::with_capacity(11);
         fields.extend([
-            ("run_id", text(&t.run_id)),
             (
                 "turn",
                 Node::Num(n as f64, serde::de::Unexpected::Unsigned(n)),
@@ -913,11 +949,11 @@ impl ConvertedTurn {
             .zip(self.origins)
             .map(|(s, o)| (s.as_str(), word(o.as_str())));
         fields.push(("provenance", map(origins.collect())));
-        let scope = self.scope.as_ref().map(|s| s.get().to_string());
-        if scope.as_deref().is_some_and(deep) {
+        if t.scope.as_ref().is_some_and(|s| !s.reads()) {
             return None;
         }
-        Turn::from_fields(fields, scope).ok()
+        let scope = t.scope.as_ref().map(|s| s.text.clone());
+        Turn::from_fields(fields, t.run_id.clone(), scope).ok()
     }
 
     /// The turn as [`Turn::parse`] reads the line less its draft and tool
@@ -934,6 +970,13 @@ impl ConvertedTurn {
             .collect::<Result<_, _>>()?;
         let calls: Vec<&RawValue> = calls.iter().map(|c| c.as_ref()).collect();
         let t = &self.raw;
+        let scope = t
+            .scope
+            .as_ref()
+            .map(|s| serde_json::from_str::<&RawValue>(&s.text));
+        let scope = scope
+            .transpose()
+            .map_err(|e| super::not_imported::NotImported(e.to_string()))?;
         let shell = Shell {
             run_id: &t.run_id,
             draft: "",
@@ -941,7 +984,7 @@ impl ConvertedTurn {
             trace_id: t.trace_id.as_deref(),
             span_id: t.span_id.as_deref(),
             message_index: t.message_index,
-            scope: self.scope.as_deref(),
+            scope,
             critic: self.critic.as_deref(),
             tool_calls_this_turn: &calls,
             turn: t.turn,
@@ -999,7 +1042,7 @@ mod tests {
             trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
             span_id: Some("00f067aa0ba902b7".into()),
             message_index: Some(3),
-            scope: Some(r#"{"tenant":"a"}"#.into()),
+            scope: Some(Scope::new(r#"{"tenant":"a"}"#)),
             user_message: Captured::Whole("book it".into()),
             completion: Captured::Whole("Booked.\nDone".into()),
             tool_calls: RawCalls::Own(vec![RawCall {
