@@ -106,7 +106,9 @@ fn check_critic(t: &Value, event: &Value) {
 fn check_captured(turns: &[Value], truth: &[Value], intent_on: bool) {
     assert_eq!(turns.len(), truth.len());
     for (t, g) in turns.iter().zip(truth) {
-        assert_eq!(t["run_id"], g["run_id"]);
+        // symfonic's run is the turn; the conversation is its session.
+        assert_eq!(t["turn_id"], g["run_id"]);
+        assert_eq!(t["run_id"], "tenant-demo/sess-0001");
         let event = &g["reflection_event"];
         if event["reflection_tokens_in"] != 0 {
             assert_eq!(t["draft"], event["original_draft"], "{t}");
@@ -232,7 +234,7 @@ fn sample_d_direct_middleware_holds_neither_draft_nor_sensitive_hit() {
     let event = &ground_truth("D_direct_middleware_sensitive.reflection_event.json")[0];
     assert_eq!(turns.len(), 1);
     let t = &turns[0];
-    assert_eq!(t["run_id"], event["run_id"]);
+    assert_eq!(t["turn_id"], event["run_id"]);
     assert_eq!(provenance(t, "draft"), "unknown");
     // The hit ("pii") and the confidence (1.0) are in the event only.
     assert!(t.get("sensitive_hit").is_none() && t.get("confidence").is_none());
@@ -587,7 +589,7 @@ fn every_reading_command_takes_from() {
     let o = run(&["explain", &trace, "--from", "otlp"], None);
     expect_code(&o, 0);
     assert!(
-        stdout(&o).contains("turn B_capture_on_selective_gate_intent_observe-run3#2"),
+        stdout(&o).contains("turn tenant-demo/sess-0001#2"),
         "{}",
         stdout(&o)
     );
@@ -945,7 +947,7 @@ fn span_times_that_are_missing_or_reversed_are_no_figures() {
     for t in &turns {
         assert!(t["critic"].get("reflection_latency_ms").is_none(), "{t}");
     }
-    let r2 = turns.iter().find(|t| t["run_id"] == "r2").unwrap();
+    let r2 = turns.iter().find(|t| t["turn_id"] == "r2").unwrap();
     assert!(r2.get("ts").is_none(), "{r2}");
 }
 
@@ -1374,7 +1376,7 @@ fn every_turn_names_its_place_in_the_source() {
     let turns = import(&dir, name, SHOP);
     assert_eq!(turns.len(), 3);
     for t in &turns {
-        let want = runs.iter().find(|r| t["run_id"] == r.0.as_str()).unwrap();
+        let want = runs.iter().find(|r| t["turn_id"] == r.0.as_str()).unwrap();
         assert_eq!(
             (&t["trace_id"], &t["span_id"]),
             (&json!(want.1), &json!(want.2)),
@@ -1404,10 +1406,13 @@ fn every_turn_names_its_place_in_the_source() {
     expect_code(&o, 0);
     let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
     assert_eq!(rows.len(), 3 * 2, "three turns, two variants");
-    for r in &rows {
-        let want = runs.iter().find(|w| r["run_id"] == w.0).unwrap();
-        assert_eq!((&r["trace_id"], &r["span_id"]), (&want.1, &want.2), "{r:?}");
-        assert_eq!(r["message_index"], "");
+    for (n, want) in runs.iter().enumerate() {
+        let mine: Vec<_> = rows.iter().filter(|r| r["span_id"] == want.2).collect();
+        assert_eq!(mine.len(), 2, "{n}: {rows:?}");
+        for r in mine {
+            assert_eq!(r["trace_id"], want.1, "{r:?}");
+            assert_eq!(r["message_index"], "");
+        }
     }
 
     // A transcript's turn: its assistant message's index in `messages`.

@@ -580,7 +580,9 @@ fn a_transcripts_shared_texts_are_not_copied_per_turn() {
         mib
     };
     let (plain, shared) = (peak(&plain), peak(&shared));
-    eprintln!("10,000 turns: with a 100 KB scope and user message {shared} MiB, without {plain} MiB");
+    eprintln!(
+        "10,000 turns: with a 100 KB scope and user message {shared} MiB, without {plain} MiB"
+    );
     assert!(
         shared <= plain + 64,
         "shared texts: {shared} MiB; without: {plain} MiB"

@@ -1,7 +1,7 @@
 //! Figures a reviewer signs (#22): risky skips that mean something, null
 //! where they cannot be judged, and budgets that refuse to pass on them.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::util::*;
 
@@ -253,4 +253,193 @@ fn regressions_vs_the_baseline_are_on_turns_it_fires_on() {
         md.contains("| none new; 20 disagreements (") && md.contains("| 20 of 20 ("),
         "{md}"
     );
+}
+
+/// Conversations are the sampling unit on traces (#44 item 2): a trace's
+/// runs of one session import as one `run_id` (the session), each keeping
+/// symfonic's run id as `turn_id`, so the bound counts one run where it
+/// counted one per turn.
+#[test]
+fn a_traces_session_is_one_run() {
+    use crate::trace::{doc, lines, run_spans, T};
+    let d = Dir::new();
+    // Each run answers with an ack, which the smart gate skips.
+    let ack = |mut spans: Vec<Value>| {
+        for a in spans[1]["attributes"].as_array_mut().unwrap() {
+            if a["key"] == "gen_ai.completion.text" {
+                a["value"] = serde_json::json!({"stringValue": "Got it, thanks!"});
+            }
+        }
+        spans
+    };
+    let docs: Vec<Value> = (0..12u64)
+        .map(|i| doc(ack(run_spans(&format!("r{i}"), T + i * 1_000_000_000))))
+        .collect();
+    let trace = d.write("one-session.otlp.jsonl", lines(&docs));
+    let s = smart_from(&d, &trace, "otlp");
+    assert_eq!(u(&s, "new_skips"), 12, "{s}");
+    assert_eq!(u(&s, "labelled_runs"), 1, "one session, one run: {s}");
+    let o = run(
+        &[
+            "import",
+            trace.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--out",
+            d.path("t.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let imported = d.read("t.jsonl");
+    let turns: Vec<Value> = imported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(turns.iter().all(|t| t["run_id"] == "s1"), "{imported}");
+    let ids: std::collections::BTreeSet<&str> = turns
+        .iter()
+        .map(|t| t["turn_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 12);
+}
+
+/// Traffic whose `run_id` names a turn while its turns carry a session
+/// (symfonic's run id recorded as the conversation) says so: every
+/// labelled run holds one label over fewer sessions. The same turns with
+/// the session as `run_id` say nothing.
+#[test]
+fn run_ids_that_name_turns_within_sessions_are_noted() {
+    let d = Dir::new();
+    let line = |run: &str, session: u32| {
+        format!(
+            r#"{{"run_id":"{run}","draft":"Got it, thanks!","scope":{{"session":"s{session}"}},"critic":{{"ran":true,"verdict":"approve","reflection_tokens_in":3000,"reflection_tokens_out":40}}}}"#
+        )
+    };
+    let per_turn: String = (0..30)
+        .map(|i| line(&format!("run-{i}"), i % 3) + "\n")
+        .collect();
+    let per_session: String = (0..30)
+        .map(|i| line(&format!("s{}", i % 3), i % 3) + "\n")
+        .collect();
+    let note = |name: &str, text: String| -> Option<String> {
+        let traffic = d.write(name, text);
+        let out = d.path(&format!("{name}.out"));
+        let o = replay_in(
+            &out,
+            &[
+                traffic.to_str().unwrap(),
+                "--config",
+                "datasets/gate.toml",
+                "--quiet",
+            ],
+        );
+        expect_code(&o, 0);
+        let s = summary(&out);
+        s["notes"].as_array().unwrap().iter().find_map(|n| {
+            let n = n.as_str().unwrap();
+            n.starts_with("every labelled run of smart holds one label")
+                .then(|| n.to_string())
+        })
+    };
+    let n = note("per-turn.jsonl", per_turn).expect("noted");
+    assert!(n.contains("(3 sessions over those 30 runs)"), "{n}");
+    assert_eq!(note("per-session.jsonl", per_session), None);
+}
+
+/// Clustered labels read from a trace give the bound the same traffic
+/// gives with conversation ids (#44 item 2): sessions of 1 to 6 runs,
+/// some revising most of their turns, replayed `--from otlp` and as
+/// traffic lines whose `run_id` is the session, agree on every run-level
+/// figure. (Imported, each run was its own conversation: a design effect
+/// of 1 and a bound too low on such traffic.)
+#[test]
+fn a_trace_is_bounded_as_traffic_with_conversation_ids() {
+    use crate::trace::{doc, lines, run_spans, T};
+    let d = Dir::new();
+    let (mut docs, mut traffic) = (Vec::new(), String::new());
+    let mut n = 0u64;
+    for session in 0..40u64 {
+        let risky = session % 5 == 0;
+        for k in 0..(1 + session % 6) {
+            let verdict = if risky && k % 3 != 2 {
+                "revise"
+            } else {
+                "approve"
+            };
+            let run = format!("r{n}");
+            let mut spans = run_spans(&run, T + n * 1_000_000_000);
+            for s in spans.iter_mut() {
+                let llm = s["name"] == "symfonic.llm.call";
+                for a in s["attributes"].as_array_mut().unwrap() {
+                    match a["key"].as_str().unwrap() {
+                        "symfonic.session.id" => {
+                            a["value"] = json!({"stringValue": format!("s{session}")})
+                        }
+                        "gen_ai.completion.text" if llm => {
+                            let critic = a["value"]["stringValue"]
+                                .as_str()
+                                .unwrap()
+                                .contains("verdict");
+                            a["value"] = json!({"stringValue": match critic {
+                                true => format!("{{\"verdict\": \"{verdict}\"}}"),
+                                false => "Got it, thanks!".to_string(),
+                            }});
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            docs.push(doc(spans));
+            traffic.push_str(&format!(
+                "{{\"run_id\":\"s{session}\",\"turn\":{k},\"draft\":\"Got it, thanks!\",\"critic\":{{\"ran\":true,\"verdict\":\"{verdict}\",\"reflection_tokens_in\":300,\"reflection_tokens_out\":40}}}}\n"
+            ));
+            n += 1;
+        }
+    }
+    let trace = d.write("t.otlp.jsonl", lines(&docs));
+    let traffic = d.write("t.jsonl", traffic);
+    let figures = |input: &std::path::Path, from: &str| {
+        let s = smart_from(&d, input, from);
+        [
+            "new_skips",
+            "new_labelled_skips",
+            "safety_regressions",
+            "labelled_runs",
+            "design_effect",
+            "effective_runs",
+            "safety_regression_rate_upper95",
+        ]
+        .map(|k| (k, s[k].clone()))
+    };
+    let (from_trace, from_traffic) = (figures(&trace, "otlp"), figures(&traffic, "traffic"));
+    assert_eq!(from_trace, from_traffic);
+    assert_eq!(from_trace[3].1, 40, "{from_trace:?}");
+    assert!(
+        from_trace[4].1.as_f64().unwrap() > 1.5,
+        "clustered: {from_trace:?}"
+    );
+}
+
+/// The smart variant's figures of a replay of `input` read `--from` a
+/// format, under datasets/gate.toml.
+fn smart_from(d: &Dir, input: &std::path::Path, from: &str) -> Value {
+    let out = d.path(&format!("{from}.out"));
+    let config = root().join("datasets/gate.toml");
+    let o = run(
+        &[
+            "replay",
+            input.to_str().unwrap(),
+            "--from",
+            from,
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    smart(&out)
 }

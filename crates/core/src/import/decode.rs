@@ -201,7 +201,8 @@ impl All {
         let mut converted: Vec<(usize, u64, Result<ConvertedTurn, NotImported>)> = turns
             .into_par_iter()
             .map(|(source, line, t)| {
-                let run = t.run_id.clone();
+                // symfonic's run, which names one turn of a conversation.
+                let run = t.turn_id.clone().unwrap_or_else(|| t.run_id.to_string());
                 let c =
                     convert(t, &d.deployment).map_err(|e| NotImported(format!("run {run}: {e}")));
                 (source, line, c)

@@ -525,6 +525,7 @@ impl Walk {
             trace_id: None,
             span_id: None,
             message_index: Some(self.at as u64),
+            turn_id: None,
             scope: None,
             user_message: self.user.clone().map_or(Captured::Absent, Captured::Whole),
             completion: Captured::Whole(text.into()),

@@ -527,6 +527,21 @@ impl Run {
     fn tenant(&self) -> Option<&str> {
         self.spans[self.root].str("symfonic.tenant.id")
     }
+
+    /// The conversation the run is a turn of, as the traffic format's
+    /// `run_id` (the unit the bounds sample): its session, as
+    /// `TENANT/SESSION` when the root names a tenant (a `%` or `/` in the
+    /// tenant written `%25`, `%2F`, so two tenants' sessions never share
+    /// an id), else the run alone, by its own id.
+    fn conversation(&self) -> String {
+        match (self.tenant(), self.session()) {
+            (_, None) => self.id.clone(),
+            (None, Some(s)) => s.to_string(),
+            (Some(t), Some(s)) => {
+                format!("{}/{s}", t.replace('%', "%25").replace('/', "%2F"))
+            }
+        }
+    }
 }
 
 /// A session's runs in order (by the root's start), and its tool calls
@@ -659,12 +674,13 @@ fn run_turn(session: &Session, n: usize, history: History) -> RawTurn {
         }
     }
     RawTurn {
-        run_id: run.id.as_str().into(),
+        run_id: run.conversation().into(),
         turn: n as u64,
         ts: root.start.map(crate::read::rfc3339::from_unix_nanos),
         trace_id: root.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: root.ids.as_ref().map(|(_, s)| s.clone()),
         message_index: None,
+        turn_id: Some(run.id.clone()),
         scope: (!scope.is_empty()).then(|| Scope::new(Value::Object(scope).to_string())),
         user_message: captured(query),
         completion,
@@ -701,6 +717,7 @@ fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
         trace_id: s.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: s.ids.as_ref().map(|(_, s)| s.clone()),
         message_index: None,
+        turn_id: None,
         scope: None,
         user_message: Captured::Absent,
         completion: Captured::Absent,

@@ -450,6 +450,8 @@ pub struct RawTurn {
     pub trace_id: Option<String>,
     pub span_id: Option<String>,
     pub message_index: Option<u64>,
+    /// The record's own id for the turn (a trace's symfonic run id).
+    pub turn_id: Option<String>,
     pub scope: Option<Arc<Scope>>,
     pub user_message: Captured,
     /// The model's completion (cleaned here into the draft).
@@ -639,6 +641,8 @@ struct Shell<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     message_index: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    turn_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     scope: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     critic: Option<&'a RawValue>,
@@ -718,6 +722,10 @@ impl crate::read::reader::Converted for ConvertedTurn {
         if let Some(m) = &t.message_index {
             key(&mut out, "message_index");
             json_into(&mut out, m);
+        }
+        if let Some(id) = &t.turn_id {
+            key(&mut out, "turn_id");
+            json_into(&mut out, id);
         }
         if let Some(scope) = &t.scope {
             key(&mut out, "scope");
@@ -911,6 +919,9 @@ impl ConvertedTurn {
                 Node::Num(m as f64, serde::de::Unexpected::Unsigned(m)),
             ));
         }
+        if let Some(id) = &t.turn_id {
+            fields.push(("turn_id", text(id)));
+        }
         // The format reads a call's name (its arguments and result only
         // as JSON it holds); a window's names are its conversation's, set
         // once the turn is built ([`convert`]).
@@ -984,6 +995,7 @@ impl ConvertedTurn {
             trace_id: t.trace_id.as_deref(),
             span_id: t.span_id.as_deref(),
             message_index: t.message_index,
+            turn_id: t.turn_id.as_deref(),
             scope,
             critic: self.critic.as_deref(),
             tool_calls_this_turn: &calls,
@@ -1042,6 +1054,7 @@ mod tests {
             trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
             span_id: Some("00f067aa0ba902b7".into()),
             message_index: Some(3),
+            turn_id: Some("run-9".into()),
             scope: Some(Scope::new(r#"{"tenant":"a"}"#)),
             user_message: Captured::Whole("book it".into()),
             completion: Captured::Whole("Booked.\nDone".into()),
@@ -1059,7 +1072,7 @@ mod tests {
         let line = convert(t, &Deployment::default()).unwrap().line();
         let want = concat!(
             r#"{"run_id":"ré\"1","turn":7,"ts":"2026-01-02T03:04:05Z","#,
-            r#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","message_index":3,"#,
+            r#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","message_index":3,"turn_id":"run-9","#,
             r#""scope":{"tenant":"a"},"#,
             r#""draft":"Booked.\nDone","tool_calls_this_turn":[{"name":"book","args":{"id":1},"result":"ok \"x\""}],"#,
             r#""fabrication_findings":[],"intent_verdict":null,"call_site":"skill_gate","#,

@@ -313,6 +313,9 @@ pub struct Turn<'a> {
     /// conversation. They change no decision.
     pub trace_id: Option<Cow<'a, str>>,
     pub span_id: Option<Cow<'a, str>>,
+    /// The recorder's own id for this turn (symfonic's run id: one
+    /// `run()` a user turn), where `run_id` names the conversation.
+    pub turn_id: Option<Cow<'a, str>>,
     pub message_index: Option<u64>,
     pub draft: Cow<'a, str>,
     pub tool_calls: Calls,
@@ -337,7 +340,7 @@ pub struct Turn<'a> {
 }
 
 /// The top-level keys of a turn, as the format defines them.
-pub const FIELDS: [&str; 18] = [
+pub const FIELDS: [&str; 19] = [
     "run_id",
     "draft",
     "turn",
@@ -346,6 +349,7 @@ pub const FIELDS: [&str; 18] = [
     "trace_id",
     "span_id",
     "message_index",
+    "turn_id",
     "confidence",
     "sensitive_hit",
     "tool_calls_this_turn",
@@ -498,6 +502,7 @@ impl<'a> Turn<'a> {
             language: self.language.map(own),
             trace_id: self.trace_id.map(own),
             span_id: self.span_id.map(own),
+            turn_id: self.turn_id.map(own),
             message_index: self.message_index,
             draft: own(self.draft),
             tool_calls: self.tool_calls,
@@ -1043,6 +1048,7 @@ impl<'de> Builder<'de> {
                 | "trace_id"
                 | "span_id"
                 | "message_index"
+                | "turn_id"
                 | "confidence"
                 | "sensitive_hit"
                 | "tool_calls_this_turn"
@@ -1076,6 +1082,7 @@ impl<'de> Builder<'de> {
             "trace_id" => t.trace_id = parse_id("trace_id", v)?,
             "span_id" => t.span_id = parse_id("span_id", v)?,
             "message_index" => t.message_index = parse_whole("message_index", v)?,
+            "turn_id" => t.turn_id = parse_id("turn_id", v)?,
             "confidence" => t.confidence = parse_confidence(v)?,
             "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
             "tool_calls_this_turn" => t.tool_calls = Calls::Own(parse_tool_calls(v)?),
@@ -1548,7 +1555,7 @@ mod tests {
             "model",
             "latency_ms",
             "context",
-            "turn_id",
+            "turn_ids",
             "run_uuid",
             "critic_id",
             "call_site_id",
