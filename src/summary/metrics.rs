@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 9;
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         9,
-        "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes, and `turn_id`; a trace's turns are counted by conversation: `run_id` is the run's session (`TENANT/SESSION`), symfonic's run id is `turn_id`, so `labelled_runs`, `design_effect` and the bounds on traces count conversations where they counted turns",
+        "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes, and `turn_id`; a trace's turns are counted by conversation: `run_id` is the run's session (`TENANT/SESSION`), symfonic's run id is `turn_id`, so `labelled_runs`, `design_effect` and the bounds on traces count conversations where they counted turns; a draft's acks count as one, the longest, in `risky_skips` and `ack_share` (stacked different acks lifted news past --max-ack-share)",
     ),
     (
         8,
@@ -506,7 +506,7 @@ figures! {
     /// The risky figures are null for a variant without the smart gate:
     /// none of its skips is an ack skip, so there is nothing to judge.
     risky_skips: Option<u64>, "turns",
-        "smart-gate new skips (turns the baseline fires on) whose acks (every match of every pattern, a repeated ack counted once) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
+        "smart-gate new skips (turns the baseline fires on) whose acks (every match of every pattern, counted as one ack: the longest, so neither a repeated ack nor a stack of different ones outweighs the rest) cover less than --max-ack-share (default 0.5) of the letters and digits of the lowered, stripped draft, function and courtesy words left out, or with a negation or contrast outside the acks (not, n't, but, though, cannot, ...: the share is then 0); empty for a variant without the smart gate";
     risky_skip_rate: Option<f64> = risky_skips / new_skips, "share",
         "risky_skips / new_skips; empty without new skips or without the smart gate";
     risky_labelled_skips: Option<u64>, "turns",

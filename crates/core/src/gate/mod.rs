@@ -318,9 +318,9 @@ pub fn ack_patterns(config: &FrameworkConfig) -> Vec<String> {
 /// The letters and digits of `text` inside `spans` (sorted, disjoint),
 /// and those outside them that are not in a neutral word (each maximal
 /// run of uncovered letters and digits is a word).
-/// Letters and digits: (in the matched acks, each distinct ack text
-/// counted once; outside them, function and courtesy words left out),
-/// and whether a negation or contrast stands outside them.
+/// Letters and digits: (in the matched acks, those of the longest, the
+/// acks counting as one; outside them, function and courtesy words left
+/// out), and whether a negation or contrast stands outside them.
 fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize, bool) {
     let (mut content, mut negated) = (0, false);
     for (at, word) in words_outside(text, spans) {
@@ -332,16 +332,15 @@ fn count_letters(text: &str, spans: &[(usize, usize)]) -> (usize, usize, bool) {
             content += word.chars().count();
         }
     }
-    // A repeated ack ("thanks, thanks so much, ... thanks") counts once.
-    let mut seen: Vec<&str> = Vec::with_capacity(spans.len());
-    let mut covered = 0;
-    for &(a, b) in spans {
-        let ack = &text[a..b];
-        if !seen.contains(&ack) {
-            seen.push(ack);
-            covered += ack.chars().filter(|c| c.is_alphanumeric()).count();
-        }
-    }
+    // The acks count as one, the longest: a repeated ack ("thanks,
+    // thanks so much, ... thanks") or a stack of different ones ("got it,
+    // thanks, great, perfect, noted") in front of news does not outweigh
+    // it.
+    let covered = spans
+        .iter()
+        .map(|&(a, b)| text[a..b].chars().filter(|c| c.is_alphanumeric()).count())
+        .max()
+        .unwrap_or(0);
     (covered, content, negated)
 }
 
@@ -730,6 +729,26 @@ mod tests {
             "Got it, thanks!",
         ] {
             assert_eq!(share(plain), Some(1.0), "{plain}");
+        }
+    }
+
+    /// Found by review (#44): different acks stacked in front of news
+    /// lifted it past the default 0.5 ("Got it, thanks, great, perfect,
+    /// noted, the plan is cancelled." scored 0.683, not a risky skip).
+    /// However many acks a draft holds, they count as one, the longest;
+    /// a draft that is nothing but acks is still all ack.
+    #[test]
+    fn stacked_acks_count_as_one() {
+        let gate = Gate::new(FrameworkConfig {
+            metacognition_selective_gate: true,
+            ..FrameworkConfig::default()
+        })
+        .unwrap();
+        let share = |d: &str| gate.ack_share(&DraftFeatures::of(d)).unwrap();
+        let stacked = share("Got it, thanks, great, perfect, noted, the plan is cancelled.");
+        assert!(stacked < 0.5, "{stacked}");
+        for plain in ["Got it, thanks, great, perfect, noted!", "OK, done.", "Thanks, noted."] {
+            assert_eq!(share(plain), 1.0, "{plain}");
         }
     }
 
