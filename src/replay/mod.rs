@@ -410,6 +410,9 @@ impl Replayer {
         {
             w.add(WarningKind::ToolCallWithoutName, at.source, at.line);
         }
+        if turn.source_id_unreadable {
+            w.add(WarningKind::SourceIdUnreadable, at.source, at.line);
+        }
         if let Intent::Label(l) = &turn.intent {
             if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
                 w.add(WarningKind::UnknownIntentLabel, at.source, at.line);

@@ -21,16 +21,18 @@ pub enum WarningKind {
     DuplicateTurn,
     EmptySensitiveHit,
     MisnamedField,
+    SourceIdUnreadable,
     ToolCallWithoutName,
     UnknownIntentLabel,
 }
 
 /// Every warning kind, in the order of their names.
-pub const WARNING_KINDS: [WarningKind; 6] = [
+pub const WARNING_KINDS: [WarningKind; 7] = [
     WarningKind::CriticNotRun,
     WarningKind::DuplicateTurn,
     WarningKind::EmptySensitiveHit,
     WarningKind::MisnamedField,
+    WarningKind::SourceIdUnreadable,
     WarningKind::ToolCallWithoutName,
     WarningKind::UnknownIntentLabel,
 ];
@@ -42,6 +44,7 @@ impl WarningKind {
             WarningKind::DuplicateTurn => "duplicate_turn",
             WarningKind::EmptySensitiveHit => "empty_sensitive_hit",
             WarningKind::MisnamedField => "misnamed_field",
+            WarningKind::SourceIdUnreadable => "source_id_unreadable",
             WarningKind::ToolCallWithoutName => "tool_call_without_name",
             WarningKind::UnknownIntentLabel => "unknown_intent_label",
         }
@@ -54,6 +57,7 @@ impl WarningKind {
             WarningKind::DuplicateTurn => "a (run_id, turn) pair seen earlier in the replay (turns without a number are not checked): counted once per repeat, every occurrence replayed",
             WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
             WarningKind::MisnamedField => "a turn with a top-level key the format does not define that looks like one it does (intent for intent_verdict, tool_calls for tool_calls_this_turn, a one-letter typo such as confidense): ignored like any unknown key, so the signal it was meant to give is absent; the run's notes name the keys",
+            WarningKind::SourceIdUnreadable => "a turn whose trace_id, span_id, turn_id or message_index is neither a string nor a whole number up to 2^64 - 1 (an object, a fraction, a larger number): left out of the rows, the turn replayed; these keys change no decision",
             WarningKind::ToolCallWithoutName => "a turn with a tool call that has no top-level name key (an OpenAI-style {\"function\": {\"name\": ...}} call included) or is not an object: the gate counts it as a mutating tool (a floor)",
             WarningKind::UnknownIntentLabel => "an intent label other than action, knowledge and ambiguous: compared exactly, so it is not the intent floor",
         }

@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 9;
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         9,
-        "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes, and `turn_id`; a trace's turns are counted by conversation: `run_id` is the run's session (`TENANT/SESSION`), symfonic's run id is `turn_id`, so `labelled_runs`, `design_effect` and the bounds on traces count conversations where they counted turns; a draft's acks count as one, the longest, in `risky_skips` and `ack_share` (stacked different acks lifted news past --max-ack-share)",
+        "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes, and `turn_id` (a value these keys cannot hold is left out and counted in the new `source_id_unreadable` warning, never a refusal); a trace's turns are counted by conversation: `run_id` is the run's session (`TENANT/SESSION`), symfonic's run id is `turn_id`, so `labelled_runs`, `design_effect` and the bounds on traces count conversations where they counted turns; a draft's acks count as one, the longest, in `risky_skips` and `ack_share` (stacked different acks lifted news past --max-ack-share)",
     ),
     (
         8,

@@ -45,7 +45,12 @@ fn run_with_tool(run: &str, t: u64, session: &str, tenant: Option<&str>, tool: &
     spans
         .into_iter()
         .enumerate()
-        .map(|(i, s)| with_ids(s, &format!("{run:0>32}"), &format!("{i:0>16}")))
+        .map(|(i, s)| {
+            // Hex ids, as OTLP/JSON writes them, with letters (an upper-cased
+            // retry must read as the same span).
+            let hex: String = run.bytes().map(|b| format!("{b:02x}")).collect();
+            with_ids(s, &format!("{hex:a>32}"), &format!("{i:a>16}"))
+        })
         .collect()
 }
 
@@ -540,4 +545,26 @@ fn spans_megabytes_apart_are_gathered_as_in_a_small_file() {
         .collect();
     let pretty = dir.write("pretty.json", pretty);
     assert_eq!(import_trace(&dir, &[&pretty]), got);
+}
+
+/// An id in another encoding than hex (base64, as some protobuf-to-JSON
+/// writers give it) is case-sensitive: the turn's line keeps it as
+/// written, where a hex id is lowered (found by review: every id was
+/// lowered, which corrupts a base64 one).
+#[test]
+fn a_base64_id_is_kept_as_written() {
+    let dir = Dir::new();
+    let spans: Vec<Value> = run_spans("r1", T)
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| match i {
+            0 => with_ids(s, "S/9+AbCdEfGhIjKlMnOpQw==", "AbCdEfGhIjK="),
+            _ => with_ids(s, "S/9+AbCdEfGhIjKlMnOpQw==", &format!("{i:A>16}")),
+        })
+        .collect();
+    let f = dir.write("trace.jsonl", lines(&[doc(spans)]));
+    let turns = import_trace(&dir, &[&f]);
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0]["trace_id"], "S/9+AbCdEfGhIjKlMnOpQw==");
+    assert_eq!(turns[0]["span_id"], "AbCdEfGhIjK=");
 }

@@ -1454,6 +1454,47 @@ fn every_turn_names_its_place_in_the_source() {
         .all(|r| r["trace_id"].is_empty() && r["span_id"].is_empty()));
 }
 
+/// A line whose id keys hold values they cannot (as recorders wrote them
+/// before the format read them) is replayed, the ids left out and the
+/// turn counted in the `source_id_unreadable` warning: the keys change no
+/// decision, and the lines were valid before.
+#[test]
+fn an_unreadable_id_is_left_out_not_a_refusal() {
+    let dir = Dir::new();
+    let traffic = dir.write(
+        "compat.jsonl",
+        concat!(
+            r#"{"run_id":"a","draft":"Sure.","confidence":0.9,"trace_id":{"w3c":"00-4bf9-00f0-01"}}"#,
+            "\n",
+            r#"{"run_id":"b","draft":"Sure.","confidence":0.9,"span_id":340282366920938463463374607431768211455}"#,
+            "\n",
+            r#"{"run_id":"c","draft":"Sure.","confidence":0.9,"message_index":"3","turn_id":"t-3"}"#,
+            "\n"
+        ),
+    );
+    let out = dir.path("out");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--decisions",
+            "all",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = summary(&out);
+    assert_eq!(s["turns"], 3);
+    assert_eq!(s["warnings"]["source_id_unreadable"]["count"], 3, "{s}");
+    let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
+    assert!(rows.iter().all(|r| r["trace_id"].is_empty()
+        && r["span_id"].is_empty()
+        && r["message_index"].is_empty()));
+}
+
 /// A traffic line's own ids reach decisions.csv and mismatches.csv as
 /// recorded (a tracer's whole-number id in decimal), and an id longer than
 /// any tracer writes is cut, as a scope is.

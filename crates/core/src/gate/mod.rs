@@ -747,7 +747,11 @@ mod tests {
         let share = |d: &str| gate.ack_share(&DraftFeatures::of(d)).unwrap();
         let stacked = share("Got it, thanks, great, perfect, noted, the plan is cancelled.");
         assert!(stacked < 0.5, "{stacked}");
-        for plain in ["Got it, thanks, great, perfect, noted!", "OK, done.", "Thanks, noted."] {
+        for plain in [
+            "Got it, thanks, great, perfect, noted!",
+            "OK, done.",
+            "Thanks, noted.",
+        ] {
             assert_eq!(share(plain), 1.0, "{plain}");
         }
     }

@@ -163,7 +163,7 @@ fn walk(
     };
     let ts = match ts.map(serde_json::from_str::<Value>) {
         None | Some(Ok(Value::Null)) => None,
-        Some(Ok(Value::String(s))) => Some(s),
+        Some(Ok(Value::String(s))) => Some(Arc::<str>::from(s)),
         Some(_) => return Err("ts must be an RFC 3339 timestamp string".into()),
     };
     let scope = scope.filter(|s| *s != "null").map(Scope::new);

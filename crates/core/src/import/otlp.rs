@@ -676,7 +676,9 @@ fn run_turn(session: &Session, n: usize, history: History) -> RawTurn {
     RawTurn {
         run_id: run.conversation().into(),
         turn: n as u64,
-        ts: root.start.map(crate::read::rfc3339::from_unix_nanos),
+        ts: root
+            .start
+            .map(|t| crate::read::rfc3339::from_unix_nanos(t).into()),
         trace_id: root.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: root.ids.as_ref().map(|(_, s)| s.clone()),
         message_index: None,
@@ -713,7 +715,9 @@ fn skill_turn(n: u64, s: &SpanRec) -> RawTurn {
     RawTurn {
         run_id: crate::read::turn::CallSite::SKILL_GATE_RUN_ID.into(),
         turn: n,
-        ts: s.start.map(crate::read::rfc3339::from_unix_nanos),
+        ts: s
+            .start
+            .map(|t| crate::read::rfc3339::from_unix_nanos(t).into()),
         trace_id: s.ids.as_ref().map(|(t, _)| t.clone()),
         span_id: s.ids.as_ref().map(|(_, s)| s.clone()),
         message_index: None,
@@ -908,9 +912,14 @@ fn span_rec(
         let v = any_value(kv.value.as_ref()).map_err(|e| format!("attribute {}: {e}", kv.key))?;
         attrs.push((kv.key, v));
     }
-    // Hex ids, in either case (the same span may come back upper-cased).
+    // Hex ids, in either case (the same span may come back upper-cased),
+    // lowered; an id in another encoding (base64, as some protobuf-to-JSON
+    // writers give it) is case-sensitive, and kept as written.
     let id = |v: Option<Value>| match v {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.to_ascii_lowercase()),
+        Some(Value::String(s)) if s.bytes().all(|b| b.is_ascii_hexdigit()) && !s.is_empty() => {
+            Some(s.to_ascii_lowercase())
+        }
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
         _ => None,
     };
     Ok(SpanRec {

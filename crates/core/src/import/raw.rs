@@ -381,7 +381,7 @@ impl RawCalls {
                 to,
                 captured,
                 ..
-            } => *captured && CallLog::among(&log.cut_before, *from, *to) == 0,
+            } => from == to || (*captured && CallLog::among(&log.cut_before, *from, *to) == 0),
         }
     }
 
@@ -444,7 +444,7 @@ pub struct RawTurn {
     /// Shared by the turns of a conversation (see [`Scope`]).
     pub run_id: Arc<str>,
     pub turn: u64,
-    pub ts: Option<String>,
+    pub ts: Option<Arc<str>>,
     /// Where the turn is in its record: a trace's root span, a
     /// transcript's message ([`Turn::trace_id`]).
     pub trace_id: Option<String>,
@@ -711,7 +711,7 @@ impl crate::read::reader::Converted for ConvertedTurn {
         json_into(&mut out, &t.turn);
         if let Some(ts) = &t.ts {
             key(&mut out, "ts");
-            json_into(&mut out, ts);
+            json_into(&mut out, &**ts);
         }
         for (k, id) in [("trace_id", &t.trace_id), ("span_id", &t.span_id)] {
             if let Some(id) = id {
@@ -860,6 +860,9 @@ pub fn convert(
         turn.tool_calls = shared;
     }
     turn.run_id = Text::Shared(c.raw.run_id.clone());
+    if let Some(ts) = &c.raw.ts {
+        turn.ts = Some(Text::Shared(ts.clone()));
+    }
     if let Some(s) = &c.raw.scope {
         turn.scope = Some(Text::Shared(s.text.clone()));
     }
@@ -905,9 +908,6 @@ impl ConvertedTurn {
             ),
             ("draft", word("")),
         ]);
-        if let Some(ts) = &t.ts {
-            fields.push(("ts", text(ts)));
-        }
         for (key, id) in [("trace_id", &t.trace_id), ("span_id", &t.span_id)] {
             if let Some(id) = id {
                 fields.push((key, text(id)));
@@ -964,7 +964,7 @@ impl ConvertedTurn {
             return None;
         }
         let scope = t.scope.as_ref().map(|s| s.text.clone());
-        Turn::from_fields(fields, t.run_id.clone(), scope).ok()
+        Turn::from_fields(fields, t.run_id.clone(), t.ts.clone(), scope).ok()
     }
 
     /// The turn as [`Turn::parse`] reads the line less its draft and tool

@@ -317,6 +317,10 @@ pub struct Turn<'a> {
     /// `run()` a user turn), where `run_id` names the conversation.
     pub turn_id: Option<Cow<'a, str>>,
     pub message_index: Option<u64>,
+    /// Whether one of those ids held a value they cannot (left out: they
+    /// change no decision, and recorders wrote them before the format
+    /// read them).
+    pub source_id_unreadable: bool,
     pub draft: Cow<'a, str>,
     pub tool_calls: Calls,
     pub fabrication_findings: usize,
@@ -503,6 +507,7 @@ impl<'a> Turn<'a> {
             trace_id: self.trace_id.map(own),
             span_id: self.span_id.map(own),
             turn_id: self.turn_id.map(own),
+            source_id_unreadable: self.source_id_unreadable,
             message_index: self.message_index,
             draft: own(self.draft),
             tool_calls: self.tool_calls,
@@ -538,7 +543,7 @@ impl<'a> Turn<'a> {
 
     /// A turn from the values its line's keys would hold, validated by the
     /// code that validates a parsed line (for a turn converted from another
-    /// format, whose line is never written), and its run id and scope,
+    /// format, whose line is never written), and its run id, time and scope,
     /// shared with the other turns of its conversation: the scope is raw
     /// JSON text the caller has held to the rules of every other value
     /// ([`Turn::scope_problem`]). Err says why, without the position a
@@ -546,11 +551,17 @@ impl<'a> Turn<'a> {
     pub fn from_fields(
         fields: Vec<(&'static str, Node<'static>)>,
         run_id: std::sync::Arc<str>,
+        ts: Option<std::sync::Arc<str>>,
         scope: Option<std::sync::Arc<str>>,
     ) -> Result<Turn<'static>, Invalid> {
         let mut b = Builder::default();
         b.holds("run_id");
         b.run_id = Some(Text::Shared(run_id));
+        if let Some(ts) = ts {
+            check_ts(&ts)?;
+            b.holds("ts");
+            b.t.ts = Some(Text::Shared(ts));
+        }
         if let Some(raw) = scope {
             b.holds("scope");
             b.t.scope = Some(Text::Shared(raw));
@@ -834,6 +845,18 @@ fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
     parse_whole("turn", v)
 }
 
+/// `ts` held to RFC 3339.
+fn check_ts(ts: &str) -> Result<(), Invalid> {
+    match crate::read::rfc3339::problem(ts) {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "ts must be an RFC 3339 timestamp such as 2026-11-30T12:00:00Z, got {}: {why}",
+            crate::read::json::describe_unexpected(Unexpected::Str(ts))
+        )
+        .into()),
+    }
+}
+
 /// A whole number >= 0 (`turn`, `message_index`), or null.
 fn parse_whole(key: &str, v: Node) -> Result<Option<u64>, Invalid> {
     match v {
@@ -856,18 +879,23 @@ fn parse_whole(key: &str, v: Node) -> Result<Option<u64>, Invalid> {
     }
 }
 
-/// A trace or span id: a string (OpenTelemetry's hex), a whole number
-/// (as some tracers write them, kept in decimal), or null.
-fn parse_id<'de>(key: &str, v: Node<'de>) -> Result<Option<Cow<'de, str>>, Invalid> {
-    match v {
-        Node::Null => Ok(None),
-        Node::Str(s) => Ok(Some(s)),
-        Node::Num(_, Unexpected::Unsigned(n)) => Ok(Some(Cow::Owned(n.to_string()))),
-        other => Err(format!(
-            "{key} must be a string, a whole number >= 0 or null, got {}",
-            other.describe()
-        )
-        .into()),
+impl<'a> Turn<'a> {
+    /// A trace, span or turn id: a string (OpenTelemetry's hex), a whole
+    /// number as `turn` reads one (as some tracers write them, kept in
+    /// decimal), or null; any other value is left out and noted
+    /// ([`Turn::source_id_unreadable`]), never a reason to refuse the line.
+    fn source_id(&mut self, v: Node<'a>) -> Option<Cow<'a, str>> {
+        match v {
+            Node::Null => None,
+            Node::Str(s) => Some(s),
+            v => match parse_whole("id", v) {
+                Ok(n) => n.map(|n| Cow::Owned(n.to_string())),
+                Err(_) => {
+                    self.source_id_unreadable = true;
+                    None
+                }
+            },
+        }
     }
 }
 
@@ -1071,18 +1099,18 @@ impl<'de> Builder<'de> {
             "turn" => t.turn = parse_turn_number(v)?,
             "ts" => {
                 t.ts = optional_string("ts", v)?.map(Text::from);
-                if let Some(why) = t.ts.as_deref().and_then(crate::read::rfc3339::problem) {
-                    return Err(format!(
-                        "ts must be an RFC 3339 timestamp such as 2026-11-30T12:00:00Z, got {}: {why}",
-                        crate::read::json::describe_unexpected(Unexpected::Str(t.ts.as_deref().unwrap_or("")))
-                    ).into());
-                }
+                t.ts.as_deref().map_or(Ok(()), check_ts)?;
             }
             "language" => t.language = optional_string("language", v)?,
-            "trace_id" => t.trace_id = parse_id("trace_id", v)?,
-            "span_id" => t.span_id = parse_id("span_id", v)?,
-            "message_index" => t.message_index = parse_whole("message_index", v)?,
-            "turn_id" => t.turn_id = parse_id("turn_id", v)?,
+            "trace_id" => t.trace_id = t.source_id(v),
+            "span_id" => t.span_id = t.source_id(v),
+            "turn_id" => t.turn_id = t.source_id(v),
+            "message_index" => {
+                t.message_index = parse_whole("message_index", v).unwrap_or_else(|_| {
+                    t.source_id_unreadable = true;
+                    None
+                })
+            }
             "confidence" => t.confidence = parse_confidence(v)?,
             "sensitive_hit" => t.sensitive_hit = parse_sensitive_hit(v)?,
             "tool_calls_this_turn" => t.tool_calls = Calls::Own(parse_tool_calls(v)?),
@@ -1256,11 +1284,13 @@ mod tests {
     use super::*;
 
     /// The ids of a turn's source are read by both readers alike (a whole
-    /// number kept in decimal), counted as the format's keys, and held to
-    /// their types.
+    /// number kept in decimal, written as `turn` may be), counted as the
+    /// format's keys; a value they cannot hold is left out and noted,
+    /// never a reason to refuse a line (recorders wrote these keys before
+    /// the format read them, and they change no decision).
     #[test]
     fn a_turns_source_ids_are_read() {
-        let line = r#"{"run_id":"r","draft":"x","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":18446744073709551615,"message_index":7}"#;
+        let line = r#"{"run_id":"r","draft":"x","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":18446744073709551615,"turn_id":1e2,"message_index":7}"#;
         for t in [Turn::parse(line), Turn::parse_with_serde_json(line)] {
             let t = t.unwrap();
             assert_eq!(
@@ -1268,30 +1298,34 @@ mod tests {
                 Some("4bf92f3577b34da6a3ce929d0e0e4736")
             );
             assert_eq!(t.span_id.as_deref(), Some("18446744073709551615"));
+            assert_eq!(t.turn_id.as_deref(), Some("100"));
             assert_eq!(t.message_index, Some(7));
-            assert_eq!(t.unknown_fields, 0);
+            assert_eq!((t.unknown_fields, t.source_id_unreadable), (0, false));
         }
-        let null =
-            r#"{"run_id":"r","draft":"x","trace_id":null,"span_id":null,"message_index":null}"#;
-        let t = Turn::parse(null).unwrap();
-        assert_eq!((t.trace_id, t.span_id, t.message_index), (None, None, None));
-        for (bad, says) in [
-            (
-                r#""trace_id":true"#,
-                "trace_id must be a string, a whole number >= 0 or null, got true",
-            ),
-            (
-                r#""span_id":-3"#,
-                "span_id must be a string, a whole number >= 0 or null, got -3",
-            ),
-            (
-                r#""message_index":1.5"#,
-                "message_index must be an integer >= 0, got 1.5",
-            ),
+        let null = r#"{"run_id":"r","draft":"x","trace_id":null,"span_id":null,"turn_id":null,"message_index":null}"#;
+        for t in [Turn::parse(null), Turn::parse_with_serde_json(null)] {
+            let t = t.unwrap();
+            assert_eq!(
+                (t.trace_id, t.span_id, t.turn_id, t.message_index),
+                (None, None, None, None)
+            );
+            assert!(!t.source_id_unreadable);
+        }
+        for bad in [
+            r#""trace_id":{"w3c":"00-4bf9-00f0-01"}"#,
+            r#""span_id":340282366920938463463374607431768211455"#,
+            r#""turn_id":-3"#,
+            r#""message_index":"3""#,
+            r#""message_index":1.5"#,
         ] {
             let line = format!(r#"{{"run_id":"r","draft":"x",{bad}}}"#);
-            for e in [Turn::parse(&line), Turn::parse_with_serde_json(&line)] {
-                assert_eq!(e.unwrap_err().reason, says, "{line}");
+            for t in [Turn::parse(&line), Turn::parse_with_serde_json(&line)] {
+                let t = t.unwrap();
+                assert!(t.source_id_unreadable, "{line}");
+                assert_eq!(
+                    (t.trace_id, t.span_id, t.turn_id, t.message_index),
+                    (None, None, None, None)
+                );
             }
         }
     }
