@@ -1472,20 +1472,7 @@ fn an_unreadable_id_is_left_out_not_a_refusal() {
             "\n"
         ),
     );
-    let out = dir.path("out");
-    let o = run(
-        &[
-            "replay",
-            traffic.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--decisions",
-            "all",
-            "--quiet",
-        ],
-        None,
-    );
-    expect_code(&o, 0);
+    let out = replay_every_decision(&dir, &traffic);
     let s = summary(&out);
     assert_eq!(s["turns"], 3);
     assert_eq!(s["warnings"]["source_id_unreadable"]["count"], 3, "{s}");
@@ -1514,20 +1501,7 @@ fn a_lines_ids_reach_its_rows() {
             long
         ),
     );
-    let out = dir.path("out");
-    let o = run(
-        &[
-            "replay",
-            traffic.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--decisions",
-            "all",
-            "--quiet",
-        ],
-        None,
-    );
-    expect_code(&o, 0);
+    let out = replay_every_decision(&dir, &traffic);
     for table in ["decisions.csv", "mismatches.csv"] {
         let rows = csv_rows(&std::fs::read_to_string(out.join(table)).unwrap());
         assert!(!rows.is_empty(), "{table}");
@@ -1550,4 +1524,23 @@ fn a_lines_ids_reach_its_rows() {
             }
         }
     }
+}
+
+/// A replay of `traffic` into `dir`'s "out" that writes every decision.
+fn replay_every_decision(dir: &Dir, traffic: &std::path::Path) -> std::path::PathBuf {
+    let out = dir.path("out");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--decisions",
+            "all",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    out
 }
