@@ -269,7 +269,9 @@ fn unlabelled_causes(m: &VariantSummary) -> String {
 
 /// A warning for each candidate whose labels are too few to rule out a
 /// regression rate of [`SMALL_SAMPLE_RATE`]: the best case, and the count
-/// that concludes with good odds when the true rate is half of it.
+/// that concludes with good odds when the true rate is half of it; or
+/// whose labels are enough but their runs are not (with none revised the
+/// bound is the exact one on Kish's effective runs).
 fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
     let need = crate::stats::labels_needed(SMALL_SAMPLE_RATE, 0.05);
     // The best case above; a team needs the count that concludes with
@@ -287,6 +289,18 @@ fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
                 need.unwrap_or_default(),
                 pct(Some(SMALL_SAMPLE_RATE / 2.0)),
                 powered.map_or("more than 10,000,000".into(), |n| n.to_string())
+            );
+        } else if let Some(eff) = m
+            .effective_runs
+            .filter(|e| m.new_skips > 0 && need.is_some_and(|n| *e < n as f64))
+        {
+            let _ = writeln!(
+                s,
+                "\n> **Too few runs to conclude.** {}'s labels are in {}, worth {eff:.1} effective runs (Kish's: runs of unequal sizes are worth fewer). Runs are the sampling unit: even with none revised or refused, a 95% bound below {} takes at least {} effective runs, however many labels each holds. Replay more conversations before deciding.",
+                md_name(&m.variant),
+                count(m.labelled_runs, "run", "runs"),
+                pct(Some(SMALL_SAMPLE_RATE)),
+                need.unwrap_or_default(),
             );
         }
     }

@@ -443,3 +443,54 @@ fn smart_from(d: &Dir, input: &std::path::Path, from: &str) -> Value {
     expect_code(&o, 0);
     smart(&out)
 }
+
+/// A rate budget that fails for want of runs says so (#44 item 4): 400
+/// labels in 40 runs, none revised, fail R = 0.05 (the bound is the exact
+/// one on 40 effective runs, 7.2%), and the hint counted labels only, so
+/// it said nothing; it now says 59 effective runs are needed.
+#[test]
+fn a_budget_short_of_runs_says_so() {
+    let d = Dir::new();
+    let traffic: String = (0..400)
+        .map(|i| {
+            format!(
+                "{{\"run_id\":\"r{}\",\"turn\":{},\"draft\":\"Got it, thanks!\",\"critic\":{{\"ran\":true,\"verdict\":\"approve\",\"reflection_tokens_in\":300,\"reflection_tokens_out\":40}}}}\n",
+                i / 10,
+                i % 10
+            )
+        })
+        .collect();
+    let traffic = d.write("t.jsonl", traffic);
+    let out = d.path("out");
+    let o = replay_in(
+        &out,
+        &[
+            traffic.to_str().unwrap(),
+            "--config",
+            "datasets/gate.toml",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("**Too few runs to conclude.** `smart`'s labels are in 40 runs, worth 40.0 effective runs"),
+        "{md}"
+    );
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regression-rate",
+            "0.05",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let text = stdout(&o) + &stderr(&o);
+    assert!(text.contains("upper 95% bound 7.22%"), "{text}");
+    assert!(
+        text.contains("too few runs: runs are the sampling unit, and a bound at or below 5.00% takes at least 59 effective runs, even with none revised or refused; these labels are in 40 runs worth 40.0"),
+        "{text}"
+    );
+}

@@ -171,6 +171,41 @@ fn percent(x: f64) -> String {
     format!("{p:.decimals$}%")
 }
 
+/// Why a rate budget `r` cannot pass on these labels, if it cannot: too
+/// few labels, or (runs being the sampling unit) too few runs. With none
+/// revised or refused the bound is the exact one on Kish's effective
+/// runs, so below [`crate::stats::labels_needed`] of them no count of
+/// labels passes (400 labels in 40 runs fail R = 0.05 with no regression:
+/// the bound is 7.2%, and it takes 59 effective runs).
+fn too_few(s: &mut String, v: &VariantSummary, r: f64) {
+    let Some(need) = crate::stats::labels_needed(r, 0.05) else {
+        return;
+    };
+    if v.new_labelled_skips < need {
+        let _ = write!(
+            s,
+            "; too few labels: a bound at or below {} takes at least {need} labelled skips, even with none revised or refused",
+            percent(r)
+        );
+        if let Some(p) = crate::stats::labels_for_power(r, r / 2.0, 0.05, 0.8) {
+            let _ = write!(
+                s,
+                ", and about {p} for an 80% chance of it at a true rate of {}",
+                percent(r / 2.0)
+            );
+        }
+        return;
+    }
+    if let Some(eff) = v.effective_runs.filter(|e| *e < need as f64) {
+        let _ = write!(
+            s,
+            "; too few runs: runs are the sampling unit, and a bound at or below {} takes at least {need} effective runs, even with none revised or refused; these labels are in {} worth {eff:.1} (Kish's effective runs: runs of unequal sizes are worth fewer)",
+            percent(r),
+            crate::summary::text::count(v.labelled_runs, "run", "runs"),
+        );
+    }
+}
+
 /// What a figure rests on, where the number alone misleads: a bound is
 /// read as a rate ("39.3%") unless its counts are beside it, and a limit
 /// the labels cannot reach is said to be out of reach.
@@ -199,24 +234,8 @@ fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
                     v.effective_labels.map_or("?".to_string(), |e| format!("{e:.0}"))
                 );
             }
-            let Amount::Rate(r) = limit else {
-                return Some(s);
-            };
-            if let Some(need) =
-                crate::stats::labels_needed(r, 0.05).filter(|n| v.new_labelled_skips < *n)
-            {
-                let _ = write!(
-                    s,
-                    "; too few labels: a bound at or below {} takes at least {need} labelled skips, even with none revised or refused",
-                    percent(r)
-                );
-                if let Some(p) = crate::stats::labels_for_power(r, r / 2.0, 0.05, 0.8) {
-                    let _ = write!(
-                        s,
-                        ", and about {p} for an 80% chance of it at a true rate of {}",
-                        percent(r / 2.0)
-                    );
-                }
+            if let Amount::Rate(r) = limit {
+                too_few(&mut s, v, r);
             }
             s.push_str(&unlabelled_note(v));
             Some(s)
