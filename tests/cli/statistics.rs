@@ -323,18 +323,7 @@ fn run_ids_that_name_turns_within_sessions_are_noted() {
         .map(|i| line(&format!("s{}", i % 3), i % 3) + "\n")
         .collect();
     let note = |name: &str, text: String| -> Option<String> {
-        let traffic = d.write(name, text);
-        let out = d.path(&format!("{name}.out"));
-        let o = replay_in(
-            &out,
-            &[
-                traffic.to_str().unwrap(),
-                "--config",
-                "datasets/gate.toml",
-                "--quiet",
-            ],
-        );
-        expect_code(&o, 0);
+        let out = replay_gated(&d, name, text);
         let s = summary(&out);
         s["notes"].as_array().unwrap().iter().find_map(|n| {
             let n = n.as_str().unwrap();
@@ -460,18 +449,7 @@ fn a_budget_short_of_runs_says_so() {
             )
         })
         .collect();
-    let traffic = d.write("t.jsonl", traffic);
-    let out = d.path("out");
-    let o = replay_in(
-        &out,
-        &[
-            traffic.to_str().unwrap(),
-            "--config",
-            "datasets/gate.toml",
-            "--quiet",
-        ],
-    );
-    expect_code(&o, 0);
+    let out = replay_gated(&d, "t.jsonl", traffic);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains("**Too few runs to conclude.** `smart`'s labels are in 40 runs, worth 40.0 effective runs"),
@@ -493,4 +471,22 @@ fn a_budget_short_of_runs_says_so() {
         text.contains("too few runs: runs are the sampling unit, and a bound at or below 5.00% takes at least 59 effective runs, even with none revised or refused; these labels are in 40 runs worth 40.0"),
         "{text}"
     );
+}
+
+/// A replay of the traffic `text` (written as `name`) under
+/// datasets/gate.toml: its folder.
+fn replay_gated(d: &Dir, name: &str, text: String) -> std::path::PathBuf {
+    let traffic = d.write(name, text);
+    let out = d.path(&format!("{name}.out"));
+    let o = replay_in(
+        &out,
+        &[
+            traffic.to_str().unwrap(),
+            "--config",
+            "datasets/gate.toml",
+            "--quiet",
+        ],
+    );
+    expect_code(&o, 0);
+    out
 }
