@@ -8,7 +8,7 @@ use crate::replay::tally::VariantTally;
 use crate::replay::WARNING_KINDS;
 use crate::report::markdown::pct;
 use crate::summary::build::published;
-use crate::summary::text::count;
+use crate::summary::text::{count, one_line};
 
 impl Outcome {
     /// The text `replay` prints on stderr when it is not `--quiet`.
@@ -39,7 +39,7 @@ impl Outcome {
         }
         self.production_line(&mut msg);
         for n in &self.summary.run.notes {
-            let _ = writeln!(msg, "note: {n}");
+            let _ = writeln!(msg, "note: {}", one_line(n));
         }
         for w in written {
             let _ = writeln!(msg, "{w}");
@@ -52,7 +52,7 @@ impl Outcome {
             if let Some((n, ex)) = self.totals.warnings.0.get(&kind) {
                 let at: Vec<String> = ex
                     .iter()
-                    .map(|(s, l)| format!("{}:{l}", self.sources[*s]))
+                    .map(|(s, l)| format!("{}:{l}", one_line(&self.sources[*s])))
                     .collect();
                 let (name, meaning) = (kind.name(), kind.meaning());
                 let _ = writeln!(

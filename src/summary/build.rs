@@ -15,11 +15,31 @@ use crate::stats::{clopper_pearson_upper, run_level_upper, RunLabels};
 use super::figures::{RunSummary, SourceSummary, VariantSummary, WarningSummary};
 use super::numbers::{ms, sig, sig_up, signed_ms, usd};
 
-/// Record (once) that some models have no price.
+/// How many unpriced models the note names, and how long each may be:
+/// the names come from traffic.
+const UNPRICED_NAMED: usize = 10;
+const UNPRICED_NAME_CHARS: usize = 64;
+
+/// Record (once) that some models have no price: each name quoted as JSON
+/// (a newline or an escape sequence in a recorded model is shown, never
+/// printed), cut, and at most [`UNPRICED_NAMED`] of them.
 fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
+    let named: Vec<String> = models
+        .iter()
+        .take(UNPRICED_NAMED)
+        .map(|m| {
+            let short: String = m.chars().take(UNPRICED_NAME_CHARS).collect();
+            let cut = if short.len() < m.len() { "…" } else { "" };
+            serde_json::to_string(&short).expect("a string serialises") + cut
+        })
+        .collect();
+    let more = match models.len().saturating_sub(UNPRICED_NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     let n = format!(
-        "no price for critic model(s) {}: a dollar figure that includes any of their calls is not reported (figures without them are)",
-        models.join(", ")
+        "no price for critic model(s) {}{more}: a dollar figure that includes any of their calls is not reported (figures without them are)",
+        named.join(", ")
     );
     if !notes.contains(&n) {
         notes.push(n);

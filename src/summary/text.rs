@@ -23,11 +23,17 @@ pub fn excerpt(s: &str, n: usize) -> String {
 /// is: `<`, `>` and `&` as entities (no HTML, no images that load), and
 /// the punctuation of links, emphasis, code and tables escaped (no
 /// `[c](javascript:...)`), since report.md and `check --markdown` are
-/// rendered (a pull request, a CI step summary).
+/// rendered (a pull request, a CI step summary). It never writes a line
+/// break: a control character, a line or paragraph separator, or a
+/// bidirectional control (U+202E makes "ok dessap kcehc" read "check
+/// passed") is written as its escape (`\n`, `\u{202e}`), so text from
+/// traffic or a file name cannot open a heading, a rule or a `::` command
+/// line of its own.
 pub fn md_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for (i, c) in s.char_indices() {
         match c {
+            c if unsafe_in_a_line(c) => escape_in_line(&mut out, c),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
@@ -48,6 +54,46 @@ pub fn md_text(s: &str) -> String {
         }
     }
     out
+}
+
+/// `s` as one line of a terminal or a CI log: each character that would
+/// break the line, move the cursor, colour the text or turn it around
+/// ([`unsafe_in_a_line`]) written as its escape, so a value from traffic
+/// (a model name, a key, a file name) cannot start a `::error` command
+/// line of its own in a GitHub Actions log.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(unsafe_in_a_line) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match unsafe_in_a_line(c) {
+            true => escape_in_line(&mut out, c),
+            false => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// `\n`, `\r`, a space for a tab, else `\u{...}`.
+fn escape_in_line(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push(' '),
+        c => out.extend(c.escape_unicode()),
+    }
+}
+
+/// A character that may not stand as it is in one line of rendered text:
+/// a control character (a line break, an escape sequence), a line or
+/// paragraph separator, or a bidirectional control.
+fn unsafe_in_a_line(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// `1 turn`, `2 turns`: a count with its noun in the right number.
@@ -100,4 +146,34 @@ pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String
     .map(|(n, why)| format!("{n} {why}"))
     .collect::<Vec<_>>()
     .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{md_text, one_line};
+
+    /// Found by review (#47 items 13-15): text from traffic or a file name
+    /// kept its line breaks, escape sequences and bidi controls, so one
+    /// value could open a `::error` line in a CI log or a "✅ passed"
+    /// heading in a pull-request comment. Neither writer lets one through.
+    #[test]
+    fn text_from_traffic_stays_on_its_line() {
+        let hostile = "m\n::error title=critic-gate::all budgets passed\r\n# ✅ release approved\u{1b}[31m\u{2028}x\u{85}y\u{202e}ok dessap\u{2066}";
+        for out in [md_text(hostile), one_line(hostile).into_owned()] {
+            assert!(
+                !out.contains(['\n', '\r', '\u{1b}', '\u{2028}', '\u{85}', '\u{202e}', '\u{2066}']),
+                "{out:?}"
+            );
+        }
+        assert_eq!(
+            one_line("a\nb\tc\u{1b}[0m\u{202e}"),
+            "a\\nb c\\u{1b}[0m\\u{202e}"
+        );
+        assert!(
+            md_text("a\n# b").starts_with("a\\n\\# b"),
+            "{}",
+            md_text("a\n# b")
+        );
+        assert_eq!(one_line("plain, ünïcode ✅"), "plain, ünïcode ✅");
+    }
 }

@@ -29,3 +29,4 @@ mod scope_columns;
 mod statistics;
 mod sweep;
 mod trace;
+mod untrusted;

@@ -1522,7 +1522,7 @@ fn the_price_note_does_not_contradict_the_dollars() {
         .unwrap()
         .iter()
         .filter_map(|n| n.as_str())
-        .find(|n| n.starts_with("no price for critic model(s) haiku"))
+        .find(|n| n.starts_with("no price for critic model(s) \"haiku\""))
         .unwrap_or_else(|| panic!("{s}"))
         .to_string();
     assert!(note.contains("figures without them are"), "{note}");

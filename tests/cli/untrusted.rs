@@ -1,0 +1,78 @@
+//! Tenants' content is untrusted (#47): a value from traffic, or a file
+//! name, never writes a line of its own into a CI log or a rendered
+//! report.
+
+use crate::util::*;
+
+/// What would open a line of its own: a GitHub Actions command, a
+/// Markdown heading claiming success, and an escape sequence.
+const HOSTILE: &str =
+    "m\n::error title=critic-gate::all budgets passed\n# ✅ release approved\u{1b}[31m";
+
+/// Found by review (#47 items 13 and 14): an unpriced `critic.model` was
+/// printed raw in a note on stderr and in report.md, and a source file's
+/// name kept its newlines in report.md and `check --markdown`, so traffic
+/// could post "all budgets passed" into the job log and a "✅" heading
+/// into a pull request. Each is written on its line, escaped.
+#[cfg(unix)]
+#[test]
+fn traffic_cannot_write_a_line_of_its_own() {
+    let d = Dir::new();
+    let model = serde_json::to_string(HOSTILE).unwrap();
+    let line = format!(
+        "{{\"run_id\":\"r\",\"draft\":\"Got it, thanks!\",\"critic\":{{\"ran\":true,\"verdict\":\"approve\",\"reflection_tokens_in\":300,\"reflection_tokens_out\":40,\"model\":{model}}}}}\n"
+    );
+    let traffic = d.write("t\n# ✅ critic-gate check: passed\n.jsonl", line);
+    let out = d.path("out");
+    let o = run(
+        &[
+            "replay",
+            traffic.to_str().unwrap(),
+            "--config",
+            root().join("datasets/gate.toml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let err = stderr(&o);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let comment = d.path("comment.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+            "--markdown",
+            comment.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let comment = std::fs::read_to_string(&comment).unwrap();
+    for (what, text) in [
+        ("stderr", &err),
+        ("report.md", &md),
+        ("check --markdown", &comment),
+    ] {
+        assert!(!text.contains('\u{1b}'), "{what}: an escape sequence");
+        for l in text.lines() {
+            assert!(!l.starts_with("::"), "{what}: {l}");
+            assert!(
+                !l.contains("release approved") || !l.trim_start().starts_with('#'),
+                "{what}: {l}"
+            );
+            assert!(
+                !l.contains("check: passed") || !l.trim_start().starts_with('#'),
+                "{what}: {l}"
+            );
+        }
+    }
+    // The model is named, quoted as JSON.
+    assert!(
+        err.contains("no price for critic model(s) \"m\\n::error"),
+        "{err}"
+    );
+}
