@@ -305,7 +305,7 @@ impl Staged {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let file = File::create(&tmp).map_err(|e| {
+        let file = crate::report::create_new_file(&tmp).map_err(|e| {
             Error::Write(crate::Failure::caused(
                 format!("{}: cannot create: {e}", tmp.display()),
                 e,

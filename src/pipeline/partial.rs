@@ -187,7 +187,7 @@ impl Sink {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let f = File::create(&tmp).map_err(|e| {
+        let f = crate::report::create_new_file(&tmp).map_err(|e| {
             Error::Write(crate::Failure::caused(
                 format!(
                     "{s_partial} {}: {e}",

@@ -86,6 +86,29 @@ static IN_PROGRESS: Mutex<Option<(PathBuf, Option<PathBuf>)>> = Mutex::new(None)
 /// on a signal like the staging folder.
 static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Create `tmp`, a temporary file to be moved into place, as a new file:
+/// whatever stands at that name (a stale file, or a link planted to
+/// redirect the write out of the folder) is removed, never opened, and
+/// the file is created only if nothing stands there then (`O_EXCL`, which
+/// follows no link: a name planted again in between is an error, not a
+/// write elsewhere).
+pub fn create_new_file(tmp: &Path) -> std::io::Result<File> {
+    match fs::symlink_metadata(tmp) {
+        Ok(m) if m.is_dir() => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "a folder stands at the temporary file's name",
+            ))
+        }
+        Ok(_) => fs::remove_file(tmp)?,
+        Err(_) => {}
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+}
+
 /// Remove `path` if a signal ends the process before [`untrack_temp`].
 pub fn track_temp(path: &Path) {
     TEMP_FILES
@@ -340,4 +363,30 @@ pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     };
     fs::write(&tmp, bytes).map_err(fail)?;
     fs::rename(&tmp, &path).map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A link planted at a temporary file's name (`.NAME.PID.tmp` is
+    /// predictable) is removed, never written through: `File::create`
+    /// truncated and filled its target (#47 item 10).
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_link_at_a_temporary_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let tmp = dir.path().join(".out.jsonl.1234.tmp");
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        let mut f = super::create_new_file(&tmp).unwrap();
+        std::io::Write::write_all(&mut f, b"ours").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&tmp).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "ours");
+        // A folder there is an error, not removed.
+        let folder = dir.path().join(".d.tmp");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(super::create_new_file(&folder).is_err());
+        assert!(folder.is_dir());
+    }
 }

@@ -76,3 +76,53 @@ fn traffic_cannot_write_a_line_of_its_own() {
         "{err}"
     );
 }
+
+/// Found by review (#47 item 9): `diff` opened flips.csv and
+/// metrics_diff.csv with `File::create`, following a link planted at
+/// either name and truncating its target outside the folder. Each is now
+/// written beside and renamed over the name: the link is replaced, the
+/// file it pointed to untouched.
+#[cfg(unix)]
+#[test]
+fn diff_writes_through_no_planted_link() {
+    let d = Dir::new();
+    let (old, new) = (d.path("old"), d.path("new"));
+    for out in [&old, &new] {
+        let o = replay_in(
+            out,
+            &[
+                "datasets/seed.jsonl",
+                "--config",
+                "datasets/gate.toml",
+                "--quiet",
+            ],
+        );
+        expect_code(&o, 0);
+    }
+    let mut victims = Vec::new();
+    for name in ["flips.csv", "metrics_diff.csv"] {
+        let victim = d.write(&format!("victim-{name}"), "precious\n");
+        std::os::unix::fs::symlink(&victim, new.join(name)).unwrap();
+        victims.push((name, victim));
+    }
+    let o = run(
+        &["diff", old.to_str().unwrap(), new.to_str().unwrap()],
+        None,
+    );
+    expect_code(&o, 0);
+    for (name, victim) in victims {
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{name}"
+        );
+        let m = std::fs::symlink_metadata(new.join(name)).unwrap();
+        assert!(m.is_file(), "{name} is a file of its own");
+        assert!(
+            std::fs::read_to_string(new.join(name))
+                .unwrap()
+                .starts_with("run,"),
+            "{name}"
+        );
+    }
+}

@@ -71,7 +71,11 @@ pub fn metrics_frame(m: &[MetricDelta], runs: [&str; 2]) -> Result<DataFrame, Wr
     diff_frame("metrics_diff.csv", runs, cols)
 }
 
-/// Write `d`'s flips.csv and metrics_diff.csv into `out` (created if needed).
+/// Write `d`'s flips.csv and metrics_diff.csv into `out` (created if
+/// needed): each to a new temporary file beside it, then renamed over the
+/// name, so a link planted at the name is replaced, never followed (the
+/// files were opened with `File::create`, which truncated a link's
+/// target wherever it pointed).
 pub fn write(d: &DiffResult, out: &Path) -> crate::Result<()> {
     let written = |p: &Path, e: &dyn std::fmt::Display| {
         crate::Error::Write(format!("{}: {e}", p.display()).into())
@@ -82,8 +86,17 @@ pub fn write(d: &DiffResult, out: &Path) -> crate::Result<()> {
     for (name, df) in DIFF_FILES.into_iter().zip(frames) {
         let p = out.join(name);
         let mut df = df.map_err(|e| written(&p, &e))?;
-        let mut f = std::fs::File::create(&p).map_err(|e| written(&p, &e))?;
-        write_csv(&mut df, &mut f, true).map_err(|e| written(&p, &e))?;
+        let tmp = out.join(format!(".{name}.{}.tmp", std::process::id()));
+        let mut f = crate::report::create_new_file(&tmp).map_err(|e| written(&tmp, &e))?;
+        crate::report::track_temp(&tmp);
+        let done = write_csv(&mut df, &mut f, true)
+            .map_err(|e| written(&p, &e))
+            .and_then(|_| std::fs::rename(&tmp, &p).map_err(|e| written(&p, &e)));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        crate::report::untrack_temp(&tmp);
+        done?;
     }
     Ok(())
 }
