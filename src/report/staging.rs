@@ -361,7 +361,8 @@ pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
             e,
         ))
     };
-    fs::write(&tmp, bytes).map_err(fail)?;
+    let mut f = create_new_file(&tmp).map_err(fail)?;
+    std::io::Write::write_all(&mut f, bytes).map_err(fail)?;
     fs::rename(&tmp, &path).map_err(fail)
 }
 
@@ -383,6 +384,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert!(std::fs::symlink_metadata(&tmp).unwrap().is_file());
         assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "ours");
+        // `put` (calibrate's and mine's files) likewise: `.NAME.partial`.
+        let planted = dir.path().join(".mine.json.partial");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        super::put(dir.path(), "mine.json", b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("mine.json")).unwrap(),
+            "{}"
+        );
         // A folder there is an error, not removed.
         let folder = dir.path().join(".d.tmp");
         std::fs::create_dir(&folder).unwrap();
