@@ -380,7 +380,8 @@ const TURNS_AS_RUNS_MIN_LABELS: u64 = 10;
 /// conversation as independent (on strongly clustered traffic the bound
 /// then covered 67.7%, against 96.3% with conversation ids).
 fn note_turns_as_runs(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
-    let Some(sessions) = totals.segments.get("scope.session") else {
+    let dim = crate::replay::segments::scope_dimension("session");
+    let Some(sessions) = totals.segments.get(&dim) else {
         return;
     };
     let sessions = sessions.len() as u64;

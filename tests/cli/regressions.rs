@@ -489,13 +489,9 @@ fn a_long_otlp_session_with_history_takes_memory_linear_in_it() {
             text.push('\n');
         }
         let trace = d.write(&format!("session-{callers}.otlp.jsonl"), text);
-        let peak = |history| peak_with_history(&d, &trace, "otlp", history, 20_000);
-        let (none, conversation) = (peak("none"), peak("conversation"));
-        eprintln!("otlp session of 20,000 runs, {callers} calling a tool: conversation {conversation} MiB, none {none} MiB");
-        assert!(
-            conversation <= none + none / 2 + 64 && conversation < 400,
-            "{callers} calling a tool: history = conversation: {conversation} MiB; none: {none} MiB"
-        );
+        let what = format!("otlp session of 20,000 runs, {callers} calling a tool");
+        let (none, conversation) = peaks(&d, &trace, "otlp", 20_000, &what);
+        linear(&what, none, conversation);
     }
 }
 
@@ -507,9 +503,8 @@ fn a_long_otlp_session_with_history_takes_memory_linear_in_it() {
 fn a_long_chat_with_history_shares_its_tool_results() {
     let d = Dir::new();
     let chat = long_chat(&d, 1000, &"x".repeat(1000), 1000);
-    let peak = |history| peak_with_history(&d, &chat, "openai-chat", history, 1_000);
-    let (none, conversation) = (peak("none"), peak("conversation"));
-    eprintln!("chat of 1,000 calls, 1,000 turns: conversation {conversation} MiB, none {none} MiB");
+    let what = "chat of 1,000 calls, 1,000 turns";
+    let (none, conversation) = peaks(&d, &chat, "openai-chat", 1_000, what);
     assert!(
         conversation <= none + 150,
         "history = conversation: {conversation} MiB; none: {none} MiB"
@@ -526,12 +521,28 @@ fn a_long_chat_with_history_shares_its_tool_results() {
 fn a_long_chat_with_history_takes_memory_linear_in_it() {
     let d = Dir::new();
     let chat = long_chat(&d, 500, "ok", 20_000);
-    let peak = |history| peak_with_history(&d, &chat, "openai-chat", history, 20_000);
+    let what = "chat of 500 calls, 20,000 turns";
+    let (none, conversation) = peaks(&d, &chat, "openai-chat", 20_000, what);
+    linear(what, none, conversation);
+}
+
+/// The peaks (MiB) of replays of `input` under `history = "none"` and
+/// `"conversation"`, each keeping `turns` turns.
+#[cfg(unix)]
+fn peaks(d: &Dir, input: &std::path::Path, from: &str, turns: u64, what: &str) -> (u64, u64) {
+    let peak = |history| peak_with_history(d, input, from, history, turns);
     let (none, conversation) = (peak("none"), peak("conversation"));
-    eprintln!("chat of 500 calls, 20,000 turns: conversation {conversation} MiB, none {none} MiB");
+    eprintln!("{what}: conversation {conversation} MiB, none {none} MiB");
+    (none, conversation)
+}
+
+/// Memory linear in the input with history: the peak within 64 MiB and a
+/// half of `history = "none"`'s, and under 400 MiB.
+#[cfg(unix)]
+fn linear(what: &str, none: u64, conversation: u64) {
     assert!(
         conversation <= none + none / 2 + 64 && conversation < 400,
-        "history = conversation: {conversation} MiB; none: {none} MiB"
+        "{what}: history = conversation: {conversation} MiB; none: {none} MiB"
     );
 }
 
