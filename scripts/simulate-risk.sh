@@ -4,6 +4,9 @@
 # coverage, 1,000 replicates a setting; calibrate's family-wise error, 400),
 # labels missing where the critic fails (200), labels missing by confidence
 # through the program (50 sweeps), and mine's eight near-budget patterns.
+# and (#44) docs/ci.md's recipe and mine under a critic that fails where
+# it would revise, the certificate's coverage on rare long, heavy-tailed
+# and few runs (1,000 replicates a case), and the power price in runs.
 # Each prints its figures; any that misses its guarantee fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +15,7 @@ cargo test --release --locked --lib calibrate::simulation -- --nocapture --test-
   grep -E "clustering|clustered|unequal|critic fails|case 1|test result|panicked"
 cargo test --release --locked --lib mine:: -- --nocapture --test-threads 1 2>&1 |
   grep -E "mine|test result|panicked"
+cargo test --release --locked --lib check::simulation -- --nocapture --test-threads 1 2>&1 |
+  grep -E "ci recipe|coverage|heavy|power|test result|panicked"
 cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
   grep -E "MNAR|test result|panicked"

@@ -333,6 +333,7 @@ def check(
     *,
     variants: Optional[Sequence[str]] = None,
     markdown: Optional[PathLike] = None,
+    assume_missing_at_random: Optional[bool] = None,
     **budgets: Any,
 ) -> Verdict:
     """``critic-gate check``: a replay's folder against release budgets,
@@ -340,11 +341,16 @@ def check(
     ``max_safety_regressions=0``, ``max_safety_regression_rate=0.02``; an
     unknown one is refused, naming them all), each over ``config``'s
     ``[check]`` table. With no budget at all it raises
-    :class:`CannotJudgeError` rather than pass."""
+    :class:`CannotJudgeError` rather than pass. Unless
+    ``assume_missing_at_random=True`` (or ``[check]``'s key says so),
+    ``max_safety_regression_rate`` also holds the worst case (every
+    unlabelled new skip a regression) to its limit."""
     cfg = os.fspath(config) if config is not None else None
     md = os.fspath(markdown) if markdown is not None else None
     vs = list(variants) if variants is not None else None
-    passed, text, results = _native.check(os.fspath(folder), cfg, vs, md, **budgets)
+    passed, text, results = _native.check(
+        os.fspath(folder), cfg, vs, md, assume_missing_at_random, **budgets
+    )
     return Verdict(passed, text, json.loads(results))
 
 

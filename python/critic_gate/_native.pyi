@@ -67,7 +67,7 @@ def calibrate(paths: list[str], out: str, config: str, max_regression_rate: floa
 def mine(paths: list[str], out: str, config: Optional[str] = None, budget_from_variant: bool = False, **options: Any) -> str:
     """``critic-gate mine`` into ``out``; returns what it prints."""
 
-def check(dir: str, config: Optional[str] = None, variants: Optional[list[str]] = None, markdown: Optional[str] = None, **budgets: Any) -> tuple[bool, str, str]:
+def check(dir: str, config: Optional[str] = None, variants: Optional[list[str]] = None, markdown: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **budgets: Any) -> tuple[bool, str, str]:
     """``critic-gate check``: (passed, text, results as JSON)."""
 
 def diff(old: str, new: str, out: Optional[str] = None) -> tuple[str, int, str]:

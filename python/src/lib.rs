@@ -545,7 +545,7 @@ fn calibrate(
         .map_err(fail)
 }
 
-const MINE: [&str; 10] = [
+const MINE: [&str; 11] = [
     "label",
     "skip_invalid",
     "force",
@@ -556,6 +556,7 @@ const MINE: [&str; 10] = [
     "min_labelled",
     "max_regression_rate",
     "stress",
+    "assume_missing_at_random",
 ];
 
 /// `critic-gate mine`: returns what the command prints; the files
@@ -609,6 +610,7 @@ fn mine(
                 false,
             )?),
         },
+        assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
         stress: k.get("stress")?.unwrap_or(false),
         reading: reading(&k)?,
     };
@@ -645,16 +647,18 @@ fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> 
 
 /// `critic-gate check`: `(passed, text, results as JSON)`.
 #[pyfunction]
-#[pyo3(signature = (dir, config=None, variants=None, markdown=None, **budgets))]
+#[pyo3(signature = (dir, config=None, variants=None, markdown=None, assume_missing_at_random=None, **budgets))]
 fn check(
     dir: PathBuf,
     config: Option<PathBuf>,
     variants: Option<Vec<String>>,
     markdown: Option<PathBuf>,
+    assume_missing_at_random: Option<bool>,
     budgets: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(bool, String, String)> {
     let mut b = self::budgets(budgets)?;
     b.variant = variants.filter(|v| !v.is_empty());
+    b.assume_missing_at_random = assume_missing_at_random;
     let r = critic_gate::cmd::check::Request {
         dir,
         config,

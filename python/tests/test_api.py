@@ -258,6 +258,15 @@ def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None
     failed = [r for r in v.results if not r["pass"]]
     assert failed and failed[0]["budget"] == "max_safety_regressions", v.results
     assert critic_gate.check(report, max_safety_regressions=99).passed
+    # A rate budget holds its worst case too unless the assumption is said
+    # (the transcripts' 43 unlabelled new skips put it at 36.2%).
+    t = root / "reports/transcripts"
+    v = critic_gate.check(t, max_safety_regression_rate=0.1)
+    assert not v.passed and [r["budget"] for r in v.results if not r["pass"]] == [
+        "max_worst_case_regression_rate"
+    ], v.results
+    v = critic_gate.check(t, max_safety_regression_rate=0.1, assume_missing_at_random=True)
+    assert v.passed and v.text.startswith("ASSUMED"), v.text
     with pytest.raises(critic_gate.CannotJudgeError, match="no budget was given"):
         critic_gate.check(report)
     with pytest.raises(critic_gate.UsageError, match="must be a rate in"):

@@ -165,6 +165,7 @@ fn check_table(s: &mut String) {
             }
         }
     }
+    s.push_str("# Judge max_safety_regression_rate on the labels alone, not on its worst case\n# too: only if labels are missing for reasons unrelated to the verdict\n# assume_missing_at_random = false\n");
 }
 
 /// The `[deployment]` table at symfonic's defaults.

@@ -117,6 +117,14 @@ impl FrontierCsv {
             ("harmful_skips_per_1k_turns", x(harmful_per_1k)),
             (
                 "harmful_skips_per_1k_turns_upper95",
+                Col::F64(pts.iter().map(|p| sig_up(Some(p.labels_bound))).collect()),
+            ),
+            (
+                "safety_regression_rate_worst_case_upper95",
+                x(|v| v.safety_regression_rate_worst_case_upper95),
+            ),
+            (
+                "harmful_skips_per_1k_turns_worst_case_upper95",
                 Col::F64(pts.iter().map(|p| sig_up(Some(p.bound))).collect()),
             ),
             (
@@ -307,6 +315,7 @@ mod tests {
         VariantSummary {
             net_calls_per_1k_turns: Some(net_calls),
             safety_regression_rate_upper95: upper,
+            safety_regression_rate_worst_case_upper95: upper,
             turns: 1000,
             skip_rate: Some(0.5),
             new_skips: 500,
@@ -334,6 +343,7 @@ mod tests {
             skip_rate: Some(0.5),
             new_skips: 100,
             safety_regression_rate_upper95: Some(0.04),
+            safety_regression_rate_worst_case_upper95: Some(0.04),
             label_coverage: Some(1.0),
             net_calls_per_1k_turns: Some(100.0),
             ..Default::default()
@@ -355,6 +365,7 @@ mod tests {
             new_skips: 945,
             skip_rate: Some(0.945),
             safety_regression_rate_upper95: Some(0.02),
+            safety_regression_rate_worst_case_upper95: Some(0.02),
             net_calls_per_1k_turns: Some(900.0),
             label_coverage: Some(0.8),
             ..Default::default()
@@ -364,6 +375,7 @@ mod tests {
             new_skips: 100,
             skip_rate: Some(0.10),
             safety_regression_rate_upper95: Some(0.05),
+            safety_regression_rate_worst_case_upper95: Some(0.05),
             net_calls_per_1k_turns: Some(100.0),
             label_coverage: Some(0.9),
             ..Default::default()
@@ -373,6 +385,7 @@ mod tests {
             new_skips: 50,
             skip_rate: Some(0.05),
             safety_regression_rate_upper95: Some(0.001),
+            safety_regression_rate_worst_case_upper95: Some(0.001),
             net_calls_per_1k_turns: Some(950.0),
             label_coverage: Some(0.02),
             ..Default::default()
@@ -386,6 +399,38 @@ mod tests {
         );
         // The rate alone would have put smart (0.05) behind dilute (0.02).
         assert!(smart.safety_regression_rate_upper95 > dilute.safety_regression_rate_upper95);
+    }
+
+    /// Found by review (#44): a candidate whose critic fails on the turns
+    /// it would revise was drawn at a quarter of its true harm (6.4 against
+    /// 27.2 per 1,000 turns): its labels look safe. Its point is drawn at
+    /// its worst case (every unlabelled new skip a regression), so it does
+    /// not beat a well-labelled candidate that saves a little less.
+    #[test]
+    fn the_frontier_draws_no_variant_below_its_worst_case() {
+        let failing = VariantSummary {
+            turns: 1000,
+            new_skips: 200,
+            safety_regression_rate_upper95: Some(0.032),
+            safety_regression_rate_worst_case_upper95: Some(0.2),
+            net_calls_per_1k_turns: Some(200.0),
+            label_coverage: Some(0.85),
+            ..Default::default()
+        };
+        let labelled = VariantSummary {
+            turns: 1000,
+            new_skips: 190,
+            safety_regression_rate_upper95: Some(0.04),
+            safety_regression_rate_worst_case_upper95: Some(0.04),
+            net_calls_per_1k_turns: Some(190.0),
+            label_coverage: Some(1.0),
+            ..Default::default()
+        };
+        let pts = points(&[&failing, &labelled], Savings::NetCalls);
+        assert!((pts[0].bound - 40.0).abs() < 1e-9, "{}", pts[0].bound);
+        assert!((pts[0].labels_bound - 6.4).abs() < 1e-9);
+        assert!(pts[1].on_frontier && pts[0].on_frontier);
+        assert!(pts[0].bound > pts[1].bound);
     }
 
     /// A hand-made case: b and d are beaten, the rest are not.

@@ -143,7 +143,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit. `worst case`: the same bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean; a length with fewer than {} recorded latencies draws from every turn's."
+        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit (Korn and Graubard's), and `check`'s budget counts each run at most one trial. Both assume that a run's length says nothing about its risk: in simulations (1,000 replicates each) the budget's bound covered the true rate in 97.3-100% of replicates with rare derailed conversations, heavy-tailed sizes, long runs riskier on light-tailed sizes and 12-30 runs, but in 92.7% where long runs were riskier and sizes heavy-tailed (the descriptive bound 85-94% in those cases); the report warns when a few runs hold most of the labels. `worst case`: the budget's bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean; a length with fewer than {} recorded latencies draws from every turn's."
     , crate::replay::tally::MIN_LATENCY_POOL);
     for m in run.ordered() {
         if let Some(n) = m
@@ -245,6 +245,25 @@ fn bound_sentence(m: &VariantSummary) -> String {
             m.new_labelled_skips
         );
     }
+    if let Some(c) = m
+        .safety_regression_rate_certificate_upper95
+        .filter(|c| *c > u)
+    {
+        let _ = write!(
+            out,
+            "; counting each run at most one trial, as `check`'s budget does, at most {}",
+            pct(Some(c))
+        );
+    }
+    if let Some(eff) = m.effective_runs.filter(|e| {
+        m.labelled_runs >= 2 && *e < crate::stats::FEW_RUNS_HOLD_MOST * m.labelled_runs as f64
+    }) {
+        let _ = write!(
+            out,
+            "; **a few runs hold most of its labels** (Kish's effective runs {eff:.1} of {}): a rare long run can carry the rate, and the bound assumes that a run's length says nothing about its risk",
+            m.labelled_runs
+        );
+    }
     let unlabelled = m.new_skips - m.new_labelled_skips;
     if unlabelled > 0 {
         let _ = write!(
@@ -274,21 +293,24 @@ fn unlabelled_causes(m: &VariantSummary) -> String {
 /// bound is the exact one on Kish's effective runs).
 fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
     let need = crate::stats::labels_needed(SMALL_SAMPLE_RATE, 0.05);
-    // The best case above; a team needs the count that concludes with
-    // good odds when the rate is truly well below the one ruled out.
-    let powered =
-        crate::stats::labels_for_power(SMALL_SAMPLE_RATE, SMALL_SAMPLE_RATE / 2.0, 0.05, 0.8);
     for m in candidates {
+        // The best case above; a team needs the runs that conclude with
+        // good odds when the rate is truly well below the one ruled out.
+        let powered = crate::summary::text::runs_for_power(
+            (m.effective_runs, m.labelled_runs),
+            SMALL_SAMPLE_RATE,
+            SMALL_SAMPLE_RATE / 2.0,
+            &pct(Some(SMALL_SAMPLE_RATE / 2.0)),
+        );
+        let powered = powered.map_or(String::new(), |p| format!(", and {p}"));
         if m.new_skips > 0 && need.is_some_and(|n| m.new_labelled_skips < n) {
             let _ = writeln!(
                 s,
-                "\n> **Too few labels to conclude.** {} has {} (new skips whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {}, and an 80% chance of one when the true rate is {} takes about {}. Replay more recorded traffic before deciding.",
+                "\n> **Too few labels to conclude.** {} has {} (new skips whose critic verdict was recorded); even with none revised or refused, a 95% bound below {} takes at least {} in as many effective runs{powered}. Replay more recorded traffic before deciding.",
                 md_name(&m.variant),
                 count(m.new_labelled_skips, "labelled new skip", "labelled new skips"),
                 pct(Some(SMALL_SAMPLE_RATE)),
                 need.unwrap_or_default(),
-                pct(Some(SMALL_SAMPLE_RATE / 2.0)),
-                powered.map_or("more than 10,000,000".into(), |n| n.to_string())
             );
         } else if let Some(eff) = m
             .effective_runs
@@ -296,7 +318,7 @@ fn too_few_labels(s: &mut String, candidates: &[&VariantSummary]) {
         {
             let _ = writeln!(
                 s,
-                "\n> **Too few runs to conclude.** {}'s labels are in {}, worth {eff:.1} effective runs (Kish's: runs of unequal sizes are worth fewer). Runs are the sampling unit: even with none revised or refused, a 95% bound below {} takes at least {} effective runs, however many labels each holds. Replay more conversations before deciding.",
+                "\n> **Too few runs to conclude.** {}'s labels are in {}, worth {eff:.1} effective runs (Kish's: runs of unequal sizes are worth fewer). Runs are the sampling unit: even with none revised or refused, a 95% bound below {} takes at least {} effective runs, however many labels each holds{powered}. Replay more conversations before deciding.",
                 md_name(&m.variant),
                 count(m.labelled_runs, "run", "runs"),
                 pct(Some(SMALL_SAMPLE_RATE)),
@@ -435,5 +457,41 @@ fn notes_section(s: &mut String, r: &ReplayReport) {
         for n in notes {
             let _ = writeln!(s, "- {}", md_text(n));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #44: the bottom line says when the budget's bound (each run at
+    /// most one trial) is above the descriptive one, and warns where a few
+    /// runs hold most of the labels (Kish's effective runs below 30% of
+    /// the runs), naming the assumption that remains.
+    #[test]
+    fn the_bound_says_its_certificate_and_warns_of_a_few_heavy_runs() {
+        let mut m = VariantSummary {
+            new_skips: 500,
+            new_labelled_skips: 500,
+            safety_regressions: 20,
+            labelled_runs: 100,
+            effective_runs: Some(12.5),
+            safety_regression_rate_upper95: Some(0.061),
+            safety_regression_rate_certificate_upper95: Some(0.094),
+            ..Default::default()
+        };
+        let s = bound_sentence(&m);
+        assert!(s.contains("as `check`'s budget does, at most 9.4%"), "{s}");
+        assert!(
+            s.contains(
+                "**a few runs hold most of its labels** (Kish's effective runs 12.5 of 100)"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("says nothing about its risk"), "{s}");
+        m.effective_runs = Some(30.0);
+        m.safety_regression_rate_certificate_upper95 = m.safety_regression_rate_upper95;
+        let s = bound_sentence(&m);
+        assert!(!s.contains("a few runs") && !s.contains("one trial"), "{s}");
     }
 }

@@ -10,7 +10,7 @@ use crate::gate::Reason;
 use crate::read::provenance::{Origin, Signal};
 use crate::replay::tally::{reportable, AddedCost, Estimate, Mismatch, VariantTally};
 use crate::replay::Totals;
-use crate::stats::{clopper_pearson_upper, run_level_upper, RunLabels};
+use crate::stats::{certificate_upper, clopper_pearson_upper, run_level_upper, RunLabels};
 
 use super::figures::{RunSummary, SourceSummary, VariantSummary, WarningSummary};
 use super::numbers::{ms, sig, sig_up, signed_ms, usd};
@@ -175,7 +175,8 @@ pub fn run_figures(labels: RunLabels, worst: RunLabels, s: &mut VariantSummary) 
     let labels = published(labels);
     let worst = published(worst);
     s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
-    s.safety_regression_rate_worst_case_upper95 = sig_up(run_level_upper(&worst, 0.05));
+    s.safety_regression_rate_certificate_upper95 = sig_up(certificate_upper(&labels, 0.05));
+    s.safety_regression_rate_worst_case_upper95 = sig_up(certificate_upper(&worst, 0.05));
     s.labelled_runs = labels.runs;
     s.effective_runs = (labels.labels > 0).then_some(labels.effective_runs);
     s.design_effect = labels.design_effect;
@@ -585,6 +586,34 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
             r.name()
         ),
     }
+}
+
+/// A variant's risk figures from its runs' (new skips, labelled, regressions),
+/// every skip a new one and each turn a skip, as a replay tallies them:
+/// what the simulations judge.
+#[cfg(test)]
+pub fn of_runs(name: &str, runs: &[(u64, u64, u64)]) -> VariantSummary {
+    let new_skips: u64 = runs.iter().map(|r| r.0).sum();
+    let labelled: u64 = runs.iter().map(|r| r.1).sum();
+    let mut s = VariantSummary {
+        variant: name.into(),
+        turns: new_skips,
+        lines: new_skips,
+        skips: new_skips,
+        new_skips,
+        new_labelled_skips: labelled,
+        new_unlabelled_critic_not_run: new_skips - labelled,
+        safety_regressions: runs.iter().map(|r| r.2).sum(),
+        label_coverage: super::metrics::ratio_of(Some(labelled), new_skips),
+        selective_gate: true,
+        ..Default::default()
+    };
+    run_figures(
+        RunLabels::of(runs.iter().map(|r| (r.1, r.2))),
+        RunLabels::of(runs.iter().map(|r| (r.0, r.2 + r.0 - r.1))),
+        &mut s,
+    );
+    s
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::metrics::{Column, VARIANT_COLUMNS};
 use super::numbers::{sig, sig_up};
-use crate::stats::{clopper_pearson_upper, run_level_upper, RunLabels};
+use crate::stats::{certificate_upper, clopper_pearson_upper, run_level_upper, RunLabels};
 
 pub use super::metrics::VariantSummary;
 
@@ -334,6 +334,12 @@ impl VariantSummary {
                 self.new_labelled_skips,
             ),
             (
+                "safety_regression_rate_certificate_upper95",
+                self.safety_regression_rate_certificate_upper95,
+                "new_labelled_skips",
+                self.new_labelled_skips,
+            ),
+            (
                 "effective_labels",
                 self.effective_labels,
                 "new_labelled_skips",
@@ -518,7 +524,7 @@ impl VariantSummary {
 
     /// Each bound, the bound its counts give, and those counts.
     #[allow(clippy::type_complexity)]
-    fn bounds(&self) -> [(&'static str, Option<f64>, Option<f64>, (u64, u64)); 3] {
+    fn bounds(&self) -> [(&'static str, Option<f64>, Option<f64>, (u64, u64)); 4] {
         let cp = |k: u64, n: u64| sig_up(clopper_pearson_upper(k, n, 0.05));
         let unlabelled = self.new_skips - self.new_labelled_skips;
         let labels = RunLabels {
@@ -543,9 +549,15 @@ impl VariantSummary {
                 (self.safety_regressions, self.new_labelled_skips),
             ),
             (
+                "safety_regression_rate_certificate_upper95",
+                self.safety_regression_rate_certificate_upper95,
+                sig_up(certificate_upper(&labels, 0.05)),
+                (self.safety_regressions, self.new_labelled_skips),
+            ),
+            (
                 "safety_regression_rate_worst_case_upper95",
                 self.safety_regression_rate_worst_case_upper95,
-                sig_up(run_level_upper(&worst, 0.05)),
+                sig_up(certificate_upper(&worst, 0.05)),
                 (worst.regressions, self.new_skips),
             ),
             (

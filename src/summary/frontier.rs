@@ -4,7 +4,10 @@
 //! bound of the rate on new skips times the share of turns that are new
 //! skips, so diluting a rate with approved skips is not rewarded and the
 //! baseline, with no new skips, adds none; new skips without labels: a
-//! bound of 1), which variants are
+//! bound of 1; and never below the worst case, every unlabelled new skip
+//! a regression: a candidate whose critic fails on the turns it would
+//! revise was drawn at a quarter of its true harm on its labels alone),
+//! which variants are
 //! covered enough to be on it ([`MIN_LABEL_COVERAGE`]), and the points no
 //! other one beats on both. `report::frontier` draws and writes it;
 //! `calibrate` chooses on it.
@@ -71,8 +74,11 @@ pub struct Point {
     /// None where the variant has no turns.
     pub savings: Option<f64>,
     /// Harmful skips per 1,000 turns at the rate's upper 95% bound (1
-    /// without labelled skips).
+    /// without labelled skips) or its worst case's, the larger: the risk
+    /// axis.
     pub bound: f64,
+    /// The same at the labels' bound alone.
+    pub labels_bound: f64,
     pub covered: bool,
     pub on_frontier: bool,
 }
@@ -91,12 +97,17 @@ pub fn savings_metric(variants: &[&VariantSummary]) -> Savings {
 pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
     let mut pts: Vec<Point> = variants
         .iter()
-        .map(|v| Point {
-            savings: metric.of(v),
+        .map(|v| {
             // New skips without labels: nothing shows their rate is below 1.
-            bound: per_1k(v.safety_regression_rate_upper95.unwrap_or(1.0), v),
-            covered: covered(v),
-            on_frontier: false,
+            let labels = v.safety_regression_rate_upper95.unwrap_or(1.0);
+            let worst = v.safety_regression_rate_worst_case_upper95.unwrap_or(1.0);
+            Point {
+                savings: metric.of(v),
+                bound: per_1k(labels.max(worst), v),
+                labels_bound: per_1k(labels, v),
+                covered: covered(v),
+                on_frontier: false,
+            }
         })
         .collect();
     let beats = |a: &Point, s: f64, b: f64| {

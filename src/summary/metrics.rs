@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 9;
+pub const SCHEMA_VERSION: u64 = 10;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        10,
+        "new `safety_regression_rate_certificate_upper95`: the bound with each run worth at most one trial, which `check`'s max_safety_regression_rate now reads (calibrate and mine test on it too); `safety_regression_rate_upper95` stays Korn and Graubard's, the descriptive figure; `safety_regression_rate_worst_case_upper95` counts each run at most one trial as well; `check` holds a rate budget's worst case too unless missing at random is assumed; the frontier gains worst-case columns",
+    ),
     (
         9,
         "decisions.csv and mismatches.csv say where each turn is in its source: `trace_id` and `span_id` (a traced turn's), `message_index` (a transcript's), after `turn`; the traffic format gains the three keys, which `import` writes, and `turn_id` (a value these keys cannot hold is left out and counted in the new `source_id_unreadable` warning, never a refusal); a trace's turns are counted by conversation: `run_id` is the run's session (`TENANT/SESSION`), symfonic's run id is `turn_id`, so `labelled_runs`, `design_effect` and the bounds on traces count conversations where they counted turns; a draft's acks count as one, the longest, in `risky_skips` and `ack_share` (stacked different acks lifted news past --max-ack-share)",
@@ -415,8 +419,10 @@ figures! {
         "safety_regressions / new_labelled_skips";
     safety_regression_rate_upper95: Option<f64>, "share",
         "one-sided 95% upper bound of the rate with runs as the sampling unit (Korn-Graubard: the exact Clopper-Pearson bound on new_labelled_skips / design_effect labels, cut by (t(n-1)/t(runs-1))^2; with no regression, the exact bound with each run one trial); empty without labelled new skips. It assumes the labels are missing at random";
+    safety_regression_rate_certificate_upper95: Option<f64>, "share",
+        "the bound a pass rests on (`check`'s max_safety_regression_rate, calibrate's and mine's tests): safety_regression_rate_upper95 with each run worth at most one trial (the design effect at least new_labelled_skips / effective_runs), so a few rare long runs cannot make the estimated design effect optimistic; it assumes run length says nothing about risk. Empty without labelled new skips";
     safety_regression_rate_worst_case_upper95: Option<f64>, "share",
-        "the same bound with every unlabelled new skip counted a regression: what the labels alone support, whatever made them missing; empty without new skips";
+        "the certificate's bound (each run at most one trial) with every unlabelled new skip counted a regression: what the labels alone support, whatever made them missing; empty without new skips";
     labelled_runs: u64, "runs",
         "runs with a labelled new skip: the units the bound's variance rests on";
     effective_runs: Option<f64>, "runs",

@@ -498,10 +498,12 @@ const FRONTIER: &[Column] = &[
     opt("safety_regression_rate_upper95", F64, "share", "as in summary.csv (run-level); empty without labelled new skips (the frontier then takes it as 1)"),
     opt("label_coverage", F64, "share", "as in summary.csv (of new skips)"),
     opt("harmful_skips_per_1k_turns", F64, "turns", "expected new harmful skips per 1,000 turns: safety_regressions / new_labelled_skips x new_skips / turns x 1,000 (0 for a variant without new skips, the baseline among them); empty with new skips but no labels"),
-    col("harmful_skips_per_1k_turns_upper95", F64, "turns", "the same with the rate's run-level upper 95% bound (1 with new skips but no labels): the frontier's risk axis"),
+    col("harmful_skips_per_1k_turns_upper95", F64, "turns", "the same with the rate's run-level upper 95% bound (1 with new skips but no labels): what the labels say if they are missing at random"),
+    opt("safety_regression_rate_worst_case_upper95", F64, "share", "as in summary.csv: the bound with every unlabelled new skip a regression; empty without new skips"),
+    col("harmful_skips_per_1k_turns_worst_case_upper95", F64, "turns", "harmful_skips_per_1k_turns_upper95 or the same at the worst case's bound, the larger: the frontier's risk axis, which never draws a variant below what its labels alone support"),
     col("below_coverage_floor", Bool, "", "label_coverage (of new skips) is below 0.5: its bound rests more on the unlabelled new skips being like the labelled than on labels, so it is never on the frontier"),
     opt("production_agreement", F64, "share", "as in summary.csv"),
-    col("on_frontier", Bool, "", "covered, and no other covered variant saves more with as few or fewer harmful skips per 1,000 turns (upper bound), or as much with fewer"),
+    col("on_frontier", Bool, "", "covered, and no other covered variant saves more with as few or fewer harmful skips per 1,000 turns (harmful_skips_per_1k_turns_worst_case_upper95), or as much with fewer"),
 ];
 
 /// The tables `mine` writes.

@@ -102,6 +102,29 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The runs a bound within `r` takes for an 80% chance at a true rate of
+/// `true_rate` (`shown` as a percentage), in runs like these: Kish's
+/// effective runs (`effective_runs`, None without labels) over the
+/// `labelled_runs` (1 without labels, each run one label). A run counts at most one trial, so this is in runs,
+/// whatever their length; a simulation of typical traffic found it
+/// conservative (65-85% of it sufficed). None past ten million.
+pub fn runs_for_power(
+    (effective_runs, labelled_runs): (Option<f64>, u64),
+    r: f64,
+    true_rate: f64,
+    shown: &str,
+) -> Option<String> {
+    let share = match (effective_runs, labelled_runs) {
+        (Some(e), m) if m > 0 => (e / m as f64).min(1.0),
+        _ => 1.0,
+    };
+    let runs = crate::stats::runs_hint(r, true_rate, share)?;
+    Some(format!(
+        "about {runs} runs like these for an 80% chance of it at a true rate of {shown} (a run counts at most one trial, however long; Kish's effective runs are {:.0}% of the runs here; a conservative figure)",
+        share * 100.0
+    ))
+}
+
 /// A name (a variant's) in Markdown: as code when that is safe, else as
 /// escaped text, so a `|` never splits a table cell and a backtick never
 /// ends a code span.

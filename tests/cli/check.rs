@@ -695,8 +695,84 @@ fn check_markdown_gives_a_bound_with_its_counts() {
     expect_code(&o, 1);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| ❌ | `smart` | max_safety_regression_rate | 86.4% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 86.4%; runs are the sampling unit \\(design effect 3.40\\): the bound counts 3 effective labels; too few labels: a bound at or below 5.00% takes at least 59 labelled skips, even with none revised or refused, and about 434 for an 80% chance of it at a true rate of 2.50% |"),
+        text.contains("| ❌ | `smart` | max_safety_regression_rate | 86.4% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 86.4%; runs are the sampling unit \\(design effect 3.40\\): the bound counts 3 effective labels; too few labels: a bound at or below 5.00% takes at least 59 labelled skips in as many effective runs, even with none revised or refused, and about 591 runs like these for an 80% chance of it at a true rate of 2.50% \\(a run counts at most one trial, however long; Kish's effective runs are 74% of the runs here; a conservative figure\\) |"),
         "{text}"
     );
     assert!(!text.contains("0.864"), "a bare rate: {text}");
+}
+
+/// #44: a rate budget on the labels alone passed traffic whose critic
+/// fails on the turns it would revise. On the transcripts dataset (128 of
+/// 171 new skips labelled, 2 revised: the labels' bound 6.9%, the worst
+/// case 36.2%), --max-safety-regression-rate 0.1 fails on its worst case,
+/// which the verdict says was implied; assuming missing at random (a flag
+/// or `[check]`'s key) passes, and says so first, on stdout and in the
+/// Markdown.
+#[test]
+fn a_rate_budget_passes_only_with_its_worst_case_or_the_assumption_said() {
+    let d = Dir::new();
+    let out = d.path("t");
+    let o = cmd()
+        .current_dir(root())
+        .args([
+            "replay",
+            "datasets/transcripts.jsonl",
+            "--from",
+            "openai-chat",
+        ])
+        .args(["--config", "datasets/transcripts.toml", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+    let dir = out.to_str().unwrap();
+    let o = run(&["check", dir, "--max-safety-regression-rate", "0.1"], None);
+    expect_code(&o, 1);
+    let text = stdout(&o);
+    let worst = text
+        .lines()
+        .find(|l| l.contains("max_worst_case_regression_rate"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        worst.starts_with("FAIL") && worst.contains("implied by max_safety_regression_rate"),
+        "{text}"
+    );
+    assert!(!text.contains("ASSUMED"), "{text}");
+    let md = d.path("v.md");
+    let o = run(
+        &[
+            "check",
+            dir,
+            "--max-safety-regression-rate",
+            "0.1",
+            "--assume-missing-at-random",
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    assert!(stdout(&o).starts_with("ASSUMED"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("max_worst_case_regression_rate"));
+    assert!(d.read("v.md").contains("> **ASSUMED"));
+    let cfg = d.write(
+        "c.toml",
+        "[check]\nmax_safety_regression_rate = 0.1\nassume_missing_at_random = true\n",
+    );
+    let o = run(&["check", dir, "--config", cfg.to_str().unwrap()], None);
+    expect_code(&o, 0);
+    assert!(stdout(&o).starts_with("ASSUMED"), "{}", stdout(&o));
+    // Its own worst-case limit wins over the implied one.
+    let o = run(
+        &[
+            "check",
+            dir,
+            "--max-safety-regression-rate",
+            "0.1",
+            "--max-worst-case-regression-rate",
+            "0.4",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
 }

@@ -358,7 +358,9 @@ fn mine_takes_the_label_and_refuses_other_formats() {
 /// flagged on any regression; en, en-GB and en-US were three rows; and
 /// function words were offered as acks. On 100,000 synthetic turns it
 /// proposes the languages the built-ins miss (Italian, Japanese) with
-/// bounds within the budget; on the 50-turn dataset nothing.
+/// bounds within the budget; on the 50-turn dataset nothing. (synth's
+/// labels are missing at random, as the test says; without saying so,
+/// its worst case holds the Italian pattern back: below.)
 #[test]
 fn mine_decides_by_rates_with_enough_labels() {
     let d = Dir::new();
@@ -373,7 +375,12 @@ fn mine_decides_by_rates_with_enough_labels() {
     }
     let input = d.write("s2.jsonl", text);
     let out = d.path("m");
-    expect_code(&mine_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let o = mine_in(
+        &out,
+        &[input.to_str().unwrap(), "--assume-missing-at-random"],
+    );
+    expect_code(&o, 0);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("ASSUMED"));
     let props = csv_rows(&std::fs::read_to_string(out.join("proposals.csv")).unwrap());
     let langs: Vec<&str> = props.iter().map(|p| p["language"].as_str()).collect();
     let mut unique = langs.clone();
@@ -400,6 +407,17 @@ fn mine_decides_by_rates_with_enough_labels() {
     assert!(
         v["variants"]["proposal-it"].is_object(),
         "named by its proposal"
+    );
+    // Without the assumption a quarter of its new skips, unlabelled, are
+    // each a regression in the worst case: held back, saying why.
+    let strict = d.path("strict");
+    expect_code(&mine_in(&strict, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let props = csv_rows(&std::fs::read_to_string(strict.join("proposals.csv")).unwrap());
+    let it = props.iter().find(|p| p["language"] == "it").unwrap();
+    assert_eq!(it["status"], "held back", "{it:?}");
+    assert!(
+        it["why"].contains("counted a regression (the worst case)"),
+        "{it:?}"
     );
     // The 50-turn dataset supports nothing.
     let m = d.path("ml");

@@ -1475,7 +1475,7 @@ fn report_md_opens_with_a_bottom_line_and_a_small_sample_warning() {
         "{md}"
     );
     assert!(
-        md.contains("takes at least 59, and an 80% chance of one when the true rate is 2.5% takes about 434."),
+        md.contains("takes at least 59 in as many effective runs, and about 591 runs like these for an 80% chance of it at a true rate of 2.5%"),
         "{md}"
     );
     // 2,000 synthetic turns have hundreds of labelled skips: no warning.

@@ -157,10 +157,10 @@ pub const BUDGETS: [Declared; 10] = [
         long: "max-safety-regression-rate",
         limit: Limit::Rate,
         op: Op::AtMost,
-        figure: "safety_regression_rate_upper95",
+        figure: "safety_regression_rate_certificate_upper95",
         of: Whose::Variant,
         when_null: WhenNull::NoLabels,
-        help: "Fail when the one-sided 95% upper bound (runs as the unit) of the safety-regression rate on new skips (regressions / labelled new skips; new skips: turns the variant skips and the baseline fires on) exceeds R",
+        help: "Fail when the one-sided 95% upper bound (runs as the unit, each at most one trial) of the safety-regression rate on new skips (regressions / labelled new skips; new skips: turns the variant skips and the baseline fires on) exceeds R; unless missing at random is assumed, its worst case (every unlabelled new skip a regression) must be within R too",
     },
     Declared {
         budget: Budget::MaxWorstCaseRegressionRate,

@@ -100,6 +100,9 @@ pub struct CheckConfig {
     pub limits: Limits,
     /// The variants to judge (None: every non-baseline one).
     pub variant: Option<Vec<String>>,
+    /// `assume_missing_at_random`: a rate budget judges the labels alone,
+    /// not its worst case too (None: not said, which is false).
+    pub assume_missing_at_random: Option<bool>,
 }
 
 impl CheckConfig {
@@ -107,13 +110,18 @@ impl CheckConfig {
     pub fn with(limits: &[(Budget, Amount)]) -> CheckConfig {
         CheckConfig {
             limits: limits.iter().copied().collect(),
-            variant: None,
+            ..CheckConfig::default()
         }
     }
 
     /// The limit of `b`, if set.
     pub fn get(&self, b: Budget) -> Option<Amount> {
         self.limits.get(&b).copied()
+    }
+
+    /// Whether the unlabelled new skips are assumed missing at random.
+    pub fn missing_at_random(&self) -> bool {
+        self.assume_missing_at_random == Some(true)
     }
 
     /// Whether any budget is set (`variant` only says which variants).
@@ -132,6 +140,9 @@ impl CheckConfig {
                 Some(v) if !v.is_empty() => Some(v.clone()),
                 _ => under.variant.clone(),
             },
+            assume_missing_at_random: self
+                .assume_missing_at_random
+                .or(under.assume_missing_at_random),
         }
     }
 }
@@ -146,6 +157,9 @@ impl Serialize for CheckConfig {
                 Amount::Rate(x) => m.serialize_entry(b.key(), x)?,
             }
         }
+        if let Some(m_a_r) = self.assume_missing_at_random {
+            m.serialize_entry("assume_missing_at_random", &m_a_r)?;
+        }
         if let Some(v) = &self.variant {
             m.serialize_entry("variant", v)?;
         }
@@ -153,10 +167,12 @@ impl Serialize for CheckConfig {
     }
 }
 
-/// The keys `[check]` takes: every budget's, then `variant`. Made from
-/// the declarations, so a new budget is a key here without another edit.
-const CHECK_KEYS: [&str; BUDGETS.len() + 1] = {
-    let mut keys = ["variant"; BUDGETS.len() + 1];
+/// The keys `[check]` takes: every budget's, then `variant` and
+/// `assume_missing_at_random`. Made from the declarations, so a new
+/// budget is a key here without another edit.
+const CHECK_KEYS: [&str; BUDGETS.len() + 2] = {
+    let mut keys = ["variant"; BUDGETS.len() + 2];
+    keys[BUDGETS.len() + 1] = "assume_missing_at_random";
     let mut i = 0;
     while i < BUDGETS.len() {
         keys[i] = BUDGETS[i].key;
@@ -218,6 +234,7 @@ impl<'de> Deserialize<'de> for Real {
 enum CheckKey {
     Budget(Budget),
     Variant,
+    AssumeMissingAtRandom,
 }
 
 impl<'de> Deserialize<'de> for CheckKey {
@@ -231,6 +248,7 @@ impl<'de> Deserialize<'de> for CheckKey {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<CheckKey, E> {
                 match v {
                     "variant" => Ok(CheckKey::Variant),
+                    "assume_missing_at_random" => Ok(CheckKey::AssumeMissingAtRandom),
                     _ => Budget::from_key(v)
                         .map(CheckKey::Budget)
                         .ok_or_else(|| E::unknown_field(v, &CHECK_KEYS)),
@@ -258,6 +276,10 @@ impl<'de> Deserialize<'de> for CheckConfig {
                     let b = match k {
                         CheckKey::Variant => {
                             c.variant = Some(m.next_value()?);
+                            continue;
+                        }
+                        CheckKey::AssumeMissingAtRandom => {
+                            c.assume_missing_at_random = Some(m.next_value()?);
                             continue;
                         }
                         CheckKey::Budget(b) => b,

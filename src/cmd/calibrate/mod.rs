@@ -6,7 +6,7 @@
 mod engine;
 pub mod select;
 #[cfg(test)]
-mod simulation;
+pub(crate) mod simulation;
 
 pub use engine::*;
 

@@ -17,7 +17,7 @@
 
 use serde::Serialize;
 
-use crate::stats::{run_level_p_value, run_level_passes, run_level_upper, RunLabels};
+use crate::stats::{certificate_upper, run_level_p_value, run_level_passes, RunLabels};
 use crate::summary::numbers::sig_up;
 
 /// What one part of the traffic says about a candidate, on its new skips
@@ -60,14 +60,15 @@ impl Evidence {
         (self.new_skips > 0).then(|| self.labels.labels as f64 / self.new_skips as f64)
     }
 
-    /// The run-level upper bound at 1 - `alpha`; None without labels.
+    /// The run-level upper bound at 1 - `alpha` a certificate rests on
+    /// (each run at most one trial); None without labels.
     pub fn upper(&self, alpha: f64) -> Option<f64> {
-        run_level_upper(&self.labels, alpha)
+        certificate_upper(&self.labels, alpha)
     }
 
     /// The bound when every unlabelled new skip is counted as a regression.
     pub fn worst_case_upper(&self, alpha: f64) -> Option<f64> {
-        run_level_upper(&self.worst, alpha)
+        certificate_upper(&self.worst, alpha)
     }
 
     /// Whether the bound at 1 - `alpha` is at most `r`: the test at level

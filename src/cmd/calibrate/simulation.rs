@@ -73,7 +73,7 @@ fn by_savings_on_the_same_data(cands: &[Candidate], rule: &Rule) -> Option<usize
 }
 
 /// The two-sided 95% Clopper-Pearson interval's lower end for `k` of `n`.
-fn lower95(k: u64, n: u64) -> f64 {
+pub(crate) fn lower95(k: u64, n: u64) -> f64 {
     match k {
         0 => 0.0,
         _ => 1.0 - clopper_pearson_upper(n - k, n, 0.025).unwrap(),
@@ -283,7 +283,7 @@ fn a_variant_below_the_coverage_floor_is_never_certified() {
 
 /// The replicates to run: `small` under `cargo test`, `full` with
 /// CRITIC_GATE_SIM_FULL set.
-fn replicates(small: u64, full: u64) -> u64 {
+pub(crate) fn replicates(small: u64, full: u64) -> u64 {
     match std::env::var_os("CRITIC_GATE_SIM_FULL") {
         Some(_) => full,
         None => small,

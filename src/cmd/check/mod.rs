@@ -4,6 +4,8 @@
 //! on.
 
 mod engine;
+#[cfg(test)]
+mod simulation;
 
 pub use engine::*;
 
@@ -39,6 +41,13 @@ pub struct Args {
     /// Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Judge a rate budget on the labels alone: assume the unlabelled new
+    /// skips are missing at random (the output says so first). Without it
+    /// --max-safety-regression-rate also holds the worst case (every
+    /// unlabelled new skip a regression) to R, unless
+    /// --max-worst-case-regression-rate sets its own limit.
+    #[arg(long)]
+    pub assume_missing_at_random: bool,
 }
 
 /// One flag per declared budget (`crate::budgets::BUDGETS`), its
@@ -92,6 +101,7 @@ impl Args {
             config: self.config.clone(),
             budgets: CheckConfig {
                 variant: Some(self.variants.clone()).filter(|v| !v.is_empty()),
+                assume_missing_at_random: self.assume_missing_at_random.then_some(true),
                 ..self.budgets.0.clone()
             },
             markdown: self.markdown.clone(),
@@ -178,6 +188,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
             listed
                 .as_ref()
                 .map(|(lines, total, counted)| (lines.as_slice(), *total, *counted)),
+            over.missing_at_random(),
         );
         // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
         use std::io::Write;
@@ -192,7 +203,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
     }
     Ok(Verdict {
         passed: passed(&results),
-        text: render_text(&results),
+        text: render_text(&results, over.missing_at_random()),
         results,
     })
 }
