@@ -252,7 +252,7 @@ fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
     match b {
         Budget::MaxSafetyRegressionRate if v.new_labelled_skips > 0 => {
             let mut s = format!(
-                "{} in {} ({}); upper 95% bound {}",
+                "{} in {} ({}); upper 95% bound {} (a run at most one trial; it assumes a run's length says nothing about its risk)",
                 count(v.safety_regressions, "regression", "regressions"),
                 count(
                     v.new_labelled_skips,

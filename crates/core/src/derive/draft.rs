@@ -131,8 +131,11 @@ fn last_resort(text: &str) -> Cow<'_, str> {
     // Every candidate fragment ends where the text does: unless it ends
     // in `}`, none parses as an object (and the scan is skipped).
     if trimmed.ends_with('}') {
+        // Only a suffix that can be one JSON value is built and parsed:
+        // building each one made a reply of many braces quadratic.
+        let mut suffixes = super::suffix::Suffixes::new(trimmed);
         for (pos, _) in trimmed.match_indices('{').rev() {
-            if extraction_ops(&trimmed[pos..]) {
+            if suffixes.may_parse(pos) && extraction_ops(&trimmed[pos..]) {
                 return Cow::Borrowed(py_rstrip(&text[..pos]));
             }
         }

@@ -14,6 +14,7 @@ pub mod intent;
 pub mod pytext;
 pub mod reflection;
 mod scan;
+mod suffix;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
