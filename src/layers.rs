@@ -71,6 +71,7 @@ const INNER: &[(&str, &[&str])] = &[
             "scan",
             "fabrication",
             "reflection",
+            "suffix",
             "draft",
         ],
     ),
