@@ -270,6 +270,11 @@ impl Staging {
                 e,
             ))
         };
+        if let Err(e) = self.subfolders_are_own() {
+            *in_progress = None;
+            let _ = fs::remove_dir_all(&self.tmp);
+            return Err(e);
+        }
         let mut written: Vec<String> = Vec::new();
         for entry in fs::read_dir(&self.tmp).map_err(failed)? {
             let entry = entry.map_err(failed)?;
@@ -290,12 +295,42 @@ impl Staging {
             }
         }
         for name in known {
-            if !written.contains(&name) {
+            // Never through a link: a file in a subfolder that is one is
+            // left where it is.
+            let through_link = Path::new(&name)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .is_some_and(|p| is_link(&self.dir.join(p)));
+            if !written.contains(&name) && !through_link {
                 let _ = fs::remove_file(self.dir.join(name));
             }
         }
         *in_progress = None;
         fs::remove_dir_all(&self.tmp).map_err(failed)
+    }
+
+    /// Every report subfolder this run stages is, in the output folder, a
+    /// folder of its own or absent: one planted as a link (or a file)
+    /// would take the reports' files to its target, so the commit is
+    /// refused before anything moves (the staged files are dropped).
+    fn subfolders_are_own(&self) -> crate::Result<()> {
+        let Ok(entries) = fs::read_dir(&self.tmp) else {
+            return Ok(());
+        };
+        for entry in entries.flatten().filter(|e| e.path().is_dir()) {
+            let at = self.dir.join(entry.file_name());
+            let own = match fs::symlink_metadata(&at) {
+                Ok(m) => m.is_dir(),
+                Err(_) => true,
+            };
+            if !own {
+                return Err(Error::Write(crate::Failure::new(format!(
+                    "{}: is a symbolic link or not a folder; critic-gate writes its reports' subfolder there as a folder of its own and never through a link: remove it and run again",
+                    at.display()
+                ))));
+            }
+        }
+        Ok(())
     }
 
     /// Drop everything staged (the run failed), and the output folder too
@@ -399,4 +434,9 @@ mod tests {
         assert!(super::create_new_file(&folder).is_err());
         assert!(folder.is_dir());
     }
+}
+
+/// Whether `p` is a symbolic link (not followed).
+fn is_link(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
 }

@@ -126,3 +126,62 @@ fn diff_writes_through_no_planted_link() {
         );
     }
 }
+
+/// #47 item 8: a `charts` link planted in a report folder made `replay`
+/// write its chart files into the link's target, and a later run remove
+/// files there. A report subfolder that is a link (or not a folder) is
+/// refused before anything moves: exit 2 naming it, the target untouched,
+/// the folder's earlier report as it was.
+#[test]
+fn a_planted_charts_link_is_refused_not_followed() {
+    let d = Dir::new();
+    let out = d.path("r");
+    let args = [
+        "datasets/seed.jsonl",
+        "--config",
+        "datasets/gate.toml",
+        "--quiet",
+    ];
+    expect_code(&replay_in(&out, &args), 0);
+    let before = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let target = d.path("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    let kept = d.write("elsewhere/floors.svg", "precious\n");
+    std::fs::remove_dir_all(out.join("charts")).unwrap();
+    std::os::unix::fs::symlink(&target, out.join("charts")).unwrap();
+    let o = replay_in(&out, &args);
+    expect_error(&o, 2, "charts");
+    assert!(stderr(&o).contains("link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious\n");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        1,
+        "nothing written there"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.json")).unwrap(),
+        before
+    );
+    assert!(
+        staging_folders(&out).is_empty(),
+        "{:?}",
+        staging_folders(&out)
+    );
+    // A sweep into the folder removes a replay's charts it does not
+    // write: never through the link (the old build removed the target's).
+    let o = run_from(
+        root(),
+        &[
+            "sweep",
+            "datasets/seed.jsonl",
+            "--config",
+            "datasets/sweep.toml",
+            "--quiet",
+            "--force",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious\n");
+}
