@@ -401,6 +401,11 @@ pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     fs::rename(&tmp, &path).map_err(fail)
 }
 
+/// Whether `p` is a symbolic link (not followed).
+fn is_link(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 #[cfg(test)]
 mod tests {
     /// A link planted at a temporary file's name (`.NAME.PID.tmp` is
@@ -434,9 +439,4 @@ mod tests {
         assert!(super::create_new_file(&folder).is_err());
         assert!(folder.is_dir());
     }
-}
-
-/// Whether `p` is a symbolic link (not followed).
-fn is_link(p: &Path) -> bool {
-    fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
 }
