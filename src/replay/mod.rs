@@ -413,6 +413,9 @@ impl Replayer {
         if turn.source_id_unreadable {
             w.add(WarningKind::SourceIdUnreadable, at.source, at.line);
         }
+        if turn.label_unreadable {
+            w.add(WarningKind::LabelUnreadable, at.source, at.line);
+        }
         if let Intent::Label(l) = &turn.intent {
             if !matches!(l.as_ref(), "action" | "knowledge" | "ambiguous") {
                 w.add(WarningKind::UnknownIntentLabel, at.source, at.line);
@@ -448,9 +451,7 @@ impl Replayer {
         let nano_usd = match tokens.map(|tk| self.plan.cost.nano_usd(tk, model)) {
             Some(Ok(n)) => Some(n),
             Some(Err(name)) => {
-                if !t.unpriced_models.contains(name) {
-                    t.unpriced_models.insert(name.to_string());
-                }
+                t.note_unpriced(name);
                 None
             }
             None => None,

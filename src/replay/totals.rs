@@ -20,6 +20,7 @@ pub enum WarningKind {
     CriticNotRun,
     DuplicateTurn,
     EmptySensitiveHit,
+    LabelUnreadable,
     MisnamedField,
     SourceIdUnreadable,
     ToolCallWithoutName,
@@ -27,10 +28,11 @@ pub enum WarningKind {
 }
 
 /// Every warning kind, in the order of their names.
-pub const WARNING_KINDS: [WarningKind; 7] = [
+pub const WARNING_KINDS: [WarningKind; 8] = [
     WarningKind::CriticNotRun,
     WarningKind::DuplicateTurn,
     WarningKind::EmptySensitiveHit,
+    WarningKind::LabelUnreadable,
     WarningKind::MisnamedField,
     WarningKind::SourceIdUnreadable,
     WarningKind::ToolCallWithoutName,
@@ -43,6 +45,7 @@ impl WarningKind {
             WarningKind::CriticNotRun => "critic_not_run",
             WarningKind::DuplicateTurn => "duplicate_turn",
             WarningKind::EmptySensitiveHit => "empty_sensitive_hit",
+            WarningKind::LabelUnreadable => "label_unreadable",
             WarningKind::MisnamedField => "misnamed_field",
             WarningKind::SourceIdUnreadable => "source_id_unreadable",
             WarningKind::ToolCallWithoutName => "tool_call_without_name",
@@ -56,6 +59,7 @@ impl WarningKind {
             WarningKind::CriticNotRun => "a critic event where no critic ran (ran: false; or, without ran, both token counts recorded as 0): not a label, a cost or a latency sample, but it says production's gate skipped the turn",
             WarningKind::DuplicateTurn => "a (run_id, turn) pair seen earlier in the replay (turns without a number are not checked): counted once per repeat, every occurrence replayed",
             WarningKind::EmptySensitiveHit => "an empty-string sensitive_hit: not null, so it is a hit (the sensitive floor)",
+            WarningKind::LabelUnreadable => "a turn whose language is longer than 64 bytes or holds a control character: left out (the turn counts as without a language; the language decides nothing in the gate), so no tally keyed by traffic text holds more than 64 bytes a key",
             WarningKind::MisnamedField => "a turn with a top-level key the format does not define that looks like one it does (intent for intent_verdict, tool_calls for tool_calls_this_turn, a one-letter typo such as confidense): ignored like any unknown key, so the signal it was meant to give is absent; the run's notes name the keys",
             WarningKind::SourceIdUnreadable => "a turn whose trace_id, span_id, turn_id or message_index is neither a string nor a whole number up to 2^64 - 1 (an object, a fraction, a larger number): left out of the rows, the turn replayed; these keys change no decision",
             WarningKind::ToolCallWithoutName => "a turn with a tool call that has no top-level name key (an OpenAI-style {\"function\": {\"name\": ...}} call included) or is not an object: the gate counts it as a mutating tool (a floor)",
@@ -145,8 +149,13 @@ pub struct Totals {
     #[serde(default)]
     pub scope_overflow: bool,
     pub warnings: Warnings,
-    /// Critic models that recorded tokens but have no price.
+    /// Critic models that recorded tokens but have no price: the first
+    /// [`MAX_UNPRICED`] by name, each cut at [`MAX_UNPRICED_CHARS`] (any
+    /// merge order keeps the same ones; never empty while one was seen).
     pub unpriced_models: BTreeSet<String>,
+    /// Whether more unpriced models were seen than `unpriced_models` names.
+    #[serde(default)]
+    pub unpriced_more: bool,
     /// Keys that look like the format's (`intent` -> `intent_verdict`):
     /// the first [`MAX_MISNAMED`] by name, so any merge order keeps the
     /// same ones.
@@ -182,8 +191,39 @@ pub struct Totals {
 
 /// How many misnamed keys the totals name (the warning counts them all).
 pub const MAX_MISNAMED: usize = 8;
+/// How many unpriced critic models the totals name.
+pub const MAX_UNPRICED: usize = 10;
+/// The longest unpriced model name kept, in characters.
+pub const MAX_UNPRICED_CHARS: usize = 64;
 
 impl Totals {
+    /// Record that critic model `name` has no price: kept cut, among the
+    /// first [`MAX_UNPRICED`] names (a tally of traffic's names never grows
+    /// with them).
+    pub fn note_unpriced(&mut self, name: &str) {
+        let name = match name.char_indices().nth(MAX_UNPRICED_CHARS) {
+            Some((cut, _)) => &name[..cut],
+            None => name,
+        };
+        if self.unpriced_models.contains(name) {
+            return;
+        }
+        if self.unpriced_models.len() >= MAX_UNPRICED
+            && self
+                .unpriced_models
+                .last()
+                .is_some_and(|l| name > l.as_str())
+        {
+            self.unpriced_more = true;
+            return;
+        }
+        self.unpriced_models.insert(name.to_string());
+        if self.unpriced_models.len() > MAX_UNPRICED {
+            self.unpriced_models.pop_last();
+            self.unpriced_more = true;
+        }
+    }
+
     /// Record that key `key` looks like the format's `meant`.
     pub fn note_misnamed(&mut self, key: &str, meant: &str) {
         let full = self.misnamed_keys.len() >= MAX_MISNAMED;
@@ -232,6 +272,7 @@ impl Totals {
             scope_overflow,
             warnings,
             unpriced_models,
+            unpriced_more,
             misnamed_keys,
             misnamed_more,
             fabrication_kinds,
@@ -278,7 +319,10 @@ impl Totals {
         for (a, b) in self.latency_by_length.iter_mut().zip(latency_by_length) {
             a.merge(b);
         }
-        self.unpriced_models.extend(unpriced_models.iter().cloned());
+        for m in unpriced_models {
+            self.note_unpriced(m);
+        }
+        self.unpriced_more |= *unpriced_more;
         for (k, v) in misnamed_keys {
             self.note_misnamed(k, v);
         }

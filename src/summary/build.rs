@@ -23,7 +23,7 @@ const UNPRICED_NAME_CHARS: usize = 64;
 /// Record (once) that some models have no price: each name quoted as JSON
 /// (a newline or an escape sequence in a recorded model is shown, never
 /// printed), cut, and at most [`UNPRICED_NAMED`] of them.
-fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
+fn note_unpriced(notes: &mut Vec<String>, models: &[String], more_seen: bool) {
     let named: Vec<String> = models
         .iter()
         .take(UNPRICED_NAMED)
@@ -33,9 +33,10 @@ fn note_unpriced(notes: &mut Vec<String>, models: &[String]) {
             serde_json::to_string(&short).expect("a string serialises") + cut
         })
         .collect();
-    let more = match models.len().saturating_sub(UNPRICED_NAMED) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
+    let more = match (models.len().saturating_sub(UNPRICED_NAMED), more_seen) {
+        (0, false) => String::new(),
+        (n, false) => format!(" and {n} more"),
+        (_, true) => " and more".to_string(),
     };
     let n = format!(
         "no price for critic model(s) {}{more}: a dollar figure that includes any of their calls is not reported (figures without them are)",
@@ -442,7 +443,7 @@ pub fn summarize(
     }
     if !totals.unpriced_models.is_empty() {
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
-        note_unpriced(&mut notes, &models);
+        note_unpriced(&mut notes, &models, totals.unpriced_more);
     }
     note_provenance(plan, totals, &mut notes);
     note_harness_latency(totals, &mut notes);

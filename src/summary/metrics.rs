@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 10;
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         10,
-        "new `safety_regression_rate_certificate_upper95`: the bound with each run worth at most one trial, which `check`'s max_safety_regression_rate now reads (calibrate and mine test on it too); `safety_regression_rate_upper95` stays Korn and Graubard's, the descriptive figure; `safety_regression_rate_worst_case_upper95` counts each run at most one trial as well; `check` holds a rate budget's worst case too unless missing at random is assumed; the frontier gains worst-case columns",
+        "new `safety_regression_rate_certificate_upper95`: the bound with each run worth at most one trial, which `check`'s max_safety_regression_rate now reads (calibrate and mine test on it too); `safety_regression_rate_upper95` stays Korn and Graubard's, the descriptive figure; `safety_regression_rate_worst_case_upper95` counts each run at most one trial as well; `check` holds a rate budget's worst case too unless missing at random is assumed; the frontier gains worst-case columns; a language past 64 bytes or with a control character is left out and counted in the new `label_unreadable` warning, `fabrication_kinds` tallies a kind symfonic's check does not make as `(other)`, and the unpriced-model note names at most the first ten models by name, each cut at 64 characters",
     ),
     (
         9,

@@ -185,3 +185,61 @@ fn a_planted_charts_link_is_refused_not_followed() {
     expect_code(&o, 0);
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious\n");
 }
+
+/// #47 item 2: tallies keyed by traffic text had no cap: 20,000 distinct
+/// 10 KB languages, critic models and finding kinds (a 1 MB `.gz`) reached
+/// 1.0-1.25 GB and wrote 200 MB into the reports. A language past 64
+/// bytes is left out and counted (`label_unreadable`), an unpriced model
+/// is named cut among the first ten, a finding kind symfonic does not
+/// make is `(other)`: 2,000 such lines of 30 KB each give a summary.json
+/// under 64 KB and a peak under 160 MiB.
+#[cfg(unix)]
+#[test]
+fn tallies_keyed_by_traffic_text_stay_small() {
+    let d = Dir::new();
+    let mut text = String::new();
+    for i in 0..2000 {
+        let big = |c: &str| format!("{c}{i}{}", "x".repeat(10_000));
+        let line = serde_json::json!({
+            "run_id": format!("r{i}"),
+            "draft": "Got it, thanks!",
+            "language": big("l"),
+            "fabrication_findings": [{"kind": big("k")}],
+            "critic": {"verdict": "approve", "model": big("m"), "reflection_tokens_in": 10, "reflection_tokens_out": 2},
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    let input = d.write("t.jsonl", text);
+    let out = d.path("r");
+    let config = d.write(
+        "c.toml",
+        "[cost.models.opus]\nusd_per_mtok_in = 15.0\nusd_per_mtok_out = 75.0\n",
+    );
+    let (code, mib, err) = run_measured(&[
+        "replay",
+        input.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let bytes = std::fs::metadata(out.join("summary.json")).unwrap().len();
+    assert!(bytes < 64 << 10, "summary.json: {bytes} bytes");
+    let s = summary(&out);
+    assert_eq!(
+        s["warnings"]["label_unreadable"]["count"], 2000,
+        "{}",
+        s["warnings"]
+    );
+    assert_eq!(s["fabrication_kinds"], serde_json::json!({"(other)": 2000}));
+    let notes = s["notes"].to_string();
+    assert!(notes.contains("and more"), "{notes}");
+    assert!(mib < 160, "peak {mib} MiB");
+    for f in ["skips.csv", "report.md"] {
+        let n = std::fs::metadata(out.join(f)).unwrap().len();
+        assert!(n < 1 << 20, "{f}: {n} bytes");
+    }
+}

@@ -138,6 +138,10 @@ pub enum Unsearched {
     Dense,
 }
 
+/// Every kind of finding this check makes (the reader tallies a recorded
+/// kind outside them as `(other)`; a test holds the two lists alike).
+pub use crate::read::turn::FINDING_KINDS;
+
 /// How deep a tool call's value may nest for its `str()` to be written.
 pub const MAX_GROUNDING_DEPTH: usize = 128;
 
@@ -821,6 +825,28 @@ pub fn py_float(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kinds the reader keeps are the kinds this check makes: every
+    /// kind written here (`kind: "..."`, and the short-hex pair) is one of
+    /// [`FINDING_KINDS`], and each of those is written here.
+    #[test]
+    fn the_reader_keeps_the_kinds_this_check_makes() {
+        let src = include_str!("fabrication.rs");
+        let mut made: Vec<&str> = src
+            .split("kind: \"")
+            .skip(1)
+            .map(|r| &r[..r.find('"').unwrap()])
+            .chain(["short_hex_near_key", "short_hex_near_verb"])
+            .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .collect();
+        made.sort_unstable();
+        made.dedup();
+        made.retain(|k| *k != "intent_no_grounding"); // a pattern_kind, not a kind
+        assert!(
+            src.contains("\"short_hex_near_key\",\n") && src.contains("\"short_hex_near_verb\",\n")
+        );
+        assert_eq!(made, FINDING_KINDS);
+    }
 
     /// #47 item 7: the grounding text is searched once for every
     /// identifier, with the answer of one search per identifier

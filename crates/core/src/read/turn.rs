@@ -321,6 +321,9 @@ pub struct Turn<'a> {
     /// change no decision, and recorders wrote them before the format
     /// read them).
     pub source_id_unreadable: bool,
+    /// Whether a recorded label (the language) was longer than
+    /// [`MAX_LABEL_BYTES`] or held a control character (left out).
+    pub label_unreadable: bool,
     pub draft: Cow<'a, str>,
     pub tool_calls: Calls,
     pub fabrication_findings: usize,
@@ -508,6 +511,7 @@ impl<'a> Turn<'a> {
             span_id: self.span_id.map(own),
             turn_id: self.turn_id.map(own),
             source_id_unreadable: self.source_id_unreadable,
+            label_unreadable: self.label_unreadable,
             message_index: self.message_index,
             draft: own(self.draft),
             tool_calls: self.tool_calls,
@@ -884,6 +888,18 @@ impl<'a> Turn<'a> {
     /// number as `turn` reads one (as some tracers write them, kept in
     /// decimal), or null; any other value is left out and noted
     /// ([`Turn::source_id_unreadable`]), never a reason to refuse the line.
+    /// A recorded label (a language) as the tallies key it: at most
+    /// [`MAX_LABEL_BYTES`] bytes and no control character, else left out
+    /// and noted ([`Turn::label_unreadable`]): a tally keyed by traffic
+    /// text never holds more than that per key.
+    fn label(&mut self, l: Cow<'a, str>) -> Option<Cow<'a, str>> {
+        let fits = l.len() <= MAX_LABEL_BYTES && !l.chars().any(char::is_control);
+        if !fits {
+            self.label_unreadable = true;
+        }
+        fits.then_some(l)
+    }
+
     fn source_id(&mut self, v: Node<'a>) -> Option<Cow<'a, str>> {
         match v {
             Node::Null => None,
@@ -931,6 +947,26 @@ fn parse_sensitive_hit(v: Node<'_>) -> Result<SensitiveField<'_>, Invalid> {
 }
 
 /// How many findings, and the `kind` of each that has one.
+/// The longest recorded label (a language) a tally keys.
+pub const MAX_LABEL_BYTES: usize = 64;
+
+/// Every kind of finding symfonic-core 9.12.0's fabrication check makes
+/// (and so its port, `derive::fabrication`): a recorded finding of another
+/// kind is tallied as [`OTHER_KIND`], so a tally of kinds never grows with
+/// what traffic writes.
+pub const FINDING_KINDS: [&str; 6] = [
+    "intent_action_no_tool",
+    "kv",
+    "short_hex_near_key",
+    "short_hex_near_verb",
+    "uuid",
+    "verb_claim",
+];
+
+/// A recorded finding's kind as tallied: one of [`FINDING_KINDS`], else
+/// `(other)`.
+pub const OTHER_KIND: &str = "(other)";
+
 fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, Invalid> {
     match v {
         Node::Null => Ok(None),
@@ -938,7 +974,13 @@ fn parse_fabrication(v: Node) -> Result<Option<(usize, Vec<String>)>, Invalid> {
             let kinds = a
                 .iter()
                 .filter_map(|f| match f.get("kind") {
-                    Some(Node::Str(k)) => Some(k.to_string()),
+                    Some(Node::Str(k)) => Some(
+                        FINDING_KINDS
+                            .iter()
+                            .find(|known| **known == k.as_ref())
+                            .unwrap_or(&OTHER_KIND)
+                            .to_string(),
+                    ),
                     _ => None,
                 })
                 .collect();
@@ -1101,7 +1143,9 @@ impl<'de> Builder<'de> {
                 t.ts = optional_string("ts", v)?.map(Text::from);
                 t.ts.as_deref().map_or(Ok(()), check_ts)?;
             }
-            "language" => t.language = optional_string("language", v)?,
+            "language" => {
+                t.language = optional_string("language", v)?.and_then(|l| t.label(l));
+            }
             "trace_id" => t.trace_id = t.source_id(v),
             "span_id" => t.span_id = t.source_id(v),
             "turn_id" => t.turn_id = t.source_id(v),
