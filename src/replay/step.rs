@@ -52,6 +52,10 @@ pub struct Regression {
     pub base_fires: bool,
 }
 
+/// The longest text of a regression row kept (draft, revised draft,
+/// refusal message, run id), in bytes: longer ones end in `…`.
+pub const MAX_REGRESSION_TEXT_BYTES: usize = 4096;
+
 /// What a listed regression is to the budgets: only a new skip's counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegressionKind {
@@ -298,23 +302,27 @@ impl Regression {
         }
     }
 
-    /// The regression a variant's skip is ([`Look::is_regression`]).
+    /// The regression a variant's skip is ([`Look::is_regression`]): its
+    /// texts cut at [`MAX_REGRESSION_TEXT_BYTES`] (with `…`), as its scope
+    /// is, so the regressions kept until the report is written hold at
+    /// most that much text each whatever the traffic's replies.
     pub(super) fn of(look: &Look, columns: &ScopeColumns) -> Regression {
         let (turn, d) = (look.turn, &look.d);
         let c = turn.review().expect("a label comes from a review");
+        let cut = |s: &str| super::segments::capped(s, MAX_REGRESSION_TEXT_BYTES).into_owned();
         Regression {
             source: look.facts.at.source,
             line: look.facts.at.line,
-            run_id: turn.run_id.to_string(),
+            run_id: cut(&turn.run_id),
             turn: turn.turn,
             variant: d.variant,
-            draft: turn.draft.to_string(),
+            draft: cut(&turn.draft),
             verdict: c.verdict.expect("a regression has a verdict"),
-            revised_draft: c.revised_draft.as_deref().map(str::to_string),
-            refusal_message: c.refusal_message.as_deref().map(str::to_string),
+            revised_draft: c.revised_draft.as_deref().map(cut),
+            refusal_message: c.refusal_message.as_deref().map(cut),
             reasons: d.reasons,
             language: turn.language.as_deref().map(str::to_string),
-            intent: turn.intent_label().map(str::to_string),
+            intent: turn.intent_label().map(cut),
             scope: turn
                 .scope
                 .as_deref()
