@@ -42,6 +42,7 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
         .iter()
         .map(read_header)
         .collect::<crate::Result<Vec<_>>>()?;
+    each_file_once(&o.inputs)?;
     let spec = agreed_spec(&o.inputs, &headers)?;
     let scope = merged_scope(&spec, &headers)?;
     let sources = headers.iter().flat_map(|h| h.sources.clone()).collect();
@@ -92,6 +93,27 @@ fn read_header(input: &PartialInput) -> crate::Result<Header> {
             r.name
         ).into())),
     }
+}
+
+/// One partial result file named twice (`merge a.partial a.partial`, or
+/// two globs that overlap) would add each of its turns twice: refused.
+/// (Two partials of one traffic file, replayed twice, merge as one replay
+/// of the file given twice does: with duplicate-turn warnings.)
+fn each_file_once(inputs: &[PartialInput]) -> crate::Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for input in inputs {
+        let PartialInput::File(p) = input else {
+            continue;
+        };
+        let at = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        if let Some(first) = seen.insert(at, input.name()) {
+            return Err(Error::Usage(format!(
+                "{}: given twice (also as {first}): its turns would count twice; give each partial result once",
+                input.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The spec every partial result was replayed with (the first's; any
@@ -152,6 +174,9 @@ impl Job<'_> {
         let mut notes = Vec::new();
         let new_prefix = label_prefix(&self.opts.outputs.label);
         let mut offset = 0;
+        // The shards' largest counts so far, added: within 2^64 - 1 no sum
+        // of one count over the shards can wrap.
+        let mut counted: u128 = 0;
         for (input, h) in inputs.iter().zip(headers) {
             let shard = Shard {
                 name: input.name(),
@@ -163,6 +188,12 @@ impl Job<'_> {
                 merged_scope: self.scope,
             };
             let state = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
+            counted += u128::from(crate::summary::partial::largest_count(&state.totals));
+            if counted > u128::from(u64::MAX) {
+                return Err(shard.damaged(
+                    "its counts, added to the earlier shards', pass 2^64 - 1, so a sum would wrap (no replay counts so much)",
+                ));
+            }
             notes.extend(shard.absorb(state, &mut merged, inputs.len())?);
             offset += h.sources.len();
         }
@@ -281,6 +312,7 @@ impl Shard<'_> {
     /// the same content (its turns are duplicates, and warned as such).
     fn distinct_sources(&self, s: &State, merged: &Merged) -> crate::Result<()> {
         let hash = |f: &SourceFacts| f.end.as_ref().map(|e| e.xxh3);
+
         for f in &s.sources {
             let earlier = merged.sources[..self.offset]
                 .iter()

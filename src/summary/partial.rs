@@ -57,6 +57,24 @@ pub fn tallies_shape() -> u64 {
     *SHAPE.get_or_init(|| xxhash_rust::xxh3::xxh3_64(shape_text().as_bytes()))
 }
 
+/// The largest whole number of the tallies. A merge adds each count to
+/// the same count of the other shards, so while the shards' largest,
+/// added, stay within 2^64 - 1 no sum can wrap; past it a merge refuses
+/// rather than report a wrapped count (a real replay's largest count, the
+/// critic latency summed in nanoseconds, is about 4e17 at 100 million
+/// turns).
+pub fn largest_count(totals: &Totals) -> u64 {
+    fn largest(v: &serde_json::Value) -> u64 {
+        match v {
+            serde_json::Value::Number(n) => n.as_u64().unwrap_or(0),
+            serde_json::Value::Array(a) => a.iter().map(largest).max().unwrap_or(0),
+            serde_json::Value::Object(o) => o.values().map(largest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    serde_json::to_value(totals).map_or(u64::MAX, |v| largest(&v))
+}
+
 /// The paths [`tallies_shape`] hashes, one per line.
 fn shape_text() -> String {
     let json = serde_json::to_value(full_totals()).expect("the totals serialize");

@@ -639,3 +639,75 @@ fn edited_partial(d: &Dir, p: &Path, ours: &str, theirs: &str) -> std::path::Pat
     raw[at..at + ours.len()].copy_from_slice(theirs.as_bytes());
     d.write("b.partial", zstd::encode_all(&raw[..], 3).unwrap())
 }
+
+/// A copy of partial `p` (as `d`'s `name`) whose header and tallies
+/// frames `edit` changes (given the frame's tag), their lengths written
+/// anew.
+fn edited_state(
+    d: &Dir,
+    p: &Path,
+    name: &str,
+    edit: impl Fn(u8, &mut serde_json::Value),
+) -> std::path::PathBuf {
+    let raw = zstd::decode_all(&std::fs::read(p).unwrap()[..]).unwrap();
+    // The magic line, the version (4 bytes) and the tallies' shape (8).
+    let head = raw.iter().position(|&b| b == b'\n').unwrap() + 1 + 12;
+    let mut out = raw[..head].to_vec();
+    let mut at = head;
+    while at < raw.len() {
+        let tag = raw[at];
+        let len = u64::from_le_bytes(raw[at + 1..at + 9].try_into().unwrap()) as usize;
+        let mut payload = raw[at + 9..at + 9 + len].to_vec();
+        if tag == b'S' || tag == b'H' {
+            let mut v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+            edit(tag, &mut v);
+            payload = serde_json::to_vec(&v).unwrap();
+        }
+        out.push(tag);
+        out.extend((payload.len() as u64).to_le_bytes());
+        out.extend(payload);
+        at += 9 + len;
+    }
+    d.write(name, zstd::encode_all(&out[..], 3).unwrap())
+}
+
+/// #47 item 12: a merge added a crafted partial's counts as they came, so
+/// `turns = 2^64 - 1` plus a real shard's 20 wrapped to 19 and was
+/// reported (exit 0); and one partial given twice was added twice. Counts
+/// whose sum would pass 2^64 - 1 are refused naming the shard, and so is
+/// a shard whose every source an earlier shard already holds: nothing is
+/// written.
+#[test]
+fn a_merge_never_wraps_a_count_nor_adds_a_shard_twice() {
+    let d = Dir::new();
+    let p = d.path("a.partial");
+    partial_from(root(), SEED, &p);
+    let huge = edited_state(&d, &p, "huge.partial", |tag, v| match tag {
+        b'H' => v["sources"][0] = serde_json::json!("other.jsonl"),
+        _ => {
+            v["totals"]["turns"] = serde_json::json!(u64::MAX);
+            v["sources"][0]["name"] = serde_json::json!("other.jsonl");
+        }
+    });
+    let out = d.path("m");
+    let merge = |a: &Path, b: &Path| {
+        run(
+            &[
+                "merge",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let o = merge(&p, &huge);
+    expect_error(&o, 2, "huge.partial");
+    assert!(stderr(&o).contains("2^64"), "{}", stderr(&o));
+    assert!(!out.exists());
+    let o = merge(&p, &p);
+    expect_error(&o, 2, "a.partial");
+    assert!(stderr(&o).contains("twice"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
