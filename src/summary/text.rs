@@ -4,19 +4,49 @@
 /// How many regressions the report lists.
 pub const TOP_REGRESSIONS: usize = 10;
 
-/// A draft shortened for a table cell.
+/// The first `n` characters of a draft, on one line (control characters
+/// as spaces), as a Markdown code span for a table cell, with `…` after it
+/// when cut: in a code span GitHub makes no mention (`@team`), no issue
+/// or commit reference (`#1`, `GH-3`, a SHA) and no link (`mailto:`,
+/// `https://`) of traffic's text, which escaping does not stop.
 pub fn excerpt(s: &str, n: usize) -> String {
     let one_line: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let short: String = one_line.chars().take(n).collect();
-    let short = md_text(&short);
+    let short = md_code(&short);
     if one_line.chars().count() > n {
         format!("{short}…")
     } else {
         short
     }
+}
+
+/// `s` as a Markdown code span in a table cell: fenced by one backtick
+/// more than its longest run, padded where it starts or ends with one,
+/// `|` escaped (a table splits on it even inside code), and each character
+/// that would break the line written as its escape ("" for "").
+pub fn md_code(s: &str) -> String {
+    let mut body = String::with_capacity(s.len() + 4);
+    for c in s.chars() {
+        match c {
+            c if unsafe_in_a_line(c) => escape_in_line(&mut body, c),
+            '|' => body.push_str("\\|"),
+            c => body.push(c),
+        }
+    }
+    if body.is_empty() {
+        return body;
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
 }
 
 /// Text from traffic or the command line as Markdown that shows it as it
@@ -173,12 +203,37 @@ pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String
 
 #[cfg(test)]
 mod tests {
-    use super::{md_text, one_line};
+    use super::{excerpt, md_text, one_line};
 
     /// Found by review (#47 items 13-15): text from traffic or a file name
     /// kept its line breaks, escape sequences and bidi controls, so one
     /// value could open a `::error` line in a CI log or a "✅ passed"
     /// heading in a pull-request comment. Neither writer lets one through.
+    /// #47 item 15: a draft in `check --markdown` and report.md carried
+    /// `@team` mentions, `#1`, `GH-3` and commit references and `mailto:`
+    /// links, which GitHub makes live in a comment (escaping `#` or `@`
+    /// does not stop it: its filters read the rendered text). A draft is
+    /// shown as a code span, where none of them is made: fenced by more
+    /// backticks than it holds, its `|` escaped for the table it sits in,
+    /// on one line.
+    #[test]
+    fn a_draft_is_shown_as_code() {
+        let hostile = "ping @org/team re #1 GH-3 a1b2c3d4e5 mailto:x@y.z ``tick`` a|b\n# h";
+        let out = excerpt(hostile, 200);
+        assert!(out.starts_with("```") && out.ends_with("```"), "{out}");
+        let body = &out[3..out.len() - 3];
+        assert!(!body.contains("```") && !body.contains('\n'), "{out}");
+        assert!(
+            body.contains("a\\|b") && body.contains("@org/team"),
+            "{out}"
+        );
+        // Cut: the ellipsis outside the span.
+        let cut = excerpt(&"x".repeat(100), 80);
+        assert_eq!(cut, format!("`{}`…", "x".repeat(80)));
+        assert_eq!(excerpt("`edge`", 80), "`` `edge` ``");
+        assert_eq!(excerpt("", 80), "");
+    }
+
     #[test]
     fn text_from_traffic_stays_on_its_line() {
         let hostile = "m\n::error title=critic-gate::all budgets passed\r\n# ✅ release approved\u{1b}[31m\u{2028}x\u{85}y\u{202e}ok dessap\u{2066}";
