@@ -23,6 +23,16 @@ const STAGING_PREFIX: &str = ".critic-gate-partial-";
 /// report files among files that are not an earlier report.
 pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Result<()> {
     if !dir.exists() {
+        // A link to a missing folder: creating the folder fails with "File
+        // exists", which says nothing of why.
+        if let Ok(to) = fs::read_link(dir) {
+            return Err(Error::Usage(format!(
+                "{s_out} {}: a symbolic link to {}, which does not exist; make that folder first, or give another folder",
+                dir.display(),
+                to.display(),
+                s_out = crate::vocab::Setting::Out
+            )));
+        }
         return Ok(());
     }
     if !dir.is_dir() {

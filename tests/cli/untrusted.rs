@@ -286,3 +286,17 @@ fn a_regressions_texts_are_kept_cut() {
         .all(|r| r["revised_draft"].ends_with('…') && r["revised_draft"].len() <= 4096 + 3));
     eprintln!("60 regressions of 1 MB texts: peak {mib} MiB");
 }
+
+/// #47 item 15: an output folder that is a link to a missing folder said
+/// only "File exists". It says what it is, and nothing is created at the
+/// link's target.
+#[test]
+fn a_dangling_out_link_says_what_it_is() {
+    let d = Dir::new();
+    let out = d.path("r");
+    let target = d.path("gone");
+    std::os::unix::fs::symlink(&target, &out).unwrap();
+    let o = replay_in(&out, &["datasets/seed.jsonl", "--quiet"]);
+    expect_error(&o, 2, "symbolic link");
+    assert!(!target.exists());
+}
