@@ -300,3 +300,43 @@ fn a_dangling_out_link_says_what_it_is() {
     expect_error(&o, 2, "symbolic link");
     assert!(!target.exists());
 }
+
+/// #47 item 3: `--from otlp` held a pretty-printed source line by line,
+/// each a string of its own, until its end: a 1.8 KB `.zst` of short lines
+/// reached 1.7 GB. A pretty-printed source is held to four times
+/// `--max-line-bytes` (at least 64 MiB), each line counted with what
+/// keeping it costs (1.2 GB for these); past
+/// that the rest of the source is refused (one reject saying why, its
+/// first 4 KiB kept) and the replay goes on within a few hundred MiB.
+#[cfg(unix)]
+#[test]
+fn a_pretty_printed_trace_is_held_to_a_budget() {
+    let d = Dir::new();
+    // 12 million lines of two bytes: 24 MB, about 1.2 GB held as lines.
+    let mut text = String::from("{\n");
+    text.push_str(&" 1\n".repeat(12_000_000));
+    let input = d.write("t.json", text);
+    let out = d.path("r");
+    let (code, mib, err) = run_measured(&[
+        "replay",
+        input.to_str().unwrap(),
+        "--from",
+        "otlp",
+        "--skip-invalid",
+        "--max-line-bytes",
+        "1048576",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    eprintln!("a pretty-printed source of 12 million lines: exit {code:?}, peak {mib} MiB");
+    assert!(mib < 300, "peak {mib} MiB: {err}");
+    let rejects = rejects(&out);
+    assert!(
+        rejects.iter().any(|r| r["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pretty-printed")),
+        "{rejects:?} {err}"
+    );
+}

@@ -240,7 +240,26 @@ struct Source {
     /// Whether the source's first line is a lone `{` (it may then hold
     /// pretty-printed documents); None before its first line.
     opens_pretty: Option<bool>,
+    /// A pretty-printed source's lines held so far, each counted with
+    /// [`LINE_COST`] (they are kept until its end), against
+    /// [`PRETTY_BUDGET_LINES`] times the line limit.
+    held: usize,
+    /// Past that budget: the rest of the source is refused (one reject).
+    overflowed: bool,
 }
+
+/// What keeping one line of a pretty-printed source costs besides its
+/// bytes (its string and its place in the list): a source of short lines
+/// took 60 times its size.
+const LINE_COST: usize = 96;
+
+/// A pretty-printed source may hold this many times `--max-line-bytes`
+/// (its lines counted with [`LINE_COST`]), and at least
+/// [`PRETTY_BUDGET_FLOOR`]: it is kept whole until its end.
+pub const PRETTY_BUDGET_LINES: usize = 4;
+/// The least a pretty-printed source may hold (64 MiB), whatever the line
+/// limit.
+pub const PRETTY_BUDGET_FLOOR: usize = 64 << 20;
 
 /// How much a line of JSON opens (`{`, `[`) less what it closes, outside
 /// strings (which cannot span lines).
@@ -280,6 +299,12 @@ impl Source {
             return;
         }
         for (line, raw) in records(block) {
+            if self.overflowed {
+                continue;
+            }
+            if self.over_budget(line, raw, max_line_bytes) {
+                continue;
+            }
             if raw.len() > max_line_bytes {
                 self.push(line, Err(too_long(line, raw.len() as u64, raw)));
                 continue;
@@ -293,6 +318,32 @@ impl Source {
                 });
             self.push(line, text);
         }
+    }
+
+    /// Whether `raw` takes a pretty-printed source past its budget: then
+    /// its rest is refused, with one reject saying why (its first 4 KiB
+    /// kept), and no later line is held.
+    fn over_budget(&mut self, line: u64, raw: &[u8], max_line_bytes: usize) -> bool {
+        if self.opens_pretty == Some(false) {
+            return false;
+        }
+        self.held = self.held.saturating_add(raw.len() + LINE_COST);
+        let budget = max_line_bytes
+            .saturating_mul(PRETTY_BUDGET_LINES)
+            .max(PRETTY_BUDGET_FLOOR);
+        if self.held <= budget || self.opens_pretty.is_none() {
+            return false;
+        }
+        self.overflowed = true;
+        self.failed.push(Failed {
+            line,
+            reason: format!(
+                "a pretty-printed source holds more than {budget} bytes from its start to this line ({PRETTY_BUDGET_LINES} times {s_max_line_bytes}, at least 64 MiB, each line counted with {LINE_COST} bytes of keeping it), and is held whole until its end: the rest of it is not read; write it one document a line (jq -c .) to read it whole",
+                s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
+            ),
+            raw: raw[..raw.len().min(4096)].to_vec(),
+        });
+        true
     }
 
     /// One line of the source, in order.

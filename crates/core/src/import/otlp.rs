@@ -323,7 +323,9 @@ impl Gathering {
                 Failed {
                     line,
                     reason: reason.0,
-                    raw: text.as_bytes().to_vec(),
+                    // A document can be a whole pretty-printed file: its
+                    // first 4 KiB say what it is.
+                    raw: text.as_bytes()[..text.len().min(4096)].to_vec(),
                 },
             )),
         }
@@ -622,6 +624,22 @@ fn captured(s: Option<&str>) -> Captured {
         Some(t) if is_cut(t) => Captured::Cut(t.into()),
         Some(t) => Captured::Whole(t.into()),
     }
+}
+
+/// A text attribute as symfonic's exporter writes one: past
+/// [`MAX_ATTRIBUTE_BYTES`], cut (at a character boundary) and ended in the
+/// marker, so it reads as cut ([`is_cut`]) and what rests on it is
+/// unknown. No symfonic trace holds a longer one, and holding one whole
+/// let a few kilobytes of compressed input take gigabytes.
+fn as_exported(s: &str) -> String {
+    if s.len() <= MAX_ATTRIBUTE_BYTES {
+        return s.to_string();
+    }
+    let mut end = MAX_ATTRIBUTE_BYTES - TRUNCATION_MARKER.len();
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{TRUNCATION_MARKER}", &s[..end])
 }
 
 /// Whether the exporter cut `t` (it keeps at most 4,096 bytes, ending a cut
@@ -986,7 +1004,7 @@ fn any_value(v: Option<&Value>) -> Result<Attr, super::not_imported::NotImported
     };
     if let Some(s) = m.get("stringValue") {
         return match s {
-            Value::String(s) => Ok(Attr::Str(s.clone())),
+            Value::String(s) => Ok(Attr::Str(as_exported(s))),
             other => Err(format!("stringValue must be a string, got {other}").into()),
         };
     }
@@ -1006,5 +1024,26 @@ fn any_value(v: Option<&Value>) -> Result<Attr, super::not_imported::NotImported
     match m.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(format!("{k:?} is not an AnyValue field").into()),
         None => Ok(Attr::Other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #47 item 3: a text attribute past the exporter's 4,096 bytes is held
+    /// as the exporter writes one, cut and marked (it was held whole).
+    #[test]
+    fn a_long_attribute_is_held_as_the_exporter_cuts_it() {
+        for long in ["x".repeat(1 << 20), "é".repeat(5000)] {
+            let v = serde_json::json!({"stringValue": long});
+            let Ok(Attr::Str(s)) = any_value(Some(&v)) else {
+                panic!("a string")
+            };
+            assert!(s.len() <= MAX_ATTRIBUTE_BYTES && is_cut(&s), "{}", s.len());
+            assert!(long.starts_with(s.trim_end_matches(TRUNCATION_MARKER)));
+        }
+        let short = serde_json::json!({"stringValue": "ok"});
+        assert!(matches!(any_value(Some(&short)), Ok(Attr::Str(s)) if s == "ok"));
     }
 }
