@@ -16,6 +16,6 @@ cargo test --release --locked --lib calibrate::simulation -- --nocapture --test-
 cargo test --release --locked --lib mine:: -- --nocapture --test-threads 1 2>&1 |
   grep -E "mine|test result|panicked"
 cargo test --release --locked --lib check::simulation -- --nocapture --test-threads 1 2>&1 |
-  grep -E "ci recipe|coverage|heavy|power|test result|panicked"
+  grep -E "ci recipe|coverage|heavy|power|only runs|test result|panicked"
 cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
   grep -E "MNAR|test result|panicked"

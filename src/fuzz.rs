@@ -31,8 +31,8 @@ pub fn check(data: &[u8]) -> bool {
         return false;
     };
     let _ = (
-        render_text(&results, budgets.missing_at_random()),
-        render_markdown(&results, Some((&[], 0, 0)), budgets.missing_at_random()),
+        render_text(&results, budgets.says_assumed()),
+        render_markdown(&results, Some((&[], 0, 0)), budgets.says_assumed()),
     );
     true
 }

@@ -150,7 +150,7 @@ pub fn runs_for_power(
     };
     let runs = crate::stats::runs_hint(r, true_rate, share)?;
     Some(format!(
-        "about {runs} runs like these for an 80% chance of it at a true rate of {shown} (a run counts at most one trial, however long; Kish's effective runs are {:.0}% of the runs here; a conservative figure)",
+        "about {runs} runs like these for an 80% chance of it at a true rate of {shown} (a run counts at most one trial, however long; Kish's effective runs are {:.0}% of the runs here)",
         share * 100.0
     ))
 }

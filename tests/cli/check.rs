@@ -695,7 +695,7 @@ fn check_markdown_gives_a_bound_with_its_counts() {
     expect_code(&o, 1);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| ❌ | `smart` | max_safety_regression_rate | 86.4% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 86.4% \\(a run at most one trial; it assumes a run's length says nothing about its risk\\); runs are the sampling unit \\(design effect 3.40\\): the bound counts 3 effective labels; too few labels: a bound at or below 5.00% takes at least 59 labelled skips in as many effective runs, even with none revised or refused, and about 591 runs like these for an 80% chance of it at a true rate of 2.50% \\(a run counts at most one trial, however long; Kish's effective runs are 74% of the runs here; a conservative figure\\) |"),
+        text.contains("| ❌ | `smart` | max_safety_regression_rate | 86.4% | &lt;= 5.00% | 1 regression in 10 labelled new skips \\(4 runs\\); upper 95% bound 86.4% \\(a run at most one trial; it assumes a run's length says nothing about its risk\\); runs are the sampling unit \\(design effect 3.40\\): the bound counts 3 effective labels; too few labels: a bound at or below 5.00% takes at least 59 labelled skips in as many effective runs, even with none revised or refused, and about 591 runs like these for an 80% chance of it at a true rate of 2.50% \\(a run counts at most one trial, however long; Kish's effective runs are 74% of the runs here\\) |"),
         "{text}"
     );
     assert!(!text.contains("0.864"), "a bare rate: {text}");

@@ -124,6 +124,12 @@ impl CheckConfig {
         self.assume_missing_at_random == Some(true)
     }
 
+    /// Whether the assumption changes the verdict, and so is said first:
+    /// assumed, with a rate budget whose worst case it drops.
+    pub fn says_assumed(&self) -> bool {
+        self.missing_at_random() && self.get(Budget::MaxSafetyRegressionRate).is_some()
+    }
+
     /// Whether any budget is set (`variant` only says which variants).
     pub fn any_budget(&self) -> bool {
         !self.limits.is_empty()

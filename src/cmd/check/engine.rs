@@ -150,7 +150,7 @@ fn implied_worst_case(b: &CheckConfig, budget: Budget) -> Option<Amount> {
 }
 
 /// What `check` says first when missing at random is assumed.
-pub const ASSUMED: &str = "ASSUMED, not shown: the unlabelled new skips are missing at random (assume_missing_at_random), so the worst case (every unlabelled new skip a regression) is not judged; if the critic failed more often on the turns it would have revised, the true rate is higher than the labels say";
+pub const ASSUMED: &str = "ASSUMED: the unlabelled new skips are missing at random (assume_missing_at_random), so max_safety_regression_rate does not hold its worst case (every unlabelled new skip a regression) too; if the critic failed more often on the turns it would have revised, the true rate is higher than the labels say";
 
 impl Rule {
     /// Read this budget's figure of one variant's summary and judge it.
@@ -212,6 +212,7 @@ fn too_few(s: &mut String, v: &VariantSummary, r: f64) {
     let Some(need) = crate::stats::labels_needed(r, 0.05) else {
         return;
     };
+    worst_case_coverage(s, v, r);
     if v.new_labelled_skips < need {
         let _ = write!(
             s,
@@ -229,6 +230,20 @@ fn too_few(s: &mut String, v: &VariantSummary, r: f64) {
             crate::summary::text::count(v.labelled_runs, "run", "runs"),
         );
         power_in_runs(s, v, r);
+    }
+}
+
+/// Where new skips are unlabelled, what the worst case (judged unless
+/// missing at random is assumed) needs however many runs there are: with
+/// none revised, about 1 - R of the new skips labelled.
+fn worst_case_coverage(s: &mut String, v: &VariantSummary, r: f64) {
+    if v.new_skips > v.new_labelled_skips {
+        let _ = write!(
+            s,
+            "; and unless missing at random is assumed its worst case needs about {} of new skips labelled (here {})",
+            percent(1.0 - r),
+            percent(v.new_labelled_skips as f64 / v.new_skips as f64)
+        );
     }
 }
 
@@ -263,14 +278,19 @@ fn context(b: Budget, v: &VariantSummary, limit: Amount) -> Option<String> {
                 percent(v.safety_regression_rate_certificate_upper95.unwrap_or(1.0))
             );
             certificate_note(&mut s, v);
+            // The certificate's design effect: at least labels / Kish's
+            // effective runs, so its effective labels are at most those runs.
+            let n = v.new_labelled_skips as f64;
+            let kish = v.effective_runs.filter(|e| *e > 0.0);
             if let Some(d) = v
                 .design_effect
+                .map(|d| kish.map_or(d, |k| d.max(n / k)))
                 .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)
             {
                 let _ = write!(
                     s,
-                    "; runs are the sampling unit (design effect {d:.2}): the bound counts {} effective labels",
-                    v.effective_labels.map_or("?".to_string(), |e| format!("{e:.0}"))
+                    "; runs are the sampling unit (design effect {d:.2}): the bound counts {:.0} effective labels",
+                    n / d
                 );
             }
             if let Amount::Rate(r) = limit {

@@ -188,7 +188,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
             listed
                 .as_ref()
                 .map(|(lines, total, counted)| (lines.as_slice(), *total, *counted)),
-            over.missing_at_random(),
+            over.says_assumed(),
         );
         // Append, so it can be pointed at $GITHUB_STEP_SUMMARY.
         use std::io::Write;
@@ -203,7 +203,7 @@ pub fn run(r: &Request) -> crate::Result<Verdict> {
     }
     Ok(Verdict {
         passed: passed(&results),
-        text: render_text(&results, over.missing_at_random()),
+        text: render_text(&results, over.says_assumed()),
         results,
     })
 }
