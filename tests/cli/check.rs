@@ -762,6 +762,20 @@ fn a_rate_budget_passes_only_with_its_worst_case_or_the_assumption_said() {
     let o = run(&["check", dir, "--config", cfg.to_str().unwrap()], None);
     expect_code(&o, 0);
     assert!(stdout(&o).starts_with("ASSUMED"), "{}", stdout(&o));
+    // The command line overrides the table either way.
+    let cfg = cfg.to_str().unwrap();
+    let o = run(
+        &[
+            "check",
+            dir,
+            "--config",
+            cfg,
+            "--no-assume-missing-at-random",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(!stdout(&o).contains("ASSUMED"), "{}", stdout(&o));
     // Its own worst-case limit wins over the implied one.
     let o = run(
         &[

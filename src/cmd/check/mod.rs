@@ -48,6 +48,10 @@ pub struct Args {
     /// --max-worst-case-regression-rate sets its own limit.
     #[arg(long)]
     pub assume_missing_at_random: bool,
+    /// Hold the worst case even where the config's `[check]` table says
+    /// assume_missing_at_random = true.
+    #[arg(long, conflicts_with = "assume_missing_at_random")]
+    pub no_assume_missing_at_random: bool,
 }
 
 /// One flag per declared budget (`crate::budgets::BUDGETS`), its
@@ -101,7 +105,14 @@ impl Args {
             config: self.config.clone(),
             budgets: CheckConfig {
                 variant: Some(self.variants.clone()).filter(|v| !v.is_empty()),
-                assume_missing_at_random: self.assume_missing_at_random.then_some(true),
+                assume_missing_at_random: match (
+                    self.assume_missing_at_random,
+                    self.no_assume_missing_at_random,
+                ) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
                 ..self.budgets.0.clone()
             },
             markdown: self.markdown.clone(),

@@ -400,7 +400,7 @@ struct Grounded {
 /// before its findings are unknown: identifiers that are each other's
 /// suffixes, matched at every byte of a repetitive text, report one match
 /// each per byte (`Unsearched::Dense`).
-const MATCHES_PER_BYTE: usize = 8;
+pub const MATCHES_PER_BYTE: usize = 8;
 
 impl Grounded {
     fn search(corpus: &str, asked: &[String]) -> Result<Grounded, Unsearched> {

@@ -251,7 +251,7 @@ struct Source {
 /// What keeping one line of a pretty-printed source costs besides its
 /// bytes (its string and its place in the list): a source of short lines
 /// took 60 times its size.
-const LINE_COST: usize = 96;
+pub const LINE_COST: usize = 96;
 
 /// A pretty-printed source may hold this many times `--max-line-bytes`
 /// (its lines counted with [`LINE_COST`]), and at least
