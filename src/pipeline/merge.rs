@@ -10,7 +10,7 @@ use std::path::Path;
 use super::{Merged, Outcome, ReportFacts};
 use crate::replay::rows::field;
 use crate::replay::scope_columns::ScopeColumns;
-use crate::replay::segments::MAX_TRACKED_VALUES;
+use crate::replay::segments::{MAX_SEGMENT_CELLS, MAX_TRACKED_VALUES};
 use crate::replay::Format;
 use crate::replay::Warnings;
 use crate::report::{self, Staging, Streams};
@@ -288,8 +288,8 @@ impl Shard<'_> {
         Ok(self.capped_notes(&s.totals, shards))
     }
 
-    /// A shard past [`MAX_TRACKED_VALUES`] values of a dimension folded the
-    /// rest into `(other)` on its own; one replay may have kept some of
+    /// A shard past [`MAX_TRACKED_VALUES`] values of a dimension, or past
+    /// the segment cell budget, folded the rest into `(other)` on its own; one replay may have kept some of
     /// them (those seen in earlier shards).
     fn capped_notes(&self, t: &crate::replay::Totals, shards: usize) -> Vec<String> {
         if shards < 2 {
@@ -299,7 +299,7 @@ impl Shard<'_> {
             .keys()
             .map(|dim| {
                 format!(
-                    "{}: more than {MAX_TRACKED_VALUES} values of {dim} in one shard; its later values are in (other), where one replay may have counted some under their value",
+                    "{}: more values of {dim} in one shard than segments keep ({MAX_TRACKED_VALUES} a dimension, {MAX_SEGMENT_CELLS} values times variants in all); its later values are in (other), where one replay may have counted some under their value",
                     self.name
                 )
             })

@@ -211,6 +211,12 @@ impl Replayer {
         }
         if self.tallies.detail {
             out.totals.scope_overflow = scratch.segments.scope_overflow;
+            for (dim, n) in scratch.segments.folded() {
+                *out.totals
+                    .segments_capped
+                    .entry(dim.to_string())
+                    .or_default() += n;
+            }
             out.totals.segments = block_segments(scratch.segments, &out.totals.variants);
         }
         for v in &mut out.totals.variants {

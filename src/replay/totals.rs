@@ -336,15 +336,27 @@ impl Totals {
     /// in the order they were first merged there, past the cap into
     /// `(other)`.
     fn merge_segments(&mut self, segments: &SegmentMap, order_of: &BTreeMap<String, Vec<String>>) {
-        for (dim, values) in segments {
+        // Cells over every dimension together (values times variants).
+        let variants = segments
+            .values()
+            .flat_map(|v| v.values())
+            .map(Vec::len)
+            .next()
+            .unwrap_or(1)
+            .max(1);
+        let mut values: usize = self.segments.values().map(BTreeMap::len).sum();
+        for (dim, dim_values) in segments {
             // Keys are allocated only for a dimension not seen before.
             let mine = slot(&mut self.segments, dim, BTreeMap::new);
             let order = slot(&mut self.segment_order, dim, Vec::new);
-            for (value, counts) in in_merge_order(values, order_of.get(dim)) {
+            for (value, counts) in in_merge_order(dim_values, order_of.get(dim)) {
                 // A shard's `(other)` holds what it folded (and counted) itself.
                 let key = if mine.contains_key(value) || value == OTHER {
                     value.clone()
-                } else if mine.len() < MAX_TRACKED_VALUES {
+                } else if mine.len() < MAX_TRACKED_VALUES
+                    && (values + 1) * variants <= super::segments::MAX_SEGMENT_CELLS
+                {
+                    values += 1;
                     order.push(value.clone());
                     value.clone()
                 } else {

@@ -47,6 +47,31 @@ fn note_unpriced(notes: &mut Vec<String>, models: &[String], more_seen: bool) {
     }
 }
 
+/// Dimensions whose later new values were counted under `(other)` while
+/// the replay ran (a dimension's 100,000 values, or the cells of every
+/// dimension together): their rows in segments.csv are not each value's.
+fn note_segments_capped(totals: &Totals, notes: &mut Vec<String>) {
+    if totals.segments_capped.is_empty() {
+        return;
+    }
+    let dims: Vec<String> = totals
+        .segments_capped
+        .keys()
+        .take(5)
+        .map(|d| super::text::one_line(d).into_owned())
+        .collect();
+    let more = match totals.segments_capped.len().saturating_sub(5) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    notes.push(format!(
+        "segments: past {} distinct values of a dimension, or {} segment cells (values times variants) of every dimension together, later new values are counted under (other), so some rows of segments.csv hold several values: {}{more}",
+        crate::replay::segments::MAX_TRACKED_VALUES,
+        crate::replay::segments::MAX_SEGMENT_CELLS,
+        dims.join(", ")
+    ));
+}
+
 fn per_1k(x: f64, turns: u64) -> Option<f64> {
     (turns > 0).then(|| x * 1000.0 / turns as f64)
 }
@@ -445,6 +470,7 @@ pub fn summarize(
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models, totals.unpriced_more);
     }
+    note_segments_capped(totals, &mut notes);
     note_provenance(plan, totals, &mut notes);
     note_harness_latency(totals, &mut notes);
     note_turns_as_runs(plan, totals, &mut notes);

@@ -388,15 +388,18 @@ fn a_blank_shard_before_a_scoped_one_is_refused_with_a_fix_that_works() {
     }
 }
 
-/// Two shards of 70,000 distinct values each: one replay keeps the first
-/// 100,000 values in the order blocks bring them; the merge added the
-/// second shard's in sorted order and kept other values (no note).
+/// Two shards of 30,000 distinct values each, the budget of segment cells
+/// reached only when they meet: one replay keeps the values in the order
+/// blocks bring them; a merge once added the second shard's in sorted
+/// order and kept other values (no note).
 #[test]
 fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
     let d = Dir::new();
     let shard = |name: &str, from: u64| {
         let mut text = String::new();
-        for n in from..from + 70_000 {
+        // 30,000 values a shard stay inside the segment budget (100,000
+        // cells: values times 2 variants); the two together do not.
+        for n in from..from + 30_000 {
             let v = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             text.push_str(&format!(
                 "{{\"run_id\":\"r{n}\",\"turn\":1,\"draft\":\"ok\",\"request_id\":\"{v:016x}\"}}\n"
@@ -404,7 +407,7 @@ fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
         }
         d.write(name, text).display().to_string()
     };
-    let (a, b) = (shard("a.jsonl", 0), shard("b.jsonl", 70_000));
+    let (a, b) = (shard("a.jsonl", 0), shard("b.jsonl", 30_000));
     let (pa, pb) = (d.path("a.p"), d.path("b.p"));
     for (f, p) in [(&a, &pa), (&b, &pb)] {
         let o = run(
@@ -452,6 +455,11 @@ fn values_past_the_cap_across_shards_are_kept_as_one_replay_keeps_them() {
         0,
     );
     assert_same_reports(&one, &two);
+    let segments = std::fs::read_to_string(one.join("segments.csv")).unwrap();
+    assert!(
+        segments.contains("request_id,(other)"),
+        "the cap is reached"
+    );
 }
 
 #[test]
