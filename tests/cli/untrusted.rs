@@ -247,6 +247,23 @@ fn tallies_keyed_by_traffic_text_stay_small() {
     }
 }
 
+/// `text` written to `t.jsonl` in `d` and replayed quietly into `d/r`,
+/// which must succeed: the report folder and the peak memory in MiB.
+#[cfg(unix)]
+fn replay_measured(d: &Dir, text: &str) -> (std::path::PathBuf, u64) {
+    let input = d.write("t.jsonl", text);
+    let out = d.path("r");
+    let (code, mib, err) = run_measured(&[
+        "replay",
+        input.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    (out, mib)
+}
+
 /// #47 item 1: every safety regression was kept whole until the end, its
 /// draft, revised draft and refusal message uncut (100 regressions with
 /// 2 MB revised drafts peaked at 1.0 GB). Each text is kept cut at 4 KiB,
@@ -267,16 +284,7 @@ fn a_regressions_texts_are_kept_cut() {
         text.push_str(&line.to_string());
         text.push('\n');
     }
-    let input = d.write("t.jsonl", text);
-    let out = d.path("r");
-    let (code, mib, err) = run_measured(&[
-        "replay",
-        input.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{err}");
+    let (out, mib) = replay_measured(&d, &text);
     let csv = std::fs::read_to_string(out.join("regressions.csv")).unwrap();
     assert!(csv.len() < 1 << 20, "regressions.csv: {} bytes", csv.len());
     let rows = csv_rows(&csv);
@@ -359,16 +367,7 @@ fn segments_are_held_to_one_budget_across_dimensions() {
         text.push_str(&line.to_string());
         text.push('\n');
     }
-    let input = d.write("t.jsonl", text);
-    let out = d.path("r");
-    let (code, mib, err) = run_measured(&[
-        "replay",
-        input.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{err}");
+    let (out, mib) = replay_measured(&d, &text);
     eprintln!("5,000 lines of 256 distinct scope values: peak {mib} MiB");
     assert!(mib < 500, "peak {mib} MiB");
     let notes = summary(&out)["notes"].to_string();
