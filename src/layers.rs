@@ -104,8 +104,8 @@ const INNER: &[(&str, &[&str])] = &[
     (
         "summary",
         &[
-            "parquet", "numbers", "metrics", "text", "schema", "figures", "build", "frontier",
-            "read", "partial",
+            "parquet", "numbers", "metrics", "text", "manifest", "schema", "figures", "build",
+            "frontier", "read", "partial",
         ],
     ),
     (

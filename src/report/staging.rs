@@ -12,9 +12,9 @@ use crate::Error;
 
 /// The file that marks a folder as a critic-gate report folder: `replay`
 /// writes into a non-empty folder only when it has one (or with `--force`).
-pub const MARKER: &str = ".critic-gate-report";
-const MARKER_TEXT: &str =
-    "This folder holds a critic-gate report; `critic-gate replay --out` may replace its report files.\n";
+/// It holds the report's manifest ([`manifest`]).
+pub use crate::summary::manifest::MARKER;
+use crate::summary::manifest::{self, MARKER_TEXT};
 
 /// The prefix of a run's staging folder (followed by its process id).
 const STAGING_PREFIX: &str = ".critic-gate-partial-";
@@ -196,6 +196,11 @@ pub struct Staging {
     pub tmp: PathBuf,
     /// The output folder did not exist before this run.
     created: bool,
+    /// The output folder, locked (exclusively) for as long as this run
+    /// may write into it: a second run into the same folder is refused,
+    /// and `check` and `diff` (a shared lock) wait for no half-moved
+    /// report.
+    _lock: File,
 }
 
 impl Staging {
@@ -207,37 +212,38 @@ impl Staging {
         let created = !dir.exists();
         let tmp = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
         *in_progress = Some((tmp.clone(), created.then(|| dir.to_path_buf())));
-        // The marker too: written after the lock, it raced a signal's
-        // removal of the folder, and the folder stayed.
-        let marker = tmp.join(MARKER);
-        let made = Staging::make(dir, &tmp).and_then(|()| {
-            fs::write(&marker, MARKER_TEXT).map_err(|e| {
-                Error::Write(crate::Failure::caused(
-                    format!("{}: {e}", marker.display()),
-                    e,
-                ))
-            })
-        });
+        let made = Staging::make(dir, &tmp);
         if made.is_err() {
             *in_progress = None;
         }
         drop(in_progress);
-        made?;
+        let lock = match made {
+            Ok(lock) => lock,
+            Err(e) => {
+                if created {
+                    let _ = fs::remove_dir(dir);
+                }
+                return Err(e);
+            }
+        };
         Ok(Staging {
             dir: dir.to_path_buf(),
             tmp,
             created,
+            _lock: lock,
         })
     }
 
-    /// Make the output folder (if needed) and a fresh staging folder in it.
-    fn make(dir: &Path, tmp: &Path) -> crate::Result<()> {
+    /// Make the output folder (if needed), lock it, and make a fresh
+    /// staging folder in it.
+    fn make(dir: &Path, tmp: &Path) -> crate::Result<File> {
         fs::create_dir_all(dir).map_err(|e| {
             Error::Write(crate::Failure::caused(
                 format!("{}: cannot create the output folder: {e}", dir.display()),
                 e,
             ))
         })?;
+        let lock = lock_folder(dir)?;
         remove_stale_staging(dir);
         let _ = fs::remove_dir_all(tmp);
         fs::create_dir(tmp).map_err(|e| {
@@ -245,7 +251,8 @@ impl Staging {
                 format!("{}: cannot create a staging folder: {e}", tmp.display()),
                 e,
             ))
-        })
+        })?;
+        Ok(lock)
     }
 
     pub fn file(&self, name: &str) -> crate::Result<(PathBuf, BufWriter<File>)> {
@@ -285,6 +292,10 @@ impl Staging {
             let _ = fs::remove_dir_all(&self.tmp);
             return Err(e);
         }
+        // From here until the manifest is written, the folder says that
+        // its files are being moved: a run killed in between leaves a
+        // folder readers refuse, never one that mixes two runs' files.
+        put(&self.dir, MARKER, manifest::moving().as_bytes())?;
         let mut written: Vec<String> = Vec::new();
         for entry in fs::read_dir(&self.tmp).map_err(failed)? {
             let entry = entry.map_err(failed)?;
@@ -315,6 +326,17 @@ impl Staging {
                 let _ = fs::remove_file(self.dir.join(name));
             }
         }
+        written.sort();
+        let sizes = written
+            .iter()
+            .map(|name| Ok((name.as_str(), fs::metadata(self.dir.join(name))?.len())))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(failed)?;
+        put(
+            &self.dir,
+            MARKER,
+            manifest::complete(sizes.into_iter()).as_bytes(),
+        )?;
         *in_progress = None;
         fs::remove_dir_all(&self.tmp).map_err(failed)
     }
@@ -409,6 +431,28 @@ pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     let mut f = create_new_file(&tmp).map_err(fail)?;
     std::io::Write::write_all(&mut f, bytes).map_err(fail)?;
     fs::rename(&tmp, &path).map_err(fail)
+}
+
+/// `dir` locked for this run's writes ([`Staging`]), or why not: another
+/// run holds it.
+fn lock_folder(dir: &Path) -> crate::Result<File> {
+    let f = File::open(dir).map_err(|e| {
+        Error::Write(crate::Failure::caused(
+            format!("{}: cannot open the output folder: {e}", dir.display()),
+            e,
+        ))
+    })?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Usage(format!(
+            "{s_out} {}: another critic-gate run is writing its reports into this folder; wait for it to finish, or choose another folder",
+            dir.display(),
+            s_out = crate::vocab::Setting::Out
+        ))),
+        // A file system without locks: the run goes on unlocked, as
+        // before locks were taken.
+        Err(fs::TryLockError::Error(_)) => Ok(f),
+    }
 }
 
 /// Whether `p` is a symbolic link (not followed).

@@ -8,6 +8,7 @@
 pub mod build;
 pub mod figures;
 pub mod frontier;
+pub mod manifest;
 pub mod metrics;
 pub mod numbers;
 pub mod parquet;

@@ -21,10 +21,15 @@ pub struct ReplayDir {
     /// The summary.json it was read from (for messages).
     pub path: std::path::PathBuf,
     pub summary: RunSummary,
+    /// The folder, share-locked while it is read: a run writing into it
+    /// holds the lock, and its reports are judged only once moved.
+    _lock: Option<std::fs::File>,
 }
 
 impl ReplayDir {
     pub fn open(dir: &Path) -> Result<ReplayDir, CannotJudge> {
+        let lock = super::manifest::lock_shared(dir).map_err(CannotJudge)?;
+        super::manifest::verify(dir).map_err(CannotJudge)?;
         let p = dir.join("summary.json");
         let text = std::fs::read_to_string(&p).map_err(|e| {
             CannotJudge(format!(
@@ -34,7 +39,9 @@ impl ReplayDir {
                 s_out = crate::vocab::Setting::Out
             ))
         })?;
-        Self::parse(p, text.as_bytes(), dir)
+        let mut read = Self::parse(p, text.as_bytes(), dir)?;
+        read._lock = lock;
+        Ok(read)
     }
 
     /// Read summary.json's bytes (`path` names it in messages; `dir` is
@@ -60,7 +67,11 @@ impl ReplayDir {
                 path.display()
             ))
         })?;
-        Ok(ReplayDir { path, summary })
+        Ok(ReplayDir {
+            path,
+            summary,
+            _lock: None,
+        })
     }
 
     pub fn variant_names(&self) -> Vec<String> {

@@ -135,7 +135,7 @@ fn check_and_diff_refuse_a_report_of_another_schema_version() {
     let mut summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     summary.as_object_mut().unwrap().remove("schema_version");
-    std::fs::write(&p, summary.to_string()).unwrap();
+    tamper(&p, summary.to_string());
     let says = &format!(
         "report schema version absent (version 1), this critic-gate reads version {}",
         critic_gate::SCHEMA_VERSION
@@ -325,6 +325,7 @@ fn a_summary_its_regressions_table_contradicts_cannot_be_judged() {
     let s: serde_json::Value = serde_json::from_str(&d.read("clean/summary.json")).unwrap();
     assert_eq!(s["variants"]["smart"]["safety_regressions"], 0);
     std::fs::copy(clean.join("summary.json"), seed.join("summary.json")).unwrap();
+    reseal(&seed);
     let o = run(
         &[
             "check",
@@ -350,7 +351,7 @@ fn a_replay_folder_missing_or_editing_its_regressions_cannot_be_judged() {
     replay(&seed, "datasets/seed.jsonl", "datasets/gate.toml");
     let table = seed.join("regressions.csv");
     let text = std::fs::read_to_string(&table).unwrap();
-    std::fs::write(&table, text.replacen(",revise,", ",approve,", 1)).unwrap();
+    tamper(&table, text.replacen(",revise,", ",approve,", 1));
     let o = run(
         &[
             "check",
@@ -362,6 +363,7 @@ fn a_replay_folder_missing_or_editing_its_regressions_cannot_be_judged() {
     );
     expect_error(&o, 2, "a row of verdict \"approve\"");
     std::fs::remove_file(&table).unwrap();
+    reseal(&seed);
     let o = run(
         &[
             "check",
@@ -396,7 +398,7 @@ fn a_damaged_parquet_table_is_a_reason_not_a_crash() {
         if below(10) < 3 {
             bytes.truncate(below(bytes.len()));
         }
-        std::fs::write(&table, &bytes).unwrap();
+        tamper(&table, &bytes);
         let o = run(
             &[
                 "check",
@@ -534,7 +536,7 @@ fn check_refuses_impossible_summary_values_naming_the_key() {
     ] {
         let mut s: serde_json::Value = serde_json::from_str(&original).unwrap();
         s["variants"]["smart"][key] = serde_json::from_str(bad).unwrap();
-        std::fs::write(out.join("summary.json"), s.to_string()).unwrap();
+        tamper(&out.join("summary.json"), s.to_string());
         let o = run(
             &[
                 "check",

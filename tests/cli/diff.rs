@@ -76,7 +76,7 @@ fn diff_refuses_what_it_cannot_compare() {
     let p = d.path("truncated/decisions.csv");
     let text = std::fs::read_to_string(&p).unwrap();
     let kept: Vec<&str> = text.lines().take(30).collect();
-    std::fs::write(&p, kept.join("\n") + "\n").unwrap();
+    tamper(&p, kept.join("\n") + "\n");
     let header_only = replay("header", &["datasets/seed.jsonl"]);
     let p = d.path("header/decisions.csv");
     let header = std::fs::read_to_string(&p)
@@ -85,7 +85,7 @@ fn diff_refuses_what_it_cannot_compare() {
         .next()
         .unwrap()
         .to_string();
-    std::fs::write(&p, header + "\n").unwrap();
+    tamper(&p, header + "\n");
     let out = d.path("diff");
     let out = out.to_str().unwrap();
     for (other, says) in [

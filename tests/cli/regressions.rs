@@ -469,7 +469,7 @@ fn a_page_header_that_lies_is_a_damaged_file_not_an_abort() {
         ),
     ];
     for (what, bytes) in damages {
-        std::fs::write(&table, &bytes).unwrap();
+        tamper(&table, &bytes);
         let o = check();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{what}: {:?}: {err}", o.status);
@@ -1211,6 +1211,7 @@ fn check_refuses_a_summary_its_decisions_contradict() {
         for f in ["decisions.csv", "report.md"] {
             std::fs::copy(real.join(f), forged.join(f)).unwrap();
         }
+        reseal(&forged);
         let o = check(&forged);
         expect_error(&o, 2, "decisions");
         assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));

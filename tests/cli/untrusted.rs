@@ -2,6 +2,8 @@
 //! name, never writes a line of its own into a CI log or a rendered
 //! report.
 
+use std::path::Path;
+
 use crate::util::*;
 
 /// What would open a line of its own: a GitHub Actions command, a
@@ -375,4 +377,66 @@ fn segments_are_held_to_one_budget_across_dimensions() {
         notes.contains("segment cells") && notes.contains("scope.k"),
         "{notes}"
     );
+}
+
+/// #47 item 11: a report folder is locked for a run's writes and its
+/// marker is a manifest of the files the run moved into place. A run
+/// killed during its moves, or a file of another run beside this one's,
+/// once read as one replay (`check`, exit 0); a second run into the same
+/// folder wrote among the first's files.
+#[cfg(unix)]
+#[test]
+fn a_folder_never_passes_as_one_run_when_it_mixes_two() {
+    let d = Dir::new();
+    let a = replayed(&d, "a", &[SEED]);
+    let seed = std::fs::read_to_string(root().join(SEED)).unwrap();
+    let renamed = d.write("b.jsonl", seed.replace("\"run_id\":\"", "\"run_id\":\"b-"));
+    let b = replayed(&d, "b", &[renamed.to_str().unwrap()]);
+    let check = |dir: &Path| {
+        run(
+            &["check", dir.to_str().unwrap(), "--min-skip-rate", "0"],
+            None,
+        )
+    };
+    expect_code(&check(&a), 0);
+    // Another run's decisions beside this one's summary.
+    let mixed = d.path("mixed");
+    std::fs::create_dir(&mixed).unwrap();
+    for f in files_in(&a) {
+        if let Some(parent) = Path::new(&f).parent() {
+            std::fs::create_dir_all(mixed.join(parent)).unwrap();
+        }
+        let from = if f == "decisions.csv" { &b } else { &a };
+        std::fs::copy(from.join(&f), mixed.join(&f)).unwrap();
+    }
+    expect_error(&check(&mixed), 2, "comes from another run");
+    // A run stopped while it moved its files leaves the marker saying so.
+    let marker = a.join(".critic-gate-report");
+    let complete = std::fs::read_to_string(&marker).unwrap();
+    std::fs::write(
+        &marker,
+        complete.replace("report: complete", "report: moving files into place"),
+    )
+    .unwrap();
+    expect_error(&check(&a), 2, "stopped while it moved");
+    expect_error(
+        &run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()], None),
+        2,
+        "stopped while it moved",
+    );
+    // The next replay into the folder makes it whole again.
+    expect_code(&replay_in(&a, &[SEED, "--quiet"]), 0);
+    expect_code(&check(&a), 0);
+    // While another run holds the folder, a replay into it is refused and
+    // check waits for nothing half-moved.
+    let lock = std::fs::File::open(&a).unwrap();
+    lock.try_lock().unwrap();
+    expect_error(
+        &replay_in(&a, &[SEED, "--quiet"]),
+        2,
+        "another critic-gate run",
+    );
+    expect_error(&check(&a), 2, "is writing its reports");
+    drop(lock);
+    expect_code(&check(&a), 0);
 }

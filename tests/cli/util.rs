@@ -277,7 +277,7 @@ pub fn check_tampered(edit: impl Fn(&str) -> String, budget: &[&str]) -> std::pr
     let text = std::fs::read_to_string(&p).unwrap();
     let edited = edit(&text);
     assert_ne!(edited, text, "the edit changed nothing");
-    std::fs::write(&p, edited).unwrap();
+    tamper(&p, edited);
     let mut args = vec!["check", out.to_str().unwrap()];
     args.extend(budget);
     run(&args, None)
@@ -459,4 +459,36 @@ pub fn parquet_replay_of_seed(d: &Dir) -> PathBuf {
     );
     expect_code(&o, 0);
     only
+}
+
+/// The report folder `dir`'s manifest made to agree with its files as they
+/// are now (the files it lists that are gone are left out): a test that
+/// edits a report's files on purpose reaches the checks behind the
+/// manifest's, as a folder crafted whole would.
+pub fn reseal(dir: &Path) {
+    let marker = dir.join(".critic-gate-report");
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.split_once('\t') {
+            Some((_, name)) => {
+                if let Ok(m) = std::fs::metadata(dir.join(name)) {
+                    out.push_str(&format!("{}\t{name}\n", m.len()));
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    std::fs::write(marker, out).unwrap();
+}
+
+/// Write `contents` over the report file `path` on purpose (a test of
+/// what `check` or `diff` make of an edited folder), its folder's
+/// manifest made to agree ([`reseal`]).
+pub fn tamper(path: &Path, contents: impl AsRef<[u8]>) {
+    std::fs::write(path, contents).unwrap();
+    reseal(path.parent().unwrap());
 }
