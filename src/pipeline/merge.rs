@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use super::{Merged, Outcome, ReportFacts};
-use crate::replay::rows::field;
+use crate::replay::rows::{field, HEADER, MISMATCH_HEADER};
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::{MAX_SEGMENT_CELLS, MAX_TRACKED_VALUES};
 use crate::replay::Format;
@@ -187,13 +187,14 @@ impl Job<'_> {
                 scope: &h.scope,
                 merged_scope: self.scope,
             };
-            let state = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
+            let (state, rows) = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
             counted += u128::from(crate::summary::partial::largest_count(&state.totals));
             if counted > u128::from(u64::MAX) {
                 return Err(shard.damaged(
                     "its counts, added to the earlier shards', pass 2^64 - 1, so a sum would wrap (no replay counts so much)",
                 ));
             }
+            shard.rows_fit_tallies(rows, &state.totals, self.opts)?;
             notes.extend(shard.absorb(state, &mut merged, inputs.len())?);
             offset += h.sources.len();
         }
@@ -210,15 +211,19 @@ impl Job<'_> {
 }
 
 impl Shard<'_> {
-    /// Copy the shard's rows into the streams and repeat the duplicate
-    /// check over its keys; its tallies come back.
+    /// Copy the shard's rows into the streams (each row checked to be
+    /// one a replay writes) and repeat the duplicate check over its keys;
+    /// its tallies and how many rows it had come back.
     fn stream(
         &self,
         input: &PartialInput,
         streams: &mut Streams,
         merged: &mut Merged,
         dups: &mut Warnings,
-    ) -> crate::Result<State> {
+    ) -> crate::Result<(State, RowCounts)> {
+        let mut counts = RowCounts::default();
+        let decision_columns = HEADER.trim_end().split(',').count() + self.scope.keys().len();
+        let mismatch_columns = MISMATCH_HEADER.trim_end().split(',').count();
         let mut r = PartialReader::open(input)?;
         // The header was read and checked before any shard was merged.
         let Frame::Header(_) = r.next()? else {
@@ -230,9 +235,13 @@ impl Shard<'_> {
                 Frame::Header(_) => return Err(self.damaged("a second header")),
                 Frame::Decisions(rows) => {
                     self.scope_fits()?;
+                    counts.decisions += self.replay_rows(&rows, decision_columns)?;
                     streams.decisions(&self.relabel(&rows)?)?
                 }
-                Frame::Mismatches(rows) => streams.mismatches(&self.relabel(&rows)?)?,
+                Frame::Mismatches(rows) => {
+                    counts.mismatches += self.replay_rows(&rows, mismatch_columns)?;
+                    streams.mismatches(&self.relabel(&rows)?)?
+                }
                 Frame::Rejects(rejects) => {
                     self.check_sources(rejects.iter().map(|r| r.source))?;
                     streams.rejects(&rejects, self.offset)?;
@@ -250,7 +259,44 @@ impl Shard<'_> {
             }
         }
         r.expect_end()?;
-        state.ok_or_else(|| self.damaged("it has no tallies"))
+        let state = state.ok_or_else(|| self.damaged("it has no tallies"))?;
+        Ok((state, counts))
+    }
+
+    /// How many rows `rows` holds, each of `columns` cells as a replay
+    /// writes them (well quoted, no cell a spreadsheet would run); else
+    /// the partial result was crafted or damaged, and nothing of it may
+    /// reach a report.
+    fn replay_rows(&self, rows: &[u8], columns: usize) -> crate::Result<u64> {
+        replay_rows(rows, columns).map_err(|why| self.damaged(why))
+    }
+
+    /// The shard's rows are as many as its tallies imply: every (turn,
+    /// variant) once with `--decisions all`, at most that otherwise, and
+    /// at most a mismatch a turn.
+    fn rows_fit_tallies(
+        &self,
+        rows: RowCounts,
+        totals: &crate::replay::Totals,
+        opts: &crate::replay::ReplayOptions,
+    ) -> crate::Result<()> {
+        let cells = u128::from(totals.turns) * opts.plan.variants.len() as u128;
+        let decisions = u128::from(rows.decisions);
+        let fits = match opts.tallies.decisions {
+            crate::replay::DecisionsMode::All => decisions == cells,
+            crate::replay::DecisionsMode::Changed => decisions <= cells,
+            crate::replay::DecisionsMode::None => decisions == 0,
+        };
+        if !fits || rows.mismatches > totals.turns {
+            return Err(self.damaged(&format!(
+                "{} decision rows and {} mismatch rows, where its tallies count {} turns of {} variants",
+                rows.decisions,
+                rows.mismatches,
+                totals.turns,
+                opts.plan.variants.len()
+            )));
+        }
+        Ok(())
     }
 
     /// Merge the shard's tallies (sources renumbered, its own duplicate
@@ -424,6 +470,83 @@ impl Shard<'_> {
     }
 }
 
+/// The rows a shard's frames held.
+#[derive(Clone, Copy, Default)]
+struct RowCounts {
+    decisions: u64,
+    mismatches: u64,
+}
+
+/// How many CSV rows `rows` holds, or why they are not rows a replay
+/// writes: UTF-8, each row of `columns` cells, a quoted cell closed and
+/// doubling its quotes, an unquoted one holding no quote, and no cell
+/// opening as a formula would ([`crate::replay::rows::formula_like`]: a
+/// replay guards such text with a leading `'`). One pass, linear in the
+/// bytes; a cell is looked at past its first byte only when that is `-`.
+fn replay_rows(rows: &[u8], columns: usize) -> Result<u64, &'static str> {
+    std::str::from_utf8(rows).map_err(|_| "a cell that is not UTF-8")?;
+    let mut n = 0;
+    let mut at = 0;
+    let mut cells = 0;
+    while at < rows.len() {
+        let (quoted, end) = cell_end(rows, at)?;
+        let content = &rows[at + usize::from(quoted)..end - usize::from(quoted)];
+        let formula = match content.first() {
+            Some(b'-') => {
+                let text = String::from_utf8_lossy(content);
+                let text = match quoted {
+                    true => text.replace("\"\"", "\""),
+                    false => text.into_owned(),
+                };
+                crate::replay::rows::formula_like(&text)
+            }
+            Some(b'"') => false,
+            Some(&c) => crate::replay::rows::formula_like(char::from(c).encode_utf8(&mut [0; 4])),
+            None => false,
+        };
+        if formula {
+            return Err("a cell a spreadsheet would run as a formula, which a replay never writes");
+        }
+        cells += 1;
+        match rows.get(end) {
+            Some(b',') => at = end + 1,
+            Some(b'\n') => {
+                if cells != columns {
+                    return Err("a row with another number of cells than its header");
+                }
+                n += 1;
+                cells = 0;
+                at = end + 1;
+            }
+            _ => return Err(
+                "a cell followed by neither a comma nor a newline (a row cut short, or not CSV)",
+            ),
+        }
+    }
+    Ok(n)
+}
+
+/// Whether the cell that opens at `at` is quoted, and where it ends (past
+/// its closing quote).
+fn cell_end(rows: &[u8], at: usize) -> Result<(bool, usize), &'static str> {
+    if rows.get(at) != Some(&b'"') {
+        let end = at + memchr::memchr3(b',', b'\n', b'"', &rows[at..]).unwrap_or(rows.len() - at);
+        if rows.get(end) == Some(&b'"') {
+            return Err("a quote inside an unquoted cell");
+        }
+        return Ok((false, end));
+    }
+    let mut from = at + 1;
+    loop {
+        let q = from + memchr::memchr(b'"', &rows[from..]).ok_or("a quoted cell never closed")?;
+        if rows.get(q + 1) == Some(&b'"') {
+            from = q + 2;
+        } else {
+            return Ok((true, q + 1));
+        }
+    }
+}
+
 /// `label,`: how a row of the run begins.
 fn label_prefix(label: &str) -> Vec<u8> {
     let mut p = Vec::new();
@@ -467,6 +590,28 @@ fn row_end(rows: &[u8], mut from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_rows_a_replay_writes_are_counted() {
+        assert_eq!(replay_rows(b"a,\"b,\"\"c\",'=d\n,,\"\"\n", 3), Ok(2));
+        assert_eq!(replay_rows(b"", 3), Ok(0));
+        for (rows, says) in [
+            (&b"a,=b,c\n"[..], "formula"),
+            (b"a,\"+b\",c\n", "formula"),
+            (b"a,b\n", "number of cells"),
+            (b"a,b,c,d\n", "number of cells"),
+            (b"a,b,c", "newline"),
+            (b"a,b\"x,c\n", "quote inside"),
+            (b"a,\"b,c\n", "never closed"),
+            (b"a,\"b\"x,c\n", "newline"),
+            (b"a,\xff,c\n", "UTF-8"),
+        ] {
+            let e = replay_rows(rows, 3).unwrap_err();
+            assert!(e.contains(says), "{rows:?}: {e}");
+        }
+        // A replay's negative numbers are not formulas.
+        assert_eq!(replay_rows(b"-1,-0.5,x\n", 3), Ok(1));
+    }
 
     #[test]
     fn relabel_replaces_the_first_field_of_every_row_and_only_it() {

@@ -504,10 +504,16 @@ impl PartialReader {
         if len > MAX_FRAME {
             return Err(damaged(&self.name, &format!("a frame of {len} bytes")));
         }
-        let mut payload = vec![0u8; len as usize];
-        self.dec
-            .read_exact(&mut payload)
+        // Grown as the bytes come, not allocated at the length the frame
+        // claims: a frame that lies about its length costs what it holds.
+        let mut payload = Vec::new();
+        (&mut self.dec)
+            .take(len)
+            .read_to_end(&mut payload)
             .map_err(|e| damaged(&self.name, &format!("cut short ({e})")))?;
+        if payload.len() as u64 != len {
+            return Err(damaged(&self.name, "cut short in a frame"));
+        }
         self.decode(head[0], payload)
     }
 

@@ -648,14 +648,14 @@ fn edited_partial(d: &Dir, p: &Path, ours: &str, theirs: &str) -> std::path::Pat
     d.write("b.partial", zstd::encode_all(&raw[..], 3).unwrap())
 }
 
-/// A copy of partial `p` (as `d`'s `name`) whose header and tallies
-/// frames `edit` changes (given the frame's tag), their lengths written
-/// anew.
-fn edited_state(
+/// A copy of partial `p` (as `d`'s `name`) whose frames `edit` turns,
+/// each given its tag and payload, into the frames written in its place
+/// (none, itself, or more), their lengths written anew.
+fn edited_frames(
     d: &Dir,
     p: &Path,
     name: &str,
-    edit: impl Fn(u8, &mut serde_json::Value),
+    edit: impl Fn(u8, Vec<u8>) -> Vec<(u8, Vec<u8>)>,
 ) -> std::path::PathBuf {
     let raw = zstd::decode_all(&std::fs::read(p).unwrap()[..]).unwrap();
     // The magic line, the version (4 bytes) and the tallies' shape (8).
@@ -665,18 +665,71 @@ fn edited_state(
     while at < raw.len() {
         let tag = raw[at];
         let len = u64::from_le_bytes(raw[at + 1..at + 9].try_into().unwrap()) as usize;
-        let mut payload = raw[at + 9..at + 9 + len].to_vec();
+        for (tag, payload) in edit(tag, raw[at + 9..at + 9 + len].to_vec()) {
+            out.push(tag);
+            out.extend((payload.len() as u64).to_le_bytes());
+            out.extend(payload);
+        }
+        at += 9 + len;
+    }
+    d.write(name, zstd::encode_all(&out[..], 3).unwrap())
+}
+
+/// A copy of partial `p` (as `d`'s `name`) whose header and tallies
+/// frames `edit` changes (given the frame's tag).
+fn edited_state(
+    d: &Dir,
+    p: &Path,
+    name: &str,
+    edit: impl Fn(u8, &mut serde_json::Value),
+) -> std::path::PathBuf {
+    edited_frames(d, p, name, |tag, mut payload| {
         if tag == b'S' || tag == b'H' {
             let mut v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
             edit(tag, &mut v);
             payload = serde_json::to_vec(&v).unwrap();
         }
-        out.push(tag);
-        out.extend((payload.len() as u64).to_le_bytes());
-        out.extend(payload);
-        at += 9 + len;
-    }
-    d.write(name, zstd::encode_all(&out[..], 3).unwrap())
+        vec![(tag, payload)]
+    })
+}
+
+/// #47 item 12: a merge copied a partial's rows as they came: a crafted
+/// row put a formula into decisions.csv (which a replay guards with a
+/// leading `'`), and a frame of rows given twice doubled them (exit 0
+/// both). Rows must be as a replay writes them and as many as the
+/// shard's tallies count; else the shard is refused and nothing written.
+#[test]
+fn a_merge_writes_only_rows_a_replay_writes_as_many_as_counted() {
+    let d = Dir::new();
+    let p = d.path("a.partial");
+    partial_from(root(), SEED, &p);
+    let out = d.path("m");
+    let merge = |a: &Path| {
+        run(
+            &["merge", a.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            None,
+        )
+    };
+    expect_code(&merge(&p), 0);
+    std::fs::remove_dir_all(&out).unwrap();
+    let formula = edited_partial(&d, &p, ",seed-1,", ",=cmd-1,");
+    let o = merge(&formula);
+    expect_error(&o, 2, "b.partial");
+    assert!(stderr(&o).contains("formula"), "{}", stderr(&o));
+    assert!(!out.exists());
+    let doubled = edited_frames(&d, &p, "doubled.partial", |tag, payload| match tag {
+        b'D' => vec![(tag, payload.clone()), (tag, payload)],
+        _ => vec![(tag, payload)],
+    });
+    let o = merge(&doubled);
+    expect_error(&o, 2, "doubled.partial");
+    assert!(stderr(&o).contains("decision rows"), "{}", stderr(&o));
+    assert!(!out.exists());
+    let cut = edited_frames(&d, &p, "cut.partial", |tag, payload| match tag {
+        b'D' => vec![(tag, payload[..payload.len() - 1].to_vec())],
+        _ => vec![(tag, payload)],
+    });
+    expect_error(&merge(&cut), 2, "neither a comma nor a newline");
 }
 
 /// #47 item 12: a merge added a crafted partial's counts as they came, so
