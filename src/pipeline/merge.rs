@@ -483,7 +483,7 @@ struct RowCounts {
 /// opening as a formula would ([`crate::replay::rows::formula_like`]: a
 /// replay guards such text with a leading `'`). One pass, linear in the
 /// bytes; a cell is looked at past its first byte only when that is `-`.
-fn replay_rows(rows: &[u8], columns: usize) -> Result<u64, &'static str> {
+pub(crate) fn replay_rows(rows: &[u8], columns: usize) -> Result<u64, &'static str> {
     std::str::from_utf8(rows).map_err(|_| "a cell that is not UTF-8")?;
     let mut n = 0;
     let mut at = 0;

@@ -24,6 +24,7 @@ pub mod partial;
 
 use crate::summary::partial::{Header, Spec, StateRef};
 pub use import::{import, ImportOptions, ImportOutcome};
+pub(crate) use merge::replay_rows;
 pub use merge::{merge, MergeOptions};
 use partial::PartialTarget;
 

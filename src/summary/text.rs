@@ -118,7 +118,7 @@ fn escape_in_line(out: &mut String, c: char) {
 /// A character that may not stand as it is in one line of rendered text:
 /// a control character (a line break, an escape sequence), a line or
 /// paragraph separator, or a bidirectional control.
-fn unsafe_in_a_line(c: char) -> bool {
+pub(crate) fn unsafe_in_a_line(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -1,0 +1,6 @@
+//! Fuzz target: critic_gate::fuzz::partial (see src/fuzz.rs).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    critic_gate::fuzz::partial(data);
+});
