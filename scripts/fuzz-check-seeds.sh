@@ -13,8 +13,10 @@ done
 # the tool's version and tallies' shape, so run this after changing either.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bin=target/release/critic-gate
-[ -x "$bin" ] || cargo build --release --locked --bin critic-gate
+# This source's binary (built if stale; the recipe check shares another
+# checkout's target directory).
+cargo build --release --locked -q --bin critic-gate
+bin="${CARGO_TARGET_DIR:-target}/release/critic-gate"
 "$bin" replay datasets/seed.jsonl --partial "$tmp/seed.p" --quiet
 "$bin" replay datasets/floors.jsonl --partial "$tmp/floors.p" --decisions changed --quiet
 zstd -dc "$tmp/seed.p" > fuzz/corpus/partial/seed
