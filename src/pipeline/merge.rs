@@ -224,6 +224,10 @@ impl Shard<'_> {
         let mut counts = RowCounts::default();
         let decision_columns = HEADER.trim_end().split(',').count() + self.scope.keys().len();
         let mismatch_columns = MISMATCH_HEADER.trim_end().split(',').count();
+        let regression_columns = crate::report::regressions_header(self.scope)
+            .trim_end()
+            .split(',')
+            .count();
         let mut r = PartialReader::open(input)?;
         // The header was read and checked before any shard was merged.
         let Frame::Header(_) = r.next()? else {
@@ -241,6 +245,11 @@ impl Shard<'_> {
                 Frame::Mismatches(rows) => {
                     counts.mismatches += self.replay_rows(&rows, mismatch_columns)?;
                     streams.mismatches(&self.relabel(&rows)?)?
+                }
+                Frame::Regressions(rows) => {
+                    self.scope_fits()?;
+                    counts.regressions += self.replay_rows(&rows, regression_columns)?;
+                    streams.regressions(&self.relabel(&rows)?)?
                 }
                 Frame::Rejects(rejects) => {
                     self.check_sources(rejects.iter().map(|r| r.source))?;
@@ -272,8 +281,8 @@ impl Shard<'_> {
     }
 
     /// The shard's rows are as many as its tallies imply: every (turn,
-    /// variant) once with `--decisions all`, at most that otherwise, and
-    /// at most a mismatch a turn.
+    /// variant) once with `--decisions all`, at most that otherwise, at
+    /// most a mismatch a turn, and every regression it counted.
     fn rows_fit_tallies(
         &self,
         rows: RowCounts,
@@ -287,13 +296,16 @@ impl Shard<'_> {
             crate::replay::DecisionsMode::Changed => decisions <= cells,
             crate::replay::DecisionsMode::None => decisions == 0,
         };
-        if !fits || rows.mismatches > totals.turns {
+        if !fits || rows.mismatches > totals.turns || rows.regressions != totals.listed_regressions
+        {
             return Err(self.damaged(&format!(
-                "{} decision rows and {} mismatch rows, where its tallies count {} turns of {} variants",
+                "{} decision rows, {} mismatch rows and {} regression rows, where its tallies count {} turns of {} variants and {} regressions",
                 rows.decisions,
                 rows.mismatches,
+                rows.regressions,
                 totals.turns,
-                opts.plan.variants.len()
+                opts.plan.variants.len(),
+                totals.listed_regressions
             )));
         }
         Ok(())
@@ -327,7 +339,7 @@ impl Shard<'_> {
         self.distinct_sources(&s, merged)?;
         self.whole_runs(&s, merged)?;
         merged.totals.merge(&s.totals);
-        merged.regressions.extend(s.regressions);
+        merged.keep_regressions(s.regressions);
         for (i, facts) in s.sources.into_iter().enumerate() {
             merged.sources[self.offset + i] = facts;
         }
@@ -475,6 +487,7 @@ impl Shard<'_> {
 struct RowCounts {
     decisions: u64,
     mismatches: u64,
+    regressions: u64,
 }
 
 /// How many CSV rows `rows` holds, or why they are not rows a replay

@@ -386,10 +386,17 @@ impl Merged {
     fn absorb(&mut self, res: BlockResult, block: &Block) {
         self.totals.merge(&res.totals);
         self.dups.check(&res.keys, &mut self.totals.warnings);
-        self.regressions.extend(res.regressions);
+        self.keep_regressions(res.regressions);
         if let Some(end) = block.end {
             self.sources[block.source].end = Some(end);
         }
+    }
+
+    /// The first [`crate::replay::TOP_REGRESSIONS`] regressions in input
+    /// order (the rest are rows of regressions.csv only).
+    fn keep_regressions(&mut self, more: Vec<Regression>) {
+        let room = crate::replay::TOP_REGRESSIONS.saturating_sub(self.regressions.len());
+        self.regressions.extend(more.into_iter().take(room));
     }
 
     /// Input bytes consumed up to the end of `block`.

@@ -22,7 +22,7 @@ pub use segments::BUILTIN;
 pub use segments::{
     add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
-pub use step::{BlockResult, Regression, Reject};
+pub use step::{BlockResult, Regression, Reject, TOP_REGRESSIONS};
 pub use tally::MatrixCell;
 pub use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
 
@@ -373,8 +373,7 @@ impl Replayer {
         vt.counts.merge(&c);
         scratch.counts.push(c);
         if look.is_regression() && self.tallies.detail {
-            out.regressions
-                .push(Regression::of(look, &self.scope_columns));
+            self.write_regression(look, out);
         }
         if look.d.base_fires && !look.d.fires && self.tallies.detail {
             self.note_skip(look, out, scratch);
@@ -567,6 +566,23 @@ impl Replayer {
             scratch.fields_set = true;
         }
         scratch.fields.write(&mut out.decisions_csv, &row);
+    }
+
+    /// A regression's row of regressions.csv; the first few are kept
+    /// whole for report.md.
+    fn write_regression(&self, look: &Look, out: &mut BlockResult) {
+        let g = Regression::of(look, &self.scope_columns);
+        g.write_row(
+            &mut out.regressions_csv,
+            &self.label,
+            &self.input.sources[g.source],
+            &self.plan.variants[g.variant].name,
+            g.kind(self.plan.baseline).as_str(),
+        );
+        out.totals.listed_regressions += 1;
+        if out.regressions.len() < TOP_REGRESSIONS {
+            out.regressions.push(g);
+        }
     }
 
     /// The baseline's row of mismatches.csv, when it disagrees with

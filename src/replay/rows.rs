@@ -141,12 +141,29 @@ pub fn formula_like(s: &str) -> bool {
     }
 }
 
-/// `s` as a CSV cell holds it: with a leading `'` when a spreadsheet
-/// would run it ([`formula_like`]), else as it is.
+/// Whether `s` is written with a leading `'`: a spreadsheet would run it
+/// ([`formula_like`]), or it is itself `'` before such a text (so that
+/// [`unguarded`] gives back every text exactly: `'=x` is written `''=x`).
+pub fn needs_guard(s: &str) -> bool {
+    let quotes = s.len() - s.trim_start_matches('\'').len();
+    formula_like(&s[quotes..])
+}
+
+/// `s` as a CSV cell holds it: with a leading `'` when it
+/// [`needs_guard`], else as it is.
 pub fn guarded(s: &str) -> std::borrow::Cow<'_, str> {
-    match formula_like(s) {
+    match needs_guard(s) {
         true => format!("'{s}").into(),
         false => s.into(),
+    }
+}
+
+/// The text a [`guarded`] cell holds: its guard taken off (Parquet keeps
+/// text exact, so a table streamed as CSV rows is un-guarded there).
+pub fn unguarded(t: &str) -> &str {
+    match t.strip_prefix('\'') {
+        Some(rest) if needs_guard(rest) => rest,
+        _ => t,
     }
 }
 
@@ -183,7 +200,7 @@ fn plain_field(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Append `n` in decimal (the hot path avoids `fmt` machinery).
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+pub(super) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
@@ -222,7 +239,7 @@ fn push_milli(out: &mut Vec<u8>, x: f64) -> bool {
 }
 
 /// A field and its separator.
-fn cell(out: &mut Vec<u8>, s: &str) {
+pub(super) fn cell(out: &mut Vec<u8>, s: &str) {
     if s.is_empty() {
         // An empty text, not a missing value: CSV readers take a bare
         // empty field for null.
@@ -234,7 +251,7 @@ fn cell(out: &mut Vec<u8>, s: &str) {
 }
 
 /// A text that may be absent: absent is an empty field (null).
-fn opt_cell(out: &mut Vec<u8>, s: Option<&str>) {
+pub(super) fn opt_cell(out: &mut Vec<u8>, s: Option<&str>) {
     match s {
         Some(s) => cell(out, s),
         None => out.push(b','),
@@ -461,6 +478,22 @@ pub fn base64(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The guard is taken off exactly: every text, those that begin with
+    /// quotes before a formula included, reads back as itself from its
+    /// CSV cell (decisions.parquet kept `'-smart` for a variant `-smart`).
+    #[test]
+    fn a_guard_comes_off_exactly() {
+        for s in [
+            "-smart", "=1+1", "'=x", "''=x", "'", "''", "'a", "-2", "-", "", "ok", "@x", "'-2",
+        ] {
+            assert_eq!(unguarded(&guarded(s)), s, "{s:?}");
+        }
+        assert_eq!(guarded("'=x"), "''=x");
+        assert_eq!(guarded("'a"), "'a");
+        assert_eq!(guarded("-2"), "-2");
+    }
+
     use super::*;
     use crate::gate::Reason;
 

@@ -52,6 +52,10 @@ pub struct Regression {
     pub base_fires: bool,
 }
 
+/// How many regressions report.md lists, and so how many a run keeps
+/// whole (the first, in input order).
+pub const TOP_REGRESSIONS: usize = 10;
+
 /// The longest text of a regression row kept (draft, revised draft,
 /// refusal message, run id), in bytes: longer ones end in `…`.
 pub const MAX_REGRESSION_TEXT_BYTES: usize = 4096;
@@ -90,6 +94,10 @@ pub struct BlockResult {
     /// production), formatted likewise.
     pub mismatches_csv: Vec<u8>,
     pub rejects: Vec<Reject>,
+    /// This block's rows of regressions.csv, formatted likewise.
+    pub regressions_csv: Vec<u8>,
+    /// The block's first [`TOP_REGRESSIONS`] regressions, for report.md
+    /// (the rest are only rows: a run keeps no more than these).
     pub regressions: Vec<Regression>,
     /// (hash of (run_id, turn), source, line) for the duplicate check.
     pub keys: Vec<(u64, usize, u64)>,
@@ -300,6 +308,39 @@ impl Regression {
             (false, true) => RegressionKind::NewSkip,
             (false, false) => RegressionKind::SharedSkip,
         }
+    }
+
+    /// A row of regressions.csv: the run's label, the source's name, the
+    /// variant's and the regression's kind, then its cells, as the
+    /// declared schema orders them.
+    pub fn write_row(&self, out: &mut Vec<u8>, run: &str, source: &str, variant: &str, kind: &str) {
+        use super::rows::{cell, opt_cell, push_u64};
+        let g = self;
+        cell(out, run);
+        cell(out, source);
+        push_u64(out, g.line);
+        out.push(b',');
+        cell(out, &g.run_id);
+        if let Some(t) = g.turn {
+            push_u64(out, t);
+        }
+        out.push(b',');
+        cell(out, variant);
+        cell(out, g.verdict.as_str());
+        cell(out, kind);
+        cell(out, &g.draft);
+        opt_cell(out, g.revised_draft.as_deref());
+        opt_cell(out, g.refusal_message.as_deref());
+        cell(out, &g.reasons.to_string());
+        opt_cell(out, g.language.as_deref());
+        opt_cell(out, g.intent.as_deref());
+        opt_cell(out, g.scope.as_deref());
+        for v in &g.scope_values {
+            opt_cell(out, v.as_deref());
+        }
+        // The last separator ends the row.
+        out.pop();
+        out.push(b'\n');
     }
 
     /// The regression a variant's skip is ([`Look::is_regression`]): its

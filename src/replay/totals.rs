@@ -187,6 +187,10 @@ pub struct Totals {
     /// share one cannot be merged exactly.
     #[serde(default)]
     pub trace_keys: std::collections::BTreeSet<String>,
+    /// The rows of regressions.csv: every skip of a turn the critic
+    /// revised or refused, over the variants (streamed, not kept).
+    #[serde(default)]
+    pub listed_regressions: u64,
 }
 
 /// How many misnamed keys the totals name (the warning counts them all).
@@ -282,7 +286,9 @@ impl Totals {
             provenance,
             import_counts,
             trace_keys,
+            listed_regressions,
         } = o;
+        self.listed_regressions += listed_regressions;
         self.turns += turns;
         self.rejected += rejected;
         self.nonblank_lines += nonblank_lines;

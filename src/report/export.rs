@@ -295,28 +295,33 @@ pub fn write_csv(
 
 /// `df` with its formula-like text cells guarded, or None when it has none.
 fn formula_safe(df: &DataFrame) -> PolarsResult<Option<DataFrame>> {
-    use crate::replay::rows::formula_like;
-    let risky = |c: &Column| {
+    use crate::replay::rows::{guarded, needs_guard};
+    map_text(df, needs_guard, |v| guarded(v).into_owned())
+}
+
+/// `df` with `f` applied to every cell of each text column where `pick`
+/// holds for some cell, or None when it holds for none.
+pub(super) fn map_text(
+    df: &DataFrame,
+    pick: impl Fn(&str) -> bool,
+    f: impl Fn(&str) -> String,
+) -> PolarsResult<Option<DataFrame>> {
+    let picked = |c: &Column| {
         c.str()
-            .is_ok_and(|s| (0..s.len()).filter_map(|i| s.get(i)).any(formula_like))
+            .is_ok_and(|s| (0..s.len()).filter_map(|i| s.get(i)).any(&pick))
     };
-    if !df.columns().iter().any(risky) {
+    if !df.columns().iter().any(picked) {
         return Ok(None);
     }
     let columns = df
         .columns()
         .iter()
         .map(|c| {
-            if !risky(c) {
+            if !picked(c) {
                 return Ok(c.clone());
             }
             let ca = c.str()?;
-            let s: StringChunked = (0..ca.len())
-                .map(|i| {
-                    ca.get(i)
-                        .map(|v| crate::replay::rows::guarded(v).into_owned())
-                })
-                .collect();
+            let s: StringChunked = (0..ca.len()).map(|i| ca.get(i).map(&f)).collect();
             Ok(s.with_name(c.name().clone()).into_column())
         })
         .collect::<PolarsResult<Vec<Column>>>()?;

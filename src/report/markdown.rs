@@ -7,7 +7,7 @@ use std::io::Write;
 use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
 use crate::summary::figures::VariantSummary;
-use crate::summary::text::{count, excerpt, md_name, md_text, TOP_REGRESSIONS};
+use crate::summary::text::{count, excerpt, md_name, md_text};
 
 /// The rate the small-sample warning measures evidence against: the
 /// regression rate a team would want to rule out, at 95% confidence.
@@ -370,7 +370,8 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
             "\n**Risky skips: {risky}.** Skips whose ack covers less than half the draft (\"Sure, but refunds are closed on Sundays\"): an acknowledgement with news, which the critic may have wanted to see whether or not a label says so. `critic-gate mine` lists them by draft."
         )
     });
-    if r.regressions.is_empty() {
+    let listed = r.totals.listed_regressions;
+    if listed == 0 {
         let labelled: u64 = candidates().map(|m| m.all_skips_labelled).sum();
         let skips: u64 = candidates().map(|m| m.skips).sum();
         let _ = match (labelled, skips) {
@@ -391,10 +392,10 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
     if let Some(l) = risky_line {
         let _ = writeln!(s, "{l}\n");
     }
-    let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", r.regressions.len(), TOP_REGRESSIONS.min(r.regressions.len()));
+    let _ = writeln!(s, "Skipped turns whose recorded critic verdict was `revise` or `refuse` ({} in all; first {}):\n", listed, r.regressions.len());
     let _ = writeln!(s, "| variant | where | verdict | draft |");
     let _ = writeln!(s, "|---|---|---|---|");
-    for g in r.regressions.iter().take(TOP_REGRESSIONS) {
+    for g in r.regressions.iter() {
         let _ = writeln!(
             s,
             "| {} | {}:{} | {} | {} |",

@@ -17,22 +17,18 @@ pub use staging::{
     abandon_in_progress_and_exit, check_out_dir, claim_job_dir, create_new_file, or_remove_new,
     put, track_temp, untrack_temp, Staging, MARKER,
 };
-pub use streams::Streams;
+pub use streams::{regressions_header, Streams};
 
 pub use export::{write_all, Export, ReplayReport};
 pub use streams::STREAMED_FILES;
-use tables::{
-    FloorsCsv, MatrixCsv, RegressionsCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv,
-    SummaryJson,
-};
+use tables::{FloorsCsv, MatrixCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv, SummaryJson};
 
 /// The report files written from the merged tallies, in writing order.
-pub const EXPORTS: [&dyn Export; 13] = [
+pub const EXPORTS: [&dyn Export; 12] = [
     &SummaryCsv,
     &SummaryJson,
     &FloorsCsv,
     &SegmentsCsv,
-    &RegressionsCsv,
     &MatrixCsv,
     &SkipsCsv,
     &charts::CHARTS[0].0,

@@ -1,6 +1,6 @@
 //! The files a replay writes while it reads, block by block: the rows of
-//! `decisions.csv` and `mismatches.csv` (formatted by the replay's workers)
-//! and the rejected lines of `rejects.jsonl`.
+//! `decisions.csv`, `mismatches.csv` and `regressions.csv` (formatted by
+//! the replay's workers) and the rejected lines of `rejects.jsonl`.
 
 use std::fs::File;
 use std::io::{BufWriter, Cursor, Write};
@@ -19,12 +19,18 @@ use crate::summary::parquet::ParquetFile;
 use crate::summary::schema::{self, RunColumn, Type};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
-pub const STREAMED_FILES: [&str; 3] = ["decisions.csv", "mismatches.csv", "rejects.jsonl"];
+pub const STREAMED_FILES: [&str; 4] = [
+    "decisions.csv",
+    "mismatches.csv",
+    "regressions.csv",
+    "rejects.jsonl",
+];
 
 /// The streamed files of one run.
 pub struct Streams {
     decisions: Option<TableStream>,
     mismatches: Option<TableStream>,
+    regressions: Option<TableStream>,
     rejects: Option<RejectsWriter>,
 }
 
@@ -40,10 +46,11 @@ impl Streams {
             return Ok(Streams {
                 decisions: None,
                 mismatches: None,
+                regressions: None,
                 rejects: None,
             });
         };
-        let [decisions, mismatches, rejects] = STREAMED_FILES;
+        let [decisions, mismatches, regressions, rejects] = STREAMED_FILES;
         let table = |file, header: &str| {
             let columns = schema::table(file).columns_for(scope.keys());
             TableStream::open(staging, file, header, &columns, opts.outputs.format)
@@ -54,6 +61,11 @@ impl Streams {
                 _ => Some(table(decisions, &header(scope))?),
             },
             mismatches: Some(table(mismatches, MISMATCH_HEADER)?),
+            // Per-turn detail: a sweep of hundreds of variants has none.
+            regressions: match opts.tallies.detail {
+                true => Some(table(regressions, &regressions_header(scope))?),
+                false => None,
+            },
             rejects: match opts.input.skip_invalid {
                 true => Some(RejectsWriter::new(
                     staging.file(rejects)?,
@@ -68,6 +80,7 @@ impl Streams {
     pub fn write(&mut self, res: &BlockResult) -> crate::Result<()> {
         self.decisions(&res.decisions_csv)?;
         self.mismatches(&res.mismatches_csv)?;
+        self.regressions(&res.regressions_csv)?;
         self.rejects(&res.rejects, 0)
     }
 
@@ -83,6 +96,14 @@ impl Streams {
     pub fn mismatches(&mut self, rows: &[u8]) -> crate::Result<()> {
         match self.mismatches.as_mut() {
             Some(m) => m.write(rows),
+            None => Ok(()),
+        }
+    }
+
+    /// Append formatted rows of regressions.csv.
+    pub fn regressions(&mut self, rows: &[u8]) -> crate::Result<()> {
+        match self.regressions.as_mut() {
+            Some(g) => g.write(rows),
             None => Ok(()),
         }
     }
@@ -103,11 +124,28 @@ impl Streams {
         if let Some(m) = self.mismatches {
             m.finish()?;
         }
+        if let Some(g) = self.regressions {
+            g.finish()?;
+        }
         match self.rejects {
             Some(w) => w.finish(),
             None => Ok(()),
         }
     }
+}
+
+/// The header of regressions.csv, from its declared columns (a column
+/// per scope key after `scope`).
+pub fn regressions_header(scope: &ScopeColumns) -> String {
+    let columns = schema::table("regressions.csv").columns_for(scope.keys());
+    let mut h = Vec::new();
+    for c in &columns {
+        crate::replay::rows::field(&mut h, &c.name);
+        h.push(b',');
+    }
+    h.pop();
+    h.push(b'\n');
+    String::from_utf8(h).expect("UTF-8 in, UTF-8 out")
 }
 
 /// A streamed table: its CSV, its Parquet twin, or both (`--format`).
@@ -221,6 +259,7 @@ impl ParquetRows {
             .into_reader_with_file_handle(Cursor::new(rows))
             .finish()
             .map_err(fail)?;
+        unguard_text(&mut df).map_err(fail)?;
         self.out.write(df.rechunk_mut_par()).map_err(fail)
     }
 
@@ -233,6 +272,19 @@ impl ParquetRows {
             ))
         })
     }
+}
+
+/// The text columns of `df`, read from guarded CSV rows, with each guard
+/// taken off ([`crate::replay::rows::unguarded`]): Parquet holds the
+/// text exactly (a variant named `-smart` is `-smart` there, not
+/// `'-smart`).
+fn unguard_text(df: &mut DataFrame) -> PolarsResult<()> {
+    use crate::replay::rows::unguarded;
+    let changed = |v: &str| unguarded(v).len() != v.len();
+    if let Some(plain) = super::export::map_text(df, changed, |v| unguarded(v).to_string())? {
+        *df = plain;
+    }
+    Ok(())
 }
 
 /// A declared table as a polars schema.

@@ -6,7 +6,6 @@ use polars_core::prelude::DataFrame;
 
 use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
-use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::skips::{self, SkipTally};
 use crate::replay::tally::{AddedCost, Counts, Estimate, LENGTH_BUCKETS, NOT_RUN, VERDICT_LABELS};
 use crate::replay::MatrixCell;
@@ -280,67 +279,6 @@ impl SegmentRows {
                 Col::F64(self.added.iter().map(|e| usd(e.usd)).collect()),
             ),
         ]
-    }
-}
-
-/// `regressions.csv`: every skip of a turn the critic revised or refused.
-pub struct RegressionsCsv;
-
-impl Export for RegressionsCsv {
-    fn file_name(&self) -> &'static str {
-        "regressions.csv"
-    }
-
-    fn table(&self, r: &ReplayReport) -> Option<Result<DataFrame, WriteFailure>> {
-        Some(self.frame(r))
-    }
-}
-
-impl RegressionsCsv {
-    fn frame(&self, r: &ReplayReport) -> Result<DataFrame, WriteFailure> {
-        let g = r.regressions;
-        // One column per scope key, after `scope`.
-        let scope_names: Vec<String> = r
-            .scope_keys
-            .iter()
-            .map(|k| ScopeColumns::column_name(k))
-            .collect();
-        let s = |f: &dyn Fn(&crate::replay::Regression) -> Option<String>| {
-            Col::Str(g.iter().map(f).collect())
-        };
-        let df = typed_frame(
-            self.file_name(),
-            r,
-            vec![
-                ("source", s(&|x| Some(r.sources[x.source].clone()))),
-                ("line", Col::U64(g.iter().map(|x| x.line).collect())),
-                ("run_id", s(&|x| Some(x.run_id.clone()))),
-                ("turn", Col::OptU64(g.iter().map(|x| x.turn).collect())),
-                (
-                    "variant",
-                    s(&|x| Some(r.plan.variants[x.variant].name.clone())),
-                ),
-                ("verdict", s(&|x| Some(x.verdict.as_str().to_string()))),
-                (
-                    "kind",
-                    s(&|x| Some(x.kind(r.plan.baseline).as_str().to_string())),
-                ),
-                ("draft", s(&|x| Some(x.draft.clone()))),
-                ("revised_draft", s(&|x| x.revised_draft.clone())),
-                ("refusal_message", s(&|x| x.refusal_message.clone())),
-                ("reasons", s(&|x| Some(x.reasons.to_string()))),
-                ("language", s(&|x| x.language.clone())),
-                ("intent", s(&|x| x.intent.clone())),
-                ("scope", s(&|x| x.scope.clone())),
-            ]
-            .into_iter()
-            .chain(scope_names.iter().enumerate().map(|(i, name)| {
-                let values = g.iter().map(|x| x.scope_values[i].clone());
-                (name.as_str(), Col::Str(values.collect()))
-            }))
-            .collect(),
-        )?;
-        Ok(df)
     }
 }
 

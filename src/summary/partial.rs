@@ -11,6 +11,7 @@
 //! | `H` | the header (JSON): what must agree between shards ([`Spec`]), the shard's label, sources and scope columns |
 //! | `D` | rows of decisions.csv, as the replay formatted them (one frame per block) |
 //! | `M` | rows of mismatches.csv                                          |
+//! | `G` | rows of regressions.csv                                         |
 //! | `R` | rejected lines (JSON), with shard-local source indexes          |
 //! | `K` | the duplicate check's keys: (hash u64, source u32, line u64) LE, so the merge repeats the check over every shard in order |
 //! | `S` | the tallies (JSON): totals before any cap, regressions, sources |
@@ -43,7 +44,7 @@ const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// lists at most so many keys. 4: the header carries the tallies' shape.
 /// 5: a regression says whether the baseline fires on its turn. 6: the
 /// decision and mismatch rows carry the turn's trace, span and message.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 /// A hash of the tallies' shape: every path of [`Totals`]' JSON (each map
 /// and list holding one of everything), with each leaf's JSON type. A
@@ -149,6 +150,7 @@ pub mod tag {
     pub const HEADER: u8 = b'H';
     pub const DECISIONS: u8 = b'D';
     pub const MISMATCHES: u8 = b'M';
+    pub const REGRESSIONS: u8 = b'G';
     pub const REJECTS: u8 = b'R';
     pub const KEYS: u8 = b'K';
     pub const STATE: u8 = b'S';
@@ -359,6 +361,7 @@ impl<W: Write> PartialWriter<W> {
         for (t, rows) in [
             (tag::DECISIONS, &res.decisions_csv),
             (tag::MISMATCHES, &res.mismatches_csv),
+            (tag::REGRESSIONS, &res.regressions_csv),
         ] {
             if !rows.is_empty() {
                 self.frame(t, rows)?;
@@ -438,6 +441,7 @@ pub enum Frame {
     Header(Box<Header>),
     Decisions(Vec<u8>),
     Mismatches(Vec<u8>),
+    Regressions(Vec<u8>),
     Rejects(Vec<Reject>),
     /// (hash, shard-local source, line) of each numbered turn.
     Keys(Vec<(u64, usize, u64)>),
@@ -525,6 +529,7 @@ impl PartialReader {
             }
             tag::DECISIONS => Frame::Decisions(payload),
             tag::MISMATCHES => Frame::Mismatches(payload),
+            tag::REGRESSIONS => Frame::Regressions(payload),
             tag::REJECTS => {
                 Frame::Rejects(serde_json::from_slice(&payload).map_err(|_| json("rejects"))?)
             }

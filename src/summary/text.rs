@@ -2,7 +2,7 @@
 //! is, shared by report.md and `check --markdown`.
 
 /// How many regressions the report lists.
-pub const TOP_REGRESSIONS: usize = 10;
+pub use crate::replay::TOP_REGRESSIONS;
 
 /// The first `n` characters of a draft, on one line (control characters
 /// as spaces), as a Markdown code span for a table cell, with `…` after it

@@ -725,6 +725,14 @@ fn a_merge_writes_only_rows_a_replay_writes_as_many_as_counted() {
     expect_error(&o, 2, "doubled.partial");
     assert!(stderr(&o).contains("decision rows"), "{}", stderr(&o));
     assert!(!out.exists());
+    // Regression rows likewise (the seed has one).
+    let doubled = edited_frames(&d, &p, "doubled-g.partial", |tag, payload| match tag {
+        b'G' => vec![(tag, payload.clone()), (tag, payload)],
+        _ => vec![(tag, payload)],
+    });
+    let o = merge(&doubled);
+    expect_error(&o, 2, "doubled-g.partial");
+    assert!(stderr(&o).contains("2 regression rows"), "{}", stderr(&o));
     let cut = edited_frames(&d, &p, "cut.partial", |tag, payload| match tag {
         b'D' => vec![(tag, payload[..payload.len() - 1].to_vec())],
         _ => vec![(tag, payload)],

@@ -1217,3 +1217,50 @@ fn check_refuses_a_summary_its_decisions_contradict() {
         assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
     }
 }
+
+/// The Parquet tables keep text exactly, as docs/reading-reports.md says:
+/// decisions.parquet, streamed from the guarded CSV rows, held the
+/// variant `-smart` as `'-smart` (7284b5b); regressions.parquet, once
+/// built apart, held `-smart`, and is now streamed the same way.
+#[test]
+fn parquet_tables_hold_a_formula_like_text_exactly() {
+    let d = Dir::new();
+    let config = std::fs::read_to_string(root().join("datasets/gate.toml"))
+        .unwrap()
+        .replace("[variants.smart]", "[variants.\"-smart\"]");
+    let config = d.write("minus.toml", config);
+    let out = d.path("both");
+    let o = run(
+        &[
+            "replay",
+            root().join("datasets/seed.jsonl").to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--format",
+            "both",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    for table in ["decisions", "regressions"] {
+        let bytes = std::fs::read(out.join(format!("{table}.parquet"))).unwrap();
+        let df = critic_gate::read_parquet(bytes).unwrap();
+        let column = df.column("variant").unwrap().str().unwrap().clone();
+        let variants: Vec<String> = (0..column.len())
+            .filter_map(|i| column.get(i).map(str::to_string))
+            .collect();
+        assert!(
+            variants.iter().any(|v| v == "-smart"),
+            "{table}: {variants:?}"
+        );
+        assert!(
+            !variants.iter().any(|v| v.starts_with('\'')),
+            "{table}: {variants:?}"
+        );
+        let csv = std::fs::read_to_string(out.join(format!("{table}.csv"))).unwrap();
+        assert!(csv.contains(",'-smart,"), "{table}.csv keeps its guard");
+    }
+}
