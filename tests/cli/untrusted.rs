@@ -548,3 +548,32 @@ fn regressions_are_streamed_not_kept() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("(500000 in all; first 10)"), "{md}");
 }
+
+/// #47 item 15: runs were keyed by FNV-1a of their `run_id`, whose
+/// collisions anyone finds in minutes: these two ids (16 hex digits
+/// each, found by a rho search) share the FNV-1a key 3e42bb46fb6d582b,
+/// and their runs were counted as one (`labelled_runs` 1 on 7284b5b).
+/// Keys are now SipHash-1-3 under a fixed key.
+#[test]
+fn two_runs_whose_ids_collide_under_fnv_stay_two() {
+    let (a, b) = ("4db4be9ccd269edd", "049676eff0705c0b");
+    let fnv = |s: &str| {
+        s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+            (h ^ u64::from(c)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    assert_eq!(fnv(a), fnv(b), "the fixture collides under FNV-1a");
+    let d = Dir::new();
+    let line = |id: &str, verdict: &str| {
+        format!("{{\"run_id\":\"{id}\",\"draft\":\"Got it, thanks!\",\"critic\":{{\"verdict\":\"{verdict}\"}}}}\n")
+    };
+    let input = d.write("t.jsonl", line(a, "revise") + &line(b, "approve"));
+    let out = d.path("r");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let s = summary(&out);
+    assert_eq!(
+        s["variants"]["smart"]["labelled_runs"], 2,
+        "{}",
+        s["variants"]["smart"]
+    );
+}
