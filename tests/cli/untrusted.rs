@@ -445,7 +445,8 @@ fn a_folder_never_passes_as_one_run_when_it_mixes_two() {
 /// hazard the review found (long run ids and drafts of braces, revised
 /// drafts of 64 KiB, a new scope key, language, finding kind and critic
 /// model on every line) through replay, a 50-variant sweep, two shards
-/// merged, and check. Each stays under the 1 GiB docs/performance.md
+/// merged, and check; and chats of long tool results and replies of
+/// braces and identifiers through import. Each stays under the 1 GiB docs/performance.md
 /// states (peaks are printed; they vary with the machine's load).
 #[cfg(unix)]
 #[test]
@@ -521,6 +522,35 @@ fn every_path_stays_within_the_stated_memory_budget() {
             "0",
             "--min-skip-rate",
             "0",
+        ],
+    );
+    // import: chats whose tool results are long and whose replies are
+    // braces and identifiers (the clean-up and the fabrication check).
+    let mut chats = String::new();
+    for i in 0..200 {
+        let mut messages =
+            vec![serde_json::json!({"role": "user", "content": "where is my order?"})];
+        for c in 0..20 {
+            messages.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("c{c}"), "type": "function", "function": {"name": "get_order", "arguments": "{}"}}]}));
+            messages.push(serde_json::json!({"role": "tool", "tool_call_id": format!("c{c}"), "content": format!("ORD-{i}-{c} ").repeat(2000)}));
+        }
+        messages.push(serde_json::json!({"role": "assistant",
+            "content": format!("Order {} {}", "ORD-1-2 ".repeat(5000), "{".repeat(20000))}));
+        chats.push_str(&serde_json::json!({"messages": messages}).to_string());
+        chats.push('\n');
+    }
+    let chats = d.write("chats.jsonl", chats).display().to_string();
+    let imported = d.path("imported.jsonl").display().to_string();
+    measured(
+        "import",
+        &[
+            "import",
+            &chats,
+            "--from",
+            "openai-chat",
+            "--out",
+            &imported,
         ],
     );
 }
