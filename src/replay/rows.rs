@@ -43,6 +43,11 @@ pub const MISMATCH_HEADER: &str =
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
 pub const MAX_SCOPE_BYTES: usize = 1024;
 
+/// The longest `run_id` a row carries, in bytes (cut with `…` past it):
+/// every turn of a conversation repeats it, so a transcript line with a
+/// megabyte id and thousands of turns wrote gigabytes of rows.
+pub const MAX_RUN_ID_BYTES: usize = 4096;
+
 /// The longest trace or span id a row carries, in bytes (cut with `…`
 /// past it): OpenTelemetry's are 32 and 16 hex digits.
 pub const MAX_ID_BYTES: usize = 128;
@@ -343,7 +348,7 @@ impl TurnFields {
         self.lead.write(h, r.run, r.source);
         push_u64(h, r.line);
         h.push(b',');
-        cell(h, r.run_id);
+        cell(h, &capped(r.run_id, MAX_RUN_ID_BYTES));
         if let Some(t) = r.turn {
             push_u64(h, t);
         }
@@ -432,7 +437,7 @@ impl MismatchRow<'_> {
         cell(out, self.source);
         push_u64(out, self.line);
         out.push(b',');
-        cell(out, self.run_id);
+        cell(out, &capped(self.run_id, MAX_RUN_ID_BYTES));
         if let Some(t) = self.turn {
             push_u64(out, t);
         }

@@ -245,7 +245,7 @@ const REGRESSIONS: &[Column] = &[
     RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
-    col("run_id", Str, "", "the recorded run_id"),
+    col("run_id", Str, "", "the recorded run_id, cut at 4 KiB (ending in …)"),
     opt(
         "turn",
         U64,
@@ -312,7 +312,7 @@ const DECISIONS: &[Column] = &[
     RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
-    col("run_id", Str, "", "the recorded run_id"),
+    col("run_id", Str, "", "the recorded run_id, cut at 4 KiB (ending in …)"),
     opt(
         "turn",
         U64,
@@ -377,7 +377,12 @@ const MISMATCHES: &[Column] = &[
     RUN,
     col("source", Str, "", "the traffic file, as given"),
     col("line", U64, "", "the line in that file (1-based)"),
-    col("run_id", Str, "", "the recorded run_id"),
+    col(
+        "run_id",
+        Str,
+        "",
+        "the recorded run_id, cut at 4 KiB (ending in …)",
+    ),
     opt(
         "turn",
         U64,

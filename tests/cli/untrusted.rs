@@ -607,3 +607,35 @@ fn two_runs_whose_ids_collide_under_fnv_stay_two() {
         s["variants"]["smart"]
     );
 }
+
+/// A conversation's `run_id` is repeated by every row of its turns: a
+/// transcript of 500 turns under a 200 KB id wrote a 200 MB
+/// decisions.csv (7284b5b), quadratic in the line (a 16 MiB line could
+/// make terabytes). Rows cut the id at 4 KiB, as regressions.csv does.
+#[test]
+fn a_long_run_id_is_not_repeated_whole_by_every_row() {
+    let d = Dir::new();
+    let mut messages = Vec::new();
+    for i in 0..500 {
+        messages.push(serde_json::json!({"role": "user", "content": format!("question {i}")}));
+        messages.push(serde_json::json!({"role": "assistant", "content": "Got it, thanks!"}));
+    }
+    let line = serde_json::json!({"run_id": "r".repeat(200_000), "messages": messages});
+    let input = d.write("chat.jsonl", format!("{line}\n"));
+    let out = d.path("r");
+    let o = replay_in(
+        &out,
+        &[input.to_str().unwrap(), "--from", "openai-chat", "--quiet"],
+    );
+    expect_code(&o, 0);
+    let bytes = std::fs::metadata(out.join("decisions.csv")).unwrap().len();
+    assert!(bytes < 10 << 20, "decisions.csv: {bytes} bytes");
+    let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
+    assert_eq!(rows.len(), 1000);
+    let id = &rows[0]["run_id"];
+    assert!(
+        id.ends_with('…') && id.len() == 4096 + "…".len(),
+        "{}",
+        id.len()
+    );
+}
