@@ -187,7 +187,10 @@ impl Job<'_> {
                 scope: &h.scope,
                 merged_scope: self.scope,
             };
-            let (state, rows) = shard.stream(input, &mut streams, &mut merged, &mut dups)?;
+            // The rows a shard may bring, from its tallies, before one is
+            // written: a shard of more is refused when it passes them.
+            let limit = RowCounts::allowed(&PartialReader::tallies_of(input)?.totals, self.opts);
+            let (state, rows) = shard.stream(input, limit, &mut streams, &mut merged, &mut dups)?;
             counted += u128::from(crate::summary::partial::largest_count(&state.totals));
             if counted > u128::from(u64::MAX) {
                 return Err(shard.damaged(
@@ -217,6 +220,7 @@ impl Shard<'_> {
     fn stream(
         &self,
         input: &PartialInput,
+        limit: RowCounts,
         streams: &mut Streams,
         merged: &mut Merged,
         dups: &mut Warnings,
@@ -240,15 +244,18 @@ impl Shard<'_> {
                 Frame::Decisions(rows) => {
                     self.scope_fits()?;
                     counts.decisions += self.replay_rows(&rows, decision_columns)?;
+                    self.within(counts, limit)?;
                     streams.decisions(&self.relabel(&rows)?)?
                 }
                 Frame::Mismatches(rows) => {
                     counts.mismatches += self.replay_rows(&rows, mismatch_columns)?;
+                    self.within(counts, limit)?;
                     streams.mismatches(&self.relabel(&rows)?)?
                 }
                 Frame::Regressions(rows) => {
                     self.scope_fits()?;
                     counts.regressions += self.replay_rows(&rows, regression_columns)?;
+                    self.within(counts, limit)?;
                     streams.regressions(&self.relabel(&rows)?)?
                 }
                 Frame::Rejects(rejects) => {
@@ -278,6 +285,25 @@ impl Shard<'_> {
     /// reach a report.
     fn replay_rows(&self, rows: &[u8], columns: usize) -> crate::Result<u64> {
         replay_rows(rows, columns).map_err(|why| self.damaged(why))
+    }
+
+    /// The rows so far are within what the shard's tallies allow.
+    fn within(&self, rows: RowCounts, limit: RowCounts) -> crate::Result<()> {
+        match rows.decisions <= limit.decisions
+            && rows.mismatches <= limit.mismatches
+            && rows.regressions <= limit.regressions
+        {
+            true => Ok(()),
+            false => Err(self.damaged(&format!(
+                "more rows than its tallies count ({} decision rows of at most {}, {} mismatch rows of at most {}, {} regression rows of at most {})",
+                rows.decisions,
+                limit.decisions,
+                rows.mismatches,
+                limit.mismatches,
+                rows.regressions,
+                limit.regressions
+            ))),
+        }
     }
 
     /// The shard's rows are as many as its tallies imply: every (turn,
@@ -482,12 +508,27 @@ impl Shard<'_> {
     }
 }
 
-/// The rows a shard's frames held.
+/// The rows a shard's frames held (or may hold).
 #[derive(Clone, Copy, Default)]
 struct RowCounts {
     decisions: u64,
     mismatches: u64,
     regressions: u64,
+}
+
+impl RowCounts {
+    /// The most rows of each table that `totals` allow.
+    fn allowed(totals: &crate::replay::Totals, opts: &crate::replay::ReplayOptions) -> RowCounts {
+        let variants = opts.plan.variants.len() as u64;
+        RowCounts {
+            decisions: match opts.tallies.decisions {
+                crate::replay::DecisionsMode::None => 0,
+                _ => totals.turns.saturating_mul(variants),
+            },
+            mismatches: totals.turns,
+            regressions: totals.listed_regressions,
+        }
+    }
 }
 
 /// How many CSV rows `rows` holds, or why they are not rows a replay

@@ -498,6 +498,41 @@ impl PartialReader {
         Ok(r)
     }
 
+    /// The tallies of `input`, read before its rows are merged: the rows'
+    /// frames are passed over (decompressed, never held), so a merge knows
+    /// how many rows a shard may bring before it writes one.
+    pub fn tallies_of(input: &PartialInput) -> crate::Result<Box<State>> {
+        let mut r = PartialReader::open(input)?;
+        loop {
+            let mut head = [0u8; 9];
+            r.dec
+                .read_exact(&mut head)
+                .map_err(|e| damaged(&r.name, &format!("cut short ({e})")))?;
+            let len = u64::from_le_bytes(head[1..].try_into().expect("8 bytes"));
+            match head[0] {
+                tag::STATE => {
+                    let mut payload = Vec::new();
+                    (&mut r.dec)
+                        .take(len.min(MAX_FRAME))
+                        .read_to_end(&mut payload)
+                        .map_err(|e| damaged(&r.name, &format!("cut short ({e})")))?;
+                    return match r.decode(tag::STATE, payload)? {
+                        Frame::State(s) => Ok(s),
+                        _ => unreachable!("a state frame decodes as one"),
+                    };
+                }
+                tag::END => return Err(damaged(&r.name, "it has no tallies")),
+                _ => {
+                    let skipped = std::io::copy(&mut (&mut r.dec).take(len), &mut std::io::sink())
+                        .map_err(|e| damaged(&r.name, &format!("cut short ({e})")))?;
+                    if skipped != len {
+                        return Err(damaged(&r.name, "cut short in a frame"));
+                    }
+                }
+            }
+        }
+    }
+
     /// The next frame; a stream that ends before [`Frame::End`] is damaged.
     pub fn next(&mut self) -> crate::Result<Frame> {
         let mut head = [0u8; 9];

@@ -697,7 +697,8 @@ fn edited_state(
 /// row put a formula into decisions.csv (which a replay guards with a
 /// leading `'`), and a frame of rows given twice doubled them (exit 0
 /// both). Rows must be as a replay writes them and as many as the
-/// shard's tallies count; else the shard is refused and nothing written.
+/// shard's tallies count (read before any row is written); else the
+/// shard is refused and nothing written.
 #[test]
 fn a_merge_writes_only_rows_a_replay_writes_as_many_as_counted() {
     let d = Dir::new();
@@ -723,7 +724,13 @@ fn a_merge_writes_only_rows_a_replay_writes_as_many_as_counted() {
     });
     let o = merge(&doubled);
     expect_error(&o, 2, "doubled.partial");
-    assert!(stderr(&o).contains("decision rows"), "{}", stderr(&o));
+    // Refused when the rows pass the count, before the extra ones are
+    // written (the tallies are read first).
+    assert!(
+        stderr(&o).contains("more rows than its tallies count (80 decision rows of at most 40"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists());
     // Regression rows likewise (the seed has one).
     let doubled = edited_frames(&d, &p, "doubled-g.partial", |tag, payload| match tag {
