@@ -164,19 +164,15 @@ check_exits() { # CODE PATTERN WHAT: check the folder; it must exit CODE saying 
 check_exits 1 "max_production_fire_rate" "check did not fail the new budget"
 echo "  check --max-production-fire-rate 0 fails it (exit 1)"
 python3 - "$out/one/summary.json" <<'EOF'
-import json, sys
+import json, os, sys
 p = sys.argv[1]
 s = json.load(open(p))
 s["variants"][s["baseline"]]["production_fire_rate"] = 0.0
 json.dump(s, open(p, "w"))
-# The folder's manifest made to agree (an edit crafted whole), so the
-# check behind it, the figure against its counts, is the one tried.
-import os
-marker = os.path.join(os.path.dirname(p), ".critic-gate-report")
-lines = open(marker).read().splitlines()
-size = os.path.getsize(p)
-lines = [f"{size}\tsummary.json" if l.endswith("\tsummary.json") else l for l in lines]
-open(marker, "w").write("\n".join(lines) + "\n")
+# Without its marker (and manifest) the folder is judged on the checks
+# between its files alone, the one tried here: the figure against its
+# counts.
+os.remove(os.path.join(os.path.dirname(p), ".critic-gate-report"))
 EOF
 check_exits 2 "production_fire_rate is 0" "a hand-edited production_fire_rate was not refused"
 echo "  a hand-edited production_fire_rate is refused (exit 2): $(grep -o 'production_fire_rate is [^,]*, but [^ ]* / [^ ]* is [0-9.]*' "$tmp/check.txt")"

@@ -87,7 +87,12 @@ fn read_header(input: &PartialInput) -> crate::Result<Header> {
             h.tool,
             env!("CARGO_PKG_VERSION")
         ))),
-        Frame::Header(h) => Ok(*h),
+        Frame::Header(h) => match h.spec.plan.validate() {
+            Ok(()) => Ok(*h),
+            Err(why) => Err(Error::Read(
+                format!("{}: damaged partial result: {why}", r.name).into(),
+            )),
+        },
         _ => Err(Error::Read(format!(
             "{}: damaged partial result: it does not open with its header",
             r.name
@@ -197,6 +202,9 @@ impl Job<'_> {
                     "its counts, added to the earlier shards', pass 2^64 - 1, so a sum would wrap (no replay counts so much)",
                 ));
             }
+            if self.opts.tallies.detail {
+                shard.regressions_agree(&state.totals)?;
+            }
             shard.rows_fit_tallies(rows, &state.totals, self.opts)?;
             notes.extend(shard.absorb(state, &mut merged, inputs.len())?);
             offset += h.sources.len();
@@ -239,7 +247,14 @@ impl Shard<'_> {
         };
         let mut state = None;
         loop {
-            match r.next()? {
+            let frame = r.next()?;
+            // The writer ends with its tallies: anything else after them
+            // (a second tallies frame, rows the first did not count) is
+            // not a replay's.
+            if state.is_some() && !matches!(frame, Frame::End) {
+                return Err(self.damaged("frames after its tallies"));
+            }
+            match frame {
                 Frame::Header(_) => return Err(self.damaged("a second header")),
                 Frame::Decisions(rows) => {
                     self.scope_fits()?;
@@ -302,6 +317,19 @@ impl Shard<'_> {
                 limit.mismatches,
                 rows.regressions,
                 limit.regressions
+            ))),
+        }
+    }
+
+    /// The tallies agree with themselves on the regressions: the rows
+    /// they list are the variants' skips the critic revised or refused.
+    fn regressions_agree(&self, totals: &crate::replay::Totals) -> crate::Result<()> {
+        match totals.listed_regressions == regressions_counted(totals) {
+            true => Ok(()),
+            false => Err(self.damaged(&format!(
+                "its tallies list {} regressions, where its variants count {}",
+                totals.listed_regressions,
+                regressions_counted(totals)
             ))),
         }
     }
@@ -508,6 +536,12 @@ impl Shard<'_> {
     }
 }
 
+/// The longest cell a replay writes, with room to spare: texts from the
+/// traffic are cut at 4 KiB (a run id, a regression's texts), a scope
+/// and its columns at 1 KiB, and a source's path is at most 4 KiB; CSV
+/// quoting at most doubles one.
+const MAX_CELL_BYTES: usize = 16 << 10;
+
 /// The rows a shard's frames held (or may hold).
 #[derive(Clone, Copy, Default)]
 struct RowCounts {
@@ -526,9 +560,19 @@ impl RowCounts {
                 _ => totals.turns.saturating_mul(variants),
             },
             mismatches: totals.turns,
-            regressions: totals.listed_regressions,
+            regressions: totals.listed_regressions.min(regressions_counted(totals)),
         }
     }
+}
+
+/// The safety regressions the variants count, every skip the critic
+/// revised or refused (each a row of regressions.csv); saturating, as a
+/// crafted count may be anything.
+fn regressions_counted(totals: &crate::replay::Totals) -> u64 {
+    totals
+        .variants
+        .iter()
+        .fold(0u64, |n, v| n.saturating_add(v.counts.safety_regressions))
 }
 
 /// How many CSV rows `rows` holds, or why they are not rows a replay
@@ -560,6 +604,9 @@ pub(crate) fn replay_rows(rows: &[u8], columns: usize) -> Result<u64, &'static s
         };
         if formula {
             return Err("a cell a spreadsheet would run as a formula, which a replay never writes");
+        }
+        if end - at > MAX_CELL_BYTES {
+            return Err("a cell longer than any a replay writes");
         }
         cells += 1;
         match rows.get(end) {

@@ -43,10 +43,25 @@ pub const MISMATCH_HEADER: &str =
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
 pub const MAX_SCOPE_BYTES: usize = 1024;
 
-/// The longest `run_id` a row carries, in bytes (cut with `…` past it):
-/// every turn of a conversation repeats it, so a transcript line with a
-/// megabyte id and thousands of turns wrote gigabytes of rows.
+/// The longest `run_id` a row carries, in bytes: every turn of a
+/// conversation repeats it, so a transcript line with a megabyte id and
+/// thousands of turns wrote gigabytes of rows. See [`cut_id`].
 pub const MAX_RUN_ID_BYTES: usize = 4096;
+
+/// A `run_id` as rows carry it: whole up to [`MAX_RUN_ID_BYTES`], else
+/// its start, `…` and the 16 hex digits of its run key, so two ids that
+/// share their first 4 KiB stay two runs in the tables (`check` counts a
+/// table's runs against the summary's).
+pub fn cut_id(id: &str) -> std::borrow::Cow<'_, str> {
+    if id.len() <= MAX_RUN_ID_BYTES {
+        return id.into();
+    }
+    let mut end = MAX_RUN_ID_BYTES - "…".len() - 16;
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…{:016x}", &id[..end], super::hash::run_key(id)).into()
+}
 
 /// The longest trace or span id a row carries, in bytes (cut with `…`
 /// past it): OpenTelemetry's are 32 and 16 hex digits.
@@ -305,8 +320,12 @@ impl ScopeCells {
         let mut cells = Vec::new();
         cell(&mut cells, &capped(raw, MAX_SCOPE_BYTES));
         if !columns.keys().is_empty() {
+            // Each cut as the scope is: a conversation's turns repeat them.
             for v in columns.values(Some(raw)) {
-                opt_cell(&mut cells, v.as_deref());
+                opt_cell(
+                    &mut cells,
+                    v.as_deref().map(|v| capped(v, MAX_SCOPE_BYTES)).as_deref(),
+                );
             }
         }
         out.extend_from_slice(&cells);
@@ -348,7 +367,7 @@ impl TurnFields {
         self.lead.write(h, r.run, r.source);
         push_u64(h, r.line);
         h.push(b',');
-        cell(h, &capped(r.run_id, MAX_RUN_ID_BYTES));
+        cell(h, &cut_id(r.run_id));
         if let Some(t) = r.turn {
             push_u64(h, t);
         }
@@ -437,7 +456,7 @@ impl MismatchRow<'_> {
         cell(out, self.source);
         push_u64(out, self.line);
         out.push(b',');
-        cell(out, &capped(self.run_id, MAX_RUN_ID_BYTES));
+        cell(out, &cut_id(self.run_id));
         if let Some(t) = self.turn {
             push_u64(out, t);
         }

@@ -4,8 +4,6 @@
 //! [`Decision`] is counted ([`count`]) and, where it skips a turn the
 //! critic revised or refused, kept as a [`Regression`].
 
-use std::borrow::Cow;
-
 use crate::config::FrameworkConfig;
 use crate::gate::{Evaluation, Reasons};
 use crate::read::turn::{CallSite, SensitiveField, Turn, Verdict};
@@ -354,7 +352,7 @@ impl Regression {
         Regression {
             source: look.facts.at.source,
             line: look.facts.at.line,
-            run_id: cut(&turn.run_id),
+            run_id: super::rows::cut_id(&turn.run_id).into_owned(),
             turn: turn.turn,
             variant: d.variant,
             draft: cut(&turn.draft),
@@ -371,7 +369,11 @@ impl Regression {
             scope_values: columns
                 .values(turn.scope.as_deref())
                 .into_iter()
-                .map(|v| v.map(Cow::into_owned))
+                .map(|v| {
+                    v.map(|v| {
+                        super::segments::capped(&v, super::rows::MAX_SCOPE_BYTES).into_owned()
+                    })
+                })
                 .collect(),
             base_fires: d.base_fires,
         }

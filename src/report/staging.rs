@@ -329,7 +329,7 @@ impl Staging {
         written.sort();
         let sizes = written
             .iter()
-            .map(|name| Ok((name.as_str(), fs::metadata(self.dir.join(name))?.len())))
+            .map(|name| Ok((name.as_str(), manifest::digest(&self.dir.join(name))?)))
             .collect::<std::io::Result<Vec<_>>>()
             .map_err(failed)?;
         put(

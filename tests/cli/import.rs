@@ -298,7 +298,7 @@ fn without_input_names(dir: &std::path::Path, names: &[&str]) -> Vec<(String, St
                 // The manifest's sizes are those of files that name their
                 // inputs: its file names are compared.
                 text.lines()
-                    .map(|l| l.split_once('\t').map_or(l, |(_, name)| name))
+                    .map(|l| l.rsplit('\t').next().unwrap_or(l))
                     .collect::<Vec<_>>()
                     .join("\n")
             } else if f.ends_with(".csv") {

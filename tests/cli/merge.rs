@@ -740,6 +740,35 @@ fn a_merge_writes_only_rows_a_replay_writes_as_many_as_counted() {
     let o = merge(&doubled);
     expect_error(&o, 2, "doubled-g.partial");
     assert!(stderr(&o).contains("2 regression rows"), "{}", stderr(&o));
+    // A cell longer than any a replay writes (the review: 2,000 rows of a
+    // 100 KB draft from a 23 KB partial), tallies that list more
+    // regressions than their variants count, and frames after the
+    // tallies (a second tallies frame raising the count) are refused.
+    let long = edited_frames(&d, &p, "long.partial", |tag, payload| match tag {
+        b'G' => {
+            let row = String::from_utf8(payload).unwrap();
+            let row = row.replacen("\"Great, will do.\"", &"x".repeat(20_000), 1);
+            vec![(tag, row.into_bytes())]
+        }
+        _ => vec![(tag, payload)],
+    });
+    expect_error(&merge(&long), 2, "a cell longer than any a replay writes");
+    let listed = edited_state(&d, &p, "listed.partial", |tag, v| {
+        if tag == b'S' {
+            v["totals"]["listed_regressions"] = serde_json::json!(2000);
+        }
+    });
+    expect_error(
+        &merge(&listed),
+        2,
+        "list 2000 regressions, where its variants count 1",
+    );
+    let after = edited_frames(&d, &p, "after.partial", |tag, payload| match tag {
+        b'S' => vec![(tag, payload.clone()), (tag, payload)],
+        _ => vec![(tag, payload)],
+    });
+    expect_error(&merge(&after), 2, "frames after its tallies");
+    assert!(!out.exists());
     let cut = edited_frames(&d, &p, "cut.partial", |tag, payload| match tag {
         b'D' => vec![(tag, payload[..payload.len() - 1].to_vec())],
         _ => vec![(tag, payload)],

@@ -379,6 +379,18 @@ fn segments_are_held_to_one_budget_across_dimensions() {
     );
 }
 
+/// A copy of report folder `main` (its marker too) into `into`, with
+/// `other`'s decisions.csv in place of its own.
+fn mix_decisions(main: &Path, other: &Path, into: &Path) {
+    for f in files_in(main) {
+        if let Some(parent) = into.join(&f).parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        let from = if f == "decisions.csv" { other } else { main };
+        std::fs::copy(from.join(&f), into.join(&f)).unwrap();
+    }
+}
+
 /// #47 item 11: a report folder is locked for a run's writes and its
 /// marker is a manifest of the files the run moved into place. A run
 /// killed during its moves, or a file of another run beside this one's,
@@ -401,15 +413,21 @@ fn a_folder_never_passes_as_one_run_when_it_mixes_two() {
     expect_code(&check(&a), 0);
     // Another run's decisions beside this one's summary.
     let mixed = d.path("mixed");
-    std::fs::create_dir(&mixed).unwrap();
-    for f in files_in(&a) {
-        if let Some(parent) = Path::new(&f).parent() {
-            std::fs::create_dir_all(mixed.join(parent)).unwrap();
-        }
-        let from = if f == "decisions.csv" { &b } else { &a };
-        std::fs::copy(from.join(&f), mixed.join(&f)).unwrap();
-    }
+    mix_decisions(&a, &b, &mixed);
     expect_error(&check(&mixed), 2, "comes from another run");
+    // Another run's file of the same size (a tenant renamed to a name of
+    // the same length): the manifest holds contents, not only sizes (the
+    // review of 34c2f5c had check pass such a folder).
+    let plain = d.write("p.jsonl", seed.clone());
+    let swapped = d.write("q.jsonl", seed.replacen("\"acme\"", "\"acne\"", 1));
+    let p = replayed(&d, "p", &[plain.to_str().unwrap(), "--label", "s"]);
+    let q = replayed(&d, "q", &[swapped.to_str().unwrap(), "--label", "s"]);
+    let same = d.path("same");
+    mix_decisions(&p, &q, &same);
+    let bytes = |dir: &Path| std::fs::read(dir.join("decisions.csv")).unwrap();
+    assert_eq!(bytes(&p).len(), bytes(&q).len());
+    assert_ne!(bytes(&p), bytes(&q));
+    expect_error(&check(&same), 2, "other content");
     // A run stopped while it moved its files leaves the marker saying so.
     let marker = a.join(".critic-gate-report");
     let complete = std::fs::read_to_string(&marker).unwrap();
@@ -633,9 +651,40 @@ fn a_long_run_id_is_not_repeated_whole_by_every_row() {
     let rows = csv_rows(&std::fs::read_to_string(out.join("decisions.csv")).unwrap());
     assert_eq!(rows.len(), 1000);
     let id = &rows[0]["run_id"];
-    assert!(
-        id.ends_with('…') && id.len() == 4096 + "…".len(),
-        "{}",
-        id.len()
+    assert!(id.len() == 4096 && id.contains('…'), "{}", id.len());
+}
+
+/// Two run ids longer than 4 KiB that share their first 4 KiB stay two
+/// runs in the tables: cut alike, check counted one run in decisions.csv
+/// against two in the summary and refused a sound folder (the review of
+/// 01cb404). A cut id ends in its run key.
+#[test]
+fn two_long_run_ids_alike_at_their_start_stay_two_runs() {
+    let d = Dir::new();
+    let stem = "a".repeat(4096);
+    let mut text = String::new();
+    for end in ["1", "2"] {
+        text.push_str(&format!(
+            "{{\"run_id\":\"{stem}{end}\",\"turn\":0,\"draft\":\"Got it, thanks!\",\"critic\":{{\"verdict\":\"revise\"}}}}\n"
+        ));
+    }
+    let input = d.write("t.jsonl", text);
+    let out = d.path("r");
+    expect_code(&replay_in(&out, &[input.to_str().unwrap(), "--quiet"]), 0);
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "5",
+            "--min-skip-rate",
+            "0",
+        ],
+        None,
     );
+    assert!(!stderr(&o).contains("contradict"), "{}", stderr(&o));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let rows = csv_rows(&std::fs::read_to_string(out.join("regressions.csv")).unwrap());
+    assert_eq!(rows.len(), 2);
+    assert_ne!(rows[0]["run_id"], rows[1]["run_id"]);
 }

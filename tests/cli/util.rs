@@ -470,10 +470,11 @@ pub fn reseal(dir: &Path) {
     let text = std::fs::read_to_string(&marker).unwrap();
     let mut out = String::new();
     for line in text.lines() {
-        match line.split_once('\t') {
-            Some((_, name)) => {
-                if let Ok(m) = std::fs::metadata(dir.join(name)) {
-                    out.push_str(&format!("{}\t{name}\n", m.len()));
+        match line.splitn(3, '\t').nth(2) {
+            Some(name) => {
+                if let Ok(bytes) = std::fs::read(dir.join(name)) {
+                    let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+                    out.push_str(&format!("{}\t{hash:016x}\t{name}\n", bytes.len()));
                 }
             }
             None => {

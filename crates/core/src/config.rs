@@ -760,6 +760,35 @@ impl Plan {
     pub fn default_plan() -> Plan {
         ConfigFile::default().plan().expect("defaults are valid")
     }
+
+    /// Why a plan read back from elsewhere (a shard's partial result,
+    /// which anyone may hand a merge) is not one a config could make: no
+    /// variant, a baseline past them, a name repeated or unusable, or a
+    /// value a config would refuse.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.variants.is_empty() || self.baseline >= self.variants.len() {
+            return Err(format!(
+                "its plan has {} variants and baseline {}",
+                self.variants.len(),
+                self.baseline
+            ));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for v in &self.variants {
+            if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) || !names.insert(&v.name)
+            {
+                return Err(format!(
+                    "its plan's variant name {:?} is unusable or repeated",
+                    v.name
+                ));
+            }
+            v.config
+                .validate()
+                .map_err(|e| format!("its plan's variant {:?}: {e}", v.name))?;
+        }
+        self.cost.check_prices().map_err(|e| e.to_string())?;
+        self.deployment.validate().map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]
