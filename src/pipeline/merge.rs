@@ -387,6 +387,10 @@ impl Shard<'_> {
             examples.iter_mut().for_each(|e| e.0 += self.offset);
         }
         self.check_sources(s.regressions.iter().map(|r| r.source))?;
+        let variants = merged.totals.variants.len();
+        if s.regressions.iter().any(|r| r.variant >= variants) {
+            return Err(self.damaged("a regression of a variant past its plan's"));
+        }
         for r in &mut s.regressions {
             r.source += self.offset;
         }
