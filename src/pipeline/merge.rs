@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use super::{Merged, Outcome, ReportFacts};
-use crate::replay::rows::{field, HEADER, MISMATCH_HEADER};
+use crate::replay::rows::field;
 use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::{MAX_SEGMENT_CELLS, MAX_TRACKED_VALUES};
 use crate::replay::Format;
@@ -234,12 +234,17 @@ impl Shard<'_> {
         dups: &mut Warnings,
     ) -> crate::Result<(State, RowCounts)> {
         let mut counts = RowCounts::default();
-        let decision_columns = HEADER.trim_end().split(',').count() + self.scope.keys().len();
-        let mismatch_columns = MISMATCH_HEADER.trim_end().split(',').count();
-        let regression_columns = crate::report::regressions_header(self.scope)
-            .trim_end()
-            .split(',')
-            .count();
+        // Each table's cells as declared (a scope key may hold a comma, so
+        // no header text is split to count them).
+        let columns = |file| {
+            crate::summary::schema::table(file)
+                .columns_for(self.scope.keys())
+                .len()
+        };
+        let [decisions, mismatches, regressions, _] = crate::report::STREAMED_FILES;
+        let decision_columns = columns(decisions);
+        let mismatch_columns = columns(mismatches);
+        let regression_columns = columns(regressions);
         let mut r = PartialReader::open(input)?;
         // The header was read and checked before any shard was merged.
         let Frame::Header(_) = r.next()? else {

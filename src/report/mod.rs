@@ -17,7 +17,7 @@ pub use staging::{
     abandon_in_progress_and_exit, check_out_dir, claim_job_dir, create_new_file, or_remove_new,
     put, track_temp, untrack_temp, Staging, MARKER,
 };
-pub use streams::{regressions_header, Streams};
+pub use streams::Streams;
 
 pub use export::{write_all, Export, ReplayReport};
 pub use streams::STREAMED_FILES;

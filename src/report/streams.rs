@@ -136,7 +136,7 @@ impl Streams {
 
 /// The header of regressions.csv, from its declared columns (a column
 /// per scope key after `scope`).
-pub fn regressions_header(scope: &ScopeColumns) -> String {
+fn regressions_header(scope: &ScopeColumns) -> String {
     let columns = schema::table("regressions.csv").columns_for(scope.keys());
     let mut h = Vec::new();
     for c in &columns {
