@@ -371,23 +371,24 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
         text,
         points: &points,
     };
-    // First the identifiers the draft asks about (whether one is grounded
-    // only decides whether it is a finding, never what is asked next),
-    // then the grounding text searched once for all of them: searching
-    // it once per identifier was identifiers x corpus (a 4.6 MB line took
-    // 9.8 s).
+    // The draft is scanned once. Then the identifiers it asks about are
+    // gathered (whether one is grounded only decides whether it is a
+    // finding, never what is asked next), the grounding text is searched
+    // once for all of them (once per identifier was identifiers x corpus:
+    // a 4.6 MB line took 9.8 s), and the scan is judged against it.
+    let scanned = Scanned::of(&t, &names);
     let asked = std::cell::RefCell::new(Vec::new());
-    findings(i, &t, &keys, &names, &|ident| {
+    findings(i, &t, &keys, &scanned, &|ident| {
         asked.borrow_mut().push(ident.to_string());
         true
     })?;
     let asked = asked.into_inner();
     if asked.is_empty() {
-        return findings(i, &t, &keys, &names, &|_| true);
+        return findings(i, &t, &keys, &scanned, &|_| true);
     }
     let corpus = grounding(calls(), i.hydrated_context, i.user_message)?;
     let found = Grounded::search(&corpus, &asked)?;
-    findings(i, &t, &keys, &names, &|ident| found.holds(ident))
+    findings(i, &t, &keys, &scanned, &|ident| found.holds(ident))
 }
 
 /// Which of the identifiers a draft asks about the grounding text holds,
@@ -401,6 +402,11 @@ struct Grounded {
 /// suffixes, matched at every byte of a repetitive text, report one match
 /// each per byte (`Unsearched::Dense`).
 pub const MATCHES_PER_BYTE: usize = 8;
+
+/// Up to this many distinct identifiers are searched one by one rather
+/// than through an automaton (at most MATCHES_PER_BYTE, so the budget
+/// above cannot be reached by them).
+const FEW_PATTERNS: usize = MATCHES_PER_BYTE;
 
 impl Grounded {
     fn search(corpus: &str, asked: &[String]) -> Result<Grounded, Unsearched> {
@@ -418,18 +424,37 @@ impl Grounded {
         if !corpus.is_empty() {
             found.insert(String::new());
         }
-        if !corpus.is_empty() && !patterns.is_empty() {
-            let ac = aho_corasick::AhoCorasick::new(&patterns)
-                .expect("identifiers from a draft build an automaton");
-            let budget = MATCHES_PER_BYTE * corpus.len() + 1024;
-            for (n, m) in ac.find_overlapping_iter(corpus).enumerate() {
-                if n >= budget {
-                    return Err(Unsearched::Dense);
+        if corpus.is_empty() || patterns.is_empty() {
+            return Ok(Grounded { found });
+        }
+        // A few identifiers (nearly every draft that has any) are each
+        // searched on their own: a pass each is still linear in the
+        // corpus, and building an automaton per turn cost more than the
+        // searches (derivation on chat transcripts ran at a quarter of its
+        // speed). No more than MATCHES_PER_BYTE patterns can ever reach the
+        // match budget, so `Dense` cannot arise on this path either.
+        if patterns.len() <= FEW_PATTERNS {
+            for p in patterns {
+                if memchr::memmem::find(corpus.as_bytes(), p.as_bytes()).is_some() {
+                    found.insert(p.to_string());
                 }
-                found.insert(patterns[m.pattern().as_usize()].to_string());
-                if found.len() == patterns.len() + 1 {
-                    break;
-                }
+            }
+            return Ok(Grounded { found });
+        }
+        // The noncontiguous NFA is the cheapest to build; one search
+        // over one turn's corpus does not repay a DFA.
+        let ac = aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+            .build(&patterns)
+            .expect("identifiers from a draft build an automaton");
+        let budget = MATCHES_PER_BYTE * corpus.len() + 1024;
+        for (n, m) in ac.find_overlapping_iter(corpus).enumerate() {
+            if n >= budget {
+                return Err(Unsearched::Dense);
+            }
+            found.insert(patterns[m.pattern().as_usize()].to_string());
+            if found.len() == patterns.len() + 1 {
+                break;
             }
         }
         Ok(Grounded { found })
@@ -440,35 +465,59 @@ impl Grounded {
     }
 }
 
-/// The findings of one pass over the draft, asking `grounded` whether the
+/// What one scan of the draft finds, before any identifier is looked up in
+/// the grounding text: judged twice (once to gather the identifiers, once
+/// with their answers), so the scans must not run twice.
+struct Scanned {
+    verb_findings: Vec<Finding>,
+    verb_spans: Vec<[usize; 2]>,
+    uuids: Vec<Caps>,
+    hex_words: Vec<Caps>,
+    key_values: Vec<Caps>,
+}
+
+impl Scanned {
+    fn of<'n>(t: &Text, names: &dyn Fn() -> &'n [String]) -> Scanned {
+        let mut verb_findings = Vec::new();
+        let verb_spans = verb_claims(t, names, &mut verb_findings);
+        let (hex_words, uuid_starts) = scan::hex_words(t.text);
+        let uuids = match uuid_starts.is_empty() {
+            false => scan::uuids(t.text, &uuid_starts),
+            true => Vec::new(),
+        };
+        Scanned {
+            verb_findings,
+            verb_spans,
+            uuids,
+            hex_words,
+            key_values: scan::key_values(t.text),
+        }
+    }
+}
+
+/// The findings of a scanned draft, asking `grounded` whether the
 /// grounding text holds each identifier.
-fn findings<'n>(
+fn findings(
     i: &Inputs,
     t: &Text,
     keys: &[std::borrow::Cow<str>],
-    names: &dyn Fn() -> &'n [String],
+    s: &Scanned,
     grounded: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Finding>, Unsearched> {
-    let text = t.text;
-    let mut out = Vec::new();
-    let verb_spans = verb_claims(t, names, &mut out);
-    let (hex_words, uuid_starts) = scan::hex_words(text);
-    let uuid_spans = match uuid_starts.is_empty() {
-        false => uuids(t, &uuid_starts, grounded, &mut out),
-        true => Vec::new(),
-    };
-    if !hex_words.is_empty() {
+    let mut out = s.verb_findings.clone();
+    let uuid_spans = uuids(t, &s.uuids, grounded, &mut out);
+    if !s.hex_words.is_empty() {
         short_hex(
             t,
-            hex_words,
+            &s.hex_words,
             keys,
-            &verb_spans,
+            &s.verb_spans,
             &uuid_spans,
             grounded,
             &mut out,
         )?;
     }
-    key_values(t, keys, grounded, &mut out);
+    key_values(t, &s.key_values, keys, grounded, &mut out);
     out.extend(
         i.intent
             .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
@@ -521,12 +570,12 @@ fn verb_claims<'n>(
 /// UUIDs not in the grounding corpus; the spans of every UUID.
 fn uuids(
     t: &Text,
-    starts: &[usize],
+    found: &[Caps],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
 ) -> Vec<[usize; 2]> {
     let mut spans = Vec::new();
-    for c in scan::uuids(t.text, starts) {
+    for c in found {
         let (start, end) = c.span(0);
         let ident = c.str(t.text, 0);
         let span = [t.points.cp(start), t.points.cp(end)];
@@ -571,7 +620,7 @@ fn intent_without_tool(v: &IntentVerdict, no_calls: bool) -> Option<Finding> {
 /// Short hex runs anchored after an identifier key or near a claim verb.
 fn short_hex(
     t: &Text,
-    matches: Vec<Caps>,
+    matches: &[Caps],
     keys: &[std::borrow::Cow<str>],
     verb_spans: &[[usize; 2]],
     uuid_spans: &[[usize; 2]],
@@ -631,11 +680,12 @@ fn short_hex(
 /// `key=value` pairs whose key is an identifier key.
 fn key_values(
     t: &Text,
+    found: &[Caps],
     keys: &[std::borrow::Cow<str>],
     grounded: &dyn Fn(&str) -> bool,
     out: &mut Vec<Finding>,
 ) {
-    for c in scan::key_values(t.text) {
+    for c in found {
         let (start, end) = c.span(0);
         let (raw_key, value) = (c.str(t.text, 1), c.str(t.text, 2));
         let key = raw_key.to_ascii_lowercase();
