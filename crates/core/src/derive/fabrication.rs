@@ -378,10 +378,16 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
     // a 4.6 MB line took 9.8 s), and the scan is judged against it.
     let scanned = Scanned::of(&t, &names);
     let asked = std::cell::RefCell::new(Vec::new());
-    findings(i, &t, &keys, &scanned, &|ident| {
-        asked.borrow_mut().push(ident.to_string());
-        true
-    })?;
+    identifiers(
+        &t,
+        &keys,
+        &scanned,
+        &|ident| {
+            asked.borrow_mut().push(ident.to_string());
+            true
+        },
+        &mut Vec::new(),
+    )?;
     let asked = asked.into_inner();
     if asked.is_empty() {
         return findings(i, &t, &keys, &scanned, &|_| true);
@@ -394,7 +400,12 @@ pub fn detect(i: &Inputs) -> Result<Vec<Finding>, Unsearched> {
 /// Which of the identifiers a draft asks about the grounding text holds,
 /// found in one pass over it (Aho-Corasick, every overlapping match).
 struct Grounded {
-    found: std::collections::HashSet<String>,
+    /// The distinct non-empty identifiers, sorted, and whether each was
+    /// found; a binary search answers `holds` (no hashing per question).
+    patterns: Vec<String>,
+    found: Vec<bool>,
+    /// Whether the corpus holds the empty identifier: any non-empty one.
+    empty: bool,
 }
 
 /// The matches one search may report per byte of the grounding text
@@ -413,19 +424,16 @@ impl Grounded {
         // Python's `ident in corpus`: the empty corpus grounds nothing
         // (`if corpus and ident in corpus`), the empty identifier is in
         // every other text.
-        let mut patterns: Vec<&str> = asked
-            .iter()
-            .map(String::as_str)
-            .filter(|p| !p.is_empty())
-            .collect();
+        let mut patterns: Vec<String> = asked.iter().filter(|p| !p.is_empty()).cloned().collect();
         patterns.sort_unstable();
         patterns.dedup();
-        let mut found = std::collections::HashSet::new();
-        if !corpus.is_empty() {
-            found.insert(String::new());
-        }
-        if corpus.is_empty() || patterns.is_empty() {
-            return Ok(Grounded { found });
+        let mut g = Grounded {
+            found: vec![false; patterns.len()],
+            patterns,
+            empty: !corpus.is_empty(),
+        };
+        if corpus.is_empty() || g.patterns.is_empty() {
+            return Ok(g);
         }
         // A few identifiers (nearly every draft that has any) are each
         // searched on their own: a pass each is still linear in the
@@ -433,35 +441,44 @@ impl Grounded {
         // searches (derivation on chat transcripts ran at a quarter of its
         // speed). No more than MATCHES_PER_BYTE patterns can ever reach the
         // match budget, so `Dense` cannot arise on this path either.
-        if patterns.len() <= FEW_PATTERNS {
-            for p in patterns {
-                if memchr::memmem::find(corpus.as_bytes(), p.as_bytes()).is_some() {
-                    found.insert(p.to_string());
-                }
+        if g.patterns.len() <= FEW_PATTERNS {
+            for (p, f) in g.patterns.iter().zip(g.found.iter_mut()) {
+                *f = memchr::memmem::find(corpus.as_bytes(), p.as_bytes()).is_some();
             }
-            return Ok(Grounded { found });
+            return Ok(g);
         }
-        // The noncontiguous NFA is the cheapest to build; one search
-        // over one turn's corpus does not repay a DFA.
+        // The noncontiguous NFA is the cheapest to build; one search over
+        // one turn's corpus does not repay a DFA.
         let ac = aho_corasick::AhoCorasick::builder()
             .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-            .build(&patterns)
+            .build(&g.patterns)
             .expect("identifiers from a draft build an automaton");
         let budget = MATCHES_PER_BYTE * corpus.len() + 1024;
+        let mut left = g.patterns.len();
         for (n, m) in ac.find_overlapping_iter(corpus).enumerate() {
             if n >= budget {
                 return Err(Unsearched::Dense);
             }
-            found.insert(patterns[m.pattern().as_usize()].to_string());
-            if found.len() == patterns.len() + 1 {
-                break;
+            let f = &mut g.found[m.pattern().as_usize()];
+            if !*f {
+                *f = true;
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
             }
         }
-        Ok(Grounded { found })
+        Ok(g)
     }
 
     fn holds(&self, ident: &str) -> bool {
-        self.found.contains(ident)
+        if ident.is_empty() {
+            return self.empty;
+        }
+        match self.patterns.binary_search_by(|p| p.as_str().cmp(ident)) {
+            Ok(i) => self.found[i],
+            Err(_) => false,
+        }
     }
 }
 
@@ -505,7 +522,27 @@ fn findings(
     grounded: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Finding>, Unsearched> {
     let mut out = s.verb_findings.clone();
-    let uuid_spans = uuids(t, &s.uuids, grounded, &mut out);
+    identifiers(t, keys, s, grounded, &mut out)?;
+    out.extend(
+        i.intent
+            .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
+    );
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
+    Ok(out)
+}
+
+/// The findings about identifiers (UUIDs, short hex runs, key=value
+/// pairs) of a scanned draft, in upstream order; with a `grounded` that
+/// answers true, only the questions it is asked.
+fn identifiers(
+    t: &Text,
+    keys: &[std::borrow::Cow<str>],
+    s: &Scanned,
+    grounded: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Finding>,
+) -> Result<(), Unsearched> {
+    let uuid_spans = uuids(t, &s.uuids, grounded, out);
     if !s.hex_words.is_empty() {
         short_hex(
             t,
@@ -514,17 +551,11 @@ fn findings(
             &s.verb_spans,
             &uuid_spans,
             grounded,
-            &mut out,
+            out,
         )?;
     }
-    key_values(t, &s.key_values, keys, grounded, &mut out);
-    out.extend(
-        i.intent
-            .and_then(|v| intent_without_tool(v, i.tool_calls.is_empty())),
-    );
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|f| seen.insert((f.identifier.clone(), f.kind)));
-    Ok(out)
+    key_values(t, &s.key_values, keys, grounded, out);
+    Ok(())
 }
 
 /// The stripped draft and its code points.
