@@ -113,8 +113,13 @@ metacognition_sensitive_tags = []
 read_only_tools = []
 
 # --- The variants: every one is evaluated on every turn, in one pass ---
-# The baseline is what production runs today; the others are candidates.
+# The baseline is what the others (the candidates) are measured against,
+# usually what production runs today.
 baseline = "legacy"
+# The gate that produced the traffic (default: the baseline). Once it is the
+# smart gate, its skips never reached the critic: their risk is unknown until
+# a critic sample of them is labelled (docs/watching.md).
+# production = "smart"
 
 [variants.legacy]
 metacognition_selective_gate = false

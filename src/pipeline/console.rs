@@ -127,9 +127,17 @@ impl Outcome {
         // The baseline's revised skips are production's disagreements
         // with it, not a risk of switching; a variant's count against
         // the baseline is of the turns the baseline fires on.
+        let unreviewed =
+            self.summary.run.variants[&plan.variants[i].name].unreviewed_production_skips();
         if c.turns == 0 {
             // Nothing read is nothing known, never "no risk".
             "no turn was replayed: nothing is known of its risk".to_string()
+        } else if let Some(n) = unreviewed {
+            // Production's own skips: no replay of its traffic labels them.
+            format!(
+                "risk unknown: {} (the gate that produced this traffic) never reached the critic",
+                count(n, "skip", "skips")
+            )
         } else if i == plan.baseline {
             format!(
                 "{} (its skips production's critic revised or refused; the baseline)",
@@ -197,13 +205,22 @@ impl Outcome {
     fn production_line(&self, msg: &mut String) {
         let p = &self.summary.production;
         if p.known > 0 {
-            let base = &self.plan.variants[self.plan.baseline].name;
+            let prod = &self.plan.variants[self.plan.production()].name;
             let _ = writeln!(
                 msg,
-                "  production   agreement {:>6} of {} turns whose recording says what production did (baseline {base})",
+                "  production   agreement {:>6} of {} turns whose recording says what production did ({prod})",
                 pct(p.agreement),
                 p.known
             );
+            let equally = &self.summary.run.production_fits_equally;
+            if !equally.is_empty() {
+                let _ = writeln!(
+                    msg,
+                    "  {:<12} {} fit the recording as well: the traffic cannot tell which gate production ran",
+                    "",
+                    equally.join(", ")
+                );
+            }
         }
     }
 }

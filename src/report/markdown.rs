@@ -33,7 +33,12 @@ pub fn usd(x: Option<f64>) -> String {
 /// recording says production's gate did, and which events were no review.
 fn production_section(s: &mut String, r: &ReplayReport) {
     let p = &r.summary.production;
-    let base = md_name(&r.plan.variants[r.plan.baseline].name);
+    let prod = r.plan.production();
+    let base = md_name(&r.plan.variants[prod].name);
+    let who = match prod == r.plan.baseline {
+        true => format!("The baseline {base}"),
+        false => format!("{base}, the gate named as production's,"),
+    };
     let _ = writeln!(s, "\n## Does the replay reproduce production?\n");
     if p.known == 0 {
         let _ = writeln!(
@@ -43,7 +48,7 @@ fn production_section(s: &mut String, r: &ReplayReport) {
     } else {
         let _ = writeln!(
             s,
-            "The baseline {base} decides as production did on {} of {} turns whose recording says what production's gate did ({}): production fired where the baseline skips on {}, production skipped where the baseline fires on {}.",
+            "{who} decides as production did on {} of {} turns whose recording says what production's gate did ({}): production fired where {base} skips on {}, production skipped where it fires on {}.",
             p.known - p.fired_baseline_skips - p.skipped_baseline_fires,
             p.known,
             pct(p.agreement),
@@ -53,15 +58,24 @@ fn production_section(s: &mut String, r: &ReplayReport) {
         if let Some(n) = &p.most_common {
             let _ = writeln!(
                 s,
-                "\n**Not reproduced: the baseline config probably differs from production's.** Most common disagreement: {n} Every disagreeing turn is in `mismatches.csv`."
+                "\n**Not reproduced: {base}'s config probably differs from production's.** Most common disagreement: {n} Every disagreeing turn is in `mismatches.csv`."
+            );
+        }
+        let equally = &r.summary.run.production_fits_equally;
+        if !equally.is_empty() {
+            let names: Vec<String> = equally.iter().map(|n| md_name(n)).collect();
+            let _ = writeln!(
+                s,
+                "\n**The traffic cannot tell which gate production ran:** the recorded critic events fit {} as well as {base}. Check that {base} is the gate production ran (the config's `production`).",
+                names.join(", ")
             );
         }
     }
-    let base_counts = &r.totals.variants[r.plan.baseline].counts;
+    let base_counts = &r.totals.variants[prod].counts;
     if let Some(calls) = crate::summary::text::unlabelled_calls(&base, base_counts) {
-        let _ = writeln!(s, "\nThe baseline {base}: {calls}.");
+        let _ = writeln!(s, "\n{base}: {calls}.");
     }
-    let not_run = r.totals.variants[r.plan.baseline].counts.critic_not_run;
+    let not_run = r.totals.variants[prod].counts.critic_not_run;
     if not_run > 0 {
         let _ = writeln!(
             s,
@@ -97,11 +111,12 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s, "# critic-gate replay\n");
     let _ = writeln!(
         s,
-        "{} from {}; {} rejected; baseline {}.\n",
+        "{} from {}; {} rejected; baseline {}; production's gate {}.\n",
         count(run.turns, "turn", "turns"),
         md_text(&r.sources.join(", ")),
         run.rejected,
-        md_name(&run.baseline)
+        md_name(&run.baseline),
+        md_name(&run.production)
     );
     bottom_line(s, r);
     let _ = writeln!(s, "## Every variant\n");
@@ -125,6 +140,10 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
             usd(m.saved_usd),
             usd(m.net_usd),
             match m.new_skips {
+                _ if m.unreviewed_production_skips().is_some() => format!(
+                    "unknown: {} of production's skips unreviewed",
+                    m.production_skips_unlabelled.unwrap_or(0)
+                ),
                 _ if m.baseline =>
                     format!("none new; {} disagreements", m.all_skips_safety_regressions),
                 0 => "no new skips".to_string(),
@@ -172,6 +191,15 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
         return;
     }
     let _ = writeln!(s, "## Bottom line\n");
+    let prod = &run.variants[&run.production];
+    if let Some(n) = prod.unreviewed_production_skips() {
+        let _ = writeln!(
+            s,
+            "- **{}, the gate that produced this traffic: risk unknown.** {}.",
+            md_name(&prod.variant),
+            crate::summary::text::unreviewed_skips(&prod.variant, n)
+        );
+    }
     for m in &candidates {
         let dollars = match m.net_usd {
             Some(x) => format!("{} net", usd(Some(x))),
@@ -363,6 +391,16 @@ fn reasons_section(s: &mut String, r: &ReplayReport) {
 fn regressions_section(s: &mut String, r: &ReplayReport) {
     let _ = writeln!(s, "\n## Safety regressions\n");
     let run = &r.summary.run;
+    let prod = &run.variants[&run.production];
+    let unreviewed = prod.unreviewed_production_skips();
+    if let Some(n) = unreviewed {
+        let _ = writeln!(
+            s,
+            "**Unknown for {}, the gate that produced this traffic:** {}.\n",
+            md_name(&prod.variant),
+            crate::summary::text::unreviewed_skips(&prod.variant, n)
+        );
+    }
     let candidates = || run.ordered().filter(|m| m.variant != run.baseline);
     let risky: u64 = candidates().filter_map(|m| m.risky_skips).sum();
     let risky_line = (risky > 0).then(|| {
@@ -375,6 +413,7 @@ fn regressions_section(s: &mut String, r: &ReplayReport) {
         let labelled: u64 = candidates().map(|m| m.all_skips_labelled).sum();
         let skips: u64 = candidates().map(|m| m.skips).sum();
         let _ = match (labelled, skips) {
+            _ if unreviewed.is_some() => Ok(()),
             (0, 1..) => writeln!(
                 s,
                 "Unknown: no skip of a candidate has a recorded critic verdict, so nothing says whether a skip let out a reply the critic would have revised or refused."

@@ -165,6 +165,7 @@ fn decision_fields(view: &VariantView, s: &mut VariantSummary) {
     let cfg = &view.plan.variants[view.index].config;
     s.variant = view.name.to_string();
     s.baseline = view.index == view.plan.baseline;
+    s.production = view.index == view.plan.production();
     s.selective_gate = cfg.metacognition_selective_gate;
     s.lines = view.lines;
     s.rejected = view.rejected;
@@ -185,6 +186,10 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
     s.new_unlabelled_no_verdict = c.new_unlabelled_no_verdict();
     run_figures(v.run_labels(), v.run_worst_case(), s);
     s.all_skips_unlabelled = c.unverified_skips();
+    if s.production {
+        s.production_skips = Some(c.skips());
+        s.production_skips_unlabelled = Some(c.unverified_skips());
+    }
     s.all_skips_regression_rate_upper95 = sig_up(clopper_pearson_upper(
         c.safety_regressions,
         c.labelled_skips,
@@ -479,6 +484,9 @@ pub fn summarize(
     if let Some(n) = &production.note {
         notes.push(n.clone());
     }
+    let fits_equally = fits_equally(plan, totals);
+    notes.extend(note_fits_equally(plan, totals, &fits_equally));
+    notes.extend(note_unreviewed_skips(plan, &variants[plan.production()]));
     let run = RunSummary {
         schema_version: super::metrics::SCHEMA_VERSION,
         run: run.label.clone(),
@@ -488,6 +496,8 @@ pub fn summarize(
         unknown_fields: totals.unknown_fields,
         warnings: warnings(totals, run),
         baseline: plan.variants[plan.baseline].name.clone(),
+        production: plan.variants[plan.production()].name.clone(),
+        production_fits_equally: fits_equally,
         sources: run.sources.iter().map(|s| s.name.clone()).collect(),
         source_facts: run.sources.iter().map(SourceFacts::summary).collect(),
         decisions: run.decisions.to_string(),
@@ -563,17 +573,61 @@ pub struct ProductionAgreement {
     pub note: Option<String>,
 }
 
+/// The variants other than production's whose decisions fit the
+/// recorded critic events as well as production's: as many agreeing turns
+/// of as many known (every variant replays the same turns).
+fn fits_equally(plan: &Plan, totals: &Totals) -> Vec<String> {
+    let p = &totals.variants[plan.production()].counts;
+    if p.production_known == 0 {
+        return Vec::new();
+    }
+    plan.variants
+        .iter()
+        .zip(&totals.variants)
+        .enumerate()
+        .filter(|(i, (_, t))| {
+            *i != plan.production() && t.counts.production_agreeing() == p.production_agreeing()
+        })
+        .map(|(_, (v, _))| v.name.clone())
+        .collect()
+}
+
+/// Where the recording cannot tell production's gate from another's.
+fn note_fits_equally(plan: &Plan, totals: &Totals, others: &[String]) -> Option<String> {
+    let c = &totals.variants[plan.production()].counts;
+    let names: Vec<String> = others.iter().map(|n| format!("`{n}`")).collect();
+    (!others.is_empty()).then(|| format!(
+        "the recorded critic events fit {} as well as `{}`, the gate named as production's ({} of {} turns each): this traffic cannot tell which gate production ran, so check that `{}` is the one it ran (the config's `production`)",
+        names.join(", "),
+        plan.variants[plan.production()].name,
+        c.production_agreeing(),
+        c.production_known,
+        plan.variants[plan.production()].name,
+    ))
+}
+
+/// What a summary says of a smart-gate production's skips that no critic
+/// reviewed: their risk is unknown, and no replay of this traffic can
+/// tell it (the text [`crate::summary::text::unreviewed_skips`] writes).
+fn note_unreviewed_skips(plan: &Plan, p: &VariantSummary) -> Option<String> {
+    let n = p.unreviewed_production_skips()?;
+    Some(super::text::unreviewed_skips(
+        &plan.variants[plan.production()].name,
+        n,
+    ))
+}
+
 fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {
-    let b = &totals.variants[plan.baseline];
+    let b = &totals.variants[plan.production()];
     let c = &b.counts;
-    let base = &plan.variants[plan.baseline];
+    let base = &plan.variants[plan.production()];
     let most_common = b.top_mismatch().map(|(m, r, n)| {
         let turns = if n == 1 { "turn" } else { "turns" };
         format!("{n} {turns}: {}", mismatch_hint(m, r, &base.config))
     });
     let note = most_common.as_ref().map(|hint| {
         format!(
-            "the baseline `{}` decides as production did on only {} of {} turns whose recording says what production did: its config probably differs from production's. Most common disagreement: {hint} (every one is in mismatches.csv)",
+            "`{}`, the gate named as production's, decides as production did on only {} of {} turns whose recording says what production did: its config probably differs from production's. Most common disagreement: {hint} (every one is in mismatches.csv)",
             base.name,
             c.production_agreeing(),
             c.production_known,

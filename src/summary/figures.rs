@@ -384,6 +384,35 @@ impl VariantSummary {
         ]
     }
 
+    /// The skips of a smart-gate production that no critic reviewed, when
+    /// there are any: every risk of its skips is unknown while they are
+    /// (`check` fails its risk budgets, report.md says unknown). A legacy
+    /// production's skips (confident turns with no sensitive tag) are the
+    /// reference every risk figure is measured against, as symfonic's
+    /// design accepts them.
+    pub fn unreviewed_production_skips(&self) -> Option<u64> {
+        self.production_skips_unlabelled
+            .filter(|n| *n > 0 && self.production && self.selective_gate)
+    }
+
+    /// The production counts: set exactly on the production variant, to
+    /// its skips and its skips without a label.
+    fn production_counts(&self) -> [(&'static str, Option<u64>, Option<u64>); 2] {
+        let on = |x: Option<u64>| x.filter(|_| self.production);
+        [
+            (
+                "production_skips",
+                self.production_skips,
+                on(Some(self.skips)),
+            ),
+            (
+                "production_skips_unlabelled",
+                self.production_skips_unlabelled,
+                on(self.skips.checked_sub(self.all_skips_labelled)),
+            ),
+        ]
+    }
+
     /// The risky counts: null exactly for a variant without the smart gate.
     fn risky_counts(&self) -> [(&'static str, Option<u64>); 3] {
         [
@@ -408,6 +437,19 @@ impl VariantSummary {
                 "variants.{name}: the risky counts are null exactly for a variant without the smart gate (selective_gate is {})",
                 self.selective_gate
             )));
+        }
+        for (field, got, want) in self.production_counts() {
+            if got != want {
+                let show = |x: Option<u64>| x.map_or("null".to_string(), |x| x.to_string());
+                return Err(BadSummary::Inconsistent(format!(
+                    "variants.{name}.{field} is {}, but must be {} (production is {}, skips {}, all_skips_labelled {})",
+                    show(got),
+                    show(want),
+                    self.production,
+                    self.skips,
+                    self.all_skips_labelled
+                )));
+            }
         }
         for r in self.ratios() {
             if r.value.is_none() != (r.numerator.is_none() || r.denominator == 0) {
@@ -646,6 +688,14 @@ pub struct RunSummary {
     pub warnings: BTreeMap<String, WarningSummary>,
     /// The baseline variant's name.
     pub baseline: String,
+    /// The name of the variant whose gate produced the traffic (the
+    /// config's `production`, by default the baseline).
+    pub production: String,
+    /// The other variants whose decisions fit the recorded critic events
+    /// exactly as well as production's does (as many agreeing of as many
+    /// known turns): the traffic cannot tell their gates from
+    /// production's. Empty when nothing is known.
+    pub production_fits_equally: Vec<String>,
     pub sources: Vec<String>,
     pub source_facts: Vec<SourceSummary>,
     /// `--decisions`: which rows decisions.csv holds.
@@ -797,6 +847,61 @@ impl RunSummary {
         }
     }
 
+    /// Exactly the production variant says it is one, and it alone has
+    /// the production counts; the run's agreement figures are its own.
+    fn one_production(&self) -> Result<(), BadSummary> {
+        if let Some((name, v)) = self
+            .variants
+            .iter()
+            .find(|(name, v)| v.production != (**name == self.production))
+        {
+            return Err(BadSummary::Inconsistent(format!(
+                "variants.{name}.production is {}, but the production variant is {:?}",
+                v.production, self.production
+            )));
+        }
+        if let Some(v) = self
+            .production_fits_equally
+            .iter()
+            .find(|v| !self.variants.contains_key(*v) || **v == self.production)
+        {
+            return Err(BadSummary::Inconsistent(format!(
+                "production_fits_equally must name other variants than production; got {v:?}"
+            )));
+        }
+        let p = &self.variants[&self.production];
+        for (field, run, own) in [
+            (
+                "production_known",
+                self.production_known,
+                p.production_known,
+            ),
+            (
+                "production_fired_baseline_skips",
+                self.production_fired_baseline_skips,
+                p.production_fired_variant_skips,
+            ),
+            (
+                "production_skipped_baseline_fires",
+                self.production_skipped_baseline_fires,
+                p.production_skipped_variant_fires,
+            ),
+        ] {
+            if run != own {
+                return Err(BadSummary::Inconsistent(format!(
+                    "{field} is {run}, but the production variant's figure is {own}"
+                )));
+            }
+        }
+        if self.production_agreement != p.production_agreement {
+            return Err(BadSummary::Inconsistent(format!(
+                "production_agreement is {:?}, but the production variant's is {:?}",
+                self.production_agreement, p.production_agreement
+            )));
+        }
+        Ok(())
+    }
+
     /// The variant order names exactly the variants, the baseline among
     /// them.
     fn consistent(&self) -> Result<(), BadSummary> {
@@ -836,38 +941,14 @@ impl RunSummary {
                 }
             }
         }
-        self.one_baseline()?;
-        let base = &self.variants[&self.baseline];
-        for (field, run, own) in [
-            (
-                "production_known",
-                self.production_known,
-                base.production_known,
-            ),
-            (
-                "production_fired_baseline_skips",
-                self.production_fired_baseline_skips,
-                base.production_fired_variant_skips,
-            ),
-            (
-                "production_skipped_baseline_fires",
-                self.production_skipped_baseline_fires,
-                base.production_skipped_variant_fires,
-            ),
-        ] {
-            if run != own {
-                return Err(BadSummary::Inconsistent(format!(
-                    "{field} is {run}, but the baseline's figure is {own}"
-                )));
-            }
-        }
-        if self.production_agreement != base.production_agreement {
+        if !self.variants.contains_key(&self.production) {
             return Err(BadSummary::Inconsistent(format!(
-                "production_agreement is {:?}, but the baseline's is {:?}",
-                self.production_agreement, base.production_agreement
+                "production must name a variant; got {:?}",
+                self.production
             )));
         }
-        Ok(())
+        self.one_baseline()?;
+        self.one_production()
     }
 }
 
@@ -950,6 +1031,9 @@ mod tests {
         }
         for (name, _) in v.risky_counts() {
             ruled.insert(name, "null without the smart gate");
+        }
+        for (name, ..) in v.production_counts() {
+            ruled.insert(name, "null except on the production variant");
         }
         let valued: Vec<&str> = v
             .rates_and_their_counts(0)

@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 10;
+pub const SCHEMA_VERSION: u64 = 11;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        11,
+        "the gate that produced the traffic is named apart from the baseline (the config's `production`, by default the baseline): new `production` (true on its variant), `production_skips` and `production_skips_unlabelled` (its skips, and those no critic that ran reviewed: unknown risk, never 0), and summary.json's `production` and `production_fits_equally`; production agreement is the production variant's (`production_fired_baseline_skips` and `production_skipped_baseline_fires` are its disagreements); `check` judges a smart-gate production by default and fails each risk budget on it while any of its skips is unreviewed, with the value empty",
+    ),
     (
         10,
         "new `safety_regression_rate_certificate_upper95`: the bound with each run worth at most one trial, which `check`'s max_safety_regression_rate now reads (calibrate and mine test on it too); `safety_regression_rate_upper95` stays Korn and Graubard's, the descriptive figure; `safety_regression_rate_worst_case_upper95` counts each run at most one trial as well; `check` holds a rate budget's worst case too unless missing at random is assumed; the frontier gains worst-case columns; a language past 64 bytes or with a control character is left out and counted in the new `label_unreadable` warning, `fabrication_kinds` tallies a kind symfonic's check does not make as `(other)`, and the unpriced-model note names at most the first ten models by name, each cut at 64 characters",
@@ -376,6 +380,8 @@ figures! {
         "whether this variant is the baseline the others are compared with";
     selective_gate: bool, "",
         "metacognition_selective_gate: true for the smart gate, false for the legacy gate";
+    production: bool, "",
+        "whether this variant's gate produced the traffic (the config's `production`, by default the baseline): the turns it skipped never reached production's critic";
     lines: u64, "lines",
         "non-blank lines the run read (turns + rejected), the same on every row";
     rejected: u64, "lines",
@@ -437,6 +443,10 @@ figures! {
         "design_effect of the worst case (every unlabelled new skip a regression)";
     worst_case_effective_runs: Option<f64>, "runs",
         "effective_runs of the worst case (over every new skip)";
+    production_skips: Option<u64>, "turns",
+        "on the variant whose gate produced the traffic (`production`), its skips: turns production's critic never reviewed unless something else sent them to it; empty on the other variants";
+    production_skips_unlabelled: Option<u64>, "turns",
+        "of production_skips, those without the verdict of a critic that ran: replaying more of this traffic can never label them, so their risk is unknown (on a smart-gate production `check` fails every risk budget on it); only a critic sample of production's skips can measure it. Empty on the other variants";
     all_skips_labelled: u64 = counts.labelled_skips, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",

@@ -201,6 +201,18 @@ pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String
     .join(", ")
 }
 
+/// What is said wherever risk is shown of a smart-gate production's
+/// skips that no critic reviewed: `n` of them, under `production`'s gate.
+/// No replay of the traffic can label them (production's gate kept them
+/// from its critic), so more traffic is never the advice.
+pub fn unreviewed_skips(production: &str, n: u64) -> String {
+    format!(
+        "{} production's gate (`{production}`) skipped never reached the critic: {} unknown, and cannot come from replaying more of this traffic; `critic-gate plan` sizes a critic sample of production's skips that can measure it",
+        count(n, "turn", "turns"),
+        if n == 1 { "its risk is" } else { "their risk is" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{excerpt, md_text, one_line};

@@ -237,3 +237,219 @@ fn skill_gate_calls_are_a_segment_and_stay_out_of_user_latency() {
     assert_eq!(turns("turn").as_deref(), Some("2"));
     assert_eq!(turns("skill_gate").as_deref(), Some("2"));
 }
+
+/// The deployment of symfonic's sample traces C (smart gate, intent off,
+/// no history), with the smart gate as the baseline: what the README's
+/// glossary told a team that runs it to write.
+fn smart_production_config(d: &Dir, production: Option<&str>) -> std::path::PathBuf {
+    let production = production.map_or(String::new(), |p| format!("production = \"{p}\"\n"));
+    d.write(
+        "gate.toml",
+        format!(
+            "read_only_tools = [\"search_docs\"]\nbaseline = \"smart\"\n{production}[variants.legacy]\nmetacognition_selective_gate = false\n[variants.smart]\nmetacognition_selective_gate = true\n[deployment]\nidentifier_keys = [\"order_id\", \"tracking\"]\nhistory = \"none\"\n[deployment.tool_trigger_keywords]\nget_order_status = [\"order\", \"shipping\"]\n"
+        ),
+    )
+}
+
+/// symfonic's sample trace C replayed with `config` into `d`'s `r`.
+fn replay_smart_trace(
+    d: &Dir,
+    config: &std::path::Path,
+) -> (std::path::PathBuf, std::process::Output) {
+    let trace = root()
+        .join("tests/samples/otel/C_capture_on_selective_gate_no_intent_no_history.otlp.json");
+    let out = d.path("r");
+    let o = replay_in(
+        &out,
+        &[
+            trace.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    (out, o)
+}
+
+/// #45's trap: symfonic's own trace of a smart-gate deployment (its ack
+/// skipped, with no critic span), replayed with the baseline set to what
+/// production runs. The report said "Safety regressions: None" and
+/// `check` passed a risk budget (exit 0), though no skip ever had a
+/// critic. Now the risk of production's skips is unknown everywhere it
+/// is shown, and every risk budget on them fails with its value empty.
+#[test]
+fn a_smart_production_s_unreviewed_skips_are_unknown_risk_never_a_pass() {
+    let d = Dir::new();
+    let config = smart_production_config(&d, None);
+    let (out, o) = replay_smart_trace(&d, &config);
+    let said = "1 turn production's gate (`smart`) skipped never reached the critic: its risk is unknown, and cannot come from replaying more of this traffic; `critic-gate plan` sizes a critic sample";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("risk unknown: 1 skip"),
+        "{}",
+        stderr(&o)
+    );
+    let s = summary(&out);
+    assert_eq!(s["production"], "smart");
+    assert_eq!(metric(&s, "smart", "production"), true);
+    assert_eq!(metric(&s, "smart", "production_skips"), 1);
+    assert_eq!(metric(&s, "smart", "production_skips_unlabelled"), 1);
+    assert_eq!(metric(&s, "legacy", "production_skips"), Value::Null);
+    assert!(s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains(said)));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .contains("production_skips_unlabelled"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!md.contains("None: no skipped turn"), "{md}");
+    assert!(
+        md.contains("**Unknown for `smart`, the gate that produced this traffic:**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("unknown: 1 of production's skips unreviewed"),
+        "{md}"
+    );
+    // `check` judges production's gate, though it is the baseline, and
+    // fails every risk budget on it: the count is empty, never 0.
+    let verdict = d.path("verdict.md");
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+            "--max-safety-regression-rate",
+            "0.05",
+            "--markdown",
+            verdict.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let text = stdout(&o);
+    for budget in [
+        "max_safety_regressions",
+        "max_safety_regression_rate",
+        "max_worst_case_regression_rate",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("FAIL  smart") && l.contains(&format!(" {budget} ")))
+            .unwrap_or_else(|| panic!("{budget} not failed on smart:\n{text}"));
+        assert!(
+            line.contains("value unknown") && line.contains(said),
+            "{line}"
+        );
+    }
+    let md = std::fs::read_to_string(&verdict).unwrap();
+    assert!(
+        md.contains("| ❌ | `smart` | max_safety_regressions | unknown |"),
+        "{md}"
+    );
+    // Markdown escapes the note's code spans; its words are the same.
+    assert!(
+        md.contains("skipped never reached the critic: its risk is unknown, and cannot come from replaying more of this traffic"),
+        "{md}"
+    );
+    // A variant named alone is judged alone, as before.
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+            "--variant",
+            "legacy",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+}
+
+/// Production named apart from the baseline: the smart gate's new skips
+/// against the legacy baseline are production's own skips, so its
+/// regression count is unknown too (it read 0 and passed
+/// max_safety_regressions), and production's agreement is its gate's.
+#[test]
+fn production_apart_from_the_baseline_is_judged_on_its_own_skips() {
+    let d = Dir::new();
+    let config = d.write(
+        "gate.toml",
+        std::fs::read_to_string(smart_production_config(&d, Some("smart")))
+            .unwrap()
+            .replace("baseline = \"smart\"", "baseline = \"legacy\""),
+    );
+    let (out, _) = replay_smart_trace(&d, &config);
+    let s = summary(&out);
+    assert_eq!(
+        (s["baseline"].as_str(), s["production"].as_str()),
+        (Some("legacy"), Some("smart"))
+    );
+    assert_eq!(metric(&s, "legacy", "production"), false);
+    assert_eq!(metric(&s, "smart", "production_skips_unlabelled"), 1);
+    assert_eq!(
+        s["production_agreement"],
+        metric(&s, "smart", "production_agreement")
+    );
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--max-safety-regressions",
+            "0",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("FAIL  smart        max_safety_regressions       value unknown"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Every recorded critic event of trace C fits the legacy gate as well as
+/// the smart one (the legacy gate fires on every turn, and production's
+/// only skip left no span): the report says the traffic cannot tell
+/// which gate production ran, where it read 100% agreement with either.
+#[test]
+fn agreement_says_when_the_recording_fits_two_gates_equally() {
+    let d = Dir::new();
+    let config = smart_production_config(&d, None);
+    let (out, o) = replay_smart_trace(&d, &config);
+    let s = summary(&out);
+    assert_eq!(s["production_fits_equally"], serde_json::json!(["legacy"]));
+    assert!(
+        stderr(&o).contains(
+            "legacy fit the recording as well: the traffic cannot tell which gate production ran"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("**The traffic cannot tell which gate production ran:** the recorded critic events fit `legacy` as well as `smart`"), "{md}");
+    // Traffic where the gates part (fail-open: production skipped warm
+    // turns the legacy gate skips too, and fired on cold ones the smart
+    // gate skips) names no other gate.
+    let out = d.path("fo");
+    expect_code(
+        &replay_in(
+            &out,
+            &["datasets/fail-open.jsonl", "--config", "datasets/gate.toml"],
+        ),
+        0,
+    );
+    assert_eq!(
+        summary(&out)["production_fits_equally"],
+        serde_json::json!([])
+    );
+}

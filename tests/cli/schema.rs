@@ -199,7 +199,10 @@ fn summary_json_matches_csv(dir: &Path, schema: &Value) {
         .unwrap()
     {
         let name = c["name"].as_str().unwrap();
-        if matches!(name, "variant" | "baseline" | "selective_gate") {
+        if matches!(
+            name,
+            "variant" | "baseline" | "production" | "selective_gate"
+        ) {
             continue;
         }
         let col = csv.column(name).unwrap().cast(&DataType::Float64).unwrap();

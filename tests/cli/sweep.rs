@@ -18,14 +18,18 @@ fn figures(dir: &std::path::Path) -> HashMap<String, Vec<(String, String)>> {
             let name = r["variant"].clone();
             let mut f: Vec<(String, String)> = r
                 .into_iter()
-                // Whether it is the baseline, and so what it is counted
-                // against, differs between a grid point and the replay.
+                // Whether it is the baseline (and production's gate), and
+                // so what it is counted against, differs between a grid
+                // point and the replay.
                 .filter(|(k, _)| {
                     !matches!(
                         k.as_str(),
                         "run"
                             | "variant"
                             | "baseline"
+                            | "production"
+                            | "production_skips"
+                            | "production_skips_unlabelled"
                             | "safety_regressions_vs_baseline"
                             | "saved_call_share"
                     )

@@ -134,6 +134,10 @@ pub struct Declared {
     pub figure: &'static str,
     pub of: Whose,
     pub when_null: WhenNull,
+    /// A risk of the variant's skips: unknown (and failed, its value
+    /// empty) on a smart-gate production while any of its skips is one no
+    /// critic reviewed, since no replay of its traffic can label those.
+    pub risk: bool,
     /// What it fails on (the flag's help).
     pub help: &'static str,
 }
@@ -149,6 +153,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "safety_regressions",
         of: Whose::Variant,
         when_null: WhenNull::NoTurns,
+        risk: true,
         help: "Fail when a variant has more safety regressions than N",
     },
     Declared {
@@ -160,6 +165,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "safety_regression_rate_certificate_upper95",
         of: Whose::Variant,
         when_null: WhenNull::NoLabels,
+        risk: true,
         help: "Fail when the one-sided 95% upper bound (runs as the unit, each at most one trial) of the safety-regression rate on new skips (regressions / labelled new skips; new skips: turns the variant skips and the baseline fires on) exceeds R; unless missing at random is assumed, its worst case (every unlabelled new skip a regression) must be within R too",
     },
     Declared {
@@ -171,6 +177,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "safety_regression_rate_worst_case_upper95",
         of: Whose::Variant,
         when_null: WhenNull::NoNewSkips { best: 0.0 },
+        risk: true,
         help: "Fail when the same bound with every unlabelled new skip counted a regression exceeds R: what the labels alone support, whatever made labels missing",
     },
     Declared {
@@ -182,6 +189,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "skip_rate",
         of: Whose::Variant,
         when_null: WhenNull::NoTurns,
+        risk: false,
         help: "Fail when the skip rate is below R",
     },
     Declared {
@@ -193,6 +201,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "added_call_rate",
         of: Whose::Variant,
         when_null: WhenNull::NoTurns,
+        risk: false,
         help: "Fail when added calls / turns exceeds R",
     },
     Declared {
@@ -204,6 +213,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "label_coverage",
         of: Whose::Variant,
         when_null: WhenNull::NoNewSkips { best: 1.0 },
+        risk: true,
         help: "Fail when labelled new skips / new skips is below R",
     },
     Declared {
@@ -215,6 +225,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "turns",
         of: Whose::Variant,
         when_null: WhenNull::NoTurns,
+        risk: false,
         help: "Fail when a variant has replayed fewer than N turns (a replay of 0 turns is never judged: exit 2)",
     },
     Declared {
@@ -226,6 +237,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "risky_skip_rate",
         of: Whose::Variant,
         when_null: WhenNull::NoRiskySkips,
+        risk: false,
         help: "Fail when risky new skips / new skips exceeds R (skips whose matched ack covers less than the replay's --max-ack-share of the draft, or with a negation or contrast outside it)",
     },
     Declared {
@@ -237,6 +249,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "rejected",
         of: Whose::Run,
         when_null: WhenNull::NoTurns,
+        risk: false,
         help: "Fail when more than N input lines were rejected",
     },
     Declared {
@@ -248,6 +261,7 @@ pub const BUDGETS: [Declared; 10] = [
         figure: "production_agreement",
         of: Whose::Baseline,
         when_null: WhenNull::NoProductionRecord,
+        risk: false,
         help: "Fail when the baseline decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
     },
 ];

@@ -337,6 +337,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     pub baseline: Option<String>,
+    /// The variant whose gate produced the traffic (default: the
+    /// baseline): the turns it skipped never reached production's critic.
+    pub production: Option<String>,
     pub metacognition_confidence_threshold: Option<f64>,
     pub metacognition_sensitive_tags: Option<Vec<String>>,
     pub metacognition_selective_gate: Option<bool>,
@@ -383,6 +386,10 @@ pub struct Plan {
     pub variants: Vec<Variant>,
     /// Index into `variants`.
     pub baseline: usize,
+    /// Index into `variants` of the gate that produced the traffic; None:
+    /// the baseline (what a config without `production` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<usize>,
     pub cost: CostConfig,
     pub check: CheckConfig,
     /// How the production deployment was configured (`[deployment]`):
@@ -531,7 +538,7 @@ pub fn builtin_language(pattern: &str) -> Option<&'static str> {
 /// The keys a value error may be about; the first one a message contains
 /// is the one it is about, so the words that may also stand in a message's
 /// prose (`baseline`, `history`) come last.
-const VALUE_KEYS: [&str; 12] = [
+const VALUE_KEYS: [&str; 13] = [
     "fabrication_refuse_min_confidence",
     "metacognition_trivial_ack_patterns",
     "metacognition_confidence_threshold",
@@ -544,6 +551,7 @@ const VALUE_KEYS: [&str; 12] = [
     "default_model",
     "baseline",
     "history",
+    "production",
 ];
 
 /// The line (from 1) of the TOML `text` that sets the key a value error's
@@ -680,6 +688,34 @@ impl ConfigFile {
         e.in_file(self.path.as_deref())
     }
 
+    /// The baseline's index (`baseline`, else the first variant written)
+    /// and production's (`production`; None: the baseline), each a
+    /// variant's name.
+    fn roles(&self, variants: &[Variant]) -> Result<(usize, Option<usize>), ConfigError> {
+        let baseline = match &self.baseline {
+            Some(b) => variants.iter().position(|v| &v.name == b).ok_or_else(|| {
+                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                ConfigError::value(format!(
+                    "baseline {b:?} is not a variant; the variants are: {}",
+                    names.join(", ")
+                ))
+            })?,
+            // The first variant as written (TOML and JSON keep the order).
+            None => 0,
+        };
+        let production = match &self.production {
+            Some(p) => Some(variants.iter().position(|v| &v.name == p).ok_or_else(|| {
+                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                ConfigError::value(format!(
+                    "production {p:?} is not a variant; name the variant whose gate produced the traffic, one of: {}",
+                    names.join(", ")
+                ))
+            })?),
+            None => None,
+        };
+        Ok((baseline, production))
+    }
+
     fn resolve(&self) -> Result<Plan, ConfigError> {
         let shared = self.shared().apply(&FrameworkConfig::default());
         // A top-level value is the config's, not a variant's: named as such.
@@ -726,17 +762,7 @@ impl ConfigFile {
                 .validate()
                 .map_err(|e| ConfigError::value(format!("variant {}: {e}", v.name)))?;
         }
-        let baseline = match &self.baseline {
-            Some(b) => variants.iter().position(|v| &v.name == b).ok_or_else(|| {
-                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                ConfigError::value(format!(
-                    "baseline {b:?} is not a variant; the variants are: {}",
-                    names.join(", ")
-                ))
-            })?,
-            // The first variant as written (TOML and JSON keep the order).
-            None => 0,
-        };
+        let (baseline, production) = self.roles(&variants)?;
         let cost = self.cost.clone().unwrap_or_default();
         cost.check_prices()?;
         let deployment = self.deployment.clone().unwrap_or_default();
@@ -748,6 +774,7 @@ impl ConfigFile {
         Ok(Plan {
             variants,
             baseline,
+            production,
             cost,
             check: self.check.clone().unwrap_or_default(),
             deployment,
@@ -756,6 +783,12 @@ impl ConfigFile {
 }
 
 impl Plan {
+    /// The variant whose gate produced the traffic: `production`, else
+    /// the baseline.
+    pub fn production(&self) -> usize {
+        self.production.unwrap_or(self.baseline)
+    }
+
     /// The plan with no config file: symfonic's defaults, legacy vs smart.
     pub fn default_plan() -> Plan {
         ConfigFile::default().plan().expect("defaults are valid")
@@ -766,11 +799,15 @@ impl Plan {
     /// variant, a baseline past them, a name repeated or unusable, or a
     /// value a config would refuse.
     pub fn validate(&self) -> Result<(), String> {
-        if self.variants.is_empty() || self.baseline >= self.variants.len() {
+        if self.variants.is_empty()
+            || self.baseline >= self.variants.len()
+            || self.production() >= self.variants.len()
+        {
             return Err(format!(
-                "its plan has {} variants and baseline {}",
+                "its plan has {} variants, baseline {} and production {}",
                 self.variants.len(),
-                self.baseline
+                self.baseline,
+                self.production()
             ));
         }
         let mut names = std::collections::BTreeSet::new();
@@ -896,6 +933,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a variant"));
+    }
+
+    /// #45: `production` names the gate that produced the traffic, the
+    /// baseline unless it is set; a name that is no variant is refused on
+    /// its line.
+    #[test]
+    fn production_names_a_variant_and_defaults_to_the_baseline() {
+        let p = plan("baseline = \"legacy\"\n").unwrap();
+        assert_eq!((p.production, p.production()), (None, 0));
+        let p = plan("baseline = \"legacy\"\nproduction = \"smart\"\n").unwrap();
+        assert_eq!((p.baseline, p.production()), (0, 1));
+        let e = plan("baseline = \"legacy\"\nproduction = \"smrt\"\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(
+            e.to_string()
+                .contains("production \"smrt\" is not a variant"),
+            "{e}"
+        );
+        let mut bad = plan("").unwrap();
+        bad.production = Some(2);
+        assert!(bad.validate().is_err());
     }
 
     /// Names out of alphabetical order, so a sorted map cannot pass.

@@ -24,7 +24,9 @@ pub struct BudgetResult {
     pub budget: &'static str,
     /// The summary metric it reads.
     pub metric: &'static str,
-    pub value: Amount,
+    /// None where the figure is unknown (a risk of production's skips no
+    /// critic reviewed): never a 0 that would pass.
+    pub value: Option<Amount>,
     pub op: Op,
     pub limit: Amount,
     pub pass: bool,
@@ -44,7 +46,7 @@ impl BudgetResult {
             "variant": self.variant,
             "budget": self.budget,
             "metric": self.metric,
-            "value": amount(self.value),
+            "value": self.value.map(amount),
             "op": self.op.symbol(),
             "limit": amount(self.limit),
             "pass": self.pass,
@@ -67,6 +69,8 @@ struct Rule {
     /// Not set itself: the worst case a rate budget implies unless missing
     /// at random is assumed (its note says so).
     implied: bool,
+    /// A risk of the variant's skips (see [`crate::budgets::Declared`]).
+    risk: bool,
 }
 
 /// A rate on new skips is undefined without new skips (nothing new is at
@@ -110,6 +114,7 @@ fn budgets_of(b: &CheckConfig, of: Whose) -> Vec<Rule> {
         op: Op::AtMost,
         limit: Amount::Count(0),
         implied: false,
+        risk: false,
     };
     let set = BUDGETS.iter().filter_map(|d| {
         let (limit, implied) = match (b.get(d.budget), implied_worst_case(b, d.budget)) {
@@ -125,6 +130,7 @@ fn budgets_of(b: &CheckConfig, of: Whose) -> Vec<Rule> {
             op: d.op,
             limit,
             implied,
+            risk: d.risk,
         })
     });
     (of == Whose::Variant)
@@ -155,6 +161,18 @@ pub const ASSUMED: &str = "ASSUMED: the unlabelled new skips are missing at rand
 impl Rule {
     /// Read this budget's figure of one variant's summary and judge it.
     fn apply(&self, judged: &str, v: &VariantSummary) -> BudgetResult {
+        if let Some(n) = v.unreviewed_production_skips().filter(|_| self.risk) {
+            return BudgetResult {
+                variant: judged.to_string(),
+                budget: self.name,
+                metric: self.metric,
+                value: None,
+                op: self.op,
+                limit: self.limit,
+                pass: false,
+                note: Some(crate::summary::text::unreviewed_skips(&v.variant, n)),
+            };
+        }
         let reading = v.reading(self.metric).unwrap_or_else(|| {
             unreachable!(
                 "{} reads {}, no count or rate of the summary (the_budgets_read_counts_and_rates holds them)",
@@ -182,7 +200,7 @@ impl Rule {
             variant: judged.to_string(),
             budget: self.name,
             metric: self.metric,
-            value,
+            value: Some(value),
             op: self.op,
             limit: self.limit,
             pass,
@@ -363,7 +381,8 @@ fn unlabelled_note(v: &VariantSummary) -> String {
     )
 }
 
-/// The variants to judge: those named, else every non-baseline one.
+/// The variants to judge: those named, else every non-baseline one (and
+/// a baseline that is a smart-gate production with unreviewed skips).
 fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, CannotJudge> {
     let names = dir.variant_names();
     let targets: Vec<String> = match &budgets.variant {
@@ -376,9 +395,17 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
             }
             vs.clone()
         }
+        // A smart-gate production with skips no critic reviewed is judged
+        // too when it is the baseline: no comparison shows its own risk.
         _ => names
             .iter()
-            .filter(|n| n.as_str() != dir.baseline())
+            .filter(|n| {
+                n.as_str() != dir.baseline()
+                    || dir
+                        .variant(n.as_str())
+                        .unreviewed_production_skips()
+                        .is_some()
+            })
             .cloned()
             .collect(),
     };
@@ -482,7 +509,7 @@ pub fn render_text(results: &[BudgetResult], assumed: bool) -> String {
             if r.pass { "PASS" } else { "FAIL" },
             r.variant,
             r.budget,
-            r.value,
+            r.value.map_or("unknown".to_string(), |v| v.to_string()),
             r.op.symbol(),
             r.limit
         );
@@ -773,7 +800,7 @@ pub fn render_markdown(
             if r.pass { "✅" } else { "❌" },
             md_name(&r.variant),
             r.budget,
-            shown(r.value),
+            r.value.map_or("unknown".to_string(), shown),
             r.op.symbol().replace('<', "&lt;").replace('>', "&gt;"),
             shown(r.limit),
             r.note.as_deref().map_or(String::new(), md_text)
@@ -839,7 +866,7 @@ mod tests {
         assert!(!by("max_safety_regressions").pass);
         assert!(!by("min_turns").pass);
         assert_eq!(
-            by("max_safety_regressions").value.to_string(),
+            by("max_safety_regressions").value.unwrap().to_string(),
             "9007199254740993"
         );
     }
@@ -856,6 +883,9 @@ mod tests {
         VariantSummary {
             variant: name.into(),
             baseline: name == "legacy",
+            production: name == "legacy",
+            production_skips: (name == "legacy").then_some(skips),
+            production_skips_unlabelled: (name == "legacy").then_some(skips - labelled),
             lines: 1000,
             turns: 1000,
             fires: 1000 - skips,
@@ -917,6 +947,7 @@ mod tests {
             turns: 1000,
             lines: 1000,
             baseline: "legacy".into(),
+            production: "legacy".into(),
             decisions: "all".into(),
             variant_order: vs.iter().map(|v| v.variant.clone()).collect(),
             variants: vs.into_iter().map(|v| (v.variant.clone(), v)).collect(),

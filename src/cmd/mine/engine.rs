@@ -277,6 +277,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
     Plan {
         variants,
         baseline: 0,
+        production: None,
         cost: o.plan.cost.clone(),
         check: Default::default(),
         deployment: o.plan.deployment.clone(),
