@@ -19,3 +19,6 @@ cargo test --release --locked --lib check::simulation -- --nocapture --test-thre
   grep -E "ci recipe|coverage|heavy|power|only runs|test result|panicked"
 cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
   grep -E "MNAR|test result|panicked"
+# (#45) plan's labels for 80% power on clustered, weekday-swinging skips.
+cargo test --release --locked --lib plan::simulation -- --nocapture --test-threads 1 2>&1 |
+  grep -E "plan simulation|test result|panicked"

@@ -14,7 +14,7 @@ use std::path::Path;
 /// re-exports them under the same names.
 const TIERS: &[&[&[&str]]] = &[
     &[
-        &["stats", "vocab"],
+        &["stats", "vocab", "coin"],
         &["deployment", "budgets"],
         &["config"],
         &["grid"],
@@ -37,6 +37,7 @@ fn steps() -> impl Iterator<Item = &'static [&'static str]> {
 const CORE: &[&str] = &[
     "stats",
     "vocab",
+    "coin",
     "deployment",
     "budgets",
     "config",

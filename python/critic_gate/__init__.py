@@ -64,6 +64,10 @@ __all__ = [
     "explain",
     "merge",
     "mine",
+    "plan",
+    "coin_value",
+    "drawn",
+    "turn_key",
     "replay",
     "replay_partial",
     "sweep",
@@ -306,6 +310,70 @@ def mine(
     cfg = os.fspath(config) if config is not None else None
     _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
     return json.loads(Path(out, "mine.json").read_text(encoding="utf-8"))
+
+
+def plan(
+    paths: Union[PathLike, Sequence[PathLike]],
+    out: PathLike,
+    config: Optional[PathLike] = None,
+    *,
+    max_skip_regression_rate: Optional[float] = None,
+    max_harmful_per_1k: Optional[float] = None,
+    confidence: float = 0.95,
+    window_days: float = 7.0,
+    strata: Optional[str] = None,
+    max_calls_per_day: Optional[float] = None,
+    salt: Optional[str] = None,
+    days: Optional[float] = None,
+    from_: str = "traffic",
+    skip_invalid: bool = False,
+    force: bool = False,
+) -> dict[str, Any]:
+    """``critic-gate plan``: a critic sample of production's skips sized to
+    certify their regression rate within ``max_skip_regression_rate`` (or
+    ``max_harmful_per_1k`` harmful skips per 1,000 turns) at
+    ``confidence`` within ``window_days``, a probability per ``strata``
+    value. Returns plan.toml as a dict; plan.csv and plan.md are in
+    ``out``. Refused (``UsageError``, nothing written) when
+    ``max_calls_per_day`` cannot meet the rate: the message gives the best
+    rate it can. See docs/watching.md."""
+    cfg = os.fspath(config) if config is not None else None
+    _, written = _native.plan(
+        _files(paths),
+        os.fspath(out),
+        cfg,
+        max_skip_regression_rate,
+        max_harmful_per_1k,
+        confidence,
+        window_days,
+        strata,
+        max_calls_per_day,
+        salt,
+        days,
+        from_,
+        skip_invalid,
+        force,
+    )
+    return json.loads(written)
+
+
+def coin_value(salt: str, key: bytes) -> int:
+    """The plan's coin for ``key`` under ``salt``: the top 53 bits of
+    SHA-256(salt, a zero byte, key), in [0, 2**53)."""
+    return _native.coin_value(salt, key)
+
+
+def drawn(salt: str, key: bytes, probability: float) -> bool:
+    """Whether the turn with ``key`` is in a sample drawn at
+    ``probability`` under ``salt``: ``coin_value(salt, key) / 2**53 <
+    probability``, the same inside symfonic and offline."""
+    return _native.coin_drawn(salt, key, probability)
+
+
+def turn_key(run_id: str, turn: Optional[int] = None, turn_id: Optional[str] = None) -> bytes:
+    """A turn's coin key: ``turn_id`` (symfonic's run id, one per user
+    turn), else ``run_id``, the byte 0x1F and ``turn``, else ``run_id``."""
+    return _native.turn_key(run_id, turn, turn_id)
 
 
 class Verdict:

@@ -683,6 +683,85 @@ fn diff(old: PathBuf, new: PathBuf, out: Option<PathBuf>) -> PyResult<(String, u
     Ok((d.text, d.result.new_regressions, d.out))
 }
 
+/// The plan's coin: the top 53 bits of SHA-256(salt, 0x00, key).
+#[pyfunction]
+fn coin_value(salt: &str, key: &[u8]) -> u64 {
+    critic_gate::coin::value(salt, key)
+}
+
+/// Whether the turn with `key` is drawn at `probability` under `salt`.
+#[pyfunction]
+fn coin_drawn(salt: &str, key: &[u8], probability: f64) -> bool {
+    critic_gate::coin::drawn(salt, key, probability)
+}
+
+/// A turn's key: `turn_id`, else `run_id` 0x1F `turn`, else `run_id`.
+#[pyfunction]
+#[pyo3(signature = (run_id, turn=None, turn_id=None))]
+fn turn_key(run_id: &str, turn: Option<u64>, turn_id: Option<&str>) -> Vec<u8> {
+    critic_gate::coin::key(turn_id, run_id, turn)
+}
+
+/// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
+/// plan.csv and plan.md are in `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force))]
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    config: Option<PathBuf>,
+    max_skip_regression_rate: Option<f64>,
+    max_harmful_per_1k: Option<f64>,
+    confidence: f64,
+    window_days: f64,
+    strata: Option<String>,
+    max_calls_per_day: Option<f64>,
+    salt: Option<String>,
+    days: Option<f64>,
+    from_: &str,
+    skip_invalid: bool,
+    force: bool,
+) -> PyResult<(String, String)> {
+    use critic_gate::cmd::plan::{Budget, Request};
+    let budget = match (max_skip_regression_rate, max_harmful_per_1k) {
+        (Some(r), None) => Budget::Rate(r),
+        (None, Some(h)) => Budget::HarmfulPer1k(h),
+        _ => {
+            return Err(fail(critic_gate::Error::Usage(
+                "give max_skip_regression_rate or max_harmful_per_1k (one of them)".into(),
+            )))
+        }
+    };
+    if paths.is_empty() {
+        return Err(PyValueError::new_err(
+            "paths: give at least one traffic file",
+        ));
+    }
+    let r = Request {
+        sources: paths,
+        out,
+        config: config.into(),
+        budget,
+        confidence,
+        window_days,
+        strata,
+        max_calls_per_day,
+        salt,
+        days,
+        from: from_.parse().map_err(unknown)?,
+        skip_invalid,
+        max_line_bytes: critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES,
+        force,
+    };
+    let p = py
+        .detach(|| critic_gate::cmd::plan::run(&r))
+        .map_err(fail)?;
+    let file = serde_json::to_string(&p.file).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((p.text, file))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -704,5 +783,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mine, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(coin_value, m)?)?;
+    m.add_function(wrap_pyfunction!(coin_drawn, m)?)?;
+    m.add_function(wrap_pyfunction!(turn_key, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
     Ok(())
 }

@@ -43,6 +43,10 @@ pub enum Command {
     /// Generate realistic synthetic traffic.
     #[command(after_help = critic_gate::cmd::synth::HELP)]
     Synth(critic_gate::cmd::synth::Args),
+    /// Size a critic sample of production's skips for a bound on their
+    /// regression rate: a probability per stratum and the coin's salt.
+    #[command(after_help = critic_gate::cmd::plan::HELP)]
+    Plan(critic_gate::cmd::plan::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
     #[command(after_help = critic_gate::cmd::check::HELP)]
     Check(critic_gate::cmd::check::Args),
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> CliResult {
             say(true, &cmd::derive::run(&a.request())?)
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
+        Command::Plan(a) => say(!a.quiet, &cmd::plan::run(&a.request())?.text),
         Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
 }

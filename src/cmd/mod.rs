@@ -24,6 +24,7 @@ pub mod init;
 pub mod merge;
 pub mod mine;
 pub mod patterns;
+pub mod plan;
 pub mod replay;
 pub mod sweep;
 pub mod synth;

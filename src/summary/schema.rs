@@ -539,6 +539,31 @@ pub const MINE_TABLES: [Table; 4] = [
     },
 ];
 
+/// The tables `plan` writes.
+pub const PLAN_TABLES: [Table; 1] = [Table {
+    file: "plan.csv",
+    written_by: "plan",
+    row: "one row per stratum of production's skips, then the pooled row (`stratum` = `(all)`)",
+    columns: PLAN,
+}];
+
+const PLAN: &[Column] = &[
+    col("stratum", Str, "", "the stratum's value (`--strata`), (none) without one; (all) for the pooled row"),
+    col("turns", U64, "turns", "turns of the stratum in the traffic the plan was made on"),
+    col("skips", U64, "turns", "of them, the turns production's gate skips"),
+    col("skips_per_day", F64, "turns", "skips / the days the traffic spans"),
+    col("labelled", U64, "turns", "skips with the verdict of a critic that ran (traffic recorded under the legacy gate labels exactly these turns): the prior"),
+    col("regressions", U64, "turns", "of them, revised or refused"),
+    opt("prior", F64, "share", "regressions / labelled: the rate the power is computed at; empty without labels"),
+    opt("labels_to_certify", U64, "turns", "labelled skips that certify the rate within R at the confidence when none is a regression (the exact one-sided Clopper-Pearson bound); empty past 2^53"),
+    opt("labels_for_power", U64, "turns", "labelled skips from which on the bound comes out within R with 80% probability at the prior; empty without a prior, at a prior at or above R, or past ten million"),
+    col("probability", F64, "share", "the inclusion probability of a skip of the stratum: the target labels (labels_for_power, else labels_to_certify) over the skips the window holds, at most 1 (rounded up to nine significant digits); for the pooled row, calls_per_day / skips_per_day"),
+    col("calls_per_day", F64, "calls", "expected shadow critic calls a day: probability x skips_per_day"),
+    opt("usd_per_day", F64, "USD", "calls_per_day x the mean dollars of a recorded critic call; empty without a priced call in the traffic"),
+    opt("days_to_certify", F64, "days", "labels_to_certify / calls_per_day: the days until a sample with no regression certifies R; empty without calls"),
+    opt("days_for_power", F64, "days", "labels_for_power / calls_per_day; empty where labels_for_power is"),
+];
+
 const RISKY_DRAFTS: &[Column] = &[
     RUN,
     col("draft", Str, "", "the draft as recorded"),
@@ -766,6 +791,7 @@ pub fn table(file: &str) -> &'static Table {
         .chain(SWEEP_TABLES.iter())
         .chain(MINE_TABLES.iter())
         .chain(DIFF_TABLES.iter())
+        .chain(PLAN_TABLES.iter())
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
 }
@@ -778,6 +804,7 @@ pub fn to_json(keys: &[String]) -> Value {
         .chain(SWEEP_TABLES.iter())
         .chain(MINE_TABLES.iter())
         .chain(DIFF_TABLES.iter())
+        .chain(PLAN_TABLES.iter())
         .map(|t| (t.file.to_string(), t.schema_json(keys)))
         .collect();
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
@@ -803,11 +830,12 @@ pub fn reference_markdown() -> String {
     for (v, what) in super::metrics::SCHEMA_CHANGES {
         let _ = writeln!(out, "\n- Version {v}: {what}.");
     }
-    let groups: [(&str, &[Table]); 4] = [
+    let groups: [(&str, &[Table]); 5] = [
         ("replay", &TABLES),
         ("sweep", &SWEEP_TABLES),
         ("mine", &MINE_TABLES),
         ("diff", &DIFF_TABLES),
+        ("plan", &PLAN_TABLES),
     ];
     for (command, tables) in groups {
         let _ = writeln!(out, "\n## Written by `{command}`");
@@ -907,6 +935,7 @@ mod tests {
             .chain(&SWEEP_TABLES)
             .chain(&MINE_TABLES)
             .chain(&DIFF_TABLES)
+            .chain(&PLAN_TABLES)
         {
             assert!(got.contains(&format!("### {}\n", t.file)), "{}", t.file);
         }

@@ -21,6 +21,7 @@ mod merge;
 mod mine;
 mod parquet_pages;
 mod patterns;
+mod plan;
 mod production;
 mod regressions;
 mod replay;

@@ -482,7 +482,7 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 13] = [
+    let cases: [(&str, &[&str]); 14] = [
         (
             "unlabelled",
             &[
@@ -517,6 +517,23 @@ fn reports_match_datasets() {
                 "--config",
                 "datasets/gate.toml",
                 "--stress",
+            ],
+        ),
+        (
+            "plan",
+            &[
+                "plan",
+                "datasets/multilingual.jsonl",
+                "--config",
+                "datasets/gate-smart-baseline.toml",
+                "--max-skip-regression-rate",
+                "0.05",
+                "--strata",
+                "language",
+                "--salt",
+                "committed",
+                "--days",
+                "1",
             ],
         ),
         (
@@ -589,7 +606,7 @@ fn reports_match_datasets() {
         let out = d.path(name);
         // A case runs `replay` unless it names its command.
         let mut all: Vec<&str> = match args[0] {
-            "sweep" | "mine" => args.to_vec(),
+            "sweep" | "mine" | "plan" => args.to_vec(),
             _ => [&["replay"], args].concat(),
         };
         all.push("--quiet");

@@ -90,8 +90,12 @@ fn every_committed_csv_loads_with_its_declared_types_and_concatenates() {
     let tables = schema["tables"].as_object().unwrap();
     for (file, table) in tables {
         // diff's tables are checked by diff_tables_have_the_declared_schema,
-        // mine's by mine_tables_load_with_their_declared_types.
-        if table["written_by"] == "diff" || table["written_by"] == "mine" {
+        // mine's by mine_tables_load_with_their_declared_types, plan's by
+        // the_plan_table_loads_with_its_declared_types.
+        if ["diff", "mine", "plan"]
+            .iter()
+            .any(|w| table["written_by"] == *w)
+        {
             continue;
         }
         let mut all: Option<DataFrame> = None;
@@ -413,6 +417,19 @@ fn mine_tables_load_with_their_declared_types() {
         let df = load(&dir, file, table);
         assert_eq!(df.height() > 0, rows, "{file}");
     }
+}
+
+/// plan.csv (reports/plan) loads with the types schema.json declares, a
+/// row per stratum and the pooled row last.
+#[test]
+fn the_plan_table_loads_with_its_declared_types() {
+    let schema = schema_of(&root().join("reports/seed"));
+    let table = &schema["tables"]["plan.csv"];
+    assert_eq!(table["written_by"], "plan");
+    let df = load(&root().join("reports/plan"), "plan.csv", table);
+    assert!(df.height() > 2);
+    let strata = df.column("stratum").unwrap().str().unwrap().clone();
+    assert_eq!(strata.get(df.height() - 1), Some("(all)"));
 }
 
 /// diff's tables load with the types schema.json declares for them, and

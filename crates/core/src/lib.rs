@@ -13,6 +13,7 @@
 //! wraps them, each with its kind.
 
 pub mod budgets;
+pub mod coin;
 pub mod config;
 pub mod deployment;
 pub mod derive;

@@ -100,33 +100,58 @@ fn usd(turn: &Turn, cost: &CostConfig) -> f64 {
 /// Read every source, line by line, into the scan.
 pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::Result<Scan> {
     let gate = Gate::new(s.config.clone())?;
-    let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
-    let (rx, recycler) = crate::import::open(list, 4, max_line_bytes, &s.decoder)?;
     let mut out = Scan {
         stress: s.stress.then(Stress::default),
         ..Scan::default()
     };
-    for block in rx {
-        let block = block?;
-        let converted = s.decoder.convert(&block);
-        scan_block(
-            converted.as_ref().unwrap_or(&block),
-            sources,
-            &gate,
-            s,
-            &mut out,
-        )?;
-        recycler.give(block);
-    }
+    let read = each_turn(
+        sources,
+        max_line_bytes,
+        s.skip_invalid,
+        &s.decoder,
+        &mut |turn, at| one_turn(turn, at, &gate, s, &mut out),
+    )?;
+    (out.turns, out.rejected) = (read.turns, read.rejected);
     Ok(out)
 }
 
-fn scan_block(
+/// What a pass over the sources read: turns, and invalid lines set aside.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Read {
+    pub turns: u64,
+    pub rejected: u64,
+}
+
+/// Every turn of `sources` (converted by `decoder`), in order, with where
+/// it is (source index, line): a serial pass for the commands that read
+/// traffic on their own (`mine`, `plan`). An invalid line stops it with
+/// its file, line and reason, or with `skip_invalid` is counted.
+pub fn each_turn(
+    sources: &[String],
+    max_line_bytes: usize,
+    skip_invalid: bool,
+    decoder: &crate::import::Decoder,
+    f: &mut dyn FnMut(&Turn, (usize, u64)),
+) -> crate::Result<Read> {
+    let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
+    let (rx, recycler) = crate::import::open(list, 4, max_line_bytes, decoder)?;
+    let mut read = Read::default();
+    for block in rx {
+        let block = block?;
+        let converted = decoder.convert(&block);
+        let b = converted.as_ref().unwrap_or(&block);
+        each_turn_of(b, sources, skip_invalid, &mut read, f)?;
+        recycler.give(block);
+    }
+    Ok(read)
+}
+
+fn each_turn_of(
     block: &Block,
     sources: &[String],
-    gate: &Gate,
-    s: &ScanSetup,
-    out: &mut Scan,
+    skip_invalid: bool,
+    read: &mut Read,
+    f: &mut dyn FnMut(&Turn, (usize, u64)),
 ) -> crate::Result<()> {
     let invalid = |line: u64, reason: String| Error::InvalidLine {
         source: sources[block.source].clone(),
@@ -135,8 +160,8 @@ fn scan_block(
         skippable: true,
     };
     if let Some(bytes) = block.overlong {
-        out.rejected += 1;
-        return match s.skip_invalid {
+        read.rejected += 1;
+        return match skip_invalid {
             true => Ok(()),
             false => Err(invalid(
                 block.first_line,
@@ -144,16 +169,16 @@ fn scan_block(
             )),
         };
     }
-    if let Some(f) = block.imported.iter().flat_map(|i| &i.failed).next() {
-        match s.skip_invalid {
-            true => out.rejected += block.imported.as_ref().map_or(0, |i| i.failed.len() as u64),
-            false => return Err(invalid(f.line, f.reason.clone())),
+    if let Some(fail) = block.imported.iter().flat_map(|i| &i.failed).next() {
+        match skip_invalid {
+            true => read.rejected += block.imported.as_ref().map_or(0, |i| i.failed.len() as u64),
+            false => return Err(invalid(fail.line, fail.reason.clone())),
         }
     }
     // Converted turns come as values (and the block then has no lines).
     for (line, c) in block.turns() {
-        out.turns += 1;
-        one_turn(c.turn(), (block.source, line), gate, s, out);
+        read.turns += 1;
+        f(c.turn(), (block.source, line));
     }
     for (line, raw) in reader::lines(block) {
         let raw = without_bom(line, raw);
@@ -165,15 +190,14 @@ fn scan_block(
             .and_then(|t| Turn::parse(t).map_err(|e| e.to_string()));
         let turn = match parsed {
             Ok(t) => t,
-            Err(_) if s.skip_invalid => {
-                out.rejected += 1;
+            Err(_) if skip_invalid => {
+                read.rejected += 1;
                 continue;
             }
             Err(reason) => return Err(invalid(line, reason)),
         };
-        out.turns += 1;
-        let at = (block.source, line);
-        one_turn(&turn, at, gate, s, out);
+        read.turns += 1;
+        f(&turn, (block.source, line));
     }
     Ok(())
 }

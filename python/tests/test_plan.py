@@ -1,0 +1,45 @@
+"""#45 from Python: the plan's coin is SHA-256 as Python's hashlib computes
+it (the same draw inside symfonic and offline), and ``plan`` writes the
+folder the CLI writes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import critic_gate
+from conftest import assert_same_reports, run_cli
+
+
+def by_hand(salt: str, key: bytes) -> int:
+    digest = hashlib.sha256(salt.encode() + b"\x00" + key).digest()
+    return int.from_bytes(digest[:8], "big") >> 11
+
+
+def test_the_coin_is_sha256_as_hashlib_computes_it() -> None:
+    keys = [critic_gate.turn_key("conv-1", 3), critic_gate.turn_key("c", turn_id="9f0e"),
+            critic_gate.turn_key("会話", None), b"", "ü".encode()]
+    assert keys[0] == b"conv-1\x1f3" and keys[1] == b"9f0e" and keys[2] == "会話".encode()
+    for salt in ["", "s", "0123abcd" * 4]:
+        for key in keys:
+            v = by_hand(salt, key)
+            assert critic_gate.coin_value(salt, key) == v
+            for p in [0.0, 1e-6, 0.3, 0.999, 1.0]:
+                assert critic_gate.drawn(salt, key, p) == (v / 2**53 < p), (salt, key, p)
+
+
+def test_a_plan_from_python_is_the_clis(root: Path, tmp_path: Path, cli: str) -> None:
+    traffic = str(root / "datasets/multilingual.jsonl")
+    config = str(root / "datasets/gate-smart-baseline.toml")
+    p = critic_gate.plan(traffic, tmp_path / "py", config, max_skip_regression_rate=0.05,
+                         strata="language", salt="s", days=1)
+    run_cli(cli, "plan", traffic, "--config", config, "--max-skip-regression-rate", "0.05",
+            "--strata", "language", "--salt", "s", "--days", "1", "--out", str(tmp_path / "cli"))
+    assert_same_reports(tmp_path / "cli", tmp_path / "py")
+    assert p["salt"] == "s" and p["production"] == "smart" and p["stratum"], p
+    with pytest.raises(critic_gate.UsageError, match="max_calls_per_day"):
+        critic_gate.plan(traffic, tmp_path / "cap", config, max_skip_regression_rate=0.05,
+                         strata="language", days=1, max_calls_per_day=0.5)
+    assert not (tmp_path / "cap").exists()

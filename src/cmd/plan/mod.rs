@@ -1,0 +1,336 @@
+//! `plan`: size a critic sample of production's skips for a bound on
+//! their regression rate. It replays production's gate over recorded
+//! traffic for the volumes per day and stratum, takes a prior from the
+//! labels the traffic has (traffic recorded under the legacy gate labels
+//! exactly these turns), and writes the inclusion probability of each
+//! stratum with the salt of the one coin that draws the sample
+//! (`crate::coin`): plan.toml for the tools, plan.md and plan.csv for
+//! people.
+
+pub mod scan;
+mod simulation;
+pub mod sizing;
+pub mod write;
+
+use std::path::PathBuf;
+
+use crate::cmd::Config;
+use crate::import::InputFormat;
+use sizing::{Goal, Sized, Volume};
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Examples:
+  critic-gate plan traffic.jsonl --config gate.toml --max-skip-regression-rate 0.01 --out plan
+  critic-gate plan traffic.jsonl --config gate.toml --max-harmful-per-1k 0.5 --strata language --window 14d --max-calls-per-day 200 --out plan
+
+",
+    super::args::done!(),
+    " A budget the call cap cannot meet exits 2 with the best rate it can, and writes nothing.
+Reference: docs/watching.md."
+);
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("budget").required(true).args(["max_skip_regression_rate", "max_harmful_per_1k"])))]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst; or transcripts or
+    /// traces, with --from).
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Folder for plan.toml, plan.md and plan.csv.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Gate config; its `production` (by default the baseline) is the gate
+    /// whose skips are sampled.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Size the sample to certify that the regression rate of production's
+    /// skips is at most R.
+    #[arg(long, value_name = "R", value_parser = super::args::share)]
+    pub max_skip_regression_rate: Option<f64>,
+    /// Size it to certify at most H harmful skips per 1,000 turns (turned
+    /// into a rate on the skips by the traffic's skip share).
+    #[arg(long, value_name = "H")]
+    pub max_harmful_per_1k: Option<f64>,
+    /// The bound's confidence.
+    #[arg(long, default_value_t = 0.95, value_parser = super::args::share)]
+    pub confidence: f64,
+    /// The window the labels are collected in: days (`7d`) or weeks (`2w`).
+    #[arg(long, default_value = "7d", value_parser = window_days)]
+    pub window: f64,
+    /// A probability per stratum: language, intent, call_site or a path
+    /// into the scope (scope.tenant).
+    #[arg(long, value_name = "KEY")]
+    pub strata: Option<String>,
+    /// At most this many shadow critic calls a day.
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_day: Option<f64>,
+    /// The coin's salt (default: a fresh random one, recorded in plan.toml).
+    #[arg(long, value_name = "S")]
+    pub salt: Option<String>,
+    /// The days the traffic covers, where its turns record no `ts`.
+    #[arg(long, value_name = "N")]
+    pub days: Option<f64>,
+    /// The input's format: traffic, openai-chat or otlp.
+    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
+    pub from: InputFormat,
+    /// Count invalid lines instead of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Lines longer than this many bytes are invalid.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// Write into --out even when it is a non-empty folder of no report.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing (the files say it all).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `7d`, `2w` or a number of days.
+fn window_days(s: &str) -> Result<f64, String> {
+    let (n, unit) = match s.strip_suffix('d') {
+        Some(n) => (n, 1.0),
+        None => match s.strip_suffix('w') {
+            Some(n) => (n, 7.0),
+            None => (s, 1.0),
+        },
+    };
+    match n.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 3660.0 => Ok(x * unit),
+        _ => Err(format!(
+            "give days (7d) or weeks (2w), at most 10 years; got {s:?}"
+        )),
+    }
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            out: self.out.clone(),
+            config: self.config.clone().into(),
+            budget: match (self.max_skip_regression_rate, self.max_harmful_per_1k) {
+                (Some(r), _) => Budget::Rate(r),
+                (None, h) => Budget::HarmfulPer1k(h.unwrap_or(f64::NAN)),
+            },
+            confidence: self.confidence,
+            window_days: self.window,
+            strata: self.strata.clone(),
+            max_calls_per_day: self.max_calls_per_day,
+            salt: self.salt.clone(),
+            days: self.days,
+            from: self.from,
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+            force: self.force,
+        }
+    }
+}
+
+/// The bound a plan is sized for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Budget {
+    /// The regression rate of production's skips at most R.
+    Rate(f64),
+    /// At most H harmful skips per 1,000 turns.
+    HarmfulPer1k(f64),
+}
+
+/// What to plan.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Vec<String>,
+    pub out: PathBuf,
+    pub config: Config,
+    pub budget: Budget,
+    pub confidence: f64,
+    pub window_days: f64,
+    pub strata: Option<String>,
+    pub max_calls_per_day: Option<f64>,
+    /// None: a fresh random salt.
+    pub salt: Option<String>,
+    /// The days the traffic covers, where it records no `ts`.
+    pub days: Option<f64>,
+    pub from: InputFormat,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+    pub force: bool,
+}
+
+/// A plan made: what was read, the design per stratum and pooled, and the
+/// text `plan` prints.
+pub struct Planned {
+    pub traffic: scan::Traffic,
+    pub rate: f64,
+    pub days: f64,
+    pub strata: Vec<Sized>,
+    pub pooled: Sized,
+    /// plan.toml, as written.
+    pub file: write::PlanFile,
+    pub text: String,
+}
+
+/// Plan into the request's folder.
+pub fn run(r: &Request) -> crate::Result<Planned> {
+    let usage = |m: String| crate::Error::Usage(m);
+    crate::cmd::share("confidence", r.confidence, false)?;
+    if let Some(n) = r.max_calls_per_day.filter(|n| !(n.is_finite() && *n > 0.0)) {
+        return Err(usage(format!(
+            "max_calls_per_day: give a number above 0, got {n}"
+        )));
+    }
+    let strata = scan::Strata::parse(r.strata.as_deref()).map_err(usage)?;
+    let plan = r.config.plan()?;
+    let prod = &plan.variants[plan.production()];
+    let gate = crate::gate::Gate::new(prod.config.clone())
+        .map_err(|e| crate::cmd::in_config(e.into(), r.config.file()))?;
+    let decoder = crate::import::Decoder {
+        format: r.from,
+        deployment: plan.deployment.clone(),
+        names: r.sources.clone().into(),
+        max_line_bytes: r.max_line_bytes,
+    };
+    crate::report::check_out_dir(&r.out, &r.sources, r.force)?;
+    let mut traffic = scan::Traffic::default();
+    let read = crate::cmd::mine::scan::each_turn(
+        &r.sources,
+        r.max_line_bytes,
+        r.skip_invalid,
+        &decoder,
+        &mut |t, _| traffic.add(t, &gate, &strata, &plan.cost),
+    )?;
+    (traffic.turns, traffic.rejected) = (read.turns, read.rejected);
+    let designed = design(r, &traffic)?;
+    let salt = match &r.salt {
+        Some(s) if !s.is_empty() => s.clone(),
+        Some(_) => return Err(usage("salt: give a non-empty salt".into())),
+        None => crate::coin::fresh_salt().map_err(usage)?,
+    };
+    let made = write::Made {
+        request: r,
+        production: prod,
+        strata_key: strata.name(),
+        salt,
+        designed: &designed,
+        traffic: &traffic,
+    };
+    let file = crate::report::or_remove_new(&r.out, || write::all(&made))?;
+    let text = write::summary_text(&made, &file.plan_id);
+    Ok(Planned {
+        traffic,
+        rate: designed.rate,
+        days: designed.days,
+        strata: designed.strata,
+        pooled: designed.pooled,
+        file,
+        text,
+    })
+}
+
+/// The design: the rate, the days the volumes are over, every stratum
+/// sized, and the pooled row.
+pub struct Designed {
+    pub rate: f64,
+    pub days: f64,
+    pub goal: Goal,
+    pub strata: Vec<Sized>,
+    pub pooled: Sized,
+}
+
+/// Size every stratum; refuse a plan the traffic or the call cap cannot
+/// carry, saying the best it can.
+fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
+    let usage = |m: String| crate::Error::Usage(m);
+    let days = match (r.days, traffic.days()) {
+        (Some(d), _) if d.is_finite() && d > 0.0 => d,
+        (Some(d), _) => return Err(usage(format!("days: give a number above 0, got {d}"))),
+        (None, Some(d)) => d,
+        (None, None) => {
+            return Err(usage(
+                "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (days)".into(),
+            ))
+        }
+    };
+    let mut all = Volume {
+        stratum: "(all)".into(),
+        ..Volume::default()
+    };
+    let vols: Vec<Volume> = traffic.strata.values().cloned().collect();
+    vols.iter().for_each(|v| all.add(v));
+    if all.skips == 0 {
+        return Err(usage(format!(
+            "production's gate skips none of the {} turns: there is nothing to sample",
+            traffic.turns
+        )));
+    }
+    let rate = match r.budget {
+        Budget::Rate(x) => crate::cmd::share("max_skip_regression_rate", x, false)?,
+        Budget::HarmfulPer1k(h) if h.is_finite() && h > 0.0 => {
+            let x = h * all.turns as f64 / (1000.0 * all.skips as f64);
+            match x < 1.0 {
+                true => x,
+                false => return Err(usage(format!(
+                    "max_harmful_per_1k {h}: production skips {} of {} turns, so even every skip harmful is within it; give a smaller H",
+                    all.skips, all.turns
+                ))),
+            }
+        }
+        Budget::HarmfulPer1k(h) => {
+            return Err(usage(format!(
+                "max_harmful_per_1k: give a number above 0, got {h}"
+            )))
+        }
+    };
+    let goal = Goal {
+        rate,
+        confidence: r.confidence,
+        window_days: r.window_days,
+    };
+    let calls = sizing::calls_per_day(&vols, &goal, days, rate);
+    if let Some(cap) = r.max_calls_per_day.filter(|c| calls > *c) {
+        let best = sizing::best_rate_under(&vols, &goal, days, cap);
+        return Err(usage(format!(
+            "a rate of {rate} on production's skips takes about {calls:.1} shadow critic calls a day to certify within {} days, above max_calls_per_day {cap}; {}",
+            r.window_days,
+            best.map_or("no rate below 1 fits that cap".into(), |b| format!("the best rate it can certify there is {b}"))
+        )));
+    }
+    let strata: Vec<Sized> = vols
+        .iter()
+        .map(|v| sizing::size(v, &goal, rate, days))
+        .collect();
+    let pooled = pooled(&all, &strata, &goal, days);
+    Ok(Designed {
+        rate,
+        days,
+        goal,
+        strata,
+        pooled,
+    })
+}
+
+/// The pooled row: the strata's volumes and calls summed. Its labels and
+/// days are left empty where there are several strata: a bound on the
+/// pooled rate from strata drawn at unequal probabilities is a design-based
+/// one (weighted), not the per-stratum count; with one stratum it is that
+/// stratum's.
+fn pooled(all: &Volume, strata: &[Sized], goal: &Goal, days: f64) -> Sized {
+    if let [one] = strata {
+        return Sized {
+            volume: all.clone(),
+            ..one.clone()
+        };
+    }
+    let mut p = sizing::size(all, goal, goal.rate, days);
+    p.calls_per_day = strata.iter().map(|s| s.calls_per_day).sum();
+    p.probability = match p.skips_per_day > 0.0 {
+        true => (p.calls_per_day / p.skips_per_day).min(1.0),
+        false => 0.0,
+    };
+    (p.labels_zero, p.labels_power, p.days_zero, p.days_power) = (None, None, None, None);
+    p
+}

@@ -1,0 +1,226 @@
+//! `plan`'s pass over the traffic: every turn through production's gate,
+//! tallying its skips (with their labels) per stratum, the days the
+//! traffic spans, and what a recorded critic call costs. Memory is bounded
+//! by design: at most [`MAX_STRATA`] strata (the rest are one `(other)`
+//! row, counted), two dates and a few sums.
+
+use std::collections::BTreeMap;
+
+use super::sizing::Volume;
+use crate::config::CostConfig;
+use crate::gate::Gate;
+use crate::read::turn::{Turn, Verdict};
+use crate::replay::segments::{capped, raw_label, recorded, MAX_VALUE_BYTES, NONE, OTHER};
+
+/// Distinct strata a plan keeps; the turns of any other value are one
+/// `(other)` stratum, and the plan says how many values it holds.
+pub const MAX_STRATA: usize = 1_000;
+
+/// What a stratum is: a dimension of every turn, or a path into `scope`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strata {
+    /// One stratum, `all`.
+    None,
+    Language,
+    Intent,
+    CallSite,
+    /// `scope.KEY[.FIELD...]`: the path's parts after `scope`.
+    Scope(Vec<String>),
+}
+
+impl Strata {
+    /// The strata a `--strata` key names, or why it names none.
+    pub fn parse(key: Option<&str>) -> Result<Strata, String> {
+        let Some(k) = key else {
+            return Ok(Strata::None);
+        };
+        match k {
+            "language" => Ok(Strata::Language),
+            "intent" => Ok(Strata::Intent),
+            "call_site" => Ok(Strata::CallSite),
+            _ => match k.strip_prefix("scope.") {
+                Some(rest) if !rest.is_empty() && !rest.split('.').any(str::is_empty) => {
+                    Ok(Strata::Scope(rest.split('.').map(str::to_string).collect()))
+                }
+                _ => Err(format!(
+                    "strata {k:?}: give language, intent, call_site or a path into the scope (scope.tenant, scope.user.tier)"
+                )),
+            },
+        }
+    }
+
+    /// The key as given (`all` for none).
+    pub fn name(&self) -> String {
+        match self {
+            Strata::None => "all".into(),
+            Strata::Language => "language".into(),
+            Strata::Intent => "intent".into(),
+            Strata::CallSite => "call_site".into(),
+            Strata::Scope(p) => format!("scope.{}", p.join(".")),
+        }
+    }
+
+    /// A turn's stratum, as segments.csv labels values.
+    pub fn of(&self, t: &Turn) -> String {
+        let label = match self {
+            Strata::None => return "all".into(),
+            Strata::Language => t.language.as_deref().map(recorded),
+            Strata::Intent => t.intent_label().map(recorded),
+            Strata::CallSite => return t.call_site().as_str().into(),
+            Strata::Scope(path) => return scope_value(t, path),
+        };
+        label.map_or(NONE.to_string(), |l| {
+            capped(&l, MAX_VALUE_BYTES).into_owned()
+        })
+    }
+}
+
+/// The value at `path` inside the turn's scope, as a segment label.
+fn scope_value(t: &Turn, path: &[String]) -> String {
+    let Some(text) = t.scope.as_deref() else {
+        return NONE.into();
+    };
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return NONE.into();
+    };
+    for p in path {
+        match v.get_mut(p.as_str()) {
+            Some(x) => v = x.take(),
+            None => return NONE.into(),
+        }
+    }
+    let label = raw_label(&v.to_string()).into_owned();
+    capped(&label, MAX_VALUE_BYTES).into_owned()
+}
+
+/// What the pass found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Traffic {
+    pub turns: u64,
+    pub rejected: u64,
+    /// Per stratum, in value order.
+    pub strata: BTreeMap<String, Volume>,
+    /// Values folded into `(other)` past [`MAX_STRATA`] (turns).
+    pub folded_turns: u64,
+    /// The first and last day of a recorded `ts` (days since 1970-01-01).
+    pub first_day: Option<i64>,
+    pub last_day: Option<i64>,
+    /// Turns without a `ts` (they count in the volumes, not in the span).
+    pub without_ts: u64,
+    /// Recorded critic calls that ran with a price, and their dollars in
+    /// nano-dollars: the mean cost of a shadow call.
+    pub priced_calls: u64,
+    pub priced_nano_usd: u128,
+}
+
+impl Traffic {
+    /// Days the traffic spans (first to last recorded day, both counted).
+    pub fn days(&self) -> Option<f64> {
+        Some((self.last_day? - self.first_day? + 1) as f64)
+    }
+
+    /// The mean dollars of a recorded critic call, None without a price.
+    pub fn usd_per_call(&self) -> Option<f64> {
+        (self.priced_calls > 0)
+            .then(|| self.priced_nano_usd as f64 / self.priced_calls as f64 / 1e9)
+    }
+
+    /// One turn: its day, its stratum's counts under production's gate,
+    /// and the cost of its recorded critic call.
+    pub fn add(&mut self, t: &Turn, gate: &Gate, strata: &Strata, cost: &CostConfig) {
+        match t.ts.as_deref().and_then(day_number) {
+            Some(d) => {
+                self.first_day = Some(self.first_day.map_or(d, |f| f.min(d)));
+                self.last_day = Some(self.last_day.map_or(d, |l| l.max(d)));
+            }
+            None => self.without_ts += 1,
+        }
+        if let Some(c) = t.review() {
+            let tokens = (c.tokens_in.unwrap_or(0), c.tokens_out.unwrap_or(0));
+            if c.tokens_in.is_some() || c.tokens_out.is_some() {
+                if let Ok(n) = cost.nano_usd(tokens, c.model.as_deref()) {
+                    self.priced_calls += 1;
+                    self.priced_nano_usd += u128::from(n);
+                }
+            }
+        }
+        let mut name = strata.of(t);
+        if !self.strata.contains_key(&name) && self.strata.len() >= MAX_STRATA {
+            name = OTHER.to_string();
+            self.folded_turns += 1;
+        }
+        let v = self.strata.entry(name.clone()).or_insert_with(|| Volume {
+            stratum: name,
+            ..Volume::default()
+        });
+        v.turns += 1;
+        if gate.evaluate(t).fires() {
+            return;
+        }
+        v.skips += 1;
+        if let Some(verdict) = t.verdict() {
+            v.labelled += 1;
+            v.regressions += u64::from(matches!(verdict, Verdict::Revise | Verdict::Refuse));
+        }
+    }
+}
+
+/// Days since 1970-01-01 of an RFC 3339 time's date (`YYYY-MM-DD...`),
+/// as recorded (its own offset); None when it does not start with one.
+pub fn day_number(ts: &str) -> Option<i64> {
+    let b = ts.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        ts.get(r)?.bytes().try_fold(0i64, |a, c| {
+            c.is_ascii_digit().then(|| a * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_count_from_the_epoch() {
+        assert_eq!(day_number("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(day_number("2026-12-03T15:00:00+01:00"), Some(20_790));
+        assert_eq!(day_number("2024-03-01"), Some(19_783));
+        assert_eq!(day_number("2024-02-29"), Some(19_782));
+        assert_eq!(day_number("2024-13-01"), None);
+        assert_eq!(day_number("yesterday"), None);
+    }
+
+    #[test]
+    fn strata_keys_are_dimensions_or_scope_paths() {
+        assert_eq!(Strata::parse(Some("language")), Ok(Strata::Language));
+        assert_eq!(
+            Strata::parse(Some("scope.user.tier")),
+            Ok(Strata::Scope(vec!["user".into(), "tier".into()]))
+        );
+        assert!(Strata::parse(Some("scope.")).is_err());
+        assert!(Strata::parse(Some("critic.model")).is_err());
+        let t =
+            Turn::parse(r#"{"run_id":"r","scope":{"user":{"tier":"gold"}},"draft":"x"}"#).unwrap();
+        assert_eq!(
+            Strata::parse(Some("scope.user.tier")).unwrap().of(&t),
+            "gold"
+        );
+        assert_eq!(Strata::parse(Some("scope.team")).unwrap().of(&t), NONE);
+        assert_eq!(Strata::Language.of(&t), NONE);
+    }
+}

@@ -1,0 +1,211 @@
+//! How many of production's skips a critic must review, per stratum, to
+//! certify a regression rate within R at a confidence, and the inclusion
+//! probability that collects them within the window.
+//!
+//! Per stratum s with m_s skips a day: the labels to certify R with no
+//! regression at all are n0 = ceil(ln(1 - c) / ln(1 - R)) (the exact
+//! Clopper-Pearson bound of 0 in n is 1 - (1 - c)^(1/n)); with a prior
+//! rate p below R, the labels n80 from which on the exact bound comes out
+//! within R with 80% probability (`stats::labels_for_power`). The target
+//! is n80 where a prior exists, else n0; the probability is
+//! min(1, target / (m_s * window)), so the expected labels in the window
+//! are the target (all of a stratum's skips where it has fewer).
+
+use crate::stats::{labels_for_power, labels_needed};
+
+/// The power the target labels give at the prior.
+pub const POWER: f64 = 0.8;
+
+/// One stratum's volumes and labels, as the traffic gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Volume {
+    pub stratum: String,
+    pub turns: u64,
+    /// Turns production's gate skips.
+    pub skips: u64,
+    /// Of them, those with the verdict of a critic that ran (a recording
+    /// under the legacy gate labels exactly these turns).
+    pub labelled: u64,
+    pub regressions: u64,
+}
+
+impl Volume {
+    /// The prior rate on production's skips: regressions / labelled, None
+    /// without labels.
+    pub fn prior(&self) -> Option<f64> {
+        (self.labelled > 0).then(|| self.regressions as f64 / self.labelled as f64)
+    }
+
+    /// Add another stratum's counts (the pooled row).
+    pub fn add(&mut self, o: &Volume) {
+        self.turns += o.turns;
+        self.skips += o.skips;
+        self.labelled += o.labelled;
+        self.regressions += o.regressions;
+    }
+}
+
+/// What the design asks: the rate R, the confidence, and the window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Goal {
+    pub rate: f64,
+    pub confidence: f64,
+    pub window_days: f64,
+}
+
+/// One stratum's design.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sized {
+    pub volume: Volume,
+    pub skips_per_day: f64,
+    /// Labels to certify R with no regression (None past 2^53).
+    pub labels_zero: Option<u64>,
+    /// Labels for 80% power at the prior (None without a prior, with a
+    /// prior at or above R, or past ten million).
+    pub labels_power: Option<u64>,
+    /// The inclusion probability of a skip of this stratum.
+    pub probability: f64,
+    /// Expected critic calls a day: probability * skips_per_day.
+    pub calls_per_day: f64,
+    /// Days for the sample to hold labels_zero / labels_power.
+    pub days_zero: Option<f64>,
+    pub days_power: Option<f64>,
+}
+
+impl Sized {
+    /// The labels the probability is set for.
+    pub fn target(&self) -> Option<u64> {
+        self.labels_power.or(self.labels_zero)
+    }
+}
+
+/// The labels a stratum's probability is set for, at `rate`.
+fn target(v: &Volume, goal: &Goal, rate: f64) -> (Option<u64>, Option<u64>) {
+    let alpha = 1.0 - goal.confidence;
+    let zero = labels_needed(rate, alpha);
+    let power = v
+        .prior()
+        .and_then(|p| labels_for_power(rate, p, alpha, POWER));
+    (zero, power)
+}
+
+/// Size one stratum for `goal` at `rate`, over `days` of traffic.
+pub fn size(v: &Volume, goal: &Goal, rate: f64, days: f64) -> Sized {
+    let skips_per_day = v.skips as f64 / days;
+    let (labels_zero, labels_power) = target(v, goal, rate);
+    let want = labels_power.or(labels_zero);
+    let in_window = skips_per_day * goal.window_days;
+    let probability = match want {
+        _ if in_window <= 0.0 => 0.0,
+        // Rounded up, as written: the sample is never smaller than sized.
+        Some(n) => {
+            crate::summary::numbers::sig_up(Some((n as f64 / in_window).min(1.0))).unwrap_or(1.0)
+        }
+        None => 1.0,
+    };
+    let calls_per_day = probability * skips_per_day;
+    let days = |n: Option<u64>| {
+        n.filter(|_| calls_per_day > 0.0)
+            .map(|n| n as f64 / calls_per_day)
+    };
+    Sized {
+        volume: v.clone(),
+        skips_per_day,
+        labels_zero,
+        labels_power,
+        probability,
+        calls_per_day,
+        days_zero: days(labels_zero),
+        days_power: days(labels_power),
+    }
+}
+
+/// The critic calls a day the design at `rate` takes.
+pub fn calls_per_day(vs: &[Volume], goal: &Goal, days: f64, rate: f64) -> f64 {
+    vs.iter()
+        .map(|v| size(v, goal, rate, days).calls_per_day)
+        .sum()
+}
+
+/// The smallest rate a design can certify within the window at no more
+/// than `cap` critic calls a day (bisection on the rate: the calls fall as
+/// it rises), to four significant digits, rounded up; None when even a
+/// rate near 1 takes more.
+pub fn best_rate_under(vs: &[Volume], goal: &Goal, days: f64, cap: f64) -> Option<f64> {
+    let (mut lo, mut hi) = (goal.rate, 0.999);
+    if calls_per_day(vs, goal, days, hi) > cap {
+        return None;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        match calls_per_day(vs, goal, days, mid) > cap {
+            true => lo = mid,
+            false => hi = mid,
+        }
+    }
+    Some(crate::summary::numbers::sig_up(Some(hi)).unwrap_or(hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(skips: u64, labelled: u64, regressions: u64) -> Volume {
+        Volume {
+            stratum: "s".into(),
+            turns: skips * 4,
+            skips,
+            labelled,
+            regressions,
+        }
+    }
+
+    const GOAL: Goal = Goal {
+        rate: 0.01,
+        confidence: 0.95,
+        window_days: 7.0,
+    };
+
+    /// With no prior the target is the zero-regression count: 299 labels
+    /// for 1% at 95% (0.99^299 = 0.0495), collected in the window.
+    #[test]
+    fn without_a_prior_the_target_certifies_with_no_regression() {
+        let s = size(&v(7_000, 0, 0), &GOAL, 0.01, 7.0);
+        assert_eq!(s.labels_zero, Some(299));
+        assert_eq!(s.labels_power, None);
+        assert!(s.probability >= 299.0 / 7_000.0 && s.probability - 299.0 / 7_000.0 < 1e-9);
+        assert!((s.days_zero.unwrap() - 7.0).abs() < 1e-6);
+    }
+
+    /// A prior below R needs more labels for 80% power; at or above R it
+    /// cannot certify, and the target falls back to the zero count.
+    #[test]
+    fn a_prior_sets_the_power_target() {
+        let s = size(&v(70_000, 1_000, 2), &GOAL, 0.01, 7.0);
+        let n = s.labels_power.unwrap();
+        assert!(n > 299, "{n}");
+        assert!((s.days_power.unwrap() - 7.0).abs() < 1e-6);
+        let s = size(&v(70_000, 100, 5), &GOAL, 0.01, 7.0);
+        assert_eq!((s.labels_power, s.target()), (None, Some(299)));
+    }
+
+    /// A stratum too small for the window reviews every skip.
+    #[test]
+    fn a_small_stratum_is_reviewed_whole() {
+        let s = size(&v(70, 0, 0), &GOAL, 0.01, 7.0);
+        assert_eq!(s.probability, 1.0);
+        assert!((s.days_zero.unwrap() - 299.0 / 10.0).abs() < 1e-9);
+    }
+
+    /// The best rate under a cap is the smallest whose design fits it.
+    #[test]
+    fn the_best_rate_fits_the_cap() {
+        let vs = [v(70_000, 0, 0), v(7_000, 0, 0)];
+        let need = calls_per_day(&vs, &GOAL, 7.0, 0.01);
+        assert!(need > 40.0);
+        let best = best_rate_under(&vs, &GOAL, 7.0, 20.0).unwrap();
+        assert!(best > 0.01);
+        assert!(calls_per_day(&vs, &GOAL, 7.0, best) <= 20.0);
+        assert!(calls_per_day(&vs, &GOAL, 7.0, best * 0.99) > 20.0);
+    }
+}

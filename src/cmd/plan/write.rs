@@ -1,0 +1,297 @@
+//! `plan`'s files: plan.toml (what `sample`, `labels` and the exploration
+//! gate read: the salt, each stratum's probability, the gate settings and
+//! fingerprints), plan.csv (declared in the schema) and plan.md; each
+//! written whole or not at all.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::sizing::Sized;
+use super::{Budget, Designed, Request};
+use crate::config::{FrameworkConfig, Variant};
+use crate::report::export::{declared_frame, write_csv, Col, WriteFailure};
+use crate::summary::numbers::sig;
+use crate::summary::text::md_text;
+use crate::Error;
+
+/// The version of plan.toml this build writes and reads.
+pub const PLAN_FORMAT: u64 = 1;
+
+/// How the sample is sized, as plan.toml and plan.md say.
+pub const METHOD: &str = "per stratum, the labels for an exact one-sided Clopper-Pearson bound within the rate with 80% power at the prior (the traffic's labelled skips), else with no regression, drawn over the window: probability = labels / (skips a day x window days), at most 1";
+
+/// plan.toml.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub format: u64,
+    /// XXH3-64 of this file's text without this line, 16 hex digits.
+    pub plan_id: String,
+    pub salt: String,
+    /// The variant whose gate's skips are sampled.
+    pub production: String,
+    /// `max_skip_regression_rate` or `max_harmful_per_1k`, as given.
+    pub budget: String,
+    pub budget_value: f64,
+    /// The rate on production's skips the sample is sized for.
+    pub rate: f64,
+    pub confidence: f64,
+    pub window_days: f64,
+    pub method: String,
+    /// The `--strata` key (`all` for one stratum).
+    pub strata: String,
+    pub expected_calls_per_day: f64,
+    /// The traffic the plan was made on (recorded, not required later).
+    pub traffic: Vec<Source>,
+    /// Production's gate settings: a plan is refused for other ones.
+    pub gate: FrameworkConfig,
+    pub stratum: Vec<Stratum>,
+}
+
+/// One traffic file of the plan's making.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub name: String,
+    /// Size and XXH3-64, where the file could be read again (not `-`).
+    pub bytes: Option<u64>,
+    pub xxh3: Option<String>,
+}
+
+/// One stratum's probability.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stratum {
+    pub value: String,
+    pub probability: f64,
+    pub expected_calls_per_day: f64,
+}
+
+/// Everything the files are written from.
+pub struct Made<'a> {
+    pub request: &'a Request,
+    pub production: &'a Variant,
+    pub strata_key: String,
+    pub salt: String,
+    pub designed: &'a Designed,
+    pub traffic: &'a super::scan::Traffic,
+}
+
+/// Claim the folder and write the three files; plan.toml as written.
+pub fn all(m: &Made) -> crate::Result<PlanFile> {
+    let out = &m.request.out;
+    crate::report::claim_job_dir(out, &m.request.sources, "plan", m.request.force)?;
+    let (file, toml) = plan_toml(m)?;
+    crate::report::put(out, "plan.csv", &plan_csv(m)?)?;
+    crate::report::put(out, "plan.md", plan_md(m, &file.plan_id).as_bytes())?;
+    crate::report::put(out, "plan.toml", toml.as_bytes())?;
+    Ok(file)
+}
+
+/// plan.toml and its text: the id is the XXH3-64 of the text written
+/// with an empty id.
+fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
+    let r = m.request;
+    let (budget, budget_value) = match r.budget {
+        Budget::Rate(x) => ("max_skip_regression_rate", x),
+        Budget::HarmfulPer1k(h) => ("max_harmful_per_1k", h),
+    };
+    let traffic = r
+        .sources
+        .iter()
+        .map(|name| {
+            let d = (name != "-")
+                .then(|| crate::summary::manifest::digest(std::path::Path::new(name)).ok())
+                .flatten();
+            Source {
+                name: name.clone(),
+                bytes: d.map(|d| d.0),
+                xxh3: d.map(|d| format!("{:016x}", d.1)),
+            }
+        })
+        .collect();
+    let mut file = PlanFile {
+        format: PLAN_FORMAT,
+        plan_id: String::new(),
+        salt: m.salt.clone(),
+        production: m.production.name.clone(),
+        budget: budget.into(),
+        budget_value,
+        rate: m.designed.rate,
+        confidence: r.confidence,
+        window_days: r.window_days,
+        method: METHOD.into(),
+        strata: m.strata_key.clone(),
+        expected_calls_per_day: sig(Some(m.designed.pooled.calls_per_day)).unwrap_or(0.0),
+        traffic,
+        gate: m.production.config.clone(),
+        stratum: m
+            .designed
+            .strata
+            .iter()
+            .map(|s| Stratum {
+                value: s.volume.stratum.clone(),
+                probability: s.probability,
+                expected_calls_per_day: sig(Some(s.calls_per_day)).unwrap_or(0.0),
+            })
+            .collect(),
+    };
+    let text = |f: &PlanFile| {
+        toml::to_string(f).map_err(|e| Error::Usage(format!("plan.toml cannot be written: {e}")))
+    };
+    file.plan_id = format!(
+        "{:016x}",
+        xxhash_rust::xxh3::xxh3_64(text(&file)?.as_bytes())
+    );
+    let head = "# critic-gate plan: which of production's skips a critic reviews, and why.\n# Written by `critic-gate plan`; read by `sample`, `labels` and the exploration\n# gate. Edit nothing: plan_id is the hash of the rest.\n";
+    let written = format!("{head}{}", text(&file)?);
+    Ok((file, written))
+}
+
+/// plan.csv: one row per stratum, then the pooled row.
+fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
+    let file = "plan.csv";
+    let usd = m.traffic.usd_per_call();
+    let rows: Vec<&Sized> = m
+        .designed
+        .strata
+        .iter()
+        .chain([&m.designed.pooled])
+        .collect();
+    let s = |f: &dyn Fn(&Sized) -> Option<String>| Col::Str(rows.iter().map(|x| f(x)).collect());
+    let u = |f: &dyn Fn(&Sized) -> u64| Col::U64(rows.iter().map(|x| f(x)).collect());
+    let ou = |f: &dyn Fn(&Sized) -> Option<u64>| Col::OptU64(rows.iter().map(|x| f(x)).collect());
+    let x = |f: &dyn Fn(&Sized) -> Option<f64>| Col::F64(rows.iter().map(|x| sig(f(x))).collect());
+    let cols = vec![
+        ("stratum", s(&|r| Some(r.volume.stratum.clone()))),
+        ("turns", u(&|r| r.volume.turns)),
+        ("skips", u(&|r| r.volume.skips)),
+        ("skips_per_day", x(&|r| Some(r.skips_per_day))),
+        ("labelled", u(&|r| r.volume.labelled)),
+        ("regressions", u(&|r| r.volume.regressions)),
+        ("prior", x(&|r| r.volume.prior())),
+        ("labels_to_certify", ou(&|r| r.labels_zero)),
+        ("labels_for_power", ou(&|r| r.labels_power)),
+        ("probability", x(&|r| Some(r.probability))),
+        ("calls_per_day", x(&|r| Some(r.calls_per_day))),
+        ("usd_per_day", x(&|r| usd.map(|c| c * r.calls_per_day))),
+        ("days_to_certify", x(&|r| r.days_zero)),
+        ("days_for_power", x(&|r| r.days_power)),
+    ];
+    let fail = |e: WriteFailure| Error::Write(crate::Failure::caused(format!("{file}: {e}"), e));
+    let declared = crate::summary::schema::table(file).columns_for(&[]);
+    let mut df = declared_frame(file, &declared, cols).map_err(fail)?;
+    let mut bytes = Vec::new();
+    write_csv(&mut df, &mut bytes, true).map_err(fail)?;
+    Ok(bytes)
+}
+
+/// A number of days, or `n/a`.
+fn days(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |d| format!("{d:.1}"))
+}
+
+/// A count, or `n/a`.
+fn n(x: Option<u64>) -> String {
+    x.map_or("n/a".into(), |n| n.to_string())
+}
+
+/// plan.md: the design first, then each stratum, then what it rests on.
+fn plan_md(m: &Made, id: &str) -> String {
+    let d = m.designed;
+    let p = &d.pooled;
+    let usd = m.traffic.usd_per_call();
+    let mut s = String::new();
+    let _ = writeln!(s, "# critic-gate plan `{id}`\n");
+    let _ = writeln!(
+        s,
+        "A critic sample of the skips of {}, production's gate, sized to certify their regression rate at most **{}** at {}% confidence within **{} days**: about **{:.1} shadow critic calls a day** ({:.2}% of its {:.1} skips a day){}.\n",
+        md_text(&m.production.name),
+        d.rate,
+        m.request.confidence * 100.0,
+        m.request.window_days,
+        p.calls_per_day,
+        100.0 * p.probability,
+        p.skips_per_day,
+        usd.map_or(" (dollars not reported: no recorded critic call has a price)".into(), |c| format!(", about ${:.2} a day at the recorded ${c:.4} a call", c * p.calls_per_day)),
+    );
+    let _ = writeln!(s, "| stratum | skips a day | prior | probability | calls a day | labels to certify (80% power) | days to certify (80% power) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
+    for (i, r) in d.strata.iter().chain([p]).enumerate() {
+        let prior = match r.volume.labelled {
+            0 => "none".to_string(),
+            l => format!("{} of {l}", r.volume.regressions),
+        };
+        let name = match i == d.strata.len() {
+            true => "**all**".to_string(),
+            false => md_text(&r.volume.stratum),
+        };
+        let _ = writeln!(
+            s,
+            "| {name} | {:.1} | {prior} | {:.6} | {:.2} | {} ({}) | {} ({}) |",
+            r.skips_per_day,
+            r.probability,
+            r.calls_per_day,
+            n(r.labels_zero),
+            n(r.labels_power),
+            days(r.days_zero),
+            days(r.days_power),
+        );
+    }
+    let _ = writeln!(s, "\n`labels to certify`: labelled skips with which, none a regression, the exact one-sided bound is within the rate; `80% power`: those from which on the bound comes out within it with 80% chance at the stratum's prior (its labelled skips in this traffic: recorded under the legacy gate, the critic reviewed exactly these turns). A stratum's probability collects its labels within the window, at most every skip. The pooled row sums the calls; with several strata its labels and days are left out, as a bound on the pooled rate from strata drawn at unequal probabilities is a weighted, design-based one.");
+    notes(&mut s, m);
+    s
+}
+
+/// What the plan rests on, and what it does not yet say.
+fn notes(s: &mut String, m: &Made) {
+    let t = m.traffic;
+    let _ = writeln!(s, "\n## What it rests on\n");
+    let _ = writeln!(
+        s,
+        "- {} turns read ({} rejected) over {} days; method: {METHOD}.",
+        t.turns, t.rejected, m.designed.days
+    );
+    if t.without_ts > 0 {
+        let _ = writeln!(
+            s,
+            "- {} turns record no `ts`: counted in the volumes, not in the days.",
+            t.without_ts
+        );
+    }
+    if t.folded_turns > 0 {
+        let _ = writeln!(
+            s,
+            "- {} turns of strata past the first {} values are one `(other)` stratum.",
+            t.folded_turns,
+            super::scan::MAX_STRATA
+        );
+    }
+    if let Budget::HarmfulPer1k(h) = m.request.budget {
+        let _ = writeln!(
+            s,
+            "- At most {h} harmful skips per 1,000 turns is a rate of {} on production's skips at this traffic's skip share.",
+            m.designed.rate
+        );
+    }
+    let _ = writeln!(s, "- The median days to detect a rise of the rate (to 2R, 3R) come with `critic-gate monitor`, which is not built yet.");
+}
+
+/// What `plan` prints.
+pub fn summary_text(m: &Made, id: &str) -> String {
+    let p = &m.designed.pooled;
+    let strata = match m.designed.strata.len() {
+        1 => String::new(),
+        k => format!(" in each of {k} strata"),
+    };
+    format!(
+        "plan {id}: about {:.1} shadow critic calls a day ({:.2}% of production's {:.1} skips a day) are sized to certify a regression rate at most {}{strata} within {} days\nplan: {}\n",
+        p.calls_per_day,
+        100.0 * p.probability,
+        p.skips_per_day,
+        m.designed.rate,
+        m.request.window_days,
+        m.request.out.join("plan.toml").display(),
+    )
+}
