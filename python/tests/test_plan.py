@@ -5,6 +5,7 @@ folder the CLI writes."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,26 @@ def test_a_plan_from_python_is_the_clis(root: Path, tmp_path: Path, cli: str) ->
         critic_gate.plan(traffic, tmp_path / "cap", config, max_skip_regression_rate=0.05,
                          strata="language", days=1, max_calls_per_day=0.5)
     assert not (tmp_path / "cap").exists()
+
+
+def test_sample_draws_by_the_coin_python_computes(root: Path, tmp_path: Path, cli: str) -> None:
+    """Every request ``sample`` writes is one Python's own SHA-256 draws at
+    its probability under the plan's salt: the offline draw is the coin
+    an exploration gate inside symfonic computes."""
+    traffic = str(root / "datasets/multilingual.jsonl")
+    config = str(root / "datasets/gate-smart-baseline.toml")
+    plan = critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.05,
+                            days=1, salt="py", window_days=30)
+    assert 0 < plan["stratum"][0]["probability"] < 0.5, plan["stratum"]
+    run_cli(cli, "sample", traffic, "--plan", str(tmp_path / "plan/plan.toml"), "--config",
+            config, "--out", str(tmp_path / "s"))
+    lines = (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
+    sample = json.loads((tmp_path / "s/sample.json").read_text(encoding="utf-8"))
+    assert 0 < len(lines) == sample["sampled"] < sample["skips"], sample
+    for line in lines:
+        r = json.loads(line)
+        key = (r["turn_id"].encode() if r["turn_id"] is not None
+               else f"{r['run_id']}\x1f{r['turn']}".encode() if r["turn"] is not None
+               else r["run_id"].encode())
+        assert by_hand(plan["salt"], key) / 2**53 < r["probability"], r
+        assert r["plan_id"] == plan["plan_id"]

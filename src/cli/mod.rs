@@ -47,6 +47,10 @@ pub enum Command {
     /// regression rate: a probability per stratum and the coin's salt.
     #[command(after_help = critic_gate::cmd::plan::HELP)]
     Plan(critic_gate::cmd::plan::Args),
+    /// Draw a plan's shadow sample of production's skips from recorded
+    /// traffic: requests.jsonl for a critic to review, and sample.json.
+    #[command(after_help = critic_gate::cmd::sample::HELP)]
+    Sample(critic_gate::cmd::sample::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
     #[command(after_help = critic_gate::cmd::check::HELP)]
     Check(critic_gate::cmd::check::Args),
@@ -129,6 +133,7 @@ pub fn run(cli: Cli) -> CliResult {
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
         Command::Plan(a) => say(!a.quiet, &cmd::plan::run(&a.request())?.text),
+        Command::Sample(a) => say(!a.quiet, &cmd::sample::run(&a.request())?.text),
         Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
 }

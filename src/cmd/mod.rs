@@ -26,6 +26,7 @@ pub mod mine;
 pub mod patterns;
 pub mod plan;
 pub mod replay;
+pub mod sample;
 pub mod sweep;
 pub mod synth;
 

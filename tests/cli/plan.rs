@@ -214,3 +214,123 @@ fn volumes_need_days_and_strata_need_a_known_key() {
         stderr(&o)
     );
 }
+
+/// `sample` draws the plan's turns: each request is a skip of production's
+/// gate with the plan's id and its stratum's probability, the counts per
+/// stratum fall in their binomial 99.9% band, and a second run writes the
+/// same bytes.
+#[test]
+fn sample_draws_production_s_skips_by_the_plan() {
+    let d = Dir::new();
+    let (out, o) = plan(
+        &d,
+        &[
+            "--max-skip-regression-rate",
+            "0.01",
+            "--strata",
+            "language",
+            "--salt",
+            "s1",
+        ],
+    );
+    expect_code(&o, 0);
+    let traffic = d.path("week.jsonl");
+    let config = d.path("gate.toml");
+    let sample = |name: &str| {
+        let to = d.path(name);
+        let o = run(
+            &[
+                "sample",
+                traffic.to_str().unwrap(),
+                "--plan",
+                out.join("plan.toml").to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                to.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        to
+    };
+    let (one, two) = (sample("s1"), sample("s2"));
+    let requests = std::fs::read_to_string(one.join("requests.jsonl")).unwrap();
+    assert_eq!(
+        requests,
+        std::fs::read_to_string(two.join("requests.jsonl")).unwrap()
+    );
+    let toml: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out.join("plan.toml")).unwrap()).unwrap();
+    let id = toml["plan_id"].as_str().unwrap();
+    let lines: Vec<serde_json::Value> = requests
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    for r in &lines {
+        assert_eq!(r["plan_id"], id);
+        // Only acks are skipped by the smart gate.
+        assert!(
+            r["draft"] == "Got it, thanks!" || r["draft"] == "Alles klar, danke!",
+            "{r}"
+        );
+        assert!(r["probability"].as_f64().unwrap() > 0.0);
+    }
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("sample.json")).unwrap()).unwrap();
+    assert_eq!(s["sampled"].as_u64().unwrap(), lines.len() as u64);
+    for (k, v) in s["strata"].as_object().unwrap() {
+        assert_eq!(v["within_band"], true, "{k}: {v}");
+    }
+    assert_eq!(s["strata"]["en"]["skips"], 2_100);
+}
+
+/// A plan is used only with the gate it was made for, and only as
+/// written: another gate's config and an edited plan are refused, naming
+/// why, with nothing written.
+#[test]
+fn sample_refuses_another_gate_or_an_edited_plan() {
+    let d = Dir::new();
+    let (out, o) = plan(&d, &["--max-skip-regression-rate", "0.01", "--salt", "s1"]);
+    expect_code(&o, 0);
+    let traffic = d.path("week.jsonl");
+    let legacy = d.write("legacy.toml", "[variants.legacy]\n");
+    let to = d.path("s");
+    let args = |plan: &std::path::Path, config: &std::path::Path| {
+        run(
+            &[
+                "sample",
+                traffic.to_str().unwrap(),
+                "--plan",
+                plan.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                to.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let o = args(&out.join("plan.toml"), &legacy);
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("other gate settings than the config's `legacy`: metacognition_selective_gate: the plan's true against the config's false"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(out.join("plan.toml")).unwrap();
+    let edited = d.write(
+        "edited.toml",
+        text.replacen("probability = ", "probability = 0.9", 1)
+            .replacen("0.90.", "0.9", 1),
+    );
+    let o = args(&edited, &d.path("gate.toml"));
+    expect_code(&o, 2);
+    assert!(
+        stderr(&o).contains("the file was edited after `critic-gate plan` wrote it"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!to.exists());
+}

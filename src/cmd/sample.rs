@@ -1,0 +1,398 @@
+//! `sample`: draw a plan's shadow sample from recorded traffic. Every turn
+//! goes through production's gate (the plan's, held to the config's); each
+//! skip is drawn by the one coin (`crate::coin`) at its stratum's
+//! probability and, when drawn, written to requests.jsonl for a critic to
+//! review; sample.json says per stratum how many were drawn against the
+//! expected, with a binomial 99.9% band. A serial pass: the same requests
+//! in the same order on every machine.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::cmd::plan::scan::Strata;
+use crate::cmd::plan::write::{PlanFile, PLAN_FORMAT};
+use crate::cmd::Config;
+use crate::import::InputFormat;
+use crate::read::turn::Turn;
+use crate::Error;
+
+/// What `--help` adds after the options: examples, exit codes, the
+/// reference.
+pub const HELP: &str = concat!(
+    "Example:
+  critic-gate sample traffic.jsonl --plan plan/plan.toml --config gate.toml --out shadow
+
+",
+    super::args::done!(),
+    "
+Reference: docs/watching.md."
+);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Traffic files (JSON Lines; plain, .gz or .zst; or transcripts or
+    /// traces, with --from).
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// The plan (plan.toml, written by `critic-gate plan`).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// Gate config: its production variant must have the plan's gate
+    /// settings (default: symfonic's defaults).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Folder for requests.jsonl and sample.json.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The input's format: traffic, openai-chat or otlp.
+    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
+    pub from: InputFormat,
+    /// Count invalid lines instead of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Lines longer than this many bytes are invalid.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// Write into --out even when it is a non-empty folder of no report.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            plan: self.plan.clone(),
+            config: self.config.clone().into(),
+            out: self.out.clone(),
+            from: self.from,
+            skip_invalid: self.skip_invalid,
+            max_line_bytes: self.max_line_bytes,
+            force: self.force,
+        }
+    }
+}
+
+/// What to sample.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Vec<String>,
+    pub plan: PathBuf,
+    pub config: Config,
+    pub out: PathBuf,
+    pub from: InputFormat,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+    pub force: bool,
+}
+
+/// Read a plan.toml, refusing one this build cannot use or one edited
+/// after it was written (its id is the hash of the rest).
+pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Read(crate::Failure::caused(
+            format!("{name}: cannot read the plan: {e}"),
+            e,
+        ))
+    })?;
+    let bad = |m: String| Error::Usage(format!("{name}: {m}"));
+    let plan: PlanFile = toml::from_str(&text)
+        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
+    if plan.format != PLAN_FORMAT {
+        return Err(bad(format!(
+            "plan format {} is not this build's ({PLAN_FORMAT}); make the plan again with this build",
+            plan.format
+        )));
+    }
+    let body = PlanFile {
+        plan_id: String::new(),
+        ..plan.clone()
+    };
+    let id = toml::to_string(&body)
+        .map(|t| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())))
+        .map_err(|e| bad(e.to_string()))?;
+    if id != plan.plan_id {
+        return Err(bad(format!(
+            "plan_id {} is not the hash of the plan ({id}): the file was edited after `critic-gate plan` wrote it; make the plan again",
+            plan.plan_id
+        )));
+    }
+    Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(bad)?;
+    if let Some(s) = plan
+        .stratum
+        .iter()
+        .find(|s| !(0.0..=1.0).contains(&s.probability))
+    {
+        return Err(bad(format!(
+            "stratum {:?} has probability {}, not in [0, 1]",
+            s.value, s.probability
+        )));
+    }
+    Ok(plan)
+}
+
+/// The gate settings where `plan` and the config's production differ,
+/// named (empty when they agree).
+pub fn gate_differences(plan: &PlanFile, config: &crate::config::FrameworkConfig) -> Vec<String> {
+    let (a, b) = (json!(plan.gate), json!(config));
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return vec!["the gate settings".into()];
+    };
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            format!(
+                "{k}: the plan's {} against the config's {}",
+                a.get(k).unwrap_or(&json!(null)),
+                b.get(k).unwrap_or(&json!(null))
+            )
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// One stratum's draw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Drawn {
+    /// Production's skips of the stratum.
+    pub skips: u64,
+    pub sampled: u64,
+    /// The plan's probability; None for a value the plan does not name
+    /// (unplanned: never drawn).
+    pub probability: Option<f64>,
+}
+
+/// What `sample` did, and what it prints.
+pub struct Sampled {
+    pub turns: u64,
+    pub rejected: u64,
+    pub strata: BTreeMap<String, Drawn>,
+    pub text: String,
+}
+
+/// Draw the plan's sample into the request's folder.
+pub fn run(r: &Request) -> crate::Result<Sampled> {
+    let plan = read_plan(&r.plan)?;
+    let config = r.config.plan()?;
+    let prod = &config.variants[config.production()];
+    let diff = gate_differences(&plan, &prod.config);
+    if !diff.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: the plan was made for other gate settings than the config's `{}`: {}; make a plan for the gate production runs",
+            r.plan.display(),
+            prod.name,
+            diff.join("; ")
+        )));
+    }
+    let gate = crate::gate::Gate::new(prod.config.clone())
+        .map_err(|e| crate::cmd::in_config(e.into(), r.config.file()))?;
+    let strata =
+        Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
+    let decoder = crate::import::Decoder {
+        format: r.from,
+        deployment: config.deployment.clone(),
+        names: r.sources.clone().into(),
+        max_line_bytes: r.max_line_bytes,
+    };
+    crate::report::or_remove_new(&r.out, || {
+        crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.force)?;
+        draw(r, &plan, &gate, &strata, &decoder)
+    })
+}
+
+/// The pass: requests.jsonl streamed to a temporary name and moved into
+/// place once whole, then sample.json.
+fn draw(
+    r: &Request,
+    plan: &PlanFile,
+    gate: &crate::gate::Gate,
+    strata: &Strata,
+    decoder: &crate::import::Decoder,
+) -> crate::Result<Sampled> {
+    let path = r.out.join("requests.jsonl");
+    let tmp = r.out.join(".requests.jsonl.partial");
+    let fail = |e: std::io::Error| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::report::untrack_temp(&tmp);
+        Error::Write(crate::Failure::caused(
+            format!("{}: {e}", path.display()),
+            e,
+        ))
+    };
+    crate::report::track_temp(&tmp);
+    let mut w = std::io::BufWriter::new(crate::report::create_new_file(&tmp).map_err(fail)?);
+    let probability: BTreeMap<&str, f64> = plan
+        .stratum
+        .iter()
+        .map(|s| (s.value.as_str(), s.probability))
+        .collect();
+    let mut drawn: BTreeMap<String, Drawn> = BTreeMap::new();
+    let mut written: std::io::Result<()> = Ok(());
+    let read = crate::cmd::mine::scan::each_turn(
+        &r.sources,
+        r.max_line_bytes,
+        r.skip_invalid,
+        decoder,
+        &mut |t, _| {
+            if written.is_err() || gate.evaluate(t).fires() {
+                return;
+            }
+            let value = strata.of(t);
+            // A value the plan folded into `(other)` (past its first
+            // values) takes that stratum's probability.
+            let p = probability
+                .get(value.as_str())
+                .or_else(|| probability.get(crate::replay::segments::OTHER))
+                .copied();
+            let d = drawn.entry(value.clone()).or_default();
+            d.skips += 1;
+            d.probability = p;
+            let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
+            if p.is_some_and(|p| crate::coin::drawn(&plan.salt, &key, p)) {
+                d.sampled += 1;
+                written = writeln!(w, "{}", request(t, plan, &value, p.unwrap_or(0.0)));
+            }
+        },
+    );
+    let read = read.inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::report::untrack_temp(&tmp);
+    })?;
+    written.map_err(fail)?;
+    w.into_inner()
+        .map_err(|e| fail(e.into_error()))?
+        .sync_all()
+        .map_err(fail)?;
+    std::fs::rename(&tmp, &path).map_err(fail)?;
+    crate::report::untrack_temp(&tmp);
+    let summary = sample_json(plan, &drawn, read.turns);
+    crate::report::put(&r.out, "sample.json", format!("{summary:#}\n").as_bytes())?;
+    let text = said(&drawn, &r.out);
+    Ok(Sampled {
+        turns: read.turns,
+        rejected: read.rejected,
+        strata: drawn,
+        text,
+    })
+}
+
+/// One request: where the turn is, what a critic reviews, and its draw.
+fn request(t: &Turn, plan: &PlanFile, stratum: &str, p: f64) -> serde_json::Value {
+    let names: Vec<String> = t
+        .tool_calls
+        .iter()
+        .map(|c| match c {
+            crate::read::turn::ToolCall::Named(n) => n.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    let scope = t
+        .scope
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
+    json!({
+        "plan_id": plan.plan_id,
+        "run_id": &*t.run_id,
+        "turn": t.turn,
+        "turn_id": t.turn_id.as_deref(),
+        "ts": t.ts.as_deref(),
+        "stratum": stratum,
+        "probability": p,
+        "draft": &*t.draft,
+        "tool_calls": names,
+        "language": t.language.as_deref(),
+        "intent": t.intent_label(),
+        "scope": scope,
+    })
+}
+
+/// The band a binomial(n, p) count falls in with 99.9% probability: the
+/// 0.05% and 99.95% quantiles.
+pub fn band(n: u64, p: f64) -> (u64, u64) {
+    let q = |target: f64| {
+        let (mut lo, mut hi) = (0u64, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if crate::stats::binom_cdf(mid, n, p) >= target {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    };
+    match p {
+        p if p <= 0.0 => (0, 0),
+        p if p >= 1.0 => (n, n),
+        _ => (q(0.0005), q(0.9995)),
+    }
+}
+
+/// sample.json: per stratum, the skips, the drawn, the expected and the
+/// band; unplanned values (probability none) named apart.
+fn sample_json(plan: &PlanFile, drawn: &BTreeMap<String, Drawn>, turns: u64) -> serde_json::Value {
+    let strata: serde_json::Map<String, serde_json::Value> = drawn
+        .iter()
+        .map(|(k, d)| {
+            let v = match d.probability {
+                Some(p) => {
+                    let (lo, hi) = band(d.skips, p);
+                    json!({"skips": d.skips, "probability": p, "sampled": d.sampled,
+                           "expected": crate::summary::numbers::sig(Some(d.skips as f64 * p)),
+                           "band_99_9": [lo, hi], "within_band": (lo..=hi).contains(&d.sampled),
+                           "monitored": p > 0.0})
+                }
+                None => json!({"skips": d.skips, "probability": null, "sampled": 0,
+                               "expected": null, "band_99_9": null, "within_band": null,
+                               "monitored": false}),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    let unmonitored: Vec<&String> = drawn
+        .iter()
+        .filter(|(_, d)| d.skips > 0 && d.probability.is_none_or(|p| p <= 0.0))
+        .map(|(k, _)| k)
+        .collect();
+    json!({
+        "plan_id": plan.plan_id,
+        "turns": turns,
+        "skips": drawn.values().map(|d| d.skips).sum::<u64>(),
+        "sampled": drawn.values().map(|d| d.sampled).sum::<u64>(),
+        "strata": strata,
+        "unmonitored": unmonitored,
+    })
+}
+
+/// What `sample` prints.
+fn said(drawn: &BTreeMap<String, Drawn>, out: &Path) -> String {
+    let skips: u64 = drawn.values().map(|d| d.skips).sum();
+    let sampled: u64 = drawn.values().map(|d| d.sampled).sum();
+    let unmonitored: Vec<&str> = drawn
+        .iter()
+        .filter(|(_, d)| d.skips > 0 && d.probability.is_none_or(|p| p <= 0.0))
+        .map(|(k, _)| k.as_str())
+        .take(10)
+        .collect();
+    let mut s = format!(
+        "sample: {sampled} of production's {skips} skips drawn for review: {}\n",
+        out.join("requests.jsonl").display()
+    );
+    if !unmonitored.is_empty() {
+        s.push_str(&format!(
+            "UNMONITORED: skips of {} have no probability in the plan (a value it was not made with, or probability 0): none of them is drawn; make the plan again on recent traffic\n",
+            unmonitored.join(", ")
+        ));
+    }
+    s
+}
