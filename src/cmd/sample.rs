@@ -126,6 +126,12 @@ pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
         )));
     }
     Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(bad)?;
+    if !(0.0..=1.0).contains(&plan.default_probability) {
+        return Err(bad(format!(
+            "default_probability {} is not in [0, 1]",
+            plan.default_probability
+        )));
+    }
     if let Some(s) = plan
         .stratum
         .iter()
@@ -249,11 +255,13 @@ fn draw(
             }
             let value = strata.of(t);
             // A value the plan folded into `(other)` (past its first
-            // values) takes that stratum's probability.
+            // values) takes that stratum's probability; one it has not
+            // seen, the plan's default (the highest of its strata's).
             let p = probability
                 .get(value.as_str())
                 .or_else(|| probability.get(crate::replay::segments::OTHER))
-                .copied();
+                .copied()
+                .or(Some(plan.default_probability));
             let d = drawn.entry(value.clone()).or_default();
             d.skips += 1;
             d.probability = p;

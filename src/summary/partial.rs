@@ -233,6 +233,10 @@ impl Spec {
         }
         let differs = [
             (a.baseline != b.baseline, "the baseline"),
+            (
+                a.production() != b.production(),
+                "production (the gate that produced the traffic)",
+            ),
             (a.cost != b.cost, "the prices ([cost])"),
             (a.check != b.check, "the budgets ([check])"),
             (

@@ -816,3 +816,45 @@ fn a_merge_never_wraps_a_count_nor_adds_a_shard_twice() {
     assert!(stderr(&o).contains("twice"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// Review of #45: shards replayed with another `production` merged into
+/// the first shard's (check then passed an unreviewed smart production
+/// when the legacy shard came first); now refused, naming it.
+#[test]
+fn partials_of_another_production_are_refused() {
+    let d = Dir::new();
+    let gate = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    let smart = d.write("smart.toml", format!("production = \"smart\"\n{gate}"));
+    let (a, b) = (d.path("a.partial"), d.path("b.partial"));
+    for (config, partial) in [(root().join("datasets/gate.toml"), &a), (smart, &b)] {
+        expect_code(
+            &run_from_root(&[
+                "replay",
+                "datasets/seed.jsonl",
+                "--config",
+                config.to_str().unwrap(),
+                "--partial",
+                partial.to_str().unwrap(),
+            ]),
+            0,
+        );
+    }
+    let out = d.path("merged");
+    let o = run(
+        &[
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "replayed with other settings than");
+    assert!(
+        stderr(&o).contains("production (the gate that produced the traffic)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}

@@ -453,3 +453,50 @@ fn agreement_says_when_the_recording_fits_two_gates_equally() {
         serde_json::json!([])
     );
 }
+
+/// Review of #45: `min_production_agreement` read the baseline's
+/// agreement, not production's. fail-open.jsonl was recorded under the
+/// legacy gate; named as production, the smart gate agrees with it on
+/// far fewer turns, and the budget now says so (it passed on legacy's).
+#[test]
+fn the_agreement_budget_reads_production_s_gate() {
+    let d = Dir::new();
+    let gate = std::fs::read_to_string(root().join("datasets/gate.toml")).unwrap();
+    let config = d.write("gate.toml", format!("production = \"smart\"\n{gate}"));
+    let out = d.path("r");
+    expect_code(
+        &replay_in(
+            &out,
+            &[
+                "datasets/fail-open.jsonl",
+                "--config",
+                config.to_str().unwrap(),
+            ],
+        ),
+        0,
+    );
+    let s = summary(&out);
+    let agreement = metric(&s, "smart", "production_agreement")
+        .as_f64()
+        .unwrap();
+    assert!(agreement < 0.99 && metric(&s, "legacy", "production_agreement") == 1.0);
+    let o = run(
+        &[
+            "check",
+            out.to_str().unwrap(),
+            "--min-production-agreement",
+            "0.99",
+            "--variant",
+            "legacy",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.contains("min_production_agreement"))
+        .unwrap()
+        .to_string();
+    assert!(line.starts_with("FAIL  smart"), "{line}");
+    assert!(line.contains(&format!("value {agreement}")), "{line}");
+}

@@ -93,8 +93,9 @@ pub enum Whose {
     /// The run's, the same in every variant's row: judged once, on the
     /// baseline's, as `(all)`.
     Run,
-    /// The baseline's (does the replay reproduce production?), judged once.
-    Baseline,
+    /// Production's variant's (does the replay reproduce production?):
+    /// the config's `production`, by default the baseline; judged once.
+    Production,
 }
 
 /// What a budget takes its rate as where the rate is undefined (null),
@@ -259,10 +260,10 @@ pub const BUDGETS: [Declared; 10] = [
         limit: Limit::Rate,
         op: Op::AtLeast,
         figure: "production_agreement",
-        of: Whose::Baseline,
+        of: Whose::Production,
         when_null: WhenNull::NoProductionRecord,
         risk: false,
-        help: "Fail when the baseline decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
+        help: "Fail when production's variant (the config's `production`, by default the baseline) decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
     },
 ];
 

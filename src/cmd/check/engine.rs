@@ -474,8 +474,9 @@ pub fn judge(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<BudgetResult>
     for b in budgets_of(budgets, Whose::Run) {
         out.push(b.apply("(all)", base));
     }
-    for b in budgets_of(budgets, Whose::Baseline) {
-        out.push(b.apply(dir.baseline(), base));
+    let production = &dir.summary.production;
+    for b in budgets_of(budgets, Whose::Production) {
+        out.push(b.apply(production, dir.variant(production)));
     }
     Ok(out)
 }
@@ -1128,7 +1129,7 @@ mod tests {
         v.production_agreement = Some(0.9);
         v.rejected = 2;
         let map = v.to_map();
-        let budgets: Vec<Rule> = [Whose::Variant, Whose::Run, Whose::Baseline]
+        let budgets: Vec<Rule> = [Whose::Variant, Whose::Run, Whose::Production]
             .into_iter()
             .flat_map(|of| budgets_of(&b, of))
             .collect();

@@ -35,7 +35,8 @@ pub struct Args {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub budgets: Budgets,
-    /// The variant(s) to check (default: every non-baseline variant).
+    /// The variant(s) to check (default: every non-baseline variant, and a
+    /// smart-gate production whose skips no critic reviewed).
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
     /// Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use crate::cmd::Config;
 use crate::import::InputFormat;
+use crate::summary::numbers::sig;
 use sizing::{Goal, Sized, Volume};
 
 /// What `--help` adds after the options: examples, exit codes, the
@@ -245,16 +246,7 @@ pub struct Designed {
 /// carry, saying the best it can.
 fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     let usage = |m: String| crate::Error::Usage(m);
-    let days = match (r.days, traffic.days()) {
-        (Some(d), _) if d.is_finite() && d > 0.0 => d,
-        (Some(d), _) => return Err(usage(format!("days: give a number above 0, got {d}"))),
-        (None, Some(d)) => d,
-        (None, None) => {
-            return Err(usage(
-                "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (days)".into(),
-            ))
-        }
-    };
+    let days = days_of(r, traffic)?;
     let mut all = Volume {
         stratum: "(all)".into(),
         ..Volume::default()
@@ -270,7 +262,7 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     let rate = match r.budget {
         Budget::Rate(x) => crate::cmd::share("max_skip_regression_rate", x, false)?,
         Budget::HarmfulPer1k(h) if h.is_finite() && h > 0.0 => {
-            let x = h * all.turns as f64 / (1000.0 * all.skips as f64);
+            let x = sig(Some(h * all.turns as f64 / (1000.0 * all.skips as f64))).unwrap_or(0.0);
             match x < 1.0 {
                 true => x,
                 false => return Err(usage(format!(
@@ -294,15 +286,23 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     if let Some(cap) = r.max_calls_per_day.filter(|c| calls > *c) {
         let best = sizing::best_rate_under(&vols, &goal, days, cap);
         return Err(usage(format!(
-            "a rate of {rate} on production's skips takes about {calls:.1} shadow critic calls a day to certify within {} days, above max_calls_per_day {cap}; {}",
+            "a rate of {} on production's skips takes about {calls:.1} shadow critic calls a day to certify within {} days, above max_calls_per_day {cap}; {}",
+            sig(Some(rate)).unwrap_or(rate),
             r.window_days,
             best.map_or("no rate below 1 fits that cap".into(), |b| format!("the best rate it can certify there is {b}"))
         )));
     }
-    let strata: Vec<Sized> = vols
+    if sizing::size(&all, &goal, rate, days).labels_zero.is_none() {
+        return Err(usage(format!(
+            "a rate of {} takes more than 2^53 labels to certify: give a larger budget",
+            sig(Some(rate)).unwrap_or(rate)
+        )));
+    }
+    let mut strata: Vec<Sized> = vols
         .iter()
         .map(|v| sizing::size(v, &goal, rate, days))
         .collect();
+    floor_unseen(&mut strata);
     let pooled = pooled(&all, &strata, &goal, days);
     Ok(Designed {
         rate,
@@ -311,6 +311,45 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         strata,
         pooled,
     })
+}
+
+/// The days the volumes are over: `days` when given, else the span of
+/// the recorded `ts` (first to last calendar day, both counted). Traffic
+/// where only some turns record a `ts` is refused without `days`: its
+/// turns without one would count in the volumes but not in the days (a
+/// day of `ts` among four weeks read as four weeks a day).
+fn days_of(r: &Request, traffic: &scan::Traffic) -> crate::Result<f64> {
+    let usage = |m: String| crate::Error::Usage(m);
+    match (r.days, traffic.days()) {
+        (Some(d), _) if d.is_finite() && d > 0.0 => Ok(d),
+        (Some(d), _) => Err(usage(format!("days: give a number above 0, got {d}"))),
+        (None, Some(_)) if traffic.without_ts > 0 => Err(usage(format!(
+            "{} of {} turns record no ts, so the days they cover are unknown: give the days the whole traffic covers (days)",
+            traffic.without_ts, traffic.turns
+        ))),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(usage(
+            "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (days)".into(),
+        )),
+    }
+}
+
+/// A stratum with no skips in this traffic has no volume to size for, but
+/// its skips on new days must not go unsampled (no estimate holds where a
+/// skip can have probability 0): it takes the highest probability of the
+/// others, as does any value the plan has not seen (plan.toml's
+/// `default_probability`).
+fn floor_unseen(strata: &mut [Sized]) {
+    let top = default_probability(strata);
+    for s in strata.iter_mut().filter(|s| s.volume.skips == 0) {
+        s.probability = top;
+    }
+}
+
+/// The probability of a value the plan has not seen: the highest of its
+/// strata's.
+pub fn default_probability(strata: &[Sized]) -> f64 {
+    strata.iter().map(|s| s.probability).fold(0.0, f64::max)
 }
 
 /// The pooled row: the strata's volumes and calls summed. Its labels and

@@ -86,7 +86,9 @@ fn power(seed: u64, p: f64, per_day: f64, days: u32, goal: &Goal, rate: f64) -> 
     certified as f64 / k as f64
 }
 
-/// The plan's labels for 80% power at a prior of R/4 and R/2 certify
+/// The plan's labels for 80% power at a prior of about R/4 and R/2 (the
+/// 50% upper bound of 4,000 labels at those shares, the rate it sizes
+/// for, is the true rate) certify
 /// about 80% of clustered, weekday-swinging windows, and the simulated
 /// requirement (the fewest labels at which 80% are certified) is within
 /// 10% of the plan's: at 110% of its labels at least 80% are certified,
@@ -100,22 +102,25 @@ fn the_plan_s_labels_certify_as_it_says() {
     };
     let per_day = 600.0;
     let margin = 2.0 * (0.8f64 * 0.2 / replicates() as f64).sqrt();
-    for (seed, prior) in [(1u64, goal.rate / 4.0), (2, goal.rate / 2.0)] {
+    for (seed, share) in [(1u64, goal.rate / 4.0), (2, goal.rate / 2.0)] {
         // A prior from the traffic: 4,000 labels at the true rate.
         let v = Volume {
             stratum: "s".into(),
             turns: 0,
             skips: (per_day * 28.0) as u64,
             labelled: 4_000,
-            regressions: (4_000.0 * prior).round() as u64,
+            regressions: (4_000.0 * share).round() as u64,
         };
         let planned = size(&v, &goal, goal.rate, 28.0).labels_power.unwrap() as f64;
+        // The rate the plan sized for: the prior's 50% upper bound (a
+        // little above the labels' share, by design).
+        let prior = v.prior().unwrap();
         // The expected skips of the window (weekdays at 1.2, weekends at 0.5).
         let expected = per_day * (10.0 * 1.2 + 4.0 * 0.5);
         let at = |labels: f64| power(seed, labels / expected, per_day, 14, &goal, prior);
         let (under, on, over) = (at(0.9 * planned), at(planned), at(1.1 * planned));
         eprintln!(
-            "plan simulation (prior {prior}, clustered): {planned} labels planned; certified {:.1}% at 90% of them, {:.1}% at the plan, {:.1}% at 110%",
+            "plan simulation (prior {prior:.4}, clustered): {planned} labels planned; certified {:.1}% at 90% of them, {:.1}% at the plan, {:.1}% at 110%",
             100.0 * under,
             100.0 * on,
             100.0 * over

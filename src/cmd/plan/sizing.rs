@@ -6,7 +6,8 @@
 //! regression at all are n0 = ceil(ln(1 - c) / ln(1 - R)) (the exact
 //! Clopper-Pearson bound of 0 in n is 1 - (1 - c)^(1/n)); with a prior
 //! rate p below R, the labels n80 from which on the exact bound comes out
-//! within R with 80% probability (`stats::labels_for_power`). The target
+//! within R with 80% probability (`stats::labels_for_power`), p being the
+//! labels' 50% upper bound ([`Volume::prior`]). The target
 //! is n80 where a prior exists, else n0; the probability is
 //! min(1, target / (m_s * window)), so the expected labels in the window
 //! are the target (all of a stratum's skips where it has fewer).
@@ -30,10 +31,14 @@ pub struct Volume {
 }
 
 impl Volume {
-    /// The prior rate on production's skips: regressions / labelled, None
-    /// without labels.
+    /// The prior rate on production's skips the power is computed at: the
+    /// one-sided 50% Clopper-Pearson upper bound of regressions / labelled
+    /// (as likely above the true rate as below, and never 0 on a few
+    /// labels without a regression: 0 of 20 is 3.4%, where the point
+    /// estimate 0 promised 80% power to the fewest labels and gave 55% at
+    /// a true 1%). None without labels.
     pub fn prior(&self) -> Option<f64> {
-        (self.labelled > 0).then(|| self.regressions as f64 / self.labelled as f64)
+        crate::stats::clopper_pearson_upper(self.regressions, self.labelled, 0.5)
     }
 
     /// Add another stratum's counts (the pooled row).
@@ -187,6 +192,29 @@ mod tests {
         assert!((s.days_power.unwrap() - 7.0).abs() < 1e-6);
         let s = size(&v(70_000, 100, 5), &GOAL, 0.01, 7.0);
         assert_eq!((s.labels_power, s.target()), (None, Some(299)));
+    }
+
+    /// Review of #45: a prior of 0 regressions in 20 labels sized the
+    /// sample at the zero count (59 labels for 5%), which certifies only
+    /// 55% of the time at a true 1%. Sized at the prior's 50% upper bound
+    /// (3.4%), its labels certify at least 80% of the time at any true
+    /// rate up to 1%.
+    #[test]
+    fn a_prior_of_few_labels_is_not_taken_as_zero() {
+        let goal = Goal { rate: 0.05, ..GOAL };
+        let s = size(&v(7_000, 20, 0), &goal, 0.05, 7.0);
+        let n = s.target().unwrap();
+        // k*: the most regressions with which the bound is within R.
+        let k = (0..=n)
+            .take_while(|k| {
+                crate::stats::clopper_pearson_upper(*k, n, 0.05).is_some_and(|u| u <= 0.05)
+            })
+            .count() as u64;
+        assert!(k > 0, "{n}");
+        for true_rate in [0.0, 0.005, 0.01] {
+            let power = crate::stats::binom_cdf(k - 1, n, true_rate);
+            assert!(power >= 0.8, "{n} labels: power {power} at {true_rate}");
+        }
     }
 
     /// A stratum too small for the window reviews every skip.

@@ -42,6 +42,13 @@ pub struct PlanFile {
     /// The `--strata` key (`all` for one stratum).
     pub strata: String,
     pub expected_calls_per_day: f64,
+    /// The probability of a value no stratum names (the highest of the
+    /// strata's): no skip goes unsampled.
+    pub default_probability: f64,
+    /// Where `window`'s volumes a day came from: `ts` (the recorded span)
+    /// or `given` (`days`).
+    pub days_from: String,
+    pub days: f64,
     /// The traffic the plan was made on (recorded, not required later).
     pub traffic: Vec<Source>,
     /// Production's gate settings: a plan is refused for other ones.
@@ -124,6 +131,12 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         method: METHOD.into(),
         strata: m.strata_key.clone(),
         expected_calls_per_day: sig(Some(m.designed.pooled.calls_per_day)).unwrap_or(0.0),
+        default_probability: super::default_probability(&m.designed.strata),
+        days_from: match r.days {
+            Some(_) => "given".into(),
+            None => "ts".into(),
+        },
+        days: m.designed.days,
         traffic,
         gate: m.production.config.clone(),
         stratum: m
@@ -187,6 +200,36 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// What a design cannot keep of its promise, stratum by stratum: those
+/// that need longer than the window with every skip reviewed, those
+/// whose prior is at or above the rate, and those with no skip in the
+/// traffic (sampled at the highest probability). Empty when each stratum
+/// with skips certifies within the window at its target.
+pub fn exceptions(d: &Designed, window: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &d.strata {
+        let name = &s.volume.stratum;
+        let days = s.days_power.or(s.days_zero);
+        match s.volume.prior() {
+            _ if s.volume.skips == 0 => out.push(format!(
+                "{name}: no skip in this traffic, sampled at the highest probability ({})",
+                s.probability
+            )),
+            Some(p) if p >= d.rate => out.push(format!(
+                "{name}: its prior ({:.4}, from {} regressions in {} labels) is at or above the rate, so the sample is not expected to certify it (sized for the zero-regression count)",
+                p, s.volume.regressions, s.volume.labelled
+            )),
+            _ => {}
+        }
+        if let Some(t) = days.filter(|t| *t > window * (1.0 + 1e-9)) {
+            out.push(format!(
+                "{name}: too few skips for the window: every skip is reviewed and its labels take about {t:.1} days"
+            ));
+        }
+    }
+    out
+}
+
 /// A number of days, or `n/a`.
 fn days(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |d| format!("{d:.1}"))
@@ -206,9 +249,9 @@ fn plan_md(m: &Made, id: &str) -> String {
     let _ = writeln!(s, "# critic-gate plan `{id}`\n");
     let _ = writeln!(
         s,
-        "A critic sample of the skips of {}, production's gate, sized to certify their regression rate at most **{}** at {}% confidence within **{} days**: about **{:.1} shadow critic calls a day** ({:.2}% of its {:.1} skips a day){}.\n",
+        "A critic sample of the skips of {}, production's gate, sized to certify their regression rate at most **{}** at {}% confidence within **{} days** in each stratum: about **{:.1} shadow critic calls a day** ({:.2}% of its {:.1} skips a day){}.\n",
         md_text(&m.production.name),
-        d.rate,
+        sig(Some(d.rate)).unwrap_or(d.rate),
         m.request.confidence * 100.0,
         m.request.window_days,
         p.calls_per_day,
@@ -216,12 +259,24 @@ fn plan_md(m: &Made, id: &str) -> String {
         p.skips_per_day,
         usd.map_or(" (dollars not reported: no recorded critic call has a price)".into(), |c| format!(", about ${:.2} a day at the recorded ${c:.4} a call", c * p.calls_per_day)),
     );
+    let late = exceptions(d, m.request.window_days);
+    if !late.is_empty() {
+        let _ = writeln!(s, "**Not every stratum keeps that promise:**\n");
+        for e in &late {
+            let _ = writeln!(s, "- {}", md_text(e));
+        }
+        s.push('\n');
+    }
     let _ = writeln!(s, "| stratum | skips a day | prior | probability | calls a day | labels to certify (80% power) | days to certify (80% power) |");
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
     for (i, r) in d.strata.iter().chain([p]).enumerate() {
         let prior = match r.volume.labelled {
             0 => "none".to_string(),
-            l => format!("{} of {l}", r.volume.regressions),
+            l => format!(
+                "{} of {l} ({:.4})",
+                r.volume.regressions,
+                r.volume.prior().unwrap_or(1.0)
+            ),
         };
         let name = match i == d.strata.len() {
             true => "**all**".to_string(),
@@ -239,7 +294,7 @@ fn plan_md(m: &Made, id: &str) -> String {
             days(r.days_power),
         );
     }
-    let _ = writeln!(s, "\n`labels to certify`: labelled skips with which, none a regression, the exact one-sided bound is within the rate; `80% power`: those from which on the bound comes out within it with 80% chance at the stratum's prior (its labelled skips in this traffic: recorded under the legacy gate, the critic reviewed exactly these turns). A stratum's probability collects its labels within the window, at most every skip. The pooled row sums the calls; with several strata its labels and days are left out, as a bound on the pooled rate from strata drawn at unequal probabilities is a weighted, design-based one.");
+    let _ = writeln!(s, "\n`labels to certify`: labelled skips with which, none a regression, the exact one-sided bound is within the rate; `80% power`: those from which on the bound comes out within it with 80% chance at the stratum's prior, the 50% upper bound of the regressions among its labelled skips in this traffic (in traffic recorded under the legacy gate, the critic reviewed most of the turns the smart gate skips). A stratum's probability collects its labels within the window, at most every skip. The 80% is each stratum's own: that every one of k strata certifies is less likely (about 0.8^k when they are alike). The pooled row sums the calls; with several strata its labels and days are left out, as a bound on the pooled rate from strata drawn at unequal probabilities is a weighted, design-based one. The bound a sample gives is on the rate of the period it was drawn from, whatever the correlation of skips within a conversation.");
     notes(&mut s, m);
     s
 }
@@ -250,8 +305,15 @@ fn notes(s: &mut String, m: &Made) {
     let _ = writeln!(s, "\n## What it rests on\n");
     let _ = writeln!(
         s,
-        "- {} turns read ({} rejected) over {} days; method: {METHOD}.",
-        t.turns, t.rejected, m.designed.days
+        "- {} turns read ({} rejected) over {} days ({}); method: {METHOD}.",
+        t.turns,
+        t.rejected,
+        m.designed.days,
+        match (m.request.days, t.days()) {
+            (Some(_), Some(span)) => format!("given; the recorded ts span {span} calendar days"),
+            (Some(_), None) => "given".to_string(),
+            _ => "the recorded ts, first to last calendar day".to_string(),
+        }
     );
     if t.without_ts > 0 {
         let _ = writeln!(
@@ -281,17 +343,31 @@ fn notes(s: &mut String, m: &Made) {
 /// What `plan` prints.
 pub fn summary_text(m: &Made, id: &str) -> String {
     let p = &m.designed.pooled;
+    let late = exceptions(m.designed, m.request.window_days);
     let strata = match m.designed.strata.len() {
         1 => String::new(),
         k => format!(" in each of {k} strata"),
     };
-    format!(
-        "plan {id}: about {:.1} shadow critic calls a day ({:.2}% of production's {:.1} skips a day) are sized to certify a regression rate at most {}{strata} within {} days\nplan: {}\n",
+    let mut s = format!(
+        "plan {id}: about {:.1} shadow critic calls a day ({:.2}% of production's {:.1} skips a day) are sized to certify a regression rate at most {}{strata} within {} days\n",
         p.calls_per_day,
         100.0 * p.probability,
         p.skips_per_day,
-        m.designed.rate,
+        sig(Some(m.designed.rate)).unwrap_or(m.designed.rate),
         m.request.window_days,
-        m.request.out.join("plan.toml").display(),
-    )
+    );
+    if !late.is_empty() {
+        s.push_str(&format!(
+            "but not every stratum keeps that promise ({}):\n",
+            late.len()
+        ));
+        for e in late.iter().take(10) {
+            s.push_str(&format!("  {e}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "plan: {}\n",
+        m.request.out.join("plan.toml").display()
+    ));
+    s
 }
