@@ -2,8 +2,7 @@
 //! `decisions.csv`, `mismatches.csv` and `regressions.csv` (formatted by
 //! the replay's workers) and the rejected lines of `rejects.jsonl`.
 
-use std::fs::File;
-use std::io::{BufWriter, Cursor, Write};
+use std::io::{Cursor, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -206,7 +205,7 @@ struct ParquetRows {
     path: PathBuf,
     schema: SchemaRef,
     pending: Vec<u8>,
-    out: ParquetFile<BufWriter<File>>,
+    out: ParquetFile<crate::report::staging::StagedWriter>,
 }
 
 /// The CSV text gathered before a row group is written: bounds the memory
@@ -215,7 +214,7 @@ const ROW_GROUP_BYTES: usize = 16 << 20;
 
 impl ParquetRows {
     fn new(
-        (path, out): (PathBuf, BufWriter<File>),
+        (path, out): (PathBuf, crate::report::staging::StagedWriter),
         columns: &[RunColumn],
     ) -> crate::Result<ParquetRows> {
         let schema: SchemaRef = Arc::new(polars_schema(columns));
@@ -308,12 +307,12 @@ pub fn polars_schema(columns: &[RunColumn]) -> Schema {
 /// `mismatches.csv`): the header, then each block's formatted rows.
 pub struct RowsWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: crate::report::staging::StagedWriter,
 }
 
 impl RowsWriter {
     pub fn new(
-        (path, mut out): (PathBuf, BufWriter<File>),
+        (path, mut out): (PathBuf, crate::report::staging::StagedWriter),
         header: &str,
     ) -> crate::Result<RowsWriter> {
         out.write_all(header.as_bytes())
@@ -325,7 +324,7 @@ impl RowsWriter {
         // A block's rows (hundreds of KB) go straight to the file: copying
         // them through the buffer first was 0.7% of a replay, on the one
         // thread that writes.
-        let direct = |out: &mut BufWriter<File>| {
+        let direct = |out: &mut crate::report::staging::StagedWriter| {
             out.flush()?;
             out.get_mut().write_all(rows)
         };
@@ -344,12 +343,15 @@ impl RowsWriter {
 /// Streams `rejects.jsonl`.
 pub struct RejectsWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: crate::report::staging::StagedWriter,
     sources: Vec<String>,
 }
 
 impl RejectsWriter {
-    pub fn new((path, out): (PathBuf, BufWriter<File>), sources: &[String]) -> RejectsWriter {
+    pub fn new(
+        (path, out): (PathBuf, crate::report::staging::StagedWriter),
+        sources: &[String],
+    ) -> RejectsWriter {
         RejectsWriter {
             path,
             out,
