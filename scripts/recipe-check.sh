@@ -115,8 +115,9 @@ edit crates/core/src/budgets.rs "pub const BUDGETS: [Declared; 10] = [" "pub con
         limit: Limit::Rate,
         op: Op::AtMost,
         figure: \"production_fire_rate\",
-        of: Whose::Baseline,
+        of: Whose::Production,
         when_null: WhenNull::NoProductionRecord,
+        risk: false,
         help: \"Fail when production's gate fired on more than R of the turns that record it\",
     },"
 
@@ -124,7 +125,7 @@ edit crates/core/src/budgets.rs "pub const BUDGETS: [Declared; 10] = [" "pub con
 # budget to one).
 edit docs/ci.md "| \`--max-added-call-rate R\` | \`added_call_rate <= R\` |" \
 "| \`--max-added-call-rate R\` | \`added_call_rate <= R\` |
-| \`--max-production-fire-rate R\` | \`production_fire_rate <= R\` (the baseline's) |"
+| \`--max-production-fire-rate R\` | \`production_fire_rate <= R\` (production's variant's) |"
 
 cd "$work"
 echo "recipe-check: 1. the copy with a new count, rate and budget builds and its tests pass"
