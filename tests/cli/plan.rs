@@ -414,3 +414,54 @@ fn a_plan_names_the_strata_that_cannot_keep_its_promise() {
         "{md}"
     );
 }
+
+/// #45's done-when: `sample` writes the same requests whatever the
+/// sharding: the week split in two files, each sampled on its own, gives
+/// exactly the requests of one sample of both (the coin depends on the
+/// turn alone).
+#[test]
+fn sample_shards_write_the_requests_of_one_sample() {
+    let d = Dir::new();
+    let (out, o) = plan(
+        &d,
+        &[
+            "--max-skip-regression-rate",
+            "0.01",
+            "--strata",
+            "language",
+            "--salt",
+            "s1",
+        ],
+    );
+    expect_code(&o, 0);
+    let text = week();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let half = lines.len() / 2;
+    let one = d.write("one.jsonl", lines[..half].concat());
+    let two = d.write("two.jsonl", lines[half..].concat());
+    let config = d.path("gate.toml");
+    let plan_toml = out.join("plan.toml");
+    let sample = |name: &str, files: &[&std::path::Path]| {
+        let to = d.path(name);
+        let mut args = vec!["sample".to_string()];
+        args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
+        args.extend(
+            [
+                "--plan",
+                plan_toml.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                to.to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        expect_code(&run(&args, None), 0);
+        std::fs::read_to_string(to.join("requests.jsonl")).unwrap()
+    };
+    let whole = sample("whole", &[&one, &two]);
+    let shards = sample("a", &[&one]) + &sample("b", &[&two]);
+    assert!(!whole.is_empty());
+    assert_eq!(whole, shards);
+}
