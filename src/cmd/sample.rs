@@ -386,10 +386,10 @@ fn sample_json(plan: &PlanFile, drawn: &BTreeMap<String, Drawn>, turns: u64) -> 
 fn said(drawn: &BTreeMap<String, Drawn>, out: &Path) -> String {
     let skips: u64 = drawn.values().map(|d| d.skips).sum();
     let sampled: u64 = drawn.values().map(|d| d.sampled).sum();
-    let unmonitored: Vec<&str> = drawn
+    let unmonitored: Vec<std::borrow::Cow<str>> = drawn
         .iter()
         .filter(|(_, d)| d.skips > 0 && d.probability.is_none_or(|p| p <= 0.0))
-        .map(|(k, _)| k.as_str())
+        .map(|(k, _)| crate::summary::text::one_line(k))
         .take(10)
         .collect();
     let mut s = format!(

@@ -465,3 +465,41 @@ fn sample_shards_write_the_requests_of_one_sample() {
     assert!(!whole.is_empty());
     assert_eq!(whole, shards);
 }
+
+/// A stratum is a traffic value (a tenant's scope): printed on the
+/// terminal, it is one line, its control characters escaped, so it
+/// cannot start a `::error` command of its own in a CI log.
+#[test]
+fn a_stratum_value_cannot_start_a_line_of_the_log() {
+    let d = Dir::new();
+    let mut text = week().replace(
+        "\"language\"",
+        "\"scope\":{\"tenant\":\"acme\"},\"language\"",
+    );
+    text.push_str("{\"run_id\":\"x\",\"turn\":1,\"ts\":\"2026-11-02T10:00:00Z\",\"scope\":{\"tenant\":\"evil\\n::error::pwned\"},\"draft\":\"Got it, thanks!\"}\n");
+    let traffic = d.write("t.jsonl", text);
+    let config = smart_config(&d);
+    let out = d.path("p");
+    let o = run(
+        &[
+            "plan",
+            traffic.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.01",
+            "--strata",
+            "scope.tenant",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let said = stdout(&o);
+    assert!(
+        said.contains("evil\\n::error::pwned: too few skips"),
+        "{said}"
+    );
+    assert!(!said.lines().any(|l| l.starts_with("::error")), "{said}");
+}

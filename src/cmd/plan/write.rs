@@ -208,7 +208,8 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
 pub fn exceptions(d: &Designed, window: f64) -> Vec<String> {
     let mut out = Vec::new();
     for s in &d.strata {
-        let name = &s.volume.stratum;
+        // A traffic value: one line, whatever it holds.
+        let name = crate::summary::text::one_line(&s.volume.stratum);
         let days = s.days_power.or(s.days_zero);
         match s.volume.prior() {
             _ if s.volume.skips == 0 => out.push(format!(
