@@ -132,8 +132,8 @@ pub fn run(cli: Cli) -> CliResult {
             say(true, &cmd::derive::run(&a.request())?)
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
-        Command::Plan(a) => say(!a.quiet, &cmd::plan::run(&a.request())?.text),
-        Command::Sample(a) => say(!a.quiet, &cmd::sample::run(&a.request())?.text),
+        Command::Plan(a) => say(!a.pass.quiet, &cmd::plan::run(&a.request())?.text),
+        Command::Sample(a) => say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text),
         Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
 }

@@ -54,6 +54,28 @@ pub struct RunArgs {
     pub max_ack_share: f64,
 }
 
+/// The flags of a command that reads traffic in one serial pass of its
+/// own and writes a folder (`plan`, `sample`): declared once.
+#[derive(clap::Args, Debug)]
+pub struct PassArgs {
+    /// The input's format: traffic, openai-chat or otlp.
+    #[arg(long, default_value = "traffic", value_parser = from())]
+    pub from: InputFormat,
+    /// Count invalid lines instead of stopping.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Lines longer than this many bytes are invalid.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_line_bytes: usize,
+    /// Write into --out even when it is a non-empty folder of no report.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing (the files say it all).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
 impl RunArgs {
     /// How the commands read the traffic and name the run, from these flags.
     pub fn reading(&self) -> super::Reading {

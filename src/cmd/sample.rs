@@ -47,21 +47,8 @@ pub struct Args {
     /// Folder for requests.jsonl and sample.json.
     #[arg(long)]
     pub out: PathBuf,
-    /// The input's format: traffic, openai-chat or otlp.
-    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
-    pub from: InputFormat,
-    /// Count invalid lines instead of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// Lines longer than this many bytes are invalid.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES)]
-    pub max_line_bytes: usize,
-    /// Write into --out even when it is a non-empty folder of no report.
-    #[arg(long)]
-    pub force: bool,
-    /// Print nothing.
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub pass: super::args::PassArgs,
 }
 
 impl Args {
@@ -72,10 +59,10 @@ impl Args {
             plan: self.plan.clone(),
             config: self.config.clone().into(),
             out: self.out.clone(),
-            from: self.from,
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
-            force: self.force,
+            from: self.pass.from,
+            skip_invalid: self.pass.skip_invalid,
+            max_line_bytes: self.pass.max_line_bytes,
+            force: self.pass.force,
         }
     }
 }

@@ -73,21 +73,8 @@ pub struct Args {
     /// The days the traffic covers, where its turns record no `ts`.
     #[arg(long, value_name = "N")]
     pub days: Option<f64>,
-    /// The input's format: traffic, openai-chat or otlp.
-    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
-    pub from: InputFormat,
-    /// Count invalid lines instead of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// Lines longer than this many bytes are invalid.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES)]
-    pub max_line_bytes: usize,
-    /// Write into --out even when it is a non-empty folder of no report.
-    #[arg(long)]
-    pub force: bool,
-    /// Print nothing (the files say it all).
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub pass: super::args::PassArgs,
 }
 
 /// `7d`, `2w` or a number of days.
@@ -124,10 +111,10 @@ impl Args {
             max_calls_per_day: self.max_calls_per_day,
             salt: self.salt.clone(),
             days: self.days,
-            from: self.from,
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
-            force: self.force,
+            from: self.pass.from,
+            skip_invalid: self.pass.skip_invalid,
+            max_line_bytes: self.pass.max_line_bytes,
+            force: self.pass.force,
         }
     }
 }

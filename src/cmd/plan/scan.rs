@@ -145,14 +145,19 @@ impl Traffic {
             }
         }
         let mut name = strata.of(t);
-        if !self.strata.contains_key(&name) && self.strata.len() >= MAX_STRATA {
-            name = OTHER.to_string();
-            self.folded_turns += 1;
+        // A stratum's name is copied once, when it is first seen.
+        if !self.strata.contains_key(&name) {
+            if self.strata.len() >= MAX_STRATA {
+                name = OTHER.to_string();
+                self.folded_turns += 1;
+            }
+            let stratum = name.clone();
+            self.strata.entry(name.clone()).or_insert_with(|| Volume {
+                stratum,
+                ..Volume::default()
+            });
         }
-        let v = self.strata.entry(name.clone()).or_insert_with(|| Volume {
-            stratum: name,
-            ..Volume::default()
-        });
+        let v = self.strata.get_mut(&name).expect("inserted above");
         v.turns += 1;
         if gate.evaluate(t).fires() {
             return;
