@@ -22,3 +22,8 @@ cargo test --release --locked --test cli label_patterns -- --nocapture 2>&1 |
 # (#45) plan's labels for 80% power on clustered, weekday-swinging skips.
 cargo test --release --locked --lib plan::simulation -- --nocapture --test-threads 1 2>&1 |
   grep -E "plan simulation|test result|panicked"
+# (#45) the design bound's coverage of a window's realised rate on
+# production's skips: one and unequal probabilities, clustered
+# conversations, failures at random and informative.
+cargo test --release --locked --lib design::simulation -- --nocapture --test-threads 1 2>&1 |
+  grep -E "design coverage|test result|panicked"

@@ -91,10 +91,11 @@ const INNER: &[(&str, &[&str])] = &[
         "replay",
         &[
             "hash",
-            "options",
             "ordered",
             "tally",
             "segments",
+            "design",
+            "options",
             "scope_columns",
             "skips",
             "totals",

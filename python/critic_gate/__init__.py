@@ -454,3 +454,10 @@ def _declared_csv(path: Path, table: dict[str, Any]) -> pl.DataFrame:
     """A CSV table read with the types its schema declares (never guessed)."""
     schema = {c["name"]: _POLARS_TYPES[c["type"]] for c in table["columns"]}
     return pl.read_csv(path, schema=schema)
+
+
+# The sampling helpers (after `drawn`, which the exploration gate uses).
+from . import shadow  # noqa: E402
+from .exploration import ExplorationGate  # noqa: E402
+
+__all__ += ["ExplorationGate", "shadow"]

@@ -171,8 +171,9 @@ fn looks_like_toml(s: &str) -> bool {
 
 /// The keyword options `replay` and `replay_partial` share with the
 /// command line's flags (`skip_invalid=True` is `--skip-invalid`).
-const FLAGS: [&str; 9] = [
+const FLAGS: [&str; 10] = [
     "config_text",
+    "plan",
     "skip_invalid",
     "decisions",
     "group_by",
@@ -221,6 +222,7 @@ fn replay_request(
         group_by: k.get("group_by")?.unwrap_or_default(),
         scope_columns: k.get("scope_columns")?,
         reading,
+        plan: k.get::<String>("plan")?.map(std::path::PathBuf::from),
     };
     // Refused before any work, as the command line refuses it.
     request.reading.validate().map_err(fail)?;

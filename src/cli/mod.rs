@@ -51,6 +51,10 @@ pub enum Command {
     /// traffic: requests.jsonl for a critic to review, and sample.json.
     #[command(after_help = critic_gate::cmd::sample::HELP)]
     Sample(critic_gate::cmd::sample::Args),
+    /// Bring a shadow critic's verdicts on a plan's sample back into the
+    /// traffic, each as a label with its inclusion probability.
+    #[command(after_help = critic_gate::cmd::labels::HELP)]
+    Labels(critic_gate::cmd::labels::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
     #[command(after_help = critic_gate::cmd::check::HELP)]
     Check(critic_gate::cmd::check::Args),
@@ -134,6 +138,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
         Command::Plan(a) => say(!a.pass.quiet, &cmd::plan::run(&a.request())?.text),
         Command::Sample(a) => say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text),
+        Command::Labels(a) => say(!a.pass.quiet, &cmd::labels::run(&a.request())?.text),
         Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
 }

@@ -21,6 +21,7 @@ pub mod diff;
 pub mod explain;
 pub mod import;
 pub mod init;
+pub mod labels;
 pub mod merge;
 pub mod mine;
 pub mod patterns;

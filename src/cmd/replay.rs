@@ -58,6 +58,11 @@ pub struct Args {
     /// every run.
     #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
     pub scope_columns: Option<Vec<String>>,
+    /// A plan (plan.toml, from `critic-gate plan`): production's skips
+    /// are measured against its critic sample (the traffic's shadow labels
+    /// and production's own reviews of the turns it draws).
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -85,6 +90,7 @@ impl Args {
             group_by: self.group_by.clone(),
             scope_columns: self.scope_columns.clone(),
             reading: self.run.reading(),
+            plan: self.plan.clone(),
         }
     }
 }
@@ -111,6 +117,8 @@ pub struct Request {
     /// the first turns).
     pub scope_columns: Option<Vec<String>>,
     pub reading: Reading,
+    /// The plan whose sample measures production's skips.
+    pub plan: Option<PathBuf>,
 }
 
 impl Request {
@@ -141,6 +149,9 @@ impl Request {
             .as_ref()
             .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
         o.outputs.format = self.format;
+        if let Some(path) = &self.plan {
+            o.tallies.design = Some(super::sample::design_of(path, &o.plan, &self.config)?);
+        }
         Ok(o)
     }
 

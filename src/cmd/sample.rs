@@ -154,6 +154,40 @@ pub fn gate_differences(plan: &PlanFile, config: &crate::config::FrameworkConfig
         .collect()
 }
 
+/// The design of the plan at `path`, refused when the config's
+/// production gate has other settings than the plan's.
+pub fn design_of(
+    path: &Path,
+    config: &crate::config::Plan,
+    file: &Config,
+) -> crate::Result<crate::replay::design::Design> {
+    let plan = read_plan(path)?;
+    let prod = &config.variants[config.production()];
+    let diff = gate_differences(&plan, &prod.config);
+    if !diff.is_empty() {
+        let _ = file;
+        return Err(Error::Usage(format!(
+            "{}: the plan was made for other gate settings than the config's `{}`: {}; make a plan for the gate production runs",
+            path.display(),
+            prod.name,
+            diff.join("; ")
+        )));
+    }
+    let strata =
+        Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
+    Ok(crate::replay::design::Design {
+        plan_id: plan.plan_id.clone(),
+        salt: plan.salt.clone(),
+        strata,
+        probability: plan
+            .stratum
+            .iter()
+            .map(|s| (s.value.clone(), s.probability))
+            .collect(),
+        default_probability: plan.default_probability,
+    })
+}
+
 /// One stratum's draw.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Drawn {
@@ -213,17 +247,15 @@ fn draw(
     decoder: &crate::import::Decoder,
 ) -> crate::Result<Sampled> {
     let path = r.out.join("requests.jsonl");
-    let tmp = r.out.join(".requests.jsonl.partial");
     let fail = |e: std::io::Error| {
-        let _ = std::fs::remove_file(&tmp);
-        crate::report::untrack_temp(&tmp);
         Error::Write(crate::Failure::caused(
             format!("{}: {e}", path.display()),
             e,
         ))
     };
-    crate::report::track_temp(&tmp);
-    let mut w = std::io::BufWriter::new(crate::report::create_new_file(&tmp).map_err(fail)?);
+    let mut file = crate::report::WholeFile::create(&path, r.out.join(".requests.jsonl.partial"))
+        .map_err(fail)?;
+    let w = file.writer();
     let probability: BTreeMap<&str, f64> = plan
         .stratum
         .iter()
@@ -259,17 +291,9 @@ fn draw(
             }
         },
     );
-    let read = read.inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-        crate::report::untrack_temp(&tmp);
-    })?;
+    let read = read?;
     written.map_err(fail)?;
-    w.into_inner()
-        .map_err(|e| fail(e.into_error()))?
-        .sync_all()
-        .map_err(fail)?;
-    std::fs::rename(&tmp, &path).map_err(fail)?;
-    crate::report::untrack_temp(&tmp);
+    file.finish().map_err(fail)?;
     let summary = sample_json(plan, &drawn, read.turns);
     crate::report::put(&r.out, "sample.json", format!("{summary:#}\n").as_bytes())?;
     let text = said(&drawn, &r.out);

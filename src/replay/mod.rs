@@ -5,6 +5,7 @@
 //! any thread count. Per-turn work is one parse, one set of draft features
 //! shared by every variant, and one gate evaluation per variant.
 
+pub mod design;
 mod hash;
 pub mod options;
 pub mod ordered;
@@ -325,6 +326,7 @@ impl Replayer {
         scratch.counts.clear();
         scratch.fields_set = false;
         scratch.skip_key = None;
+        let production = self.plan.production();
         for (i, gate) in self.gates.iter().enumerate() {
             let other;
             let eval = if i == b {
@@ -334,6 +336,14 @@ impl Replayer {
                 &other
             };
             let d = Decision::of(i, eval, base_fires);
+            if i == production {
+                if let Some(design) = &self.tallies.design {
+                    out.totals
+                        .design
+                        .get_or_insert_with(|| design::DesignTally::new(design))
+                        .add(design, turn, d.skips());
+                }
+            }
             // Only a smart gate's skip is an ack (its share is worked out
             // once per draft and pattern list).
             let risky = d.skips()

@@ -137,6 +137,9 @@ pub struct Tallies {
     pub max_ack_share: f64,
     /// Which decision rows are kept (`--decisions`).
     pub decisions: DecisionsMode,
+    /// A plan's design (`--plan`): production's skips are tallied against
+    /// its sample.
+    pub design: Option<super::design::Design>,
 }
 
 /// What a replay writes.
@@ -182,6 +185,7 @@ impl ReplayOptions {
                 detail: true,
                 max_ack_share: DEFAULT_MAX_ACK_SHARE,
                 decisions: DecisionsMode::All,
+                design: None,
             },
             outputs: Outputs {
                 label,

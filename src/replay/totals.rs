@@ -165,6 +165,9 @@ pub struct Totals {
     #[serde(default)]
     pub misnamed_more: bool,
     pub fabrication_kinds: BTreeMap<String, u64>,
+    /// Production's skips against a plan's sample (a replay with a plan).
+    #[serde(default)]
+    pub design: Option<super::design::DesignTally>,
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
     pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
@@ -287,6 +290,7 @@ impl Totals {
             import_counts,
             trace_keys,
             listed_regressions,
+            design,
         } = o;
         self.listed_regressions += listed_regressions;
         self.turns += turns;
@@ -336,6 +340,7 @@ impl Totals {
         for (k, v) in fabrication_kinds {
             *self.fabrication_kinds.entry(k.clone()).or_default() += v;
         }
+        super::design::merge_into(&mut self.design, design);
     }
 
     /// Merge a block's (or a shard's) segments, each dimension's values

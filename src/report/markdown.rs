@@ -200,6 +200,13 @@ fn bottom_line(s: &mut String, r: &ReplayReport) {
             crate::summary::text::unreviewed_skips(&prod.variant, n)
         );
     }
+    if let Some(sample) = crate::summary::build::sample_sentence(prod) {
+        let _ = writeln!(
+            s,
+            "- **{}, measured from a critic sample:** {sample}.",
+            md_name(&prod.variant)
+        );
+    }
     for m in &candidates {
         let dollars = match m.net_usd {
             Some(x) => format!("{} net", usd(Some(x))),

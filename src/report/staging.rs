@@ -120,6 +120,53 @@ pub fn create_new_file(tmp: &Path) -> std::io::Result<File> {
         .open(tmp)
 }
 
+/// A file written whole or not at all: streamed to a temporary name beside
+/// it (tracked, so a signal removes it) and moved into place by
+/// [`WholeFile::finish`]; dropped unfinished, the temporary file is
+/// removed.
+pub struct WholeFile {
+    tmp: PathBuf,
+    path: PathBuf,
+    w: Option<std::io::BufWriter<File>>,
+}
+
+impl WholeFile {
+    /// Start `path` at `tmp` (beside it).
+    pub fn create(path: &Path, tmp: PathBuf) -> std::io::Result<WholeFile> {
+        track_temp(&tmp);
+        let f = create_new_file(&tmp).inspect_err(|_| untrack_temp(&tmp))?;
+        Ok(WholeFile {
+            tmp,
+            path: path.to_path_buf(),
+            w: Some(std::io::BufWriter::new(f)),
+        })
+    }
+
+    pub fn writer(&mut self) -> &mut std::io::BufWriter<File> {
+        self.w
+            .as_mut()
+            .expect("a WholeFile writes until it is finished")
+    }
+
+    /// Flush, sync and move into place.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        let w = self.w.take().expect("finished once");
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        fs::rename(&self.tmp, &self.path)?;
+        untrack_temp(&self.tmp);
+        Ok(())
+    }
+}
+
+impl Drop for WholeFile {
+    fn drop(&mut self) {
+        if self.w.take().is_some() || fs::symlink_metadata(&self.tmp).is_ok() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+        untrack_temp(&self.tmp);
+    }
+}
+
 /// Remove `path` if a signal ends the process before [`untrack_temp`].
 pub fn track_temp(path: &Path) {
     TEMP_FILES

@@ -152,6 +152,9 @@ fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>)
     s.set_counts(&view.v.counts);
     decision_fields(view, &mut s);
     safety_fields(view.v, &mut s);
+    if let (true, Some(d)) = (s.production, &totals.design) {
+        sample_fields(&d.figures(totals.turns, 0.05), &mut s);
+    }
     cost_fields(view.v, &est, &mut s);
     latency_and_production_fields(view.v, &cost, &mut s);
     // The rates declared a count over a count, from the counts.
@@ -196,6 +199,21 @@ fn safety_fields(v: &VariantTally, s: &mut VariantSummary) {
         0.05,
     ));
     s.contract_violations = v.contract_violations;
+}
+
+/// The figures of production's critic sample (a replay with a plan).
+fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummary) {
+    s.sampled_skips = Some(f.sampled);
+    s.sampled_labelled = Some(f.labelled);
+    s.sampled_labelled_shadow = Some(f.labelled_shadow);
+    s.sampled_labelled_production = Some(f.labelled_production);
+    s.sampled_failed = Some(f.failed);
+    s.sampled_unreviewed = Some(f.unreviewed);
+    s.skip_regression_rate_estimate = sig(f.estimate);
+    s.skip_regression_rate_upper95 = sig_up(f.upper);
+    s.skip_regression_rate_worst_case_upper95 = sig_up(f.worst);
+    s.harmful_skips_per_1k_turns_upper95 = sig_up(f.harmful_per_1k_upper);
+    s.skip_bound_method = f.method.map(|m| m.as_str().to_string());
 }
 
 /// The figures of the run-level bound, from the labelled new skips by run
@@ -606,15 +624,49 @@ fn note_fits_equally(plan: &Plan, totals: &Totals, others: &[String]) -> Option<
     ))
 }
 
+/// What production's critic sample says of its skips (a replay with a
+/// plan): None without one.
+pub fn sample_sentence(v: &crate::summary::figures::VariantSummary) -> Option<String> {
+    let drawn = v.sampled_skips?;
+    let share = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.2}%", x * 100.0));
+    let labelled = v.sampled_labelled.unwrap_or(0);
+    let mut s = format!(
+        "the plan's critic sample drew {} of production's {} skips: {} labelled ({} by a shadow critic, {} by production's own), {} failed, {} not back",
+        drawn,
+        v.production_skips.unwrap_or(0),
+        labelled,
+        v.sampled_labelled_shadow.unwrap_or(0),
+        v.sampled_labelled_production.unwrap_or(0),
+        v.sampled_failed.unwrap_or(0),
+        v.sampled_unreviewed.unwrap_or(0),
+    );
+    match v.skip_regression_rate_upper95 {
+        Some(u) => s.push_str(&format!(
+            "; regression rate on production's skips estimated {}, at most {} (95%, {}), at most {} counting every draw without a verdict a regression",
+            share(v.skip_regression_rate_estimate),
+            share(Some(u)),
+            v.skip_bound_method.as_deref().unwrap_or("?"),
+            share(v.skip_regression_rate_worst_case_upper95),
+        )),
+        None => s.push_str("; no labelled draw yet, so nothing bounds their regression rate"),
+    }
+    Some(s)
+}
+
 /// What a summary says of a smart-gate production's skips that no critic
 /// reviewed: their risk is unknown, and no replay of this traffic can
 /// tell it (the text [`crate::summary::text::unreviewed_skips`] writes).
 fn note_unreviewed_skips(plan: &Plan, p: &VariantSummary) -> Option<String> {
-    let n = p.unreviewed_production_skips()?;
-    Some(super::text::unreviewed_skips(
-        &plan.variants[plan.production()].name,
-        n,
-    ))
+    let sample = sample_sentence(p);
+    let n = match p.unreviewed_production_skips() {
+        Some(n) => n,
+        None => return sample,
+    };
+    let said = super::text::unreviewed_skips(&plan.variants[plan.production()].name, n);
+    Some(match sample {
+        Some(s) => format!("{said}; {s}"),
+        None => said,
+    })
 }
 
 fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {

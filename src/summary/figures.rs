@@ -25,6 +25,26 @@ pub use super::metrics::VariantSummary;
 #[cfg(test)]
 const NOT_RECOMPUTED: &[(&str, &str)] = &[
     (
+        "skip_regression_rate_estimate",
+        "from per-stratum counts of the plan's sample, which the summary does not hold: held to [0, 1], null exactly without a sample",
+    ),
+    (
+        "skip_regression_rate_upper95",
+        "from per-stratum counts of the plan's sample: held to [0, 1] and within its worst case",
+    ),
+    (
+        "skip_regression_rate_worst_case_upper95",
+        "from per-stratum counts of the plan's sample: held to [0, 1]",
+    ),
+    (
+        "harmful_skips_per_1k_turns_upper95",
+        "from per-stratum counts of the plan's sample: null exactly where the bound is",
+    ),
+    (
+        "skip_bound_method",
+        "one of the two methods' names, present exactly with the bound",
+    ),
+    (
         "saved_call_share",
         "a share of the baseline's critic calls, on another row: held to [0, 1]",
     ),
@@ -159,6 +179,7 @@ impl VariantSummary {
         }
         self.unlabelled_add_up()?;
         self.nulls_where_undefined()?;
+        self.sample_holds_together()?;
         self.rates_are_their_counts()
     }
 
@@ -411,6 +432,83 @@ impl VariantSummary {
                 on(self.skips.checked_sub(self.all_skips_labelled)),
             ),
         ]
+    }
+
+    /// The counts of the plan's sample: null except on production's
+    /// variant in a replay with a plan.
+    fn sample_counts(&self) -> [(&'static str, Option<u64>); 6] {
+        [
+            ("sampled_skips", self.sampled_skips),
+            ("sampled_labelled", self.sampled_labelled),
+            ("sampled_labelled_shadow", self.sampled_labelled_shadow),
+            (
+                "sampled_labelled_production",
+                self.sampled_labelled_production,
+            ),
+            ("sampled_failed", self.sampled_failed),
+            ("sampled_unreviewed", self.sampled_unreviewed),
+        ]
+    }
+
+    /// The sample's figures hold together: all counts or none (none off
+    /// production's variant), the labelled by source add up, the drawn
+    /// are the labelled, failed and unreviewed and at most production's
+    /// skips, each bound a share within its worst case and present with
+    /// its method.
+    fn sample_holds_together(&self) -> Result<(), BadSummary> {
+        let name = &self.variant;
+        let bad = |why: String| Err(BadSummary::Inconsistent(format!("variants.{name}: {why}")));
+        let counts = self.sample_counts();
+        let present = counts.iter().filter(|(_, c)| c.is_some()).count();
+        if present == 0 {
+            let figures = [
+                self.skip_regression_rate_estimate,
+                self.skip_regression_rate_upper95,
+                self.skip_regression_rate_worst_case_upper95,
+                self.harmful_skips_per_1k_turns_upper95,
+            ];
+            if figures.iter().any(Option::is_some) || self.skip_bound_method.is_some() {
+                return bad("the sample's bounds are present without its counts".into());
+            }
+            return Ok(());
+        }
+        let [drawn, labelled, shadow, prod, failed, unreviewed] =
+            counts.map(|(_, c)| c.unwrap_or(0));
+        if present != counts.len() || !self.production {
+            return bad(
+                "the sample's counts are all present, and only on production's variant".into(),
+            );
+        }
+        let sum = |xs: &[u64]| xs.iter().try_fold(0u64, |a, &x| a.checked_add(x));
+        if sum(&[shadow, prod]) != Some(labelled)
+            || sum(&[labelled, failed, unreviewed]) != Some(drawn)
+            || self.production_skips.is_none_or(|n| drawn > n)
+        {
+            return bad(format!(
+                "sampled_labelled ({labelled}) must be shadow ({shadow}) + production ({prod}), and sampled_skips ({drawn}) labelled + failed ({failed}) + unreviewed ({unreviewed}), at most production_skips"
+            ));
+        }
+        let share = |x: Option<f64>| x.is_none_or(|x| (0.0..=1.0).contains(&x));
+        let (u, w) = (
+            self.skip_regression_rate_upper95,
+            self.skip_regression_rate_worst_case_upper95,
+        );
+        let methods = ["hypergeometric", "hypergeometric_bonferroni"];
+        if !share(u)
+            || !share(w)
+            || !share(self.skip_regression_rate_estimate)
+            || u.zip(w).is_some_and(|(u, w)| u > w)
+            || u.is_some()
+                != self
+                    .skip_bound_method
+                    .as_deref()
+                    .is_some_and(|m| methods.contains(&m))
+            || u.is_some() != self.harmful_skips_per_1k_turns_upper95.is_some()
+            || (u.is_some() && labelled == 0)
+        {
+            return bad("the sample's bounds must be shares, the bound within its worst case, and present (with its method and harmful_skips_per_1k_turns_upper95) only with a labelled draw".into());
+        }
+        Ok(())
     }
 
     /// The risky counts: null exactly for a variant without the smart gate.
@@ -1035,6 +1133,9 @@ mod tests {
         for (name, ..) in v.production_counts() {
             ruled.insert(name, "null except on the production variant");
         }
+        for (name, _) in v.sample_counts() {
+            ruled.insert(name, "null except on the production variant with a plan");
+        }
         let valued: Vec<&str> = v
             .rates_and_their_counts(0)
             .iter()
@@ -1115,6 +1216,54 @@ mod tests {
         match RunSummary::from_json(edited) {
             Err(BadSummary::Inconsistent(m)) => assert!(m.contains("fires (0) + skips"), "{m}"),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// A hand-edited sample figure is a damaged summary: a bound above its
+    /// worst case, a bound without its method, counts that do not add up,
+    /// sample counts off production's variant or bounds without counts.
+    #[test]
+    fn the_samples_figures_hold_together() {
+        let good = VariantSummary {
+            variant: "smart".into(),
+            production: true,
+            production_skips: Some(100),
+            sampled_skips: Some(10),
+            sampled_labelled: Some(8),
+            sampled_labelled_shadow: Some(6),
+            sampled_labelled_production: Some(2),
+            sampled_failed: Some(1),
+            sampled_unreviewed: Some(1),
+            skip_regression_rate_estimate: Some(0.01),
+            skip_regression_rate_upper95: Some(0.05),
+            skip_regression_rate_worst_case_upper95: Some(0.2),
+            harmful_skips_per_1k_turns_upper95: Some(1.0),
+            skip_bound_method: Some("hypergeometric".into()),
+            ..Default::default()
+        };
+        assert!(good.sample_holds_together().is_ok());
+        let edits: [fn(&mut VariantSummary); 6] = [
+            |v| v.skip_regression_rate_upper95 = Some(0.3),
+            |v| v.skip_bound_method = None,
+            |v| v.sampled_labelled = Some(9),
+            |v| v.production = false,
+            |v| v.harmful_skips_per_1k_turns_upper95 = None,
+            |v| {
+                v.sampled_skips = None;
+                v.sampled_labelled = None;
+                v.sampled_labelled_shadow = None;
+                v.sampled_labelled_production = None;
+                v.sampled_failed = None;
+                v.sampled_unreviewed = None;
+            },
+        ];
+        for (i, edit) in edits.iter().enumerate() {
+            let mut v = good.clone();
+            edit(&mut v);
+            assert!(
+                matches!(v.sample_holds_together(), Err(BadSummary::Inconsistent(_))),
+                "edit {i} passed"
+            );
         }
     }
 

@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 11;
+pub const SCHEMA_VERSION: u64 = 12;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        12,
+        "a replay with a plan measures production's skips from the plan's critic sample: new `sampled_skips`, `sampled_labelled` (by source: `sampled_labelled_shadow`, `sampled_labelled_production`), `sampled_failed`, `sampled_unreviewed`, `skip_regression_rate_estimate` (Horvitz-Thompson), `skip_regression_rate_upper95` (valid for the design, `skip_bound_method`), `skip_regression_rate_worst_case_upper95` and `harmful_skips_per_1k_turns_upper95`, on the production variant; `check` gains max_skip_regression_rate; the traffic format gains `sampled_label` (a shadow verdict with its inclusion probability and plan)",
+    ),
     (
         11,
         "the gate that produced the traffic is named apart from the baseline (the config's `production`, by default the baseline): new `production` (true on its variant), `production_skips` and `production_skips_unlabelled` (its skips, and those no critic that ran reviewed: unknown risk, never 0), and summary.json's `production` and `production_fits_equally`; production agreement is the production variant's (`production_fired_baseline_skips` and `production_skipped_baseline_fires` are its disagreements); `check` judges a smart-gate production by default and fails each risk budget on it while any of its skips is unreviewed, with the value empty",
@@ -269,6 +273,7 @@ impl Readable for bool {}
 impl Readable for i64 {}
 impl Readable for Option<u64> {}
 impl Readable for Option<i64> {}
+impl Readable for Option<String> {}
 
 /// One declaration's derivation, by its form (a helper of `figures!`):
 /// `= counts.FIELD` is a count of the tally, `= NUM / DEN` a ratio.
@@ -447,6 +452,28 @@ figures! {
         "on the variant whose gate produced the traffic (`production`), its skips: turns production's critic never reviewed unless something else sent them to it; empty on the other variants";
     production_skips_unlabelled: Option<u64>, "turns",
         "of production_skips, those without the verdict of a critic that ran: replaying more of this traffic can never label them, so their risk is unknown (on a smart-gate production `check` fails every risk budget on it); only a critic sample of production's skips can measure it. Empty on the other variants";
+    sampled_skips: Option<u64>, "turns",
+        "with a plan (replay's plan), of production_skips those the plan's coin draws for review; empty without a plan and on the other variants";
+    sampled_labelled: Option<u64>, "turns",
+        "of sampled_skips, those with a verdict: sampled_labelled_shadow plus sampled_labelled_production";
+    sampled_labelled_shadow: Option<u64>, "turns",
+        "labelled by a shadow critic outside production (the traffic's `sampled_label`, source shadow, of this plan)";
+    sampled_labelled_production: Option<u64>, "turns",
+        "labelled by production's own critic (the exploration gate's fires; on legacy-gate traffic its reviews)";
+    sampled_failed: Option<u64>, "turns",
+        "of sampled_skips, those whose shadow call failed (a sampled_label with an error)";
+    sampled_unreviewed: Option<u64>, "turns",
+        "of sampled_skips, those with neither a verdict nor a failed call (not yet reviewed)";
+    skip_regression_rate_estimate: Option<f64>, "share",
+        "the Horvitz-Thompson estimate of the regression rate on production's skips: each labelled regression weighted by 1 / its inclusion probability (times drawn over labelled at that probability), over production_skips; empty where a stratum with skips has probability 0 or none of its drawn skips is labelled";
+    skip_regression_rate_upper95: Option<f64>, "share",
+        "one-sided 95% upper bound of the regression rate on production's skips (those of this traffic), valid for the design: with one inclusion probability the exact hypergeometric bound on the labelled draws; with several, each probability's exact bound at 5% / their number, summed (skip_bound_method); a stratum at probability 0 or with no label counts all its skips; it assumes failed and unreviewed draws are unrelated to the verdict; empty with no label. `check`'s max_skip_regression_rate reads it";
+    skip_regression_rate_worst_case_upper95: Option<f64>, "share",
+        "skip_regression_rate_upper95 with every sampled skip without a verdict (failed or unreviewed) counted a regression: it holds however failures relate to verdicts";
+    harmful_skips_per_1k_turns_upper95: Option<f64>, "per 1,000 turns",
+        "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic";
+    skip_bound_method: Option<String>, "",
+        "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_bonferroni` (several: valid, conservative)";
     all_skips_labelled: u64 = counts.labelled_skips, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",

@@ -172,6 +172,8 @@ pub struct Spec {
     pub notes: Vec<String>,
     pub split: Option<crate::replay::options::Split>,
     pub max_ack_share: f64,
+    #[serde(default)]
+    pub design: Option<crate::replay::design::Design>,
 }
 
 impl Spec {
@@ -188,6 +190,7 @@ impl Spec {
             notes: o.outputs.notes.clone(),
             split: o.input.split,
             max_ack_share: o.tallies.max_ack_share,
+            design: o.tallies.design.clone(),
         }
     }
 
@@ -203,6 +206,7 @@ impl Spec {
             detail: self.detail,
             max_ack_share: self.max_ack_share,
             decisions: self.decisions,
+            design: self.design.clone(),
         };
         o.outputs.format = format;
         o.outputs.frontier = self.frontier;
@@ -261,6 +265,7 @@ impl Spec {
                 self.max_ack_share != o.max_ack_share,
                 Setting::MaxAckShare.flag(),
             ),
+            (self.design != o.design, Setting::Plan.flag()),
             (
                 (self.frontier, self.detail, &self.notes, self.split)
                     != (o.frontier, o.detail, &o.notes, o.split),

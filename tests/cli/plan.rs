@@ -503,3 +503,278 @@ fn a_stratum_value_cannot_start_a_line_of_the_log() {
     );
     assert!(!said.lines().any(|l| l.starts_with("::error")), "{said}");
 }
+
+/// The week's plan, sample and verdicts: the plan at 1% by language with
+/// salt s1, its requests, and a verdict for each (revise on every tenth,
+/// a failed call on every seventh).
+fn shadow_week(d: &Dir) -> (std::path::PathBuf, Vec<String>) {
+    let (out, o) = plan(
+        d,
+        &[
+            "--max-skip-regression-rate",
+            "0.01",
+            "--strata",
+            "language",
+            "--salt",
+            "s1",
+        ],
+    );
+    expect_code(&o, 0);
+    let plan_toml = out.join("plan.toml");
+    let o = run(
+        &[
+            "sample",
+            d.path("week.jsonl").to_str().unwrap(),
+            "--plan",
+            plan_toml.to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--out",
+            d.path("shadow").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let verdicts = d
+        .read("shadow/requests.jsonl")
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let what = match i {
+                i if i % 7 == 3 => r#""error":"timeout""#,
+                i if i % 10 == 0 => r#""verdict":"revise""#,
+                _ => r#""verdict":"approve""#,
+            };
+            format!(
+                r#"{{"run_id":{},"turn":{},{what}}}"#,
+                r["run_id"], r["turn"]
+            )
+        })
+        .collect();
+    (plan_toml, verdicts)
+}
+
+/// `labels` with `verdicts` into `d`'s file `name`.
+fn labels(
+    d: &Dir,
+    plan_toml: &std::path::Path,
+    verdicts: &str,
+    name: &str,
+) -> std::process::Output {
+    let v = d.write(&format!("{name}.verdicts.jsonl"), verdicts);
+    run(
+        &[
+            "labels",
+            d.path("week.jsonl").to_str().unwrap(),
+            "--verdicts",
+            v.to_str().unwrap(),
+            "--plan",
+            plan_toml.to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--out",
+            d.path(name).to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
+/// #45 item 5: each verdict on a drawn skip becomes its turn's
+/// sampled_label, with its probability and the plan's id; a repeated
+/// verdict is used once, disagreeing ones not at all, and verdicts on
+/// undrawn turns or keys the traffic lacks are counted and never used.
+/// Verdicts in another order give the same bytes. Then a replay with the
+/// plan measures production's skips from them, and `check` judges it.
+#[test]
+fn labels_bring_the_verdicts_back_and_count_every_stray() {
+    let d = Dir::new();
+    let (plan_toml, verdicts) = shadow_week(&d);
+    let n = verdicts.len();
+    assert!(n > 50, "{n} requests");
+    let failed = (0..n).filter(|i| i % 7 == 3).count();
+    let mut lines = verdicts.clone();
+    lines.push(verdicts[1].clone()); // repeated: used once
+    lines.push(
+        verdicts[2]
+            .replace("approve", "refuse")
+            .replace("revise", "refuse"),
+    ); // conflicts
+    lines.push(r#"{"run_id":"nobody","turn":1,"verdict":"approve"}"#.into());
+    // A fired-on reply (i >= 360 in week()): production's gate fires.
+    lines.push(r#"{"run_id":"d3-c100","turn":0,"verdict":"approve"}"#.into());
+    let o = labels(&d, &plan_toml, &(lines.join("\n") + "\n"), "one.jsonl");
+    expect_code(&o, 0);
+    let said = stdout(&o);
+    let used = n - 1; // verdicts[2]'s key conflicts
+    let failed_used = failed; // verdicts[2], which conflicts, is no failed call
+    assert!(
+        said.contains(&format!(
+            "{used} of {} verdicts became labels ({failed_used} failed",
+            lines.len()
+        )),
+        "{said}"
+    );
+    for what in [
+        "1 repeated",
+        "1 keys had verdicts that disagree",
+        "1 fell on turns",
+        "1 name a run_id",
+    ] {
+        assert!(said.contains(what), "{what}: {said}");
+    }
+    let out = d.read("one.jsonl");
+    assert_eq!(out.lines().count(), week().lines().count());
+    assert_eq!(out.matches("\"sampled_label\":").count(), used);
+    let mut reversed = lines.clone();
+    reversed.reverse();
+    expect_code(
+        &labels(&d, &plan_toml, &(reversed.join("\n") + "\n"), "two.jsonl"),
+        0,
+    );
+    assert_eq!(
+        out,
+        d.read("two.jsonl"),
+        "the order of the verdicts changes nothing"
+    );
+    // The replay with the plan reads them.
+    let r = d.path("r");
+    let o = run(
+        &[
+            "replay",
+            d.path("one.jsonl").to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--plan",
+            plan_toml.to_str().unwrap(),
+            "--out",
+            r.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = summary(&r);
+    let smart = &s["variants"]["smart"];
+    // Production's own critic reviewed day 0's acks: its verdict wins
+    // over the shadow one there.
+    let later = |i: &usize| *i != 2 && !verdicts[*i].contains("\"d0-");
+    let shadow = (0..n).filter(later).filter(|i| i % 7 != 3).count();
+    let shadow_failed = (0..n).filter(later).filter(|i| i % 7 == 3).count();
+    assert_eq!(smart["sampled_labelled_shadow"], shadow as u64);
+    assert_eq!(smart["sampled_failed"], shadow_failed as u64);
+    let drawn = smart["sampled_skips"].as_u64().unwrap();
+    // Day 0's acks were reviewed by production's critic (legacy-recorded).
+    let prod = smart["sampled_labelled_production"].as_u64().unwrap();
+    assert!(prod > 0 && drawn == n as u64, "{smart}");
+    assert!(smart["skip_regression_rate_upper95"].as_f64().unwrap() > 0.0);
+    assert!(
+        stderr(&o).contains("the plan's critic sample drew"),
+        "{}",
+        stderr(&o)
+    );
+    let check = |budget: &str| {
+        run(
+            &[
+                "check",
+                r.to_str().unwrap(),
+                "--config",
+                d.path("gate.toml").to_str().unwrap(),
+                "--max-skip-regression-rate",
+                budget,
+                "--assume-missing-at-random",
+            ],
+            None,
+        )
+    };
+    expect_code(&check("1"), 0);
+    expect_code(&check("0.001"), 1);
+    // Without the plan there is no bound: the budget fails and says why.
+    let bare = replayed(
+        &d,
+        "bare",
+        &[
+            d.path("one.jsonl").to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+        ],
+    );
+    let o = run(
+        &[
+            "check",
+            bare.to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.999",
+        ],
+        None,
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("no labelled skip of a plan's critic sample"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Bad input: a verdict of another plan is refused, naming the line; a
+/// line that is not a verdict too; traffic that holds labels already
+/// (labels' own output) is refused; and a replay with a plan made for
+/// other gate settings is refused naming the setting.
+#[test]
+fn labels_refuse_other_plans_bad_verdicts_and_labelled_traffic() {
+    let d = Dir::new();
+    let (plan_toml, verdicts) = shadow_week(&d);
+    let other = verdicts[0].replace('}', r#","plan_id":"0000000000000000"}"#);
+    let o = labels(
+        &d,
+        &plan_toml,
+        &format!("{}\n{other}\n", verdicts[1]),
+        "x.jsonl",
+    );
+    expect_error(&o, 2, "x.jsonl.verdicts.jsonl:2");
+    assert!(stderr(&o).contains("another plan"), "{}", stderr(&o));
+    assert!(!d.path("x.jsonl").exists(), "nothing written");
+    let o = labels(
+        &d,
+        &plan_toml,
+        r#"{"run_id":"d1-c0","turn":0,"verdict":"fine"}"#,
+        "y.jsonl",
+    );
+    expect_error(&o, 2, "verdict must be");
+    expect_code(&labels(&d, &plan_toml, &verdicts.join("\n"), "z.jsonl"), 0);
+    let again = run(
+        &[
+            "labels",
+            d.path("z.jsonl").to_str().unwrap(),
+            "--verdicts",
+            d.path("z.jsonl.verdicts.jsonl").to_str().unwrap(),
+            "--plan",
+            plan_toml.to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--out",
+            d.path("zz.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&again, 2, "holds a label already");
+    let other = d.write(
+        "other.toml",
+        "baseline = \"smart\"\n[variants.smart]\nmetacognition_selective_gate = true\nread_only_tools = [\"lookup\"]\n",
+    );
+    let o = run(
+        &[
+            "replay",
+            d.path("z.jsonl").to_str().unwrap(),
+            "--config",
+            other.to_str().unwrap(),
+            "--plan",
+            plan_toml.to_str().unwrap(),
+            "--out",
+            d.path("r").to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(&o, 2, "read_only_tools");
+}

@@ -83,6 +83,8 @@ pub enum Budget {
     MaxRiskySkipRate,
     MaxRejected,
     MinProductionAgreement,
+    MaxSkipRegressionRate,
+    MaxSkipWorstCaseRegressionRate,
 }
 
 /// Whose figure a budget judges.
@@ -118,6 +120,9 @@ pub enum WhenNull {
     /// Production's agreement: null where no turn records what production
     /// did, taken as 0 (nothing shows the replay reproduces it).
     NoProductionRecord,
+    /// A bound from production's critic sample: null without a labelled
+    /// sampled skip (no plan, or no verdict back yet), taken as 1.
+    NoSample,
 }
 
 /// One budget's declaration.
@@ -144,7 +149,7 @@ pub struct Declared {
 }
 
 /// Every budget, in the order a verdict lists them.
-pub const BUDGETS: [Declared; 10] = [
+pub const BUDGETS: [Declared; 12] = [
     Declared {
         budget: Budget::MaxSafetyRegressions,
         key: "max_safety_regressions",
@@ -264,6 +269,30 @@ pub const BUDGETS: [Declared; 10] = [
         when_null: WhenNull::NoProductionRecord,
         risk: false,
         help: "Fail when production's variant (the config's `production`, by default the baseline) decides as production did (by the recorded critic events) on fewer than R of the turns where that is known",
+    },
+    Declared {
+        budget: Budget::MaxSkipRegressionRate,
+        key: "max_skip_regression_rate",
+        long: "max-skip-regression-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        figure: "skip_regression_rate_upper95",
+        of: Whose::Production,
+        when_null: WhenNull::NoSample,
+        risk: false,
+        help: "Fail when the one-sided 95% upper bound of the regression rate on production's skips, from the plan's critic sample (a replay with the plan), exceeds R; unless missing at random is assumed, its worst case (every sampled skip without a verdict a regression) must be within R too",
+    },
+    Declared {
+        budget: Budget::MaxSkipWorstCaseRegressionRate,
+        key: "max_skip_worst_case_regression_rate",
+        long: "max-skip-worst-case-regression-rate",
+        limit: Limit::Rate,
+        op: Op::AtMost,
+        figure: "skip_regression_rate_worst_case_upper95",
+        of: Whose::Production,
+        when_null: WhenNull::NoSample,
+        risk: false,
+        help: "Fail when the same bound with every sampled skip whose shadow call failed or is not back counted a regression exceeds R",
     },
 ];
 

@@ -579,6 +579,59 @@ pub fn run_level_p_value(l: &RunLabels, r: f64) -> f64 {
     hi.exp()
 }
 
+/// ln C(n, k), k <= n.
+fn ln_choose(n: u64, k: u64) -> f64 {
+    ln_gamma(n as f64 + 1.0) - ln_gamma(k as f64 + 1.0) - ln_gamma((n - k) as f64 + 1.0)
+}
+
+/// P(X <= x) for X ~ Hypergeometric: `draws` taken without replacement
+/// from `population` items of which `marked` are marked, X the marked
+/// ones drawn.
+pub fn hypergeom_cdf(x: u64, population: u64, marked: u64, draws: u64) -> f64 {
+    let lo = (draws + marked).saturating_sub(population);
+    let hi = draws.min(marked);
+    if x >= hi {
+        return 1.0;
+    }
+    if x < lo {
+        return 0.0;
+    }
+    let total = ln_choose(population, draws);
+    let terms: Vec<f64> = (lo..=x)
+        .map(|k| ln_choose(marked, k) + ln_choose(population - marked, draws - k) - total)
+        .collect();
+    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = terms.iter().map(|t| (t - top).exp()).sum();
+    (top + sum.ln()).exp().min(1.0)
+}
+
+/// The exact one-sided upper confidence bound on how many of `population`
+/// items are marked, from a simple random sample without replacement of
+/// `draws` holding `x` marked: the most marked items with which seeing `x`
+/// or fewer has probability above `alpha`. Whatever the true count m,
+/// P(bound < m) <= alpha. None without a draw, or when `x > draws` or
+/// `draws > population`.
+pub fn hypergeom_upper(x: u64, draws: u64, population: u64, alpha: f64) -> Option<u64> {
+    if draws == 0 || x > draws || draws > population {
+        return None;
+    }
+    // At most the marked items the sample allows: x seen, the unseen rest.
+    let (mut lo, mut hi) = (x, population - (draws - x));
+    if hypergeom_cdf(x, population, hi, draws) > alpha {
+        return Some(hi);
+    }
+    // cdf(lo) = 1 > alpha >= cdf(hi); the cdf falls as m rises.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if hypergeom_cdf(x, population, mid, draws) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
 /// splitmix64: the seeded generator of the simulations that hold the
 /// bounds' guarantees (in the crates' tests and `tests/cli`), one in the
 /// repository so every simulation draws alike.
@@ -790,5 +843,58 @@ mod tests {
             direct += c * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32);
         }
         assert!((binom_cdf(5, n, p) - direct).abs() < 1e-12);
+    }
+
+    /// The hypergeometric cdf sums to what counting subsets gives.
+    #[test]
+    fn hypergeom_cdf_counts_subsets() {
+        // 10 items, 4 marked, 5 drawn: P(X <= 1) = (C(4,0)C(6,5) +
+        // C(4,1)C(6,4)) / C(10,5) = (6 + 60) / 252.
+        let p = hypergeom_cdf(1, 10, 4, 5);
+        assert!((p - 66.0 / 252.0).abs() < 1e-12, "{p}");
+        assert_eq!(hypergeom_cdf(4, 10, 4, 5), 1.0);
+        assert_eq!(
+            hypergeom_cdf(0, 10, 8, 5),
+            0.0,
+            "at least 3 marked are drawn"
+        );
+    }
+
+    /// The bound covers every true count: for each population, draw size
+    /// and marked count, the probability that the bound falls below the
+    /// truth, summed exactly over the outcomes, is at most alpha.
+    #[test]
+    fn hypergeom_upper_covers_every_truth_exactly() {
+        for population in [1u64, 7, 30, 61] {
+            for draws in [1, population / 3 + 1, population] {
+                for m in 0..=population {
+                    let miss: f64 = (0..=draws.min(m))
+                        .filter(|&x| hypergeom_upper(x, draws, population, 0.05).unwrap() < m)
+                        .map(|x| {
+                            hypergeom_cdf(x, population, m, draws)
+                                - x.checked_sub(1)
+                                    .map_or(0.0, |y| hypergeom_cdf(y, population, m, draws))
+                        })
+                        .sum();
+                    assert!(
+                        miss <= 0.05 + 1e-9,
+                        "N {population} n {draws} m {m}: {miss}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// With a population far larger than the sample, the bound on the
+    /// share is Clopper-Pearson's (sampling without replacement becomes
+    /// sampling with it), and a census bounds the count exactly.
+    #[test]
+    fn hypergeom_upper_meets_clopper_pearson_and_the_census() {
+        let n = 10_000_000;
+        let u = hypergeom_upper(3, 500, n, 0.05).unwrap() as f64 / n as f64;
+        let cp = clopper_pearson_upper(3, 500, 0.05).unwrap();
+        assert!((u - cp).abs() / cp < 0.002, "{u} against {cp}");
+        assert_eq!(hypergeom_upper(7, 40, 40, 0.05), Some(7));
+        assert_eq!(hypergeom_upper(0, 0, 40, 0.05), None);
     }
 }

@@ -67,10 +67,11 @@ pub enum Setting {
     Mix,
     Procedure,
     Variant,
+    Plan,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 14] = [
+    pub const ALL: [Setting; 15] = [
         Setting::Out,
         Setting::Partial,
         Setting::Force,
@@ -85,6 +86,7 @@ impl Setting {
         Setting::Mix,
         Setting::Procedure,
         Setting::Variant,
+        Setting::Plan,
     ];
 
     /// The command line's flag.
@@ -104,6 +106,7 @@ impl Setting {
             Setting::Mix => "--mix",
             Setting::Procedure => "--procedure",
             Setting::Variant => "--variant",
+            Setting::Plan => "--plan",
         }
     }
 

@@ -100,6 +100,10 @@ fn undefined(w: WhenNull, v: &VariantSummary) -> (f64, &'static str) {
             0.0,
             "no turn records what production did: nothing shows the replay reproduces it, taken as 0",
         ),
+        WhenNull::NoSample => (
+            1.0,
+            "no labelled skip of a plan's critic sample (replay the labelled traffic with the plan): nothing bounds the rate, taken as 1",
+        ),
     }
 }
 
@@ -151,6 +155,9 @@ fn implied_worst_case(b: &CheckConfig, budget: Budget) -> Option<Amount> {
         Budget::MaxWorstCaseRegressionRate if !b.missing_at_random() => {
             b.get(Budget::MaxSafetyRegressionRate)
         }
+        Budget::MaxSkipWorstCaseRegressionRate if !b.missing_at_random() => {
+            b.get(Budget::MaxSkipRegressionRate)
+        }
         _ => None,
     }
 }
@@ -193,8 +200,15 @@ impl Rule {
         };
         let mut note = note.or_else(|| self.budget.and_then(|b| context(b, v, self.limit)));
         if self.implied {
-            let why = "implied by max_safety_regression_rate: a pass on the labels alone holds only if they are missing at random";
-            note = Some(note.map_or(why.to_string(), |n| format!("{why}; {n}")));
+            let by = match self.budget {
+                Some(Budget::MaxSkipWorstCaseRegressionRate) => Budget::MaxSkipRegressionRate,
+                _ => Budget::MaxSafetyRegressionRate,
+            };
+            let why = format!(
+                "implied by {}: a pass on the labels alone holds only if they are missing at random",
+                by.key()
+            );
+            note = Some(note.map_or(why.clone(), |n| format!("{why}; {n}")));
         }
         BudgetResult {
             variant: judged.to_string(),

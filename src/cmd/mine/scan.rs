@@ -133,6 +133,29 @@ pub fn each_turn(
     decoder: &crate::import::Decoder,
     f: &mut dyn FnMut(&Turn, (usize, u64)),
 ) -> crate::Result<Read> {
+    each_line(
+        sources,
+        max_line_bytes,
+        skip_invalid,
+        decoder,
+        &mut |t, _, at| f(t, at),
+    )
+}
+
+/// What [`each_line`] calls for each turn: the turn, its line as read
+/// (None for a converted turn) and where it is (source index, line).
+pub type OnLine<'f> = dyn FnMut(&Turn, Option<&str>, (usize, u64)) + 'f;
+
+/// [`each_turn`] with each turn's line as read (None for a turn converted
+/// from another format, which has no line): for `labels`, which copies
+/// the traffic.
+pub fn each_line(
+    sources: &[String],
+    max_line_bytes: usize,
+    skip_invalid: bool,
+    decoder: &crate::import::Decoder,
+    f: &mut OnLine,
+) -> crate::Result<Read> {
     let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
     let (rx, recycler) = crate::import::open(list, 4, max_line_bytes, decoder)?;
     let mut read = Read::default();
@@ -151,7 +174,7 @@ fn each_turn_of(
     sources: &[String],
     skip_invalid: bool,
     read: &mut Read,
-    f: &mut dyn FnMut(&Turn, (usize, u64)),
+    f: &mut OnLine,
 ) -> crate::Result<()> {
     let invalid = |line: u64, reason: String| Error::InvalidLine {
         source: sources[block.source].clone(),
@@ -178,7 +201,7 @@ fn each_turn_of(
     // Converted turns come as values (and the block then has no lines).
     for (line, c) in block.turns() {
         read.turns += 1;
-        f(c.turn(), (block.source, line));
+        f(c.turn(), None, (block.source, line));
     }
     for (line, raw) in reader::lines(block) {
         let raw = without_bom(line, raw);
@@ -187,8 +210,8 @@ fn each_turn_of(
         }
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
-            .and_then(|t| Turn::parse(t).map_err(|e| e.to_string()));
-        let turn = match parsed {
+            .and_then(|t| Turn::parse(t).map(|p| (p, t)).map_err(|e| e.to_string()));
+        let (turn, text) = match parsed {
             Ok(t) => t,
             Err(_) if skip_invalid => {
                 read.rejected += 1;
@@ -197,7 +220,7 @@ fn each_turn_of(
             Err(reason) => return Err(invalid(line, reason)),
         };
         read.turns += 1;
-        f(&turn, (block.source, line));
+        f(&turn, Some(text), (block.source, line));
     }
     Ok(())
 }

@@ -10,88 +10,12 @@ use super::sizing::Volume;
 use crate::config::CostConfig;
 use crate::gate::Gate;
 use crate::read::turn::{Turn, Verdict};
-use crate::replay::segments::{capped, raw_label, recorded, MAX_VALUE_BYTES, NONE, OTHER};
+pub use crate::replay::design::Strata;
+use crate::replay::segments::OTHER;
 
 /// Distinct strata a plan keeps; the turns of any other value are one
 /// `(other)` stratum, and the plan says how many values it holds.
 pub const MAX_STRATA: usize = 1_000;
-
-/// What a stratum is: a dimension of every turn, or a path into `scope`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Strata {
-    /// One stratum, `all`.
-    None,
-    Language,
-    Intent,
-    CallSite,
-    /// `scope.KEY[.FIELD...]`: the path's parts after `scope`.
-    Scope(Vec<String>),
-}
-
-impl Strata {
-    /// The strata a `--strata` key names, or why it names none.
-    pub fn parse(key: Option<&str>) -> Result<Strata, String> {
-        let Some(k) = key else {
-            return Ok(Strata::None);
-        };
-        match k {
-            "language" => Ok(Strata::Language),
-            "intent" => Ok(Strata::Intent),
-            "call_site" => Ok(Strata::CallSite),
-            _ => match k.strip_prefix("scope.") {
-                Some(rest) if !rest.is_empty() && !rest.split('.').any(str::is_empty) => {
-                    Ok(Strata::Scope(rest.split('.').map(str::to_string).collect()))
-                }
-                _ => Err(format!(
-                    "strata {k:?}: give language, intent, call_site or a path into the scope (scope.tenant, scope.user.tier)"
-                )),
-            },
-        }
-    }
-
-    /// The key as given (`all` for none).
-    pub fn name(&self) -> String {
-        match self {
-            Strata::None => "all".into(),
-            Strata::Language => "language".into(),
-            Strata::Intent => "intent".into(),
-            Strata::CallSite => "call_site".into(),
-            Strata::Scope(p) => format!("scope.{}", p.join(".")),
-        }
-    }
-
-    /// A turn's stratum, as segments.csv labels values.
-    pub fn of(&self, t: &Turn) -> String {
-        let label = match self {
-            Strata::None => return "all".into(),
-            Strata::Language => t.language.as_deref().map(recorded),
-            Strata::Intent => t.intent_label().map(recorded),
-            Strata::CallSite => return t.call_site().as_str().into(),
-            Strata::Scope(path) => return scope_value(t, path),
-        };
-        label.map_or(NONE.to_string(), |l| {
-            capped(&l, MAX_VALUE_BYTES).into_owned()
-        })
-    }
-}
-
-/// The value at `path` inside the turn's scope, as a segment label.
-fn scope_value(t: &Turn, path: &[String]) -> String {
-    let Some(text) = t.scope.as_deref() else {
-        return NONE.into();
-    };
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
-        return NONE.into();
-    };
-    for p in path {
-        match v.get_mut(p.as_str()) {
-            Some(x) => v = x.take(),
-            None => return NONE.into(),
-        }
-    }
-    let label = raw_label(&v.to_string()).into_owned();
-    capped(&label, MAX_VALUE_BYTES).into_owned()
-}
 
 /// What the pass found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -199,6 +123,7 @@ pub fn day_number(ts: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::segments::NONE;
 
     #[test]
     fn days_count_from_the_epoch() {

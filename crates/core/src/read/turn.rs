@@ -344,10 +344,30 @@ pub struct Turn<'a> {
     pub misnamed: Option<Box<Vec<(String, &'static str)>>>,
     /// `provenance` as recorded (by `critic-gate import`).
     pub provenance: Recorded,
+    /// A verdict from outside production's critic on a plan's sample
+    /// (`sampled_label`, which `critic-gate labels` writes). (Boxed: almost every
+    /// turn has none.)
+    pub label: Option<Box<SampledLabel>>,
+}
+
+/// The version of the `sampled_label` object this build reads and writes.
+pub const LABEL_FORMAT: u64 = 1;
+
+/// A shadow critic's verdict on a turn a plan drew (the traffic's `sampled_label`
+/// object, `source` "shadow"): the verdict or why the call failed, the
+/// turn's inclusion probability and the plan that drew it. A recorded
+/// production verdict stays in `critic` (its source is production).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledLabel {
+    /// None when the shadow call failed (`error`).
+    pub verdict: Option<Verdict>,
+    pub error: Option<String>,
+    pub probability: f64,
+    pub plan_id: String,
 }
 
 /// The top-level keys of a turn, as the format defines them.
-pub const FIELDS: [&str; 19] = [
+pub const FIELDS: [&str; 20] = [
     "run_id",
     "draft",
     "turn",
@@ -367,6 +387,7 @@ pub const FIELDS: [&str; 19] = [
     "call_site",
     "provenance",
     "scope",
+    "sampled_label",
 ];
 
 /// Names other recordings (OpenAI-style stacks, symfonic's own objects)
@@ -542,6 +563,7 @@ impl<'a> Turn<'a> {
             unknown_fields: self.unknown_fields,
             misnamed: self.misnamed,
             provenance: self.provenance,
+            label: self.label,
         }
     }
 
@@ -845,6 +867,87 @@ fn parse_critic(v: Node<'_>) -> Result<Option<Critic<'_>>, Invalid> {
     Ok(Some(c))
 }
 
+/// `sampled_label`: null, or a shadow verdict (`{"format": 1, "source": "shadow",
+/// "plan_id", "probability", "verdict"}`, or `"error"` for a failed call).
+fn parse_label(v: Node<'_>) -> Result<Option<SampledLabel>, Invalid> {
+    match v {
+        Node::Null => return Ok(None),
+        Node::Map(_) => {}
+        other => {
+            return Err(format!(
+                "sampled_label must be an object or null, got {}",
+                other.describe()
+            )
+            .into())
+        }
+    }
+    match v.get("format") {
+        Some(Node::Num(n, _)) if *n == LABEL_FORMAT as f64 => {}
+        other => {
+            return Err(format!(
+                "sampled_label.format must be {LABEL_FORMAT} (this build's label format), got {}",
+                other.map_or("nothing".into(), |o| o.describe())
+            )
+            .into())
+        }
+    }
+    match v.get("source") {
+        Some(Node::Str(s)) if s == "shadow" => {}
+        other => {
+            return Err(format!(
+                "sampled_label.source must be \"shadow\" (production's own verdicts are the critic event), got {}",
+                other.map_or("nothing".into(), |o| o.describe())
+            )
+            .into())
+        }
+    }
+    let plan_id = match v.get("plan_id") {
+        Some(Node::Str(s)) if !s.is_empty() && s.len() <= 64 => s.to_string(),
+        other => {
+            return Err(format!(
+            "sampled_label.plan_id must be the plan's id (a string of at most 64 bytes), got {}",
+            other.map_or("nothing".into(), |o| o.describe())
+        )
+            .into())
+        }
+    };
+    let probability = match v.get("probability") {
+        Some(Node::Num(p, _)) if *p > 0.0 && *p <= 1.0 => *p,
+        other => {
+            return Err(format!(
+            "sampled_label.probability must be the turn's inclusion probability, in (0, 1], got {}",
+            other.map_or("nothing".into(), |o| o.describe())
+        )
+            .into())
+        }
+    };
+    let verdict = critic_verdict(v.get("verdict"))
+        .map_err(|e| e.0.replacen("critic.", "sampled_label.", 1))?;
+    let error = match v.get("error") {
+        None | Some(Node::Null) => None,
+        Some(Node::Str(s)) => Some(s.chars().take(200).collect::<String>()),
+        Some(other) => {
+            return Err(format!(
+                "sampled_label.error must be a string, got {}",
+                other.describe()
+            )
+            .into())
+        }
+    };
+    if verdict.is_some() == error.is_some() {
+        return Err(
+            "sampled_label must hold either a verdict or an error (a failed call), not both or neither"
+                .into(),
+        );
+    }
+    Ok(Some(SampledLabel {
+        verdict,
+        error,
+        probability,
+        plan_id,
+    }))
+}
+
 fn parse_turn_number(v: Node) -> Result<Option<u64>, Invalid> {
     parse_whole("turn", v)
 }
@@ -1128,6 +1231,7 @@ impl<'de> Builder<'de> {
                 | "critic"
                 | "call_site"
                 | "provenance"
+                | "sampled_label"
         )
     }
 
@@ -1169,6 +1273,7 @@ impl<'de> Builder<'de> {
             "critic" => t.critic = parse_critic(v)?,
             "call_site" => t.call_site_recorded = parse_call_site(v)?,
             "provenance" => t.provenance = Recorded::from_node(v)?,
+            "sampled_label" => t.label = parse_label(v)?.map(Box::new),
             other => t.unknown(other),
         }
         Ok(())

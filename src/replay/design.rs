@@ -1,0 +1,727 @@
+//! A plan's design, as the replay applies it to production's skips: which
+//! stratum a turn is in ([`Strata`], the plan's `--strata`), its inclusion
+//! probability, whether the one coin (`crate::coin`) draws it, and the
+//! tally of what the sample brought back ([`DesignTally`]: per stratum the
+//! skips, the drawn, their labels by source and the failed calls), with
+//! the design-based figures it gives ([`SampleFigures`]): the
+//! Horvitz-Thompson estimate of the regression rate on production's skips
+//! and an upper bound valid for the design.
+//!
+//! The bound: turns drawn at one probability, and labelled, are a simple
+//! random sample of that probability's skips given how many were labelled
+//! (each drawn by its own coin; a failed or missing call assumed unrelated
+//! to the verdict), so the exact hypergeometric bound holds for them
+//! whatever the correlation within a conversation. With one probability
+//! that is the bound; with several, each group's bound at level
+//! alpha / groups, summed (valid by the union bound, conservative). The
+//! worst case counts every drawn skip without a verdict a regression, so
+//! it holds however failures relate to verdicts.
+
+use std::collections::BTreeMap;
+
+use crate::read::turn::Turn;
+use crate::stats::hypergeom_upper;
+
+use super::segments::{capped, raw_label, recorded, MAX_VALUE_BYTES, NONE, OTHER};
+
+/// The stratum of values a plan did not see and has no `(other)` for:
+/// they take its `default_probability`.
+pub const NEW: &str = "(new)";
+
+/// What a stratum is: a dimension of every turn, or a path into `scope`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strata {
+    /// One stratum, `all`.
+    None,
+    Language,
+    Intent,
+    CallSite,
+    /// `scope.KEY[.FIELD...]`: the path's parts after `scope`.
+    Scope(Vec<String>),
+}
+
+impl Strata {
+    /// The strata a `--strata` key names, or why it names none.
+    pub fn parse(key: Option<&str>) -> Result<Strata, String> {
+        let Some(k) = key else {
+            return Ok(Strata::None);
+        };
+        match k {
+            "language" => Ok(Strata::Language),
+            "intent" => Ok(Strata::Intent),
+            "call_site" => Ok(Strata::CallSite),
+            _ => match k.strip_prefix("scope.") {
+                Some(rest) if !rest.is_empty() && !rest.split('.').any(str::is_empty) => {
+                    Ok(Strata::Scope(rest.split('.').map(str::to_string).collect()))
+                }
+                _ => Err(format!(
+                    "strata {k:?}: give language, intent, call_site or a path into the scope (scope.tenant, scope.user.tier)"
+                )),
+            },
+        }
+    }
+
+    /// The key as given (`all` for none).
+    pub fn name(&self) -> String {
+        match self {
+            Strata::None => "all".into(),
+            Strata::Language => "language".into(),
+            Strata::Intent => "intent".into(),
+            Strata::CallSite => "call_site".into(),
+            Strata::Scope(p) => format!("scope.{}", p.join(".")),
+        }
+    }
+
+    /// A turn's stratum, as segments.csv labels values.
+    pub fn of(&self, t: &Turn) -> String {
+        let label = match self {
+            Strata::None => return "all".into(),
+            Strata::Language => t.language.as_deref().map(recorded),
+            Strata::Intent => t.intent_label().map(recorded),
+            Strata::CallSite => return t.call_site().as_str().into(),
+            Strata::Scope(path) => return scope_value(t, path),
+        };
+        label.map_or(NONE.to_string(), |l| {
+            capped(&l, MAX_VALUE_BYTES).into_owned()
+        })
+    }
+}
+
+/// The value at `path` inside the turn's scope, as a segment label.
+fn scope_value(t: &Turn, path: &[String]) -> String {
+    let Some(text) = t.scope.as_deref() else {
+        return NONE.into();
+    };
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return NONE.into();
+    };
+    for p in path {
+        match v.get_mut(p.as_str()) {
+            Some(x) => v = x.take(),
+            None => return NONE.into(),
+        }
+    }
+    let label = raw_label(&v.to_string()).into_owned();
+    capped(&label, MAX_VALUE_BYTES).into_owned()
+}
+
+impl serde::Serialize for Strata {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Strata {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let k = String::deserialize(d)?;
+        Strata::parse(Some(k.as_str()).filter(|k| *k != "all")).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A plan's design: what the replay needs of plan.toml.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Design {
+    pub plan_id: String,
+    pub salt: String,
+    pub strata: Strata,
+    /// Each stratum's inclusion probability, by value.
+    pub probability: BTreeMap<String, f64>,
+    /// The probability of a value the plan does not name (when it has no
+    /// `(other)` stratum).
+    pub default_probability: f64,
+}
+
+/// Where a turn falls in a design.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placed {
+    /// The stratum as the plan names it: the value, `(other)` or `(new)`.
+    pub stratum: String,
+    pub probability: f64,
+    pub drawn: bool,
+}
+
+impl Design {
+    /// The turn's stratum, probability and draw. A value the plan folded
+    /// into `(other)` takes that stratum's probability; one it never saw,
+    /// the default.
+    pub fn place(&self, t: &Turn) -> Placed {
+        let value = self.strata.of(t);
+        let (stratum, probability) = match self.probability.get(&value) {
+            Some(p) => (value, *p),
+            None => match self.probability.get(OTHER) {
+                Some(p) => (OTHER.to_string(), *p),
+                None => (NEW.to_string(), self.default_probability),
+            },
+        };
+        let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
+        let drawn = crate::coin::drawn(&self.salt, &key, probability);
+        Placed {
+            stratum,
+            probability,
+            drawn,
+        }
+    }
+}
+
+/// One stratum's sample: production's skips, those the coin drew, and
+/// what came back for them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StratumTally {
+    pub probability: f64,
+    pub skips: u64,
+    pub drawn: u64,
+    /// Drawn skips labelled by a shadow critic (the traffic's `sampled_label`).
+    pub shadow: u64,
+    /// Drawn skips production's own critic reviewed (the exploration
+    /// gate's fires, or a legacy gate's reviews).
+    pub production: u64,
+    /// Of the labelled, those revised or refused.
+    pub regressions: u64,
+    /// Drawn skips whose shadow call failed.
+    pub failed: u64,
+}
+
+impl StratumTally {
+    pub fn labelled(&self) -> u64 {
+        self.shadow + self.production
+    }
+}
+
+/// What a replay with a plan tallies of production's skips. Bounded: one
+/// row per stratum the plan names, plus `(other)` or `(new)`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DesignTally {
+    pub plan_id: String,
+    pub strata: BTreeMap<String, StratumTally>,
+    /// Shadow labels of another plan: counted, never used.
+    pub other_plan: u64,
+    /// Shadow labels of this plan on turns it did not draw (or on turns
+    /// production's gate fired on): counted, never used.
+    pub unplanned: u64,
+    /// Set when tallies of different plans were merged: no figure then.
+    pub mixed: bool,
+}
+
+impl DesignTally {
+    pub fn new(d: &Design) -> DesignTally {
+        DesignTally {
+            plan_id: d.plan_id.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Count one turn; `skipped` says whether production's gate skips it.
+    pub fn add(&mut self, d: &Design, t: &Turn, skipped: bool) {
+        let shadow = match t.label.as_deref() {
+            Some(l) if l.plan_id != d.plan_id => {
+                self.other_plan += 1;
+                None
+            }
+            other => other,
+        };
+        if !skipped {
+            self.unplanned += u64::from(shadow.is_some());
+            return;
+        }
+        let at = d.place(t);
+        let s = self.strata.entry(at.stratum).or_default();
+        s.probability = at.probability;
+        s.skips += 1;
+        if !at.drawn {
+            self.unplanned += u64::from(shadow.is_some());
+            return;
+        }
+        s.drawn += 1;
+        // Production's own critic first: it saw the turn's whole context.
+        let (verdict, by_production) = match (t.verdict(), shadow) {
+            (Some(v), _) => (Some(v), true),
+            (None, Some(l)) => (l.verdict, false),
+            (None, None) => return,
+        };
+        match verdict {
+            Some(v) => {
+                match by_production {
+                    true => s.production += 1,
+                    false => s.shadow += 1,
+                }
+                s.regressions += u64::from(v.is_intervention());
+            }
+            None => s.failed += 1,
+        }
+    }
+
+    pub fn merge(&mut self, o: &DesignTally) {
+        if o.plan_id != self.plan_id {
+            self.mixed = true;
+        }
+        self.mixed |= o.mixed;
+        self.other_plan += o.other_plan;
+        self.unplanned += o.unplanned;
+        for (k, b) in &o.strata {
+            let a = self.strata.entry(k.clone()).or_default();
+            a.probability = b.probability;
+            a.skips += b.skips;
+            a.drawn += b.drawn;
+            a.shadow += b.shadow;
+            a.production += b.production;
+            a.regressions += b.regressions;
+            a.failed += b.failed;
+        }
+    }
+
+    /// The design-based figures over `turns` (every turn production's
+    /// gate saw).
+    pub fn figures(&self, turns: u64, alpha: f64) -> SampleFigures {
+        let sum = |f: fn(&StratumTally) -> u64| self.strata.values().map(f).sum::<u64>();
+        let groups = by_probability(self.strata.values());
+        let mut f = SampleFigures {
+            production_skips: sum(|s| s.skips),
+            sampled: sum(|s| s.drawn),
+            labelled_shadow: sum(|s| s.shadow),
+            labelled_production: sum(|s| s.production),
+            failed: sum(|s| s.failed),
+            regressions: sum(|s| s.regressions),
+            unmonitored_skips: self
+                .strata
+                .values()
+                .filter(|s| s.probability <= 0.0)
+                .map(|s| s.skips)
+                .sum(),
+            other_plan: self.other_plan,
+            unplanned: self.unplanned,
+            ..Default::default()
+        };
+        f.labelled = f.labelled_shadow + f.labelled_production;
+        f.unreviewed = f.sampled - f.labelled - f.failed;
+        if self.mixed || f.production_skips == 0 {
+            return f;
+        }
+        f.estimate = horvitz_thompson(&groups).map(|t| t / f.production_skips as f64);
+        let observed: Vec<Group> = groups.iter().map(|g| g.observed()).collect();
+        let worst: Vec<Group> = groups.iter().map(|g| g.worst()).collect();
+        let n = f.production_skips as f64;
+        if let Some((m, method)) = pooled_upper(&observed, alpha) {
+            f.upper = Some(m as f64 / n);
+            f.method = Some(method);
+            f.harmful_per_1k_upper = (turns > 0).then(|| m as f64 * 1000.0 / turns as f64);
+        }
+        f.worst = pooled_upper(&worst, alpha).map(|(m, _)| m as f64 / n);
+        f
+    }
+}
+
+/// Merge a block's or shard's tally (if any) into `a`.
+pub fn merge_into(a: &mut Option<DesignTally>, b: &Option<DesignTally>) {
+    match (a, b) {
+        (Some(a), Some(b)) => a.merge(b),
+        (a @ None, Some(b)) => *a = Some(b.clone()),
+        (_, None) => {}
+    }
+}
+
+/// The skips of one inclusion probability, pooled across strata.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Group {
+    pub probability: f64,
+    pub population: u64,
+    pub drawn: u64,
+    pub labelled: u64,
+    pub regressions: u64,
+}
+
+impl Group {
+    /// The labelled draws as they are.
+    fn observed(self) -> Group {
+        self
+    }
+
+    /// Every drawn skip without a verdict a regression.
+    fn worst(self) -> Group {
+        Group {
+            labelled: self.drawn,
+            regressions: self.regressions + (self.drawn - self.labelled),
+            ..self
+        }
+    }
+}
+
+/// The strata with skips, pooled by probability (ascending).
+fn by_probability<'a>(strata: impl Iterator<Item = &'a StratumTally>) -> Vec<Group> {
+    let mut g: BTreeMap<u64, Group> = BTreeMap::new();
+    for s in strata.filter(|s| s.skips > 0) {
+        let e = g.entry(s.probability.to_bits()).or_default();
+        e.probability = s.probability;
+        e.population += s.skips;
+        e.drawn += s.drawn;
+        e.labelled += s.labelled();
+        e.regressions += s.regressions;
+    }
+    g.into_values().collect()
+}
+
+/// How the bound was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundMethod {
+    /// One inclusion probability: the exact hypergeometric bound.
+    Exact,
+    /// Several: each probability's exact bound at alpha / groups, summed.
+    Bonferroni,
+}
+
+impl BoundMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoundMethod::Exact => "hypergeometric",
+            BoundMethod::Bonferroni => "hypergeometric_bonferroni",
+        }
+    }
+}
+
+/// The upper bound on the regressions among all the groups' skips, at
+/// confidence 1 - alpha, and how it was made. A group drawn at probability
+/// 0, or with nothing labelled, may be all regressions; None when no group
+/// has a label (nothing bounds the rate).
+pub fn pooled_upper(groups: &[Group], alpha: f64) -> Option<(u64, BoundMethod)> {
+    let tested = groups
+        .iter()
+        .filter(|g| g.probability > 0.0 && g.labelled > 0)
+        .count();
+    if tested == 0 {
+        return None;
+    }
+    let level = alpha / tested as f64;
+    let mut total = 0u64;
+    for g in groups {
+        total += match g.labelled {
+            0 => g.population,
+            l => hypergeom_upper(g.regressions, l, g.population, level)?,
+        };
+    }
+    let method = match groups.len() {
+        1 => BoundMethod::Exact,
+        _ => BoundMethod::Bonferroni,
+    };
+    Some((total, method))
+}
+
+/// The Horvitz-Thompson estimate of the regressions among the groups'
+/// skips: each labelled regression weighted 1 / probability, times drawn
+/// over labelled in its group (drawn skips without a verdict taken as
+/// their group's labelled ones). None where a group was drawn at 0, or
+/// drew skips of which none is labelled.
+pub fn horvitz_thompson(groups: &[Group]) -> Option<f64> {
+    let mut total = 0.0;
+    for g in groups {
+        if g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0) {
+            return None;
+        }
+        if g.drawn > 0 {
+            total += g.regressions as f64 / g.probability * g.drawn as f64 / g.labelled as f64;
+        }
+    }
+    Some(total)
+}
+
+/// The figures a sample gives on production's skips.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleFigures {
+    pub production_skips: u64,
+    pub sampled: u64,
+    pub labelled: u64,
+    pub labelled_shadow: u64,
+    pub labelled_production: u64,
+    pub regressions: u64,
+    pub failed: u64,
+    /// Drawn, with neither a verdict nor a failed call.
+    pub unreviewed: u64,
+    pub unmonitored_skips: u64,
+    pub other_plan: u64,
+    pub unplanned: u64,
+    pub estimate: Option<f64>,
+    pub upper: Option<f64>,
+    pub worst: Option<f64>,
+    pub harmful_per_1k_upper: Option<f64>,
+    pub method: Option<BoundMethod>,
+}
+
+/// Does the design's bound cover? Windows of production's skips with a
+/// known realised regression rate: conversations of 1 to 12 skips where
+/// half the regressions come from a few that derail (each of their skips
+/// regresses at 0.5); strata of unequal size drawn at unequal probabilities
+/// (the large stratum sampled least, and regressing most); the sample
+/// drawn by the real coin under a fresh salt each replicate; shadow calls
+/// failing at 5% at random, or informatively (40% on the turns the critic
+/// would revise, 5% on the others). Measured: the share of replicates whose
+/// bound is at or above the window's realised rate, for the bound, its
+/// worst case, and, beside them, the naive bound that pools the labels as
+/// if drawn at one probability. `cargo test` runs 150 replicates a
+/// setting; `scripts/simulate-risk.sh` (CRITIC_GATE_SIM_FULL) 1,000.
+#[cfg(test)]
+mod simulation {
+    use super::*;
+    use crate::stats::{clopper_pearson_lower, clopper_pearson_upper, SplitMix};
+
+    fn replicates() -> usize {
+        match std::env::var_os("CRITIC_GATE_SIM_FULL") {
+            Some(_) => 1_000,
+            None => 150,
+        }
+    }
+
+    /// A stratum: skips in the window, its probability, and its rate as a
+    /// multiple of the window's expected rate.
+    type Stratum = (u64, f64, f64);
+
+    const EQUAL: &[Stratum] = &[(8_000, 0.1, 1.0)];
+    /// Expected rate weights: 6000 x 1.233 + 1500 x 0.308 + 400 x 0.103
+    /// over 7900 skips is 1.
+    const UNEQUAL: &[Stratum] = &[
+        (6_000, 0.05, 1.233),
+        (1_500, 0.2, 0.308),
+        (400, 0.75, 0.103),
+    ];
+
+    /// One stratum's skips: (conversation, regressed), clustered.
+    fn skips(rng: &mut SplitMix, n: u64, rate: f64) -> Vec<(u64, bool)> {
+        let calm = (rate / 2.0).min(0.49);
+        let derail = ((rate - calm) / (0.5 - calm)).clamp(0.0, 1.0);
+        let mut out = Vec::with_capacity(n as usize);
+        let mut conv = 0u64;
+        while (out.len() as u64) < n {
+            conv += 1;
+            let len = 1 + (rng.next() * 12.0) as u64;
+            let p = if rng.next() < derail { 0.5 } else { calm };
+            for _ in 0..len.min(n - out.len() as u64) {
+                out.push((conv, rng.next() < p));
+            }
+        }
+        out
+    }
+
+    /// One replicate: (bound covers, worst case covers, naive covers).
+    fn replicate(
+        rng: &mut SplitMix,
+        strata: &[Stratum],
+        rate: f64,
+        informative: bool,
+        rep: usize,
+    ) -> (bool, bool, bool) {
+        let salt = format!("sim-{rep}-{:x}", (rng.next() * 1e15) as u64);
+        let mut tally = DesignTally::default();
+        let (mut truth, mut population) = (0u64, 0u64);
+        let (mut pooled_n, mut pooled_x) = (0u64, 0u64);
+        for (h, &(n, p, mult)) in strata.iter().enumerate() {
+            let s = tally.strata.entry(format!("s{h}")).or_default();
+            s.probability = p;
+            for (i, (conv, y)) in skips(rng, n, rate * mult).into_iter().enumerate() {
+                s.skips += 1;
+                truth += u64::from(y);
+                let key = format!("s{h}-c{conv}-t{i}");
+                if !crate::coin::drawn(&salt, key.as_bytes(), p) {
+                    continue;
+                }
+                s.drawn += 1;
+                let fails = match (informative, y) {
+                    (true, true) => 0.4,
+                    _ => 0.05,
+                };
+                if rng.next() < fails {
+                    s.failed += 1;
+                } else {
+                    s.shadow += 1;
+                    s.regressions += u64::from(y);
+                    pooled_n += 1;
+                    pooled_x += u64::from(y);
+                }
+            }
+            population += n;
+        }
+        let f = tally.figures(population * 5, 0.05);
+        let true_rate = truth as f64 / population as f64;
+        let covers =
+            |u: Option<f64>| u.is_some_and(|u| u * population as f64 >= truth as f64 - 1e-6);
+        let naive = clopper_pearson_upper(pooled_x, pooled_n, 0.05);
+        (
+            covers(f.upper),
+            covers(f.worst),
+            naive.is_some_and(|u| u >= true_rate),
+        )
+    }
+
+    /// Every case and rate: the bound covers in at least 94% of
+    /// replicates where failures are at random (at full size the
+    /// Clopper-Pearson lower end of the share), the worst case in every
+    /// case, informative failures included.
+    #[test]
+    fn the_design_bound_covers_the_windows_rate() {
+        let reps = replicates();
+        let full = reps >= 1_000;
+        let r = 0.02;
+        for (name, strata) in [
+            ("one probability", EQUAL),
+            ("unequal probabilities", UNEQUAL),
+        ] {
+            for informative in [false, true] {
+                for rate in [r / 4.0, r / 2.0, r, 2.0 * r] {
+                    let mut rng =
+                        SplitMix(0xdead_beef ^ (rate * 1e6) as u64 ^ u64::from(informative));
+                    let (mut b, mut w, mut n) = (0u64, 0u64, 0u64);
+                    for rep in 0..reps {
+                        let (cb, cw, cn) = replicate(&mut rng, strata, rate, informative, rep);
+                        b += u64::from(cb);
+                        w += u64::from(cw);
+                        n += u64::from(cn);
+                    }
+                    let share = |k: u64| k as f64 / reps as f64;
+                    let lower = |k: u64| clopper_pearson_lower(k, reps as u64, 0.05).unwrap();
+                    eprintln!(
+                        "design coverage: {name}, failures {}, rate {rate}: bound {:.3} (lower {:.3}), worst case {:.3} (lower {:.3}), naive pooled bound {:.3} over {reps} replicates",
+                        if informative { "informative" } else { "at random" },
+                        share(b), lower(b), share(w), lower(w), share(n)
+                    );
+                    let held = |k: u64| match full {
+                        true => lower(k) >= 0.94,
+                        false => share(k) >= 0.94,
+                    };
+                    assert!(
+                        held(w),
+                        "{name}, rate {rate}: the worst case covered {}",
+                        share(w)
+                    );
+                    if !informative {
+                        assert!(
+                            held(b),
+                            "{name}, rate {rate}: the bound covered {}",
+                            share(b)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn design(p: f64) -> Design {
+        Design {
+            plan_id: "p1".into(),
+            salt: "s".into(),
+            strata: Strata::None,
+            probability: [("all".to_string(), p)].into_iter().collect(),
+            default_probability: p,
+        }
+    }
+
+    fn turn(line: &str) -> Turn<'_> {
+        Turn::parse(line).unwrap()
+    }
+
+    /// Each verdict is counted by its source; production's own review
+    /// wins over a shadow label; a label of another plan, or on a turn the
+    /// plan did not draw or production fired on, is counted and never
+    /// used.
+    #[test]
+    fn labels_count_by_source_and_strays_are_counted_apart() {
+        let d = design(1.0);
+        let mut t = DesignTally::new(&d);
+        let shadow = |plan: &str, v: &str| {
+            format!(
+                r#"{{"run_id":"r","turn":{},"draft":"ok","sampled_label":{{"format":1,"source":"shadow","plan_id":"{plan}","probability":1,"verdict":"{v}"}}}}"#,
+                v.len()
+            )
+        };
+        t.add(&d, &turn(&shadow("p1", "revise")), true);
+        t.add(&d, &turn(&shadow("p1", "approve")), true);
+        t.add(&d, &turn(&shadow("p2", "revise")), true);
+        t.add(&d, &turn(&shadow("p1", "refuse")), false);
+        t.add(
+            &d,
+            &turn(
+                r#"{"run_id":"r","turn":9,"draft":"ok","critic":{"ran":true,"verdict":"refuse"}}"#,
+            ),
+            true,
+        );
+        t.add(&d, &turn(r#"{"run_id":"r","turn":10,"draft":"ok","sampled_label":{"format":1,"source":"shadow","plan_id":"p1","probability":1,"error":"timeout"}}"#), true);
+        t.add(&d, &turn(r#"{"run_id":"r","turn":11,"draft":"ok"}"#), true);
+        let s = t.strata["all"];
+        assert_eq!(
+            (
+                s.skips,
+                s.drawn,
+                s.shadow,
+                s.production,
+                s.failed,
+                s.regressions
+            ),
+            (6, 6, 2, 1, 1, 2)
+        );
+        assert_eq!((t.other_plan, t.unplanned), (1, 1));
+        let f = t.figures(100, 0.05);
+        assert_eq!(
+            (f.labelled, f.unreviewed),
+            (3, 2),
+            "the other plan's label and the bare skip"
+        );
+        // A census (probability 1) of 3 labelled among 6: 2 regressions
+        // seen, at most the 3 unlabelled more.
+        assert_eq!(f.upper, Some(5.0 / 6.0));
+        assert_eq!(f.worst, Some(5.0 / 6.0));
+    }
+
+    /// A turn the coin does not draw is counted a skip, not a draw, and
+    /// its shadow label is a stray; at probability 0 nothing bounds the
+    /// rate and there is no estimate.
+    #[test]
+    fn an_undrawn_label_is_a_stray_and_probability_zero_bounds_nothing() {
+        let d = design(0.0);
+        let mut t = DesignTally::new(&d);
+        t.add(&d, &turn(r#"{"run_id":"r","turn":1,"draft":"ok","sampled_label":{"format":1,"source":"shadow","plan_id":"p1","probability":0.5,"verdict":"approve"}}"#), true);
+        assert_eq!((t.strata["all"].drawn, t.unplanned), (0, 1));
+        let f = t.figures(10, 0.05);
+        assert_eq!((f.upper, f.estimate, f.unmonitored_skips), (None, None, 1));
+    }
+
+    /// Horvitz-Thompson: each regression weighs 1 / p, scaled up for the
+    /// drawn skips with no verdict; tallies of two plans give no figure.
+    #[test]
+    fn the_estimate_weighs_by_inverse_probability() {
+        let g = [
+            Group {
+                probability: 0.1,
+                population: 1000,
+                drawn: 100,
+                labelled: 80,
+                regressions: 2,
+            },
+            Group {
+                probability: 0.5,
+                population: 100,
+                drawn: 50,
+                labelled: 50,
+                regressions: 1,
+            },
+        ];
+        let t = horvitz_thompson(&g).unwrap();
+        assert!(
+            (t - (2.0 / 0.1 * 100.0 / 80.0 + 1.0 / 0.5)).abs() < 1e-9,
+            "{t}"
+        );
+        let (m, method) = pooled_upper(&g, 0.05).unwrap();
+        assert_eq!(method, BoundMethod::Bonferroni);
+        let a = hypergeom_upper(2, 80, 1000, 0.025).unwrap()
+            + hypergeom_upper(1, 50, 100, 0.025).unwrap();
+        assert_eq!(m, a);
+        let mut a = DesignTally {
+            plan_id: "a".into(),
+            ..Default::default()
+        };
+        a.merge(&DesignTally {
+            plan_id: "b".into(),
+            ..Default::default()
+        });
+        assert!(a.mixed);
+    }
+}
