@@ -14,7 +14,7 @@ use std::path::Path;
 /// re-exports them under the same names.
 const TIERS: &[&[&[&str]]] = &[
     &[
-        &["stats", "vocab", "coin"],
+        &["stats", "vocab", "coin", "cusum"],
         &["deployment", "budgets"],
         &["config"],
         &["grid"],
@@ -38,6 +38,7 @@ const CORE: &[&str] = &[
     "stats",
     "vocab",
     "coin",
+    "cusum",
     "deployment",
     "budgets",
     "config",

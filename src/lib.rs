@@ -15,7 +15,7 @@
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.
 pub use critic_gate_core::{
-    budgets, coin, config, deployment, derive, gate, grid, import, read, stats, vocab,
+    budgets, coin, config, cusum, deployment, derive, gate, grid, import, read, stats, vocab,
 };
 
 pub mod cmd;

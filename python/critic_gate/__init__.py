@@ -328,6 +328,7 @@ def plan(
     from_: str = "traffic",
     skip_invalid: bool = False,
     force: bool = False,
+    false_alarm_every_days: float = 365.0,
 ) -> dict[str, Any]:
     """``critic-gate plan``: a critic sample of production's skips sized to
     certify their regression rate within ``max_skip_regression_rate`` (or
@@ -353,6 +354,7 @@ def plan(
         from_,
         skip_invalid,
         force,
+        false_alarm_every_days,
     )
     return json.loads(written)
 

@@ -562,6 +562,8 @@ const PLAN: &[Column] = &[
     opt("usd_per_day", F64, "USD", "calls_per_day x the mean dollars of a recorded critic call; empty without a priced call in the traffic"),
     opt("days_to_certify", F64, "days", "labels_to_certify / calls_per_day: the days until a sample with no regression certifies R; empty without calls"),
     opt("days_for_power", F64, "days", "labels_for_power / calls_per_day; empty where labels_for_power is"),
+    opt("days_to_detect_2r", F64, "days", "the median days a change alarm on the stratum's labels fires once its rate is 2R, from a calm start: a Bernoulli CUSUM for a doubling of R (whole units) whose average run length at R is false_alarm_every_days of labels, its run length from the chart's exact Markov chain; empty without calls, and on the pooled row with several strata"),
+    opt("days_to_detect_3r", F64, "days", "the same once the rate is 3R; empty also where 3R is not below 1"),
 ];
 
 const RISKY_DRAFTS: &[Column] = &[

@@ -15,6 +15,7 @@
 pub mod budgets;
 pub mod coin;
 pub mod config;
+pub mod cusum;
 pub mod deployment;
 pub mod derive;
 #[doc(hidden)]

@@ -73,6 +73,11 @@ pub struct Args {
     /// The days the traffic covers, where its turns record no `ts`.
     #[arg(long, value_name = "N")]
     pub days: Option<f64>,
+    /// How rarely the change alarm (a CUSUM for a doubling of R) may fire
+    /// when the rate is R: its average run length, in days (`365d`) or
+    /// weeks; the detection delays are predicted for it.
+    #[arg(long, default_value = "365d", value_parser = window_days, value_name = "DAYS")]
+    pub false_alarm_every: f64,
     #[command(flatten)]
     pub pass: super::args::PassArgs,
 }
@@ -111,6 +116,7 @@ impl Args {
             max_calls_per_day: self.max_calls_per_day,
             salt: self.salt.clone(),
             days: self.days,
+            false_alarm_days: self.false_alarm_every,
             from: self.pass.from,
             skip_invalid: self.pass.skip_invalid,
             max_line_bytes: self.pass.max_line_bytes,
@@ -137,6 +143,8 @@ pub struct Request {
     pub budget: Budget,
     pub confidence: f64,
     pub window_days: f64,
+    /// The change alarm's average run length at R, in days.
+    pub false_alarm_days: f64,
     pub strata: Option<String>,
     pub max_calls_per_day: Option<f64>,
     /// None: a fresh random salt.
@@ -290,6 +298,9 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         .map(|v| sizing::size(v, &goal, rate, days))
         .collect();
     floor_unseen(&mut strata);
+    for s in &mut strata {
+        sizing::detection(s, rate, r.false_alarm_days);
+    }
     let pooled = pooled(&all, &strata, &goal, days);
     Ok(Designed {
         rate,
@@ -358,5 +369,6 @@ fn pooled(all: &Volume, strata: &[Sized], goal: &Goal, days: f64) -> Sized {
         false => 0.0,
     };
     (p.labels_zero, p.labels_power, p.days_zero, p.days_power) = (None, None, None, None);
+    (p.days_detect_2r, p.days_detect_3r) = (None, None);
     p
 }

@@ -75,6 +75,10 @@ pub struct Sized {
     /// Days for the sample to hold labels_zero / labels_power.
     pub days_zero: Option<f64>,
     pub days_power: Option<f64>,
+    /// The median days a change alarm (a Bernoulli CUSUM for a doubling of
+    /// R, [`detection`]) takes to fire once the rate is 2R, and 3R.
+    pub days_detect_2r: Option<f64>,
+    pub days_detect_3r: Option<f64>,
 }
 
 impl Sized {
@@ -122,7 +126,37 @@ pub fn size(v: &Volume, goal: &Goal, rate: f64, days: f64) -> Sized {
         calls_per_day,
         days_zero: days(labels_zero),
         days_power: days(labels_power),
+        days_detect_2r: None,
+        days_detect_3r: None,
     }
+}
+
+/// The labels a chart may wait for an alarm before its delay is called
+/// unknown.
+const MAX_DETECTION_LABELS: u64 = 10_000_000;
+
+/// The stratum's detection delays: its labels a day drive a Bernoulli
+/// CUSUM for a rise from R to 2R (`crate::cusum`) whose average run length
+/// at R is `false_alarm_days` of labels; the median labels to its alarm
+/// from a calm start once the rate is 2R (3R), over the labels a day.
+/// Empty without calls, or where 3R is not below 1.
+pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64) {
+    let per_day = s.calls_per_day;
+    if per_day <= 0.0 {
+        return;
+    }
+    let Some(chart) = crate::cusum::Cusum::for_arl(rate, 2.0 * rate, false_alarm_days * per_day)
+    else {
+        return;
+    };
+    let days = |k: f64| {
+        (k * rate < 1.0)
+            .then(|| chart.median_run_length(k * rate, MAX_DETECTION_LABELS))
+            .flatten()
+            .map(|n| n as f64 / per_day)
+    };
+    s.days_detect_2r = days(2.0);
+    s.days_detect_3r = days(3.0);
 }
 
 /// The critic calls a day the design at `rate` takes.

@@ -51,6 +51,11 @@ pub struct PlanFile {
     pub days: f64,
     /// The traffic the plan was made on (recorded, not required later).
     pub traffic: Vec<Source>,
+    /// The change alarm's design: a Bernoulli CUSUM for a rise of the rate
+    /// to `alarm_rise` x `rate`, its average run length at `rate` this many
+    /// days (what `plan`'s detection delays are predicted for).
+    pub false_alarm_every_days: f64,
+    pub alarm_rise: f64,
     /// Production's gate settings: a plan is refused for other ones.
     pub gate: FrameworkConfig,
     pub stratum: Vec<Stratum>,
@@ -138,6 +143,8 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         },
         days: m.designed.days,
         traffic,
+        false_alarm_every_days: r.false_alarm_days,
+        alarm_rise: 2.0,
         gate: m.production.config.clone(),
         stratum: m
             .designed
@@ -191,6 +198,8 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
         ("usd_per_day", x(&|r| usd.map(|c| c * r.calls_per_day))),
         ("days_to_certify", x(&|r| r.days_zero)),
         ("days_for_power", x(&|r| r.days_power)),
+        ("days_to_detect_2r", x(&|r| r.days_detect_2r)),
+        ("days_to_detect_3r", x(&|r| r.days_detect_3r)),
     ];
     let fail = |e: WriteFailure| Error::Write(crate::Failure::caused(format!("{file}: {e}"), e));
     let declared = crate::summary::schema::table(file).columns_for(&[]);
@@ -268,8 +277,8 @@ fn plan_md(m: &Made, id: &str) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "| stratum | skips a day | prior | probability | calls a day | labels to certify (80% power) | days to certify (80% power) |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| stratum | skips a day | prior | probability | calls a day | labels to certify (80% power) | days to certify (80% power) | days to detect 2R (3R) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for (i, r) in d.strata.iter().chain([p]).enumerate() {
         let prior = match r.volume.labelled {
             0 => "none".to_string(),
@@ -285,7 +294,7 @@ fn plan_md(m: &Made, id: &str) -> String {
         };
         let _ = writeln!(
             s,
-            "| {name} | {:.1} | {prior} | {:.6} | {:.2} | {} ({}) | {} ({}) |",
+            "| {name} | {:.1} | {prior} | {:.6} | {:.2} | {} ({}) | {} ({}) | {} ({}) |",
             r.skips_per_day,
             r.probability,
             r.calls_per_day,
@@ -293,6 +302,8 @@ fn plan_md(m: &Made, id: &str) -> String {
             n(r.labels_power),
             days(r.days_zero),
             days(r.days_power),
+            days(r.days_detect_2r),
+            days(r.days_detect_3r),
         );
     }
     let _ = writeln!(s, "\n`labels to certify`: labelled skips with which, none a regression, the exact one-sided bound is within the rate; `80% power`: those from which on the bound comes out within it with 80% chance at the stratum's prior, the 50% upper bound of the regressions among its labelled skips in this traffic (in traffic recorded under the legacy gate, the critic reviewed most of the turns the smart gate skips). A stratum's probability collects its labels within the window, at most every skip. The 80% is each stratum's own: that every one of k strata certifies is less likely (about 0.8^k when they are alike). The pooled row sums the calls; with several strata its labels and days are left out, as a bound on the pooled rate from strata drawn at unequal probabilities is a weighted, design-based one. The bound a sample gives is on the rate of the period it was drawn from, whatever the correlation of skips within a conversation.");
@@ -338,7 +349,7 @@ fn notes(s: &mut String, m: &Made) {
             m.designed.rate
         );
     }
-    let _ = writeln!(s, "- The median days to detect a rise of the rate (to 2R, 3R) come with `critic-gate monitor`, which is not built yet.");
+    let _ = writeln!(s, "- Days to detect: the median days a change alarm on the stratum's labels takes to fire once its rate has risen to 2R (3R), from a calm start: a Bernoulli CUSUM for a doubling of R, in whole units, whose average run length at R is {} days of labels (false_alarm_every_days); the run length is that of the chart's exact Markov chain. With several strata the pooled row leaves them out.", m.request.false_alarm_days);
 }
 
 /// What `plan` prints.
