@@ -91,14 +91,22 @@ pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
         ))
     })?;
     let bad = |m: String| Error::Usage(format!("{name}: {m}"));
-    let plan: PlanFile = toml::from_str(&text)
-        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
-    if plan.format != PLAN_FORMAT {
+    // The format first: a plan of another build's format is refused as
+    // such, not as a file with missing or unknown fields.
+    #[derive(serde::Deserialize)]
+    struct Format {
+        format: u64,
+    }
+    let format = toml::from_str::<Format>(&text)
+        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?
+        .format;
+    if format != PLAN_FORMAT {
         return Err(bad(format!(
-            "plan format {} is not this build's ({PLAN_FORMAT}); make the plan again with this build",
-            plan.format
+            "plan format {format} is not this build's ({PLAN_FORMAT}); make the plan again with this build"
         )));
     }
+    let plan: PlanFile = toml::from_str(&text)
+        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
     let body = PlanFile {
         plan_id: String::new(),
         ..plan.clone()

@@ -138,7 +138,8 @@ impl WholeFile {
         Ok(WholeFile {
             tmp,
             path: path.to_path_buf(),
-            w: Some(std::io::BufWriter::new(f)),
+            // Large writes: a copy of the traffic is as big as the traffic.
+            w: Some(std::io::BufWriter::with_capacity(1 << 20, f)),
         })
     }
 

@@ -16,7 +16,7 @@ use crate::summary::text::md_text;
 use crate::Error;
 
 /// The version of plan.toml this build writes and reads.
-pub const PLAN_FORMAT: u64 = 1;
+pub const PLAN_FORMAT: u64 = 2;
 
 /// How the sample is sized, as plan.toml and plan.md say.
 pub const METHOD: &str = "per stratum, the labels for an exact one-sided Clopper-Pearson bound within the rate with 80% power at the prior (the traffic's labelled skips), else with no regression, drawn over the window: probability = labels / (skips a day x window days), at most 1";
