@@ -103,11 +103,11 @@ edit src/summary/metrics.rs "    production_agreement: Option<f64>," \
         \"production_fires / production_known\";
     production_agreement: Option<f64>,"
 # 4. crates/core/src/budgets.rs: the budget, declared once.
-edit crates/core/src/budgets.rs "    MinProductionAgreement,
-}" "    MinProductionAgreement,
+edit crates/core/src/budgets.rs "    MaxSkipWorstCaseRegressionRate,
+}" "    MaxSkipWorstCaseRegressionRate,
     MaxProductionFireRate,
 }"
-edit crates/core/src/budgets.rs "pub const BUDGETS: [Declared; 10] = [" "pub const BUDGETS: [Declared; 11] = [
+edit crates/core/src/budgets.rs "pub const BUDGETS: [Declared; 12] = [" "pub const BUDGETS: [Declared; 13] = [
     Declared {
         budget: Budget::MaxProductionFireRate,
         key: \"max_production_fire_rate\",

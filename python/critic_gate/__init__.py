@@ -329,6 +329,7 @@ def plan(
     skip_invalid: bool = False,
     force: bool = False,
     false_alarm_every_days: float = 365.0,
+    audit: Optional[str] = None,
 ) -> dict[str, Any]:
     """``critic-gate plan``: a critic sample of production's skips sized to
     certify their regression rate within ``max_skip_regression_rate`` (or
@@ -355,6 +356,7 @@ def plan(
         skip_invalid,
         force,
         false_alarm_every_days,
+        audit,
     )
     return json.loads(written)
 

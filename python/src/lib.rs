@@ -707,7 +707,7 @@ fn turn_key(run_id: &str, turn: Option<u64>, turn_id: Option<&str>) -> Vec<u8> {
 /// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
 /// plan.csv and plan.md are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0))]
+#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
@@ -726,6 +726,7 @@ fn plan(
     skip_invalid: bool,
     force: bool,
     false_alarm_every_days: f64,
+    audit: Option<String>,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::plan::{Budget, Request};
     let budget = match (max_skip_regression_rate, max_harmful_per_1k) {
@@ -750,6 +751,7 @@ fn plan(
         confidence,
         window_days,
         false_alarm_days: false_alarm_every_days,
+        audit,
         strata,
         max_calls_per_day,
         salt,

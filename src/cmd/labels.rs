@@ -133,9 +133,7 @@ type Key = (String, Option<u64>);
 pub fn run(r: &Request) -> crate::Result<Labelled> {
     let config = r.config.plan()?;
     let design = super::sample::design_of(&r.plan, &config, &r.config)?;
-    let prod = &config.variants[config.production()];
-    let gate = crate::gate::Gate::new(prod.config.clone())
-        .map_err(|e| crate::cmd::in_config(e.into(), r.config.file()))?;
+    let member = super::sample::Member::new(&design, &config, &r.config)?;
     let mut counts = Counts::default();
     let mut verdicts = read_verdicts(&r.verdicts, &design, r.max_line_bytes, &mut counts)?;
     if r.out.exists() && !r.force {
@@ -150,7 +148,7 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
         names: r.sources.clone().into(),
         max_line_bytes: r.max_line_bytes,
     };
-    write(r, &design, &gate, &decoder, &mut verdicts, &mut counts)?;
+    write(r, &design, &member, &decoder, &mut verdicts, &mut counts)?;
     counts.unknown = verdicts.values().filter(|e| !e.used && !e.conflict).count() as u64;
     counts.conflicting = verdicts.values().filter(|e| e.conflict).count() as u64;
     let text = said(&counts, &r.out);
@@ -309,7 +307,7 @@ fn verdict(text: &str, design: &Design) -> Result<(Key, Record), String> {
 fn write(
     r: &Request,
     design: &Design,
-    gate: &crate::gate::Gate,
+    member: &super::sample::Member,
     decoder: &crate::import::Decoder,
     verdicts: &mut BTreeMap<Key, Entry>,
     counts: &mut Counts,
@@ -338,7 +336,7 @@ fn write(
                 ));
                 return;
             };
-            let text = match labelled_line(t, raw, design, gate, verdicts, counts) {
+            let text = match labelled_line(t, raw, design, member, verdicts, counts) {
                 Ok(text) => text,
                 Err(reason) => {
                     problem = Some(Error::InvalidLine {
@@ -382,7 +380,7 @@ fn labelled_line<'a>(
     t: &crate::read::turn::Turn,
     raw: &'a str,
     design: &Design,
-    gate: &crate::gate::Gate,
+    member: &super::sample::Member,
     verdicts: &mut BTreeMap<Key, Entry>,
     counts: &mut Counts,
 ) -> Result<std::borrow::Cow<'a, str>, String> {
@@ -399,7 +397,7 @@ fn labelled_line<'a>(
     if e.conflict {
         return Ok(raw.into());
     }
-    let placed = (!gate.evaluate(t).fires()).then(|| design.place(t));
+    let placed = member.holds(t).then(|| design.place(t));
     let Some(placed) = placed.filter(|p| p.drawn) else {
         counts.not_drawn += 1;
         return Ok(raw.into());
@@ -432,7 +430,7 @@ fn said(c: &Counts, out: &Path) -> String {
         ),
         (
             c.not_drawn,
-            "fell on turns the plan did not draw or production's gate fired on (not used)",
+            "fell on turns outside the plan's population or that its coin did not draw (not used)",
         ),
         (
             c.unknown,

@@ -17,6 +17,7 @@ use crate::cmd::plan::write::{PlanFile, PLAN_FORMAT};
 use crate::cmd::Config;
 use crate::import::InputFormat;
 use crate::read::turn::Turn;
+use crate::replay::design::{Design, Population};
 use crate::Error;
 
 /// What `--help` adds after the options: examples, exit codes, the
@@ -142,8 +143,11 @@ pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
 
 /// The gate settings where `plan` and the config's production differ,
 /// named (empty when they agree).
-pub fn gate_differences(plan: &PlanFile, config: &crate::config::FrameworkConfig) -> Vec<String> {
-    let (a, b) = (json!(plan.gate), json!(config));
+pub fn gate_differences(
+    plan: &crate::config::FrameworkConfig,
+    config: &crate::config::FrameworkConfig,
+) -> Vec<String> {
+    let (a, b) = (json!(plan), json!(config));
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
         return vec!["the gate settings".into()];
     };
@@ -162,30 +166,153 @@ pub fn gate_differences(plan: &PlanFile, config: &crate::config::FrameworkConfig
         .collect()
 }
 
-/// The design of the plan at `path`, refused when the config's
-/// production gate has other settings than the plan's.
+/// The population a plan.toml names.
+fn population_of(plan: &PlanFile) -> crate::Result<Population> {
+    match plan.population.as_str() {
+        "production_skips" => Ok(Population::ProductionSkips),
+        "unlabelled_new_skips" => Ok(Population::UnlabelledNewSkips),
+        other => Err(Error::Usage(format!(
+            "the plan's population {other:?} is none this build samples (production_skips, unlabelled_new_skips)"
+        ))),
+    }
+}
+
+/// The config's variant whose decisions make the plan's population, held
+/// to the plan's gate settings (and, for an audit, the baseline's too).
+fn sampled_variant<'a>(
+    path: &Path,
+    plan: &PlanFile,
+    config: &'a crate::config::Plan,
+) -> crate::Result<&'a crate::config::Variant> {
+    let refuse = |m: String| Error::Usage(format!("{}: {m}", path.display()));
+    let v = match population_of(plan)? {
+        Population::ProductionSkips => &config.variants[config.production()],
+        Population::UnlabelledNewSkips => config
+            .variants
+            .iter()
+            .find(|v| v.name == plan.variant)
+            .ok_or_else(|| {
+            refuse(format!(
+                "the plan audits variant `{}`, which the config does not have",
+                plan.variant
+            ))
+        })?,
+    };
+    let diff = gate_differences(&plan.gate, &v.config);
+    if !diff.is_empty() {
+        return Err(refuse(format!(
+            "the plan was made for other gate settings than the config's `{}`: {}; make a plan for the gate {}",
+            v.name,
+            diff.join("; "),
+            match plan.population.as_str() {
+                "production_skips" => "production runs",
+                _ => "it audits",
+            }
+        )));
+    }
+    if let Some(b) = &plan.baseline_gate {
+        let base = &config.variants[config.baseline];
+        let diff = gate_differences(b, &base.config);
+        if !diff.is_empty() {
+            return Err(refuse(format!(
+                "the plan's new skips are against another baseline than the config's `{}`: {}",
+                base.name,
+                diff.join("; ")
+            )));
+        }
+    }
+    Ok(v)
+}
+
+/// Which turns are in a plan's population: the sampled variant's gate
+/// and, for an audit, the baseline's.
+pub struct Member {
+    pub population: Population,
+    /// The population in words (`production's skips`).
+    pub words: String,
+    gate: crate::gate::Gate,
+    baseline: Option<crate::gate::Gate>,
+}
+
+impl Member {
+    pub fn new(
+        design: &Design,
+        config: &crate::config::Plan,
+        file: &Config,
+    ) -> crate::Result<Member> {
+        let v = config
+            .variants
+            .iter()
+            .find(|v| v.name == design.variant)
+            .expect("the design's variant is the config's (design_of)");
+        Member::of(design.population, v, config, file)
+    }
+
+    /// The population of `v`'s decisions (against the config's baseline
+    /// for an audit).
+    pub fn of(
+        population: Population,
+        v: &crate::config::Variant,
+        config: &crate::config::Plan,
+        file: &Config,
+    ) -> crate::Result<Member> {
+        let compile = |c: &crate::config::FrameworkConfig| {
+            crate::gate::Gate::new(c.clone())
+                .map_err(|e| crate::cmd::in_config(e.into(), file.file()))
+        };
+        let baseline = match population {
+            Population::ProductionSkips => None,
+            Population::UnlabelledNewSkips => {
+                Some(compile(&config.variants[config.baseline].config)?)
+            }
+        };
+        Ok(Member {
+            population,
+            words: population.words(&v.name),
+            gate: compile(&v.config)?,
+            baseline,
+        })
+    }
+
+    /// Whether the turn is in the population, and the verdict it has if it
+    /// gives the prior (a labelled skip of production's, or a labelled
+    /// new skip of the audited variant's).
+    pub fn classify(&self, t: &Turn) -> (bool, Option<crate::read::turn::Verdict>) {
+        if self.gate.evaluate(t).fires() {
+            return (false, None);
+        }
+        let base_fires = self.baseline.as_ref().is_none_or(|b| b.evaluate(t).fires());
+        let verdict = t.verdict();
+        let member = self.population.holds(true, base_fires, verdict.is_some());
+        let prior = match self.population {
+            Population::ProductionSkips => verdict,
+            Population::UnlabelledNewSkips => verdict.filter(|_| base_fires),
+        };
+        (member, prior)
+    }
+
+    pub fn holds(&self, t: &Turn) -> bool {
+        self.classify(t).0
+    }
+}
+
+/// The design of the plan at `path`, refused when the config's variant
+/// it samples has other gate settings than the plan's.
 pub fn design_of(
     path: &Path,
     config: &crate::config::Plan,
     file: &Config,
-) -> crate::Result<crate::replay::design::Design> {
+) -> crate::Result<Design> {
+    let _ = file;
     let plan = read_plan(path)?;
-    let prod = &config.variants[config.production()];
-    let diff = gate_differences(&plan, &prod.config);
-    if !diff.is_empty() {
-        let _ = file;
-        return Err(Error::Usage(format!(
-            "{}: the plan was made for other gate settings than the config's `{}`: {}; make a plan for the gate production runs",
-            path.display(),
-            prod.name,
-            diff.join("; ")
-        )));
-    }
+    let v = sampled_variant(path, &plan, config)?;
     let strata =
         Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
-    Ok(crate::replay::design::Design {
+    Ok(Design {
         plan_id: plan.plan_id.clone(),
         salt: plan.salt.clone(),
+        population: population_of(&plan)?,
+        variant: v.name.clone(),
         strata,
         probability: plan
             .stratum
@@ -219,20 +346,8 @@ pub struct Sampled {
 pub fn run(r: &Request) -> crate::Result<Sampled> {
     let plan = read_plan(&r.plan)?;
     let config = r.config.plan()?;
-    let prod = &config.variants[config.production()];
-    let diff = gate_differences(&plan, &prod.config);
-    if !diff.is_empty() {
-        return Err(Error::Usage(format!(
-            "{}: the plan was made for other gate settings than the config's `{}`: {}; make a plan for the gate production runs",
-            r.plan.display(),
-            prod.name,
-            diff.join("; ")
-        )));
-    }
-    let gate = crate::gate::Gate::new(prod.config.clone())
-        .map_err(|e| crate::cmd::in_config(e.into(), r.config.file()))?;
-    let strata =
-        Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
+    let design = design_of(&r.plan, &config, &r.config)?;
+    let member = Member::new(&design, &config, &r.config)?;
     let decoder = crate::import::Decoder {
         format: r.from,
         deployment: config.deployment.clone(),
@@ -241,7 +356,7 @@ pub fn run(r: &Request) -> crate::Result<Sampled> {
     };
     crate::report::or_remove_new(&r.out, || {
         crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.force)?;
-        draw(r, &plan, &gate, &strata, &decoder)
+        draw(r, &plan, &member, &design.strata, &decoder)
     })
 }
 
@@ -250,7 +365,7 @@ pub fn run(r: &Request) -> crate::Result<Sampled> {
 fn draw(
     r: &Request,
     plan: &PlanFile,
-    gate: &crate::gate::Gate,
+    member: &Member,
     strata: &Strata,
     decoder: &crate::import::Decoder,
 ) -> crate::Result<Sampled> {
@@ -277,7 +392,7 @@ fn draw(
         r.skip_invalid,
         decoder,
         &mut |t, _| {
-            if written.is_err() || gate.evaluate(t).fires() {
+            if written.is_err() || !member.holds(t) {
                 return;
             }
             let value = strata.of(t);
@@ -304,7 +419,7 @@ fn draw(
     file.finish().map_err(fail)?;
     let summary = sample_json(plan, &drawn, read.turns);
     crate::report::put(&r.out, "sample.json", format!("{summary:#}\n").as_bytes())?;
-    let text = said(&drawn, &r.out);
+    let text = said(&drawn, &r.out, &member.words);
     Ok(Sampled {
         turns: read.turns,
         rejected: read.rejected,
@@ -402,7 +517,7 @@ fn sample_json(plan: &PlanFile, drawn: &BTreeMap<String, Drawn>, turns: u64) -> 
 }
 
 /// What `sample` prints.
-fn said(drawn: &BTreeMap<String, Drawn>, out: &Path) -> String {
+fn said(drawn: &BTreeMap<String, Drawn>, out: &Path, population: &str) -> String {
     let skips: u64 = drawn.values().map(|d| d.skips).sum();
     let sampled: u64 = drawn.values().map(|d| d.sampled).sum();
     let unmonitored: Vec<std::borrow::Cow<str>> = drawn
@@ -412,7 +527,7 @@ fn said(drawn: &BTreeMap<String, Drawn>, out: &Path) -> String {
         .take(10)
         .collect();
     let mut s = format!(
-        "sample: {sampled} of production's {skips} skips drawn for review: {}\n",
+        "sample: {sampled} of {skips} of {population} drawn for review: {}\n",
         out.join("requests.jsonl").display()
     );
     if !unmonitored.is_empty() {

@@ -118,11 +118,58 @@ impl<'de> serde::Deserialize<'de> for Strata {
     }
 }
 
+/// The turns a plan samples from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Population {
+    /// The skips of production's gate (after the switch: no critic ran on
+    /// them).
+    #[default]
+    ProductionSkips,
+    /// A candidate's new skips (it skips, the baseline fires) that the
+    /// recording left without a label (before the switch: the critic
+    /// failed, or nothing was recorded): the second phase of a two-phase
+    /// sample, the labelled ones being the first.
+    UnlabelledNewSkips,
+}
+
+impl Population {
+    /// plan.toml's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Population::ProductionSkips => "production_skips",
+            Population::UnlabelledNewSkips => "unlabelled_new_skips",
+        }
+    }
+
+    /// The population in words, for `variant` (production's, or the
+    /// audited candidate's).
+    pub fn words(self, variant: &str) -> String {
+        match self {
+            Population::ProductionSkips => "production's skips".into(),
+            Population::UnlabelledNewSkips => format!("`{variant}`'s unlabelled new skips"),
+        }
+    }
+
+    /// Whether a turn is in it, from the variant's decision, the
+    /// baseline's and the turn's label.
+    pub fn holds(self, skips: bool, base_fires: bool, labelled: bool) -> bool {
+        match self {
+            Population::ProductionSkips => skips,
+            Population::UnlabelledNewSkips => skips && base_fires && !labelled,
+        }
+    }
+}
+
 /// A plan's design: what the replay needs of plan.toml.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Design {
     pub plan_id: String,
     pub salt: String,
+    pub population: Population,
+    /// The variant whose decisions make the population (production's, or
+    /// the audited candidate).
+    pub variant: String,
     pub strata: Strata,
     /// Each stratum's inclusion probability, by value.
     pub probability: BTreeMap<String, f64>,
@@ -192,6 +239,11 @@ impl StratumTally {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DesignTally {
     pub plan_id: String,
+    /// The variant whose row the figures go on, and what it sampled.
+    #[serde(default)]
+    pub variant: String,
+    #[serde(default)]
+    pub population: Population,
     pub strata: BTreeMap<String, StratumTally>,
     /// Shadow labels of another plan: counted, never used.
     pub other_plan: u64,
@@ -206,6 +258,8 @@ impl DesignTally {
     pub fn new(d: &Design) -> DesignTally {
         DesignTally {
             plan_id: d.plan_id.clone(),
+            variant: d.variant.clone(),
+            population: d.population,
             ..Default::default()
         }
     }
@@ -302,10 +356,12 @@ impl DesignTally {
         let n = f.production_skips as f64;
         if let Some((m, method)) = pooled_upper(&observed, alpha) {
             f.upper = Some(m as f64 / n);
+            f.upper_count = Some(m);
             f.method = Some(method);
             f.harmful_per_1k_upper = (turns > 0).then(|| m as f64 * 1000.0 / turns as f64);
         }
-        f.worst = pooled_upper(&worst, alpha).map(|(m, _)| m as f64 / n);
+        f.worst_count = pooled_upper(&worst, alpha).map(|(m, _)| m);
+        f.worst = f.worst_count.map(|m| m as f64 / n);
         f
     }
 }
@@ -442,6 +498,9 @@ pub struct SampleFigures {
     pub worst: Option<f64>,
     pub harmful_per_1k_upper: Option<f64>,
     pub method: Option<BoundMethod>,
+    /// The bounds as counts of regressions among the population.
+    pub upper_count: Option<u64>,
+    pub worst_count: Option<u64>,
 }
 
 /// Does the design's bound cover? Windows of production's skips with a
@@ -609,6 +668,8 @@ mod tests {
         Design {
             plan_id: "p1".into(),
             salt: "s".into(),
+            population: Population::ProductionSkips,
+            variant: "smart".into(),
             strata: Strata::None,
             probability: [("all".to_string(), p)].into_iter().collect(),
             default_probability: p,

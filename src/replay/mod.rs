@@ -326,7 +326,7 @@ impl Replayer {
         scratch.counts.clear();
         scratch.fields_set = false;
         scratch.skip_key = None;
-        let production = self.plan.production();
+        let sampled = self.design_variant();
         for (i, gate) in self.gates.iter().enumerate() {
             let other;
             let eval = if i == b {
@@ -336,13 +336,8 @@ impl Replayer {
                 &other
             };
             let d = Decision::of(i, eval, base_fires);
-            if i == production {
-                if let Some(design) = &self.tallies.design {
-                    out.totals
-                        .design
-                        .get_or_insert_with(|| design::DesignTally::new(design))
-                        .add(design, turn, d.skips());
-                }
+            if Some(i) == sampled {
+                self.tally_design(turn, &d, &mut out.totals);
             }
             // Only a smart gate's skip is an ack (its share is worked out
             // once per draft and pattern list).
@@ -363,6 +358,26 @@ impl Replayer {
         if self.tallies.detail {
             self.segment(turn, text, &facts, scratch);
         }
+    }
+
+    /// The variant a plan's population is made of (None without a plan).
+    fn design_variant(&self) -> Option<usize> {
+        let d = self.tallies.design.as_ref()?;
+        self.plan.variants.iter().position(|v| v.name == d.variant)
+    }
+
+    /// A turn against the plan's sample, by the sampled variant's decision.
+    fn tally_design(&self, turn: &Turn<'_>, d: &Decision, totals: &mut totals::Totals) {
+        let Some(design) = &self.tallies.design else {
+            return;
+        };
+        let member = design
+            .population
+            .holds(d.skips(), d.base_fires, turn.verdict().is_some());
+        totals
+            .design
+            .get_or_insert_with(|| design::DesignTally::new(design))
+            .add(design, turn, member);
     }
 
     /// One variant's decision: counted, tallied, kept as a regression, and

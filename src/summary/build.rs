@@ -152,8 +152,12 @@ fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>)
     s.set_counts(&view.v.counts);
     decision_fields(view, &mut s);
     safety_fields(view.v, &mut s);
-    if let (true, Some(d)) = (s.production, &totals.design) {
-        sample_fields(&d.figures(totals.turns, 0.05), &mut s);
+    if let Some(d) = totals.design.as_ref().filter(|d| d.variant == view.name) {
+        let f = d.figures(totals.turns, 0.05);
+        sample_fields(&f, &mut s);
+        if d.population == crate::replay::design::Population::UnlabelledNewSkips {
+            two_phase_fields(&f, &view.v.counts, &mut s);
+        }
     }
     cost_fields(view.v, &est, &mut s);
     latency_and_production_fields(view.v, &cost, &mut s);
@@ -214,6 +218,24 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
     s.skip_regression_rate_worst_case_upper95 = sig_up(f.worst);
     s.harmful_skips_per_1k_turns_upper95 = sig_up(f.harmful_per_1k_upper);
     s.skip_bound_method = f.method.map(|m| m.as_str().to_string());
+}
+
+/// A two-phase bound on the variant's new skips (an audit plan): the
+/// labelled new skips' regressions counted as they are, plus the sample's
+/// bound on those among the unlabelled ones, over every new skip; and the
+/// same with the sample's worst case. A bound on this traffic's new skips,
+/// whatever made labels missing.
+fn two_phase_fields(
+    f: &crate::replay::design::SampleFigures,
+    c: &crate::replay::tally::Counts,
+    s: &mut VariantSummary,
+) {
+    let over = |m: Option<u64>| {
+        m.filter(|_| c.new_skips > 0)
+            .map(|m| ((c.new_safety_regressions + m) as f64 / c.new_skips as f64).min(1.0))
+    };
+    s.new_skip_regression_rate_two_phase_upper95 = sig_up(over(f.upper_count));
+    s.new_skip_regression_rate_two_phase_worst_case_upper95 = sig_up(over(f.worst_count));
 }
 
 /// The figures of the run-level bound, from the labelled new skips by run

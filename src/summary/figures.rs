@@ -25,6 +25,14 @@ pub use super::metrics::VariantSummary;
 #[cfg(test)]
 const NOT_RECOMPUTED: &[(&str, &str)] = &[
     (
+        "new_skip_regression_rate_two_phase_upper95",
+        "from the audit sample's per-stratum counts: held to [0, 1] and within its worst case",
+    ),
+    (
+        "new_skip_regression_rate_two_phase_worst_case_upper95",
+        "from the audit sample's per-stratum counts: present exactly with the audit's sample counts",
+    ),
+    (
         "skip_regression_rate_estimate",
         "from per-stratum counts of the plan's sample, which the summary does not hold: held to [0, 1], null exactly without a sample",
     ),
@@ -467,22 +475,27 @@ impl VariantSummary {
                 self.skip_regression_rate_worst_case_upper95,
                 self.harmful_skips_per_1k_turns_upper95,
             ];
-            if figures.iter().any(Option::is_some) || self.skip_bound_method.is_some() {
+            let two_phase = [
+                self.new_skip_regression_rate_two_phase_upper95,
+                self.new_skip_regression_rate_two_phase_worst_case_upper95,
+            ];
+            if figures.iter().chain(&two_phase).any(Option::is_some)
+                || self.skip_bound_method.is_some()
+            {
                 return bad("the sample's bounds are present without its counts".into());
             }
             return Ok(());
         }
         let [drawn, labelled, shadow, prod, failed, unreviewed] =
             counts.map(|(_, c)| c.unwrap_or(0));
-        if present != counts.len() || !self.production {
-            return bad(
-                "the sample's counts are all present, and only on production's variant".into(),
-            );
+        let population = self.sampled_population();
+        if present != counts.len() || population.is_none() {
+            return bad("the sample's counts are all present, on production's variant or (with the two-phase figures) on an audited candidate".into());
         }
         let sum = |xs: &[u64]| xs.iter().try_fold(0u64, |a, &x| a.checked_add(x));
         if sum(&[shadow, prod]) != Some(labelled)
             || sum(&[labelled, failed, unreviewed]) != Some(drawn)
-            || self.production_skips.is_none_or(|n| drawn > n)
+            || population.is_none_or(|n| drawn > n)
         {
             return bad(format!(
                 "sampled_labelled ({labelled}) must be shadow ({shadow}) + production ({prod}), and sampled_skips ({drawn}) labelled + failed ({failed}) + unreviewed ({unreviewed}), at most production_skips"
@@ -507,6 +520,41 @@ impl VariantSummary {
             || (u.is_some() && labelled == 0)
         {
             return bad("the sample's bounds must be shares, the bound within its worst case, and present (with its method and harmful_skips_per_1k_turns_upper95) only with a labelled draw".into());
+        }
+        self.two_phase_holds_together()
+    }
+
+    /// The population a sample's counts are of: production's skips on
+    /// production's variant, an audited candidate's unlabelled new skips
+    /// where the two-phase figures are; None on any other row.
+    fn sampled_population(&self) -> Option<u64> {
+        let audit = self
+            .new_skip_regression_rate_two_phase_worst_case_upper95
+            .is_some();
+        match (self.production, audit) {
+            (true, false) => self.production_skips,
+            (false, true) => self.new_skips.checked_sub(self.new_labelled_skips),
+            _ => None,
+        }
+    }
+
+    /// The two-phase bounds are shares, within their worst case, and
+    /// present with the sample's bound.
+    fn two_phase_holds_together(&self) -> Result<(), BadSummary> {
+        let share = |x: Option<f64>| x.is_none_or(|x| (0.0..=1.0).contains(&x));
+        let (t, w) = (
+            self.new_skip_regression_rate_two_phase_upper95,
+            self.new_skip_regression_rate_two_phase_worst_case_upper95,
+        );
+        if !share(t)
+            || !share(w)
+            || t.zip(w).is_some_and(|(t, w)| t > w)
+            || (t.is_some() && self.skip_regression_rate_upper95.is_none())
+        {
+            return Err(BadSummary::Inconsistent(format!(
+                "variants.{}: the two-phase bounds must be shares, within their worst case, and present only with the sample's bound",
+                self.variant
+            )));
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 12;
 pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         12,
-        "a replay with a plan measures production's skips from the plan's critic sample: new `sampled_skips`, `sampled_labelled` (by source: `sampled_labelled_shadow`, `sampled_labelled_production`), `sampled_failed`, `sampled_unreviewed`, `skip_regression_rate_estimate` (Horvitz-Thompson), `skip_regression_rate_upper95` (valid for the design, `skip_bound_method`), `skip_regression_rate_worst_case_upper95` and `harmful_skips_per_1k_turns_upper95`, on the production variant; `check` gains max_skip_regression_rate; the traffic format gains `sampled_label` (a shadow verdict with its inclusion probability and plan); plan.csv gains `days_to_detect_2r` and `days_to_detect_3r` (plan.toml: `false_alarm_every_days`, `alarm_rise`)",
+        "a replay with a plan measures production's skips from the plan's critic sample: new `sampled_skips`, `sampled_labelled` (by source: `sampled_labelled_shadow`, `sampled_labelled_production`), `sampled_failed`, `sampled_unreviewed`, `skip_regression_rate_estimate` (Horvitz-Thompson), `skip_regression_rate_upper95` (valid for the design, `skip_bound_method`), `skip_regression_rate_worst_case_upper95` and `harmful_skips_per_1k_turns_upper95`, on the production variant; `check` gains max_skip_regression_rate; the traffic format gains `sampled_label` (a shadow verdict with its inclusion probability and plan); plan.csv gains `days_to_detect_2r` and `days_to_detect_3r` (plan.toml: `false_alarm_every_days`, `alarm_rise`); an audit plan (`plan --audit`) samples a candidate's unlabelled new skips, and its verdicts give `new_skip_regression_rate_two_phase_upper95` (and its worst case), which `check` holds in place of the worst case max_safety_regression_rate implies",
     ),
     (
         11,
@@ -474,6 +474,10 @@ figures! {
         "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic";
     skip_bound_method: Option<String>, "",
         "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_bonferroni` (several: valid, conservative)";
+    new_skip_regression_rate_two_phase_upper95: Option<f64>, "share",
+        "with an audit plan of this variant (a sample of its unlabelled new skips, reviewed by a shadow critic), the one-sided 95% bound on the regression rate of this traffic's new skips: the labelled new skips' regressions as counted, plus the sample's bound (skip_regression_rate_upper95's count) on those among the unlabelled, over new_skips. It makes no assumption on why labels are missing (the sample is drawn by design); it bounds this traffic's new skips, not a long-run rate. Where present, `check` holds it in place of the worst case max_safety_regression_rate implies";
+    new_skip_regression_rate_two_phase_worst_case_upper95: Option<f64>, "share",
+        "the same with every drawn unlabelled new skip whose shadow call failed or is not back counted a regression";
     all_skips_labelled: u64 = counts.labelled_skips, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",

@@ -790,3 +790,206 @@ fn labels_refuse_other_plans_bad_verdicts_and_labelled_traffic() {
     );
     expect_error(&o, 2, "read_only_tools");
 }
+
+/// A week under the legacy gate where the smart candidate's new skips
+/// (cold acks: the legacy gate fires at confidence 0.5, the smart gate
+/// skips) lost labels more often where the critic revised: half the
+/// revised ones, one in ten approved ones. Returns the traffic and each
+/// unlabelled turn's true verdict by (run_id, turn).
+fn legacy_week_missing_labels() -> (String, Vec<(String, u64, &'static str)>) {
+    let (mut out, mut truth) = (String::new(), Vec::new());
+    for day in 0..7 {
+        for i in 0..300u64 {
+            let verdict = if i % 25 == 7 { "revise" } else { "approve" };
+            let dropped =
+                (verdict == "revise" && day % 2 == 0) || (verdict == "approve" && i % 10 == 3);
+            let run = format!("d{day}-c{}", i / 3);
+            let critic = match dropped {
+                true => {
+                    truth.push((run.clone(), i % 3, verdict));
+                    "null".to_string()
+                }
+                false => format!(r#"{{"ran":true,"verdict":"{verdict}"}}"#),
+            };
+            out.push_str(&format!(
+                "{{\"run_id\":\"{run}\",\"turn\":{},\"ts\":\"2026-11-{:02}T10:00:00Z\",\"draft\":\"Got it, thanks!\",\"confidence\":0.5,\"critic\":{critic}}}\n",
+                i % 3,
+                day + 1
+            ));
+        }
+    }
+    (out, truth)
+}
+
+/// #45 item 7: before the switch, `plan --audit smart` samples the
+/// candidate's unlabelled new skips; their shadow verdicts give a
+/// two-phase bound on its new-skip rate (the labelled as counted, the
+/// unlabelled bounded by design) that covers the true rate where labels
+/// went missing for the turns the critic would revise, and that `check`
+/// holds in place of the worst case a rate budget implies. Without the
+/// audit the same budget fails on the worst case.
+#[test]
+fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
+    let d = Dir::new();
+    let (text, truth) = legacy_week_missing_labels();
+    let traffic = d.write("legacy.jsonl", &text);
+    let config = d.write(
+        "gate.toml",
+        "baseline = \"legacy\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n",
+    );
+    let (t, c) = (traffic.to_str().unwrap(), config.to_str().unwrap());
+    let plan_dir = d.path("plan");
+    let o = run(
+        &[
+            "plan",
+            t,
+            "--config",
+            c,
+            "--audit",
+            "smart",
+            "--max-skip-regression-rate",
+            "0.05",
+            "--window",
+            "7d",
+            "--salt",
+            "a1",
+            "--out",
+            plan_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let toml = d.read("plan/plan.toml");
+    assert!(
+        toml.contains("population = \"unlabelled_new_skips\"")
+            && toml.contains("variant = \"smart\""),
+        "{toml}"
+    );
+    let plan_toml = plan_dir.join("plan.toml");
+    let p = plan_toml.to_str().unwrap();
+    expect_code(
+        &run(
+            &[
+                "sample",
+                t,
+                "--plan",
+                p,
+                "--config",
+                c,
+                "--out",
+                d.path("s").to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    let verdicts: String = d
+        .read("s/requests.jsonl")
+        .lines()
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let (run_id, turn) = (r["run_id"].as_str().unwrap(), r["turn"].as_u64().unwrap());
+            let v = truth
+                .iter()
+                .find(|(a, b, _)| a == run_id && *b == turn)
+                .expect("drawn from the unlabelled")
+                .2;
+            format!("{{\"run_id\":\"{run_id}\",\"turn\":{turn},\"verdict\":\"{v}\"}}\n")
+        })
+        .collect();
+    assert!(!verdicts.is_empty());
+    let v = d.write("v.jsonl", verdicts);
+    let labelled = d.path("labelled.jsonl");
+    expect_code(
+        &run(
+            &[
+                "labels",
+                t,
+                "--verdicts",
+                v.to_str().unwrap(),
+                "--plan",
+                p,
+                "--config",
+                c,
+                "--out",
+                labelled.to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    let r = d.path("r");
+    expect_code(
+        &run(
+            &[
+                "replay",
+                labelled.to_str().unwrap(),
+                "--config",
+                c,
+                "--plan",
+                p,
+                "--out",
+                r.to_str().unwrap(),
+            ],
+            None,
+        ),
+        0,
+    );
+    let s = summary(&r);
+    let smart = &s["variants"]["smart"];
+    let new_skips = smart["new_skips"].as_u64().unwrap();
+    assert_eq!(new_skips, 2100);
+    let true_regressions = 7 * 12; // i % 25 == 7: 12 a day
+    let bound = smart["new_skip_regression_rate_two_phase_upper95"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        bound >= true_regressions as f64 / new_skips as f64,
+        "{smart}"
+    );
+    let worst = smart["safety_regression_rate_worst_case_upper95"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        bound < worst && bound <= 0.07,
+        "two-phase {bound} against the worst case {worst}"
+    );
+    assert!(s["variants"]["legacy"]["sampled_skips"].is_null());
+    let check = |folder: &std::path::Path| {
+        run(
+            &[
+                "check",
+                folder.to_str().unwrap(),
+                "--config",
+                c,
+                "--max-safety-regression-rate",
+                "0.07",
+            ],
+            None,
+        )
+    };
+    let o = check(&r);
+    expect_code(&o, 0);
+    assert!(stdout(&o).contains("two-phase bound"), "{}", stdout(&o));
+    let bare = replayed(&d, "bare", &[t, "--config", c]);
+    expect_code(&check(&bare), 1);
+    // An audit names a candidate the config has, and not the baseline.
+    for (name, says) in [("legacy", "is the baseline"), ("nope", "has no variant")] {
+        let o = run(
+            &[
+                "plan",
+                t,
+                "--config",
+                c,
+                "--audit",
+                name,
+                "--max-skip-regression-rate",
+                "0.05",
+                "--out",
+                d.path(name).to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_error(&o, 2, says);
+    }
+}

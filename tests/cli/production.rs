@@ -417,6 +417,40 @@ fn production_apart_from_the_baseline_is_judged_on_its_own_skips() {
     );
 }
 
+/// Review of #45: `check --config` with a config naming another
+/// production than the folder was replayed with judged the folder's
+/// figures as if they were that production's. Refused now, naming both.
+#[test]
+fn check_refuses_a_config_of_another_production() {
+    let d = Dir::new();
+    let config = smart_production_config(&d, None);
+    let (out, _) = replay_smart_trace(&d, &config);
+    let other = d.write(
+        "other.toml",
+        std::fs::read_to_string(&config).unwrap().replace(
+            "baseline = \"smart\"",
+            "baseline = \"smart\"\nproduction = \"legacy\"",
+        ),
+    );
+    let check = |c: &std::path::Path| {
+        run(
+            &[
+                "check",
+                out.to_str().unwrap(),
+                "--config",
+                c.to_str().unwrap(),
+                "--min-turns",
+                "1",
+            ],
+            None,
+        )
+    };
+    let o = check(&other);
+    expect_error(&o, 2, "replayed with `smart` as production");
+    assert!(stderr(&o).contains("names `legacy`"), "{}", stderr(&o));
+    expect_code(&check(&config), 0);
+}
+
 /// Every recorded critic event of trace C fits the legacy gate as well as
 /// the smart one (the legacy gate fires on every turn, and production's
 /// only skip left no span): the report says the traffic cannot tell

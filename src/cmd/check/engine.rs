@@ -180,10 +180,20 @@ impl Rule {
                 note: Some(crate::summary::text::unreviewed_skips(&v.variant, n)),
             };
         }
-        let reading = v.reading(self.metric).unwrap_or_else(|| {
+        // An audit sample of the unlabelled new skips bounds what the
+        // worst case can only assume (#45 item 7): its two-phase bound
+        // stands for the worst case the rate budget implies.
+        let two_phase = self.implied
+            && self.budget == Some(Budget::MaxWorstCaseRegressionRate)
+            && v.new_skip_regression_rate_two_phase_upper95.is_some();
+        let metric = match two_phase {
+            true => "new_skip_regression_rate_two_phase_upper95",
+            false => self.metric,
+        };
+        let reading = v.reading(metric).unwrap_or_else(|| {
             unreachable!(
                 "{} reads {}, no count or rate of the summary (the_budgets_read_counts_and_rates holds them)",
-                self.name, self.metric
+                self.name, metric
             )
         });
         let (value, note) = match reading {
@@ -198,8 +208,14 @@ impl Rule {
             Op::AtMost => value.at_most(self.limit),
             Op::AtLeast => self.limit.at_most(value),
         };
-        let mut note = note.or_else(|| self.budget.and_then(|b| context(b, v, self.limit)));
-        if self.implied {
+        let mut note = match two_phase {
+            true => note,
+            false => note.or_else(|| self.budget.and_then(|b| context(b, v, self.limit))),
+        };
+        if two_phase {
+            let why = "the audit sample's two-phase bound (the labelled new skips plus a design-based bound on the unlabelled) stands for the worst case";
+            note = Some(note.map_or(why.to_string(), |n| format!("{why}; {n}")));
+        } else if self.implied {
             let by = match self.budget {
                 Some(Budget::MaxSkipWorstCaseRegressionRate) => Budget::MaxSkipRegressionRate,
                 _ => Budget::MaxSafetyRegressionRate,
@@ -213,7 +229,7 @@ impl Rule {
         BudgetResult {
             variant: judged.to_string(),
             budget: self.name,
-            metric: self.metric,
+            metric,
             value: Some(value),
             op: self.op,
             limit: self.limit,

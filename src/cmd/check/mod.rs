@@ -185,11 +185,32 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
     Ok(over)
 }
 
+/// A config that names production judges only a folder replayed with that
+/// production: the figures a budget reads (which variant's skips are
+/// production's, whose risk is unknown) were worked out for the folder's.
+fn same_production(r: &Request, dir: &ReplayDir) -> crate::Result<()> {
+    let Some(p) = &r.config else {
+        return Ok(());
+    };
+    let named = ConfigFile::load(p)?.production;
+    let run = &dir.summary;
+    match named {
+        Some(n) if n != run.production => Err(Error::CannotJudge(format!(
+            "{}: replayed with `{}` as production, but {} names `{n}`: its figures are of another production; replay with this config, or check with the one it was replayed with",
+            r.dir.display(),
+            run.production,
+            p.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Judge the folder; the Markdown, if asked for, is written first, so a
 /// verdict is never printed that a failed write then contradicts.
 pub fn run(r: &Request) -> crate::Result<Verdict> {
     let over = budgets(r)?;
     let dir = ReplayDir::open(&r.dir)?;
+    same_production(r, &dir)?;
     rows_agree(&r.dir, &dir)?;
     decisions_agree(&r.dir, &dir)?;
     let results = judge(&dir, &over)?;

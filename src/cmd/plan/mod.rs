@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use crate::cmd::Config;
 use crate::import::InputFormat;
+use crate::replay::design::Population;
 use crate::summary::numbers::sig;
 use sizing::{Goal, Sized, Volume};
 
@@ -73,6 +74,11 @@ pub struct Args {
     /// The days the traffic covers, where its turns record no `ts`.
     #[arg(long, value_name = "N")]
     pub days: Option<f64>,
+    /// Before the switch: sample this candidate's new skips that the
+    /// recording left without a label (the critic failed, or nothing was
+    /// recorded), for a two-phase bound on its new-skip rate.
+    #[arg(long, value_name = "VARIANT")]
+    pub audit: Option<String>,
     /// How rarely the change alarm (a CUSUM for a doubling of R) may fire
     /// when the rate is R: its average run length, in days (`365d`) or
     /// weeks; the detection delays are predicted for it.
@@ -117,6 +123,7 @@ impl Args {
             salt: self.salt.clone(),
             days: self.days,
             false_alarm_days: self.false_alarm_every,
+            audit: self.audit.clone(),
             from: self.pass.from,
             skip_invalid: self.pass.skip_invalid,
             max_line_bytes: self.pass.max_line_bytes,
@@ -145,6 +152,9 @@ pub struct Request {
     pub window_days: f64,
     /// The change alarm's average run length at R, in days.
     pub false_alarm_days: f64,
+    /// A candidate whose unlabelled new skips are sampled (None:
+    /// production's skips).
+    pub audit: Option<String>,
     pub strata: Option<String>,
     pub max_calls_per_day: Option<f64>,
     /// None: a fresh random salt.
@@ -182,8 +192,8 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let strata = scan::Strata::parse(r.strata.as_deref()).map_err(usage)?;
     let plan = r.config.plan()?;
     let prod = &plan.variants[plan.production()];
-    let gate = crate::gate::Gate::new(prod.config.clone())
-        .map_err(|e| crate::cmd::in_config(e.into(), r.config.file()))?;
+    let (population, sampled) = sampled_of(r, &plan)?;
+    let member = crate::cmd::sample::Member::of(population, sampled, &plan, &r.config)?;
     let decoder = crate::import::Decoder {
         format: r.from,
         deployment: plan.deployment.clone(),
@@ -197,7 +207,7 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         r.max_line_bytes,
         r.skip_invalid,
         &decoder,
-        &mut |t, _| traffic.add(t, &gate, &strata, &plan.cost),
+        &mut |t, _| traffic.add(t, &member, &strata, &plan.cost),
     )?;
     (traffic.turns, traffic.rejected) = (read.turns, read.rejected);
     let designed = design(r, &traffic)?;
@@ -209,6 +219,10 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let made = write::Made {
         request: r,
         production: prod,
+        sampled,
+        baseline: (population == Population::UnlabelledNewSkips)
+            .then(|| &plan.variants[plan.baseline]),
+        population,
         strata_key: strata.name(),
         salt,
         designed: &designed,
@@ -225,6 +239,40 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         file,
         text,
     })
+}
+
+/// What the plan samples: production's skips, or (`audit`) a candidate's
+/// unlabelled new skips.
+fn sampled_of<'a>(
+    r: &Request,
+    plan: &'a crate::config::Plan,
+) -> crate::Result<(Population, &'a crate::config::Variant)> {
+    let Some(name) = &r.audit else {
+        return Ok((
+            Population::ProductionSkips,
+            &plan.variants[plan.production()],
+        ));
+    };
+    let i = plan
+        .variants
+        .iter()
+        .position(|v| &v.name == name)
+        .ok_or_else(|| {
+            crate::Error::Usage(format!(
+                "audit: the config has no variant {name:?} (it has {})",
+                plan.variants
+                    .iter()
+                    .map(|v| format!("`{}`", v.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    if i == plan.baseline {
+        return Err(crate::Error::Usage(format!(
+            "audit: `{name}` is the baseline, which has no new skips to audit; name a candidate"
+        )));
+    }
+    Ok((Population::UnlabelledNewSkips, &plan.variants[i]))
 }
 
 /// The design: the rate, the days the volumes are over, every stratum
@@ -249,8 +297,12 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     let vols: Vec<Volume> = traffic.strata.values().cloned().collect();
     vols.iter().for_each(|v| all.add(v));
     if all.skips == 0 {
+        let what = match &r.audit {
+            Some(v) => format!("`{v}` has no unlabelled new skip (a turn it skips that the baseline fires on, without a critic's verdict) among"),
+            None => "production's gate skips none of".to_string(),
+        };
         return Err(usage(format!(
-            "production's gate skips none of the {} turns: there is nothing to sample",
+            "{what} the {} turns: there is nothing to sample",
             traffic.turns
         )));
     }

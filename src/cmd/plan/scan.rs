@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::sizing::Volume;
+use crate::cmd::sample::Member;
 use crate::config::CostConfig;
-use crate::gate::Gate;
 use crate::read::turn::{Turn, Verdict};
 pub use crate::replay::design::Strata;
 use crate::replay::segments::OTHER;
@@ -51,7 +51,7 @@ impl Traffic {
 
     /// One turn: its day, its stratum's counts under production's gate,
     /// and the cost of its recorded critic call.
-    pub fn add(&mut self, t: &Turn, gate: &Gate, strata: &Strata, cost: &CostConfig) {
+    pub fn add(&mut self, t: &Turn, member: &Member, strata: &Strata, cost: &CostConfig) {
         match t.ts.as_deref().and_then(day_number) {
             Some(d) => {
                 self.first_day = Some(self.first_day.map_or(d, |f| f.min(d)));
@@ -83,11 +83,9 @@ impl Traffic {
         }
         let v = self.strata.get_mut(&name).expect("inserted above");
         v.turns += 1;
-        if gate.evaluate(t).fires() {
-            return;
-        }
-        v.skips += 1;
-        if let Some(verdict) = t.verdict() {
+        let (sampled, prior) = member.classify(t);
+        v.skips += u64::from(sampled);
+        if let Some(verdict) = prior {
             v.labelled += 1;
             v.regressions += u64::from(matches!(verdict, Verdict::Revise | Verdict::Refuse));
         }

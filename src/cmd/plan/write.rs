@@ -29,8 +29,14 @@ pub struct PlanFile {
     /// XXH3-64 of this file's text without this line, 16 hex digits.
     pub plan_id: String,
     pub salt: String,
-    /// The variant whose gate's skips are sampled.
+    /// The variant whose gate produced the traffic.
     pub production: String,
+    /// What is sampled: `production_skips` (production's skips, after the
+    /// switch) or `unlabelled_new_skips` (an audit: `variant`'s new skips
+    /// the recording left without a label, before the switch).
+    pub population: String,
+    /// The variant whose decisions make the population (`gate`'s).
+    pub variant: String,
     /// `max_skip_regression_rate` or `max_harmful_per_1k`, as given.
     pub budget: String,
     pub budget_value: f64,
@@ -56,8 +62,11 @@ pub struct PlanFile {
     /// days (what `plan`'s detection delays are predicted for).
     pub false_alarm_every_days: f64,
     pub alarm_rise: f64,
-    /// Production's gate settings: a plan is refused for other ones.
+    /// The sampled variant's gate settings: a plan is refused for other
+    /// ones.
     pub gate: FrameworkConfig,
+    /// An audit's baseline gate (its new skips are against it).
+    pub baseline_gate: Option<FrameworkConfig>,
     pub stratum: Vec<Stratum>,
 }
 
@@ -84,6 +93,11 @@ pub struct Stratum {
 pub struct Made<'a> {
     pub request: &'a Request,
     pub production: &'a Variant,
+    /// The sampled variant (production's, or the audited one) and, for an
+    /// audit, the baseline its new skips are against.
+    pub sampled: &'a Variant,
+    pub baseline: Option<&'a Variant>,
+    pub population: crate::replay::design::Population,
     pub strata_key: String,
     pub salt: String,
     pub designed: &'a Designed,
@@ -128,6 +142,8 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         plan_id: String::new(),
         salt: m.salt.clone(),
         production: m.production.name.clone(),
+        population: m.population.name().into(),
+        variant: m.sampled.name.clone(),
         budget: budget.into(),
         budget_value,
         rate: m.designed.rate,
@@ -145,7 +161,8 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         traffic,
         false_alarm_every_days: r.false_alarm_days,
         alarm_rise: 2.0,
-        gate: m.production.config.clone(),
+        gate: m.sampled.config.clone(),
+        baseline_gate: m.baseline.map(|b| b.config.clone()),
         stratum: m
             .designed
             .strata
@@ -259,8 +276,8 @@ fn plan_md(m: &Made, id: &str) -> String {
     let _ = writeln!(s, "# critic-gate plan `{id}`\n");
     let _ = writeln!(
         s,
-        "A critic sample of the skips of {}, production's gate, sized to certify their regression rate at most **{}** at {}% confidence within **{} days** in each stratum: about **{:.1} shadow critic calls a day** ({:.2}% of its {:.1} skips a day){}.\n",
-        md_text(&m.production.name),
+        "A critic sample of {}, sized to certify their regression rate at most **{}** at {}% confidence within **{} days** in each stratum: about **{:.1} shadow critic calls a day** ({:.2}% of its {:.1} a day){}.\n",
+        md_text(&m.population.words(&m.sampled.name)),
         sig(Some(d.rate)).unwrap_or(d.rate),
         m.request.confidence * 100.0,
         m.request.window_days,
@@ -361,10 +378,11 @@ pub fn summary_text(m: &Made, id: &str) -> String {
         k => format!(" in each of {k} strata"),
     };
     let mut s = format!(
-        "plan {id}: about {:.1} shadow critic calls a day ({:.2}% of production's {:.1} skips a day) are sized to certify a regression rate at most {}{strata} within {} days\n",
+        "plan {id}: about {:.1} shadow critic calls a day ({:.2}% of {:.1} a day of {}) are sized to certify a regression rate at most {}{strata} within {} days\n",
         p.calls_per_day,
         100.0 * p.probability,
         p.skips_per_day,
+        m.population.words(&m.sampled.name),
         sig(Some(m.designed.rate)).unwrap_or(m.designed.rate),
         m.request.window_days,
     );
