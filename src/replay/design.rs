@@ -185,6 +185,8 @@ pub struct Placed {
     pub stratum: String,
     pub probability: f64,
     pub drawn: bool,
+    /// The coin's key (`crate::coin::key`).
+    pub key: Vec<u8>,
 }
 
 impl Design {
@@ -206,6 +208,7 @@ impl Design {
             stratum,
             probability,
             drawn,
+            key,
         }
     }
 }
@@ -252,6 +255,17 @@ pub struct DesignTally {
     pub unplanned: u64,
     /// Set when tallies of different plans were merged: no figure then.
     pub mixed: bool,
+    /// Skips of the population whose coin key is the run's id alone (no
+    /// `turn_id`, no `turn`): every skip of the run shares one draw, a
+    /// cluster sample, for which the bound does not hold.
+    #[serde(default)]
+    pub run_keyed: u64,
+    /// The drawn skips' keys (XXH3-64), and the draws whose key an earlier
+    /// draw had (duplicated lines, reused ids): one coin, not two.
+    #[serde(default)]
+    pub keys: std::collections::BTreeSet<u64>,
+    #[serde(default)]
+    pub shared_keys: u64,
 }
 
 impl DesignTally {
@@ -278,6 +292,7 @@ impl DesignTally {
             return;
         }
         let at = d.place(t);
+        self.run_keyed += u64::from(t.turn_id.is_none() && t.turn.is_none());
         let s = self.strata.entry(at.stratum).or_default();
         s.probability = at.probability;
         s.skips += 1;
@@ -286,6 +301,9 @@ impl DesignTally {
             return;
         }
         s.drawn += 1;
+        if !self.keys.insert(xxhash_rust::xxh3::xxh3_64(&at.key)) {
+            self.shared_keys += 1;
+        }
         // Production's own critic first: it saw the turn's whole context.
         let (verdict, by_production) = match (t.verdict(), shadow) {
             (Some(v), _) => (Some(v), true),
@@ -309,6 +327,13 @@ impl DesignTally {
             self.mixed = true;
         }
         self.mixed |= o.mixed;
+        self.run_keyed += o.run_keyed;
+        self.shared_keys += o.shared_keys;
+        for k in &o.keys {
+            if !self.keys.insert(*k) {
+                self.shared_keys += 1;
+            }
+        }
         self.other_plan += o.other_plan;
         self.unplanned += o.unplanned;
         for (k, b) in &o.strata {
@@ -327,7 +352,7 @@ impl DesignTally {
     /// gate saw).
     pub fn figures(&self, turns: u64, alpha: f64) -> SampleFigures {
         let sum = |f: fn(&StratumTally) -> u64| self.strata.values().map(f).sum::<u64>();
-        let groups = by_probability(self.strata.values());
+        let groups = by_probability(&self.strata);
         let mut f = SampleFigures {
             production_skips: sum(|s| s.skips),
             sampled: sum(|s| s.drawn),
@@ -343,6 +368,8 @@ impl DesignTally {
                 .sum(),
             other_plan: self.other_plan,
             unplanned: self.unplanned,
+            run_keyed: self.run_keyed,
+            shared_keys: self.shared_keys,
             ..Default::default()
         };
         f.labelled = f.labelled_shadow + f.labelled_production;
@@ -351,6 +378,11 @@ impl DesignTally {
             return f;
         }
         f.estimate = horvitz_thompson(&groups).map(|t| t / f.production_skips as f64);
+        if self.run_keyed > 0 || self.shared_keys > 0 {
+            // Skips that share a coin are drawn together: the bound's
+            // simple random sample is not what was drawn.
+            return f;
+        }
         let observed: Vec<Group> = groups.iter().map(|g| g.observed()).collect();
         let worst: Vec<Group> = groups.iter().map(|g| g.worst()).collect();
         let n = f.production_skips as f64;
@@ -401,11 +433,15 @@ impl Group {
     }
 }
 
-/// The strata with skips, pooled by probability (ascending).
-fn by_probability<'a>(strata: impl Iterator<Item = &'a StratumTally>) -> Vec<Group> {
-    let mut g: BTreeMap<u64, Group> = BTreeMap::new();
-    for s in strata.filter(|s| s.skips > 0) {
-        let e = g.entry(s.probability.to_bits()).or_default();
+/// The strata with skips, pooled by probability (ascending); a stratum
+/// that drew skips and got no label back is a group of its own (all its
+/// skips may be regressions), never bounded by the other strata's labels:
+/// a shadow critic that fails on one language says nothing of it.
+fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
+    let mut g: BTreeMap<(u64, Option<&str>), Group> = BTreeMap::new();
+    for (name, s) in strata.iter().filter(|(_, s)| s.skips > 0) {
+        let alone = (s.drawn > 0 && s.labelled() == 0).then_some(name.as_str());
+        let e = g.entry((s.probability.to_bits(), alone)).or_default();
         e.probability = s.probability;
         e.population += s.skips;
         e.drawn += s.drawn;
@@ -453,7 +489,7 @@ pub fn pooled_upper(groups: &[Group], alpha: f64) -> Option<(u64, BoundMethod)> 
             l => hypergeom_upper(g.regressions, l, g.population, level)?,
         };
     }
-    let method = match groups.len() {
+    let method = match tested {
         1 => BoundMethod::Exact,
         _ => BoundMethod::Bonferroni,
     };
@@ -501,6 +537,10 @@ pub struct SampleFigures {
     /// The bounds as counts of regressions among the population.
     pub upper_count: Option<u64>,
     pub worst_count: Option<u64>,
+    /// Why no bound: skips keyed by their run alone, or draws sharing a
+    /// key.
+    pub run_keyed: u64,
+    pub shared_keys: u64,
 }
 
 /// Does the design's bound cover? Windows of production's skips with a
@@ -688,16 +728,15 @@ mod tests {
     fn labels_count_by_source_and_strays_are_counted_apart() {
         let d = design(1.0);
         let mut t = DesignTally::new(&d);
-        let shadow = |plan: &str, v: &str| {
+        let shadow = |n: u64, plan: &str, v: &str| {
             format!(
-                r#"{{"run_id":"r","turn":{},"draft":"ok","sampled_label":{{"format":1,"source":"shadow","plan_id":"{plan}","probability":1,"verdict":"{v}"}}}}"#,
-                v.len()
+                r#"{{"run_id":"r","turn":{n},"draft":"ok","sampled_label":{{"format":1,"source":"shadow","plan_id":"{plan}","probability":1,"verdict":"{v}"}}}}"#,
             )
         };
-        t.add(&d, &turn(&shadow("p1", "revise")), true);
-        t.add(&d, &turn(&shadow("p1", "approve")), true);
-        t.add(&d, &turn(&shadow("p2", "revise")), true);
-        t.add(&d, &turn(&shadow("p1", "refuse")), false);
+        t.add(&d, &turn(&shadow(1, "p1", "revise")), true);
+        t.add(&d, &turn(&shadow(2, "p1", "approve")), true);
+        t.add(&d, &turn(&shadow(3, "p2", "revise")), true);
+        t.add(&d, &turn(&shadow(4, "p1", "refuse")), false);
         t.add(
             &d,
             &turn(
@@ -743,6 +782,54 @@ mod tests {
         assert_eq!((t.strata["all"].drawn, t.unplanned), (0, 1));
         let f = t.figures(10, 0.05);
         assert_eq!((f.upper, f.estimate, f.unmonitored_skips), (None, None, 1));
+    }
+
+    /// Review of #45: strata were pooled by probability before a stratum
+    /// without labels was counted whole, so a stratum whose shadow calls
+    /// all failed was bounded by another stratum's labels. Now it counts
+    /// all its skips.
+    #[test]
+    fn a_stratum_whose_calls_all_fail_is_not_bounded_by_the_others() {
+        let mut t = DesignTally::default();
+        let at = |skips, drawn, shadow, regressions, failed| StratumTally {
+            probability: 0.1,
+            skips,
+            drawn,
+            shadow,
+            production: 0,
+            regressions,
+            failed,
+        };
+        t.strata.insert("en".into(), at(4_000, 400, 400, 2, 0));
+        t.strata.insert("ja".into(), at(4_000, 400, 0, 0, 400));
+        let f = t.figures(40_000, 0.05);
+        assert!(f.upper_count.unwrap() >= 4_000, "{f:?}");
+        assert_eq!(f.method, Some(BoundMethod::Exact), "one group has labels");
+    }
+
+    /// Review of #45: a turn with no turn_id and no turn is keyed by its
+    /// run, so a run's skips share one draw (a cluster sample), and a
+    /// repeated key is one coin drawn twice: no bound then, a note says
+    /// why; the estimate stays.
+    #[test]
+    fn shared_coins_withhold_the_bound() {
+        let d = design(1.0);
+        let one = r#"{"run_id":"r","turn_id":"t1","draft":"ok","sampled_label":{"format":1,"source":"shadow","plan_id":"p1","probability":1,"verdict":"approve"}}"#;
+        let mut t = DesignTally::new(&d);
+        t.add(&d, &turn(one), true);
+        assert!(t.figures(10, 0.05).upper.is_some());
+        t.add(&d, &turn(one), true);
+        let f = t.figures(10, 0.05);
+        assert_eq!((f.shared_keys, f.upper, f.estimate), (1, None, Some(0.0)));
+        let mut t = DesignTally::new(&d);
+        t.add(&d, &turn(r#"{"run_id":"r","draft":"ok"}"#), true);
+        assert_eq!((t.run_keyed, t.figures(10, 0.05).upper), (1, None));
+        // Shards that drew the same key merge into the same finding.
+        let (mut a, mut b) = (DesignTally::new(&d), DesignTally::new(&d));
+        a.add(&d, &turn(one), true);
+        b.add(&d, &turn(one), true);
+        a.merge(&b);
+        assert_eq!(a.shared_keys, 1);
     }
 
     /// Horvitz-Thompson: each regression weighs 1 / p, scaled up for the

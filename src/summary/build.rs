@@ -156,8 +156,9 @@ fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>)
         let f = d.figures(totals.turns, 0.05);
         sample_fields(&f, &mut s);
         if d.population == crate::replay::design::Population::UnlabelledNewSkips {
-            two_phase_fields(&f, &view.v.counts, &mut s);
+            two_phase_fields(&f, &view.v.counts, totals.turns, &mut s);
         }
+        note_shared_coins(view.name, &f, notes);
     }
     cost_fields(view.v, &est, &mut s);
     latency_and_production_fields(view.v, &cost, &mut s);
@@ -228,6 +229,7 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
 fn two_phase_fields(
     f: &crate::replay::design::SampleFigures,
     c: &crate::replay::tally::Counts,
+    turns: u64,
     s: &mut VariantSummary,
 ) {
     let over = |m: Option<u64>| {
@@ -236,6 +238,28 @@ fn two_phase_fields(
     };
     s.new_skip_regression_rate_two_phase_upper95 = sig_up(over(f.upper_count));
     s.new_skip_regression_rate_two_phase_worst_case_upper95 = sig_up(over(f.worst_count));
+    // Harm on the audited row is of every new skip: the labelled ones'
+    // regressions as counted plus the bound on the unlabelled.
+    s.harmful_skips_per_1k_turns_upper95 = sig_up(
+        f.upper_count
+            .filter(|_| turns > 0)
+            .map(|m| (c.new_safety_regressions + m) as f64 * 1000.0 / turns as f64),
+    );
+}
+
+/// Why a sample with labels has no bound: skips that share a coin.
+fn note_shared_coins(
+    variant: &str,
+    f: &crate::replay::design::SampleFigures,
+    notes: &mut Vec<String>,
+) {
+    if f.run_keyed == 0 && f.shared_keys == 0 {
+        return;
+    }
+    notes.push(format!(
+        "variant {variant}: the plan's sample has no bound: {} of the sampled population's skips have no turn_id and no turn (the coin's key is the run's id, so a run's skips are drawn together), and {} draws share a key with an earlier one (duplicated lines or reused ids); the bound needs a coin per turn: record turn_id or turn",
+        f.run_keyed, f.shared_keys
+    ));
 }
 
 /// The figures of the run-level bound, from the labelled new skips by run
@@ -653,9 +677,16 @@ pub fn sample_sentence(v: &crate::summary::figures::VariantSummary) -> Option<St
     let share = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.2}%", x * 100.0));
     let labelled = v.sampled_labelled.unwrap_or(0);
     let mut s = format!(
-        "the plan's critic sample drew {} of production's {} skips: {} labelled ({} by a shadow critic, {} by production's own), {} failed, {} not back",
+        "the plan's critic sample drew {} of {}: {} labelled ({} by a shadow critic, {} by production's own), {} failed, {} not back",
         drawn,
-        v.production_skips.unwrap_or(0),
+        match v.production {
+            true => format!("production's {} skips", v.production_skips.unwrap_or(0)),
+            false => format!(
+                "`{}`'s {} unlabelled new skips",
+                v.variant,
+                v.new_skips.saturating_sub(v.new_labelled_skips)
+            ),
+        },
         labelled,
         v.sampled_labelled_shadow.unwrap_or(0),
         v.sampled_labelled_production.unwrap_or(0),
@@ -664,12 +695,13 @@ pub fn sample_sentence(v: &crate::summary::figures::VariantSummary) -> Option<St
     );
     match v.skip_regression_rate_upper95 {
         Some(u) => s.push_str(&format!(
-            "; regression rate on production's skips estimated {}, at most {} (95%, {}), at most {} counting every draw without a verdict a regression",
+            "; their regression rate estimated {}, at most {} (95%, {}), at most {} counting every draw without a verdict a regression",
             share(v.skip_regression_rate_estimate),
             share(Some(u)),
             v.skip_bound_method.as_deref().unwrap_or("?"),
             share(v.skip_regression_rate_worst_case_upper95),
         )),
+        None if labelled > 0 => s.push_str("; no bound (see the notes)"),
         None => s.push_str("; no labelled draw yet, so nothing bounds their regression rate"),
     }
     Some(s)

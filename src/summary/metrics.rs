@@ -471,7 +471,7 @@ figures! {
     skip_regression_rate_worst_case_upper95: Option<f64>, "share",
         "skip_regression_rate_upper95 with every sampled skip without a verdict (failed or unreviewed) counted a regression: it holds however failures relate to verdicts";
     harmful_skips_per_1k_turns_upper95: Option<f64>, "per 1,000 turns",
-        "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic";
+        "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic (on an audited candidate's row: among its new skips, the labelled ones' regressions plus the bound on the unlabelled)";
     skip_bound_method: Option<String>, "",
         "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_bonferroni` (several: valid, conservative)";
     new_skip_regression_rate_two_phase_upper95: Option<f64>, "share",

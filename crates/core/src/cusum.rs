@@ -20,6 +20,9 @@ pub struct Cusum {
     pub h: u64,
 }
 
+/// The longest average run length a chart is designed for, in labels.
+pub const MAX_ARL: f64 = 1e8;
+
 /// The most units a threshold may have: beyond it the chain (and a
 /// monitor's state) would be too large to be worth it.
 pub const MAX_H: u64 = 1 << 22;
@@ -53,6 +56,11 @@ impl Cusum {
     /// such threshold. None when p0, p1 are not 0 < p0 < p1 < 1 or no
     /// threshold up to [`MAX_H`] reaches it.
     pub fn for_arl(p0: f64, p1: f64, arl0: f64) -> Option<Cusum> {
+        // Past 10^8 labels the doubles of the solve lose the run length's
+        // digits (and no plan watches that long).
+        if !(arl0 > 0.0 && arl0 <= MAX_ARL) {
+            return None;
+        }
         let up = Cusum::units(p0, p1)?;
         let arl = |h: u64| Cusum { up, h }.arl(p0);
         // The ARL rises with h: double, then bisect.
