@@ -129,10 +129,14 @@ struct Entry {
 
 type Key = (String, Option<u64>);
 
+/// The verdicts by run id, then turn: a turn looks its own up by the run
+/// id it holds, with no key built per line.
+type Verdicts = BTreeMap<String, BTreeMap<Option<u64>, Entry>>;
+
 /// Label the traffic.
 pub fn run(r: &Request) -> crate::Result<Labelled> {
     let config = r.config.plan()?;
-    let design = super::sample::design_of(&r.plan, &config, &r.config)?;
+    let design = super::sample::design_of(&r.plan, &config)?;
     let member = super::sample::Member::new(&design, &config, &r.config)?;
     let mut counts = Counts::default();
     let mut verdicts = read_verdicts(&r.verdicts, &design, r.max_line_bytes, &mut counts)?;
@@ -149,8 +153,9 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
         max_line_bytes: r.max_line_bytes,
     };
     write(r, &design, &member, &decoder, &mut verdicts, &mut counts)?;
-    counts.unknown = verdicts.values().filter(|e| !e.used && !e.conflict).count() as u64;
-    counts.conflicting = verdicts.values().filter(|e| e.conflict).count() as u64;
+    let entries = || verdicts.values().flat_map(BTreeMap::values);
+    counts.unknown = entries().filter(|e| !e.used && !e.conflict).count() as u64;
+    counts.conflicting = entries().filter(|e| e.conflict).count() as u64;
     let text = said(&counts, &r.out);
     Ok(Labelled { counts, text })
 }
@@ -162,7 +167,7 @@ fn read_verdicts(
     design: &Design,
     max_line_bytes: usize,
     counts: &mut Counts,
-) -> crate::Result<BTreeMap<Key, Entry>> {
+) -> crate::Result<Verdicts> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| {
         Error::Read(crate::Failure::caused(
@@ -170,7 +175,7 @@ fn read_verdicts(
             e,
         ))
     })?;
-    let mut map: BTreeMap<Key, Entry> = BTreeMap::new();
+    let mut map = Verdicts::new();
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     let mut line = 0u64;
@@ -201,20 +206,19 @@ fn read_verdicts(
             continue;
         }
         counts.verdicts += 1;
-        let (key, record) = verdict(text, design).map_err(invalid)?;
-        match map.get_mut(&key) {
-            None => {
-                map.insert(
-                    key,
-                    Entry {
-                        record,
-                        conflict: false,
-                        used: false,
-                    },
-                );
+        let ((run, turn), record) = verdict(text, design).map_err(invalid)?;
+        match map.entry(run).or_default().entry(turn) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(Entry {
+                    record,
+                    conflict: false,
+                    used: false,
+                });
             }
-            Some(e) if e.record == record => counts.duplicates += 1,
-            Some(e) => e.conflict = true,
+            std::collections::btree_map::Entry::Occupied(mut e) => match e.get().record == record {
+                true => counts.duplicates += 1,
+                false => e.get_mut().conflict = true,
+            },
         }
     }
     Ok(map)
@@ -309,7 +313,7 @@ fn write(
     design: &Design,
     member: &super::sample::Member,
     decoder: &crate::import::Decoder,
-    verdicts: &mut BTreeMap<Key, Entry>,
+    verdicts: &mut Verdicts,
     counts: &mut Counts,
 ) -> crate::Result<()> {
     let fail = |e: std::io::Error| {
@@ -381,11 +385,13 @@ fn labelled_line<'a>(
     raw: &'a str,
     design: &Design,
     member: &super::sample::Member,
-    verdicts: &mut BTreeMap<Key, Entry>,
+    verdicts: &mut Verdicts,
     counts: &mut Counts,
 ) -> Result<std::borrow::Cow<'a, str>, String> {
-    let key = (t.run_id.to_string(), t.turn);
-    let Some(e) = verdicts.get_mut(&key) else {
+    let Some(e) = verdicts
+        .get_mut(&*t.run_id)
+        .and_then(|turns| turns.get_mut(&t.turn))
+    else {
         return Ok(raw.into());
     };
     if t.label.is_some() {

@@ -150,7 +150,7 @@ impl Request {
             .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
         o.outputs.format = self.format;
         if let Some(path) = &self.plan {
-            o.tallies.design = Some(super::sample::design_of(path, &o.plan, &self.config)?);
+            o.tallies.design = Some(super::sample::design_of(path, &o.plan)?);
         }
         Ok(o)
     }

@@ -298,20 +298,23 @@ impl Member {
 
 /// The design of the plan at `path`, refused when the config's variant
 /// it samples has other gate settings than the plan's.
-pub fn design_of(
+pub fn design_of(path: &Path, config: &crate::config::Plan) -> crate::Result<Design> {
+    design_from(path, &read_plan(path)?, config)
+}
+
+/// [`design_of`] for a plan read already (from `path`, for messages).
+fn design_from(
     path: &Path,
+    plan: &PlanFile,
     config: &crate::config::Plan,
-    file: &Config,
 ) -> crate::Result<Design> {
-    let _ = file;
-    let plan = read_plan(path)?;
-    let v = sampled_variant(path, &plan, config)?;
+    let v = sampled_variant(path, plan, config)?;
     let strata =
         Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
     Ok(Design {
         plan_id: plan.plan_id.clone(),
         salt: plan.salt.clone(),
-        population: population_of(&plan)?,
+        population: population_of(plan)?,
         variant: v.name.clone(),
         strata,
         probability: plan
@@ -346,7 +349,7 @@ pub struct Sampled {
 pub fn run(r: &Request) -> crate::Result<Sampled> {
     let plan = read_plan(&r.plan)?;
     let config = r.config.plan()?;
-    let design = design_of(&r.plan, &config, &r.config)?;
+    let design = design_from(&r.plan, &plan, &config)?;
     let member = Member::new(&design, &config, &r.config)?;
     let decoder = crate::import::Decoder {
         format: r.from,
@@ -356,7 +359,7 @@ pub fn run(r: &Request) -> crate::Result<Sampled> {
     };
     crate::report::or_remove_new(&r.out, || {
         crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.force)?;
-        draw(r, &plan, &member, &design.strata, &decoder)
+        draw(r, &plan, &design, &member, &decoder)
     })
 }
 
@@ -365,8 +368,8 @@ pub fn run(r: &Request) -> crate::Result<Sampled> {
 fn draw(
     r: &Request,
     plan: &PlanFile,
+    design: &Design,
     member: &Member,
-    strata: &Strata,
     decoder: &crate::import::Decoder,
 ) -> crate::Result<Sampled> {
     let path = r.out.join("requests.jsonl");
@@ -379,11 +382,6 @@ fn draw(
     let mut file = crate::report::WholeFile::create(&path, r.out.join(".requests.jsonl.partial"))
         .map_err(fail)?;
     let w = file.writer();
-    let probability: BTreeMap<&str, f64> = plan
-        .stratum
-        .iter()
-        .map(|s| (s.value.as_str(), s.probability))
-        .collect();
     let mut drawn: BTreeMap<String, Drawn> = BTreeMap::new();
     let mut written: std::io::Result<()> = Ok(());
     let read = crate::cmd::mine::scan::each_turn(
@@ -395,22 +393,16 @@ fn draw(
             if written.is_err() || !member.holds(t) {
                 return;
             }
-            let value = strata.of(t);
-            // A value the plan folded into `(other)` (past its first
-            // values) takes that stratum's probability; one it has not
-            // seen, the plan's default (the highest of its strata's).
-            let p = probability
-                .get(value.as_str())
-                .or_else(|| probability.get(crate::replay::segments::OTHER))
-                .copied()
-                .or(Some(plan.default_probability));
-            let d = drawn.entry(value.clone()).or_default();
+            // The replay's draw: a value the plan folded into `(other)`
+            // takes that stratum's probability, one it has not seen the
+            // plan's default (the highest of its strata's).
+            let at = design.place(t);
+            let d = drawn.entry(at.value.clone()).or_default();
             d.skips += 1;
-            d.probability = p;
-            let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
-            if p.is_some_and(|p| crate::coin::drawn(&plan.salt, &key, p)) {
+            d.probability = Some(at.probability);
+            if at.drawn {
                 d.sampled += 1;
-                written = writeln!(w, "{}", request(t, plan, &value, p.unwrap_or(0.0)));
+                written = writeln!(w, "{}", request(t, plan, &at.value, at.probability));
             }
         },
     );

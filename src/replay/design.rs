@@ -181,6 +181,8 @@ pub struct Design {
 /// Where a turn falls in a design.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
+    /// The turn's value of the plan's strata, as the traffic holds it.
+    pub value: String,
     /// The stratum as the plan names it: the value, `(other)` or `(new)`.
     pub stratum: String,
     pub probability: f64,
@@ -196,7 +198,7 @@ impl Design {
     pub fn place(&self, t: &Turn) -> Placed {
         let value = self.strata.of(t);
         let (stratum, probability) = match self.probability.get(&value) {
-            Some(p) => (value, *p),
+            Some(p) => (value.clone(), *p),
             None => match self.probability.get(OTHER) {
                 Some(p) => (OTHER.to_string(), *p),
                 None => (NEW.to_string(), self.default_probability),
@@ -205,6 +207,7 @@ impl Design {
         let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
         let drawn = crate::coin::drawn(&self.salt, &key, probability);
         Placed {
+            value,
             stratum,
             probability,
             drawn,

@@ -63,6 +63,9 @@ pub struct Replayer {
     pub scan: Scan,
     /// How the input's blocks become traffic (`--from`).
     pub decoder: Decoder,
+    /// The variant a plan's population is made of (None without a plan),
+    /// found once.
+    design_variant: Option<usize>,
 }
 
 /// Every variant's gate, each pattern list compiled once. A pattern that
@@ -106,6 +109,11 @@ impl Replayer {
             None => ScopeColumns::default(),
         };
         let decoder = Replayer::decoder_of(opts);
+        let design_variant = opts
+            .tallies
+            .design
+            .as_ref()
+            .and_then(|d| opts.plan.variants.iter().position(|v| v.name == d.variant));
         Ok(Replayer {
             input: opts.input.clone(),
             plan: opts.plan.clone(),
@@ -116,6 +124,7 @@ impl Replayer {
             scope_columns,
             scan: Scan::default(),
             decoder,
+            design_variant,
         })
     }
 
@@ -326,7 +335,7 @@ impl Replayer {
         scratch.counts.clear();
         scratch.fields_set = false;
         scratch.skip_key = None;
-        let sampled = self.design_variant();
+        let sampled = self.design_variant;
         for (i, gate) in self.gates.iter().enumerate() {
             let other;
             let eval = if i == b {
@@ -358,12 +367,6 @@ impl Replayer {
         if self.tallies.detail {
             self.segment(turn, text, &facts, scratch);
         }
-    }
-
-    /// The variant a plan's population is made of (None without a plan).
-    fn design_variant(&self) -> Option<usize> {
-        let d = self.tallies.design.as_ref()?;
-        self.plan.variants.iter().position(|v| v.name == d.variant)
     }
 
     /// A turn against the plan's sample, by the sampled variant's decision.
