@@ -232,3 +232,29 @@ for i, d in enumerate(drafts):
     unlabelled.append({"run_id": f"trace-{i // 3}", "turn": i % 3, "scope": {"tenant": "initech"},
                        "language": "en", "draft": d})
 write("unlabelled.jsonl", unlabelled)
+
+# Two weeks after the switch (`reports/monitor`, with the plan of
+# `reports/plan-watched`): production runs the smart gate and its critic
+# reviews every turn an exploration gate sent it; here, as recorded under
+# the legacy gate, every turn has production's verdict, so the plan's
+# drawn skips are labelled by production's own critic. Each day 40
+# conversations of four turns: English and German acks (the smart gate
+# skips them), and a reply it fires on; one ack in 120 revised.
+watched = []
+acks = {"en": ["Got it, thanks!", "Sounds good.", "Perfect, thanks."],
+        "de": ["Alles klar, danke!", "Super, danke."]}
+n = 0
+for day in range(14):
+    for c in range(40):
+        lang = "de" if c % 5 == 0 else "en"
+        for turn in range(4):
+            n += 1
+            if turn == 3:
+                draft, verdict = "Your order 4812 shipped on March 3 via DHL; it arrives in two days.", "approve"
+            else:
+                draft = acks[lang][(c + turn) % len(acks[lang])]
+                verdict = "revise" if n % 120 == 7 else "approve"
+            watched.append({"run_id": f"w{day:02d}-{c:02d}", "turn": turn, "language": lang,
+                            "ts": f"2026-11-{day + 1:02d}T{9 + c // 5:02d}:{(c * 7) % 60:02d}:00Z",
+                            "draft": draft, "critic": critic(verdict)})
+write("watched.jsonl", watched)

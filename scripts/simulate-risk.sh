@@ -27,3 +27,11 @@ cargo test --release --locked --lib plan::simulation -- --nocapture --test-threa
 # conversations, failures at random and informative.
 cargo test --release --locked --lib design::simulation -- --nocapture --test-threads 1 2>&1 |
   grep -E "design coverage|test result|panicked"
+# (#46) monitor: 90 daily looks, 2,000 replicates a setting: the anytime
+# bounds' coverage of the realised rate, false `above` at R, false
+# `certified` at 1.5R, the change alarm against its designed level, its
+# median delay against plan's prediction, and with no regression the day
+# it certifies against plan's; the naive daily looks beside. On real
+# traffic: scripts/monitor_real_traffic.py TASKMASTER4_DATA_DIR.
+cargo test --release --locked --lib monitor::simulation -- --nocapture --test-threads 1 2>&1 |
+  grep -E "one probability|unequal|test result|panicked"

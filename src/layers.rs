@@ -14,7 +14,7 @@ use std::path::Path;
 /// re-exports them under the same names.
 const TIERS: &[&[&[&str]]] = &[
     &[
-        &["stats", "vocab", "coin", "cusum"],
+        &["stats", "vocab", "coin", "cusum", "anytime"],
         &["deployment", "budgets"],
         &["config"],
         &["grid"],
@@ -39,6 +39,7 @@ const CORE: &[&str] = &[
     "vocab",
     "coin",
     "cusum",
+    "anytime",
     "deployment",
     "budgets",
     "config",

@@ -15,7 +15,8 @@
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.
 pub use critic_gate_core::{
-    budgets, coin, config, cusum, deployment, derive, gate, grid, import, read, stats, vocab,
+    anytime, budgets, coin, config, cusum, deployment, derive, gate, grid, import, read, stats,
+    vocab,
 };
 
 pub mod cmd;
@@ -80,3 +81,10 @@ pub use summary::parquet::read_frame as read_parquet;
 
 #[cfg(test)]
 mod layers;
+
+/// Every declared table with its columns, as a report folder's
+/// schema.json holds them (without scope columns): what the Python
+/// package reads tables with.
+pub fn schema_json() -> serde_json::Value {
+    summary::schema::to_json(&[])
+}

@@ -64,6 +64,8 @@ __all__ = [
     "explain",
     "merge",
     "mine",
+    "monitor",
+    "Watch",
     "plan",
     "coin_value",
     "drawn",
@@ -330,6 +332,7 @@ def plan(
     force: bool = False,
     false_alarm_every_days: float = 365.0,
     audit: Optional[str] = None,
+    fidelity_share: float = 0.0,
 ) -> dict[str, Any]:
     """``critic-gate plan``: a critic sample of production's skips sized to
     certify their regression rate within ``max_skip_regression_rate`` (or
@@ -338,7 +341,9 @@ def plan(
     value. Returns plan.toml as a dict; plan.csv and plan.md are in
     ``out``. Refused (``UsageError``, nothing written) when
     ``max_calls_per_day`` cannot meet the rate: the message gives the best
-    rate it can. See docs/watching.md."""
+    rate it can. ``fidelity_share`` also sends that share of production's
+    reviewed fires to the shadow critic, for ``monitor``'s fidelity check.
+    See docs/watching.md."""
     cfg = os.fspath(config) if config is not None else None
     _, written = _native.plan(
         _files(paths),
@@ -357,8 +362,80 @@ def plan(
         force,
         false_alarm_every_days,
         audit,
+        fidelity_share,
     )
     return json.loads(written)
+
+
+class Watch:
+    """What ``critic-gate monitor`` found: ``failed`` (its exit 1: a change
+    alarm, or the rate above the budget), ``text`` (what it prints),
+    ``table`` (monitor.csv or .parquet as a DataFrame: one row per period
+    and stratum, ``stratum == "all"`` the pooled row) and ``status`` (the
+    last pooled row as a dict)."""
+
+    def __init__(self, failed: bool, text: str, table: pl.DataFrame) -> None:
+        self.failed = failed
+        self.text = text
+        self.table = table
+        pooled = table.filter(pl.col("stratum") == "all")
+        self.status: Optional[dict[str, Any]] = pooled.row(-1, named=True) if pooled.height else None
+
+    def __bool__(self) -> bool:
+        return not self.failed
+
+    def __repr__(self) -> str:
+        s = self.status["status"] if self.status else "no period"
+        return f"<critic_gate.Watch {s} failed={self.failed}>"
+
+
+def monitor(
+    paths: Union[PathLike, Sequence[PathLike]],
+    plan: PathLike,
+    out: PathLike,
+    config: Optional[PathLike] = None,
+    *,
+    by: str = "day",
+    release_at: Sequence[str] = (),
+    state: Optional[PathLike] = None,
+    merge: Sequence[PathLike] = (),
+    format: str = "csv",
+    from_: str = "traffic",
+    skip_invalid: bool = False,
+    force: bool = False,
+    max_fidelity_gap: float = 0.05,
+) -> Watch:
+    """``critic-gate monitor``: traffic labelled by ``plan``'s sample,
+    cut ``by`` day, week or release (``release_at`` dates), with the
+    estimate, the period's bound, bounds valid at every look, the change
+    alarm and a status per period and stratum, written into ``out``.
+    ``state`` keeps the counts between runs (a period counted already is
+    refused); ``merge`` adds shards' states. ``paths`` may be empty with
+    ``merge`` or an existing ``state``. See docs/watching.md."""
+    cfg = os.fspath(config) if config is not None else None
+    files = _files(paths) if paths else []
+    text, failed = _native.monitor(
+        files,
+        os.fspath(plan),
+        os.fspath(out),
+        cfg,
+        by,
+        list(release_at),
+        os.fspath(state) if state is not None else None,
+        [os.fspath(m) for m in merge],
+        format,
+        from_,
+        skip_invalid,
+        force,
+        max_fidelity_gap,
+    )
+    folder = Path(out)
+    if format == "parquet":
+        table = pl.read_parquet(folder / "monitor.parquet")
+    else:
+        declared = json.loads(_native.schema_json())["tables"]["monitor.csv"]
+        table = _declared_csv(folder / "monitor.csv", declared)
+    return Watch(failed, text, table)
 
 
 def coin_value(salt: str, key: bytes) -> int:

@@ -707,7 +707,7 @@ fn turn_key(run_id: &str, turn: Option<u64>, turn_id: Option<&str>) -> Vec<u8> {
 /// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
 /// plan.csv and plan.md are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None))]
+#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None, fidelity_share=0.0))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
@@ -727,6 +727,7 @@ fn plan(
     force: bool,
     false_alarm_every_days: f64,
     audit: Option<String>,
+    fidelity_share: f64,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::plan::{Budget, Request};
     let budget = match (max_skip_regression_rate, max_harmful_per_1k) {
@@ -751,6 +752,7 @@ fn plan(
         confidence,
         window_days,
         false_alarm_days: false_alarm_every_days,
+        fidelity_share,
         audit,
         strata,
         max_calls_per_day,
@@ -766,6 +768,55 @@ fn plan(
         .map_err(fail)?;
     let file = serde_json::to_string(&p.file).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((p.text, file))
+}
+
+/// `critic-gate monitor`: `(what it prints, whether it fails (exit 1))`;
+/// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05))]
+#[allow(clippy::too_many_arguments)]
+fn monitor(
+    py: Python<'_>,
+    paths: Vec<String>,
+    plan: PathBuf,
+    out: PathBuf,
+    config: Option<PathBuf>,
+    by: &str,
+    release_at: Vec<String>,
+    state: Option<PathBuf>,
+    merge: Vec<PathBuf>,
+    table_format: &str,
+    from_: &str,
+    skip_invalid: bool,
+    force: bool,
+    max_fidelity_gap: f64,
+) -> PyResult<(String, bool)> {
+    let r = critic_gate::cmd::monitor::Request {
+        sources: paths,
+        plan,
+        config: config.into(),
+        out,
+        by: by.to_string(),
+        release_at,
+        state,
+        merge,
+        format: format(table_format)?,
+        max_fidelity_gap,
+        from: from_.parse().map_err(unknown)?,
+        skip_invalid,
+        max_line_bytes: critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES,
+        force,
+    };
+    let m = py
+        .detach(|| critic_gate::cmd::monitor::run(&r))
+        .map_err(fail)?;
+    Ok((m.text, m.failed))
+}
+
+/// Every table's declared columns, as schema.json holds them.
+#[pyfunction]
+fn schema_json() -> String {
+    critic_gate::schema_json().to_string()
 }
 
 #[pymodule]
@@ -788,6 +839,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(mine, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(monitor, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(coin_value, m)?)?;
     m.add_function(wrap_pyfunction!(coin_drawn, m)?)?;

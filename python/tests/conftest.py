@@ -26,9 +26,9 @@ def cli() -> str:
     return exe
 
 
-def run_cli(cli: str, *args: str) -> None:
+def run_cli(cli: str, *args: str, expect: int = 0) -> None:
     done = subprocess.run([cli, *args], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == expect, done.stderr
 
 
 def files(folder: Path) -> list[str]:

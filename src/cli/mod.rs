@@ -55,6 +55,10 @@ pub enum Command {
     /// traffic, each as a label with its inclusion probability.
     #[command(after_help = critic_gate::cmd::labels::HELP)]
     Labels(critic_gate::cmd::labels::Args),
+    /// Watch a deployed gate period by period: the sample's estimate, bounds
+    /// valid at every look, a change alarm and a status.
+    #[command(after_help = critic_gate::cmd::monitor::HELP)]
+    Monitor(critic_gate::cmd::monitor::Args),
     /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
     #[command(after_help = critic_gate::cmd::check::HELP)]
     Check(critic_gate::cmd::check::Args),
@@ -92,7 +96,7 @@ First steps:
   critic-gate replay traffic.jsonl --config critic-gate.toml --out reports/first
   critic-gate check reports/first --config critic-gate.toml
 
-Exit codes: 0 success; 1 a budget failed (check, diff --fail-on-new-regressions); 2 the tool could not do its job.
+Exit codes: 0 success; 1 a budget failed (check, diff --fail-on-new-regressions, monitor's alarm); 2 the tool could not do its job.
 Reference: README.md and docs/ in the critic-gate repository (docs/traffic-format.md: the input).";
 
 /// What a command decided (its exit code), or the error it exits on.
@@ -139,6 +143,13 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Plan(a) => say(!a.pass.quiet, &cmd::plan::run(&a.request())?.text),
         Command::Sample(a) => say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text),
         Command::Labels(a) => say(!a.pass.quiet, &cmd::labels::run(&a.request())?.text),
+        Command::Monitor(a) => {
+            let m = cmd::monitor::run(&a.request())?;
+            if !a.pass.quiet {
+                output::stdout(&m.text)?;
+            }
+            decided(!m.failed)
+        }
         Command::Patterns(a) => say(true, &cmd::patterns::run(&a.request())?),
     }
 }

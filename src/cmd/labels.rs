@@ -403,13 +403,19 @@ fn labelled_line<'a>(
     if e.conflict {
         return Ok(raw.into());
     }
-    let placed = member.holds(t).then(|| design.place(t));
-    let Some(placed) = placed.filter(|p| p.drawn) else {
+    let probability = match member.holds(t) {
+        true => Some(design.place(t))
+            .filter(|p| p.drawn)
+            .map(|p| p.probability),
+        // A reviewed fire the fidelity coin drew.
+        false => (t.verdict().is_some() && design.fidelity_drawn(t)).then_some(design.fidelity),
+    };
+    let Some(probability) = probability else {
         counts.not_drawn += 1;
         return Ok(raw.into());
     };
     let mut label = e.record.label.clone();
-    label["probability"] = json!(placed.probability);
+    label["probability"] = json!(probability);
     counts.labelled += 1;
     counts.failed += u64::from(e.record.failed);
     let body = raw.trim_end();

@@ -24,6 +24,7 @@ pub mod init;
 pub mod labels;
 pub mod merge;
 pub mod mine;
+pub mod monitor;
 pub mod patterns;
 pub mod plan;
 pub mod replay;

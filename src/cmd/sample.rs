@@ -303,7 +303,7 @@ pub fn design_of(path: &Path, config: &crate::config::Plan) -> crate::Result<Des
 }
 
 /// [`design_of`] for a plan read already (from `path`, for messages).
-fn design_from(
+pub fn design_from(
     path: &Path,
     plan: &PlanFile,
     config: &crate::config::Plan,
@@ -323,6 +323,7 @@ fn design_from(
             .map(|s| (s.value.clone(), s.probability))
             .collect(),
         default_probability: plan.default_probability,
+        fidelity: plan.fidelity_probability,
     })
 }
 
@@ -383,6 +384,10 @@ fn draw(
         .map_err(fail)?;
     let w = file.writer();
     let mut drawn: BTreeMap<String, Drawn> = BTreeMap::new();
+    let mut fidelity = Drawn {
+        probability: Some(design.fidelity),
+        ..Drawn::default()
+    };
     let mut written: std::io::Result<()> = Ok(());
     let read = crate::cmd::mine::scan::each_turn(
         &r.sources,
@@ -390,7 +395,19 @@ fn draw(
         r.skip_invalid,
         decoder,
         &mut |t, _| {
-            if written.is_err() || !member.holds(t) {
+            if written.is_err() {
+                return;
+            }
+            if !member.holds(t) {
+                // A reviewed fire: in the fidelity sample when drawn.
+                if design.fidelity > 0.0 && t.verdict().is_some() {
+                    fidelity.skips += 1;
+                    if design.fidelity_drawn(t) {
+                        fidelity.sampled += 1;
+                        let q = request(t, plan, FIDELITY, design.fidelity);
+                        written = writeln!(w, "{q}");
+                    }
+                }
                 return;
             }
             // The replay's draw: a value the plan folded into `(other)`
@@ -409,9 +426,19 @@ fn draw(
     let read = read?;
     written.map_err(fail)?;
     file.finish().map_err(fail)?;
-    let summary = sample_json(plan, &drawn, read.turns);
+    let mut summary = sample_json(plan, &drawn, read.turns);
+    if design.fidelity > 0.0 {
+        summary["fidelity"] = json!({"reviewed_fires": fidelity.skips, "probability": design.fidelity,
+                                     "sampled": fidelity.sampled});
+    }
     crate::report::put(&r.out, "sample.json", format!("{summary:#}\n").as_bytes())?;
-    let text = said(&drawn, &r.out, &member.words);
+    let mut text = said(&drawn, &r.out, &member.words);
+    if design.fidelity > 0.0 {
+        text.push_str(&format!(
+            "sample: {} of {} of production's reviewed fires drawn for the fidelity check (stratum {FIDELITY})\n",
+            fidelity.sampled, fidelity.skips
+        ));
+    }
     Ok(Sampled {
         turns: read.turns,
         rejected: read.rejected,
@@ -419,6 +446,10 @@ fn draw(
         text,
     })
 }
+
+/// The stratum a fidelity request names: a fire of production's, drawn
+/// to compare the shadow critic with production's.
+pub const FIDELITY: &str = "(fidelity)";
 
 /// One request: where the turn is, what a critic reviews, and its draw.
 fn request(t: &Turn, plan: &PlanFile, stratum: &str, p: f64) -> serde_json::Value {

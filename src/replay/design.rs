@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::read::turn::Turn;
+use crate::read::turn::{SampledLabel, Turn};
 use crate::stats::hypergeom_upper;
 
 use super::segments::{capped, raw_label, recorded, MAX_VALUE_BYTES, NONE, OTHER};
@@ -176,6 +176,10 @@ pub struct Design {
     /// The probability of a value the plan does not name (when it has no
     /// `(other)` stratum).
     pub default_probability: f64,
+    /// The probability a fire of production's with a critic verdict is
+    /// drawn for the shadow critic too (the fidelity sample; 0: none).
+    #[serde(default)]
+    pub fidelity: f64,
 }
 
 /// Where a turn falls in a design.
@@ -197,13 +201,7 @@ impl Design {
     /// the default.
     pub fn place(&self, t: &Turn) -> Placed {
         let value = self.strata.of(t);
-        let (stratum, probability) = match self.probability.get(&value) {
-            Some(p) => (value.clone(), *p),
-            None => match self.probability.get(OTHER) {
-                Some(p) => (OTHER.to_string(), *p),
-                None => (NEW.to_string(), self.default_probability),
-            },
-        };
+        let (stratum, probability) = self.stratum_of(&value);
         let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
         let drawn = crate::coin::drawn(&self.salt, &key, probability);
         Placed {
@@ -214,6 +212,40 @@ impl Design {
             key,
         }
     }
+}
+
+impl Design {
+    /// Whether a fire of production's with a critic verdict is in the
+    /// fidelity sample: the same coin, at the fidelity probability (a fire
+    /// is never a skip, so the two samples never share a turn).
+    pub fn fidelity_drawn(&self, t: &Turn) -> bool {
+        self.fidelity > 0.0 && {
+            let key = crate::coin::key(t.turn_id.as_deref(), &t.run_id, t.turn);
+            crate::coin::drawn(&self.salt, &key, self.fidelity)
+        }
+    }
+
+    /// The stratum a value of the plan's strata is in, and its
+    /// probability (without drawing the coin).
+    pub fn stratum_of(&self, value: &str) -> (String, f64) {
+        match self.probability.get(value) {
+            Some(p) => (value.to_string(), *p),
+            None => match self.probability.get(OTHER) {
+                Some(p) => (OTHER.to_string(), *p),
+                None => (NEW.to_string(), self.default_probability),
+            },
+        }
+    }
+}
+
+/// A drawn skip's verdict, as a monitor orders and charts it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Verdict {
+    /// The coin key's XXH3-64: the order within a period (the same in
+    /// any reading order, and unrelated to the verdict).
+    pub key: u64,
+    pub stratum: String,
+    pub regression: bool,
 }
 
 /// One stratum's sample: production's skips, those the coin drew, and
@@ -237,6 +269,17 @@ pub struct StratumTally {
 impl StratumTally {
     pub fn labelled(&self) -> u64 {
         self.shadow + self.production
+    }
+
+    /// Add another tally of the same stratum.
+    pub fn add(&mut self, b: &StratumTally) {
+        self.probability = b.probability;
+        self.skips += b.skips;
+        self.drawn += b.drawn;
+        self.shadow += b.shadow;
+        self.production += b.production;
+        self.regressions += b.regressions;
+        self.failed += b.failed;
     }
 }
 
@@ -269,6 +312,37 @@ pub struct DesignTally {
     pub keys: std::collections::BTreeSet<u64>,
     #[serde(default)]
     pub shared_keys: u64,
+    /// The fidelity sample: production's reviewed fires and what the
+    /// shadow critic said of those drawn.
+    #[serde(default)]
+    pub fidelity: Fidelity,
+}
+
+/// Production's fires with a critic verdict, those the fidelity coin drew,
+/// and the shadow critic's verdicts on them against production's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Fidelity {
+    pub probability: f64,
+    pub fires: u64,
+    pub drawn: u64,
+    /// Drawn fires with a shadow verdict.
+    pub pairs: u64,
+    /// Of them, where one critic intervened (revise or refuse) and the
+    /// other approved.
+    pub disagreements: u64,
+    /// Drawn fires whose shadow call failed.
+    pub failed: u64,
+}
+
+impl Fidelity {
+    pub fn merge(&mut self, o: &Fidelity) {
+        self.probability = self.probability.max(o.probability);
+        self.fires += o.fires;
+        self.drawn += o.drawn;
+        self.pairs += o.pairs;
+        self.disagreements += o.disagreements;
+        self.failed += o.failed;
+    }
 }
 
 impl DesignTally {
@@ -282,7 +356,8 @@ impl DesignTally {
     }
 
     /// Count one turn; `skipped` says whether production's gate skips it.
-    pub fn add(&mut self, d: &Design, t: &Turn, skipped: bool) {
+    /// The verdict of a drawn skip, when it has one.
+    pub fn add(&mut self, d: &Design, t: &Turn, skipped: bool) -> Option<Verdict> {
         let shadow = match t.label.as_deref() {
             Some(l) if l.plan_id != d.plan_id => {
                 self.other_plan += 1;
@@ -291,37 +366,77 @@ impl DesignTally {
             other => other,
         };
         if !skipped {
-            self.unplanned += u64::from(shadow.is_some());
-            return;
+            self.fire(d, t, shadow);
+            return None;
         }
         let at = d.place(t);
         self.run_keyed += u64::from(t.turn_id.is_none() && t.turn.is_none());
-        let s = self.strata.entry(at.stratum).or_default();
+        // The name is copied once per stratum, not once per skip.
+        if !self.strata.contains_key(&at.stratum) {
+            self.strata
+                .insert(at.stratum.clone(), StratumTally::default());
+        }
+        let s = self
+            .strata
+            .get_mut(&at.stratum)
+            .expect("the stratum is in the map");
         s.probability = at.probability;
         s.skips += 1;
         if !at.drawn {
             self.unplanned += u64::from(shadow.is_some());
-            return;
+            return None;
         }
         s.drawn += 1;
-        if !self.keys.insert(xxhash_rust::xxh3::xxh3_64(&at.key)) {
+        let key = xxhash_rust::xxh3::xxh3_64(&at.key);
+        if !self.keys.insert(key) {
             self.shared_keys += 1;
         }
         // Production's own critic first: it saw the turn's whole context.
         let (verdict, by_production) = match (t.verdict(), shadow) {
             (Some(v), _) => (Some(v), true),
             (None, Some(l)) => (l.verdict, false),
-            (None, None) => return,
+            (None, None) => return None,
         };
-        match verdict {
-            Some(v) => {
-                match by_production {
-                    true => s.production += 1,
-                    false => s.shadow += 1,
-                }
-                s.regressions += u64::from(v.is_intervention());
+        let Some(v) = verdict else {
+            s.failed += 1;
+            return None;
+        };
+        match by_production {
+            true => s.production += 1,
+            false => s.shadow += 1,
+        }
+        s.regressions += u64::from(v.is_intervention());
+        Some(Verdict {
+            key,
+            stratum: at.stratum,
+            regression: v.is_intervention(),
+        })
+    }
+
+    /// A fire of production's: in the fidelity sample when it has a
+    /// critic verdict and the coin draws it; a shadow label elsewhere is
+    /// unplanned.
+    fn fire(&mut self, d: &Design, t: &Turn, shadow: Option<&SampledLabel>) {
+        let production = t.verdict().filter(|_| d.fidelity > 0.0);
+        let Some(p) = production else {
+            self.unplanned += u64::from(shadow.is_some());
+            return;
+        };
+        self.fidelity.probability = d.fidelity;
+        self.fidelity.fires += 1;
+        if !d.fidelity_drawn(t) {
+            self.unplanned += u64::from(shadow.is_some());
+            return;
+        }
+        self.fidelity.drawn += 1;
+        match shadow.map(|l| l.verdict) {
+            Some(Some(v)) => {
+                self.fidelity.pairs += 1;
+                self.fidelity.disagreements +=
+                    u64::from(v.is_intervention() != p.is_intervention());
             }
-            None => s.failed += 1,
+            Some(None) => self.fidelity.failed += 1,
+            None => {}
         }
     }
 
@@ -339,15 +454,9 @@ impl DesignTally {
         }
         self.other_plan += o.other_plan;
         self.unplanned += o.unplanned;
+        self.fidelity.merge(&o.fidelity);
         for (k, b) in &o.strata {
-            let a = self.strata.entry(k.clone()).or_default();
-            a.probability = b.probability;
-            a.skips += b.skips;
-            a.drawn += b.drawn;
-            a.shadow += b.shadow;
-            a.production += b.production;
-            a.regressions += b.regressions;
-            a.failed += b.failed;
+            self.strata.entry(k.clone()).or_default().add(b);
         }
     }
 
@@ -440,7 +549,7 @@ impl Group {
 /// that drew skips and got no label back is a group of its own (all its
 /// skips may be regressions), never bounded by the other strata's labels:
 /// a shadow critic that fails on one language says nothing of it.
-fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
+pub fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
     let mut g: BTreeMap<(u64, Option<&str>), Group> = BTreeMap::new();
     for (name, s) in strata.iter().filter(|(_, s)| s.skips > 0) {
         let alone = (s.drawn > 0 && s.labelled() == 0).then_some(name.as_str());
@@ -716,6 +825,7 @@ mod tests {
             strata: Strata::None,
             probability: [("all".to_string(), p)].into_iter().collect(),
             default_probability: p,
+            fidelity: 0.0,
         }
     }
 

@@ -562,8 +562,54 @@ const PLAN: &[Column] = &[
     opt("usd_per_day", F64, "USD", "calls_per_day x the mean dollars of a recorded critic call; empty without a priced call in the traffic"),
     opt("days_to_certify", F64, "days", "labels_to_certify / calls_per_day: the days until a sample with no regression certifies R; empty without calls"),
     opt("days_for_power", F64, "days", "labels_for_power / calls_per_day; empty where labels_for_power is"),
-    opt("days_to_detect_2r", F64, "days", "the median days a change alarm on the stratum's labels fires once its rate is 2R, from a calm start: a Bernoulli CUSUM for a doubling of R (whole units) whose average run length at R is false_alarm_every_days of labels, its run length from the chart's exact Markov chain; empty without calls, and on the pooled row with several strata"),
+    opt("days_to_certify_anytime", F64, "days", "the whole days until `monitor`'s anytime bound (valid at every daily look) certifies R when no label is a regression, at these volumes and probabilities (the pooled row: its union bound over the plan's probabilities); it asks more labels than one look's bound (days_to_certify); empty where a stratum is drawn at 0 or past ten years"),
+    opt("days_to_detect_2r", F64, "days", "the median days a change alarm on the stratum's labels fires once its rate is 2R, from a calm start: a Bernoulli CUSUM for a doubling of R (whole units) whose average run length at R is false_alarm_every_days x the strata with calls of labels (so the strata's charts together false-alarm about once in false_alarm_every_days; `monitor` runs them), its run length from the chart's exact Markov chain; empty without calls, and on the pooled row with several strata"),
     opt("days_to_detect_3r", F64, "days", "the same once the rate is 3R; empty also where 3R is not below 1"),
+];
+
+/// The tables `monitor` writes.
+pub const MONITOR_TABLES: [Table; 1] = [Table {
+    file: "monitor.csv",
+    written_by: "monitor",
+    row: "one row per period and stratum of production's skips, the pooled row (`stratum` = `all`) after each period's strata",
+    columns: MONITOR,
+}];
+
+const MONITOR: &[Column] = &[
+    col("period", Str, "", "the period: a day of the turns' ts (YYYY-MM-DD, as recorded), an ISO week (YYYY-Www) or a release's first day (--release-at; `(before DATE)` for turns before the first)"),
+    col("stratum", Str, "", "the plan's stratum; `all` for the pooled row"),
+    col("turns", U64, "turns", "turns of the period (and stratum)"),
+    col("fires", U64, "turns", "of them, those production's gate fires on"),
+    col("skips", U64, "turns", "of them, those production's gate skips: the population the plan samples"),
+    col("sampled", U64, "turns", "skips the plan's coin drew"),
+    col("labelled", U64, "turns", "drawn skips with a verdict: `labelled_shadow` + `labelled_production`"),
+    col("labelled_shadow", U64, "turns", "of them, a shadow critic's (the traffic's `sampled_label`)"),
+    col("labelled_production", U64, "turns", "of them, production's own critic's (an exploration gate's fire)"),
+    col("failed", U64, "turns", "drawn skips whose shadow call failed"),
+    col("regressions", U64, "turns", "labelled skips revised or refused"),
+    opt("unplanned", U64, "turns", "shadow labels of this plan on turns it did not draw (not used); on the pooled row only"),
+    opt("other_plan", U64, "turns", "shadow labels of another plan (not used); on the pooled row only"),
+    opt("estimate", F64, "share", "the period's Horvitz-Thompson estimate of the regression rate of production's skips; empty without a skip, or where a probability group drew skips and got no verdict"),
+    opt("harmful_per_1k_estimate", F64, "per 1,000 turns", "estimate x skips x 1000 / turns"),
+    opt("window_upper95", F64, "share", "the period's own upper bound (at the plan's confidence; exact hypergeometric, summed over probabilities at alpha / groups): valid for one look at this period alone"),
+    opt("worst_case_upper95", F64, "share", "the same, each drawn skip without a verdict counted a regression"),
+    col("cumulative_skips", U64, "turns", "production's skips from the first period to this one"),
+    col("cumulative_labelled", U64, "turns", "their labelled draws"),
+    col("cumulative_regressions", U64, "turns", "of them, revised or refused"),
+    opt("cumulative_estimate", F64, "share", "the Horvitz-Thompson estimate of the regression rate of all those skips"),
+    opt("anytime_upper95", F64, "share", "an upper bound on the realised regression rate of all those skips that holds at every look at once, at the plan's confidence: per inclusion probability an exact mixture martingale on the coin's draws (failed calls taken as unrelated to the verdict), summed at alpha / the plan's probabilities"),
+    opt("anytime_lower95", F64, "share", "the matching lower bound: above R is evidence the rate exceeds the budget"),
+    opt("anytime_worst_case_upper95", F64, "share", "anytime_upper95 with each drawn skip without a verdict counted a regression: it holds however failures relate to verdicts"),
+    opt("cusum", F64, "share", "the change alarm's score at the period's end as a share of its threshold (the pooled row: the highest of the strata's charts); empty without a chart"),
+    col("alarm", Bool, "", "true from the period a change alarm fired (a Bernoulli CUSUM for a rise from R to 2R per stratum, as plan.toml designed it)"),
+    opt("change_began", Str, "", "the period the alarmed chart's rise most likely began (its first label after its score was last 0)"),
+    col("status", Str, "", "`alarm`, `above` (anytime_lower95 above R), `certified` (anytime_upper95 at or below R) or `too_few_labels`, in that order"),
+    col("since", Str, "", "the period the status has held since"),
+    opt("labels_needed", U64, "turns", "on the last period's rows under too_few_labels (what a daily run reports): about how many more labels certify R if the traffic goes on as so far at the current estimate; empty otherwise, without an estimate below R, or past ten million"),
+    opt("fidelity_pairs", U64, "turns", "the plan's fidelity sample (plan --fidelity-share; pooled rows only): production's reviewed fires of the period the coin drew that the shadow critic also reviewed"),
+    opt("fidelity_disagreement", F64, "share", "over all periods so far, the share of those pairs where one critic intervened (revise or refuse) and the other approved"),
+    opt("fidelity_disagreement_lower95", F64, "share", "an anytime lower bound on that share among all production's reviewed fires so far (as anytime_lower95); above --max-fidelity-gap monitor warns that the shadow critic's verdicts may not be production's"),
+    opt("fidelity_disagreement_upper95", F64, "share", "the matching anytime upper bound"),
 ];
 
 const RISKY_DRAFTS: &[Column] = &[
@@ -788,25 +834,30 @@ const METRICS_DIFF: &[Column] = &[
 
 /// The table written as `file`.
 pub fn table(file: &str) -> &'static Table {
-    TABLES
-        .iter()
-        .chain(SWEEP_TABLES.iter())
-        .chain(MINE_TABLES.iter())
-        .chain(DIFF_TABLES.iter())
-        .chain(PLAN_TABLES.iter())
+    every_table()
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
+}
+
+/// Every command's tables, by the command that writes them.
+const GROUPS: [(&str, &[Table]); 6] = [
+    ("replay", &TABLES),
+    ("sweep", &SWEEP_TABLES),
+    ("mine", &MINE_TABLES),
+    ("diff", &DIFF_TABLES),
+    ("plan", &PLAN_TABLES),
+    ("monitor", &MONITOR_TABLES),
+];
+
+/// Every declared table.
+fn every_table() -> impl Iterator<Item = &'static Table> {
+    GROUPS.iter().flat_map(|(_, t)| t.iter())
 }
 
 /// `schema.json`: the version and every table, with the run's scope
 /// columns.
 pub fn to_json(keys: &[String]) -> Value {
-    let tables: serde_json::Map<String, Value> = TABLES
-        .iter()
-        .chain(SWEEP_TABLES.iter())
-        .chain(MINE_TABLES.iter())
-        .chain(DIFF_TABLES.iter())
-        .chain(PLAN_TABLES.iter())
+    let tables: serde_json::Map<String, Value> = every_table()
         .map(|t| (t.file.to_string(), t.schema_json(keys)))
         .collect();
     json!({"schema_version": SCHEMA_VERSION, "tables": tables})
@@ -832,14 +883,7 @@ pub fn reference_markdown() -> String {
     for (v, what) in super::metrics::SCHEMA_CHANGES {
         let _ = writeln!(out, "\n- Version {v}: {what}.");
     }
-    let groups: [(&str, &[Table]); 5] = [
-        ("replay", &TABLES),
-        ("sweep", &SWEEP_TABLES),
-        ("mine", &MINE_TABLES),
-        ("diff", &DIFF_TABLES),
-        ("plan", &PLAN_TABLES),
-    ];
-    for (command, tables) in groups {
+    for (command, tables) in GROUPS {
         let _ = writeln!(out, "\n## Written by `{command}`");
         for t in tables {
             let _ = writeln!(out, "\n### {}\n\n{}.\n", t.file, t.row);
@@ -932,13 +976,7 @@ mod tests {
             got == want,
             "docs/reports.md differs from the schema; regenerate it with CRITIC_GATE_BLESS=1 cargo test --release docs_reports_md"
         );
-        for t in TABLES
-            .iter()
-            .chain(&SWEEP_TABLES)
-            .chain(&MINE_TABLES)
-            .chain(&DIFF_TABLES)
-            .chain(&PLAN_TABLES)
-        {
+        for t in every_table() {
             assert!(got.contains(&format!("### {}\n", t.file)), "{}", t.file);
         }
     }

@@ -19,6 +19,7 @@ mod init;
 mod label_patterns;
 mod merge;
 mod mine;
+mod monitor;
 mod parquet_pages;
 mod patterns;
 mod plan;

@@ -333,18 +333,18 @@ fn sample_refuses_another_gate_or_an_edited_plan() {
         stderr(&o)
     );
     assert!(!to.exists());
-    // A plan of an older build's format (1 had no alarm design) is
+    // A plan of an older build's format (2 had no chart per stratum) is
     // refused as such, not as a file with missing fields.
     let older = d.write(
         "older.toml",
-        text.replacen("format = 2", "format = 1", 1).replacen(
+        text.replacen("format = 3", "format = 2", 1).replacen(
             "false_alarm_every_days",
             "x_removed",
             1,
         ),
     );
     let o = args(&older, &d.path("gate.toml"));
-    expect_error(&o, 2, "plan format 1 is not this build's (2)");
+    expect_error(&o, 2, "plan format 2 is not this build's (3)");
 }
 
 /// Review of #45: with `ts` on some turns only, the others counted in the

@@ -482,7 +482,7 @@ const BLESS: &str = "CRITIC_GATE_BLESS";
 #[test]
 fn reports_match_datasets() {
     let d = Dir::new();
-    let cases: [(&str, &[&str]); 14] = [
+    let cases: [(&str, &[&str]); 16] = [
         (
             "unlabelled",
             &[
@@ -534,6 +534,33 @@ fn reports_match_datasets() {
                 "committed",
                 "--days",
                 "1",
+            ],
+        ),
+        (
+            "plan-watched",
+            &[
+                "plan",
+                "datasets/watched.jsonl",
+                "--config",
+                "datasets/gate-smart-baseline.toml",
+                "--max-skip-regression-rate",
+                "0.05",
+                "--strata",
+                "language",
+                "--salt",
+                "committed",
+            ],
+        ),
+        // After plan-watched: it reads the plan that case writes.
+        (
+            "monitor",
+            &[
+                "monitor",
+                "datasets/watched.jsonl",
+                "--plan",
+                "reports/plan-watched/plan.toml",
+                "--config",
+                "datasets/gate-smart-baseline.toml",
             ],
         ),
         (
@@ -606,7 +633,7 @@ fn reports_match_datasets() {
         let out = d.path(name);
         // A case runs `replay` unless it names its command.
         let mut all: Vec<&str> = match args[0] {
-            "sweep" | "mine" | "plan" => args.to_vec(),
+            "sweep" | "mine" | "plan" | "monitor" => args.to_vec(),
             _ => [&["replay"], args].concat(),
         };
         all.push("--quiet");

@@ -91,8 +91,9 @@ fn every_committed_csv_loads_with_its_declared_types_and_concatenates() {
     for (file, table) in tables {
         // diff's tables are checked by diff_tables_have_the_declared_schema,
         // mine's by mine_tables_load_with_their_declared_types, plan's by
-        // the_plan_table_loads_with_its_declared_types.
-        if ["diff", "mine", "plan"]
+        // the_plan_table_loads_with_its_declared_types, monitor's by
+        // the_monitor_table_loads_with_its_declared_types.
+        if ["diff", "mine", "plan", "monitor"]
             .iter()
             .any(|w| table["written_by"] == *w)
         {
@@ -430,6 +431,20 @@ fn the_plan_table_loads_with_its_declared_types() {
     assert!(df.height() > 2);
     let strata = df.column("stratum").unwrap().str().unwrap().clone();
     assert_eq!(strata.get(df.height() - 1), Some("(all)"));
+}
+
+/// monitor.csv loads with the types schema.json declares, a pooled row
+/// (`all`) after each period's strata.
+#[test]
+fn the_monitor_table_loads_with_its_declared_types() {
+    let schema = schema_of(&root().join("reports/seed"));
+    let table = &schema["tables"]["monitor.csv"];
+    assert_eq!(table["written_by"], "monitor");
+    let df = load(&root().join("reports/monitor"), "monitor.csv", table);
+    assert_eq!(df.height(), 14 * 3);
+    let strata = df.column("stratum").unwrap().str().unwrap().clone();
+    assert_eq!(strata.get(df.height() - 1), Some("all"));
+    assert_eq!(strata.get(0), Some("de"));
 }
 
 /// diff's tables load with the types schema.json declares for them, and

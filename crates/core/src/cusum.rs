@@ -137,30 +137,63 @@ impl Cusum {
     /// labels by which the alarm has come with probability at least 1/2,
     /// by stepping the chain's distribution. None past `max_labels`.
     pub fn median_run_length(&self, p: f64, max_labels: u64) -> Option<u64> {
-        let h = self.h as usize;
-        let up = self.up as usize;
-        let mut dist = vec![0.0f64; h];
-        dist[0] = 1.0;
-        let mut alarmed = 0.0;
-        let mut next = vec![0.0f64; h];
-        for t in 1..=max_labels {
-            next.iter_mut().for_each(|x| *x = 0.0);
-            for (i, &m) in dist.iter().enumerate() {
-                if m == 0.0 {
-                    continue;
-                }
-                match i + up < h {
-                    true => next[i + up] += m * p,
-                    false => alarmed += m * p,
-                }
-                next[i.saturating_sub(1)] += m * (1.0 - p);
-            }
-            std::mem::swap(&mut dist, &mut next);
-            if alarmed >= 0.5 {
+        let mut t = 0;
+        let mut chain = Chain::new(self);
+        while t < max_labels {
+            t += 1;
+            if chain.step(self, p) >= 0.5 {
                 return Some(t);
             }
         }
         None
+    }
+
+    /// The probability that the alarm comes within `labels` labels from S =
+    /// 0 at a true rate `p` (the chain stepped exactly).
+    pub fn alarm_within(&self, p: f64, labels: u64) -> f64 {
+        let mut chain = Chain::new(self);
+        let mut alarmed = 0.0;
+        for _ in 0..labels {
+            alarmed = chain.step(self, p);
+        }
+        alarmed
+    }
+}
+
+/// The chart's score distribution over 0..h, and the mass alarmed.
+struct Chain {
+    dist: Vec<f64>,
+    next: Vec<f64>,
+    alarmed: f64,
+}
+
+impl Chain {
+    fn new(c: &Cusum) -> Chain {
+        let mut dist = vec![0.0f64; c.h as usize];
+        dist[0] = 1.0;
+        Chain {
+            next: vec![0.0; dist.len()],
+            dist,
+            alarmed: 0.0,
+        }
+    }
+
+    /// One label at rate `p`; the probability alarmed by now.
+    fn step(&mut self, c: &Cusum, p: f64) -> f64 {
+        let (h, up) = (c.h as usize, c.up as usize);
+        self.next.iter_mut().for_each(|x| *x = 0.0);
+        for (i, &m) in self.dist.iter().enumerate() {
+            if m == 0.0 {
+                continue;
+            }
+            match i + up < h {
+                true => self.next[i + up] += m * p,
+                false => self.alarmed += m * p,
+            }
+            self.next[i.saturating_sub(1)] += m * (1.0 - p);
+        }
+        std::mem::swap(&mut self.dist, &mut self.next);
+        self.alarmed
     }
 }
 

@@ -12,6 +12,7 @@
 //! `TurnError`, `PatternError`, ...); the `critic-gate` crate's `Error`
 //! wraps them, each with its kind.
 
+pub mod anytime;
 pub mod budgets;
 pub mod coin;
 pub mod config;

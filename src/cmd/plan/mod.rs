@@ -84,6 +84,11 @@ pub struct Args {
     /// weeks; the detection delays are predicted for it.
     #[arg(long, default_value = "365d", value_parser = window_days, value_name = "DAYS")]
     pub false_alarm_every: f64,
+    /// Also send this share of production's reviewed fires to the shadow
+    /// critic: `monitor` measures how far its verdicts agree with
+    /// production's critic there (0: none).
+    #[arg(long, default_value_t = 0.0, value_name = "F", value_parser = super::args::share_or_zero)]
+    pub fidelity_share: f64,
     #[command(flatten)]
     pub pass: super::args::PassArgs,
 }
@@ -123,6 +128,7 @@ impl Args {
             salt: self.salt.clone(),
             days: self.days,
             false_alarm_days: self.false_alarm_every,
+            fidelity_share: self.fidelity_share,
             audit: self.audit.clone(),
             from: self.pass.from,
             skip_invalid: self.pass.skip_invalid,
@@ -152,6 +158,9 @@ pub struct Request {
     pub window_days: f64,
     /// The change alarm's average run length at R, in days.
     pub false_alarm_days: f64,
+    /// The probability a fire of production's with a verdict is also
+    /// sent to the shadow critic (0: no fidelity sample).
+    pub fidelity_share: f64,
     /// A candidate whose unlabelled new skips are sampled (None:
     /// production's skips).
     pub audit: Option<String>,
@@ -190,6 +199,12 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         )));
     }
     let strata = scan::Strata::parse(r.strata.as_deref()).map_err(usage)?;
+    crate::cmd::share("fidelity_share", r.fidelity_share, true)?;
+    if r.fidelity_share > 0.0 && r.audit.is_some() {
+        return Err(usage(
+            "fidelity_share goes with a plan of production's skips, not an audit: an audit's recording has production's critic on every fire already".into(),
+        ));
+    }
     let plan = r.config.plan()?;
     let prod = &plan.variants[plan.production()];
     let (population, sampled) = sampled_of(r, &plan)?;
@@ -350,10 +365,15 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         .map(|v| sizing::size(v, &goal, rate, days))
         .collect();
     floor_unseen(&mut strata);
+    let charts = strata.iter().filter(|s| s.calls_per_day > 0.0).count();
+    let alpha = 1.0 - r.confidence;
     for s in &mut strata {
-        sizing::detection(s, rate, r.false_alarm_days);
+        sizing::detection(s, rate, r.false_alarm_days, charts);
+        s.days_certify_anytime =
+            sizing::days_to_certify_anytime(&[(s.probability, s.skips_per_day)], rate, alpha);
     }
-    let pooled = pooled(&all, &strata, &goal, days);
+    let mut pooled = pooled(&all, &strata, &goal, days);
+    pooled.days_certify_anytime = pooled_certify_days(&strata, rate, alpha);
     Ok(Designed {
         rate,
         days,
@@ -361,6 +381,26 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         strata,
         pooled,
     })
+}
+
+/// The days until `monitor`'s pooled anytime bound certifies R with no
+/// regression: the strata's skips grouped by probability, each group at
+/// alpha / G (G the plan's distinct probabilities, as monitor takes them).
+fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
+    let mut groups: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+    for s in strata {
+        let g = groups
+            .entry(s.probability.to_bits())
+            .or_insert((s.probability, 0.0));
+        g.1 += s.skips_per_day;
+    }
+    let g = groups
+        .keys()
+        .filter(|p| f64::from_bits(**p) > 0.0)
+        .count()
+        .max(1);
+    let groups: Vec<(f64, f64)> = groups.into_values().collect();
+    sizing::days_to_certify_anytime(&groups, rate, alpha / g as f64)
 }
 
 /// The days the volumes are over: `days` when given, else the span of
@@ -421,6 +461,6 @@ fn pooled(all: &Volume, strata: &[Sized], goal: &Goal, days: f64) -> Sized {
         false => 0.0,
     };
     (p.labels_zero, p.labels_power, p.days_zero, p.days_power) = (None, None, None, None);
-    (p.days_detect_2r, p.days_detect_3r) = (None, None);
+    (p.days_detect_2r, p.days_detect_3r, p.chart) = (None, None, None);
     p
 }

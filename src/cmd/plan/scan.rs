@@ -31,6 +31,9 @@ pub struct Traffic {
     pub last_day: Option<i64>,
     /// Turns without a `ts` (they count in the volumes, not in the span).
     pub without_ts: u64,
+    /// Production's fires with a critic verdict (what a fidelity sample
+    /// draws from).
+    pub reviewed_fires: u64,
     /// Recorded critic calls that ran with a price, and their dollars in
     /// nano-dollars: the mean cost of a shadow call.
     pub priced_calls: u64,
@@ -85,6 +88,7 @@ impl Traffic {
         v.turns += 1;
         let (sampled, prior) = member.classify(t);
         v.skips += u64::from(sampled);
+        self.reviewed_fires += u64::from(!sampled && t.verdict().is_some());
         if let Some(verdict) = prior {
             v.labelled += 1;
             v.regressions += u64::from(matches!(verdict, Verdict::Revise | Verdict::Refuse));

@@ -79,6 +79,11 @@ pub struct Sized {
     /// R, [`detection`]) takes to fire once the rate is 2R, and 3R.
     pub days_detect_2r: Option<f64>,
     pub days_detect_3r: Option<f64>,
+    /// The stratum's change alarm, as plan.toml records it for `monitor`.
+    pub chart: Option<crate::cusum::Cusum>,
+    /// The days until `monitor`'s anytime bound certifies R on labels
+    /// with no regression ([`days_to_certify_anytime`]).
+    pub days_certify_anytime: Option<f64>,
 }
 
 impl Sized {
@@ -128,8 +133,13 @@ pub fn size(v: &Volume, goal: &Goal, rate: f64, days: f64) -> Sized {
         days_power: days(labels_power),
         days_detect_2r: None,
         days_detect_3r: None,
+        chart: None,
+        days_certify_anytime: None,
     }
 }
+
+/// The rise the change alarm is designed to catch: p1 = ALARM_RISE x R.
+pub const ALARM_RISE: f64 = 2.0;
 
 /// The labels a chart may wait for an alarm before its delay is called
 /// unknown.
@@ -137,18 +147,21 @@ const MAX_DETECTION_LABELS: u64 = 10_000_000;
 
 /// The stratum's detection delays: its labels a day drive a Bernoulli
 /// CUSUM for a rise from R to 2R (`crate::cusum`) whose average run length
-/// at R is `false_alarm_days` of labels; the median labels to its alarm
-/// from a calm start once the rate is 2R (3R), over the labels a day.
-/// Empty without calls, or where 3R is not below 1.
-pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64) {
+/// at R is `false_alarm_days` x `charts` days of labels (one chart per
+/// stratum with calls: together they false-alarm about once in
+/// `false_alarm_days`); the median labels to its alarm from a calm start
+/// once the rate is 2R (3R), over the labels a day. Empty without calls,
+/// or where 3R is not below 1.
+pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64, charts: usize) {
     let per_day = s.calls_per_day;
     if per_day <= 0.0 {
         return;
     }
-    let Some(chart) = crate::cusum::Cusum::for_arl(rate, 2.0 * rate, false_alarm_days * per_day)
-    else {
+    let arl = false_alarm_days * charts.max(1) as f64 * per_day;
+    let Some(chart) = crate::cusum::Cusum::for_arl(rate, ALARM_RISE * rate, arl) else {
         return;
     };
+    s.chart = Some(chart);
     let days = |k: f64| {
         (k * rate < 1.0)
             .then(|| chart.median_run_length(k * rate, MAX_DETECTION_LABELS))
@@ -157,6 +170,49 @@ pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64) {
     };
     s.days_detect_2r = days(2.0);
     s.days_detect_3r = days(3.0);
+}
+
+/// The longest a monitor is expected to wait to certify, in days.
+const MAX_CERTIFY_DAYS: u64 = 3660;
+
+/// The whole days until `monitor` certifies R on a stream of skips with
+/// no regression among the labels: the first day D at which the sum over
+/// the groups (probability, skips a day) of the anytime upper bound on D
+/// days of skips (`crate::anytime::upper`, each at `level`) is within R of
+/// them. None where a group is drawn at 0, or past ten years.
+pub fn days_to_certify_anytime(groups: &[(f64, f64)], rate: f64, level: f64) -> Option<f64> {
+    if groups.iter().any(|g| g.0 <= 0.0 && g.1 > 0.0) || groups.iter().all(|g| g.1 <= 0.0) {
+        return None;
+    }
+    let within = |d: u64| {
+        let mut bound = 0u64;
+        let mut skips = 0u64;
+        for &(p, per_day) in groups {
+            let n = (per_day * d as f64).round() as u64;
+            skips += n;
+            match crate::anytime::upper(0, n, p, level) {
+                Some(u) => bound += u,
+                None => return false,
+            }
+        }
+        skips > 0 && bound as f64 <= rate * skips as f64
+    };
+    let mut hi = 1u64;
+    while !within(hi) {
+        hi *= 2;
+        if hi > MAX_CERTIFY_DAYS * 2 {
+            return None;
+        }
+    }
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match within(mid) {
+            true => hi = mid,
+            false => lo = mid,
+        }
+    }
+    (hi <= MAX_CERTIFY_DAYS).then_some(hi as f64)
 }
 
 /// The critic calls a day the design at `rate` takes.

@@ -16,7 +16,7 @@ use crate::summary::text::md_text;
 use crate::Error;
 
 /// The version of plan.toml this build writes and reads.
-pub const PLAN_FORMAT: u64 = 2;
+pub const PLAN_FORMAT: u64 = 3;
 
 /// How the sample is sized, as plan.toml and plan.md say.
 pub const METHOD: &str = "per stratum, the labels for an exact one-sided Clopper-Pearson bound within the rate with 80% power at the prior (the traffic's labelled skips), else with no regression, drawn over the window: probability = labels / (skips a day x window days), at most 1";
@@ -62,6 +62,11 @@ pub struct PlanFile {
     /// days (what `plan`'s detection delays are predicted for).
     pub false_alarm_every_days: f64,
     pub alarm_rise: f64,
+    /// The probability a fire of production's with a critic verdict is
+    /// also drawn for the shadow critic (the fidelity sample; 0: none),
+    /// and the calls a day that makes.
+    pub fidelity_probability: f64,
+    pub fidelity_calls_per_day: f64,
     /// The sampled variant's gate settings: a plan is refused for other
     /// ones.
     pub gate: FrameworkConfig,
@@ -87,6 +92,12 @@ pub struct Stratum {
     pub value: String,
     pub probability: f64,
     pub expected_calls_per_day: f64,
+    /// The stratum's change alarm (`monitor` runs it): a Bernoulli CUSUM
+    /// on its labels, a regression adding `alarm_up` units and any other
+    /// verdict taking one away, alarmed at `alarm_h`; absent where the
+    /// stratum has no calls.
+    pub alarm_up: Option<u64>,
+    pub alarm_h: Option<u64>,
 }
 
 /// Everything the files are written from.
@@ -160,7 +171,12 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         days: m.designed.days,
         traffic,
         false_alarm_every_days: r.false_alarm_days,
-        alarm_rise: 2.0,
+        alarm_rise: super::sizing::ALARM_RISE,
+        fidelity_probability: r.fidelity_share,
+        fidelity_calls_per_day: sig(Some(
+            r.fidelity_share * m.traffic.reviewed_fires as f64 / m.designed.days,
+        ))
+        .unwrap_or(0.0),
         gate: m.sampled.config.clone(),
         baseline_gate: m.baseline.map(|b| b.config.clone()),
         stratum: m
@@ -171,6 +187,8 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
                 value: s.volume.stratum.clone(),
                 probability: s.probability,
                 expected_calls_per_day: sig(Some(s.calls_per_day)).unwrap_or(0.0),
+                alarm_up: s.chart.map(|c| c.up),
+                alarm_h: s.chart.map(|c| c.h),
             })
             .collect(),
     };
@@ -215,6 +233,7 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
         ("usd_per_day", x(&|r| usd.map(|c| c * r.calls_per_day))),
         ("days_to_certify", x(&|r| r.days_zero)),
         ("days_for_power", x(&|r| r.days_power)),
+        ("days_to_certify_anytime", x(&|r| r.days_certify_anytime)),
         ("days_to_detect_2r", x(&|r| r.days_detect_2r)),
         ("days_to_detect_3r", x(&|r| r.days_detect_3r)),
     ];
@@ -394,6 +413,13 @@ pub fn summary_text(m: &Made, id: &str) -> String {
         for e in late.iter().take(10) {
             s.push_str(&format!("  {e}\n"));
         }
+    }
+    if m.request.fidelity_share > 0.0 {
+        s.push_str(&format!(
+            "and about {:.1} a day of production's reviewed fires ({}) for the fidelity check\n",
+            m.request.fidelity_share * m.traffic.reviewed_fires as f64 / m.designed.days,
+            sig(Some(m.request.fidelity_share)).unwrap_or(0.0)
+        ));
     }
     s.push_str(&format!(
         "plan: {}\n",

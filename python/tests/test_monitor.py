@@ -1,0 +1,69 @@
+"""#46 from Python: ``critic_gate.monitor`` writes the folder the CLI
+writes, returns its table with the declared types, and refuses a period
+counted already."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import critic_gate
+from conftest import assert_same_reports, run_cli
+
+GATE = 'baseline = "legacy"\nproduction = "smart"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n'
+
+
+def fortnight(path: Path) -> None:
+    """14 days: 300 English and 60 German acks a day (skipped), 100
+    replies (fired on)."""
+    with path.open("w", encoding="utf-8") as f:
+        for day in range(14):
+            for i in range(460):
+                lang, draft = ("en", "Got it, thanks!") if i < 300 else (
+                    ("de", "Alles klar, danke!") if i < 360 else
+                    ("en", "Your order 4812 shipped on March 3 via DHL; it should arrive in two days."))
+                critic = {"ran": False} if i < 360 else {"ran": True, "verdict": "approve"}
+                f.write(json.dumps({"run_id": f"d{day}-c{i // 4}", "turn": i % 4,
+                                    "ts": f"2026-11-{day + 1:02d}T10:00:00Z", "language": lang,
+                                    "draft": draft, "confidence": 0.9, "critic": critic}) + "\n")
+
+
+def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
+    traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
+    fortnight(traffic)
+    config.write_text(GATE, encoding="utf-8")
+    critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
+                     strata="language", salt="py")
+    plan = tmp_path / "plan/plan.toml"
+    run_cli(cli, "sample", str(traffic), "--plan", str(plan), "--config", str(config),
+            "--out", str(tmp_path / "s"))
+    requests = (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
+    with (tmp_path / "v.jsonl").open("w", encoding="utf-8") as f:
+        for i, line in enumerate(requests):
+            r = json.loads(line)
+            late = int(r["run_id"][1:].split("-")[0]) >= 7
+            verdict = "revise" if (late and i % 6 == 0) or i % 40 == 0 else "approve"
+            f.write(json.dumps({"run_id": r["run_id"], "turn": r["turn"], "verdict": verdict}) + "\n")
+    labelled = tmp_path / "labelled.jsonl"
+    run_cli(cli, "labels", str(traffic), "--verdicts", str(tmp_path / "v.jsonl"), "--plan",
+            str(plan), "--config", str(config), "--out", str(labelled))
+    w = critic_gate.monitor(labelled, plan, tmp_path / "py", config)
+    run_cli(cli, "monitor", str(labelled), "--plan", str(plan), "--config", str(config),
+            "--out", str(tmp_path / "cli"), expect=1)
+    assert_same_reports(tmp_path / "cli", tmp_path / "py")
+    assert w.failed and not w and w.status is not None and w.status["status"] == "alarm", w
+    assert w.table.height == 14 * 3
+    assert w.table.schema["alarm"] == pl.Boolean and w.table.schema["labelled"] == pl.UInt64
+    assert "change alarm since" in w.text
+    # Day by day through a state; a day again is refused.
+    state = tmp_path / "w.state"
+    first = tmp_path / "day1.jsonl"
+    first.write_text("".join(l for l in labelled.read_text(encoding="utf-8").splitlines(True)
+                             if '"2026-11-01T' in l), encoding="utf-8")
+    ok = critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)
+    assert not ok.failed and ok.status is not None and ok.status["period"] == "2026-11-01"
+    with pytest.raises(critic_gate.UsageError, match="counted there already"):
+        critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)

@@ -1,0 +1,402 @@
+//! The figures of every look, derived from a monitor's state: per period
+//! and stratum (and pooled, `all`), the period's own counts, estimate and
+//! fixed-window bounds (as a replay with the plan gives them), the bounds
+//! on everything counted so far that hold at every look at once
+//! (`crate::anytime`), the change alarm (`crate::cusum`, each stratum's
+//! chart as the plan designed it) and the status they make.
+//!
+//! The pooled anytime bounds are the union bound over the plan's
+//! inclusion probabilities: each probability's skips bounded at alpha /
+//! G (G the plan's distinct probabilities, fixed before any look), the
+//! bounds summed. A stratum's row is its own bound at alpha: the rows of
+//! strata are pointers, the pooled row is what the status and the exit
+//! code read.
+
+use std::collections::BTreeMap;
+
+use super::period::Cut;
+use super::state::{Period, State};
+use crate::cusum::Cusum;
+use crate::replay::design::{
+    by_probability, DesignTally, Fidelity, Group, SampleFigures, StratumTally,
+};
+
+/// What the looks need of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Watch {
+    /// R: the budget on the regression rate of production's skips.
+    pub rate: f64,
+    pub alpha: f64,
+    /// Each stratum's chart, as plan.toml designed it.
+    pub charts: BTreeMap<String, Cusum>,
+    /// The plan's distinct positive probabilities (G of the union bound).
+    pub probabilities: usize,
+    /// The plan draws a fidelity sample.
+    pub fidelity: bool,
+}
+
+/// A row's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The anytime bound is within R.
+    Certified,
+    /// The anytime lower bound is above R.
+    Above,
+    /// The change alarm has fired.
+    Alarm,
+    TooFewLabels,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Certified => "certified",
+            Status::Above => "above",
+            Status::Alarm => "alarm",
+            Status::TooFewLabels => "too_few_labels",
+        }
+    }
+}
+
+/// One row of monitor.csv.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub period: String,
+    pub stratum: String,
+    pub turns: u64,
+    pub fires: u64,
+    /// The period's own sample.
+    pub window: SampleFigures,
+    pub harmful_per_1k_estimate: Option<f64>,
+    /// Everything counted up to this period.
+    pub cumulative_skips: u64,
+    pub cumulative_labelled: u64,
+    pub cumulative_regressions: u64,
+    pub cumulative_estimate: Option<f64>,
+    pub anytime_upper: Option<f64>,
+    pub anytime_lower: Option<f64>,
+    pub anytime_worst_case_upper: Option<f64>,
+    /// The chart's score at the period's end (pooled: the highest share of
+    /// its threshold any stratum's chart reached, as a share).
+    pub cusum: Option<f64>,
+    pub alarm: bool,
+    /// The period the alarmed chart's rise most likely began.
+    pub change_began: Option<String>,
+    pub status: Status,
+    /// The period the status has held since.
+    pub since: String,
+    /// More labels that would certify R at the current estimate.
+    pub labels_needed: Option<u64>,
+    /// The fidelity sample (pooled rows of a plan that draws one): the
+    /// period's pairs, and over all periods so far the share where the
+    /// shadow critic and production's disagree, with anytime bounds on
+    /// that share among all production's reviewed fires.
+    pub fidelity: Option<FidelityFigures>,
+}
+
+/// What the fidelity sample shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FidelityFigures {
+    pub pairs: u64,
+    pub cumulative_pairs: u64,
+    pub disagreement: Option<f64>,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+impl FidelityFigures {
+    /// From the period's tally and the cumulative one, at `alpha`.
+    fn of(window: &Fidelity, all: &Fidelity, alpha: f64) -> FidelityFigures {
+        let n = all.fires;
+        let p = match all.drawn {
+            0 => all.probability,
+            d => all.probability * all.pairs as f64 / d as f64,
+        };
+        let known = all.pairs > 0 && n > 0;
+        let rate = |c: Option<u64>| c.filter(|_| known).map(|c| c as f64 / n as f64);
+        FidelityFigures {
+            pairs: window.pairs,
+            cumulative_pairs: all.pairs,
+            disagreement: (all.pairs > 0).then(|| all.disagreements as f64 / all.pairs as f64),
+            lower: rate(crate::anytime::lower(all.disagreements, n, p, alpha)),
+            upper: rate(crate::anytime::upper(all.disagreements, n, p, alpha)),
+        }
+    }
+}
+
+/// A chart running over the periods.
+#[derive(Clone, Debug)]
+struct Running {
+    chart: Cusum,
+    score: u64,
+    /// The period of the first label after the score was last 0.
+    began: Option<String>,
+    alarmed: Option<(String, Option<String>)>,
+}
+
+impl Running {
+    fn step(&mut self, period: &str, regression: bool) {
+        if self.score == 0 {
+            self.began = Some(period.to_string());
+        }
+        self.score = self.chart.step(self.score, regression);
+        if self.alarmed.is_none() && self.chart.alarms(self.score) {
+            self.alarmed = Some((period.to_string(), self.began.clone()));
+        }
+    }
+}
+
+/// Every row: per period, its strata (by name) then `all`.
+pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
+    let mut charts: BTreeMap<String, Running> = watch
+        .charts
+        .iter()
+        .map(|(s, c)| {
+            let r = Running {
+                chart: *c,
+                score: 0,
+                began: None,
+                alarmed: None,
+            };
+            (s.clone(), r)
+        })
+        .collect();
+    let mut cumulative: BTreeMap<String, StratumTally> = BTreeMap::new();
+    let mut fidelity = Fidelity::default();
+    let mut out: Vec<Row> = Vec::new();
+    let periods = state.periods(cut);
+    let last = periods.last().map(|p| p.0.clone());
+    for (name, p) in &periods {
+        let is_last = last.as_ref() == Some(name);
+        for v in &p.verdicts {
+            if let Some(c) = charts.get_mut(&v.stratum) {
+                c.step(name, v.regression);
+            }
+        }
+        for (s, t) in &p.design.strata {
+            cumulative.entry(s.clone()).or_default().add(t);
+        }
+        fidelity.merge(&p.design.fidelity);
+        let mut strata: Vec<&String> = p.turns.keys().chain(cumulative.keys()).collect();
+        strata.sort();
+        strata.dedup();
+        // A plan without strata has one, `all`: the pooled row is it.
+        strata.retain(|s| s.as_str() != "all");
+        for s in strata {
+            let only = |m: &BTreeMap<String, StratumTally>| {
+                m.iter()
+                    .filter(|(k, _)| *k == s)
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect()
+            };
+            let look = Look {
+                period: name,
+                stratum: s,
+                p,
+                window: only(&p.design.strata),
+                cumulative: only(&cumulative),
+                charts: charts.get(s).into_iter().collect(),
+                groups: 1,
+                last: is_last,
+            };
+            out.push(look.row(watch, previous(&out, s)));
+        }
+        let look = Look {
+            period: name,
+            stratum: "all",
+            p,
+            window: p.design.strata.clone(),
+            cumulative: cumulative.clone(),
+            charts: charts.values().collect(),
+            groups: watch.probabilities.max(1),
+            last: is_last,
+        };
+        let mut row = look.row(watch, previous(&out, "all"));
+        row.fidelity = watch
+            .fidelity
+            .then(|| FidelityFigures::of(&p.design.fidelity, &fidelity, watch.alpha));
+        out.push(row);
+    }
+    out
+}
+
+/// The row of `stratum` at the look before.
+fn previous<'a>(rows: &'a [Row], stratum: &str) -> Option<&'a Row> {
+    rows.iter().rev().find(|r| r.stratum == stratum)
+}
+
+/// One row's inputs.
+struct Look<'a> {
+    period: &'a str,
+    stratum: &'a str,
+    p: &'a Period,
+    window: BTreeMap<String, StratumTally>,
+    cumulative: BTreeMap<String, StratumTally>,
+    charts: Vec<&'a Running>,
+    groups: usize,
+    /// The last period: the one a daily post is about.
+    last: bool,
+}
+
+impl Look<'_> {
+    fn row(&self, watch: &Watch, before: Option<&Row>) -> Row {
+        let (turns, fires) = self
+            .p
+            .turns
+            .iter()
+            .filter(|(k, _)| self.stratum == "all" || k.as_str() == self.stratum)
+            .fold((0, 0), |(t, f), (_, x)| (t + x.turns, f + x.fires));
+        let tally = |strata: &BTreeMap<String, StratumTally>| DesignTally {
+            strata: strata.clone(),
+            ..self.p.design.clone()
+        };
+        let mut window = tally(&self.window).figures(turns, watch.alpha);
+        if self.stratum != "all" {
+            (window.other_plan, window.unplanned) = (0, 0);
+        }
+        let sum = |f: fn(&StratumTally) -> u64| self.cumulative.values().map(f).sum::<u64>();
+        let cum_skips = sum(|s| s.skips);
+        let groups = by_probability(&self.cumulative);
+        let level = watch.alpha / self.groups as f64;
+        let rate = |c: Option<u64>| {
+            c.filter(|_| cum_skips > 0)
+                .map(|c| c as f64 / cum_skips as f64)
+        };
+        let upper = rate(anytime(&groups, level, Side::Upper));
+        let lower = rate(anytime(&groups, level, Side::Lower));
+        let worst = rate(anytime(&groups, level, Side::WorstUpper));
+        let estimate = crate::replay::design::horvitz_thompson(&groups)
+            .filter(|_| cum_skips > 0)
+            .map(|t| t / cum_skips as f64);
+        let alarmed = self.charts.iter().filter_map(|c| c.alarmed.clone()).min();
+        let status = match (&alarmed, lower, upper) {
+            (Some(_), _, _) => Status::Alarm,
+            (None, Some(l), _) if l > watch.rate => Status::Above,
+            (None, _, Some(u)) if u <= watch.rate => Status::Certified,
+            _ => Status::TooFewLabels,
+        };
+        let since = match (status, before) {
+            (Status::Alarm, _) => alarmed.as_ref().map_or(self.period, |a| &a.0).to_string(),
+            (s, Some(b)) if b.status == s => b.since.clone(),
+            _ => self.period.to_string(),
+        };
+        let labels_needed = (self.last && status == Status::TooFewLabels)
+            .then(|| labels_needed(&groups, level, watch.rate, estimate))
+            .flatten();
+        Row {
+            period: self.period.to_string(),
+            stratum: self.stratum.to_string(),
+            turns,
+            fires,
+            harmful_per_1k_estimate: window
+                .estimate
+                .filter(|_| turns > 0)
+                .map(|e| e * window.production_skips as f64 * 1000.0 / turns as f64),
+            window,
+            cumulative_skips: cum_skips,
+            cumulative_labelled: sum(|s| s.labelled()),
+            cumulative_regressions: sum(|s| s.regressions),
+            cumulative_estimate: estimate,
+            anytime_upper: upper,
+            anytime_lower: lower,
+            anytime_worst_case_upper: worst,
+            cusum: self
+                .charts
+                .iter()
+                .map(|c| c.score as f64 / c.chart.h as f64)
+                .reduce(f64::max),
+            alarm: alarmed.is_some(),
+            change_began: alarmed.and_then(|a| a.1),
+            status,
+            since,
+            labels_needed,
+            fidelity: None,
+        }
+    }
+}
+
+/// Which anytime bound.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Upper,
+    Lower,
+    /// Every drawn skip without a verdict a regression.
+    WorstUpper,
+}
+
+/// The anytime bound on the regressions among the groups' skips, each
+/// group at `level`, summed. A group drawn at probability 0, or that drew
+/// skips and got no verdict, may be all regressions (upper) and holds at
+/// least its labelled ones (lower). Failed calls are taken as unrelated to
+/// the verdict: the group's probability times labelled over drawn.
+fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
+    let mut total = 0u64;
+    for g in groups {
+        let (a, p) = match side {
+            Side::WorstUpper => (g.regressions + (g.drawn - g.labelled), g.probability),
+            _ if g.drawn == 0 => (0, g.probability),
+            _ => (
+                g.regressions,
+                g.probability * g.labelled as f64 / g.drawn as f64,
+            ),
+        };
+        let unknown = g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0);
+        total += match (side, unknown) {
+            (Side::Lower, true) => g.regressions,
+            (_, true) => g.population,
+            (Side::Lower, false) => crate::anytime::lower(a, g.population, p, level)?,
+            (_, false) => crate::anytime::upper(a, g.population, p, level)?,
+        };
+    }
+    Some(total)
+}
+
+/// The most labels a status waits for before saying it cannot tell.
+const MAX_LABELS_NEEDED: u64 = 10_000_000;
+
+/// The labels still needed to certify R: more of the same traffic (each
+/// group's skips, draws and labels in their proportions so far), with
+/// regressions at the current estimate, until the anytime bound is within
+/// R. None without an estimate, at an estimate at or above R, or past ten
+/// million labels.
+fn labels_needed(groups: &[Group], level: f64, rate: f64, estimate: Option<f64>) -> Option<u64> {
+    let e = estimate.filter(|e| *e < rate)?;
+    let skips: u64 = groups.iter().map(|g| g.population).sum();
+    let labelled: u64 = groups.iter().map(|g| g.labelled).sum();
+    if skips == 0 || labelled == 0 {
+        return None;
+    }
+    let within = |k: f64| {
+        let more: Vec<Group> = groups
+            .iter()
+            .map(|g| {
+                let scale = |x: u64| (x as f64 * k).round() as u64;
+                let labelled = g.labelled + scale(g.labelled);
+                Group {
+                    population: g.population + scale(g.population),
+                    drawn: g.drawn + scale(g.drawn),
+                    labelled,
+                    regressions: g.regressions + (e * scale(g.labelled) as f64).round() as u64,
+                    ..*g
+                }
+            })
+            .collect();
+        let total: u64 = more.iter().map(|g| g.population).sum();
+        anytime(&more, level, Side::Upper).is_some_and(|u| u as f64 / total as f64 <= rate)
+    };
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while !within(hi) {
+        (lo, hi) = (hi, hi * 2.0);
+        if hi * labelled as f64 > MAX_LABELS_NEEDED as f64 {
+            return None;
+        }
+    }
+    for _ in 0..30 {
+        let mid = 0.5 * (lo + hi);
+        match within(mid) {
+            true => hi = mid,
+            false => lo = mid,
+        }
+    }
+    Some((hi * labelled as f64).ceil() as u64)
+}

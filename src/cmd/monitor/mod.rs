@@ -1,0 +1,371 @@
+//! `monitor`: watch a deployed gate period by period. It reads traffic
+//! labelled by a plan's sample (`labels`, or the exploration gate), cuts
+//! it into days, weeks or releases, and per period, stratum and pooled
+//! says what the sample shows of production's skips: the estimate, the
+//! period's own bound, a bound on everything so far that holds however
+//! often it is looked at, a change alarm, and a status. `--state` keeps
+//! the counts so a daily run reads only the new day; shards' states merge.
+
+pub mod looks;
+pub mod period;
+pub mod simulation;
+pub mod state;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::cmd::Config;
+use crate::import::InputFormat;
+use crate::replay::design::{Design, Population};
+use crate::replay::options::Format;
+use crate::Error;
+use looks::{Row, Status, Watch};
+use period::Cut;
+use state::{Period, State};
+
+/// What `--help` adds after the options.
+pub const HELP: &str = "Examples:
+  critic-gate monitor labelled.jsonl --plan plan/plan.toml --config gate.toml --out watch
+  critic-gate monitor today.jsonl --plan plan/plan.toml --config gate.toml --state watch.state --out watch --force
+  critic-gate monitor --merge eu.state --merge us.state --state all.state --plan plan/plan.toml --out watch
+
+Exit codes: 0 within the budget (or too few labels to tell); 1 a change alarm, or the rate above the budget; 2 the tool could not do its job (nothing written).
+Reference: docs/watching.md.";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Labelled traffic files in critic-gate's format (what `labels`
+    /// writes, or an exploration gate's recording).
+    pub files: Vec<String>,
+    /// The plan the sample was drawn by (plan.toml).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// Gate config: its production variant must have the plan's gate
+    /// settings (default: symfonic's defaults).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Folder for monitor.csv, monitor.md and monitor.svg.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The periods: day or week (of each turn's ts), or release (with
+    /// --release-at).
+    #[arg(long, default_value = "day", value_parser = ["day", "week", "release"])]
+    pub by: String,
+    /// A release's first day (YYYY-MM-DD), once per release (--by release).
+    #[arg(long, value_name = "DATE")]
+    pub release_at: Vec<String>,
+    /// The counts so far: read when the file exists, the traffic's periods
+    /// added (a period counted already is refused), written back.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// A shard's state to merge in (repeat for each shard).
+    #[arg(long, value_name = "FILE")]
+    pub merge: Vec<PathBuf>,
+    /// Warn when the shadow critic disagrees with production's on more than
+    /// this share of production's reviewed fires (the plan's fidelity
+    /// sample; its anytime lower bound above it).
+    #[arg(long, default_value_t = 0.05, value_name = "SHARE", value_parser = super::args::share)]
+    pub max_fidelity_gap: f64,
+    /// The tables' format: csv, parquet or both.
+    #[arg(long, default_value = "csv", value_parser = super::args::format())]
+    pub format: Format,
+    #[command(flatten)]
+    pub pass: super::args::PassArgs,
+}
+
+impl Args {
+    pub fn request(&self) -> Request {
+        Request {
+            sources: self.files.clone(),
+            plan: self.plan.clone(),
+            config: self.config.clone().into(),
+            out: self.out.clone(),
+            by: self.by.clone(),
+            release_at: self.release_at.clone(),
+            state: self.state.clone(),
+            merge: self.merge.clone(),
+            format: self.format,
+            max_fidelity_gap: self.max_fidelity_gap,
+            from: self.pass.from,
+            skip_invalid: self.pass.skip_invalid,
+            max_line_bytes: self.pass.max_line_bytes,
+            force: self.pass.force,
+        }
+    }
+}
+
+/// What to watch.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Vec<String>,
+    pub plan: PathBuf,
+    pub config: Config,
+    pub out: PathBuf,
+    pub by: String,
+    pub release_at: Vec<String>,
+    pub state: Option<PathBuf>,
+    pub merge: Vec<PathBuf>,
+    pub format: Format,
+    pub max_fidelity_gap: f64,
+    pub from: InputFormat,
+    pub skip_invalid: bool,
+    pub max_line_bytes: usize,
+    pub force: bool,
+}
+
+/// What `monitor` found.
+pub struct Watched {
+    pub rows: Vec<Row>,
+    /// The pooled row of the last period.
+    pub last: Option<Row>,
+    /// True when the pooled status is an alarm or above the budget.
+    pub failed: bool,
+    pub text: String,
+}
+
+/// Watch.
+pub fn run(r: &Request) -> crate::Result<Watched> {
+    let usage = |m: String| Error::Usage(m);
+    if r.sources.is_empty() && r.merge.is_empty() && r.state.is_none() {
+        return Err(usage(
+            "give labelled traffic files, shards' states to --merge, or a --state to report".into(),
+        ));
+    }
+    let config = r.config.plan()?;
+    let plan = super::sample::read_plan(&r.plan)?;
+    let design = super::sample::design_from(&r.plan, &plan, &config)?;
+    if design.population != Population::ProductionSkips {
+        return Err(usage(format!(
+            "{}: an audit plan samples a candidate's new skips before the switch; monitor watches production's skips after it (read an audit with replay --plan)",
+            r.plan.display()
+        )));
+    }
+    let cut = Cut::parse(&r.by, &r.release_at).map_err(usage)?;
+    let watch = watch_of(&plan)?;
+    let mut state = match &r.state {
+        Some(p) if p.exists() => State::read(p, &design.plan_id)?,
+        _ => State::new(&design.plan_id),
+    };
+    for m in &r.merge {
+        let shard = State::read(m, &design.plan_id)?;
+        state.merge(shard, m)?;
+    }
+    if !r.sources.is_empty() {
+        let new = count(r, &design, &config)?;
+        let from = r.state.clone().unwrap_or_else(|| r.plan.clone());
+        state.extend(new, &from)?;
+    }
+    crate::cmd::share("max_fidelity_gap", r.max_fidelity_gap, false)?;
+    let rows = looks::rows(&state, &cut, &watch);
+    let last = rows.iter().rev().find(|x| x.stratum == "all").cloned();
+    write::all(r, &rows, &watch, &plan)?;
+    if let Some(p) = &r.state {
+        write::state(p, &state)?;
+    }
+    let failed = last
+        .as_ref()
+        .is_some_and(|x| matches!(x.status, Status::Alarm | Status::Above));
+    let mut text = said(last.as_ref(), &watch, &r.out);
+    if let Some(w) = last
+        .as_ref()
+        .and_then(|x| fidelity_warning(x, r.max_fidelity_gap))
+    {
+        text.push_str(&format!("WARNING: {w}\n"));
+    }
+    Ok(Watched {
+        rows,
+        last,
+        failed,
+        text,
+    })
+}
+
+/// What the looks need of plan.toml.
+fn watch_of(plan: &super::plan::write::PlanFile) -> crate::Result<Watch> {
+    let mut charts = BTreeMap::new();
+    for s in &plan.stratum {
+        if let (Some(up), Some(h)) = (s.alarm_up, s.alarm_h) {
+            if up == 0 || h == 0 || h > crate::cusum::MAX_H {
+                return Err(Error::Usage(format!(
+                    "the plan's stratum {:?} has a change alarm of {up} units up and threshold {h}: not one plan writes",
+                    s.value
+                )));
+            }
+            charts.insert(s.value.clone(), crate::cusum::Cusum { up, h });
+        }
+    }
+    let mut probabilities: Vec<u64> = plan
+        .stratum
+        .iter()
+        .map(|s| s.probability)
+        .chain([plan.default_probability])
+        .filter(|p| *p > 0.0)
+        .map(f64::to_bits)
+        .collect();
+    probabilities.sort_unstable();
+    probabilities.dedup();
+    Ok(Watch {
+        rate: plan.rate,
+        alpha: 1.0 - plan.confidence,
+        charts,
+        probabilities: probabilities.len(),
+        fidelity: plan.fidelity_probability > 0.0,
+    })
+}
+
+/// The traffic's periods, counted.
+fn count(r: &Request, design: &Design, config: &crate::config::Plan) -> crate::Result<State> {
+    let member = super::sample::Member::new(design, config, &r.config)?;
+    let decoder = crate::import::Decoder {
+        format: r.from,
+        deployment: config.deployment.clone(),
+        names: r.sources.clone().into(),
+        max_line_bytes: r.max_line_bytes,
+    };
+    let mut state = State::new(&design.plan_id);
+    let mut problem: Option<Error> = None;
+    crate::cmd::mine::scan::each_line(
+        &r.sources,
+        r.max_line_bytes,
+        r.skip_invalid,
+        &decoder,
+        &mut |t, _, (source, line)| {
+            if problem.is_some() {
+                return;
+            }
+            let name = match period::day_of(t.ts.as_deref()) {
+                Ok(n) => n,
+                Err(reason) => {
+                    problem = Some(Error::InvalidLine {
+                        source: r.sources[source].clone(),
+                        line,
+                        reason: format!("{reason}: monitor counts production's skips by day"),
+                        skippable: false,
+                    });
+                    return;
+                }
+            };
+            let p = state
+                .days
+                .entry(name)
+                .or_insert_with(|| Period::new(design));
+            let skipped = member.holds(t);
+            let (stratum, _) = design.stratum_of(&design.strata.of(t));
+            let c = p.turns.entry(stratum).or_default();
+            c.turns += 1;
+            c.fires += u64::from(!skipped);
+            if let Some(v) = p.design.add(design, t, skipped) {
+                p.verdicts.push(v);
+            }
+        },
+    )?;
+    if let Some(e) = problem {
+        return Err(e);
+    }
+    for p in state.days.values_mut() {
+        p.verdicts.sort();
+    }
+    matches_plan(r, &state)?;
+    Ok(state)
+}
+
+/// Refuse traffic the plan did not sample: labels of another plan and none
+/// of this one's.
+fn matches_plan(r: &Request, s: &State) -> crate::Result<()> {
+    let (ours, others) = s.days.values().fold((0, 0), |(a, b), p| {
+        let labelled: u64 = p
+            .design
+            .strata
+            .values()
+            .map(|x| x.labelled() + x.failed)
+            .sum();
+        (a + labelled, b + p.design.other_plan)
+    });
+    if ours == 0 && others > 0 {
+        return Err(Error::Usage(format!(
+            "{}: its {others} sampled labels are all of another plan than {} ({}): give the plan the sample was drawn by",
+            r.sources.join(", "),
+            r.plan.display(),
+            s.plan_id
+        )));
+    }
+    Ok(())
+}
+
+/// What `monitor` prints: the pooled status at the last look.
+fn said(last: Option<&Row>, w: &Watch, out: &std::path::Path) -> String {
+    let Some(x) = last else {
+        return format!("monitor: no period counted yet: {}\n", out.display());
+    };
+    let r = crate::summary::numbers::sig(Some(w.rate)).unwrap_or(w.rate);
+    format!(
+        "monitor: {}: {} ({} labels so far): {}\n",
+        x.period,
+        status_words(x, r, w.alpha),
+        x.cumulative_labelled,
+        out.display()
+    )
+}
+
+/// A status in words, as monitor.md and stdout say it.
+pub fn status_words(x: &Row, r: f64, alpha: f64) -> String {
+    let pct = percent;
+    let conf = format!("{}%", ((1.0 - alpha) * 100.0).round());
+    match x.status {
+        Status::Certified => format!(
+            "certified <= {r} since {}: production's skips so far regress at most {} (anytime bound, {conf})",
+            x.since,
+            pct(x.anytime_upper)
+        ),
+        Status::Above => format!(
+            "above {r} since {}: production's skips so far regress at least {} (anytime bound, {conf})",
+            x.since,
+            pct(x.anytime_lower)
+        ),
+        Status::Alarm => format!(
+            "change alarm since {}{}",
+            x.since,
+            x.change_began
+                .as_ref()
+                .map_or(String::new(), |b| format!(" (the rise most likely began {b})"))
+        ),
+        Status::TooFewLabels => format!(
+            "too few labels to tell{}",
+            x.labels_needed.map_or(
+                " (no estimate below the budget yet)".to_string(),
+                |n| format!(": about {n} more at the current estimate")
+            )
+        ),
+    }
+}
+
+/// A share as a percentage to three significant digits (`unknown` when
+/// there is none).
+pub fn percent(v: Option<f64>) -> String {
+    match v {
+        None => "unknown".into(),
+        Some(v) if v <= 0.0 => "0%".into(),
+        Some(v) => {
+            let x = v * 100.0;
+            let decimals = (2 - x.log10().floor() as i32).clamp(0, 6) as usize;
+            format!("{x:.decimals$}%")
+        }
+    }
+}
+
+/// The warning the fidelity sample gives, when the shadow critic
+/// disagrees with production's on more than `gap` of its reviewed fires
+/// (the anytime lower bound above it): its verdicts on the skips may not
+/// be the ones production's critic would give.
+pub fn fidelity_warning(x: &Row, gap: f64) -> Option<String> {
+    let f = x.fidelity?;
+    let lower = f.lower.filter(|l| *l > gap)?;
+    Some(format!(
+        "the shadow critic disagrees with production's on {} of {} fires both reviewed; on all production's reviewed fires at least {} (anytime bound), above {}: its verdicts on the skips may not be the ones production's critic would give (it sees less context offline)",
+        percent(f.disagreement),
+        f.cumulative_pairs,
+        percent(Some(lower)),
+        percent(Some(gap))
+    ))
+}

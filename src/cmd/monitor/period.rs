@@ -1,0 +1,114 @@
+//! How `monitor` cuts traffic into periods. Its state counts by the day
+//! of each turn's `ts` (as recorded, in its own offset); the periods the
+//! files show group those days: each day, its ISO week, or the release it
+//! ran under (`--release-at` dates). A period's name sorts in time order.
+
+use crate::cmd::plan::scan::day_number;
+
+/// How the periods are cut.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cut {
+    Day,
+    Week,
+    /// Releases from these days (days since 1970-01-01, ascending), as
+    /// given.
+    Release(Vec<(i64, String)>),
+}
+
+impl Cut {
+    /// The cut `--by` and `--release-at` make, or why none.
+    pub fn parse(by: &str, release_at: &[String]) -> Result<Cut, String> {
+        match (by, release_at.is_empty()) {
+            ("day", true) => Ok(Cut::Day),
+            ("week", true) => Ok(Cut::Week),
+            ("release", false) => {
+                let mut at = Vec::new();
+                for d in release_at {
+                    match day_number(d).filter(|_| d.len() == 10) {
+                        Some(n) => at.push((n, d.clone())),
+                        None => return Err(format!("release date {d:?}: give YYYY-MM-DD")),
+                    }
+                }
+                at.sort();
+                at.dedup_by_key(|x| x.0);
+                Ok(Cut::Release(at))
+            }
+            ("release", true) => Err("--by release takes the releases' dates: give --release-at YYYY-MM-DD, once per release".into()),
+            ("day" | "week", false) => Err("--release-at goes with --by release".into()),
+            (other, _) => Err(format!("--by {other:?}: give day, week or release")),
+        }
+    }
+
+    /// The period of a day (`YYYY-MM-DD`, as [`day_of`] gives it).
+    pub fn of_day(&self, day: &str) -> String {
+        let n = day_number(day).unwrap_or(0);
+        match self {
+            Cut::Day => day.to_string(),
+            Cut::Week => iso_week(n),
+            Cut::Release(at) => match at.iter().rev().find(|a| a.0 <= n) {
+                Some(a) => a.1.clone(),
+                None => format!("(before {})", at[0].1),
+            },
+        }
+    }
+}
+
+/// The day of a turn recorded at `ts` (its date as recorded, in its own
+/// offset): what a monitor's state counts by. Err says why it has none.
+pub fn day_of(ts: Option<&str>) -> Result<String, &'static str> {
+    let ts = ts.ok_or("the turn records no ts, so its day is unknown")?;
+    day_number(ts).ok_or("its ts does not start with a date YYYY-MM-DD")?;
+    Ok(ts[..10].to_string())
+}
+
+/// The ISO week of a day (days since 1970-01-01), as `YYYY-Www`.
+pub fn iso_week(day: i64) -> String {
+    // 1970-01-01 was a Thursday; Monday is 0.
+    let weekday = (day + 3).rem_euclid(7);
+    let thursday = day - weekday + 3;
+    let year = civil_year(thursday);
+    let jan1 = day_number(&format!("{year:04}-01-01")).unwrap_or(thursday);
+    format!("{year:04}-W{:02}", (thursday - jan1) / 7 + 1)
+}
+
+/// The year of a day (Howard Hinnant's civil_from_days).
+fn civil_year(day: i64) -> i64 {
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(m <= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ISO weeks at the year's edges (2020-12-31 is 2020-W53, 2021-01-03
+    /// too; 2024-12-30 is 2025-W01).
+    #[test]
+    fn iso_weeks_at_the_edges() {
+        let w = |d: &str| iso_week(day_number(d).unwrap());
+        assert_eq!(w("2020-12-31"), "2020-W53");
+        assert_eq!(w("2021-01-03"), "2020-W53");
+        assert_eq!(w("2021-01-04"), "2021-W01");
+        assert_eq!(w("2024-12-30"), "2025-W01");
+        assert_eq!(w("2026-12-03"), "2026-W49");
+    }
+
+    #[test]
+    fn releases_take_the_latest_date_at_or_before() {
+        let c = Cut::parse("release", &["2026-11-20".into(), "2026-11-02".into()]).unwrap();
+        let of = |ts: &str| c.of_day(&day_of(Some(ts)).unwrap());
+        assert_eq!(of("2026-11-01T23:00:00Z"), "(before 2026-11-02)");
+        assert_eq!(of("2026-11-02T00:00:00Z"), "2026-11-02");
+        assert_eq!(of("2026-12-01T00:00:00+05:00"), "2026-11-20");
+        assert!(day_of(None).is_err());
+        assert!(day_of(Some("11/02/2026")).is_err());
+        assert!(Cut::parse("release", &[]).is_err());
+        assert!(Cut::parse("day", &["2026-11-02".into()]).is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! What `monitor` keeps between runs (`--state`): per day, the turns
+//! and production's fires per stratum, the plan's tally of its skips
+//! (`DesignTally`) and every drawn skip's verdict in the coin key's order.
+//! Every figure is derived from it afresh, so a state grown day by day, a
+//! state of shards merged and one pass over all the traffic give the same
+//! files, whatever the periods (`--by`) they are shown in. A day already
+//! counted is refused, not counted twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::replay::design::{DesignTally, Verdict};
+use crate::Error;
+
+/// The version of the state file this build writes and reads.
+pub const STATE_FORMAT: u64 = 1;
+
+/// Turns and production's fires of one stratum in one period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turns {
+    pub turns: u64,
+    pub fires: u64,
+}
+
+/// One day's counts (or a period's, days absorbed in order).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Period {
+    /// By stratum (every turn, fired or skipped).
+    pub turns: BTreeMap<String, Turns>,
+    pub design: DesignTally,
+    /// The drawn skips' verdicts, ordered by their key.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Period {
+    pub fn new(design: &crate::replay::design::Design) -> Period {
+        Period {
+            design: DesignTally::new(design),
+            ..Default::default()
+        }
+    }
+
+    /// Another shard's counts of the same period. Err: a drawn skip both
+    /// hold (the same traffic read twice).
+    pub fn merge(&mut self, o: &Period) -> Result<(), u64> {
+        if let Some(k) = o.design.keys.iter().find(|k| self.design.keys.contains(k)) {
+            return Err(*k);
+        }
+        self.absorb(o);
+        self.verdicts.sort();
+        Ok(())
+    }
+
+    /// The next day of a period: its counts added, its verdicts after
+    /// this one's (a chart steps through a period day by day).
+    pub fn absorb(&mut self, o: &Period) {
+        for (s, t) in &o.turns {
+            let a = self.turns.entry(s.clone()).or_default();
+            a.turns += t.turns;
+            a.fires += t.fires;
+        }
+        self.design.merge(&o.design);
+        self.verdicts.extend(o.verdicts.iter().cloned());
+    }
+}
+
+/// A monitor's state: the plan it follows and the days counted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    pub format: u64,
+    pub plan_id: String,
+    /// By day (`YYYY-MM-DD`).
+    pub days: BTreeMap<String, Period>,
+}
+
+impl State {
+    pub fn new(plan_id: &str) -> State {
+        State {
+            format: STATE_FORMAT,
+            plan_id: plan_id.into(),
+            days: BTreeMap::new(),
+        }
+    }
+
+    /// The days grouped into `cut`'s periods, in time order.
+    pub fn periods(&self, cut: &super::period::Cut) -> Vec<(String, Period)> {
+        let mut out: Vec<(String, Period)> = Vec::new();
+        for (day, p) in &self.days {
+            let name = cut.of_day(day);
+            match out.last_mut() {
+                Some((n, a)) if *n == name => a.absorb(p),
+                _ => out.push((name, p.clone())),
+            }
+        }
+        out
+    }
+
+    /// Read a state, refused when it is of another format or plan.
+    pub fn read(path: &Path, plan_id: &str) -> crate::Result<State> {
+        let name = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::Read(crate::Failure::caused(
+                format!("{name}: cannot read the monitor's state: {e}"),
+                e,
+            ))
+        })?;
+        let bad = |m: String| Error::Usage(format!("{name}: {m}"));
+        #[derive(Deserialize)]
+        struct Head {
+            format: u64,
+        }
+        let head: Head = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}")))?;
+        if head.format != STATE_FORMAT {
+            return Err(bad(format!(
+                "state format {} is not this build's ({STATE_FORMAT}); start a new state over the traffic with this build",
+                head.format
+            )));
+        }
+        let s: State = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}")))?;
+        if s.plan_id != plan_id {
+            return Err(bad(format!(
+                "the state follows plan {}, not this plan ({plan_id}): give the state of this plan, or a new --state",
+                s.plan_id
+            )));
+        }
+        if s.days.values().any(|p| !p.verdicts.is_sorted()) {
+            return Err(bad(
+                "its verdicts are out of order: the file was edited".into()
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Add the days of `new`, read from new traffic; a day this state
+    /// holds already is refused by name (it would count twice).
+    pub fn extend(&mut self, new: State, from: &Path) -> crate::Result<()> {
+        if let Some(p) = new.days.keys().find(|p| self.days.contains_key(*p)) {
+            return Err(Error::Usage(format!(
+                "{}: day {p} is counted there already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
+                from.display()
+            )));
+        }
+        self.days.extend(new.days);
+        Ok(())
+    }
+
+    /// Merge a shard's state: its days added to this one's, a day both
+    /// hold merged; refused where both hold the same drawn skip.
+    pub fn merge(&mut self, o: State, from: &Path) -> crate::Result<()> {
+        for (name, p) in o.days {
+            match self.days.get_mut(&name) {
+                Some(a) => a.merge(&p).map_err(|_| {
+                    Error::Usage(format!(
+                        "{}: day {name} holds drawn skips this state counts already: the same traffic in two shards (each turn belongs to one shard)",
+                        from.display()
+                    ))
+                })?,
+                None => {
+                    self.days.insert(name, p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).expect("a state serialises")
+    }
+}

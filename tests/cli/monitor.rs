@@ -1,0 +1,579 @@
+//! `monitor` (#46): a deployed gate watched day by day from its plan's
+//! labelled sample; a state grown a day at a time, or merged from shards,
+//! gives the files one pass gives; bad input is refused by name.
+
+use crate::util::*;
+
+/// 14 days of a smart-gate deployment: each day 300 English and 60
+/// German acks (skipped) and 100 replies (fired on), no critic on the
+/// acks.
+fn fortnight() -> String {
+    let mut out = String::new();
+    for day in 0..14 {
+        for i in 0..460 {
+            let (lang, draft) = match i {
+                0..=299 => ("en", "Got it, thanks!"),
+                300..=359 => ("de", "Alles klar, danke!"),
+                _ => (
+                    "en",
+                    "Your order 4812 shipped on March 3 via DHL; it should arrive in two days.",
+                ),
+            };
+            let critic = match i < 360 {
+                true => r#"{"ran":false}"#,
+                false => r#"{"ran":true,"verdict":"approve"}"#,
+            };
+            out.push_str(&format!(
+                "{{\"run_id\":\"d{day}-c{}\",\"turn\":{},\"ts\":\"2026-11-{:02}T10:00:00Z\",\"language\":\"{lang}\",\"draft\":\"{draft}\",\"confidence\":0.9,\"critic\":{critic}}}\n",
+                i / 4,
+                i % 4,
+                day + 1
+            ));
+        }
+    }
+    out
+}
+
+const GATE: &str = "baseline = \"legacy\"\nproduction = \"smart\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n";
+
+/// The fortnight planned (salt `salt`), sampled, and labelled: the
+/// shadow critic revises every 40th request in the first week and every
+/// 6th in the second, and every 31st call fails. Returns the plan.toml.
+fn labelled(d: &Dir, salt: &str) -> std::path::PathBuf {
+    labelled_with(d, salt, &[], "approve")
+}
+
+/// [`labelled`] with more plan flags, and the shadow verdict on every
+/// fidelity request (a fire production's critic approved).
+fn labelled_with(d: &Dir, salt: &str, extra: &[&str], on_fires: &str) -> std::path::PathBuf {
+    let traffic = d.write("traffic.jsonl", fortnight());
+    let config = d.write("gate.toml", GATE);
+    let (t, c) = (traffic.to_str().unwrap(), config.to_str().unwrap());
+    let plan = d.path(&format!("plan-{salt}"));
+    let mut args = vec![
+        "plan",
+        t,
+        "--config",
+        c,
+        "--out",
+        plan.to_str().unwrap(),
+        "--max-skip-regression-rate",
+        "0.02",
+        "--strata",
+        "language",
+        "--salt",
+        salt,
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args, None);
+    expect_code(&o, 0);
+    let toml = plan.join("plan.toml");
+    let shadow = d.path(&format!("shadow-{salt}"));
+    let o = run(
+        &[
+            "sample",
+            t,
+            "--plan",
+            toml.to_str().unwrap(),
+            "--config",
+            c,
+            "--out",
+            shadow.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let verdicts: String = std::fs::read_to_string(shadow.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let second_week = r["run_id"].as_str().unwrap()[1..]
+                .split('-')
+                .next()
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                >= 7;
+            let fire = format!(r#""verdict":"{on_fires}""#);
+            let what = match i {
+                _ if r["stratum"] == "(fidelity)" => fire.as_str(),
+                i if i % 31 == 5 => r#""error":"timeout""#,
+                i if second_week && i % 6 == 0 => r#""verdict":"revise""#,
+                i if i % 40 == 0 => r#""verdict":"revise""#,
+                _ => r#""verdict":"approve""#,
+            };
+            format!(
+                "{{\"run_id\":{},\"turn\":{},{what}}}\n",
+                r["run_id"], r["turn"]
+            )
+        })
+        .collect();
+    let v = d.write(&format!("verdicts-{salt}.jsonl"), verdicts);
+    let out = d.path(&format!("labelled-{salt}.jsonl"));
+    let o = run(
+        &[
+            "labels",
+            t,
+            "--verdicts",
+            v.to_str().unwrap(),
+            "--plan",
+            toml.to_str().unwrap(),
+            "--config",
+            c,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    toml
+}
+
+/// `monitor` with the fortnight's plan and config.
+fn monitor(d: &Dir, plan: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["monitor", "--plan", plan.to_str().unwrap(), "--config"];
+    let config = d.path("gate.toml");
+    all.push(config.to_str().unwrap());
+    all.extend_from_slice(args);
+    run(&all, None)
+}
+
+const FILES: [&str; 3] = ["monitor.csv", "monitor.md", "monitor.svg"];
+
+/// One pass: a row per day and stratum and a pooled one; the rise in the
+/// second week raises the change alarm (exit 1), which the first week
+/// alone does not; every figure comes from the plan's labels.
+#[test]
+fn a_fortnight_is_watched_and_the_rise_alarms() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let all = d.path("labelled-s1.jsonl");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            all.to_str().unwrap(),
+            "--out",
+            d.path("watch").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 1);
+    assert!(
+        stdout(&o).contains("change alarm since 2026-11-"),
+        "{}",
+        stdout(&o)
+    );
+    let rows = csv_rows(&d.read("watch/monitor.csv"));
+    assert_eq!(rows.len(), 14 * 3);
+    let pooled: Vec<_> = rows.iter().filter(|r| r["stratum"] == "all").collect();
+    assert_eq!(pooled[0]["period"], "2026-11-01");
+    assert!(pooled
+        .iter()
+        .all(|r| r["turns"] == "460" && r["skips"] == "360"));
+    let alarm_day = pooled
+        .iter()
+        .position(|r| r["alarm"] == "true")
+        .expect("an alarm");
+    assert!(
+        alarm_day >= 7,
+        "the alarm came before the rise: day {alarm_day}"
+    );
+    assert!(pooled[alarm_day..].iter().all(|r| r["status"] == "alarm"));
+    let md = d.read("watch/monitor.md");
+    assert!(
+        md.starts_with("# critic-gate monitor\n\n**2026-11-14: change alarm since"),
+        "{md}"
+    );
+    assert!(d.read("watch/monitor.svg").contains("<svg"));
+    // The first week alone: within, no alarm.
+    let week: String = days(&d, "labelled-s1.jsonl")[..7]
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let week = d.write("week1.jsonl", week);
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            week.to_str().unwrap(),
+            "--out",
+            d.path("week1").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&d.read("week1/monitor.csv"));
+    assert_eq!(rows.len(), 7 * 3);
+    assert!(rows.iter().all(|r| r["alarm"] == "false"));
+}
+
+/// The traffic's lines of each day, in files of their own.
+fn days(d: &Dir, from: &str) -> Vec<std::path::PathBuf> {
+    let text = d.read(from);
+    (1..=14)
+        .map(|day| {
+            let tag = format!("\"ts\":\"2026-11-{day:02}");
+            let lines: String = text
+                .lines()
+                .filter(|l| l.contains(&tag))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            d.write(&format!("day{day:02}.jsonl"), lines)
+        })
+        .collect()
+}
+
+/// #46 done-when: `--state` day by day equals one pass, byte for byte;
+/// two shards' states (by language) merge to the same; a day counted
+/// already is refused and the state left as it was.
+#[test]
+fn a_state_grown_daily_or_merged_from_shards_is_one_pass() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let all = d.path("labelled-s1.jsonl");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            all.to_str().unwrap(),
+            "--out",
+            d.path("once").to_str().unwrap(),
+            "--state",
+            d.path("once.state").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 1);
+    // Day by day, in a shuffled order (a late day is backfilled).
+    let files = days(&d, "labelled-s1.jsonl");
+    let state = d.path("daily.state");
+    let mut order: Vec<usize> = (0..14).collect();
+    order.swap(3, 9);
+    for i in order {
+        let o = monitor(
+            &d,
+            &plan,
+            &[
+                files[i].to_str().unwrap(),
+                "--state",
+                state.to_str().unwrap(),
+                "--out",
+                d.path("daily").to_str().unwrap(),
+            ],
+        );
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "{}",
+            stderr(&o)
+        );
+    }
+    for f in FILES {
+        assert!(
+            d.read(&format!("once/{f}")) == d.read(&format!("daily/{f}")),
+            "{f} differs"
+        );
+    }
+    assert!(
+        d.read("once.state") == d.read("daily.state"),
+        "the states differ"
+    );
+    // The same state shown by week and by release: as one pass shows it.
+    let (once_by, state_by) = (d.path("once-by"), d.path("state-by"));
+    for by in [
+        &["--by", "week"][..],
+        &[
+            "--by",
+            "release",
+            "--release-at",
+            "2026-11-06",
+            "--release-at",
+            "2026-11-10",
+        ],
+    ] {
+        let mut once = vec![
+            all.to_str().unwrap(),
+            "--out",
+            once_by.to_str().unwrap(),
+            "--force",
+        ];
+        once.extend_from_slice(by);
+        let o = monitor(&d, &plan, &once);
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "{}",
+            stderr(&o)
+        );
+        let mut from_state = vec![
+            "--state",
+            state.to_str().unwrap(),
+            "--out",
+            state_by.to_str().unwrap(),
+            "--force",
+        ];
+        from_state.extend_from_slice(by);
+        let o = monitor(&d, &plan, &from_state);
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "{}",
+            stderr(&o)
+        );
+        for f in FILES {
+            assert!(
+                d.read(&format!("once-by/{f}")) == d.read(&format!("state-by/{f}")),
+                "{by:?}: {f} differs"
+            );
+        }
+        let periods: Vec<String> = csv_rows(&d.read("state-by/monitor.csv"))
+            .iter()
+            .filter(|r| r["stratum"] == "all")
+            .map(|r| r["period"].clone())
+            .collect();
+        let want: Vec<&str> = match by[1] {
+            "week" => vec!["2026-W44", "2026-W45", "2026-W46"],
+            _ => vec!["(before 2026-11-06)", "2026-11-06", "2026-11-10"],
+        };
+        assert_eq!(periods, want);
+    }
+    // A day again: refused, nothing changed.
+    let before = d.read("daily.state");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            files[4].to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+            "--out",
+            d.path("daily").to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "day 2026-11-05 is counted there already");
+    assert_eq!(before, d.read("daily.state"));
+    // Shards by language, merged.
+    let text = d.read("labelled-s1.jsonl");
+    for lang in ["en", "de"] {
+        let tag = format!("\"language\":\"{lang}\"");
+        let lines: String = text
+            .lines()
+            .filter(|l| l.contains(&tag))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let f = d.write(&format!("{lang}.jsonl"), lines);
+        let st = d.path(&format!("{lang}.state"));
+        let o = monitor(
+            &d,
+            &plan,
+            &[
+                f.to_str().unwrap(),
+                "--state",
+                st.to_str().unwrap(),
+                "--out",
+                d.path(&format!("w-{lang}")).to_str().unwrap(),
+            ],
+        );
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--merge",
+            d.path("en.state").to_str().unwrap(),
+            "--merge",
+            d.path("de.state").to_str().unwrap(),
+            "--state",
+            d.path("merged.state").to_str().unwrap(),
+            "--out",
+            d.path("merged").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 1);
+    assert!(
+        d.read("once.state") == d.read("merged.state"),
+        "the merged state differs"
+    );
+    for f in FILES {
+        assert!(
+            d.read(&format!("once/{f}")) == d.read(&format!("merged/{f}")),
+            "{f} differs"
+        );
+    }
+    // The same shard twice: refused.
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--merge",
+            d.path("en.state").to_str().unwrap(),
+            "--merge",
+            d.path("en.state").to_str().unwrap(),
+            "--out",
+            d.path("twice").to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "the same traffic in two shards");
+}
+
+/// #46 done-when: traffic without `ts` under `--by day` is refused naming
+/// its line; labels of another plan alone are refused; a state of another
+/// plan is refused.
+#[test]
+fn monitor_refuses_what_it_cannot_place() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let mut text = d.read("labelled-s1.jsonl");
+    text.push_str("{\"run_id\":\"x\",\"turn\":1,\"draft\":\"ok\",\"confidence\":0.9}\n");
+    let f = d.write("no-ts.jsonl", &text);
+    let o = monitor(
+        &d,
+        &plan,
+        &[f.to_str().unwrap(), "--out", d.path("w").to_str().unwrap()],
+    );
+    expect_error(&o, 2, &format!("no-ts.jsonl:{}", text.lines().count()));
+    expect_error(&o, 2, "records no ts");
+    assert!(!d.path("w/monitor.csv").exists());
+    let other = labelled(&d, "s2");
+    let o = monitor(
+        &d,
+        &other,
+        &[
+            d.path("labelled-s1.jsonl").to_str().unwrap(),
+            "--out",
+            d.path("w2").to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "all of another plan");
+    let st = d.path("s1.state");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            d.path("day-none.jsonl").to_str().unwrap_or(""),
+            "--state",
+            st.to_str().unwrap(),
+            "--out",
+            d.path("w3").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let files = days(&d, "labelled-s1.jsonl");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            files[0].to_str().unwrap(),
+            "--state",
+            st.to_str().unwrap(),
+            "--out",
+            d.path("w3").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let o = monitor(
+        &d,
+        &other,
+        &[
+            d.path("labelled-s2.jsonl").to_str().unwrap(),
+            "--state",
+            st.to_str().unwrap(),
+            "--out",
+            d.path("w4").to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "the state follows plan");
+}
+
+/// #46 item 1 (fidelity): a plan with --fidelity-share also draws
+/// production's reviewed fires; where the shadow critic revises fires
+/// production's approved, monitor warns (and does not where it agrees);
+/// the pairs are counted on the pooled rows only.
+#[test]
+fn a_shadow_critic_that_disagrees_with_production_is_called_out() {
+    for (on_fires, warns) in [("revise", true), ("approve", false)] {
+        let d = Dir::new();
+        let plan = labelled_with(&d, "f1", &["--fidelity-share", "0.1"], on_fires);
+        let toml = std::fs::read_to_string(&plan).unwrap();
+        assert!(toml.contains("fidelity_probability = 0.1"), "{toml}");
+        let requests = d.read("shadow-f1/requests.jsonl");
+        let fires = requests
+            .lines()
+            .filter(|l| l.contains("\"stratum\":\"(fidelity)\""))
+            .count();
+        // 100 reviewed fires a day for 14 days at 0.1: 140 expected.
+        assert!((100..=180).contains(&fires), "{fires} fidelity requests");
+        let all = d.path("labelled-f1.jsonl");
+        let o = monitor(
+            &d,
+            &plan,
+            &[
+                all.to_str().unwrap(),
+                "--out",
+                d.path("w").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            stdout(&o).contains("WARNING: the shadow critic disagrees"),
+            warns,
+            "{}",
+            stdout(&o)
+        );
+        assert_eq!(d.read("w/monitor.md").contains("**Warning:**"), warns);
+        let rows = csv_rows(&d.read("w/monitor.csv"));
+        let pairs: u64 = rows
+            .iter()
+            .filter(|r| r["stratum"] == "all")
+            .map(|r| r["fidelity_pairs"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(pairs as usize, fires);
+        assert!(rows
+            .iter()
+            .filter(|r| r["stratum"] != "all")
+            .all(|r| r["fidelity_pairs"].is_empty()));
+        let last = rows.iter().rev().find(|r| r["stratum"] == "all").unwrap();
+        let want = if warns { "1.0" } else { "0.0" };
+        assert_eq!(last["fidelity_disagreement"], want);
+    }
+}
+
+/// A plan without strata has one stratum, `all`: the pooled row is it,
+/// once a period (not a stratum row and a pooled row of the same name).
+#[test]
+fn a_plan_without_strata_has_one_row_a_period() {
+    let d = Dir::new();
+    let traffic = d.write("traffic.jsonl", fortnight());
+    let config = d.write("gate.toml", GATE);
+    let plan = d.path("plan");
+    let o = run(
+        &[
+            "plan",
+            traffic.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            plan.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.05",
+            "--salt",
+            "one",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let o = monitor(
+        &d,
+        &plan.join("plan.toml"),
+        &[
+            traffic.to_str().unwrap(),
+            "--out",
+            d.path("w").to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let rows = csv_rows(&d.read("w/monitor.csv"));
+    assert_eq!(rows.len(), 14);
+    assert!(rows.iter().all(|r| r["stratum"] == "all"));
+}
