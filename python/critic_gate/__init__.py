@@ -397,6 +397,7 @@ def monitor(
     *,
     by: str = "day",
     release_at: Sequence[str] = (),
+    release_field: Optional[str] = None,
     state: Optional[PathLike] = None,
     merge: Sequence[PathLike] = (),
     format: str = "csv",
@@ -406,7 +407,8 @@ def monitor(
     max_fidelity_gap: float = 0.05,
 ) -> Watch:
     """``critic-gate monitor``: traffic labelled by ``plan``'s sample,
-    cut ``by`` day, week or release (``release_at`` dates), with the
+    cut ``by`` day, week or release (``release_at`` dates, or the scope
+    path ``release_field`` that names each turn's release), with the
     estimate, the period's bound, bounds valid at every look, the change
     alarm and a status per period and stratum, written into ``out``.
     ``state`` keeps the counts between runs (a period counted already is
@@ -421,6 +423,7 @@ def monitor(
         cfg,
         by,
         list(release_at),
+        release_field,
         os.fspath(state) if state is not None else None,
         [os.fspath(m) for m in merge],
         format,

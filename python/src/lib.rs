@@ -773,7 +773,7 @@ fn plan(
 /// `critic-gate monitor`: `(what it prints, whether it fails (exit 1))`;
 /// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05))]
+#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05))]
 #[allow(clippy::too_many_arguments)]
 fn monitor(
     py: Python<'_>,
@@ -783,6 +783,7 @@ fn monitor(
     config: Option<PathBuf>,
     by: &str,
     release_at: Vec<String>,
+    release_field: Option<String>,
     state: Option<PathBuf>,
     merge: Vec<PathBuf>,
     table_format: &str,
@@ -798,6 +799,7 @@ fn monitor(
         out,
         by: by.to_string(),
         release_at,
+        release_field,
         state,
         merge,
         format: format(table_format)?,

@@ -577,3 +577,130 @@ fn a_plan_without_strata_has_one_row_a_period() {
     assert_eq!(rows.len(), 14);
     assert!(rows.iter().all(|r| r["stratum"] == "all"));
 }
+
+/// #46 item 1, `--by release` from a field: each turn's
+/// `scope.app_version` names its release; releases are ordered by the
+/// first day each was seen (v1.9 before v1.10, which sorts first by
+/// name), a canary's overlapping days count in their own release, and a
+/// state grown day by day gives the files one pass gives.
+#[test]
+fn releases_named_by_a_field_are_periods_in_the_order_they_came() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    // Days 1-5 run v1.9; days 6-7 are a canary (even conversations on
+    // v1.10); v1.10 from day 8.
+    let text: String = d
+        .read("labelled-s1.jsonl")
+        .lines()
+        .map(|l| {
+            let day: u32 = l.split("\"ts\":\"2026-11-").nth(1).unwrap()[..2]
+                .parse()
+                .unwrap();
+            let conv: u32 = l
+                .split("-c")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let v = match day {
+                1..=5 => "v1.9",
+                6 | 7 if conv % 2 == 1 => "v1.9",
+                _ => "v1.10",
+            };
+            format!("{{\"scope\":{{\"app_version\":\"{v}\"}},{}\n", &l[1..])
+        })
+        .collect();
+    let all = d.write("versions.jsonl", &text);
+    let by = ["--by", "release", "--release-field", "scope.app_version"];
+    let mut once = vec![all.to_str().unwrap()];
+    once.extend_from_slice(&by);
+    let out = d.path("once");
+    once.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let o = monitor(&d, &plan, &once);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let rows = csv_rows(&d.read("once/monitor.csv"));
+    let periods: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["stratum"] == "all")
+        .map(|r| r["period"].as_str())
+        .collect();
+    assert_eq!(periods, ["v1.9", "v1.10"]);
+    let pooled: Vec<_> = rows.iter().filter(|r| r["stratum"] == "all").collect();
+    // Five days, and on the canary's two the 57 odd conversations of 115
+    // (four turns each); the rest.
+    assert_eq!(pooled[0]["turns"], (5 * 460 + 2 * 57 * 4).to_string());
+    assert_eq!(pooled[1]["turns"], (7 * 460 + 2 * 58 * 4).to_string());
+    // Day by day through a state (the canary days too), then by day.
+    let text = d.read("versions.jsonl");
+    let state = d.path("v.state");
+    for day in 1..=14 {
+        let tag = format!("\"ts\":\"2026-11-{day:02}");
+        let lines: String = text
+            .lines()
+            .filter(|l| l.contains(&tag))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let f = d.write(&format!("v{day}.jsonl"), lines);
+        let mut args = vec![f.to_str().unwrap(), "--state", state.to_str().unwrap()];
+        args.extend_from_slice(&by);
+        let daily = d.path("daily");
+        args.extend_from_slice(&["--out", daily.to_str().unwrap()]);
+        let o = monitor(&d, &plan, &args);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    }
+    for f in FILES {
+        assert!(
+            d.read(&format!("once/{f}")) == d.read(&format!("daily/{f}")),
+            "{f} differs"
+        );
+    }
+    // The state without its field is refused; by day, it has 14 periods.
+    let bare = d.path("bare");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--state",
+            state.to_str().unwrap(),
+            "--out",
+            bare.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "counted with release field scope.app_version");
+    let by_day = d.path("by-day");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--state",
+            state.to_str().unwrap(),
+            "--release-field",
+            "scope.app_version",
+            "--out",
+            by_day.to_str().unwrap(),
+        ],
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let days = csv_rows(&d.read("by-day/monitor.csv"))
+        .iter()
+        .filter(|r| r["stratum"] == "all")
+        .count();
+    assert_eq!(days, 14);
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            all.to_str().unwrap(),
+            "--by",
+            "release",
+            "--release-field",
+            "language",
+            "--out",
+            bare.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "give a path into the turns' scope");
+}

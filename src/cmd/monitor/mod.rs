@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use crate::cmd::Config;
 use crate::import::InputFormat;
-use crate::replay::design::{Design, Population};
+use crate::replay::design::{Design, Population, Strata};
 use crate::replay::options::Format;
 use crate::Error;
 use looks::{Row, Status, Watch};
@@ -55,6 +55,10 @@ pub struct Args {
     /// A release's first day (YYYY-MM-DD), once per release (--by release).
     #[arg(long, value_name = "DATE")]
     pub release_at: Vec<String>,
+    /// The field naming each turn's release, a path into its scope
+    /// (scope.app_version), for --by release; a state keeps it.
+    #[arg(long, value_name = "PATH")]
+    pub release_field: Option<String>,
     /// The counts so far: read when the file exists, the traffic's periods
     /// added (a period counted already is refused), written back.
     #[arg(long, value_name = "FILE")]
@@ -83,6 +87,7 @@ impl Args {
             out: self.out.clone(),
             by: self.by.clone(),
             release_at: self.release_at.clone(),
+            release_field: self.release_field.clone(),
             state: self.state.clone(),
             merge: self.merge.clone(),
             format: self.format,
@@ -104,6 +109,7 @@ pub struct Request {
     pub out: PathBuf,
     pub by: String,
     pub release_at: Vec<String>,
+    pub release_field: Option<String>,
     pub state: Option<PathBuf>,
     pub merge: Vec<PathBuf>,
     pub format: Format,
@@ -141,18 +147,20 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
             r.plan.display()
         )));
     }
-    let cut = Cut::parse(&r.by, &r.release_at).map_err(usage)?;
+    let field = release_field(r.release_field.as_deref()).map_err(usage)?;
+    let name = r.release_field.as_deref();
+    let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
     let watch = watch_of(&plan)?;
     let mut state = match &r.state {
-        Some(p) if p.exists() => State::read(p, &design.plan_id)?,
-        _ => State::new(&design.plan_id),
+        Some(p) if p.exists() => State::read(p, &design.plan_id, name)?,
+        _ => State::new(&design.plan_id, name),
     };
     for m in &r.merge {
-        let shard = State::read(m, &design.plan_id)?;
+        let shard = State::read(m, &design.plan_id, name)?;
         state.merge(shard, m)?;
     }
     if !r.sources.is_empty() {
-        let new = count(r, &design, &config)?;
+        let new = count(r, &design, &config, field.as_ref())?;
         let from = r.state.clone().unwrap_or_else(|| r.plan.clone());
         state.extend(new, &from)?;
     }
@@ -179,6 +187,18 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
         failed,
         text,
     })
+}
+
+/// The release field's path into the scope, or why it is none.
+fn release_field(f: Option<&str>) -> Result<Option<Strata>, String> {
+    match f.map(|f| Strata::parse(Some(f))) {
+        None => Ok(None),
+        Some(Ok(s @ Strata::Scope(_))) => Ok(Some(s)),
+        Some(_) => Err(format!(
+            "release field {:?}: give a path into the turns' scope (scope.app_version)",
+            f.unwrap_or_default()
+        )),
+    }
 }
 
 /// What the looks need of plan.toml.
@@ -215,7 +235,12 @@ fn watch_of(plan: &super::plan::write::PlanFile) -> crate::Result<Watch> {
 }
 
 /// The traffic's periods, counted.
-fn count(r: &Request, design: &Design, config: &crate::config::Plan) -> crate::Result<State> {
+fn count(
+    r: &Request,
+    design: &Design,
+    config: &crate::config::Plan,
+    field: Option<&Strata>,
+) -> crate::Result<State> {
     let member = super::sample::Member::new(design, config, &r.config)?;
     let decoder = crate::import::Decoder {
         format: r.from,
@@ -223,7 +248,7 @@ fn count(r: &Request, design: &Design, config: &crate::config::Plan) -> crate::R
         names: r.sources.clone().into(),
         max_line_bytes: r.max_line_bytes,
     };
-    let mut state = State::new(&design.plan_id);
+    let mut state = State::new(&design.plan_id, r.release_field.as_deref());
     let mut problem: Option<Error> = None;
     crate::cmd::mine::scan::each_line(
         &r.sources,
@@ -234,7 +259,7 @@ fn count(r: &Request, design: &Design, config: &crate::config::Plan) -> crate::R
             if problem.is_some() {
                 return;
             }
-            let name = match period::day_of(t.ts.as_deref()) {
+            let name = match period::slot_of(t, field) {
                 Ok(n) => n,
                 Err(reason) => {
                     problem = Some(Error::InvalidLine {

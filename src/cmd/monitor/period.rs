@@ -1,9 +1,16 @@
-//! How `monitor` cuts traffic into periods. Its state counts by the day
-//! of each turn's `ts` (as recorded, in its own offset); the periods the
-//! files show group those days: each day, its ISO week, or the release it
-//! ran under (`--release-at` dates). A period's name sorts in time order.
+//! How `monitor` cuts traffic into periods. Its state counts by slot: the
+//! day of each turn's `ts` (as recorded, in its own offset) and, with a
+//! release field, the release the turn names. The periods the files show
+//! group those slots: each day, its ISO week, the release it ran under by
+//! date (`--release-at`), or the release it names (`--release-field`,
+//! ordered by the first day each was seen).
 
 use crate::cmd::plan::scan::day_number;
+use crate::read::turn::Turn;
+use crate::replay::design::Strata;
+
+/// Between a slot's day and its release.
+const SEP: char = '\t';
 
 /// How the periods are cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,15 +20,18 @@ pub enum Cut {
     /// Releases from these days (days since 1970-01-01, ascending), as
     /// given.
     Release(Vec<(i64, String)>),
+    /// The release each turn names (the value at a path into its scope).
+    Field,
 }
 
 impl Cut {
-    /// The cut `--by` and `--release-at` make, or why none.
-    pub fn parse(by: &str, release_at: &[String]) -> Result<Cut, String> {
-        match (by, release_at.is_empty()) {
-            ("day", true) => Ok(Cut::Day),
-            ("week", true) => Ok(Cut::Week),
-            ("release", false) => {
+    /// The cut `--by`, `--release-at` and `--release-field` make, or why
+    /// none.
+    pub fn parse(by: &str, release_at: &[String], field: bool) -> Result<Cut, String> {
+        match (by, release_at.is_empty(), field) {
+            ("day", true, _) => Ok(Cut::Day),
+            ("week", true, _) => Ok(Cut::Week),
+            ("release", false, false) => {
                 let mut at = Vec::new();
                 for d in release_at {
                     match day_number(d).filter(|_| d.len() == 10) {
@@ -33,9 +43,20 @@ impl Cut {
                 at.dedup_by_key(|x| x.0);
                 Ok(Cut::Release(at))
             }
-            ("release", true) => Err("--by release takes the releases' dates: give --release-at YYYY-MM-DD, once per release".into()),
-            ("day" | "week", false) => Err("--release-at goes with --by release".into()),
-            (other, _) => Err(format!("--by {other:?}: give day, week or release")),
+            ("release", true, true) => Ok(Cut::Field),
+            ("release", false, true) => Err("give the releases by --release-at dates or by --release-field, not both".into()),
+            ("release", true, false) => Err("--by release takes the releases' dates (--release-at YYYY-MM-DD, once per release) or the field that names them (--release-field scope.KEY)".into()),
+            ("day" | "week", false, _) => Err("--release-at goes with --by release".into()),
+            (other, _, _) => Err(format!("--by {other:?}: give day, week or release")),
+        }
+    }
+
+    /// The period of a slot ([`slot_of`]).
+    pub fn of_slot(&self, slot: &str) -> String {
+        let (day, release) = slot.split_once(SEP).unwrap_or((slot, ""));
+        match self {
+            Cut::Field => release.to_string(),
+            _ => self.of_day(day),
         }
     }
 
@@ -49,8 +70,24 @@ impl Cut {
                 Some(a) => a.1.clone(),
                 None => format!("(before {})", at[0].1),
             },
+            Cut::Field => day.to_string(),
         }
     }
+}
+
+/// The slot a turn is counted in: its day, and with a release field
+/// (`scope.KEY...`) the release it names (`(none)` where it names none).
+pub fn slot_of(t: &Turn, field: Option<&Strata>) -> Result<String, &'static str> {
+    let day = day_of(t.ts.as_deref())?;
+    Ok(match field {
+        None => day,
+        Some(f) => format!("{day}{SEP}{}", f.of(t).replace(SEP, " ")),
+    })
+}
+
+/// The day of a slot.
+pub fn day_of_slot(slot: &str) -> &str {
+    slot.split_once(SEP).map_or(slot, |s| s.0)
 }
 
 /// The day of a turn recorded at `ts` (its date as recorded, in its own
@@ -101,14 +138,21 @@ mod tests {
 
     #[test]
     fn releases_take_the_latest_date_at_or_before() {
-        let c = Cut::parse("release", &["2026-11-20".into(), "2026-11-02".into()]).unwrap();
+        let c = Cut::parse(
+            "release",
+            &["2026-11-20".into(), "2026-11-02".into()],
+            false,
+        )
+        .unwrap();
         let of = |ts: &str| c.of_day(&day_of(Some(ts)).unwrap());
         assert_eq!(of("2026-11-01T23:00:00Z"), "(before 2026-11-02)");
         assert_eq!(of("2026-11-02T00:00:00Z"), "2026-11-02");
         assert_eq!(of("2026-12-01T00:00:00+05:00"), "2026-11-20");
         assert!(day_of(None).is_err());
         assert!(day_of(Some("11/02/2026")).is_err());
-        assert!(Cut::parse("release", &[]).is_err());
-        assert!(Cut::parse("day", &["2026-11-02".into()]).is_err());
+        assert!(Cut::parse("release", &[], false).is_err());
+        assert!(Cut::parse("release", &["2026-11-02".into()], true).is_err());
+        assert!(Cut::parse("day", &["2026-11-02".into()], false).is_err());
+        assert_eq!(Cut::parse("release", &[], true), Ok(Cut::Field));
     }
 }

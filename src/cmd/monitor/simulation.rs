@@ -137,7 +137,7 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
 /// One replicate: the state of 90 days, and each day's realised
 /// cumulative rate.
 fn replicate(s: &Setting, rng: &mut SplitMix) -> (State, Vec<f64>) {
-    let mut state = State::new("sim");
+    let mut state = State::new("sim", None);
     let (mut all, mut bad) = (0u64, 0u64);
     let mut realised = Vec::new();
     for day in 0..DAYS {

@@ -72,34 +72,46 @@ impl Period {
 pub struct State {
     pub format: u64,
     pub plan_id: String,
-    /// By day (`YYYY-MM-DD`).
+    /// The release field the slots name (`scope.KEY...`), if any.
+    #[serde(default)]
+    pub release_field: Option<String>,
+    /// By slot: the day (`YYYY-MM-DD`), and the release after a tab when
+    /// the state has a release field.
     pub days: BTreeMap<String, Period>,
 }
 
 impl State {
-    pub fn new(plan_id: &str) -> State {
+    pub fn new(plan_id: &str, release_field: Option<&str>) -> State {
         State {
             format: STATE_FORMAT,
             plan_id: plan_id.into(),
+            release_field: release_field.map(str::to_string),
             days: BTreeMap::new(),
         }
     }
 
-    /// The days grouped into `cut`'s periods, in time order.
+    /// The slots grouped into `cut`'s periods, in time order (releases
+    /// named by a field: by the first day each was seen, then by name);
+    /// a period's slots in day order.
     pub fn periods(&self, cut: &super::period::Cut) -> Vec<(String, Period)> {
         let mut out: Vec<(String, Period)> = Vec::new();
-        for (day, p) in &self.days {
-            let name = cut.of_day(day);
-            match out.last_mut() {
-                Some((n, a)) if *n == name => a.absorb(p),
-                _ => out.push((name, p.clone())),
+        let mut first: BTreeMap<String, String> = BTreeMap::new();
+        for (slot, p) in &self.days {
+            let name = cut.of_slot(slot);
+            let day = super::period::day_of_slot(slot);
+            first.entry(name.clone()).or_insert_with(|| day.to_string());
+            match out.iter_mut().rev().find(|(n, _)| *n == name) {
+                Some((_, a)) => a.absorb(p),
+                None => out.push((name, p.clone())),
             }
         }
+        out.sort_by(|a, b| (&first[&a.0], &a.0).cmp(&(&first[&b.0], &b.0)));
         out
     }
 
-    /// Read a state, refused when it is of another format or plan.
-    pub fn read(path: &Path, plan_id: &str) -> crate::Result<State> {
+    /// Read a state, refused when it is of another format, plan or
+    /// release field.
+    pub fn read(path: &Path, plan_id: &str, release_field: Option<&str>) -> crate::Result<State> {
         let name = path.display();
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::Read(crate::Failure::caused(
@@ -128,6 +140,18 @@ impl State {
                 s.plan_id
             )));
         }
+        if s.release_field.as_deref() != release_field {
+            let say = |f: Option<&str>| {
+                f.map_or("no release field".to_string(), |f| {
+                    format!("release field {f}")
+                })
+            };
+            return Err(bad(format!(
+                "the state was counted with {}, not {}: give the same --release-field as when it was made",
+                say(s.release_field.as_deref()),
+                say(release_field)
+            )));
+        }
         if s.days.values().any(|p| !p.verdicts.is_sorted()) {
             return Err(bad(
                 "its verdicts are out of order: the file was edited".into()
@@ -136,13 +160,15 @@ impl State {
         Ok(s)
     }
 
-    /// Add the days of `new`, read from new traffic; a day this state
-    /// holds already is refused by name (it would count twice).
+    /// Add the slots of `new`, read from new traffic; a day (and
+    /// release) this state holds already is refused by name (it would
+    /// count twice).
     pub fn extend(&mut self, new: State, from: &Path) -> crate::Result<()> {
         if let Some(p) = new.days.keys().find(|p| self.days.contains_key(*p)) {
             return Err(Error::Usage(format!(
-                "{}: day {p} is counted there already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
-                from.display()
+                "{}: day {} is counted there already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
+                from.display(),
+                p.replace('\t', " of release ")
             )));
         }
         self.days.extend(new.days);
