@@ -405,6 +405,8 @@ def monitor(
     skip_invalid: bool = False,
     force: bool = False,
     max_fidelity_gap: float = 0.05,
+    false_alarm_every_days: Optional[float] = None,
+    alarm_rise: Optional[float] = None,
 ) -> Watch:
     """``critic-gate monitor``: traffic labelled by ``plan``'s sample,
     cut ``by`` day, week or release (``release_at`` dates, or the scope
@@ -431,6 +433,8 @@ def monitor(
         skip_invalid,
         force,
         max_fidelity_gap,
+        false_alarm_every_days,
+        alarm_rise,
     )
     folder = Path(out)
     if format == "parquet":

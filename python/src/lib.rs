@@ -773,7 +773,7 @@ fn plan(
 /// `critic-gate monitor`: `(what it prints, whether it fails (exit 1))`;
 /// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05))]
+#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05, false_alarm_every_days=None, alarm_rise=None))]
 #[allow(clippy::too_many_arguments)]
 fn monitor(
     py: Python<'_>,
@@ -791,6 +791,8 @@ fn monitor(
     skip_invalid: bool,
     force: bool,
     max_fidelity_gap: f64,
+    false_alarm_every_days: Option<f64>,
+    alarm_rise: Option<f64>,
 ) -> PyResult<(String, bool)> {
     let r = critic_gate::cmd::monitor::Request {
         sources: paths,
@@ -804,6 +806,8 @@ fn monitor(
         merge,
         format: format(table_format)?,
         max_fidelity_gap,
+        false_alarm_every: false_alarm_every_days,
+        alarm_rise,
         from: from_.parse().map_err(unknown)?,
         skip_invalid,
         max_line_bytes: critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES,

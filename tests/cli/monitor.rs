@@ -704,3 +704,42 @@ fn releases_named_by_a_field_are_periods_in_the_order_they_came() {
     );
     expect_error(&o, 2, "give a path into the turns' scope");
 }
+
+/// The change alarm redesigned in monitor: with the plan's own design
+/// (365 days, 2R) the table is the plan's; a shorter false-alarm period
+/// fires sooner; a rise that is no rise is refused.
+#[test]
+fn the_change_alarm_can_be_redesigned_in_monitor() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let all = d.path("labelled-s1.jsonl");
+    let run_with = |name: &str, extra: &[&str]| {
+        let out = d.path(name);
+        let mut args = vec![all.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        monitor(&d, &plan, &args)
+    };
+    expect_code(&run_with("plan-design", &[]), 1);
+    expect_code(
+        &run_with(
+            "same",
+            &["--false-alarm-every", "365d", "--alarm-rise", "2"],
+        ),
+        1,
+    );
+    assert!(d.read("plan-design/monitor.csv") == d.read("same/monitor.csv"));
+    assert!(d.read("same/monitor.md").contains("redesigned here"));
+    let first_alarm = |name: &str| {
+        csv_rows(&d.read(&format!("{name}/monitor.csv")))
+            .iter()
+            .filter(|r| r["stratum"] == "all")
+            .position(|r| r["alarm"] == "true")
+    };
+    expect_code(&run_with("touchy", &["--false-alarm-every", "7d"]), 1);
+    assert!(first_alarm("touchy").unwrap() < first_alarm("plan-design").unwrap());
+    expect_error(
+        &run_with("none", &["--alarm-rise", "0.5"]),
+        2,
+        "give K above 1",
+    );
+}

@@ -33,6 +33,12 @@ pub struct Watch {
     pub probabilities: usize,
     /// The plan draws a fidelity sample.
     pub fidelity: bool,
+    /// The change alarm's design: about one false alarm in this many days
+    /// at R over all strata, for a rise to `rise` x R; `redesigned` when
+    /// monitor was asked for another design than the plan's.
+    pub false_alarm_days: f64,
+    pub rise: f64,
+    pub redesigned: bool,
 }
 
 /// A row's status.

@@ -66,6 +66,15 @@ pub struct Args {
     /// A shard's state to merge in (repeat for each shard).
     #[arg(long, value_name = "FILE")]
     pub merge: Vec<PathBuf>,
+    /// Redesign the change alarm to fire about once in this many days (or
+    /// weeks: 52w) at a rate of exactly R, over all strata; default: as
+    /// the plan designed it (its detection delays hold only then).
+    #[arg(long, value_name = "DAYS", value_parser = super::plan::window_days)]
+    pub false_alarm_every: Option<f64>,
+    /// Redesign the change alarm for a rise of the rate to K x R (above 1);
+    /// default: the plan's (2).
+    #[arg(long, value_name = "K")]
+    pub alarm_rise: Option<f64>,
     /// Warn when the shadow critic disagrees with production's on more than
     /// this share of production's reviewed fires (the plan's fidelity
     /// sample; its anytime lower bound above it).
@@ -92,6 +101,8 @@ impl Args {
             merge: self.merge.clone(),
             format: self.format,
             max_fidelity_gap: self.max_fidelity_gap,
+            false_alarm_every: self.false_alarm_every,
+            alarm_rise: self.alarm_rise,
             from: self.pass.from,
             skip_invalid: self.pass.skip_invalid,
             max_line_bytes: self.pass.max_line_bytes,
@@ -114,6 +125,9 @@ pub struct Request {
     pub merge: Vec<PathBuf>,
     pub format: Format,
     pub max_fidelity_gap: f64,
+    /// The change alarm redesigned (None: as the plan designed it).
+    pub false_alarm_every: Option<f64>,
+    pub alarm_rise: Option<f64>,
     pub from: InputFormat,
     pub skip_invalid: bool,
     pub max_line_bytes: usize,
@@ -150,7 +164,7 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
     let field = release_field(r.release_field.as_deref()).map_err(usage)?;
     let name = r.release_field.as_deref();
     let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
-    let watch = watch_of(&plan)?;
+    let watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
     let mut state = match &r.state {
         Some(p) if p.exists() => State::read(p, &design.plan_id, name)?,
         _ => State::new(&design.plan_id, name),
@@ -201,18 +215,48 @@ fn release_field(f: Option<&str>) -> Result<Option<Strata>, String> {
     }
 }
 
-/// What the looks need of plan.toml.
-fn watch_of(plan: &super::plan::write::PlanFile) -> crate::Result<Watch> {
+/// What the looks need of plan.toml, with the change alarm redesigned
+/// where `days` or `rise` is given.
+fn watch_of(
+    plan: &super::plan::write::PlanFile,
+    days: Option<f64>,
+    rise: Option<f64>,
+) -> crate::Result<Watch> {
+    let redesign = days.is_some() || rise.is_some();
+    let days = days.unwrap_or(plan.false_alarm_every_days);
+    let rise = rise.unwrap_or(plan.alarm_rise);
+    if !(rise > 1.0 && rise * plan.rate < 1.0) {
+        return Err(Error::Usage(format!(
+            "alarm_rise {rise}: give K above 1 with K x R ({}) below 1",
+            plan.rate
+        )));
+    }
+    let with_calls = plan
+        .stratum
+        .iter()
+        .filter(|s| s.expected_calls_per_day > 0.0)
+        .count();
     let mut charts = BTreeMap::new();
     for s in &plan.stratum {
-        if let (Some(up), Some(h)) = (s.alarm_up, s.alarm_h) {
-            if up == 0 || h == 0 || h > crate::cusum::MAX_H {
-                return Err(Error::Usage(format!(
-                    "the plan's stratum {:?} has a change alarm of {up} units up and threshold {h}: not one plan writes",
-                    s.value
-                )));
+        let chart = match (redesign, s.alarm_up, s.alarm_h) {
+            (true, _, _) => crate::cusum::Cusum::for_arl(
+                plan.rate,
+                rise * plan.rate,
+                days * with_calls as f64 * s.expected_calls_per_day,
+            ),
+            (false, Some(up), Some(h)) if up > 0 && h > 0 && h <= crate::cusum::MAX_H => {
+                Some(crate::cusum::Cusum { up, h })
             }
-            charts.insert(s.value.clone(), crate::cusum::Cusum { up, h });
+            (false, None, None) => None,
+            (false, up, h) => {
+                return Err(Error::Usage(format!(
+                    "the plan's stratum {:?} has a change alarm of {up:?} units up and threshold {h:?}: not one plan writes",
+                    s.value
+                )))
+            }
+        };
+        if let Some(c) = chart {
+            charts.insert(s.value.clone(), c);
         }
     }
     let mut probabilities: Vec<u64> = plan
@@ -231,6 +275,9 @@ fn watch_of(plan: &super::plan::write::PlanFile) -> crate::Result<Watch> {
         charts,
         probabilities: probabilities.len(),
         fidelity: plan.fidelity_probability > 0.0,
+        false_alarm_days: days,
+        rise,
+        redesigned: redesign,
     })
 }
 

@@ -121,6 +121,9 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
         charts,
         probabilities: probs.len(),
         fidelity: false,
+        false_alarm_days: FALSE_ALARM_DAYS,
+        rise: sizing::ALARM_RISE,
+        redesigned: false,
     };
     let mut groups: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for st in &s.strata {

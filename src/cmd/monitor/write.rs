@@ -142,12 +142,16 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
     }
     let _ = writeln!(
         s,
-        "Plan `{}`: production's skips (gate of `{}`) regress at most {r}, at {}% confidence. The anytime bounds hold at every look at once, on the skips counted so far (their realised rate, not future traffic's); the window bound holds for one look at its period alone. The change alarm is a CUSUM per stratum for a rise to {}R, designed to false-alarm about once in {} days at R across the strata.\n",
+        "Plan `{}`: production's skips (gate of `{}`) regress at most {r}, at {}% confidence. The anytime bounds hold at every look at once, on the skips counted so far (their realised rate, not future traffic's); the window bound holds for one look at its period alone. The change alarm is a CUSUM per stratum for a rise to {}R, designed to false-alarm about once in {} days at R across the strata{}.\n",
         md_text(&plan.plan_id),
         md_text(&plan.production),
         ((1.0 - w.alpha) * 100.0).round(),
-        plan.alarm_rise,
-        plan.false_alarm_every_days
+        w.rise,
+        w.false_alarm_days,
+        match w.redesigned {
+            true => " (redesigned here: the plan's detection delays are for its own design)",
+            false => "",
+        }
     );
     s.push_str("| period | skips | labelled | regressions | estimate | window upper | anytime upper | anytime lower | alarm | status |\n|---|---|---|---|---|---|---|---|---|---|\n");
     let pct = |v: Option<f64>| match v {

@@ -94,7 +94,7 @@ pub struct Args {
 }
 
 /// `7d`, `2w` or a number of days.
-fn window_days(s: &str) -> Result<f64, String> {
+pub fn window_days(s: &str) -> Result<f64, String> {
     let (n, unit) = match s.strip_suffix('d') {
         Some(n) => (n, 1.0),
         None => match s.strip_suffix('w') {
