@@ -65,5 +65,5 @@ def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
                              if '"2026-11-01T' in l), encoding="utf-8")
     ok = critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)
     assert not ok.failed and ok.status is not None and ok.status["period"] == "2026-11-01"
-    with pytest.raises(critic_gate.UsageError, match="counted there already"):
+    with pytest.raises(critic_gate.UsageError, match="counted in the state already"):
         critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)

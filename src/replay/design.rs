@@ -527,6 +527,8 @@ pub struct Group {
     pub drawn: u64,
     pub labelled: u64,
     pub regressions: u64,
+    /// Drawn skips whose call failed.
+    pub failed: u64,
 }
 
 impl Group {
@@ -559,6 +561,7 @@ pub fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
         e.drawn += s.drawn;
         e.labelled += s.labelled();
         e.regressions += s.regressions;
+        e.failed += s.failed;
     }
     g.into_values().collect()
 }
@@ -956,6 +959,7 @@ mod tests {
                 drawn: 100,
                 labelled: 80,
                 regressions: 2,
+                failed: 0,
             },
             Group {
                 probability: 0.5,
@@ -963,6 +967,7 @@ mod tests {
                 drawn: 50,
                 labelled: 50,
                 regressions: 1,
+                failed: 0,
             },
         ];
         let t = horvitz_thompson(&g).unwrap();

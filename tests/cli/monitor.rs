@@ -208,6 +208,12 @@ fn a_fortnight_is_watched_and_the_rise_alarms() {
     assert!(rows.iter().all(|r| r["alarm"] == "false"));
 }
 
+/// A state's days (what it counts; its files differ with how the traffic
+/// was split).
+fn counted_days(state: &str) -> serde_json::Value {
+    serde_json::from_str::<serde_json::Value>(state).unwrap()["days"].clone()
+}
+
 /// The traffic's lines of each day, in files of their own.
 fn days(d: &Dir, from: &str) -> Vec<std::path::PathBuf> {
     let text = d.read(from);
@@ -274,8 +280,8 @@ fn a_state_grown_daily_or_merged_from_shards_is_one_pass() {
         );
     }
     assert!(
-        d.read("once.state") == d.read("daily.state"),
-        "the states differ"
+        counted_days(&d.read("once.state")) == counted_days(&d.read("daily.state")),
+        "the states' days differ"
     );
     // The same state shown by week and by release: as one pass shows it.
     let (once_by, state_by) = (d.path("once-by"), d.path("state-by"));
@@ -347,7 +353,7 @@ fn a_state_grown_daily_or_merged_from_shards_is_one_pass() {
             d.path("daily").to_str().unwrap(),
         ],
     );
-    expect_error(&o, 2, "day 2026-11-05 is counted there already");
+    expect_error(&o, 2, "day 2026-11-05 is counted in the state already");
     assert_eq!(before, d.read("daily.state"));
     // Shards by language, merged.
     let text = d.read("labelled-s1.jsonl");
@@ -393,8 +399,8 @@ fn a_state_grown_daily_or_merged_from_shards_is_one_pass() {
     );
     expect_code(&o, 1);
     assert!(
-        d.read("once.state") == d.read("merged.state"),
-        "the merged state differs"
+        counted_days(&d.read("once.state")) == counted_days(&d.read("merged.state")),
+        "the merged state's days differ"
     );
     for f in FILES {
         assert!(
@@ -415,7 +421,7 @@ fn a_state_grown_daily_or_merged_from_shards_is_one_pass() {
             d.path("twice").to_str().unwrap(),
         ],
     );
-    expect_error(&o, 2, "the same traffic in two shards");
+    expect_error(&o, 2, "is counted in the state already");
 }
 
 /// #46 done-when: traffic without `ts` under `--by day` is refused naming
@@ -742,4 +748,131 @@ fn the_change_alarm_can_be_redesigned_in_monitor() {
         2,
         "give K above 1",
     );
+}
+
+/// Review of #46: the same turns counted twice are never counted as
+/// more evidence. A file given twice, a shard merged twice (even one
+/// without a drawn skip), turns re-sent under a later ts, and a state
+/// edited by hand are refused; a state that cannot be written leaves no
+/// files; a state that does not exist is not reported as empty.
+#[test]
+fn the_same_turns_are_never_counted_twice() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let all = d.path("labelled-s1.jsonl");
+    let (a, out) = (all.to_str().unwrap(), d.path("w"));
+    let o = monitor(&d, &plan, &[a, a, "--out", out.to_str().unwrap()]);
+    expect_error(&o, 2, "is given twice");
+    // Turns re-sent under a later day.
+    let files = days(&d, "labelled-s1.jsonl");
+    let st = d.path("s.state");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            files[0].to_str().unwrap(),
+            "--state",
+            st.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let resent = d.write(
+        "resent.jsonl",
+        d.read("day01.jsonl").replace("2026-11-01T", "2026-11-15T"),
+    );
+    let before = d.read("s.state");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            resent.to_str().unwrap(),
+            "--state",
+            st.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "holds drawn skips the state counts already");
+    assert_eq!(before, d.read("s.state"));
+    // A shard without a drawn skip (fires only), merged twice.
+    let fires: String = d
+        .read("day02.jsonl")
+        .lines()
+        .filter(|l| l.contains("shipped"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let fires = d.write("fires.jsonl", fires);
+    let fs = d.path("f.state");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            fires.to_str().unwrap(),
+            "--state",
+            fs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_code(&o, 0);
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--merge",
+            fs.to_str().unwrap(),
+            "--merge",
+            fs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "is counted in the state already");
+    // A state edited by hand: more regressions than labels.
+    let mut v: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let strata = &mut v["days"]["2026-11-01"]["design"]["strata"];
+    let first = strata.as_object().unwrap().keys().next().unwrap().clone();
+    strata[&first]["regressions"] = 500.into();
+    let edited = d.write("edited.state", v.to_string());
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--state",
+            edited.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "the file was edited");
+    // A state in a folder that does not exist: nothing written.
+    let nowhere = d.path("nodir/x.state");
+    let fresh = d.path("fresh");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            files[1].to_str().unwrap(),
+            "--state",
+            nowhere.to_str().unwrap(),
+            "--out",
+            fresh.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!fresh.join("monitor.csv").exists());
+    // A mistyped state with nothing to count into it.
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            "--state",
+            d.path("nosuch.state").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_error(&o, 2, "no such state");
 }

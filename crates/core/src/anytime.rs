@@ -38,7 +38,9 @@ fn below() -> impl Iterator<Item = (f64, f64)> {
 }
 
 /// The lower bound's mixture: ratios geometric from just above 1 to
-/// min(50, 1/p), below 1/p (p' < 1), equal weights.
+/// min(50, 0.999/p), so p' < 1, equal weights (at p above 0.999 the top
+/// ratio falls below 1 and the bound stays at the drawn count: still
+/// valid, and at such p the drawn are nearly all).
 fn above(p: f64) -> impl Iterator<Item = (f64, f64)> {
     let top = (0.999 / p).min(50.0).ln();
     (1..=POINTS).map(move |k| ((top * k as f64 / POINTS as f64).exp(), 1.0 / POINTS as f64))

@@ -98,7 +98,12 @@ pub struct Row {
     /// shadow critic and production's disagree, with anytime bounds on
     /// that share among all production's reviewed fires.
     pub fidelity: Option<FidelityFigures>,
+    /// Why the bounds so far are withheld, if they are.
+    pub withheld: Option<&'static str>,
 }
+
+/// Why the anytime bounds are withheld where skips share a coin.
+pub const SHARED_COIN: &str = "the bounds so far are withheld: skips share a coin (turns without turn_id or turn, keyed by their run alone, or the same turn twice), so the draws are not each skip's own";
 
 /// What the fidelity sample shows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,6 +174,7 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
         .collect();
     let mut cumulative: BTreeMap<String, StratumTally> = BTreeMap::new();
     let mut fidelity = Fidelity::default();
+    let mut shared = 0u64;
     let mut out: Vec<Row> = Vec::new();
     let periods = state.periods(cut);
     let last = periods.last().map(|p| p.0.clone());
@@ -183,6 +189,7 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
             cumulative.entry(s.clone()).or_default().add(t);
         }
         fidelity.merge(&p.design.fidelity);
+        shared += p.design.run_keyed + p.design.shared_keys;
         let mut strata: Vec<&String> = p.turns.keys().chain(cumulative.keys()).collect();
         strata.sort();
         strata.dedup();
@@ -204,6 +211,7 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
                 charts: charts.get(s).into_iter().collect(),
                 groups: 1,
                 last: is_last,
+                shared,
             };
             out.push(look.row(watch, previous(&out, s)));
         }
@@ -216,6 +224,7 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
             charts: charts.values().collect(),
             groups: watch.probabilities.max(1),
             last: is_last,
+            shared,
         };
         let mut row = look.row(watch, previous(&out, "all"));
         row.fidelity = watch
@@ -242,6 +251,8 @@ struct Look<'a> {
     groups: usize,
     /// The last period: the one a daily post is about.
     last: bool,
+    /// Skips so far that share a coin (keyed by run alone, or repeated).
+    shared: u64,
 }
 
 impl Look<'_> {
@@ -264,16 +275,10 @@ impl Look<'_> {
         let cum_skips = sum(|s| s.skips);
         let groups = by_probability(&self.cumulative);
         let level = watch.alpha / self.groups as f64;
-        let rate = |c: Option<u64>| {
-            c.filter(|_| cum_skips > 0)
-                .map(|c| c as f64 / cum_skips as f64)
-        };
-        let upper = rate(anytime(&groups, level, Side::Upper));
-        let lower = rate(anytime(&groups, level, Side::Lower));
-        let worst = rate(anytime(&groups, level, Side::WorstUpper));
-        let estimate = crate::replay::design::horvitz_thompson(&groups)
-            .filter(|_| cum_skips > 0)
-            .map(|t| t / cum_skips as f64);
+        let (upper, lower, worst, estimate) = self.so_far(&groups, level, cum_skips);
+        if let Some(e) = window.estimate.as_mut() {
+            *e = e.min(1.0);
+        }
         let alarmed = self.charts.iter().filter_map(|c| c.alarmed.clone()).min();
         let status = match (&alarmed, lower, upper) {
             (Some(_), _, _) => Status::Alarm,
@@ -317,7 +322,37 @@ impl Look<'_> {
             since,
             labels_needed,
             fidelity: None,
+            withheld: (self.shared > 0).then_some(SHARED_COIN),
         }
+    }
+}
+
+impl Look<'_> {
+    /// The anytime bounds (upper, lower, worst case) and the estimate on
+    /// the `skips` so far, as rates; the bounds withheld where skips share
+    /// a coin. A few draws at a small probability can weigh above every
+    /// skip: the estimate is at most 1.
+    #[allow(clippy::type_complexity)]
+    fn so_far(
+        &self,
+        groups: &[Group],
+        level: f64,
+        skips: u64,
+    ) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+        let rate = |c: Option<u64>| c.filter(|_| skips > 0).map(|c| c as f64 / skips as f64);
+        let bound = |side| match self.shared {
+            0 => rate(anytime(groups, level, side)),
+            _ => None,
+        };
+        let estimate = crate::replay::design::horvitz_thompson(groups)
+            .filter(|_| skips > 0)
+            .map(|t| (t / skips as f64).min(1.0));
+        (
+            bound(Side::Upper),
+            bound(Side::Lower),
+            bound(Side::WorstUpper),
+            estimate,
+        )
     }
 }
 
@@ -341,14 +376,24 @@ fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
         let (a, p) = match side {
             Side::WorstUpper => (g.regressions + (g.drawn - g.labelled), g.probability),
             _ if g.drawn == 0 => (0, g.probability),
-            _ => (
-                g.regressions,
-                g.probability * g.labelled as f64 / g.drawn as f64,
-            ),
+            // A drawn skip whose call failed is taken as never drawn (its
+            // failure unrelated to its verdict): the probability times the
+            // share of draws that came back or are still to come. One
+            // whose verdict is still to come may regress: the upper bound
+            // counts it a regression, the lower does not.
+            _ => {
+                let pending = g.drawn - g.labelled - g.failed.min(g.drawn - g.labelled);
+                let kept = (g.drawn - g.failed.min(g.drawn)) as f64 / g.drawn as f64;
+                let a = match side {
+                    Side::Upper => g.regressions + pending,
+                    _ => g.regressions,
+                };
+                (a, g.probability * kept)
+            }
         };
-        let unknown = g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0);
+        let unknown = g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0) || a > g.population;
         total += match (side, unknown) {
-            (Side::Lower, true) => g.regressions,
+            (Side::Lower, true) => g.regressions.min(g.population),
             (_, true) => g.population,
             (Side::Lower, false) => crate::anytime::lower(a, g.population, p, level)?,
             (_, false) => crate::anytime::upper(a, g.population, p, level)?,

@@ -147,10 +147,20 @@ pub struct Watched {
 /// Watch.
 pub fn run(r: &Request) -> crate::Result<Watched> {
     let usage = |m: String| Error::Usage(m);
-    if r.sources.is_empty() && r.merge.is_empty() && r.state.is_none() {
-        return Err(usage(
-            "give labelled traffic files, shards' states to --merge, or a --state to report".into(),
-        ));
+    if r.sources.is_empty() && r.merge.is_empty() {
+        match &r.state {
+            None => return Err(usage(
+                "give labelled traffic files, shards' states to --merge, or a --state to report"
+                    .into(),
+            )),
+            Some(p) if !p.exists() => {
+                return Err(usage(format!(
+                    "{}: no such state, and no traffic or shard to count into it",
+                    p.display()
+                )))
+            }
+            Some(_) => {}
+        }
     }
     let config = r.config.plan()?;
     let plan = super::sample::read_plan(&r.plan)?;
@@ -165,36 +175,46 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
     let name = r.release_field.as_deref();
     let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
     let watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
+    crate::cmd::share("max_fidelity_gap", r.max_fidelity_gap, false)?;
+    // Held until the state is written: two runs on one state would lose a
+    // day.
+    let _lock = r.state.as_deref().map(write::Lock::take).transpose()?;
     let mut state = match &r.state {
-        Some(p) if p.exists() => State::read(p, &design.plan_id, name)?,
+        Some(p) if p.exists() => State::read(p, &design, name)?,
         _ => State::new(&design.plan_id, name),
     };
     for m in &r.merge {
-        let shard = State::read(m, &design.plan_id, name)?;
+        let shard = State::read(m, &design, name)?;
         state.merge(shard, m)?;
     }
+    let mut rejected = 0;
     if !r.sources.is_empty() {
-        let new = count(r, &design, &config, field.as_ref())?;
-        let from = r.state.clone().unwrap_or_else(|| r.plan.clone());
-        state.extend(new, &from)?;
+        let (new, skipped) = count(r, &design, &config, field.as_ref())?;
+        rejected = skipped;
+        state.extend(new, &r.sources.join(", "))?;
     }
-    crate::cmd::share("max_fidelity_gap", r.max_fidelity_gap, false)?;
     let rows = looks::rows(&state, &cut, &watch);
     let last = rows.iter().rev().find(|x| x.stratum == "all").cloned();
+    // The state is written whole before the files and moved into place
+    // after them: a failure of either leaves the state as it was.
+    let pending = r
+        .state
+        .as_deref()
+        .map(|p| write::state(p, &state))
+        .transpose()?;
     write::all(r, &rows, &watch, &plan)?;
-    if let Some(p) = &r.state {
-        write::state(p, &state)?;
+    if let Some(f) = pending {
+        f.finish().map_err(|e| {
+            Error::Write(crate::Failure::caused(
+                format!("the monitor's state: {e}"),
+                e,
+            ))
+        })?;
     }
     let failed = last
         .as_ref()
         .is_some_and(|x| matches!(x.status, Status::Alarm | Status::Above));
-    let mut text = said(last.as_ref(), &watch, &r.out);
-    if let Some(w) = last
-        .as_ref()
-        .and_then(|x| fidelity_warning(x, r.max_fidelity_gap))
-    {
-        text.push_str(&format!("WARNING: {w}\n"));
-    }
+    let text = said(last.as_ref(), &watch, r, rejected);
     Ok(Watched {
         rows,
         last,
@@ -287,7 +307,7 @@ fn count(
     design: &Design,
     config: &crate::config::Plan,
     field: Option<&Strata>,
-) -> crate::Result<State> {
+) -> crate::Result<(State, u64)> {
     let member = super::sample::Member::new(design, config, &r.config)?;
     let decoder = crate::import::Decoder {
         format: r.from,
@@ -296,8 +316,21 @@ fn count(
         max_line_bytes: r.max_line_bytes,
     };
     let mut state = State::new(&design.plan_id, r.release_field.as_deref());
+    for name in r.sources.iter().filter(|n| *n != "-") {
+        let (bytes, h) = crate::summary::manifest::digest(std::path::Path::new(name))
+            .map_err(|e| Error::Read(crate::Failure::caused(format!("{name}: {e}"), e)))?;
+        if let Some(first) = state
+            .sources
+            .insert(format!("{h:016x}:{bytes}"), name.clone())
+        {
+            return Err(Error::Usage(format!(
+                "{name}: the traffic file is given twice (as {first} too): a file is counted once"
+            )));
+        }
+    }
     let mut problem: Option<Error> = None;
-    crate::cmd::mine::scan::each_line(
+    let mut undated = 0u64;
+    let read = crate::cmd::mine::scan::each_line(
         &r.sources,
         r.max_line_bytes,
         r.skip_invalid,
@@ -308,6 +341,10 @@ fn count(
             }
             let name = match period::slot_of(t, field) {
                 Ok(n) => n,
+                Err(_) if r.skip_invalid => {
+                    undated += 1;
+                    return;
+                }
                 Err(reason) => {
                     problem = Some(Error::InvalidLine {
                         source: r.sources[source].clone(),
@@ -339,7 +376,7 @@ fn count(
         p.verdicts.sort();
     }
     matches_plan(r, &state)?;
-    Ok(state)
+    Ok((state, read.rejected + undated))
 }
 
 /// Refuse traffic the plan did not sample: labels of another plan and none
@@ -365,19 +402,33 @@ fn matches_plan(r: &Request, s: &State) -> crate::Result<()> {
     Ok(())
 }
 
-/// What `monitor` prints: the pooled status at the last look.
-fn said(last: Option<&Row>, w: &Watch, out: &std::path::Path) -> String {
+/// What `monitor` prints: the pooled status at the last look, then any
+/// warning, note or lines left out.
+fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
+    let out = &req.out;
     let Some(x) = last else {
         return format!("monitor: no period counted yet: {}\n", out.display());
     };
     let r = crate::summary::numbers::sig(Some(w.rate)).unwrap_or(w.rate);
-    format!(
+    let mut text = format!(
         "monitor: {}: {} ({} labels so far): {}\n",
         x.period,
         status_words(x, r, w.alpha),
         x.cumulative_labelled,
         out.display()
-    )
+    );
+    if let Some(w) = fidelity_warning(x, req.max_fidelity_gap) {
+        text.push_str(&format!("WARNING: {w}\n"));
+    }
+    if let Some(note) = x.withheld {
+        text.push_str(&format!("NOTE: {note}\n"));
+    }
+    if rejected > 0 {
+        text.push_str(&format!(
+            "  {rejected} invalid traffic lines left out (--skip-invalid)\n"
+        ));
+    }
+    text
 }
 
 /// A status in words, as monitor.md and stdout say it.

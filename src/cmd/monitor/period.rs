@@ -34,7 +34,7 @@ impl Cut {
             ("release", false, false) => {
                 let mut at = Vec::new();
                 for d in release_at {
-                    match day_number(d).filter(|_| d.len() == 10) {
+                    match day_number(d).filter(|n| d.len() == 10 && iso_day(*n) == *d) {
                         Some(n) => at.push((n, d.clone())),
                         None => return Err(format!("release date {d:?}: give YYYY-MM-DD")),
                     }
@@ -94,8 +94,26 @@ pub fn day_of_slot(slot: &str) -> &str {
 /// offset): what a monitor's state counts by. Err says why it has none.
 pub fn day_of(ts: Option<&str>) -> Result<String, &'static str> {
     let ts = ts.ok_or("the turn records no ts, so its day is unknown")?;
-    day_number(ts).ok_or("its ts does not start with a date YYYY-MM-DD")?;
+    let n = day_number(ts).ok_or("its ts does not start with a date YYYY-MM-DD")?;
+    // A day past its month's end (02-30) is not a day.
+    if iso_day(n) != ts[..10] {
+        return Err("its ts's date is not a day of the calendar");
+    }
     Ok(ts[..10].to_string())
+}
+
+/// A day (days since 1970-01-01) as `YYYY-MM-DD` (Howard Hinnant's
+/// civil_from_days).
+fn iso_day(n: i64) -> String {
+    let z = n + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{:04}-{m:02}-{d:02}", yoe + era * 400 + i64::from(m <= 2))
 }
 
 /// The ISO week of a day (days since 1970-01-01), as `YYYY-Www`.
@@ -150,6 +168,9 @@ mod tests {
         assert_eq!(of("2026-12-01T00:00:00+05:00"), "2026-11-20");
         assert!(day_of(None).is_err());
         assert!(day_of(Some("11/02/2026")).is_err());
+        assert!(day_of(Some("2026-02-30T10:00:00Z")).is_err());
+        assert!(day_of(Some("2024-02-29T10:00:00Z")).is_ok());
+        assert!(Cut::parse("release", &["2026-02-30".into()], false).is_err());
         assert!(Cut::parse("release", &[], false).is_err());
         assert!(Cut::parse("release", &["2026-11-02".into()], true).is_err());
         assert!(Cut::parse("day", &["2026-11-02".into()], false).is_err());

@@ -42,15 +42,44 @@ impl Period {
         }
     }
 
-    /// Another shard's counts of the same period. Err: a drawn skip both
-    /// hold (the same traffic read twice).
-    pub fn merge(&mut self, o: &Period) -> Result<(), u64> {
-        if let Some(k) = o.design.keys.iter().find(|k| self.design.keys.contains(k)) {
-            return Err(*k);
-        }
+    /// Another shard's counts of the same day (its drawn skips checked
+    /// apart, by the state).
+    pub fn merge(&mut self, o: &Period) {
         self.absorb(o);
         self.verdicts.sort();
-        Ok(())
+    }
+
+    /// Why the counts cannot be a day `monitor` counted (a state edited by
+    /// hand), if they cannot.
+    pub fn problem(&self, design: &crate::replay::design::Design) -> Option<String> {
+        for (name, t) in &self.design.strata {
+            let labelled = t.shadow + t.production;
+            if t.drawn > t.skips || labelled + t.failed > t.drawn || t.regressions > labelled {
+                return Some(format!(
+                    "stratum {name:?} counts more draws, labels or regressions than it can"
+                ));
+            }
+            if design.stratum_of(name).1.to_bits() != t.probability.to_bits() {
+                return Some(format!(
+                    "stratum {name:?} has probability {}, not the plan's",
+                    t.probability
+                ));
+            }
+            let verdicts = self.verdicts.iter().filter(|v| &v.stratum == name);
+            let (n, r) = verdicts.fold((0, 0), |(n, r), v| (n + 1, r + u64::from(v.regression)));
+            if n != labelled || r != t.regressions {
+                return Some(format!(
+                    "stratum {name:?}'s verdicts do not match its counts"
+                ));
+            }
+            let turns = self.turns.get(name).copied().unwrap_or_default();
+            if turns.fires > turns.turns || t.skips > turns.turns - turns.fires {
+                return Some(format!("stratum {name:?} counts more skips than turns"));
+            }
+        }
+        let labelled: u64 = self.design.strata.values().map(|t| t.labelled()).sum();
+        (self.verdicts.len() as u64 != labelled)
+            .then(|| "its verdicts do not match its counts".into())
     }
 
     /// The next day of a period: its counts added, its verdicts after
@@ -78,6 +107,11 @@ pub struct State {
     /// By slot: the day (`YYYY-MM-DD`), and the release after a tab when
     /// the state has a release field.
     pub days: BTreeMap<String, Period>,
+    /// The traffic files counted into it, by content (XXH3-64 and size),
+    /// with the name each was first read under: a file is counted once,
+    /// whatever days it holds.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
 }
 
 impl State {
@@ -87,7 +121,44 @@ impl State {
             plan_id: plan_id.into(),
             release_field: release_field.map(str::to_string),
             days: BTreeMap::new(),
+            sources: Default::default(),
         }
+    }
+
+    /// The drawn skips' keys of every slot.
+    fn keys(&self) -> std::collections::BTreeSet<u64> {
+        self.days
+            .values()
+            .flat_map(|p| p.design.keys.iter().copied())
+            .collect()
+    }
+
+    /// Refuse `o` where it holds a file or a drawn skip this state counts
+    /// already: the same traffic twice (or re-sent under another day).
+    fn disjoint(&self, o: &State, from: &str) -> crate::Result<()> {
+        if let Some(name) = o
+            .sources
+            .iter()
+            .find(|(k, _)| self.sources.contains_key(*k))
+            .map(|(_, n)| n)
+        {
+            return Err(Error::Usage(format!(
+                "{from}: the traffic file {name} is counted in the state already (a file is counted once; shards hold different traffic)"
+            )));
+        }
+        let mine = self.keys();
+        if let Some(day) = o
+            .days
+            .iter()
+            .find(|(_, p)| p.design.keys.iter().any(|k| mine.contains(k)))
+            .map(|(d, _)| d)
+        {
+            return Err(Error::Usage(format!(
+                "{from}: its day {} holds drawn skips the state counts already (the same turns twice: a duplicated file, a shard merged twice, or turns re-sent under another ts)",
+                day.replace('\t', " of release ")
+            )));
+        }
+        Ok(())
     }
 
     /// The slots grouped into `cut`'s periods, in time order (releases
@@ -111,7 +182,12 @@ impl State {
 
     /// Read a state, refused when it is of another format, plan or
     /// release field.
-    pub fn read(path: &Path, plan_id: &str, release_field: Option<&str>) -> crate::Result<State> {
+    pub fn read(
+        path: &Path,
+        design: &crate::replay::design::Design,
+        release_field: Option<&str>,
+    ) -> crate::Result<State> {
+        let plan_id = design.plan_id.as_str();
         let name = path.display();
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::Read(crate::Failure::caused(
@@ -157,39 +233,51 @@ impl State {
                 "its verdicts are out of order: the file was edited".into()
             ));
         }
+        for (slot, p) in &s.days {
+            let day = super::period::day_of_slot(slot);
+            if super::period::day_of(Some(day)).ok().as_deref() != Some(day) || day.len() != 10 {
+                return Err(bad(format!("{slot:?} is not a day: the file was edited")));
+            }
+            if let Some(why) = p.problem(design) {
+                return Err(bad(format!("day {day}: {why}: the file was edited")));
+            }
+        }
         Ok(s)
     }
 
-    /// Add the slots of `new`, read from new traffic; a day (and
-    /// release) this state holds already is refused by name (it would
-    /// count twice).
-    pub fn extend(&mut self, new: State, from: &Path) -> crate::Result<()> {
+    /// Add the slots of `new`, read from new traffic (`from`, for
+    /// messages); a day (and release) this state holds already is refused
+    /// by name, and so is a file or a drawn skip it counts already.
+    pub fn extend(&mut self, new: State, from: &str) -> crate::Result<()> {
         if let Some(p) = new.days.keys().find(|p| self.days.contains_key(*p)) {
             return Err(Error::Usage(format!(
-                "{}: day {} is counted there already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
-                from.display(),
+                "{from}: day {} is counted in the state already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
                 p.replace('\t', " of release ")
             )));
         }
+        self.disjoint(&new, from)?;
         self.days.extend(new.days);
+        for (k, n) in new.sources {
+            self.sources.entry(k).or_insert(n);
+        }
         Ok(())
     }
 
     /// Merge a shard's state: its days added to this one's, a day both
-    /// hold merged; refused where both hold the same drawn skip.
+    /// hold merged; refused where both hold the same traffic file or the
+    /// same drawn skip.
     pub fn merge(&mut self, o: State, from: &Path) -> crate::Result<()> {
+        self.disjoint(&o, &from.display().to_string())?;
         for (name, p) in o.days {
             match self.days.get_mut(&name) {
-                Some(a) => a.merge(&p).map_err(|_| {
-                    Error::Usage(format!(
-                        "{}: day {name} holds drawn skips this state counts already: the same traffic in two shards (each turn belongs to one shard)",
-                        from.display()
-                    ))
-                })?,
+                Some(a) => a.merge(&p),
                 None => {
                     self.days.insert(name, p);
                 }
             }
+        }
+        for (k, n) in o.sources {
+            self.sources.entry(k).or_insert(n);
         }
         Ok(())
     }

@@ -47,8 +47,9 @@ pub fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crate::Resu
     crate::report::put(&r.out, "monitor.svg", svg.as_bytes())
 }
 
-/// The state, replacing the file whole.
-pub fn state(path: &std::path::Path, s: &State) -> crate::Result<()> {
+/// The state written whole beside its file, to be moved into place
+/// ([`crate::report::WholeFile::finish`]) once the other files are.
+pub fn state(path: &std::path::Path, s: &State) -> crate::Result<crate::report::WholeFile> {
     let fail = |e: std::io::Error| {
         Error::Write(crate::Failure::caused(
             format!("{}: {e}", path.display()),
@@ -61,7 +62,37 @@ pub fn state(path: &std::path::Path, s: &State) -> crate::Result<()> {
     let tmp = path.with_file_name(format!(".{name}.partial"));
     let mut file = crate::report::WholeFile::create(path, tmp).map_err(fail)?;
     std::io::Write::write_all(file.writer(), s.text().as_bytes()).map_err(fail)?;
-    file.finish().map_err(fail)
+    Ok(file)
+}
+
+/// A state's lock: a file beside it, made new, removed when dropped.
+pub struct Lock(std::path::PathBuf);
+
+impl Lock {
+    pub fn take(state: &std::path::Path) -> crate::Result<Lock> {
+        let name = state
+            .file_name()
+            .map_or("state".into(), |n| n.to_string_lossy().into_owned());
+        let path = state.with_file_name(format!(".{name}.lock"));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(_) => Ok(Lock(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::Usage(format!(
+                "{}: another monitor is updating this state (or one stopped without removing {}: remove it if none runs)",
+                state.display(),
+                path.display()
+            ))),
+            Err(e) => Err(Error::Write(crate::Failure::caused(
+                format!("{}: cannot lock the state: {e}", state.display()),
+                e,
+            ))),
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// monitor.csv's columns, as declared.
@@ -137,6 +168,9 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
         md_text(&last.period),
         md_text(&super::status_words(last, r, w.alpha))
     );
+    if let Some(note) = last.withheld {
+        let _ = writeln!(s, "**Note:** {}.\n", md_text(note));
+    }
     if let Some(warning) = super::fidelity_warning(last, gap) {
         let _ = writeln!(s, "**Warning:** {}.\n", md_text(&warning));
     }
