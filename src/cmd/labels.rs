@@ -322,7 +322,9 @@ fn write(
             e,
         ))
     };
-    let mut file = crate::report::WholeFile::create(&r.out, temp_name(&r.out)).map_err(fail)?;
+    let mut file =
+        crate::report::WholeFile::create(&r.out, crate::report::beside(&r.out, "partial"))
+            .map_err(fail)?;
     let w = file.writer();
     let mut problem: Option<Error> = None;
     let read = crate::cmd::mine::scan::each_line(
@@ -368,14 +370,6 @@ fn write(
     counts.turns = read.turns;
     counts.rejected = read.rejected;
     file.finish().map_err(fail)
-}
-
-/// `out`'s temporary name beside it.
-fn temp_name(out: &Path) -> PathBuf {
-    let name = out
-        .file_name()
-        .map_or("labels".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(".{name}.partial"))
 }
 
 /// One line of the output: `raw`, with a label when a verdict falls on a

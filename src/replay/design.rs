@@ -355,6 +355,24 @@ impl DesignTally {
         }
     }
 
+    /// These counts with only `strata`'s skips (a stratum's row, or a
+    /// window): the drawn keys, which no figure reads, are left out.
+    pub fn with_strata(&self, strata: BTreeMap<String, StratumTally>) -> DesignTally {
+        DesignTally {
+            plan_id: self.plan_id.clone(),
+            variant: self.variant.clone(),
+            population: self.population,
+            strata,
+            other_plan: self.other_plan,
+            unplanned: self.unplanned,
+            mixed: self.mixed,
+            run_keyed: self.run_keyed,
+            keys: Default::default(),
+            shared_keys: self.shared_keys,
+            fidelity: self.fidelity,
+        }
+    }
+
     /// Count one turn; `skipped` says whether production's gate skips it.
     /// The verdict of a drawn skip, when it has one.
     pub fn add(&mut self, d: &Design, t: &Turn, skipped: bool) -> Option<Verdict> {

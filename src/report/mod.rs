@@ -14,8 +14,8 @@ mod streams;
 mod tables;
 
 pub use staging::{
-    abandon_in_progress_and_exit, check_out_dir, claim_job_dir, create_new_file, or_remove_new,
-    put, track_temp, untrack_temp, Staging, WholeFile, MARKER,
+    abandon_in_progress_and_exit, beside, check_out_dir, claim_job_dir, create_new_file,
+    or_remove_new, put, track_temp, untrack_temp, Staging, WholeFile, MARKER,
 };
 pub use streams::Streams;
 

@@ -168,6 +168,15 @@ impl Drop for WholeFile {
     }
 }
 
+/// A hidden file beside `path` (`.NAME.suffix`): where a whole file is
+/// written before it is moved into place, or a lock on it.
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{suffix}"))
+}
+
 /// Remove `path` if a signal ends the process before [`untrack_temp`].
 pub fn track_temp(path: &Path) {
     TEMP_FILES

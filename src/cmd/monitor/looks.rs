@@ -17,9 +17,7 @@ use std::collections::BTreeMap;
 use super::period::Cut;
 use super::state::{Period, State};
 use crate::cusum::Cusum;
-use crate::replay::design::{
-    by_probability, DesignTally, Fidelity, Group, SampleFigures, StratumTally,
-};
+use crate::replay::design::{by_probability, Fidelity, Group, SampleFigures, StratumTally};
 
 /// What the looks need of the plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,11 +261,11 @@ impl Look<'_> {
             .iter()
             .filter(|(k, _)| self.stratum == "all" || k.as_str() == self.stratum)
             .fold((0, 0), |(t, f), (_, x)| (t + x.turns, f + x.fires));
-        let tally = |strata: &BTreeMap<String, StratumTally>| DesignTally {
-            strata: strata.clone(),
-            ..self.p.design.clone()
-        };
-        let mut window = tally(&self.window).figures(turns, watch.alpha);
+        let mut window = self
+            .p
+            .design
+            .with_strata(self.window.clone())
+            .figures(turns, watch.alpha);
         if self.stratum != "all" {
             (window.other_plan, window.unplanned) = (0, 0);
         }

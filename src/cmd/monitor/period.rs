@@ -34,7 +34,7 @@ impl Cut {
             ("release", false, false) => {
                 let mut at = Vec::new();
                 for d in release_at {
-                    match day_number(d).filter(|n| d.len() == 10 && iso_day(*n) == *d) {
+                    match day_number(d).filter(|_| is_date(d)) {
                         Some(n) => at.push((n, d.clone())),
                         None => return Err(format!("release date {d:?}: give YYYY-MM-DD")),
                     }
@@ -94,26 +94,17 @@ pub fn day_of_slot(slot: &str) -> &str {
 /// offset): what a monitor's state counts by. Err says why it has none.
 pub fn day_of(ts: Option<&str>) -> Result<String, &'static str> {
     let ts = ts.ok_or("the turn records no ts, so its day is unknown")?;
-    let n = day_number(ts).ok_or("its ts does not start with a date YYYY-MM-DD")?;
+    day_number(ts).ok_or("its ts does not start with a date YYYY-MM-DD")?;
     // A day past its month's end (02-30) is not a day.
-    if iso_day(n) != ts[..10] {
+    if crate::read::rfc3339::date_problem(ts).is_some() {
         return Err("its ts's date is not a day of the calendar");
     }
     Ok(ts[..10].to_string())
 }
 
-/// A day (days since 1970-01-01) as `YYYY-MM-DD` (Howard Hinnant's
-/// civil_from_days).
-fn iso_day(n: i64) -> String {
-    let z = n + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    format!("{:04}-{m:02}-{d:02}", yoe + era * 400 + i64::from(m <= 2))
+/// Whether `d` is exactly a calendar date `YYYY-MM-DD`.
+pub fn is_date(d: &str) -> bool {
+    d.len() == 10 && crate::read::rfc3339::date_problem(d).is_none()
 }
 
 /// The ISO week of a day (days since 1970-01-01), as `YYYY-Www`.

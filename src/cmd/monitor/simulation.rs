@@ -125,15 +125,12 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
         rise: sizing::ALARM_RISE,
         redesigned: false,
     };
-    let mut groups: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-    for st in &s.strata {
-        let g = groups
-            .entry(st.probability.to_bits())
-            .or_insert((st.probability, 0.0));
-        g.1 += st.skips_per_day as f64;
-    }
-    let groups: Vec<(f64, f64)> = groups.into_values().collect();
-    let certify = sizing::days_to_certify_anytime(&groups, s.rate, ALPHA / probs.len() as f64);
+    let per_day: Vec<(f64, f64)> = s
+        .strata
+        .iter()
+        .map(|st| (st.probability, st.skips_per_day as f64))
+        .collect();
+    let certify = sizing::pooled_certify_days(&per_day, s.rate, ALPHA);
     (w, predicted, certify)
 }
 

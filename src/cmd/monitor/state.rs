@@ -235,7 +235,7 @@ impl State {
         }
         for (slot, p) in &s.days {
             let day = super::period::day_of_slot(slot);
-            if super::period::day_of(Some(day)).ok().as_deref() != Some(day) || day.len() != 10 {
+            if !super::period::is_date(day) {
                 return Err(bad(format!("{slot:?} is not a day: the file was edited")));
             }
             if let Some(why) = p.problem(design) {

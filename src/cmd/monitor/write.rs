@@ -56,10 +56,7 @@ pub fn state(path: &std::path::Path, s: &State) -> crate::Result<crate::report::
             e,
         ))
     };
-    let name = path
-        .file_name()
-        .map_or("state".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.partial"));
+    let tmp = crate::report::beside(path, "partial");
     let mut file = crate::report::WholeFile::create(path, tmp).map_err(fail)?;
     std::io::Write::write_all(file.writer(), s.text().as_bytes()).map_err(fail)?;
     Ok(file)
@@ -70,10 +67,7 @@ pub struct Lock(std::path::PathBuf);
 
 impl Lock {
     pub fn take(state: &std::path::Path) -> crate::Result<Lock> {
-        let name = state
-            .file_name()
-            .map_or("state".into(), |n| n.to_string_lossy().into_owned());
-        let path = state.with_file_name(format!(".{name}.lock"));
+        let path = crate::report::beside(state, "lock");
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(Lock(path)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::Usage(format!(

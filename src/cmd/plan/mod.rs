@@ -373,7 +373,11 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
             sizing::days_to_certify_anytime(&[(s.probability, s.skips_per_day)], rate, alpha);
     }
     let mut pooled = pooled(&all, &strata, &goal, days);
-    pooled.days_certify_anytime = pooled_certify_days(&strata, rate, alpha);
+    let per_day: Vec<(f64, f64)> = strata
+        .iter()
+        .map(|s| (s.probability, s.skips_per_day))
+        .collect();
+    pooled.days_certify_anytime = sizing::pooled_certify_days(&per_day, rate, alpha);
     Ok(Designed {
         rate,
         days,
@@ -381,26 +385,6 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         strata,
         pooled,
     })
-}
-
-/// The days until `monitor`'s pooled anytime bound certifies R with no
-/// regression: the strata's skips grouped by probability, each group at
-/// alpha / G (G the plan's distinct probabilities, as monitor takes them).
-fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
-    let mut groups: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
-    for s in strata {
-        let g = groups
-            .entry(s.probability.to_bits())
-            .or_insert((s.probability, 0.0));
-        g.1 += s.skips_per_day;
-    }
-    let g = groups
-        .keys()
-        .filter(|p| f64::from_bits(**p) > 0.0)
-        .count()
-        .max(1);
-    let groups: Vec<(f64, f64)> = groups.into_values().collect();
-    sizing::days_to_certify_anytime(&groups, rate, alpha / g as f64)
 }
 
 /// The days the volumes are over: `days` when given, else the span of

@@ -215,6 +215,20 @@ pub fn days_to_certify_anytime(groups: &[(f64, f64)], rate: f64, level: f64) -> 
     (hi <= MAX_CERTIFY_DAYS).then_some(hi as f64)
 }
 
+/// The days until `monitor`'s pooled anytime bound certifies R with no
+/// regression, for strata of (probability, skips a day): their skips
+/// grouped by probability, each group at alpha / G (G the distinct
+/// positive probabilities, as monitor takes them from the plan).
+pub fn pooled_certify_days(strata: &[(f64, f64)], rate: f64, alpha: f64) -> Option<f64> {
+    let mut groups: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+    for &(p, per_day) in strata {
+        groups.entry(p.to_bits()).or_insert((p, 0.0)).1 += per_day;
+    }
+    let g = groups.values().filter(|(p, _)| *p > 0.0).count().max(1);
+    let groups: Vec<(f64, f64)> = groups.into_values().collect();
+    days_to_certify_anytime(&groups, rate, alpha / g as f64)
+}
+
 /// The critic calls a day the design at `rate` takes.
 pub fn calls_per_day(vs: &[Volume], goal: &Goal, days: f64, rate: f64) -> f64 {
     vs.iter()

@@ -16,17 +16,8 @@ pub fn problem(s: &str) -> Option<&'static str> {
             .then(|| part.iter().fold(0, |acc, d| acc * 10 + u32::from(d - b'0')))
     };
     let at = |i: usize, c: u8| b.get(i) == Some(&c);
-    let (Some(year), Some(month), Some(day)) = (digits(0, 4), digits(5, 2), digits(8, 2)) else {
-        return Some("it does not open with a date YYYY-MM-DD");
-    };
-    if !at(4, b'-') || !at(7, b'-') {
-        return Some("it does not open with a date YYYY-MM-DD");
-    }
-    if !(1..=12).contains(&month) {
-        return Some("its month is not 01-12");
-    }
-    if day == 0 || day > days_in(year, month) {
-        return Some("its day is not a day of that month");
+    if let Some(why) = date_problem(s) {
+        return Some(why);
     }
     if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
         return Some("the date is not followed by T and a time");
@@ -58,6 +49,31 @@ pub fn problem(s: &str) -> Option<&'static str> {
         }
         _ => Some("it does not end with Z or an offset +HH:MM"),
     }
+}
+
+/// Why `s` does not open with a calendar date `YYYY-MM-DD` (a real day of
+/// its month), or None when it does.
+pub fn date_problem(s: &str) -> Option<&'static str> {
+    let b = s.as_bytes();
+    let digits = |from: usize, n: usize| -> Option<u32> {
+        let part = b.get(from..from + n)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0, |acc, d| acc * 10 + u32::from(d - b'0')))
+    };
+    let (Some(year), Some(month), Some(day)) = (digits(0, 4), digits(5, 2), digits(8, 2)) else {
+        return Some("it does not open with a date YYYY-MM-DD");
+    };
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return Some("it does not open with a date YYYY-MM-DD");
+    }
+    if !(1..=12).contains(&month) {
+        return Some("its month is not 01-12");
+    }
+    if day == 0 || day > days_in(year, month) {
+        return Some("its day is not a day of that month");
+    }
+    None
 }
 
 fn days_in(year: u32, month: u32) -> u32 {
