@@ -373,11 +373,7 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
             sizing::days_to_certify_anytime(&[(s.probability, s.skips_per_day)], rate, alpha);
     }
     let mut pooled = pooled(&all, &strata, &goal, days);
-    let per_day: Vec<(f64, f64)> = strata
-        .iter()
-        .map(|s| (s.probability, s.skips_per_day))
-        .collect();
-    pooled.days_certify_anytime = sizing::pooled_certify_days(&per_day, rate, alpha);
+    pooled.days_certify_anytime = pooled_certify_days(&strata, rate, alpha);
     Ok(Designed {
         rate,
         days,
@@ -385,6 +381,15 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         strata,
         pooled,
     })
+}
+
+/// The pooled row's days to certify at every look (`sizing::pooled_certify_days`).
+fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
+    let per_day: Vec<(f64, f64)> = strata
+        .iter()
+        .map(|s| (s.probability, s.skips_per_day))
+        .collect();
+    sizing::pooled_certify_days(&per_day, rate, alpha)
 }
 
 /// The days the volumes are over: `days` when given, else the span of
