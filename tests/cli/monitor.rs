@@ -876,3 +876,39 @@ fn the_same_turns_are_never_counted_twice() {
     );
     expect_error(&o, 2, "no such state");
 }
+
+/// A release named by the traffic is an input value: printed, it is one
+/// line (a newline in it cannot start a `::error` line of a CI log).
+#[test]
+fn a_release_name_cannot_break_the_terminal_line() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let text: String = d
+        .read("labelled-s1.jsonl")
+        .lines()
+        .map(|l| {
+            format!(
+                "{{\"scope\":{{\"app_version\":\"v2\\n::error::owned\"}},{}\n",
+                &l[1..]
+            )
+        })
+        .collect();
+    let f = d.write("evil.jsonl", &text);
+    let out = d.path("w");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            f.to_str().unwrap(),
+            "--by",
+            "release",
+            "--release-field",
+            "scope.app_version",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("\n::error"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("::error::owned"), "{}", stdout(&o));
+}

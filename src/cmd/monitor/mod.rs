@@ -19,6 +19,7 @@ use crate::cmd::Config;
 use crate::import::InputFormat;
 use crate::replay::design::{Design, Population, Strata};
 use crate::replay::options::Format;
+use crate::summary::text::one_line;
 use crate::Error;
 use looks::{Row, Status, Watch};
 use period::Cut;
@@ -412,7 +413,7 @@ fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
     let r = crate::summary::numbers::sig(Some(w.rate)).unwrap_or(w.rate);
     let mut text = format!(
         "monitor: {}: {} ({} labels so far): {}\n",
-        x.period,
+        one_line(&x.period),
         status_words(x, r, w.alpha),
         x.cumulative_labelled,
         out.display()
@@ -438,20 +439,20 @@ pub fn status_words(x: &Row, r: f64, alpha: f64) -> String {
     match x.status {
         Status::Certified => format!(
             "certified <= {r} since {}: production's skips so far regress at most {} (anytime bound, {conf})",
-            x.since,
+            one_line(&x.since),
             pct(x.anytime_upper)
         ),
         Status::Above => format!(
             "above {r} since {}: production's skips so far regress at least {} (anytime bound, {conf})",
-            x.since,
+            one_line(&x.since),
             pct(x.anytime_lower)
         ),
         Status::Alarm => format!(
             "change alarm since {}{}",
-            x.since,
+            one_line(&x.since),
             x.change_began
                 .as_ref()
-                .map_or(String::new(), |b| format!(" (the rise most likely began {b})"))
+                .map_or(String::new(), |b| format!(" (the rise most likely began {})", one_line(b)))
         ),
         Status::TooFewLabels => format!(
             "too few labels to tell{}",
