@@ -141,7 +141,10 @@ pub fn run(cli: Cli) -> CliResult {
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
         Command::Plan(a) => say(!a.pass.quiet, &cmd::plan::run(&a.request())?.text),
-        Command::Sample(a) => say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text),
+        Command::Sample(a) => {
+            start_workers(a.threads)?;
+            say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text)
+        }
         Command::Labels(a) => say(!a.pass.quiet, &cmd::labels::run(&a.request())?.text),
         Command::Monitor(a) => {
             let m = cmd::monitor::run(&a.request())?;

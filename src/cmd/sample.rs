@@ -3,8 +3,9 @@
 //! skip is drawn by the one coin (`crate::coin`) at its stratum's
 //! probability and, when drawn, written to requests.jsonl for a critic to
 //! review; sample.json says per stratum how many were drawn against the
-//! expected, with a binomial 99.9% band. A serial pass: the same requests
-//! in the same order on every machine.
+//! expected, with a binomial 99.9% band. Turns are drawn on the worker
+//! pool and written in input order: the same requests in the same order
+//! on every machine, shard layout and number of threads.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -48,6 +49,10 @@ pub struct Args {
     /// Folder for requests.jsonl and sample.json.
     #[arg(long)]
     pub out: PathBuf,
+    /// Worker threads (default: one per core); the requests are the same
+    /// with any number.
+    #[arg(long)]
+    pub threads: Option<usize>,
     #[command(flatten)]
     pub pass: super::args::PassArgs,
 }
@@ -388,43 +393,37 @@ fn draw(
         probability: Some(design.fidelity),
         ..Drawn::default()
     };
-    let mut written: std::io::Result<()> = Ok(());
-    let read = crate::cmd::mine::scan::each_turn(
+    // Each turn is placed and its request written out on a worker; the
+    // counts and the file take them in input order.
+    let work = |t: &Turn| Kept::of(t, plan, design, member);
+    let mut keep = |k: Kept| -> crate::Result<()> {
+        let (d, request) = match k {
+            Kept::Fire { request } => (&mut fidelity, request),
+            Kept::Skip {
+                value,
+                probability,
+                request,
+            } => {
+                let d = drawn.entry(value).or_default();
+                d.probability = Some(probability);
+                (d, request)
+            }
+        };
+        d.skips += 1;
+        if let Some(q) = request {
+            d.sampled += 1;
+            writeln!(w, "{q}").map_err(fail)?;
+        }
+        Ok(())
+    };
+    let read = crate::cmd::mine::scan::each_turn_mapped(
         &r.sources,
         r.max_line_bytes,
         r.skip_invalid,
         decoder,
-        &mut |t, _| {
-            if written.is_err() {
-                return;
-            }
-            if !member.holds(t) {
-                // A reviewed fire: in the fidelity sample when drawn.
-                if design.fidelity > 0.0 && t.verdict().is_some() {
-                    fidelity.skips += 1;
-                    if design.fidelity_drawn(t) {
-                        fidelity.sampled += 1;
-                        let q = request(t, plan, FIDELITY, design.fidelity);
-                        written = writeln!(w, "{q}");
-                    }
-                }
-                return;
-            }
-            // The replay's draw: a value the plan folded into `(other)`
-            // takes that stratum's probability, one it has not seen the
-            // plan's default (the highest of its strata's).
-            let at = design.place(t);
-            let d = drawn.entry(at.value.clone()).or_default();
-            d.skips += 1;
-            d.probability = Some(at.probability);
-            if at.drawn {
-                d.sampled += 1;
-                written = writeln!(w, "{}", request(t, plan, &at.value, at.probability));
-            }
-        },
-    );
-    let read = read?;
-    written.map_err(fail)?;
+        &work,
+        &mut keep,
+    )?;
     file.finish().map_err(fail)?;
     let mut summary = sample_json(plan, &drawn, read.turns);
     if design.fidelity > 0.0 {
@@ -445,6 +444,46 @@ fn draw(
         strata: drawn,
         text,
     })
+}
+
+/// What the pass keeps of a turn: a reviewed fire (the fidelity sample's
+/// population) or a skip, with its request when the coin drew it.
+enum Kept {
+    Fire {
+        request: Option<String>,
+    },
+    Skip {
+        value: String,
+        probability: f64,
+        request: Option<String>,
+    },
+}
+
+impl Kept {
+    /// What the pass keeps of `t`: nothing when it is neither a skip of
+    /// the population nor a reviewed fire the fidelity sample counts.
+    fn of(t: &Turn, plan: &PlanFile, design: &Design, member: &Member) -> Option<Kept> {
+        if !member.holds(t) {
+            // A reviewed fire: in the fidelity sample when drawn.
+            return (design.fidelity > 0.0 && t.verdict().is_some()).then(|| Kept::Fire {
+                request: design
+                    .fidelity_drawn(t)
+                    .then(|| request(t, plan, FIDELITY, design.fidelity).to_string()),
+            });
+        }
+        // The replay's draw: a value the plan folded into `(other)` takes
+        // that stratum's probability, one it has not seen the plan's
+        // default (the highest of its strata's).
+        let at = design.place(t);
+        let request = at
+            .drawn
+            .then(|| request(t, plan, &at.value, at.probability).to_string());
+        Some(Kept::Skip {
+            value: at.value,
+            probability: at.probability,
+            request,
+        })
+    }
 }
 
 /// The stratum a fidelity request names: a fire of production's, drawn

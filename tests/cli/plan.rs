@@ -74,18 +74,7 @@ fn plan_into(d: &Dir, name: &str, extra: &[&str]) -> (std::path::PathBuf, std::p
 #[test]
 fn a_plan_sizes_each_stratum_for_its_labels_within_the_window() {
     let d = Dir::new();
-    let (out, o) = plan(
-        &d,
-        &[
-            "--max-skip-regression-rate",
-            "0.01",
-            "--strata",
-            "language",
-            "--salt",
-            "s1",
-        ],
-    );
-    expect_code(&o, 0);
+    let (out, o) = by_language_said(&d);
     assert!(stdout(&o).starts_with("plan "), "{}", stdout(&o));
     let toml: toml::Value =
         toml::from_str(&std::fs::read_to_string(out.join("plan.toml")).unwrap()).unwrap();
@@ -222,18 +211,7 @@ fn volumes_need_days_and_strata_need_a_known_key() {
 #[test]
 fn sample_draws_production_s_skips_by_the_plan() {
     let d = Dir::new();
-    let (out, o) = plan(
-        &d,
-        &[
-            "--max-skip-regression-rate",
-            "0.01",
-            "--strata",
-            "language",
-            "--salt",
-            "s1",
-        ],
-    );
-    expect_code(&o, 0);
+    let out = by_language(&d);
     let traffic = d.path("week.jsonl");
     let config = d.path("gate.toml");
     let sample = |name: &str| {
@@ -434,8 +412,86 @@ fn a_plan_names_the_strata_that_cannot_keep_its_promise() {
 #[test]
 fn sample_shards_write_the_requests_of_one_sample() {
     let d = Dir::new();
+    let out = by_language(&d);
+    let text = week();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let half = lines.len() / 2;
+    let one = d.write("one.jsonl", lines[..half].concat());
+    let two = d.write("two.jsonl", lines[half..].concat());
+    let config = d.path("gate.toml");
+    let plan_toml = out.join("plan.toml");
+    let sample = |name: &str, files: &[&std::path::Path]| {
+        let to = d.path(name);
+        let args = sample_args(files, &plan_toml, &config, &to);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        expect_code(&run(&args, None), 0);
+        std::fs::read_to_string(to.join("requests.jsonl")).unwrap()
+    };
+    let whole = sample("whole", &[&one, &two]);
+    let shards = sample("a", &[&one]) + &sample("b", &[&two]);
+    assert!(!whole.is_empty());
+    assert_eq!(whole, shards);
+}
+
+/// #45's done-when: `sample` writes the same requests, in the same order,
+/// and the same sample.json with `--threads 1`, 2 and 3, on traffic of
+/// many read blocks (about 10 MB: the pool works on several at once).
+#[test]
+fn sample_writes_the_same_requests_with_any_number_of_threads() {
+    let d = Dir::new();
+    let out = by_language(&d);
+    let copies: String = (0..20)
+        .map(|k| week().replace("\"run_id\":\"d", &format!("\"run_id\":\"k{k}-d")))
+        .collect();
+    assert!(copies.len() > 8 << 20, "{} bytes", copies.len());
+    let traffic = d.write("copies.jsonl", copies);
+    let mut seen = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let to = d.path(&format!("threads{threads}"));
+        let args = sample_args(
+            &[&traffic],
+            &out.join("plan.toml"),
+            &d.path("gate.toml"),
+            &to,
+        );
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["--threads", threads]);
+        expect_code(&run(&args, None), 0);
+        let read = |f: &str| std::fs::read_to_string(to.join(f)).unwrap();
+        seen.push((read("requests.jsonl"), read("sample.json")));
+    }
+    assert!(seen[0].0.lines().count() > 1000, "{}", seen[0].0.len());
+    assert!(seen.iter().all(|s| *s == seen[0]));
+    // And in the traffic's order, as the serial pass wrote them.
+    let key = |v: serde_json::Value| {
+        (
+            v["run_id"].as_str().unwrap().to_string(),
+            v["turn"].as_u64().unwrap(),
+        )
+    };
+    let at: std::collections::HashMap<_, usize> = std::fs::read_to_string(&traffic)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (key(serde_json::from_str(l).unwrap()), i))
+        .collect();
+    let order: Vec<usize> = seen[0]
+        .0
+        .lines()
+        .map(|l| at[&key(serde_json::from_str(l).unwrap())])
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]));
+}
+
+/// A plan of [`week`] by language at R = 1%, salt `s1`: its folder.
+fn by_language(d: &Dir) -> std::path::PathBuf {
+    by_language_said(d).0
+}
+
+/// [`by_language`] with what the command said.
+fn by_language_said(d: &Dir) -> (std::path::PathBuf, std::process::Output) {
     let (out, o) = plan(
-        &d,
+        d,
         &[
             "--max-skip-regression-rate",
             "0.01",
@@ -446,36 +502,22 @@ fn sample_shards_write_the_requests_of_one_sample() {
         ],
     );
     expect_code(&o, 0);
-    let text = week();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let half = lines.len() / 2;
-    let one = d.write("one.jsonl", lines[..half].concat());
-    let two = d.write("two.jsonl", lines[half..].concat());
-    let config = d.path("gate.toml");
-    let plan_toml = out.join("plan.toml");
-    let sample = |name: &str, files: &[&std::path::Path]| {
-        let to = d.path(name);
-        let mut args = vec!["sample".to_string()];
-        args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
-        args.extend(
-            [
-                "--plan",
-                plan_toml.to_str().unwrap(),
-                "--config",
-                config.to_str().unwrap(),
-                "--out",
-                to.to_str().unwrap(),
-            ]
-            .map(String::from),
-        );
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        expect_code(&run(&args, None), 0);
-        std::fs::read_to_string(to.join("requests.jsonl")).unwrap()
-    };
-    let whole = sample("whole", &[&one, &two]);
-    let shards = sample("a", &[&one]) + &sample("b", &[&two]);
-    assert!(!whole.is_empty());
-    assert_eq!(whole, shards);
+    (out, o)
+}
+
+/// `sample`'s arguments: the files, the plan, the config and the folder.
+fn sample_args(
+    files: &[&std::path::Path],
+    plan_toml: &std::path::Path,
+    config: &std::path::Path,
+    to: &std::path::Path,
+) -> Vec<String> {
+    let mut args = vec!["sample".to_string()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
+    for (flag, path) in [("--plan", plan_toml), ("--config", config), ("--out", to)] {
+        args.extend([flag.to_string(), path.to_str().unwrap().to_string()]);
+    }
+    args
 }
 
 /// A stratum is a traffic value (a tenant's scope): printed on the
@@ -520,18 +562,7 @@ fn a_stratum_value_cannot_start_a_line_of_the_log() {
 /// salt s1, its requests, and a verdict for each (revise on every tenth,
 /// a failed call on every seventh).
 fn shadow_week(d: &Dir) -> (std::path::PathBuf, Vec<String>) {
-    let (out, o) = plan(
-        d,
-        &[
-            "--max-skip-regression-rate",
-            "0.01",
-            "--strata",
-            "language",
-            "--salt",
-            "s1",
-        ],
-    );
-    expect_code(&o, 0);
+    let out = by_language(d);
     let plan_toml = out.join("plan.toml");
     let o = run(
         &[

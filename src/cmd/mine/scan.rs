@@ -169,6 +169,51 @@ pub fn each_line(
     Ok(read)
 }
 
+/// [`each_turn`] on the worker pool: `work` sees each turn on a worker
+/// and returns what the pass keeps of it; `consume` gets those, one turn
+/// after another, in input order. What `consume` sees, and the first
+/// invalid line that stops the pass, are the serial pass's whatever the
+/// number of threads: `sample --threads` writes the same requests.
+pub fn each_turn_mapped<R: Send>(
+    sources: &[String],
+    max_line_bytes: usize,
+    skip_invalid: bool,
+    decoder: &crate::import::Decoder,
+    work: &(dyn Fn(&Turn) -> Option<R> + Sync),
+    consume: &mut dyn FnMut(R) -> crate::Result<()>,
+) -> crate::Result<Read> {
+    let width = 2 * rayon::current_num_threads() + 2;
+    let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
+    let (rx, recycler) = crate::import::open(list, width, max_line_bytes, decoder)?;
+    let mut read = Read::default();
+    crate::replay::ordered::map_in_order(
+        None,
+        rx,
+        width,
+        |item: Result<Block, reader::ReadError>| -> crate::Result<_> {
+            let block = item?;
+            let converted = decoder.convert(&block);
+            let (mut kept, mut counted) = (Vec::new(), Read::default());
+            let b = converted.as_ref().unwrap_or(&block);
+            // An error here is the block's first invalid line: the
+            // blocks before it are consumed first, as the serial pass.
+            let done = each_turn_of(b, sources, skip_invalid, &mut counted, &mut |t, _, _| {
+                kept.extend(work(t))
+            });
+            Ok((done.map(|()| (kept, counted)), block))
+        },
+        |item| -> crate::Result<()> {
+            let (done, block) = item?;
+            let (kept, counted) = done?;
+            read.turns += counted.turns;
+            read.rejected += counted.rejected;
+            recycler.give(block);
+            kept.into_iter().try_for_each(&mut *consume)
+        },
+    )?;
+    Ok(read)
+}
+
 fn each_turn_of(
     block: &Block,
     sources: &[String],
