@@ -33,6 +33,9 @@ pub enum Error {
     /// The operating system refused (a thread that cannot be started),
     /// with its error.
     System(Failure),
+    /// The caller asked the run to stop (a Python caller's Ctrl-C, seen
+    /// through `Progress::stopped`): nothing was written.
+    Interrupted,
 }
 
 impl Error {
@@ -64,6 +67,7 @@ impl fmt::Display for Error {
             Error::Config(e) => write!(f, "{e}"),
             Error::Read(m) | Error::Write(m) | Error::System(m) => f.write_str(&m.message),
             Error::Usage(m) | Error::CannotJudge(m) => f.write_str(m),
+            Error::Interrupted => f.write_str("interrupted: the run stopped, and nothing was written"),
         }
     }
 }

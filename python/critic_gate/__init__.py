@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -48,6 +49,7 @@ from ._native import (
 )
 
 __all__ = [
+    "CriticGateWarning",
     "CannotJudgeError",
     "ConfigError",
     "CriticGateError",
@@ -152,16 +154,28 @@ def _label(label: Optional[str], out: Optional[PathLike]) -> Optional[str]:
     return "run" if label is None and out is None else label
 
 
-def _run_into(out: Optional[PathLike], job: Callable[[str], None]) -> Report:
+class CriticGateWarning(UserWarning):
+    """What a run warns of or notes (the CLI's `warning:` and `note:`
+    lines on stderr): invalid values it counted, a production gate that
+    does not match the recording, a sample without a bound, ..."""
+
+
+def _warn(said: Optional[Sequence[str]]) -> None:
+    # stacklevel 4: the caller of replay/merge, past _run_into and the job.
+    for message in said or ():
+        warnings.warn(message, CriticGateWarning, stacklevel=4)
+
+
+def _run_into(out: Optional[PathLike], job: Callable[[str], Optional[Sequence[str]]]) -> Report:
     """Run ``job(folder)`` into ``out``, or into a temporary folder that is
-    read into memory and removed."""
+    read into memory and removed; what the job warns of, as warnings."""
     if out is not None:
-        job(os.fspath(out))
+        _warn(job(os.fspath(out)))
         return Report(out)
     tmp = tempfile.mkdtemp(prefix="critic-gate-")
     try:
         folder = os.path.join(tmp, "report")
-        job(folder)
+        _warn(job(folder))
         return Report(folder, in_memory=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -44,16 +44,16 @@ def replay(
     label: Optional[str] = None,
     format: str = "both",
     **options: Any,
-) -> None:
-    """Replay ``paths`` into the report folder ``out``."""
+) -> list[str]:
+    """Replay ``paths`` into the report folder ``out``; the run's warnings and notes."""
 
 def replay_partial(data: bytes, source: str, config: Optional[str] = None, **options: Any) -> bytes:
     """One shard's partial result (``config``: a path; ``config_text=``: TOML text)."""
 
 def merge(
     partials: list[Union[bytes, str]], out: str, label: Optional[str] = None, format: str = "both", force: bool = False
-) -> None:
-    """Merge partial results, in order, into the report folder ``out``."""
+) -> list[str]:
+    """Merge partial results, in order, into the report folder ``out``; the run's warnings and notes."""
 
 def explain(turn: str, config: Optional[str] = None) -> str:
     """One turn (JSON text) explained under each variant, as JSON text."""

@@ -4,17 +4,20 @@
 //! polars DataFrames. The GIL is released while the library works.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use critic_gate::cmd;
 use critic_gate::{DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(
-    _native,
+    critic_gate,
     CriticGateError,
     PyException,
     "A critic-gate error: the message names the file, the line and the reason (e.g. `traffic.jsonl:17: confidence must be a number in [0, 1]`)."
@@ -23,43 +26,43 @@ create_exception!(
 // One exception per kind of error, each a CriticGateError, so a caller
 // can catch a bad line apart from a bad config or a failed write.
 create_exception!(
-    _native,
+    critic_gate,
     InvalidLineError,
     CriticGateError,
     "An invalid input line (strict mode): `source`, `line` and `reason` say which and why."
 );
 create_exception!(
-    _native,
+    critic_gate,
     InputError,
     CriticGateError,
     "An input that could not be read (a missing file, a broken stream)."
 );
 create_exception!(
-    _native,
+    critic_gate,
     ConfigError,
     CriticGateError,
     "An invalid config: a key, a value or a pattern."
 );
 create_exception!(
-    _native,
+    critic_gate,
     UsageError,
     CriticGateError,
     "A request that cannot be carried out as given (an option's value, an output folder that holds an input)."
 );
 create_exception!(
-    _native,
+    critic_gate,
     WriteError,
     CriticGateError,
     "A report that could not be written (the path and why)."
 );
 create_exception!(
-    _native,
+    critic_gate,
     CannotJudgeError,
     CriticGateError,
     "A report folder that cannot be judged or compared."
 );
 create_exception!(
-    _native,
+    critic_gate,
     SystemRefusedError,
     CriticGateError,
     "The operating system refused (a thread that cannot be started)."
@@ -116,7 +119,70 @@ fn fail(e: critic_gate::Error) -> PyErr {
         Write(f) => with_cause(WriteError::new_err(m), &f),
         CannotJudge(_) => CannotJudgeError::new_err(m),
         System(f) => with_cause(SystemRefusedError::new_err(m), &f),
+        // Raised only when the run saw a stop no signal asked for.
+        Interrupted => PyKeyboardInterrupt::new_err(m),
     }
+}
+
+/// A run's stop flag, as the library's `Progress` reads it.
+#[derive(Default)]
+struct Stop(AtomicBool);
+
+impl critic_gate::Progress for Stop {
+    fn update(&self, _: u64, _: u64) {}
+    fn stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A run a Ctrl-C stops as SIGINT stops the CLI's: the library works on a
+/// thread of its own while this one, without the GIL but to look, checks
+/// Python's signals every 50 ms. On one (KeyboardInterrupt, or what a
+/// handler raised) it asks the run to stop, waits for it (a stopped run
+/// removes what it staged and writes nothing) and raises that.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&Stop) -> T + Send) -> PyResult<T> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let stop = Stop::default();
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stop = &stop;
+        std::thread::Builder::new()
+            .name("critic-gate".into())
+            .spawn_scoped(s, move || {
+                let _ = tx.send(work(stop));
+            })
+            .map_err(|e| {
+                fail(critic_gate::Error::System(critic_gate::Failure::caused(
+                    format!("cannot start the run's thread: {e}"),
+                    e,
+                )))
+            })?;
+        let mut rx = rx;
+        loop {
+            // The receiver goes to the wait and back (it is not Sync).
+            let (got, back) = py.detach(move || {
+                let got = rx.recv_timeout(std::time::Duration::from_millis(50));
+                (got, rx)
+            });
+            rx = back;
+            match got {
+                Ok(done) => return Ok(done),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        stop.0.store(true, Ordering::Relaxed);
+                        let _ = py.detach(move || rx.recv());
+                        return Err(e);
+                    }
+                }
+                // The run's thread panicked: the scope raises its panic.
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err(
+                        "the run's thread ended without a result",
+                    ))
+                }
+            }
+        }
+    })
 }
 
 /// `err` with the I/O error the read, write or thread failed with as its
@@ -258,7 +324,7 @@ fn replay(
     label: Option<&str>,
     format: &str,
     options: Option<&Bound<'_, PyDict>>,
-) -> PyResult<()> {
+) -> PyResult<Vec<String>> {
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
@@ -268,8 +334,8 @@ fn replay(
     request.reading.label = Some(self::label(label, &out)?);
     request.format = self::format(format)?;
     request.out = Some(out);
-    py.detach(|| cmd::replay::run(&request, &()))
-        .map(drop)
+    interruptible(py, |stop| cmd::replay::run(&request, stop))?
+        .map(|done| done.outcome.cautions())
         .map_err(fail)
 }
 
@@ -288,9 +354,7 @@ fn replay_partial<'py>(
     let mut request = replay_request(vec![source], config, options)?;
     request.partial = Some(PartialTarget::Memory);
     request.source_bytes = Some(Arc::from(data));
-    let done = py
-        .detach(|| cmd::replay::run(&request, &()))
-        .map_err(fail)?;
+    let done = interruptible(py, |stop| cmd::replay::run(&request, stop))?.map_err(fail)?;
     Ok(PyBytes::new(py, &done.partial))
 }
 
@@ -321,7 +385,7 @@ fn merge(
     label: Option<&str>,
     format: &str,
     force: bool,
-) -> PyResult<()> {
+) -> PyResult<Vec<String>> {
     let inputs = partials
         .iter()
         .enumerate()
@@ -339,7 +403,7 @@ fn merge(
         force,
     };
     py.detach(|| critic_gate::merge(o, &out))
-        .map(drop)
+        .map(|done| done.cautions())
         .map_err(fail)
 }
 
@@ -479,7 +543,7 @@ fn sweep(
 ) -> PyResult<()> {
     let k = Kwargs::of(options, &READING)?;
     let r = sweep_request(paths, out, config, &k)?;
-    py.detach(|| critic_gate::cmd::sweep::run(&r, &()))
+    interruptible(py, |stop| critic_gate::cmd::sweep::run(&r, stop))?
         .map(drop)
         .map_err(fail)
 }
@@ -542,7 +606,7 @@ fn calibrate(
         seed: k.get("seed")?.unwrap_or(0),
         held_out: k.get("held_out")?.unwrap_or(true),
     };
-    py.detach(|| critic_gate::cmd::calibrate::run(&r, &()))
+    interruptible(py, |stop| critic_gate::cmd::calibrate::run(&r, stop))?
         .map(|c| c.text)
         .map_err(fail)
 }
@@ -616,7 +680,7 @@ fn mine(
         stress: k.get("stress")?.unwrap_or(false),
         reading: reading(&k)?,
     };
-    py.detach(|| critic_gate::cmd::mine::run(&r, &()))
+    interruptible(py, |stop| critic_gate::cmd::mine::run(&r, stop))?
         .map(|m| m.text)
         .map_err(fail)
 }

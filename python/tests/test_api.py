@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import errno
+import pickle
+import warnings
 import json
 from pathlib import Path
 
@@ -147,6 +149,107 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
     assert turn.value.reason.startswith("run_id must be a string"), turn.value.reason
     assert turn.value.source == "turn", turn.value.source
     assert len(set(kinds)) == 7
+
+
+KINDS = ["CriticGateError", "InvalidLineError", "InputError", "ConfigError", "UsageError", "WriteError",
+         "CannotJudgeError", "SystemRefusedError"]
+
+
+def test_every_exception_pickles_as_its_own_class() -> None:
+    """Each class lives in `critic_gate` (where pickle looks it up), and an
+    error's message and attributes survive the round trip."""
+    for name in KINDS:
+        cls = getattr(critic_gate, name)
+        assert cls.__module__ == "critic_gate", (name, cls.__module__)
+        e = cls(f"x.jsonl:3: {name}")
+        e.source, e.line = "x.jsonl", 3
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is cls and str(back) == str(e), (name, back)
+        assert (back.source, back.line) == ("x.jsonl", 3)
+
+
+def replay_in_worker(path: str, out: str) -> None:
+    critic_gate.replay([path], out=out)
+
+
+def test_a_worker_s_error_reaches_a_process_pool_driver_as_its_class(root: Path, tmp_path: Path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        job = pool.submit(replay_in_worker, str(root / "datasets/invalid.jsonl"), str(tmp_path / "x"))
+        with pytest.raises(critic_gate.InvalidLineError) as e:
+            job.result()
+    assert (Path(e.value.source).name, e.value.line) == ("invalid.jsonl", 2)
+    assert e.value.reason.startswith("confidence must be a number"), e.value.reason
+
+
+def test_an_interrupt_stops_a_replay_within_a_second_and_writes_nothing(tmp_path: Path, cli: str) -> None:
+    """Ctrl-C (here `_thread.interrupt_main`, what a notebook's interrupt
+    does) one second into a replay of 6,000,000 turns (some 12 s) stops it
+    as SIGINT stops the CLI: KeyboardInterrupt within a second, and the
+    output folder as it was (absent, or an earlier report unchanged)."""
+    import signal
+
+    # As in a terminal or a notebook: a job started in the background of a
+    # shell (as CI may) ignores SIGINT, and interrupt_main then does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        interrupted_twice(tmp_path, cli)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def interrupted_twice(tmp_path: Path, cli: str) -> None:
+    import _thread
+    import threading
+    import time
+
+    traffic = tmp_path / "t.jsonl"
+    run_cli(cli, "synth", "--turns", "100000", "--seed", "3", "--out", str(traffic))
+    earlier = tmp_path / "earlier"
+    critic_gate.replay([traffic], out=earlier)
+
+    def files(d: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+    before = files(earlier)
+    for out in (tmp_path / "new", earlier):
+        fired: list[float] = []
+        timer = threading.Timer(1.0, lambda: (fired.append(time.monotonic()), _thread.interrupt_main()))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            critic_gate.replay([traffic] * 60, out=out)
+        stopped = time.monotonic()
+        timer.join()
+        assert fired and stopped - fired[0] < 1.0, f"stopped {stopped - fired[0]:.2f} s after the interrupt"
+    assert not (tmp_path / "new").exists()
+    assert files(earlier) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "t.jsonl"], "nothing staged is left"
+
+
+def test_a_run_s_warnings_are_python_warnings(tmp_path: Path) -> None:
+    """What the CLI says on stderr as `warning:` (a turn given twice) a
+    Python caller gets as a CriticGateWarning, pointing at its own line."""
+    line = '{"run_id": "r", "turn": 1, "draft": "Got it, thanks!"}\n'
+    traffic = tmp_path / "t.jsonl"
+    traffic.write_text(line * 2)
+    with pytest.warns(critic_gate.CriticGateWarning, match=r"duplicate_turn \(first at .*t\.jsonl:2\)") as said:
+        critic_gate.replay(traffic)
+    assert said[0].filename == __file__, said[0].filename
+    # A run with nothing to say warns of nothing: every field known, the
+    # critic's model priced.
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(json.dumps({
+        "run_id": "r", "turn": 3, "draft": "Got it, thanks!", "confidence": 0.5, "sensitive_hit": None,
+        "critic": {"ran": True, "verdict": "approve", "reflection_latency_ms": 2412.0,
+                   "reflection_tokens_in": 3105, "reflection_tokens_out": 41, "model": "m"},
+    }) + "\n")
+    config = tmp_path / "gate.toml"
+    config.write_text('[cost]\ndefault_model = "m"\n[cost.models.m]\nusd_per_mtok_in = 15.0\nusd_per_mtok_out = 75.0\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        critic_gate.replay(clean, config=config)
 
 
 def test_errors_name_the_keyword_a_python_caller_passed(root: Path, tmp_path: Path) -> None:

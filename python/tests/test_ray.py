@@ -44,3 +44,17 @@ def test_eight_shards_on_ray_equal_one_cli_replay(root: Path, tmp_path: Path, cl
             "--out", str(tmp_path / "cli/month"), "--quiet")
     assert_same_reports(tmp_path / "cli/month", tmp_path / "ray/month")
     assert report.summary_dict["turns"] == 8 * 2500
+
+
+def test_a_task_s_error_reaches_the_driver_as_its_class(root: Path, tmp_path: Path, local_ray) -> None:
+    """`except critic_gate.InvalidLineError` matches a Ray task's error,
+    with the file and line it names."""
+    import critic_gate
+
+    @ray.remote
+    def replay(path: str, out: str) -> None:
+        critic_gate.replay([path], out=out)
+
+    with pytest.raises(critic_gate.InvalidLineError) as e:
+        ray.get(replay.remote(str(root / "datasets/invalid.jsonl"), str(tmp_path / "x")))
+    assert (Path(e.value.source).name, e.value.line) == ("invalid.jsonl", 2)

@@ -47,6 +47,23 @@ impl Outcome {
         msg
     }
 
+    /// The warnings and notes the console prints, a message each without
+    /// its `warning:` or `note:`: what a Python caller gets as warnings.
+    pub fn cautions(&self) -> Vec<String> {
+        let mut w = String::new();
+        self.warning_lines(&mut w);
+        w.lines()
+            .map(|l| l.strip_prefix("warning: ").unwrap_or(l).to_string())
+            .chain(
+                self.summary
+                    .run
+                    .notes
+                    .iter()
+                    .map(|n| one_line(n).into_owned()),
+            )
+            .collect()
+    }
+
     fn warning_lines(&self, msg: &mut String) {
         for kind in WARNING_KINDS {
             if let Some((n, ex)) = self.totals.warnings.0.get(&kind) {

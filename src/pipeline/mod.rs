@@ -48,6 +48,12 @@ pub struct Outcome {
 /// files) and turns evaluated.
 pub trait Progress {
     fn update(&self, bytes: u64, turns: u64);
+    /// Whether the caller asked the run to stop: checked after each block,
+    /// the run then ends with `Error::Interrupted` and writes nothing (a
+    /// Python caller's Ctrl-C; the CLI's signals end the process instead).
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 impl Progress for () {
@@ -221,7 +227,10 @@ impl Run {
                 merged.absorb(res, &block);
                 progress.update(merged.consumed(&block), merged.totals.turns);
                 recycler.give(block);
-                Ok(())
+                match progress.stopped() {
+                    true => Err(crate::Error::Interrupted),
+                    false => Ok(()),
+                }
             },
         )?;
         streams.finish()?;
