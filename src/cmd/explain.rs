@@ -146,9 +146,12 @@ fn turn_lines<'a>(
     from: InputFormat,
     plan: &crate::config::Plan,
 ) -> crate::Result<Vec<(usize, Cow<'a, str>)>> {
-    if from == InputFormat::Traffic {
-        let lines = crate::explain::turn_lines(text);
-        return Ok(lines.into_iter().map(|(n, l)| (n, l.into())).collect());
+    match from {
+        InputFormat::Traffic => {
+            let lines = crate::explain::turn_lines(text);
+            return Ok(lines.into_iter().map(|(n, l)| (n, l.into())).collect());
+        }
+        InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
     let decoder = crate::import::Decoder {
         format: from,

@@ -41,11 +41,14 @@ pub struct ImportOutcome {
 
 /// Convert `o.sources` into `o.out`.
 pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
-    if o.from == InputFormat::Traffic {
-        return Err(Error::Usage(format!(
-            "import {from} traffic: the input is traffic already; give {from} openai-chat or {from} otlp",
-            from = crate::vocab::Setting::From
-        )));
+    match o.from {
+        InputFormat::Traffic => {
+            return Err(Error::Usage(format!(
+                "import {from} traffic: the input is traffic already; give {from} openai-chat or {from} otlp",
+                from = crate::vocab::Setting::From
+            )))
+        }
+        InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
     let decoder = Decoder {
         format: o.from,

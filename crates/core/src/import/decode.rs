@@ -44,10 +44,13 @@ impl Decoder {
     /// traffic already (or a line past `--max-line-bytes`, refused as it
     /// is).
     pub fn convert(&self, block: &Block) -> Option<Block> {
-        let raw = self.format == InputFormat::OpenaiChat
-            && block.imported.is_none()
-            && block.overlong.is_none();
-        raw.then(|| self.chat_block(block))
+        match self.format {
+            InputFormat::OpenaiChat => (block.imported.is_none() && block.overlong.is_none())
+                .then(|| self.chat_block(block)),
+            // Traffic is read as it is; a trace's blocks come converted
+            // from `gather`.
+            InputFormat::Traffic | InputFormat::Otlp => None,
+        }
     }
 
     fn chat_block(&self, block: &Block) -> Block {
@@ -126,7 +129,8 @@ pub fn open(
     let (rx, recycler) = reader::blocks_recycled(sources, depth, max_line_bytes)?;
     match decoder.format {
         InputFormat::Otlp => Ok((gather(rx, decoder.clone(), depth)?, recycler)),
-        _ => Ok((rx, recycler)),
+        // Lines as read: transcripts are converted where they are used.
+        InputFormat::Traffic | InputFormat::OpenaiChat => Ok((rx, recycler)),
     }
 }
 

@@ -72,9 +72,24 @@ pub enum InputFormat {
 }
 
 impl InputFormat {
-    pub const NAMES: [&'static str; 3] = ["traffic", "openai-chat", "otlp"];
+    /// Every format, in the order `--help` lists them: the one table the
+    /// names, the parser and the flag's values come from.
+    pub const ALL: [InputFormat; 3] = [
+        InputFormat::Traffic,
+        InputFormat::OpenaiChat,
+        InputFormat::Otlp,
+    ];
+    pub const NAMES: [&'static str; 3] = {
+        let mut names = [""; 3];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = InputFormat::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             InputFormat::Traffic => "traffic",
             InputFormat::OpenaiChat => "openai-chat",
@@ -87,13 +102,11 @@ impl std::str::FromStr for InputFormat {
     type Err = crate::vocab::UnknownName;
 
     fn from_str(s: &str) -> Result<InputFormat, crate::vocab::UnknownName> {
-        use InputFormat::*;
-        let names = &["traffic", "openai-chat", "otlp"];
         crate::vocab::choose(
             crate::vocab::Setting::From,
             s,
-            names,
-            &[Traffic, OpenaiChat, Otlp],
+            &InputFormat::NAMES,
+            &InputFormat::ALL,
         )
     }
 }
