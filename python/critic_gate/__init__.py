@@ -86,9 +86,12 @@ class Report:
     (``report.summary``, ``report.segments``, ``report.floors``,
     ``report.decisions``, ...) and summary.json as ``report.summary_dict``.
 
-    A report of a folder reads each table when first asked for. A report
-    made without a folder (``replay(..., out=None)``) holds every table in
-    memory and leaves no files behind.
+    A report of a folder reads each table when first asked for: from its
+    Parquet files, or in a folder of CSV tables only (what the CLI writes
+    by default) from the CSV files, with the types its schema.json declares
+    (the same DataFrames). A report made without a folder
+    (``replay(..., out=None)``) holds every table in memory and leaves no
+    files behind.
     """
 
     def __init__(self, folder: PathLike, *, in_memory: bool = False) -> None:
@@ -97,9 +100,18 @@ class Report:
             (self.folder / "summary.json").read_text(encoding="utf-8")
         )
         self._files = {p.stem: p for p in sorted(self.folder.glob("*.parquet"))}
+        self._declared: dict[str, Any] = {}
+        if not self._files:
+            # CSV only: each declared table, read with its declared types.
+            schema = self.folder / "schema.json"
+            if schema.is_file():
+                self._declared = json.loads(schema.read_text(encoding="utf-8"))["tables"]
+            self._files = {
+                p.stem: p for p in sorted(self.folder.glob("*.csv")) if p.name in self._declared
+            }
         if not self._files:
             raise CriticGateError(
-                f"{self.folder}: no Parquet tables; replay with format='parquet' or 'both'"
+                f"{self.folder}: no tables (no Parquet files, and no CSV tables schema.json declares)"
             )
         self._frames: dict[str, pl.DataFrame] = {}
         if in_memory:
@@ -117,7 +129,12 @@ class Report:
         if name not in self._frames:
             if name not in self._files:
                 raise KeyError(f"no table {name!r}; the tables are {', '.join(self._files)}")
-            self._frames[name] = pl.read_parquet(self._files[name])
+            path = self._files[name]
+            self._frames[name] = (
+                _declared_csv(path, self._declared[path.name])
+                if path.suffix == ".csv"
+                else pl.read_parquet(path)
+            )
         return self._frames[name]
 
     def __getattr__(self, name: str) -> pl.DataFrame:

@@ -252,6 +252,26 @@ def test_a_run_s_warnings_are_python_warnings(tmp_path: Path) -> None:
         critic_gate.replay(clean, config=config)
 
 
+def test_a_report_opens_a_csv_folder_as_the_same_dataframes(root: Path, tmp_path: Path, cli: str) -> None:
+    """A folder the CLI wrote as CSV (its default) opens as a Report whose
+    tables equal, values and types, those of the same replay in Parquet."""
+    seed, config = root / "datasets/seed.jsonl", root / "datasets/gate.toml"
+    run_cli(cli, "replay", str(seed), "--config", str(config), "--label", "x", "--out", str(tmp_path / "csv"),
+            "--quiet")
+    assert not list((tmp_path / "csv").glob("*.parquet"))
+    from_csv = critic_gate.Report(tmp_path / "csv")
+    from_parquet = critic_gate.replay(seed, config=config, out=tmp_path / "pq", label="x")
+    assert from_csv.tables == from_parquet.tables
+    for name in from_parquet.tables:
+        a, b = from_csv.table(name), from_parquet.table(name)
+        assert a.schema == b.schema, (name, a.schema, b.schema)
+        assert a.equals(b), name
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty/summary.json").write_text("{}")
+    with pytest.raises(critic_gate.CriticGateError, match="no tables"):
+        critic_gate.Report(tmp_path / "empty")
+
+
 def test_errors_name_the_keyword_a_python_caller_passed(root: Path, tmp_path: Path) -> None:
     """The library names a setting; Python says it as the keyword the
     caller passed, never as the command line's flag."""
