@@ -156,7 +156,10 @@ impl From<crate::config::ConfigError> for Error {
 
 impl From<crate::read::reader::ReadError> for Error {
     fn from(e: crate::read::reader::ReadError) -> Error {
-        Error::Read(e.0.into())
+        Error::Read(match e.cause {
+            Some(io) => Failure::caused(e.message, io),
+            None => Failure::new(e.message),
+        })
     }
 }
 

@@ -10,7 +10,9 @@
 //!
 //! The crate root re-exports what the command line and the Python package
 //! (`python/`, a workspace member the CLI never links) use; everything else
-//! is `pub(crate)`.
+//! is `pub(crate)`, and the compiler holds that (`unreachable_pub`).
+
+#![warn(unreachable_pub)]
 
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.

@@ -32,7 +32,7 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union, overload
 
 import polars as pl
 
@@ -221,7 +221,10 @@ def replay(
     command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
     none), ``group_by`` (list), ``scope_columns`` (list; ``[""]`` names no
     key), ``force``, ``from_`` (traffic, openai-chat, otlp),
-    ``max_ack_share``, ``max_line_bytes``.
+    ``max_ack_share``, ``max_line_bytes``, and ``threads`` (the blocks
+    are evaluated on a pool of that many worker threads of the run's own,
+    checked as ``--threads``; default: the process's, one per core).
+    Every job that replays takes ``threads`` too.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -270,12 +273,37 @@ def merge(
     return _run_into(out, lambda folder: _native.merge(parts, folder, name, format, force))
 
 
-def explain(turn: dict[str, Any], config: Optional[PathLike] = None) -> dict[str, Any]:
-    """How each variant of ``config`` decides one turn (a dict as one line
-    of traffic holds), and why: the reasons, the confidence and where it
-    came from, the draft's features."""
+@overload
+def explain(turns: dict[str, Any], config: Optional[PathLike] = None, *, from_: str = "traffic") -> dict[str, Any]: ...
+@overload
+def explain(
+    turns: Union[Sequence[dict[str, Any]], PathLike], config: Optional[PathLike] = None, *, from_: str = "traffic"
+) -> list[dict[str, Any]]: ...
+def explain(
+    turns: Union[dict[str, Any], Sequence[dict[str, Any]], PathLike],
+    config: Optional[PathLike] = None,
+    *,
+    from_: str = "traffic",
+) -> Union[dict[str, Any], list[dict[str, Any]]]:
+    """How each variant of ``config`` decides a turn, and why: the reasons,
+    the confidence and where it came from, the draft's features.
+
+    ``turns``: one turn (a dict as one line of traffic holds; the result is
+    one dict), a list of them, or a file's path (``from_``: traffic,
+    openai-chat or otlp, as ``explain --from``); the result is then a list,
+    one dict a turn in order, worked out in one call (as fast as the
+    CLI's ``explain --json``). An invalid turn raises InvalidLineError
+    with ``source`` ``turn`` (one), ``turns`` and ``line`` its place from
+    1 (a list), or the file and its line.""" 
     cfg = os.fspath(config) if config is not None else None
-    return json.loads(_native.explain(json.dumps(turn), cfg))
+    if isinstance(turns, dict):
+        return json.loads(_native.explain(json.dumps(turns), cfg, None, "turn", from_))
+    if isinstance(turns, (str, os.PathLike)):
+        out = _native.explain(None, cfg, os.fspath(turns), "turn", from_)
+    else:
+        text = "\n".join(json.dumps(t) for t in turns)
+        out = _native.explain(text, cfg, None, "turns", from_)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def _files(paths: Union[PathLike, Sequence[PathLike]]) -> list[str]:
@@ -541,19 +569,30 @@ def check(
     return Verdict(passed, text, json.loads(results))
 
 
-def diff(old: PathLike, new: PathLike, out: Optional[PathLike] = None) -> dict[str, Any]:
+def diff(
+    old: PathLike,
+    new: PathLike,
+    out: Optional[PathLike] = None,
+    *,
+    fail_on_new_regressions: bool = False,
+) -> dict[str, Any]:
     """``critic-gate diff``: the release's replay ``old`` against the
     candidate's ``new``. Writes flips.csv and metrics_diff.csv into ``out``
     (default: ``new``) and returns ``text`` (what the command prints),
-    ``new_regressions``, and the two tables as DataFrames (``flips``,
-    ``metrics``)."""
-    text, new_regressions, folder = _native.diff(
-        os.fspath(old), os.fspath(new), os.fspath(out) if out is not None else None
+    ``new_regressions``, ``passed`` (the CLI's exit 0: false only with
+    ``fail_on_new_regressions`` and new regressions), and the two tables
+    as DataFrames (``flips``, ``metrics``)."""
+    text, new_regressions, folder, passed = _native.diff(
+        os.fspath(old),
+        os.fspath(new),
+        os.fspath(out) if out is not None else None,
+        fail_on_new_regressions,
     )
     schema = json.loads(Path(new, "schema.json").read_text(encoding="utf-8"))["tables"]
     return {
         "text": text,
         "new_regressions": new_regressions,
+        "passed": passed,
         "out": folder,
         "flips": _declared_csv(Path(folder, "flips.csv"), schema["flips.csv"]),
         "metrics": _declared_csv(Path(folder, "metrics_diff.csv"), schema["metrics_diff.csv"]),

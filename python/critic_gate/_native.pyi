@@ -55,8 +55,11 @@ def merge(
 ) -> list[str]:
     """Merge partial results, in order, into the report folder ``out``; the run's warnings and notes."""
 
-def explain(turn: str, config: Optional[str] = None) -> str:
-    """One turn (JSON text) explained under each variant, as JSON text."""
+def explain(
+    turns: Optional[str], config: Optional[str] = None, path: Optional[str] = None, name: str = "turn",
+    from_: str = "traffic",
+) -> str:
+    """Turns (JSON lines, or the file ``path``) explained under each variant, one JSON object a line."""
 
 def sweep(paths: list[str], out: str, config: str, **options: Any) -> None:
     """``critic-gate sweep`` into ``out``."""
@@ -70,7 +73,9 @@ def mine(paths: list[str], out: str, config: Optional[str] = None, budget_from_v
 def check(dir: str, config: Optional[str] = None, variants: Optional[list[str]] = None, markdown: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **budgets: Any) -> tuple[bool, str, str]:
     """``critic-gate check``: (passed, text, results as JSON)."""
 
-def diff(old: str, new: str, out: Optional[str] = None) -> tuple[str, int, str]:
-    """``critic-gate diff``: (text, new regressions, the folder written)."""
+def diff(
+    old: str, new: str, out: Optional[str] = None, fail_on_new_regressions: bool = False
+) -> tuple[str, int, str, bool]:
+    """``critic-gate diff``: (text, new regressions, the folder written, passed)."""
 def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, by: str = "day", release_at: list[str] = ..., release_field: Optional[str] = None, state: Optional[str] = None, merge: list[str] = ..., table_format: str = "csv", from_: str = "traffic", skip_invalid: bool = False, force: bool = False, max_fidelity_gap: float = 0.05, false_alarm_every_days: Optional[float] = None, alarm_rise: Optional[float] = None) -> tuple[str, bool]: ...
 def schema_json() -> str: ...

@@ -124,14 +124,41 @@ fn fail(e: critic_gate::Error) -> PyErr {
     }
 }
 
-/// A run's stop flag, as the library's `Progress` reads it.
+/// `threads=`, taken out of a job's keywords before the others are read.
+fn take_threads(options: Option<&Bound<'_, PyDict>>) -> PyResult<Option<usize>> {
+    let Some(d) = options else {
+        return Ok(None);
+    };
+    let Some(v) = d.get_item("threads")? else {
+        return Ok(None);
+    };
+    d.del_item("threads")?;
+    if v.is_none() {
+        return Ok(None);
+    }
+    v.extract::<usize>().map(Some).map_err(|_| {
+        fail(critic_gate::Error::Usage(format!(
+            "{} {v}: give a whole number of threads, 1 or more",
+            critic_gate::vocab::Setting::Threads
+        )))
+    })
+}
+
+/// The caller's side of a run, as the library's `Progress` reads it: the
+/// stop flag, and the run's own worker pool (`threads=`).
 #[derive(Default)]
-struct Stop(AtomicBool);
+struct Stop {
+    stop: AtomicBool,
+    pool: Option<rayon::ThreadPool>,
+}
 
 impl critic_gate::Progress for Stop {
     fn update(&self, _: u64, _: u64) {}
     fn stopped(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
+    }
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool.as_ref()
     }
 }
 
@@ -140,14 +167,28 @@ impl critic_gate::Progress for Stop {
 /// Python's signals every 50 ms. On one (KeyboardInterrupt, or what a
 /// handler raised) it asks the run to stop, waits for it (a stopped run
 /// removes what it staged and writes nothing) and raises that.
-fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&Stop) -> T + Send) -> PyResult<T> {
+///
+/// With `threads`, the replay evaluates its blocks on a pool of its own
+/// of that many threads (checked as `--threads` is); else on the
+/// process's.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    work: impl FnOnce(&Stop) -> T + Send,
+) -> PyResult<T> {
     use std::sync::mpsc::RecvTimeoutError;
-    let stop = Stop::default();
+    let stop = Stop {
+        stop: AtomicBool::new(false),
+        pool: threads.map(cmd::worker_pool).transpose().map_err(fail)?,
+    };
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let stop = &stop;
         std::thread::Builder::new()
             .name("critic-gate".into())
+            // Not on the pool: the replay's consumer waits for its blocks
+            // on this thread while the pool evaluates them (on a pool
+            // thread, a pool of one would wait for itself).
             .spawn_scoped(s, move || {
                 let _ = tx.send(work(stop));
             })
@@ -169,7 +210,7 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&Stop) -> T + Send) 
                 Ok(done) => return Ok(done),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(e) = py.check_signals() {
-                        stop.0.store(true, Ordering::Relaxed);
+                        stop.stop.store(true, Ordering::Relaxed);
                         let _ = py.detach(move || rx.recv());
                         return Err(e);
                     }
@@ -325,6 +366,7 @@ fn replay(
     format: &str,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<String>> {
+    let threads = take_threads(options)?;
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
@@ -334,7 +376,7 @@ fn replay(
     request.reading.label = Some(self::label(label, &out)?);
     request.format = self::format(format)?;
     request.out = Some(out);
-    interruptible(py, |stop| cmd::replay::run(&request, stop))?
+    interruptible(py, threads, |stop| cmd::replay::run(&request, stop))?
         .map(|done| done.outcome.cautions())
         .map_err(fail)
 }
@@ -351,10 +393,12 @@ fn replay_partial<'py>(
     config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let threads = take_threads(options)?;
     let mut request = replay_request(vec![source], config, options)?;
     request.partial = Some(PartialTarget::Memory);
     request.source_bytes = Some(Arc::from(data));
-    let done = interruptible(py, |stop| cmd::replay::run(&request, stop))?.map_err(fail)?;
+    let done =
+        interruptible(py, threads, |stop| cmd::replay::run(&request, stop))?.map_err(fail)?;
     Ok(PyBytes::new(py, &done.partial))
 }
 
@@ -396,32 +440,48 @@ fn merge(
             "partials: give at least one partial result",
         ));
     }
-    let o = MergeOptions {
-        inputs,
-        label: self::label(label, &out)?,
-        format: self::format(format)?,
-        force,
+    let r = cmd::merge::Request {
+        options: MergeOptions {
+            inputs,
+            label: self::label(label, &out)?,
+            format: self::format(format)?,
+            force,
+        },
+        out,
     };
-    py.detach(|| critic_gate::merge(o, &out))
+    py.detach(|| cmd::merge::run(r))
         .map(|done| done.cautions())
         .map_err(fail)
 }
 
-/// How each variant of the config decides `turn` (one turn as JSON text),
-/// and why, as JSON text.
+/// How each variant of the config decides each turn of `turns` (JSON
+/// lines, one turn a line, named `name` in messages) or of the file
+/// `path`, and why: one JSON object a line, as `explain --json` prints.
 #[pyfunction]
-#[pyo3(signature = (turn, config=None))]
-fn explain(turn: &str, config: Option<&str>) -> PyResult<String> {
-    let request = cmd::explain::Request {
-        turn: cmd::explain::Turns::Text {
-            name: "turn".into(),
-            text: turn.to_string(),
+#[pyo3(signature = (turns, config=None, path=None, name="turn", from_="traffic"))]
+fn explain(
+    py: Python<'_>,
+    turns: Option<String>,
+    config: Option<&str>,
+    path: Option<PathBuf>,
+    name: &str,
+    from_: &str,
+) -> PyResult<String> {
+    let turn = match (turns, path) {
+        (Some(text), None) => cmd::explain::Turns::Text {
+            name: name.into(),
+            text,
         },
+        (None, Some(p)) => cmd::explain::Turns::File(p),
+        _ => return Err(PyValueError::new_err("give turns or a path, not both")),
+    };
+    let request = cmd::explain::Request {
+        turn,
         config: config.map(PathBuf::from),
         json: true,
-        from: critic_gate::import::InputFormat::Traffic,
+        from: from_.parse().map_err(unknown)?,
     };
-    cmd::explain::run(&request)
+    py.detach(|| cmd::explain::run(&request))
         .map(|out| out.trim_end().to_string())
         .map_err(fail)
 }
@@ -541,9 +601,10 @@ fn sweep(
     config: PathBuf,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
+    let threads = take_threads(options)?;
     let k = Kwargs::of(options, &READING)?;
     let r = sweep_request(paths, out, config, &k)?;
-    interruptible(py, |stop| critic_gate::cmd::sweep::run(&r, stop))?
+    interruptible(py, threads, |stop| critic_gate::cmd::sweep::run(&r, stop))?
         .map(drop)
         .map_err(fail)
 }
@@ -580,6 +641,7 @@ fn calibrate(
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
+    let threads = take_threads(options)?;
     let k = Kwargs::of(options, &CALIBRATE)?;
     let coverage = k
         .get("min_label_coverage")?
@@ -606,9 +668,11 @@ fn calibrate(
         seed: k.get("seed")?.unwrap_or(0),
         held_out: k.get("held_out")?.unwrap_or(true),
     };
-    interruptible(py, |stop| critic_gate::cmd::calibrate::run(&r, stop))?
-        .map(|c| c.text)
-        .map_err(fail)
+    interruptible(py, threads, |stop| {
+        critic_gate::cmd::calibrate::run(&r, stop)
+    })?
+    .map(|c| c.text)
+    .map_err(fail)
 }
 
 const MINE: [&str; 11] = [
@@ -639,6 +703,7 @@ fn mine(
     budget_from_variant: bool,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
+    let threads = take_threads(options)?;
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
@@ -680,7 +745,7 @@ fn mine(
         stress: k.get("stress")?.unwrap_or(false),
         reading: reading(&k)?,
     };
-    interruptible(py, |stop| critic_gate::cmd::mine::run(&r, stop))?
+    interruptible(py, threads, |stop| critic_gate::cmd::mine::run(&r, stop))?
         .map(|m| m.text)
         .map_err(fail)
 }
@@ -740,13 +805,24 @@ fn check(
     ))
 }
 
-/// `critic-gate diff`: `(text, new regressions, the folder written)`.
+/// `critic-gate diff`: `(text, new regressions, the folder written,
+/// passed)`.
 #[pyfunction]
-#[pyo3(signature = (old, new, out=None))]
-fn diff(old: PathBuf, new: PathBuf, out: Option<PathBuf>) -> PyResult<(String, usize, PathBuf)> {
-    let r = critic_gate::cmd::diff::Request { old, new, out };
+#[pyo3(signature = (old, new, out=None, fail_on_new_regressions=false))]
+fn diff(
+    old: PathBuf,
+    new: PathBuf,
+    out: Option<PathBuf>,
+    fail_on_new_regressions: bool,
+) -> PyResult<(String, usize, PathBuf, bool)> {
+    let r = critic_gate::cmd::diff::Request {
+        old,
+        new,
+        out,
+        fail_on_new_regressions,
+    };
     let d = critic_gate::cmd::diff::run(&r).map_err(fail)?;
-    Ok((d.text, d.result.new_regressions, d.out))
+    Ok((d.text, d.result.new_regressions, d.out, d.passed))
 }
 
 /// The plan's coin: the top 53 bits of SHA-256(salt, 0x00, key).

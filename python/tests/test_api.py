@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import errno
 import pickle
+import subprocess
 import warnings
 import json
 from pathlib import Path
@@ -135,8 +136,9 @@ def test_each_kind_of_error_is_its_own_exception(root: Path, tmp_path: Path) -> 
         critic_gate.replay([root / "datasets/seed.jsonl"], group_by=["critic.model"] * 2)
     with pytest.raises(critic_gate.UsageError, match='decisions "sometimes": give all, changed or none'):
         critic_gate.replay([root / "datasets/seed.jsonl"], out=tmp_path / "y", decisions="sometimes")
-    with pytest.raises(critic_gate.InputError, match="cannot open"):
+    with pytest.raises(critic_gate.InputError, match="cannot open") as missing:
         critic_gate.replay([tmp_path / "missing.jsonl"], out=tmp_path / "z")
+    assert isinstance(missing.value.__cause__, FileNotFoundError), repr(missing.value.__cause__)
     with pytest.raises(critic_gate.CriticGateError) as damaged:
         critic_gate.merge([b"not a partial"])
     assert type(damaged.value) is not critic_gate.CriticGateError, "every error has its kind"
@@ -226,6 +228,40 @@ def interrupted_twice(tmp_path: Path, cli: str) -> None:
     assert not (tmp_path / "new").exists()
     assert files(earlier) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "t.jsonl"], "nothing staged is left"
+
+
+def test_threads_runs_on_a_pool_of_its_own_with_the_same_reports(root: Path, tmp_path: Path) -> None:
+    """`threads=` (a Ray task's share of a node) gives the reports of the
+    default pool, and is refused as --threads is, before any work."""
+    seed, config = root / "datasets/seed.jsonl", root / "datasets/gate.toml"
+    critic_gate.replay(seed, config=config, out=tmp_path / "all", label="x")
+    for n in (1, 3):
+        critic_gate.replay(seed, config=config, out=tmp_path / f"t{n}", label="x", threads=n)
+        assert_same_reports(tmp_path / "all", tmp_path / f"t{n}")
+    for bad, said in ((0, r"threads 0: give 1 to \d+"), (10**6, r"threads 1000000: give 1 to"), ("2", "whole number")):
+        with pytest.raises(critic_gate.UsageError, match=said):
+            critic_gate.replay(seed, config=config, out=tmp_path / "bad", threads=bad)
+        assert not (tmp_path / "bad").exists()
+    part = critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", config=config, threads=2)
+    assert part == critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", config=config)
+
+
+def test_explain_takes_many_turns_or_a_file_in_one_call(root: Path, tmp_path: Path, cli: str) -> None:
+    """A list of turns or a file is explained in one call, turn for turn
+    what `critic-gate explain --json` prints; a bad turn is named by its
+    place."""
+    seed, config = root / "datasets/seed.jsonl", root / "datasets/gate.toml"
+    turns = [json.loads(line) for line in seed.read_text().splitlines() if line.strip()]
+    done = subprocess.run([cli, "explain", "--json", "--config", str(config), str(seed)],
+                          capture_output=True, text=True, check=True)
+    want = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(want) == len(turns) > 1
+    assert critic_gate.explain(turns, config) == want
+    assert critic_gate.explain(seed, config) == want
+    assert critic_gate.explain(turns[3], config) == want[3]
+    with pytest.raises(critic_gate.InvalidLineError) as bad:
+        critic_gate.explain([turns[0], {"run_id": 5, "draft": "ok"}], config)
+    assert (bad.value.source, bad.value.line) == ("turns", 2), (bad.value.source, bad.value.line)
 
 
 def test_a_run_s_warnings_are_python_warnings(tmp_path: Path) -> None:
@@ -421,6 +457,19 @@ def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None
     assert f"{turns} turn{'' if turns == 1 else 's'} flipped" in d["text"], d["text"]
     schema = json.loads((candidate / "schema.json").read_text())["tables"]["metrics_diff.csv"]
     assert list(d["metrics"].columns) == [c["name"] for c in schema["columns"]]
+    # The verdict is diff's own, the CLI's exit code: a legacy gate that
+    # fires on nothing skips two turns the critic revised.
+    lax = tmp_path / "lax.toml"
+    lax.write_text('baseline = "legacy"\n[variants.legacy]\nmetacognition_confidence_threshold = 0.0\n'
+                   '[variants.smart]\nmetacognition_selective_gate = true\n')
+    critic_gate.replay(seed, config=lax, out=tmp_path / "py/lax")
+    for strict in (False, True):
+        got = critic_gate.diff(report, tmp_path / "py/lax", out=tmp_path / f"py/diff-{strict}",
+                               fail_on_new_regressions=strict)
+        flags = ["--fail-on-new-regressions"] if strict else []
+        done = subprocess.run([cli, "diff", str(report), str(tmp_path / "py/lax"), "--out",
+                               str(tmp_path / f"cli/diff-{strict}"), *flags], capture_output=True)
+        assert got["new_regressions"] == 2 and got["passed"] is (done.returncode == 0) is (not strict), done
 
 
 def test_replay_takes_the_clis_reading_flags(root: Path, tmp_path: Path, cli: str) -> None:

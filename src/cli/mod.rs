@@ -129,7 +129,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Diff(a) => {
             let d = cmd::diff::run(&a.request())?;
             output::stdout(&d.text)?;
-            decided(!(a.fail_on_new_regressions && d.result.new_regressions > 0))
+            decided(d.passed)
         }
         Command::Explain(a) => {
             output::waiting_for_stdin(&[a.turn.as_deref().unwrap_or("-")]);
@@ -197,7 +197,7 @@ fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
 fn merge(a: critic_gate::cmd::merge::Args) -> CliResult {
     progress::clean_up_on_signals()?;
     let started = std::time::Instant::now();
-    let outcome = critic_gate::merge(a.options(), &a.out)?;
+    let outcome = critic_gate::cmd::merge::run(a.request())?;
     if !a.quiet {
         let written = [format!("reports: {}", a.out.display())];
         output::stderr(&outcome.console(started.elapsed().as_secs_f64(), &written));
@@ -217,23 +217,12 @@ fn import(a: critic_gate::cmd::import::Args) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The most worker threads `--threads` may ask for, per core: more only
-/// adds contention, and a typo (`--threads 100000`) must not start
-/// thousands of threads.
-pub const THREADS_PER_CORE: usize = 4;
-
 /// Start the worker pool with `--threads N` (default: one per core).
 pub fn start_workers(threads: Option<usize>) -> critic_gate::Result<()> {
     let Some(n) = threads else {
         return Ok(());
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let max = THREADS_PER_CORE * cores;
-    if n == 0 || n > max {
-        return Err(critic_gate::Error::Usage(format!(
-            "--threads {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)"
-        )));
-    }
+    let n = critic_gate::cmd::threads(n)?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build_global()

@@ -64,3 +64,25 @@ impl Args {
         }
     }
 }
+
+/// What to merge, and where the reports go.
+pub struct Request {
+    pub options: MergeOptions,
+    pub out: PathBuf,
+}
+
+impl Args {
+    /// The request these flags make.
+    pub fn request(&self) -> Request {
+        Request {
+            options: self.options(),
+            out: self.out.clone(),
+        }
+    }
+}
+
+/// Merge the partial results into the request's folder: the one entry of
+/// the command line and the Python package.
+pub fn run(r: Request) -> crate::Result<crate::pipeline::Outcome> {
+    crate::pipeline::merge(r.options, &r.out)
+}

@@ -69,6 +69,44 @@ impl Default for Reading {
     }
 }
 
+/// The most worker threads a run may ask for, per core: more only adds
+/// contention, and a typo (`--threads 100000`) must not start thousands
+/// of threads.
+pub const THREADS_PER_CORE: usize = 4;
+
+/// `n` worker threads, when 1 to [`THREADS_PER_CORE`] per core of this
+/// machine; else a usage error naming the setting, for each front end to
+/// spell.
+pub fn threads(n: usize) -> crate::Result<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = THREADS_PER_CORE * cores;
+    match n {
+        1.. if n <= max => Ok(n),
+        _ => Err(crate::Error::Usage(format!(
+            "{} {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)",
+            crate::vocab::Setting::Threads
+        ))),
+    }
+}
+
+/// A pool of `n` worker threads ([`threads`]) for one run: what a Python
+/// caller's `threads=` runs on (the command line sizes the global pool).
+pub fn worker_pool(n: usize) -> crate::Result<rayon::ThreadPool> {
+    let n = threads(n)?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| {
+            crate::Error::System(crate::Failure::caused(
+                format!(
+                    "{} {n}: cannot start the worker threads: {e}",
+                    crate::vocab::Setting::Threads
+                ),
+                e,
+            ))
+        })
+}
+
 /// `x` when it is in (0, 1), or [0, 1) with `zero`; else a usage error
 /// naming `name`. Every job checks its own request, whoever built it.
 pub fn share(name: &str, x: f64, zero: bool) -> crate::Result<f64> {

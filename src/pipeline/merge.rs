@@ -401,12 +401,18 @@ impl Shard<'_> {
         }
         self.distinct_sources(&s, merged)?;
         self.whole_runs(&s, merged)?;
-        merged.totals.merge(&s.totals);
-        merged.keep_regressions(s.regressions);
-        for (i, facts) in s.sources.into_iter().enumerate() {
+        // Every part named: a new one does not compile until it is folded.
+        let State {
+            totals,
+            regressions,
+            sources,
+        } = s;
+        merged.totals.merge(&totals);
+        merged.keep_regressions(regressions);
+        for (i, facts) in sources.into_iter().enumerate() {
             merged.sources[self.offset + i] = facts;
         }
-        Ok(self.capped_notes(&s.totals, shards))
+        Ok(self.capped_notes(&totals, shards))
     }
 
     /// A shard past [`MAX_TRACKED_VALUES`] values of a dimension, or past

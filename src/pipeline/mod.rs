@@ -20,7 +20,7 @@ mod console;
 mod import;
 mod merge;
 mod parse_only;
-pub mod partial;
+pub(crate) mod partial;
 
 use crate::summary::partial::{Header, Spec, StateRef};
 pub use import::{import, ImportOptions, ImportOutcome};
@@ -32,7 +32,7 @@ pub use parse_only::{parse_only, Parsed};
 
 /// Values a dimension may keep in `segments.csv` before the rest is folded
 /// into `(other)`.
-pub const SEGMENT_LIMIT: usize = 1000;
+pub(crate) const SEGMENT_LIMIT: usize = 1000;
 
 /// What a finished replay tells its caller.
 pub struct Outcome {
@@ -54,6 +54,12 @@ pub trait Progress {
     fn stopped(&self) -> bool {
         false
     }
+    /// The worker pool the replay evaluates its blocks on (a Python
+    /// caller's `threads=`); None: the global pool (the command line's
+    /// `--threads`).
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        None
+    }
 }
 
 impl Progress for () {
@@ -72,7 +78,11 @@ pub(crate) fn input_at<'a>(path: &Path, sources: &'a [String]) -> Option<&'a str
 
 /// Replay `opts` and write the reports into `out`. On any error nothing is
 /// written (an earlier report in `out` is left as it was).
-pub fn run(opts: ReplayOptions, out: &Path, progress: &dyn Progress) -> crate::Result<Outcome> {
+pub(crate) fn run(
+    opts: ReplayOptions,
+    out: &Path,
+    progress: &dyn Progress,
+) -> crate::Result<Outcome> {
     let targets = Targets {
         out: Some(out),
         partial: None,
@@ -101,7 +111,7 @@ impl Targets<'_> {
 
 /// Replay `opts` into `targets`; the partial result's bytes come back when
 /// its sink is memory. On any error nothing is written.
-pub fn run_to(
+pub(crate) fn run_to(
     opts: ReplayOptions,
     targets: Targets,
     progress: &dyn Progress,
@@ -213,7 +223,7 @@ impl Run {
         // Blocks are evaluated on the pool as they arrive and merged here in
         // input order, so merging and writing overlap evaluation.
         crate::replay::ordered::map_in_order(
-            None,
+            progress.pool(),
             first.into_iter().chain(rx),
             2 * threads + 2,
             |item: Result<Block, ReadError>| item.map(|block| (replayer.process(&block), block)),
@@ -393,9 +403,21 @@ impl Merged {
     }
 
     fn absorb(&mut self, res: BlockResult, block: &Block) {
-        self.totals.merge(&res.totals);
-        self.dups.check(&res.keys, &mut self.totals.warnings);
-        self.keep_regressions(res.regressions);
+        // Every part named: a new one does not compile until it is
+        // folded here (or said to be written elsewhere).
+        let BlockResult {
+            totals,
+            // Rows the streams wrote already.
+            decisions_csv: _,
+            mismatches_csv: _,
+            regressions_csv: _,
+            rejects: _,
+            regressions,
+            keys,
+        } = res;
+        self.totals.merge(&totals);
+        self.dups.check(&keys, &mut self.totals.warnings);
+        self.keep_regressions(regressions);
         if let Some(end) = block.end {
             self.sources[block.source].end = Some(end);
         }

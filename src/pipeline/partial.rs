@@ -10,10 +10,10 @@ use crate::summary::partial::PartialWriter;
 use crate::Error;
 
 /// A partial result being written to its sink.
-pub type Writer = PartialWriter<Sink>;
+pub(crate) type Writer = PartialWriter<Sink>;
 
 /// Start writing a partial result into `sink`.
-pub fn writer(sink: Sink) -> crate::Result<Writer> {
+pub(crate) fn writer(sink: Sink) -> crate::Result<Writer> {
     let name = match &sink {
         Sink::File { path, .. } => path.display().to_string(),
         Sink::Memory(_) => "the partial result".to_string(),
@@ -23,12 +23,12 @@ pub fn writer(sink: Sink) -> crate::Result<Writer> {
 
 /// Finish the stream: the file is moved into place (or the bytes returned,
 /// for a memory sink).
-pub fn finish(w: Writer) -> crate::Result<Vec<u8>> {
+pub(crate) fn finish(w: Writer) -> crate::Result<Vec<u8>> {
     w.finish()?.close()
 }
 
 /// Remove the file of a run that failed.
-pub fn discard(w: Writer) {
+pub(crate) fn discard(w: Writer) {
     if let Some(sink) = w.abandon() {
         sink.discard();
     }

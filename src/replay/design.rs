@@ -26,7 +26,7 @@ use super::segments::{capped, raw_label, recorded, MAX_VALUE_BYTES, NONE, OTHER}
 
 /// The stratum of values a plan did not see and has no `(other)` for:
 /// they take its `default_probability`.
-pub const NEW: &str = "(new)";
+pub(crate) const NEW: &str = "(new)";
 
 /// What a stratum is: a dimension of every turn, or a path into `scope`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -529,7 +529,7 @@ impl DesignTally {
 }
 
 /// Merge a block's or shard's tally (if any) into `a`.
-pub fn merge_into(a: &mut Option<DesignTally>, b: &Option<DesignTally>) {
+pub(crate) fn merge_into(a: &mut Option<DesignTally>, b: &Option<DesignTally>) {
     match (a, b) {
         (Some(a), Some(b)) => a.merge(b),
         (a @ None, Some(b)) => *a = Some(b.clone()),
@@ -539,7 +539,7 @@ pub fn merge_into(a: &mut Option<DesignTally>, b: &Option<DesignTally>) {
 
 /// The skips of one inclusion probability, pooled across strata.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     pub probability: f64,
     pub population: u64,
     pub drawn: u64,
@@ -569,7 +569,7 @@ impl Group {
 /// that drew skips and got no label back is a group of its own (all its
 /// skips may be regressions), never bounded by the other strata's labels:
 /// a shadow critic that fails on one language says nothing of it.
-pub fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
+pub(crate) fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Group> {
     let mut g: BTreeMap<(u64, Option<&str>), Group> = BTreeMap::new();
     for (name, s) in strata.iter().filter(|(_, s)| s.skips > 0) {
         let alone = (s.drawn > 0 && s.labelled() == 0).then_some(name.as_str());
@@ -606,7 +606,7 @@ impl BoundMethod {
 /// confidence 1 - alpha, and how it was made. A group drawn at probability
 /// 0, or with nothing labelled, may be all regressions; None when no group
 /// has a label (nothing bounds the rate).
-pub fn pooled_upper(groups: &[Group], alpha: f64) -> Option<(u64, BoundMethod)> {
+pub(crate) fn pooled_upper(groups: &[Group], alpha: f64) -> Option<(u64, BoundMethod)> {
     let tested = groups
         .iter()
         .filter(|g| g.probability > 0.0 && g.labelled > 0)
@@ -634,7 +634,7 @@ pub fn pooled_upper(groups: &[Group], alpha: f64) -> Option<(u64, BoundMethod)> 
 /// over labelled in its group (drawn skips without a verdict taken as
 /// their group's labelled ones). None where a group was drawn at 0, or
 /// drew skips of which none is labelled.
-pub fn horvitz_thompson(groups: &[Group]) -> Option<f64> {
+pub(crate) fn horvitz_thompson(groups: &[Group]) -> Option<f64> {
     let mut total = 0.0;
     for g in groups {
         if g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0) {

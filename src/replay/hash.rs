@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// A set of already-hashed keys.
 #[derive(Default)]
-pub struct Identity(u64);
+pub(super) struct Identity(u64);
 
 impl Hasher for Identity {
     fn finish(&self) -> u64 {
@@ -22,7 +22,7 @@ impl Hasher for Identity {
     }
 }
 
-pub type KeySet = HashSet<u64, BuildHasherDefault<Identity>>;
+pub(super) type KeySet = HashSet<u64, BuildHasherDefault<Identity>>;
 
 /// A fixed key: keys must be the same in every process (shards' partial
 /// results are merged by them), so it is no secret. SipHash with a known
@@ -36,7 +36,7 @@ fn keyed() -> siphasher::sip::SipHasher13 {
 }
 
 /// The duplicate check's key of `(run_id, turn)`.
-pub fn turn_key(run_id: &str, turn: u64) -> u64 {
+pub(super) fn turn_key(run_id: &str, turn: u64) -> u64 {
     let mut h = keyed();
     run_id.hash(&mut h);
     turn.hash(&mut h);
@@ -46,7 +46,7 @@ pub fn turn_key(run_id: &str, turn: u64) -> u64 {
 /// A run's key: runs are the sampling unit of the bounds. Two run ids
 /// that share a 64-bit key would count as one run (only a wider bound),
 /// which no traffic meets by chance below billions of runs.
-pub fn run_key(run_id: &str) -> u64 {
+pub(super) fn run_key(run_id: &str) -> u64 {
     let mut h = keyed();
     h.write(run_id.as_bytes());
     h.finish()

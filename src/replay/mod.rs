@@ -5,27 +5,28 @@
 //! any thread count. Per-turn work is one parse, one set of draft features
 //! shared by every variant, and one gate evaluation per variant.
 
-pub mod design;
+pub(crate) mod design;
 mod hash;
-pub mod options;
-pub mod ordered;
-pub mod rows;
-pub mod scope_columns;
-pub mod segments;
-pub mod skips;
+pub(crate) mod options;
+pub(crate) mod ordered;
+pub(crate) mod rows;
+pub(crate) mod scope_columns;
+pub(crate) mod segments;
+pub(crate) mod skips;
 mod step;
-pub mod tally;
+pub(crate) mod tally;
 mod totals;
 
-pub use crate::read::reader::{is_blank, without_bom};
+pub(crate) use crate::read::reader::{is_blank, without_bom};
 pub use options::{DecisionsMode, Format, Input, Outputs, ReplayOptions, Tallies};
-pub use segments::BUILTIN;
-pub use segments::{
-    add_absent_scope_rows, cap_segments, validate_group_by, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
+pub use segments::validate_group_by;
+pub(crate) use segments::BUILTIN;
+pub(crate) use segments::{
+    add_absent_scope_rows, cap_segments, DRAFT_LENGTH, MAX_SCOPE_DIMENSIONS,
 };
-pub use step::{BlockResult, Regression, Reject, TOP_REGRESSIONS};
-pub use tally::MatrixCell;
-pub use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
+pub(crate) use step::{BlockResult, Regression, Reject, TOP_REGRESSIONS};
+pub(crate) use tally::MatrixCell;
+pub(crate) use totals::{DuplicateCheck, Totals, WarningKind, Warnings, WARNING_KINDS};
 
 use serde_json::Value;
 
@@ -47,7 +48,7 @@ use totals::slot;
 /// A compiled replay: one gate per variant. It holds what a replay reads,
 /// its plan and what it tallies, and the rows' label; no output choice
 /// (format, folder, frontier files) reaches it.
-pub struct Replayer {
+pub(crate) struct Replayer {
     pub input: options::Input,
     pub plan: crate::config::Plan,
     pub tallies: options::Tallies,
@@ -72,7 +73,7 @@ pub struct Replayer {
 /// does not compile is named with a variant whose gate uses ack patterns
 /// (the flag on) when one shares the list: a top-level list is not the
 /// legacy variant's fault.
-pub fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gate>> {
+pub(crate) fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gate>> {
     let mut cache = crate::gate::PatternCache::default();
     let vs = &plan.variants;
     vs.iter()
@@ -96,7 +97,7 @@ pub fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gate>> {
 }
 
 impl Replayer {
-    pub fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
+    pub(crate) fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let gates = compile_gates(&opts.plan)?;
         let legacy_check = opts
             .plan
@@ -131,7 +132,7 @@ impl Replayer {
     /// Unless `--scope-columns` named them, the scope columns are those
     /// `scan` (of the input's first blocks) finds; the scan is kept for a
     /// partial result.
-    pub fn use_scan(&mut self, scan: Option<Scan>) {
+    pub(crate) fn use_scan(&mut self, scan: Option<Scan>) {
         if let (None, Some(scan)) = (&self.tallies.scope_columns, scan) {
             self.scope_columns = ScopeColumns::found(&[&scan]);
             self.scan = scan;
@@ -139,7 +140,7 @@ impl Replayer {
     }
 
     /// How a replay's input is read.
-    pub fn decoder_of(opts: &ReplayOptions) -> Decoder {
+    pub(crate) fn decoder_of(opts: &ReplayOptions) -> Decoder {
         Decoder {
             format: opts.input.from,
             deployment: opts.plan.deployment.clone(),
@@ -149,7 +150,7 @@ impl Replayer {
     }
 
     /// The sources of a replay, as the reader reads them.
-    pub fn sources_of(opts: &ReplayOptions) -> Vec<Source> {
+    pub(crate) fn sources_of(opts: &ReplayOptions) -> Vec<Source> {
         opts.input
             .sources
             .iter()
@@ -160,13 +161,13 @@ impl Replayer {
             .collect()
     }
 
-    pub fn empty_totals(&self) -> Totals {
+    pub(crate) fn empty_totals(&self) -> Totals {
         Totals::new(self.gates.len())
     }
 
     /// Parse, evaluate and tally one block (converted into traffic first,
     /// when the input is in another format).
-    pub fn process(&self, block: &Block) -> BlockResult {
+    pub(crate) fn process(&self, block: &Block) -> BlockResult {
         let converted = self.decoder.convert(block);
         let block = converted.as_ref().unwrap_or(block);
         let mut out = BlockResult {

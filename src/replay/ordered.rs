@@ -57,7 +57,7 @@ impl Window {
 /// flight or waiting. Stops at the first error of `consume`, which it
 /// returns (the items not yet started are never started). A thread that
 /// cannot be started is an error, never a panic.
-pub fn map_in_order<T, R, E>(
+pub(crate) fn map_in_order<T, R, E>(
     pool: Option<&rayon::ThreadPool>,
     input: impl IntoIterator<Item = T, IntoIter: Send>,
     width: usize,

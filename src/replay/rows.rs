@@ -14,11 +14,11 @@ use crate::replay::scope_columns::ScopeColumns;
 use crate::replay::segments::capped;
 
 /// The header of `decisions.csv` without scope columns.
-pub const HEADER: &str = "run,source,line,run_id,turn,trace_id,span_id,message_index,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production,derived_signals,unknown_signals\n";
+pub(crate) const HEADER: &str = "run,source,line,run_id,turn,trace_id,span_id,message_index,variant,fires,baseline_fires,reasons,language,scope,intent,draft_chars,confidence,verdict,production,derived_signals,unknown_signals\n";
 
 /// The header of `decisions.csv`: [`HEADER`] with a column per scope key
 /// after `scope`.
-pub fn header(columns: &ScopeColumns) -> String {
+pub(crate) fn header(columns: &ScopeColumns) -> String {
     let mut h = Vec::new();
     for name in HEADER.trim_end().split(',') {
         field(&mut h, name);
@@ -37,22 +37,22 @@ pub fn header(columns: &ScopeColumns) -> String {
 
 /// The header of `mismatches.csv`: turns where the baseline decides
 /// otherwise than production did.
-pub const MISMATCH_HEADER: &str =
+pub(crate) const MISMATCH_HEADER: &str =
     "run,source,line,run_id,turn,trace_id,span_id,message_index,call_site,production,baseline_decision,reasons,confidence,sensitive_hit\n";
 
 /// The longest `scope` a row carries, in bytes (cut with `…` past it).
-pub const MAX_SCOPE_BYTES: usize = 1024;
+pub(crate) const MAX_SCOPE_BYTES: usize = 1024;
 
 /// The longest `run_id` a row carries, in bytes: every turn of a
 /// conversation repeats it, so a transcript line with a megabyte id and
 /// thousands of turns wrote gigabytes of rows. See [`cut_id`].
-pub const MAX_RUN_ID_BYTES: usize = 4096;
+pub(crate) const MAX_RUN_ID_BYTES: usize = 4096;
 
 /// A `run_id` as rows carry it: whole up to [`MAX_RUN_ID_BYTES`], else
 /// its start, `…` and the 16 hex digits of its run key, so two ids that
 /// share their first 4 KiB stay two runs in the tables (`check` counts a
 /// table's runs against the summary's).
-pub fn cut_id(id: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cut_id(id: &str) -> std::borrow::Cow<'_, str> {
     if id.len() <= MAX_RUN_ID_BYTES {
         return id.into();
     }
@@ -65,20 +65,20 @@ pub fn cut_id(id: &str) -> std::borrow::Cow<'_, str> {
 
 /// The longest trace or span id a row carries, in bytes (cut with `…`
 /// past it): OpenTelemetry's are 32 and 16 hex digits.
-pub const MAX_ID_BYTES: usize = 128;
+pub(crate) const MAX_ID_BYTES: usize = 128;
 
 /// Where a turn is in its source, as recorded: the `trace_id`, `span_id`
 /// and `message_index` cells, which open the turn in a trace viewer or a
 /// transcript.
 #[derive(Clone, Copy, Default)]
-pub struct SourceIds<'a> {
+pub(crate) struct SourceIds<'a> {
     pub trace_id: Option<&'a str>,
     pub span_id: Option<&'a str>,
     pub message_index: Option<u64>,
 }
 
 impl<'a> SourceIds<'a> {
-    pub fn of(t: &'a crate::read::turn::Turn<'_>) -> SourceIds<'a> {
+    pub(crate) fn of(t: &'a crate::read::turn::Turn<'_>) -> SourceIds<'a> {
         SourceIds {
             trace_id: t.trace_id.as_deref(),
             span_id: t.span_id.as_deref(),
@@ -99,7 +99,7 @@ impl<'a> SourceIds<'a> {
 }
 
 /// The fields of one row, borrowed from the turn.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     pub run: &'a str,
     pub source: &'a str,
     pub line: u64,
@@ -141,7 +141,7 @@ fn signals_with(
 }
 
 /// `fire` / `skip`, as matrix.csv and mismatches.csv spell a decision.
-pub fn decision(fires: bool) -> &'static str {
+pub(crate) fn decision(fires: bool) -> &'static str {
     if fires {
         "fire"
     } else {
@@ -153,7 +153,7 @@ pub fn decision(fires: bool) -> &'static str {
 /// opens with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
 /// plain number such as `-2` nor a lone `-`): such a cell is written with a
 /// leading `'`, as OWASP advises for CSV; Parquet keeps the text exact.
-pub fn formula_like(s: &str) -> bool {
+pub(crate) fn formula_like(s: &str) -> bool {
     match s.as_bytes().first() {
         Some(b'=' | b'+' | b'@' | b'\t' | b'\r') => true,
         Some(b'-') => s.len() > 1 && serde_json::from_str::<serde_json::Number>(s).is_err(),
@@ -164,14 +164,14 @@ pub fn formula_like(s: &str) -> bool {
 /// Whether `s` is written with a leading `'`: a spreadsheet would run it
 /// ([`formula_like`]), or it is itself `'` before such a text (so that
 /// [`unguarded`] gives back every text exactly: `'=x` is written `''=x`).
-pub fn needs_guard(s: &str) -> bool {
+pub(crate) fn needs_guard(s: &str) -> bool {
     let quotes = s.len() - s.trim_start_matches('\'').len();
     formula_like(&s[quotes..])
 }
 
 /// `s` as a CSV cell holds it: with a leading `'` when it
 /// [`needs_guard`], else as it is.
-pub fn guarded(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn guarded(s: &str) -> std::borrow::Cow<'_, str> {
     match needs_guard(s) {
         true => format!("'{s}").into(),
         false => s.into(),
@@ -180,7 +180,7 @@ pub fn guarded(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// The text a [`guarded`] cell holds: its guard taken off (Parquet keeps
 /// text exact, so a table streamed as CSV rows is un-guarded there).
-pub fn unguarded(t: &str) -> &str {
+pub(crate) fn unguarded(t: &str) -> &str {
     match t.strip_prefix('\'') {
         Some(rest) if needs_guard(rest) => rest,
         _ => t,
@@ -189,7 +189,7 @@ pub fn unguarded(t: &str) -> &str {
 
 /// Write `s` as one CSV field, quoted only when it must be (and
 /// [`guarded`]).
-pub fn field(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn field(out: &mut Vec<u8>, s: &str) {
     plain_field(out, &guarded(s))
 }
 
@@ -281,7 +281,7 @@ pub(super) fn opt_cell(out: &mut Vec<u8>, s: Option<&str>) {
 /// A turn's rows share most of their fields: they are formatted once per
 /// turn (not once per variant) into these buffers, reused across turns.
 #[derive(Default)]
-pub struct TurnFields {
+pub(crate) struct TurnFields {
     /// `source,line,run_id,turn,`
     head: Vec<u8>,
     /// `language,scope,intent,draft_chars,`
@@ -361,7 +361,7 @@ impl Lead {
 
 impl TurnFields {
     /// Format the fields of `r` that do not depend on the variant.
-    pub fn set(&mut self, r: &Row, columns: &ScopeColumns) {
+    pub(crate) fn set(&mut self, r: &Row, columns: &ScopeColumns) {
         let h = &mut self.head;
         h.clear();
         self.lead.write(h, r.run, r.source);
@@ -403,7 +403,7 @@ impl TurnFields {
     }
 
     /// Append the row of one variant (the other fields of `r` as last set).
-    pub fn write(&mut self, out: &mut Vec<u8>, r: &Row) {
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>, r: &Row) {
         out.extend_from_slice(&self.head);
         cell(out, r.variant);
         // Constant cells need no scan for quotes.
@@ -435,7 +435,7 @@ impl TurnFields {
 }
 
 /// One row of `mismatches.csv`.
-pub struct MismatchRow<'a> {
+pub(crate) struct MismatchRow<'a> {
     pub run: &'a str,
     pub source: &'a str,
     pub line: u64,
@@ -451,7 +451,7 @@ pub struct MismatchRow<'a> {
 }
 
 impl MismatchRow<'_> {
-    pub fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
         cell(out, self.run);
         cell(out, self.source);
         push_u64(out, self.line);
@@ -479,7 +479,7 @@ impl MismatchRow<'_> {
 
 /// Standard base64 (RFC 4648, with padding): the exact bytes of a line
 /// that is not UTF-8, in `rejects.jsonl`.
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

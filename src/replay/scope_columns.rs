@@ -14,20 +14,20 @@ use crate::read::turn::object_entries;
 use crate::replay::segments::{capped, raw_label, MAX_VALUE_BYTES};
 
 /// Turns read for the default keys.
-pub const SCAN_TURNS: usize = 10_000;
+pub(crate) const SCAN_TURNS: usize = 10_000;
 /// Blocks (of 1 MiB) read at most for the default keys, so lines of
 /// megabytes cannot make the scan hold the input in memory.
-pub const SCAN_BLOCKS: usize = 64;
+pub(crate) const SCAN_BLOCKS: usize = 64;
 /// Keys found by default at most (in order of first appearance).
-pub const MAX_FOUND: usize = 16;
+pub(crate) const MAX_FOUND: usize = 16;
 /// Keys `--scope-columns` may name at most.
-pub const MAX_NAMED: usize = 64;
+pub(crate) const MAX_NAMED: usize = 64;
 /// The longest key made a column, in bytes.
-pub const MAX_KEY_BYTES: usize = 64;
+pub(crate) const MAX_KEY_BYTES: usize = 64;
 
 /// The scope keys that become columns, in column order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ScopeColumns {
+pub(crate) struct ScopeColumns {
     keys: Vec<String>,
     /// Usable keys the default scan saw past [`MAX_FOUND`], in order (a
     /// note names them: they are not columns), and whether there were
@@ -56,7 +56,7 @@ const SCAN_KEYS: usize = MAX_FOUND + MAX_LEFT_OUT;
 /// scans one after the other (so `merge` finds the columns one replay
 /// finds, see [`ScopeColumns::found`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Per leading block, in order: its line ends (they decide how many
     /// blocks are read) and its non-blank lines (those are scanned).
     pub blocks: Vec<(u64, u64)>,
@@ -83,7 +83,7 @@ impl Scan {
     /// up to [`SCAN_TURNS`] line ends or [`SCAN_BLOCKS`] blocks). A line
     /// longer than `max_line_bytes` is invalid, so it is not read for keys
     /// (its scope of a million keys took seconds to list).
-    pub fn of(blocks: &[&Block], max_line_bytes: usize) -> Scan {
+    pub(crate) fn of(blocks: &[&Block], max_line_bytes: usize) -> Scan {
         let mut scan = Scan::default();
         let mut seen = std::collections::HashSet::new();
         let mut index = 0u64;
@@ -186,7 +186,7 @@ impl KeyAcc {
 
 impl ScopeColumns {
     /// The keys `--scope-columns` names (an empty list: no columns).
-    pub fn named(keys: &[String]) -> crate::Result<ScopeColumns> {
+    pub(crate) fn named(keys: &[String]) -> crate::Result<ScopeColumns> {
         let usage = |m: String| Err(crate::Error::Usage(m));
         if keys.len() > MAX_NAMED {
             return usage(format!(
@@ -222,7 +222,7 @@ impl ScopeColumns {
     /// [`SCAN_BLOCKS`] blocks), at most [`MAX_FOUND`], in order of first
     /// appearance. Lines that are not JSON objects are passed over (the
     /// replay reports them).
-    pub fn found(scans: &[&Scan]) -> ScopeColumns {
+    pub(crate) fn found(scans: &[&Scan]) -> ScopeColumns {
         let mut usable = KeyAcc::new(SCAN_KEYS);
         let mut unusable = KeyAcc::new(MAX_LEFT_OUT);
         let (mut ends, mut blocks, mut scanned) = (0u64, 0usize, 0u64);
@@ -253,7 +253,7 @@ impl ScopeColumns {
     }
 
     /// What the run should say of the keys it did not make columns.
-    pub fn notes(&self) -> impl Iterator<Item = String> {
+    pub(crate) fn notes(&self) -> impl Iterator<Item = String> {
         self.note().into_iter().chain(self.unusable_note())
     }
 
@@ -295,19 +295,19 @@ impl ScopeColumns {
         })
     }
 
-    pub fn keys(&self) -> &[String] {
+    pub(crate) fn keys(&self) -> &[String] {
         &self.keys
     }
 
     /// The column of a key.
-    pub fn column_name(key: &str) -> String {
+    pub(crate) fn column_name(key: &str) -> String {
         format!("scope_{key}")
     }
 
     /// Each key's value in the raw `scope` JSON, in column order: a string
     /// as it is, other JSON as its text, cut to [`MAX_VALUE_BYTES`];
     /// None where the key is absent or null, or the scope is not an object.
-    pub fn values<'a>(&self, scope: Option<&'a str>) -> Vec<Option<Cow<'a, str>>> {
+    pub(crate) fn values<'a>(&self, scope: Option<&'a str>) -> Vec<Option<Cow<'a, str>>> {
         let entries = scope
             .filter(|s| !self.keys.is_empty() && s.starts_with('{'))
             .and_then(object_entries)

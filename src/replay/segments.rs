@@ -25,11 +25,11 @@ type ById<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 /// The longest segment value, in bytes: a longer one is cut (at a
 /// character boundary) and ends in `…`, so a 200 MB scope cannot make
 /// segments.csv grow with it.
-pub const MAX_VALUE_BYTES: usize = 256;
+pub(crate) const MAX_VALUE_BYTES: usize = 256;
 
 /// `s` cut to at most `max` bytes at a character boundary, with `…` when
 /// cut.
-pub fn capped(s: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn capped(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
@@ -41,7 +41,7 @@ pub fn capped(s: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// A scope value as a segment label, borrowed when it is a plain string.
-pub fn raw_label(s: &str) -> Cow<'_, str> {
+pub(crate) fn raw_label(s: &str) -> Cow<'_, str> {
     if s.len() >= 2 && s.starts_with('"') && !s.contains('\\') {
         recorded(&s[1..s.len() - 1])
     } else {
@@ -55,7 +55,7 @@ pub fn raw_label(s: &str) -> Cow<'_, str> {
 /// A recorded value as a segment label: kept apart from the labels the
 /// tool writes itself ([`NONE`], [`OTHER`]) by double quotes when it is
 /// spelled like one.
-pub fn recorded(v: &str) -> Cow<'_, str> {
+pub(crate) fn recorded(v: &str) -> Cow<'_, str> {
     if v == NONE || v == OTHER {
         Cow::Owned(format!("\"{v}\""))
     } else {
@@ -64,7 +64,7 @@ pub fn recorded(v: &str) -> Cow<'_, str> {
 }
 
 /// A JSON value as a segment label (`null` is `(none)`).
-pub fn scalar_label(v: &Value) -> String {
+pub(crate) fn scalar_label(v: &Value) -> String {
     match v {
         Value::Null => NONE.to_string(),
         Value::String(s) => recorded(s).into_owned(),
@@ -83,12 +83,12 @@ struct Slot {
 /// bounded in memory, and capping them in any order would make a merge of
 /// shards differ from one replay: so a run with more has none (see
 /// [`drop_scope_dimensions_past_the_cap`]), and says so in a note.
-pub const MAX_SCOPE_DIMENSIONS: usize = 256;
+pub(crate) const MAX_SCOPE_DIMENSIONS: usize = 256;
 
 /// Whether `dim` is a scope dimension (`scope`, `scope.KEY`, `scope."a.b"`)
 /// rather than a `--group-by` path into a scope (`scope.user.tier`: those
 /// hold no quote, see [`validate_group_by`]).
-pub fn is_scope_dimension(dim: &str) -> bool {
+pub(crate) fn is_scope_dimension(dim: &str) -> bool {
     dim == "scope"
         || dim
             .strip_prefix("scope.")
@@ -99,7 +99,7 @@ pub fn is_scope_dimension(dim: &str) -> bool {
 /// JSON string where it is empty or holds a `.` or `"` (`scope."user.tier"`),
 /// so that it never has the name of a `--group-by` path into nested objects
 /// (`scope.user.tier`), which would count its turns twice.
-pub fn scope_dimension(k: &str) -> String {
+pub(crate) fn scope_dimension(k: &str) -> String {
     if k.is_empty() || k.contains(['.', '"']) {
         format!(
             "scope.{}",
@@ -114,7 +114,7 @@ pub fn scope_dimension(k: &str) -> String {
 /// [`MAX_SCOPE_DIMENSIONS`] of them; true when they were (or already had
 /// been). Whether a run has more does not depend on the order its blocks
 /// or shards are merged in, so a merge decides as one replay does.
-pub fn drop_scope_dimensions_past_the_cap(
+pub(crate) fn drop_scope_dimensions_past_the_cap(
     segments: &mut SegmentMap,
     order: &mut BTreeMap<String, Vec<String>>,
     overflowed: bool,
@@ -132,7 +132,7 @@ pub fn drop_scope_dimensions_past_the_cap(
 /// a scope that is not an object, or no scope) in its `(none)` row, beside
 /// those whose value is null: so each dimension adds up to the run's turns
 /// like every other.
-pub fn add_absent_scope_rows(segments: &mut SegmentMap, variants: &[VariantTally]) {
+pub(crate) fn add_absent_scope_rows(segments: &mut SegmentMap, variants: &[VariantTally]) {
     for (dim, values) in segments.iter_mut() {
         if !is_scope_dimension(dim) {
             continue;
@@ -160,7 +160,7 @@ pub fn add_absent_scope_rows(segments: &mut SegmentMap, variants: &[VariantTally
 }
 
 /// Segment tallies of one block.
-pub struct SegmentAcc {
+pub(crate) struct SegmentAcc {
     variants: usize,
     dims: Vec<String>,
     /// The id of each dimension in `dims` (a scope may have thousands).
@@ -203,7 +203,7 @@ fn key(dim: u32, value: &str) -> u64 {
 }
 
 impl SegmentAcc {
-    pub fn new(variants: usize) -> SegmentAcc {
+    pub(crate) fn new(variants: usize) -> SegmentAcc {
         SegmentAcc {
             variants,
             dims: Vec::new(),
@@ -221,14 +221,14 @@ impl SegmentAcc {
 
     /// The dimensions whose new values the block counted under `(other)`
     /// for want of cells, with how often.
-    pub fn folded(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+    pub(crate) fn folded(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
         self.folded
             .iter()
             .map(|(d, n)| (self.dims[*d as usize].as_str(), *n))
     }
 
     /// The id of dimension `name`.
-    pub fn dim(&mut self, name: &str) -> u32 {
+    pub(crate) fn dim(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.dim_ids.get(name) {
             return i;
         }
@@ -243,7 +243,7 @@ impl SegmentAcc {
     }
 
     /// Add one turn's per-variant counts to segment (`dim`, `value`).
-    pub fn add(&mut self, dim: u32, value: &str, counts: &[Counts]) {
+    pub(crate) fn add(&mut self, dim: u32, value: &str, counts: &[Counts]) {
         let i = self.slot(dim, value);
         self.merge_into(i, counts);
     }
@@ -290,7 +290,7 @@ impl SegmentAcc {
 
     /// Add one turn's counts to the segment of its draft-length bucket
     /// (one of six: their slots are remembered, not hashed every turn).
-    pub fn add_length(&mut self, chars: u64, counts: &[Counts]) {
+    pub(crate) fn add_length(&mut self, chars: u64, counts: &[Counts]) {
         let b = length_bucket_index(chars);
         let i = match self.length_slots[b] {
             Some(i) => i,
@@ -305,7 +305,7 @@ impl SegmentAcc {
 
     /// Add one turn's counts to the segments of its `scope`: one dimension
     /// `scope.KEY` per key of an object, else one dimension `scope`.
-    pub fn add_scope(&mut self, text: &str, counts: &[Counts]) {
+    pub(crate) fn add_scope(&mut self, text: &str, counts: &[Counts]) {
         if self.scope_overflow {
             return;
         }
@@ -354,7 +354,7 @@ impl SegmentAcc {
     }
 
     /// The block's tallies as the report's nested map.
-    pub fn into_map(self) -> SegmentMap {
+    pub(crate) fn into_map(self) -> SegmentMap {
         let mut map = SegmentMap::new();
         for s in self.slots {
             if self.scope_overflow && is_scope_dimension(&self.dims[s.dim as usize]) {
@@ -370,40 +370,40 @@ impl SegmentAcc {
 
 /// Distinct values tracked per grouping dimension; later new values are
 /// counted under `(other)` at once (keeps memory bounded).
-pub const MAX_TRACKED_VALUES: usize = 100_000;
+pub(crate) const MAX_TRACKED_VALUES: usize = 100_000;
 
 /// Segment cells (distinct values times variants) tracked over every
 /// dimension together, in a block and in the run: past it a new value is
 /// counted under its dimension's `(other)`. 256 scope dimensions of
 /// 100,000 values each (what the per-dimension cap allows) took 1.4 GB
 /// from 5,000 lines; a cell costs about a kilobyte.
-pub const MAX_SEGMENT_CELLS: usize = 100_000;
+pub(crate) const MAX_SEGMENT_CELLS: usize = 100_000;
 
 /// The `(other)` segment value.
-pub const OTHER: &str = "(other)";
+pub(crate) const OTHER: &str = "(other)";
 
 /// The value of a dimension a turn does not have.
-pub const NONE: &str = "(none)";
+pub(crate) const NONE: &str = "(none)";
 
-pub const DIM_LANGUAGE: u32 = 0;
+pub(crate) const DIM_LANGUAGE: u32 = 0;
 
-pub const DIM_INTENT: u32 = 1;
+pub(crate) const DIM_INTENT: u32 = 1;
 
-pub const DIM_DRAFT_LENGTH: u32 = 2;
+pub(crate) const DIM_DRAFT_LENGTH: u32 = 2;
 
-pub const DIM_CALL_SITE: u32 = 3;
+pub(crate) const DIM_CALL_SITE: u32 = 3;
 
 /// A dimension every replay segments by: its name in segments.csv and
 /// what its values are.
 #[derive(Clone, Copy, Debug)]
-pub struct Dimension {
+pub(crate) struct Dimension {
     pub name: &'static str,
     pub meaning: &'static str,
 }
 
 /// The dimensions every replay segments by (`DIM_*` in this order), beside
 /// `scope` / `scope.KEY`: declared once, here.
-pub const BUILTIN: [Dimension; 4] = [
+pub(crate) const BUILTIN: [Dimension; 4] = [
     Dimension {
         name: "language",
         meaning: "the turn's language tag as recorded ((none) without one)",
@@ -423,7 +423,7 @@ pub const BUILTIN: [Dimension; 4] = [
 ];
 
 /// The builtin dimensions' names, in `DIM_*` order.
-pub const BUILTIN_DIMENSIONS: [&str; 4] = [
+pub(crate) const BUILTIN_DIMENSIONS: [&str; 4] = [
     BUILTIN[0].name,
     BUILTIN[1].name,
     BUILTIN[2].name,
@@ -431,7 +431,7 @@ pub const BUILTIN_DIMENSIONS: [&str; 4] = [
 ];
 
 /// The dimension of draft lengths in code points ([`LENGTH_BUCKETS`]).
-pub const DRAFT_LENGTH: &str = "draft_length";
+pub(crate) const DRAFT_LENGTH: &str = "draft_length";
 
 /// Check `--group-by` paths: dotted, and not a dimension segments.csv
 /// already has (it would count every turn again), nor given twice.
@@ -465,7 +465,7 @@ pub fn validate_group_by(paths: &[String]) -> crate::Result<()> {
 }
 
 /// Value of a dotted path into a JSON value, as a segment label.
-pub fn path_value(v: &Value, path: &str) -> String {
+pub(crate) fn path_value(v: &Value, path: &str) -> String {
     let mut cur = v;
     for part in path.split('.') {
         match cur.get(part) {
@@ -479,7 +479,7 @@ pub fn path_value(v: &Value, path: &str) -> String {
 /// A block's segment tallies, with the `call_site` `turn` row: the block's
 /// per-variant totals less its skill-gate calls (only those are added turn
 /// by turn).
-pub fn block_segments(acc: SegmentAcc, variants: &[VariantTally]) -> SegmentMap {
+pub(crate) fn block_segments(acc: SegmentAcc, variants: &[VariantTally]) -> SegmentMap {
     let mut map = acc.into_map();
     let sites = map
         .entry(BUILTIN_DIMENSIONS[DIM_CALL_SITE as usize].to_string())
@@ -504,7 +504,7 @@ pub fn block_segments(acc: SegmentAcc, variants: &[VariantTally]) -> SegmentMap 
 /// Keep the `limit` largest values of each dimension, folding the rest into
 /// `(other)`; returns the dimensions that were cut, with their distinct
 /// value counts.
-pub fn cap_segments(
+pub(crate) fn cap_segments(
     segments: &mut SegmentMap,
     limit: usize,
     baseline: usize,

@@ -18,11 +18,11 @@ use crate::gate::{py_lower, py_strip};
 use crate::read::turn::Verdict;
 
 /// Longest normalised draft kept, in code points.
-pub const MAX_DRAFT_CHARS: usize = 200;
+pub(crate) const MAX_DRAFT_CHARS: usize = 200;
 /// Distinct drafts tracked per variant; the rest go to [`OTHER`].
-pub const MAX_TRACKED_DRAFTS: usize = 100_000;
+pub(crate) const MAX_TRACKED_DRAFTS: usize = 100_000;
 /// The row of drafts past the cap.
-pub const OTHER: &str = "(other)";
+pub(crate) const OTHER: &str = "(other)";
 
 /// One normalised draft's saved calls under one variant.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,10 +60,10 @@ impl SkipTally {
 }
 
 /// One variant's skipped drafts.
-pub type SkipMap = BTreeMap<String, SkipTally>;
+pub(crate) type SkipMap = BTreeMap<String, SkipTally>;
 
 /// `draft` as `skips.csv` groups it.
-pub fn normalise(draft: &str) -> String {
+pub(crate) fn normalise(draft: &str) -> String {
     let lowered = py_lower(py_strip(draft));
     let mut out = String::new();
     // Python's whitespace (str.split()), which includes U+001C..U+001F.
@@ -86,14 +86,14 @@ pub fn normalise(draft: &str) -> String {
 }
 
 /// One saved call of a turn.
-pub struct Skip<'a> {
+pub(crate) struct Skip<'a> {
     pub language: Option<&'a str>,
     pub verdict: Option<Verdict>,
     pub event: Option<&'a EventFacts>,
 }
 
 /// Count `skip` under its draft (or [`OTHER`] past the cap).
-pub fn add(map: &mut SkipMap, key: &str, skip: &Skip) {
+pub(crate) fn add(map: &mut SkipMap, key: &str, skip: &Skip) {
     let t = slot(map, key);
     t.count += 1;
     // Most saved calls repeat a language already counted: no allocation then.
@@ -131,7 +131,7 @@ fn slot<'m>(map: &'m mut SkipMap, key: &str) -> &'m mut SkipTally {
 }
 
 /// Merge `o` (the next block, in input order) into `mine`.
-pub fn merge(mine: &mut SkipMap, o: &SkipMap) {
+pub(crate) fn merge(mine: &mut SkipMap, o: &SkipMap) {
     for (k, t) in o {
         slot(mine, k).merge(t);
     }
@@ -139,7 +139,7 @@ pub fn merge(mine: &mut SkipMap, o: &SkipMap) {
 
 /// The `limit` most skipped drafts (by count, then text), and the rest
 /// folded into one [`OTHER`] row, so the rows add up to the saved calls.
-pub fn top(map: &SkipMap, limit: usize) -> Vec<(String, SkipTally)> {
+pub(crate) fn top(map: &SkipMap, limit: usize) -> Vec<(String, SkipTally)> {
     let mut rows: Vec<(&String, &SkipTally)> = map.iter().filter(|(k, _)| *k != OTHER).collect();
     rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
     let mut other = map.get(OTHER).cloned();

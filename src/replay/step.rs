@@ -17,7 +17,7 @@ use super::totals::Totals;
 
 /// An invalid line.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Reject {
+pub(crate) struct Reject {
     pub source: usize,
     pub line: u64,
     pub reason: String,
@@ -52,11 +52,11 @@ pub struct Regression {
 
 /// How many regressions report.md lists, and so how many a run keeps
 /// whole (the first, in input order).
-pub const TOP_REGRESSIONS: usize = 10;
+pub(crate) const TOP_REGRESSIONS: usize = 10;
 
 /// The longest text of a regression row kept (draft, revised draft,
 /// refusal message, run id), in bytes: longer ones end in `…`.
-pub const MAX_REGRESSION_TEXT_BYTES: usize = 4096;
+pub(super) const MAX_REGRESSION_TEXT_BYTES: usize = 4096;
 
 /// What a listed regression is to the budgets: only a new skip's counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl RegressionKind {
 
 /// The output of one block.
 #[derive(Debug, Default)]
-pub struct BlockResult {
+pub(crate) struct BlockResult {
     pub totals: Totals,
     /// This block's rows of decisions.csv, already formatted (the workers
     /// format them in parallel; the writer only appends bytes).

@@ -13,7 +13,7 @@ use crate::read::turn::{Turn, Verdict};
 
 /// Index of a turn in the label dimension: no event (or an event without
 /// a verdict), approve, revise, refuse, or an event where no critic ran.
-pub fn label_index(turn: &Turn) -> usize {
+pub(crate) fn label_index(turn: &Turn) -> usize {
     if turn.critic_not_run() {
         return NOT_RUN;
     }
@@ -26,11 +26,11 @@ pub fn label_index(turn: &Turn) -> usize {
 }
 
 /// The label index of an event where no critic ran.
-pub const NOT_RUN: usize = 4;
+pub(crate) const NOT_RUN: usize = 4;
 /// Label indexes: 0 none, 1..=3 the verdicts, 4 [`NOT_RUN`].
-pub const LABELS: usize = 5;
+pub(crate) const LABELS: usize = 5;
 
-pub const VERDICT_LABELS: [&str; 4] = ["none", "approve", "revise", "refuse"];
+pub(crate) const VERDICT_LABELS: [&str; 4] = ["none", "approve", "revise", "refuse"];
 
 /// How a variant's decision on a turn compares with what production did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,14 +109,14 @@ pub struct Counts {
 /// Below this many recorded latencies a draft-length bucket's pool is too
 /// small to draw a tail from: its added calls are drawn from every
 /// turn's recorded latencies instead.
-pub const MIN_LATENCY_POOL: u64 = 30;
+pub(crate) const MIN_LATENCY_POOL: u64 = 30;
 
 /// Draft-length buckets in code points, in order: the values of the
 /// `draft_length` segment, and the basis of added-call estimates.
-pub const LENGTH_BUCKETS: [&str; 6] = ["0", "1-20", "21-80", "81-160", "161-500", "501+"];
+pub(crate) const LENGTH_BUCKETS: [&str; 6] = ["0", "1-20", "21-80", "81-160", "161-500", "501+"];
 
 /// The index in [`LENGTH_BUCKETS`] of a draft of `chars` code points.
-pub fn length_bucket_index(chars: u64) -> usize {
+pub(crate) fn length_bucket_index(chars: u64) -> usize {
     match chars {
         0 => 0,
         1..=20 => 1,
@@ -515,12 +515,12 @@ impl Counts {
 
 /// A 128-bit sum as a report's 64-bit integer; None (reported absent, with
 /// a note) when it does not fit.
-pub fn reportable(sum: u128) -> Option<u64> {
+pub(crate) fn reportable(sum: u128) -> Option<u64> {
     u64::try_from(sum).ok()
 }
 
 /// Nanoseconds from milliseconds, rounded (exact integer sums).
-pub fn ms_to_ns(ms: f64) -> u64 {
+pub(crate) fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
 }
 
@@ -907,12 +907,12 @@ impl VariantTally {
 }
 
 /// Counts per value of a grouping dimension, per variant.
-pub type SegmentMap = BTreeMap<String, BTreeMap<String, Vec<Counts>>>;
+pub(crate) type SegmentMap = BTreeMap<String, BTreeMap<String, Vec<Counts>>>;
 
 /// A cell of matrix.csv: the baseline's decision by the variant's,
 /// declared once with its name and meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MatrixCell {
+pub(crate) enum MatrixCell {
     BothFire,
     Saved,
     Added,
@@ -921,7 +921,7 @@ pub enum MatrixCell {
 
 impl MatrixCell {
     /// Every cell, in matrix.csv's row order.
-    pub const ALL: [MatrixCell; 4] = [
+    pub(crate) const ALL: [MatrixCell; 4] = [
         MatrixCell::BothFire,
         MatrixCell::Saved,
         MatrixCell::Added,
@@ -929,7 +929,7 @@ impl MatrixCell {
     ];
 
     /// The baseline's and the variant's decisions (fires?) of the cell.
-    pub fn decisions(self) -> (bool, bool) {
+    pub(crate) fn decisions(self) -> (bool, bool) {
         match self {
             MatrixCell::BothFire => (true, true),
             MatrixCell::Saved => (true, false),
@@ -938,7 +938,7 @@ impl MatrixCell {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             MatrixCell::BothFire => "both_fire",
             MatrixCell::Saved => "saved",
@@ -947,7 +947,7 @@ impl MatrixCell {
         }
     }
 
-    pub fn meaning(self) -> &'static str {
+    pub(crate) fn meaning(self) -> &'static str {
         match self {
             MatrixCell::BothFire => "both gates fire: the critic runs either way",
             MatrixCell::Saved => "the baseline fires, the variant skips: a call saved; a revise or refuse from a critic that ran here is a regression the switch adds (safety_regressions_vs_baseline)",

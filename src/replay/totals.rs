@@ -10,7 +10,7 @@ use super::skips::SkipMap;
 use super::tally::{Counts, EventSums, Histogram, SegmentMap, VariantTally, LENGTH_BUCKETS};
 
 /// Warnings keep this many example locations per kind.
-pub const WARNING_EXAMPLES: usize = 5;
+pub(super) const WARNING_EXAMPLES: usize = 5;
 
 /// A warning: valid input the gate treats in a way a recorder may not
 /// expect. Declared once, with its name (summary.json's `warnings` key)
@@ -28,7 +28,7 @@ pub enum WarningKind {
 }
 
 /// Every warning kind, in the order of their names.
-pub const WARNING_KINDS: [WarningKind; 8] = [
+pub(crate) const WARNING_KINDS: [WarningKind; 8] = [
     WarningKind::CriticNotRun,
     WarningKind::DuplicateTurn,
     WarningKind::EmptySensitiveHit,
@@ -69,7 +69,7 @@ impl WarningKind {
 }
 
 /// One warning kind's count and first (source, line) locations.
-pub type KindTally = (u64, Vec<(usize, u64)>);
+pub(super) type KindTally = (u64, Vec<(usize, u64)>);
 
 /// Count and first locations per warning kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -197,11 +197,11 @@ pub struct Totals {
 }
 
 /// How many misnamed keys the totals name (the warning counts them all).
-pub const MAX_MISNAMED: usize = 8;
+pub(super) const MAX_MISNAMED: usize = 8;
 /// How many unpriced critic models the totals name.
-pub const MAX_UNPRICED: usize = 10;
+pub(super) const MAX_UNPRICED: usize = 10;
 /// The longest unpriced model name kept, in characters.
-pub const MAX_UNPRICED_CHARS: usize = 64;
+pub(super) const MAX_UNPRICED_CHARS: usize = 64;
 
 impl Totals {
     /// Record that critic model `name` has no price: kept cut, among the
@@ -404,7 +404,7 @@ fn in_merge_order<'a>(
 }
 
 /// `map[key]`, inserting a default; allocates the key only when it is new.
-pub fn slot<'m, V>(
+pub(super) fn slot<'m, V>(
     map: &'m mut BTreeMap<String, V>,
     key: &str,
     new: impl FnOnce() -> V,
@@ -417,12 +417,12 @@ pub fn slot<'m, V>(
 
 /// The duplicate check across blocks: one 64-bit hash per numbered turn.
 #[derive(Default)]
-pub struct DuplicateCheck {
+pub(crate) struct DuplicateCheck {
     seen: KeySet,
 }
 
 impl DuplicateCheck {
-    pub fn check(&mut self, keys: &[(u64, usize, u64)], warnings: &mut Warnings) {
+    pub(crate) fn check(&mut self, keys: &[(u64, usize, u64)], warnings: &mut Warnings) {
         for &(k, source, line) in keys {
             if !self.seen.insert(k) {
                 warnings.add(WarningKind::DuplicateTurn, source, line);

@@ -13,7 +13,7 @@ use crate::gate::Reason;
 use crate::replay::tally::{AddedCost, Counts, Histogram, Mixture};
 
 /// Values a bar chart shows at most (the most frequent).
-pub const MAX_BARS: usize = 12;
+pub(crate) const MAX_BARS: usize = 12;
 
 /// Colours of the variants, in plan order (cycled past the last).
 const PALETTE: [RGBColor; 6] = [
@@ -160,7 +160,11 @@ impl Bars<'_> {
 
 /// Skip rate (%) of each variant per value of `dim` (the values with the
 /// most turns, at most [`MAX_BARS`]).
-pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, WriteFailure> {
+pub(crate) fn skip_rate_by(
+    r: &ReplayReport,
+    dim: &str,
+    file: &str,
+) -> Result<String, WriteFailure> {
     let values = r.totals.segments.get(dim);
     let mut rows: Vec<(&String, &Vec<Counts>)> =
         values.map(|v| v.iter().collect()).unwrap_or_default();
@@ -204,7 +208,7 @@ pub fn skip_rate_by(r: &ReplayReport, dim: &str, file: &str) -> Result<String, W
 
 /// Per variant and reason of its gate: how often the reason holds, and how
 /// often it alone blocks a skip (% of turns).
-pub fn floors(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
+pub(crate) fn floors(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
     let mut categories = Vec::new();
     let (mut hits, mut sole) = (Vec::new(), Vec::new());
     for (i, v) in r.plan.variants.iter().enumerate() {
@@ -264,7 +268,7 @@ type CdfLine = (String, Vec<(f64, f64)>, bool, usize);
 
 /// The critic latency added to a user-facing turn, per variant: recorded
 /// fires (solid) and with added calls at their estimates (dashed).
-pub fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
+pub(crate) fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
     let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
     let lines: Vec<CdfLine> = r
         .plan
@@ -341,7 +345,7 @@ fn cdf_svg(file: &str, lines: &[CdfLine], x: Range<f64>) -> Result<String, Write
 }
 
 /// One chart file of `charts/`.
-pub struct ChartSvg {
+pub(crate) struct ChartSvg {
     pub file: &'static str,
     pub draw: fn(&ReplayReport, &str) -> Result<String, WriteFailure>,
 }
@@ -358,7 +362,7 @@ impl Export for ChartSvg {
 }
 
 /// Every chart, with the title report.md gives it.
-pub const CHARTS: [(ChartSvg, &str); 4] = [
+pub(crate) const CHARTS: [(ChartSvg, &str); 4] = [
     (
         ChartSvg {
             file: "charts/skip_rate_by_language.svg",

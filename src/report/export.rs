@@ -16,7 +16,7 @@ use crate::Error;
 
 /// Why a report file could not be built or written; the writer that
 /// stages the file names it ([`Error::Write`] with the path).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum WriteFailure {
     /// A table that differs from its declared schema: a bug, caught before
     /// anything is written.
@@ -25,8 +25,8 @@ pub enum WriteFailure {
     Polars(String),
     /// A chart could not be drawn.
     Chart(String),
-    /// The operating system refused the write.
-    Io(String),
+    /// The operating system refused the write: its error, kept whole.
+    Io(std::io::Error),
     /// A JSON file could not be encoded.
     Json(String),
 }
@@ -35,10 +35,10 @@ impl std::fmt::Display for WriteFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WriteFailure::Schema(m) => write!(f, "{m} (a bug: please report it)"),
-            WriteFailure::Polars(m)
-            | WriteFailure::Chart(m)
-            | WriteFailure::Io(m)
-            | WriteFailure::Json(m) => f.write_str(m),
+            WriteFailure::Polars(m) | WriteFailure::Chart(m) | WriteFailure::Json(m) => {
+                f.write_str(m)
+            }
+            WriteFailure::Io(e) => write!(f, "{e}"),
         }
     }
 }
@@ -59,12 +59,12 @@ impl From<serde_json::Error> for WriteFailure {
 
 impl From<std::io::Error> for WriteFailure {
     fn from(e: std::io::Error) -> WriteFailure {
-        WriteFailure::Io(e.to_string())
+        WriteFailure::Io(e)
     }
 }
 
 /// Everything a report is built from.
-pub struct ReplayReport<'a> {
+pub(crate) struct ReplayReport<'a> {
     /// The run's label (the `run` column).
     pub label: &'a str,
     pub plan: &'a Plan,
@@ -77,7 +77,7 @@ pub struct ReplayReport<'a> {
 }
 
 /// One report file.
-pub trait Export {
+pub(crate) trait Export {
     fn file_name(&self) -> &'static str;
 
     /// The table, for an export that is one (written as CSV, Parquet or
@@ -96,17 +96,17 @@ pub trait Export {
 }
 
 /// The Parquet twin of a CSV table's file name.
-pub fn parquet_name(csv: &str) -> String {
+pub(crate) fn parquet_name(csv: &str) -> String {
     format!("{}.parquet", csv.trim_end_matches(".csv"))
 }
 
 /// Write a DataFrame as Parquet (zstd-compressed, with statistics).
-pub fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), WriteFailure> {
+pub(crate) fn write_parquet(df: &mut DataFrame, out: &mut dyn Write) -> Result<(), WriteFailure> {
     crate::summary::parquet::write_frame(df, out).map_err(WriteFailure::from)
 }
 
 /// A column of a report table.
-pub enum Col {
+pub(crate) enum Col {
     Str(Vec<Option<String>>),
     U64(Vec<u64>),
     OptU64(Vec<Option<u64>>),
@@ -120,7 +120,7 @@ pub enum Col {
 /// columns must be the declared ones, in order, of the declared types,
 /// empty only where the column may be; anything else is a bug reported as
 /// a write error, never a report that differs from its schema.
-pub fn typed_frame(
+pub(crate) fn typed_frame(
     file: &str,
     r: &ReplayReport,
     cols: Vec<(&str, Col)>,
@@ -131,7 +131,10 @@ pub fn typed_frame(
 }
 
 /// `cols` after a column per label (`run`, ...), one value per row.
-pub fn labelled<'a>(labels: &[(&'a str, &str)], cols: Vec<(&'a str, Col)>) -> Vec<(&'a str, Col)> {
+pub(crate) fn labelled<'a>(
+    labels: &[(&'a str, &str)],
+    cols: Vec<(&'a str, Col)>,
+) -> Vec<(&'a str, Col)> {
     let rows = cols.first().map_or(0, |(_, c)| c.len());
     labels
         .iter()
@@ -142,7 +145,7 @@ pub fn labelled<'a>(labels: &[(&'a str, &str)], cols: Vec<(&'a str, Col)>) -> Ve
 
 /// Build the DataFrame of `cols` if they are the `declared` columns of
 /// `file` (names, order, types and nulls).
-pub fn declared_frame(
+pub(crate) fn declared_frame(
     file: &str,
     declared: &[schema::RunColumn],
     cols: Vec<(&str, Col)>,
@@ -176,7 +179,7 @@ pub fn declared_frame(
 impl Col {
     /// A declared column from JSON values (a typed struct serialized):
     /// a value of another type is a bug, reported, never written.
-    pub fn from_json<'a>(
+    pub(crate) fn from_json<'a>(
         c: &schema::Column,
         values: impl Iterator<Item = &'a serde_json::Value>,
     ) -> Result<Col, WriteFailure> {
@@ -262,7 +265,7 @@ impl Col {
 }
 
 /// Build a DataFrame from named columns.
-pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, WriteFailure> {
+pub(crate) fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, WriteFailure> {
     let columns: Vec<Column> = cols
         .into_iter()
         .map(|(name, c)| match c {
@@ -281,7 +284,7 @@ pub fn frame(cols: Vec<(&str, Col)>) -> Result<DataFrame, WriteFailure> {
 /// Write a DataFrame as CSV, text cells a spreadsheet would run as a
 /// formula guarded with a leading `'` (as the replay's own rows are, see
 /// [`crate::replay::rows::formula_like`]).
-pub fn write_csv(
+pub(crate) fn write_csv(
     df: &mut DataFrame,
     out: &mut dyn Write,
     header: bool,
@@ -329,7 +332,7 @@ pub(super) fn map_text(
 }
 
 /// Write every table report into the staging folder.
-pub fn write_all(
+pub(crate) fn write_all(
     r: &ReplayReport,
     staging: &Staging,
     exports: &[&dyn Export],
@@ -362,6 +365,12 @@ fn write_one(
     write: &mut dyn FnMut(&mut dyn Write) -> Result<(), WriteFailure>,
 ) -> crate::Result<()> {
     let (path, mut f) = staging.file(name)?;
-    write(&mut f).map_err(|m| Error::Write(format!("{}: {m}", path.display()).into()))?;
+    write(&mut f).map_err(|m| {
+        let message = format!("{}: {m}", path.display());
+        Error::Write(match m {
+            WriteFailure::Io(e) => crate::Failure::caused(message, e),
+            _ => message.into(),
+        })
+    })?;
     f.flush().map_err(write_error(&path))
 }

@@ -22,7 +22,7 @@ use super::export::{typed_frame, Col, Export, ReplayReport, WriteFailure};
 use crate::config::FrameworkConfig;
 use crate::grid::Key;
 use crate::summary::figures::{RunSummary, VariantSummary};
-pub use crate::summary::frontier::*;
+pub(crate) use crate::summary::frontier::*;
 use crate::summary::numbers::{sig, sig_up};
 
 /// A list setting as JSON text (`[]` for ack patterns is the built-in set).
@@ -46,7 +46,7 @@ fn settings(c: &FrameworkConfig) -> [(Key, Option<String>); 3] {
 }
 
 /// `frontier.csv`: one row per variant (config order).
-pub struct FrontierCsv;
+pub(crate) struct FrontierCsv;
 
 impl Export for FrontierCsv {
     fn file_name(&self) -> &'static str {
@@ -143,10 +143,10 @@ impl FrontierCsv {
 
 /// `frontier.svg`: savings (x) against the bound (y), one point per
 /// variant, the frontier as a line, the baseline marked.
-pub struct FrontierSvg;
+pub(crate) struct FrontierSvg;
 
 /// The frontier's colour (a test finds its line by it).
-pub const FRONTIER_RGB: (u8, u8, u8) = (214, 39, 40);
+pub(crate) const FRONTIER_RGB: (u8, u8, u8) = (214, 39, 40);
 
 impl Export for FrontierSvg {
     fn file_name(&self) -> &'static str {

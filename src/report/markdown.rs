@@ -11,15 +11,15 @@ use crate::summary::text::{count, excerpt, md_name, md_text};
 
 /// The rate the small-sample warning measures evidence against: the
 /// regression rate a team would want to rule out, at 95% confidence.
-pub const SMALL_SAMPLE_RATE: f64 = 0.05;
+pub(crate) const SMALL_SAMPLE_RATE: f64 = 0.05;
 
 /// `12.3%`, or `n/a`.
-pub fn pct(x: Option<f64>) -> String {
+pub(crate) fn pct(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| format!("{:.1}%", x * 100.0))
 }
 
 /// `$1.23`, or `n/a` (no price configured).
-pub fn usd(x: Option<f64>) -> String {
+pub(crate) fn usd(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| {
         if x < 0.0 {
             format!("-${:.2}", -x)
@@ -85,7 +85,7 @@ fn production_section(s: &mut String, r: &ReplayReport) {
     }
 }
 
-pub struct ReportMd;
+pub(crate) struct ReportMd;
 
 impl Export for ReportMd {
     fn file_name(&self) -> &'static str {

@@ -5,26 +5,27 @@
 //! place only when the whole replay succeeded, so a failed run never leaves
 //! a half-written or partial report.
 
-pub mod charts;
+pub(crate) mod charts;
 pub(crate) mod export;
-pub mod frontier;
-pub mod markdown;
+pub(crate) mod frontier;
+pub(crate) mod markdown;
 mod staging;
 mod streams;
 mod tables;
 
-pub use staging::{
-    abandon_in_progress_and_exit, beside, check_out_dir, claim_job_dir, create_new_file,
-    or_remove_new, put, track_temp, untrack_temp, Staging, WholeFile, MARKER,
+pub use staging::abandon_in_progress_and_exit;
+pub(crate) use staging::{
+    beside, check_out_dir, claim_job_dir, create_new_file, or_remove_new, put, track_temp,
+    untrack_temp, Staging, WholeFile, MARKER,
 };
-pub use streams::Streams;
+pub(crate) use streams::Streams;
 
-pub use export::{write_all, Export, ReplayReport};
-pub use streams::STREAMED_FILES;
+pub(crate) use export::{write_all, Export, ReplayReport};
+pub(crate) use streams::STREAMED_FILES;
 use tables::{FloorsCsv, MatrixCsv, SchemaJson, SegmentsCsv, SkipsCsv, SummaryCsv, SummaryJson};
 
 /// The report files written from the merged tallies, in writing order.
-pub const EXPORTS: [&dyn Export; 12] = [
+pub(crate) const EXPORTS: [&dyn Export; 12] = [
     &SummaryCsv,
     &SummaryJson,
     &FloorsCsv,
@@ -40,12 +41,12 @@ pub const EXPORTS: [&dyn Export; 12] = [
 ];
 
 /// The files `sweep` writes beside the replay's.
-pub const SWEEP_EXPORTS: [&dyn Export; 2] = [&frontier::FrontierCsv, &frontier::FrontierSvg];
+pub(crate) const SWEEP_EXPORTS: [&dyn Export; 2] = [&frontier::FrontierCsv, &frontier::FrontierSvg];
 
 /// The per-value and per-turn files a sweep leaves out (hundreds of
 /// variants): segments, skips, regressions, and report.md (which lists
 /// the regressions).
-pub const DETAIL_FILES: [&str; 8] = [
+pub(crate) const DETAIL_FILES: [&str; 8] = [
     "segments.csv",
     "skips.csv",
     "regressions.csv",
@@ -57,7 +58,7 @@ pub const DETAIL_FILES: [&str; 8] = [
 ];
 
 /// The report files a run writes from its tallies.
-pub fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {
+pub(crate) fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {
     EXPORTS
         .iter()
         .copied()
@@ -66,12 +67,12 @@ pub fn exports(detail: bool, frontier: bool) -> Vec<&'static dyn Export> {
         .collect()
 }
 
-pub use crate::summary::schema::DIFF_FILES;
+pub(crate) use crate::summary::schema::DIFF_FILES;
 
 /// Every report file that may sit in a replay folder: the replay's own
 /// (streamed and exported) and `diff`'s. A new replay removes those it did
 /// not write, so no file of an earlier run outlives it.
-pub fn report_files() -> impl Iterator<Item = String> {
+pub(crate) fn report_files() -> impl Iterator<Item = String> {
     let replay = STREAMED_FILES
         .into_iter()
         .chain(EXPORTS.iter().chain(&SWEEP_EXPORTS).map(|e| e.file_name()));

@@ -14,7 +14,7 @@ use crate::Error;
 /// The file that marks a folder as a critic-gate report folder: `replay`
 /// writes into a non-empty folder only when it has one (or with `--force`).
 /// It holds the report's manifest ([`manifest`]).
-pub use crate::summary::manifest::MARKER;
+pub(crate) use crate::summary::manifest::MARKER;
 use crate::summary::manifest::{self, MARKER_TEXT};
 
 /// The prefix of a run's staging folder (followed by its process id).
@@ -22,7 +22,7 @@ const STAGING_PREFIX: &str = ".critic-gate-partial-";
 
 /// What `replay --out DIR` may not do: write over an input, or scatter
 /// report files among files that are not an earlier report.
-pub fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Result<()> {
+pub(crate) fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crate::Result<()> {
     if !dir.exists() {
         // A link to a missing folder: creating the folder fails with "File
         // exists", which says nothing of why.
@@ -103,7 +103,7 @@ static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// the file is created only if nothing stands there then (`O_EXCL`, which
 /// follows no link: a name planted again in between is an error, not a
 /// write elsewhere).
-pub fn create_new_file(tmp: &Path) -> std::io::Result<File> {
+pub(crate) fn create_new_file(tmp: &Path) -> std::io::Result<File> {
     match fs::symlink_metadata(tmp) {
         Ok(m) if m.is_dir() => {
             return Err(std::io::Error::new(
@@ -124,7 +124,7 @@ pub fn create_new_file(tmp: &Path) -> std::io::Result<File> {
 /// it (tracked, so a signal removes it) and moved into place by
 /// [`WholeFile::finish`]; dropped unfinished, the temporary file is
 /// removed.
-pub struct WholeFile {
+pub(crate) struct WholeFile {
     tmp: PathBuf,
     path: PathBuf,
     w: Option<std::io::BufWriter<File>>,
@@ -132,7 +132,7 @@ pub struct WholeFile {
 
 impl WholeFile {
     /// Start `path` at `tmp` (beside it).
-    pub fn create(path: &Path, tmp: PathBuf) -> std::io::Result<WholeFile> {
+    pub(crate) fn create(path: &Path, tmp: PathBuf) -> std::io::Result<WholeFile> {
         track_temp(&tmp);
         let f = create_new_file(&tmp).inspect_err(|_| untrack_temp(&tmp))?;
         Ok(WholeFile {
@@ -143,14 +143,14 @@ impl WholeFile {
         })
     }
 
-    pub fn writer(&mut self) -> &mut std::io::BufWriter<File> {
+    pub(crate) fn writer(&mut self) -> &mut std::io::BufWriter<File> {
         self.w
             .as_mut()
             .expect("a WholeFile writes until it is finished")
     }
 
     /// Flush, sync and move into place.
-    pub fn finish(mut self) -> std::io::Result<()> {
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
         let w = self.w.take().expect("finished once");
         w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         fs::rename(&self.tmp, &self.path)?;
@@ -170,7 +170,7 @@ impl Drop for WholeFile {
 
 /// A hidden file beside `path` (`.NAME.suffix`): where a whole file is
 /// written before it is moved into place, or a lock on it.
-pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
     let name = path
         .file_name()
         .map_or("out".into(), |n| n.to_string_lossy().into_owned());
@@ -178,7 +178,7 @@ pub fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Remove `path` if a signal ends the process before [`untrack_temp`].
-pub fn track_temp(path: &Path) {
+pub(crate) fn track_temp(path: &Path) {
     TEMP_FILES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -186,7 +186,7 @@ pub fn track_temp(path: &Path) {
 }
 
 /// `path` was moved into place or removed.
-pub fn untrack_temp(path: &Path) {
+pub(crate) fn untrack_temp(path: &Path) {
     TEMP_FILES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -256,7 +256,7 @@ type Sums = Arc<Mutex<BTreeMap<String, (u64, u64)>>>;
 /// A staged file that hashes what is written to it, in the order it
 /// reaches the file; its size and hash are the report's when it is
 /// dropped (after its buffer is flushed into it).
-pub struct Staged {
+pub(crate) struct Staged {
     file: File,
     name: String,
     bytes: u64,
@@ -288,10 +288,10 @@ impl Drop for Staged {
 }
 
 /// A staged file's writer.
-pub type StagedWriter = BufWriter<Staged>;
+pub(super) type StagedWriter = BufWriter<Staged>;
 
 /// The output folder and its staging area.
-pub struct Staging {
+pub(crate) struct Staging {
     pub dir: PathBuf,
     pub tmp: PathBuf,
     /// The output folder did not exist before this run.
@@ -306,7 +306,7 @@ pub struct Staging {
 }
 
 impl Staging {
-    pub fn create(dir: &Path) -> crate::Result<Staging> {
+    pub(crate) fn create(dir: &Path) -> crate::Result<Staging> {
         // Held while the folders are made: a signal waits, then finds them
         // registered (a signal between making the staging folder and
         // registering it left the folder behind).
@@ -358,7 +358,7 @@ impl Staging {
         Ok(lock)
     }
 
-    pub fn file(&self, name: &str) -> crate::Result<(PathBuf, StagedWriter)> {
+    pub(crate) fn file(&self, name: &str) -> crate::Result<(PathBuf, StagedWriter)> {
         let p = self.tmp.join(name);
         // A file in a report subfolder (`charts/...`): the subfolder is
         // made, never the staging folder itself (a signal may have removed
@@ -385,7 +385,7 @@ impl Staging {
 
     /// Move every staged file into the output folder, replacing the old
     /// report; the `known` report files this run did not write are removed.
-    pub fn commit(self, known: impl Iterator<Item = String>) -> crate::Result<()> {
+    pub(crate) fn commit(self, known: impl Iterator<Item = String>) -> crate::Result<()> {
         // A signal waits for the moves to finish.
         let mut in_progress = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
         let failed = |e: std::io::Error| {
@@ -483,7 +483,7 @@ impl Staging {
 
     /// Drop everything staged (the run failed), and the output folder too
     /// if this run created it (only while empty: nothing else is touched).
-    pub fn abandon(self) {
+    pub(crate) fn abandon(self) {
         *IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let _ = fs::remove_dir_all(&self.tmp);
         if self.created {
@@ -507,7 +507,12 @@ pub(super) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ 
 /// earlier folder (its marker), never one holding an input or another
 /// kind of report (a replay's `summary.json` beside the job's files would
 /// be judged by `check` as if it were this run's).
-pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str, force: bool) -> crate::Result<()> {
+pub(crate) fn claim_job_dir(
+    dir: &Path,
+    sources: &[String],
+    job: &str,
+    force: bool,
+) -> crate::Result<()> {
     check_out_dir(dir, sources, force)?;
     if dir.join("summary.json").is_file() {
         return Err(Error::Usage(format!(
@@ -522,7 +527,10 @@ pub fn claim_job_dir(dir: &Path, sources: &[String], job: &str, force: bool) -> 
 
 /// Run `job` into `dir`; when it fails and `dir` did not exist before, the
 /// folder it made goes (nothing half-written stays).
-pub fn or_remove_new<T>(dir: &Path, job: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+pub(crate) fn or_remove_new<T>(
+    dir: &Path,
+    job: impl FnOnce() -> crate::Result<T>,
+) -> crate::Result<T> {
     let new = !dir.exists();
     let r = job();
     if r.is_err() && new {
@@ -534,7 +542,7 @@ pub fn or_remove_new<T>(dir: &Path, job: impl FnOnce() -> crate::Result<T>) -> c
 /// Write one file whole or not at all: into a temporary name beside it,
 /// then renamed (for the files `calibrate` and `mine` write outside a
 /// replay's staging folder).
-pub fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
+pub(crate) fn put(out: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
     let path = out.join(name);
     let tmp = out.join(format!(".{name}.partial"));
     let fail = |e: std::io::Error| {

@@ -18,7 +18,7 @@ use crate::summary::parquet::ParquetFile;
 use crate::summary::schema::{self, RunColumn, Type};
 
 /// The files a replay streams while it reads (the rest are `EXPORTS`).
-pub const STREAMED_FILES: [&str; 4] = [
+pub(crate) const STREAMED_FILES: [&str; 4] = [
     "decisions.csv",
     "mismatches.csv",
     "regressions.csv",
@@ -26,7 +26,7 @@ pub const STREAMED_FILES: [&str; 4] = [
 ];
 
 /// The streamed files of one run.
-pub struct Streams {
+pub(crate) struct Streams {
     decisions: Option<TableStream>,
     mismatches: Option<TableStream>,
     regressions: Option<TableStream>,
@@ -36,7 +36,7 @@ pub struct Streams {
 impl Streams {
     /// Create the files `opts` asks for, with their headers (none without
     /// a folder to write them in).
-    pub fn open(
+    pub(crate) fn open(
         staging: Option<&Staging>,
         opts: &ReplayOptions,
         scope: &ScopeColumns,
@@ -76,7 +76,7 @@ impl Streams {
     }
 
     /// Append one block's rows, in input order.
-    pub fn write(&mut self, res: &BlockResult) -> crate::Result<()> {
+    pub(crate) fn write(&mut self, res: &BlockResult) -> crate::Result<()> {
         self.decisions(&res.decisions_csv)?;
         self.mismatches(&res.mismatches_csv)?;
         self.regressions(&res.regressions_csv)?;
@@ -84,7 +84,7 @@ impl Streams {
     }
 
     /// Append formatted rows of decisions.csv.
-    pub fn decisions(&mut self, rows: &[u8]) -> crate::Result<()> {
+    pub(crate) fn decisions(&mut self, rows: &[u8]) -> crate::Result<()> {
         match self.decisions.as_mut() {
             Some(d) => d.write(rows),
             None => Ok(()),
@@ -92,7 +92,7 @@ impl Streams {
     }
 
     /// Append formatted rows of mismatches.csv.
-    pub fn mismatches(&mut self, rows: &[u8]) -> crate::Result<()> {
+    pub(crate) fn mismatches(&mut self, rows: &[u8]) -> crate::Result<()> {
         match self.mismatches.as_mut() {
             Some(m) => m.write(rows),
             None => Ok(()),
@@ -100,7 +100,7 @@ impl Streams {
     }
 
     /// Append formatted rows of regressions.csv.
-    pub fn regressions(&mut self, rows: &[u8]) -> crate::Result<()> {
+    pub(crate) fn regressions(&mut self, rows: &[u8]) -> crate::Result<()> {
         match self.regressions.as_mut() {
             Some(g) => g.write(rows),
             None => Ok(()),
@@ -109,14 +109,14 @@ impl Streams {
 
     /// Append rejected lines whose sources are numbered from `offset` (a
     /// merged shard's) in the run's list of sources.
-    pub fn rejects(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
+    pub(crate) fn rejects(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
         match self.rejects.as_mut() {
             Some(w) => w.write(rejects, offset),
             None => Ok(()),
         }
     }
 
-    pub fn finish(self) -> crate::Result<()> {
+    pub(crate) fn finish(self) -> crate::Result<()> {
         if let Some(d) = self.decisions {
             d.finish()?;
         }
@@ -287,7 +287,7 @@ fn unguard_text(df: &mut DataFrame) -> PolarsResult<()> {
 }
 
 /// A declared table as a polars schema.
-pub fn polars_schema(columns: &[RunColumn]) -> Schema {
+pub(super) fn polars_schema(columns: &[RunColumn]) -> Schema {
     columns
         .iter()
         .map(|RunColumn { name, decl: c }| {
@@ -305,13 +305,13 @@ pub fn polars_schema(columns: &[RunColumn]) -> Schema {
 
 /// Streams a CSV that grows with the input (`decisions.csv`,
 /// `mismatches.csv`): the header, then each block's formatted rows.
-pub struct RowsWriter {
+pub(super) struct RowsWriter {
     path: PathBuf,
     out: crate::report::staging::StagedWriter,
 }
 
 impl RowsWriter {
-    pub fn new(
+    pub(super) fn new(
         (path, mut out): (PathBuf, crate::report::staging::StagedWriter),
         header: &str,
     ) -> crate::Result<RowsWriter> {
@@ -320,7 +320,7 @@ impl RowsWriter {
         Ok(RowsWriter { path, out })
     }
 
-    pub fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
+    pub(super) fn write(&mut self, rows: &[u8]) -> crate::Result<()> {
         // A block's rows (hundreds of KB) go straight to the file: copying
         // them through the buffer first was 0.7% of a replay, on the one
         // thread that writes.
@@ -335,20 +335,20 @@ impl RowsWriter {
         .map_err(write_error(&self.path))
     }
 
-    pub fn finish(mut self) -> crate::Result<()> {
+    pub(super) fn finish(mut self) -> crate::Result<()> {
         self.out.flush().map_err(write_error(&self.path))
     }
 }
 
 /// Streams `rejects.jsonl`.
-pub struct RejectsWriter {
+pub(super) struct RejectsWriter {
     path: PathBuf,
     out: crate::report::staging::StagedWriter,
     sources: Vec<String>,
 }
 
 impl RejectsWriter {
-    pub fn new(
+    pub(super) fn new(
         (path, out): (PathBuf, crate::report::staging::StagedWriter),
         sources: &[String],
     ) -> RejectsWriter {
@@ -359,7 +359,7 @@ impl RejectsWriter {
         }
     }
 
-    pub fn write(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
+    pub(super) fn write(&mut self, rejects: &[Reject], offset: usize) -> crate::Result<()> {
         for r in rejects {
             let mut v = serde_json::json!({"source": self.sources[offset + r.source], "line": r.line, "reason": r.reason, "raw": r.raw});
             if let Some(b) = &r.raw_base64 {
@@ -370,7 +370,7 @@ impl RejectsWriter {
         Ok(())
     }
 
-    pub fn finish(mut self) -> crate::Result<()> {
+    pub(super) fn finish(mut self) -> crate::Result<()> {
         self.out.flush().map_err(write_error(&self.path))
     }
 }

@@ -14,7 +14,7 @@ use crate::summary::numbers::{ms, sig, usd};
 use crate::summary::schema;
 
 /// `summary.csv`: one row per variant, every metric a column.
-pub struct SummaryCsv;
+pub(super) struct SummaryCsv;
 
 impl Export for SummaryCsv {
     fn file_name(&self) -> &'static str {
@@ -40,7 +40,7 @@ impl SummaryCsv {
 }
 
 /// `summary.json`: run facts and `variants.<name>.<metric>`.
-pub struct SummaryJson;
+pub(super) struct SummaryJson;
 
 impl Export for SummaryJson {
     fn file_name(&self) -> &'static str {
@@ -56,7 +56,7 @@ impl Export for SummaryJson {
 
 /// `floors.csv`: per variant and reason of its active gate: hits, share of
 /// turns, and the turns where it alone blocked a skip.
-pub struct FloorsCsv;
+pub(super) struct FloorsCsv;
 
 impl Export for FloorsCsv {
     fn file_name(&self) -> &'static str {
@@ -110,7 +110,7 @@ impl FloorsCsv {
 }
 
 /// `segments.csv`: decisions per value of each grouping dimension.
-pub struct SegmentsCsv;
+pub(super) struct SegmentsCsv;
 
 impl Export for SegmentsCsv {
     fn file_name(&self) -> &'static str {
@@ -284,7 +284,7 @@ impl SegmentRows {
 
 /// `matrix.csv`: per variant, baseline fire/skip by variant fire/skip, each
 /// cell split by recorded verdict.
-pub struct MatrixCsv;
+pub(super) struct MatrixCsv;
 
 impl Export for MatrixCsv {
     fn file_name(&self) -> &'static str {
@@ -346,7 +346,7 @@ impl MatrixCsv {
 
 /// `schema.json`: the data dictionary of every CSV report (see
 /// [`crate::summary::schema`]).
-pub struct SchemaJson;
+pub(super) struct SchemaJson;
 
 impl Export for SchemaJson {
     fn file_name(&self) -> &'static str {
@@ -363,10 +363,10 @@ impl Export for SchemaJson {
 /// `skips.csv`: per variant, the drafts it skips where the baseline fired
 /// (its saved calls), most skipped first: the top [`TOP_SKIPS`] and one
 /// `(other)` row with the rest, so the rows add up to `saved_calls`.
-pub struct SkipsCsv;
+pub(super) struct SkipsCsv;
 
 /// Drafts listed per variant in skips.csv.
-pub const TOP_SKIPS: usize = 1000;
+pub(super) const TOP_SKIPS: usize = 1000;
 
 impl Export for SkipsCsv {
     fn file_name(&self) -> &'static str {

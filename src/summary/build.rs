@@ -266,7 +266,7 @@ fn note_shared_coins(
 /// and every new skip by run (each unlabelled one a regression: the worst
 /// case). One function for the replay and for `check`, which works them
 /// out again from a folder's decision rows.
-pub fn run_figures(labels: RunLabels, worst: RunLabels, s: &mut VariantSummary) {
+pub(crate) fn run_figures(labels: RunLabels, worst: RunLabels, s: &mut VariantSummary) {
     let labels = published(labels);
     let worst = published(worst);
     s.safety_regression_rate_upper95 = sig_up(run_level_upper(&labels, 0.05));
@@ -286,7 +286,7 @@ pub fn run_figures(labels: RunLabels, worst: RunLabels, s: &mut VariantSummary) 
 /// The run-level figures with the design effect rounded as the summary
 /// publishes it, so every bound can be worked out again from the summary
 /// (`check` and `calibrate` do).
-pub fn published(mut l: RunLabels) -> RunLabels {
+pub(crate) fn published(mut l: RunLabels) -> RunLabels {
     l.design_effect = sig(l.design_effect);
     l.effective_runs = sig(Some(l.effective_runs)).unwrap_or(0.0);
     l
@@ -513,7 +513,7 @@ fn variant_summaries(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) -> V
 }
 
 /// Build the summary from the merged totals.
-pub fn summarize(
+pub(crate) fn summarize(
     plan: &Plan,
     totals: &Totals,
     run: &RunFacts,
@@ -589,7 +589,7 @@ pub fn summarize(
 
 /// What a replay read of one source (see [`crate::read::reader::SourceEnd`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SourceFacts {
+pub(crate) struct SourceFacts {
     pub name: String,
     /// None until the source was read to its end.
     pub end: Option<crate::read::reader::SourceEnd>,
@@ -608,7 +608,7 @@ impl SourceFacts {
 }
 
 /// Facts of the run that are not tallies.
-pub struct RunFacts {
+pub(crate) struct RunFacts {
     /// The run's label (`--label`).
     pub label: String,
     pub sources: Vec<SourceFacts>,
@@ -672,7 +672,7 @@ fn note_fits_equally(plan: &Plan, totals: &Totals, others: &[String]) -> Option<
 
 /// What production's critic sample says of its skips (a replay with a
 /// plan): None without one.
-pub fn sample_sentence(v: &crate::summary::figures::VariantSummary) -> Option<String> {
+pub(crate) fn sample_sentence(v: &crate::summary::figures::VariantSummary) -> Option<String> {
     let drawn = v.sampled_skips?;
     let share = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.2}%", x * 100.0));
     let labelled = v.sampled_labelled.unwrap_or(0);
@@ -751,7 +751,7 @@ fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {
 
 /// What a kind of disagreement with production suggests about production's
 /// config: the first reason of the baseline's decision names the setting.
-pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
+pub(crate) fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
     let t = cfg.metacognition_confidence_threshold;
     match (m, r) {
         (Mismatch::ProductionFired, Reason::Confident) => format!(
@@ -779,7 +779,7 @@ pub fn mismatch_hint(m: Mismatch, r: Reason, cfg: &FrameworkConfig) -> String {
 /// every skip a new one and each turn a skip, as a replay tallies them:
 /// what the simulations judge.
 #[cfg(test)]
-pub fn of_runs(name: &str, runs: &[(u64, u64, u64)]) -> VariantSummary {
+pub(crate) fn of_runs(name: &str, runs: &[(u64, u64, u64)]) -> VariantSummary {
     let new_skips: u64 = runs.iter().map(|r| r.0).sum();
     let labelled: u64 = runs.iter().map(|r| r.1).sum();
     let mut s = VariantSummary {

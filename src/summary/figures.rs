@@ -15,7 +15,7 @@ use super::metrics::{Column, VARIANT_COLUMNS};
 use super::numbers::{sig, sig_up};
 use crate::stats::{certificate_upper, clopper_pearson_upper, run_level_upper, RunLabels};
 
-pub use super::metrics::VariantSummary;
+pub(crate) use super::metrics::VariantSummary;
 
 /// The nullable figures `check` cannot hold to the summary's own counts,
 /// and why: everything else that may be null has a rule above (null
@@ -139,6 +139,10 @@ fn per_1k_of_counts() -> impl Iterator<Item = (&'static str, &'static str)> {
     })
 }
 
+
+/// One consistency check of a variant's figures.
+type Check = fn(&VariantSummary) -> Result<(), BadSummary>;
+
 impl VariantSummary {
     /// Every figure with its column name, in the order of
     /// `summary.json` (names sorted): what `diff` compares. Booleans are
@@ -163,32 +167,54 @@ impl VariantSummary {
     /// its denominator is 0 (a damaged folder must not read as "no
     /// turns" and be judged).
     fn consistent(&self) -> Result<(), BadSummary> {
-        let name = &self.variant;
+        Self::CHECKS.iter().try_for_each(|check| check(self))
+    }
+
+    /// Every check a variant's figures pass, in the order they are tried:
+    /// one list, so a new check is one line here.
+    const CHECKS: [Check; 9] = [
+        Self::turns_are_fires_and_skips,
+        Self::calls_are_fires,
+        Self::net_is_saved_less_added,
+        Self::parts_within_wholes,
+        Self::unlabelled_add_up,
+        Self::nulls_where_undefined,
+        Self::sample_holds_together,
+        Self::two_phase_holds_together,
+        Self::rates_are_their_counts,
+    ];
+
+    fn turns_are_fires_and_skips(&self) -> Result<(), BadSummary> {
         if self.fires.checked_add(self.skips) != Some(self.turns) {
             return Err(BadSummary::Inconsistent(format!(
-                "variants.{name}: fires ({}) + skips ({}) must be turns ({})",
-                self.fires, self.skips, self.turns
+                "variants.{}: fires ({}) + skips ({}) must be turns ({})",
+                self.variant, self.fires, self.skips, self.turns
             )));
         }
-        self.calls_are_fires()?;
+        Ok(())
+    }
+
+    fn net_is_saved_less_added(&self) -> Result<(), BadSummary> {
         if i128::from(self.saved_calls) - i128::from(self.added_calls) != i128::from(self.net_calls)
         {
             return Err(BadSummary::Inconsistent(format!(
-                "variants.{name}: net_calls ({}) must be saved_calls ({}) - added_calls ({})",
-                self.net_calls, self.saved_calls, self.added_calls
+                "variants.{}: net_calls ({}) must be saved_calls ({}) - added_calls ({})",
+                self.variant, self.net_calls, self.saved_calls, self.added_calls
             )));
         }
+        Ok(())
+    }
+
+    fn parts_within_wholes(&self) -> Result<(), BadSummary> {
         for (a, an, b, bn) in self.parts_of_wholes() {
             if a > b {
                 return Err(BadSummary::Inconsistent(format!(
-                    "variants.{name}: {an} ({a}) must be at most {bn} ({b})"
+                    "variants.{}: {an} ({a}) must be at most {bn} ({b})",
+                    self.variant
                 )));
             }
         }
-        self.unlabelled_add_up()?;
-        self.nulls_where_undefined()?;
-        self.sample_holds_together()?;
-        self.rates_are_their_counts()
+        Ok(())
     }
 
     /// Counts that are parts of others: (part, its name, whole, its name).
@@ -521,7 +547,7 @@ impl VariantSummary {
         {
             return bad("the sample's bounds must be shares, the bound within its worst case, and present (with its method and harmful_skips_per_1k_turns_upper95) only with a labelled draw".into());
         }
-        self.two_phase_holds_together()
+        Ok(())
     }
 
     /// The population a sample's counts are of: production's skips on

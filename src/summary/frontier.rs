@@ -16,14 +16,14 @@ use super::figures::VariantSummary;
 
 /// What "saves" means in a frontier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Savings {
+pub(crate) enum Savings {
     NetUsd,
     NetCalls,
 }
 
 impl Savings {
     /// The summary column it is.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Savings::NetUsd => "net_usd_per_1k_turns",
             Savings::NetCalls => "net_calls_per_1k_turns",
@@ -31,7 +31,7 @@ impl Savings {
     }
 
     /// The variant's savings by this measure.
-    pub fn of(self, v: &VariantSummary) -> Option<f64> {
+    pub(crate) fn of(self, v: &VariantSummary) -> Option<f64> {
         match self {
             Savings::NetUsd => v.net_usd_per_1k_turns,
             Savings::NetCalls => v.net_calls_per_1k_turns,
@@ -39,7 +39,7 @@ impl Savings {
     }
 
     /// The axis label.
-    pub fn unit(self) -> &'static str {
+    pub(crate) fn unit(self) -> &'static str {
         match self {
             Savings::NetUsd => "net savings (USD per 1,000 turns)",
             Savings::NetCalls => "net critic calls saved per 1,000 turns",
@@ -51,12 +51,12 @@ impl Savings {
 /// unlabelled skips being like the labelled ones than on labels (they
 /// outnumber them): it is never on the frontier, and `calibrate` cannot
 /// certify it by default.
-pub const MIN_LABEL_COVERAGE: f64 = 0.5;
+pub(crate) const MIN_LABEL_COVERAGE: f64 = 0.5;
 
 /// Expected new harmful skips per 1,000 turns at regression rate `rate`
 /// on the variant's new skips (0 without new skips: the baseline adds no
 /// new harm).
-pub fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
+pub(crate) fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
     match v.turns {
         0 => 0.0,
         t => rate * v.new_skips as f64 / t as f64 * 1000.0,
@@ -64,13 +64,13 @@ pub fn per_1k(rate: f64, v: &VariantSummary) -> f64 {
 }
 
 /// Whether a variant's labels cover enough of its skips (no skips: yes).
-pub fn covered(v: &VariantSummary) -> bool {
+pub(crate) fn covered(v: &VariantSummary) -> bool {
     v.label_coverage.is_none_or(|c| c >= MIN_LABEL_COVERAGE)
 }
 
 /// One variant on the savings/risk plane.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// None where the variant has no turns.
     pub savings: Option<f64>,
     /// Harmful skips per 1,000 turns at the rate's upper 95% bound (1
@@ -84,7 +84,7 @@ pub struct Point {
 }
 
 /// Dollars when every variant has them, else calls.
-pub fn savings_metric(variants: &[&VariantSummary]) -> Savings {
+pub(crate) fn savings_metric(variants: &[&VariantSummary]) -> Savings {
     match variants.iter().all(|v| v.net_usd_per_1k_turns.is_some()) {
         true => Savings::NetUsd,
         false => Savings::NetCalls,
@@ -94,7 +94,7 @@ pub fn savings_metric(variants: &[&VariantSummary]) -> Savings {
 /// Each variant's point, in order, with the frontier marked: a variant is
 /// on it unless another saves more with a lower or equal bound, or as much
 /// with a lower bound.
-pub fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
+pub(crate) fn points(variants: &[&VariantSummary], metric: Savings) -> Vec<Point> {
     let mut pts: Vec<Point> = variants
         .iter()
         .map(|v| {

@@ -13,11 +13,11 @@ use std::path::Path;
 
 /// The file that marks a folder as a critic-gate report folder and holds
 /// its manifest.
-pub const MARKER: &str = ".critic-gate-report";
+pub(crate) const MARKER: &str = ".critic-gate-report";
 
 /// The marker's first line, what a reader of the folder sees (and all of
 /// the marker of a folder `calibrate` or `mine` writes).
-pub const MARKER_TEXT: &str =
+pub(crate) const MARKER_TEXT: &str =
     "This folder holds a critic-gate report; `critic-gate replay --out` may replace its report files.\n";
 
 /// The line that says the run was moving its files into place.
@@ -28,13 +28,13 @@ const COMPLETE: &str = "report: complete";
 
 /// The marker of a folder with no report yet, or whose report files a
 /// run is moving into place: a folder left so is refused by readers.
-pub fn moving() -> String {
+pub(crate) fn moving() -> String {
     format!("{MARKER_TEXT}{MOVING}\n")
 }
 
 /// The marker of a folder whose report is whole: each file's name and
 /// [`digest`].
-pub fn complete<'a>(files: impl Iterator<Item = (&'a str, (u64, u64))>) -> String {
+pub(crate) fn complete<'a>(files: impl Iterator<Item = (&'a str, (u64, u64))>) -> String {
     let mut text = format!("{MARKER_TEXT}{COMPLETE}\n");
     for (name, (bytes, hash)) in files {
         let _ = writeln!(text, "{bytes}\t{hash:016x}\t{name}");
@@ -43,7 +43,7 @@ pub fn complete<'a>(files: impl Iterator<Item = (&'a str, (u64, u64))>) -> Strin
 }
 
 /// A file's size and XXH3-64 hash, read through once (about 10 GB/s).
-pub fn digest(path: &Path) -> std::io::Result<(u64, u64)> {
+pub(crate) fn digest(path: &Path) -> std::io::Result<(u64, u64)> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -61,7 +61,7 @@ pub fn digest(path: &Path) -> std::io::Result<(u64, u64)> {
 
 /// `dir` share-locked for reading (`None` where the file system has no
 /// locks), or why not: a run is writing its reports into it now.
-pub fn lock_shared(dir: &Path) -> Result<Option<std::fs::File>, String> {
+pub(crate) fn lock_shared(dir: &Path) -> Result<Option<std::fs::File>, String> {
     let Ok(f) = std::fs::File::open(dir) else {
         return Ok(None);
     };
@@ -76,7 +76,7 @@ pub fn lock_shared(dir: &Path) -> Result<Option<std::fs::File>, String> {
 }
 
 /// Why a folder's files cannot be read as one report.
-pub fn verify(dir: &Path) -> Result<(), String> {
+pub(crate) fn verify(dir: &Path) -> Result<(), String> {
     let marker = dir.join(MARKER);
     let Ok(text) = std::fs::read_to_string(&marker) else {
         // A folder without a marker, or written before manifests: the

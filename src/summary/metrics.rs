@@ -13,7 +13,7 @@ pub const SCHEMA_VERSION: u64 = 12;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
-pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         12,
         "a replay with a plan measures production's skips from the plan's critic sample: new `sampled_skips`, `sampled_labelled` (by source: `sampled_labelled_shadow`, `sampled_labelled_production`), `sampled_failed`, `sampled_unreviewed`, `skip_regression_rate_estimate` (Horvitz-Thompson), `skip_regression_rate_upper95` (valid for the design, `skip_bound_method`), `skip_regression_rate_worst_case_upper95` and `harmful_skips_per_1k_turns_upper95`, on the production variant; `check` gains max_skip_regression_rate; the traffic format gains `sampled_label` (a shadow verdict with its inclusion probability and plan); plan.csv gains `days_to_detect_2r` and `days_to_detect_3r` (plan.toml: `false_alarm_every_days`, `alarm_rise`); an audit plan (`plan --audit`) samples a candidate's unlabelled new skips, and its verdicts give `new_skip_regression_rate_two_phase_upper95` (and its worst case), which `check` holds in place of the worst case max_safety_regression_rate implies",
@@ -46,7 +46,7 @@ pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
 
 /// A column's type, as analysts' tools read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
+pub(crate) enum Type {
     /// A whole number >= 0.
     U64,
     /// A whole number that may be negative.
@@ -59,7 +59,7 @@ pub enum Type {
 }
 
 impl Type {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Type::U64 => "u64",
             Type::I64 => "i64",
@@ -72,7 +72,7 @@ impl Type {
 
 /// One column of a report table.
 #[derive(Clone, Copy, Debug)]
-pub struct Column {
+pub(crate) struct Column {
     pub name: &'static str,
     pub ty: Type,
     /// What one unit is (`turns`, `USD`, `ms`, `share` for a ratio in
@@ -84,7 +84,7 @@ pub struct Column {
 }
 
 /// The schema type of a field's Rust type, and whether it may be null.
-pub trait Columnar {
+pub(crate) trait Columnar {
     const TYPE: Type;
     const NULLABLE: bool = false;
 }
@@ -114,7 +114,7 @@ impl<T: Columnar> Columnar for Option<T> {
     const NULLABLE: bool = true;
 }
 
-pub const fn col(
+pub(crate) const fn col(
     name: &'static str,
     ty: Type,
     unit: &'static str,
@@ -130,7 +130,7 @@ pub const fn col(
 }
 
 /// A column that is empty where its value is undefined.
-pub const fn opt(
+pub(crate) const fn opt(
     name: &'static str,
     ty: Type,
     unit: &'static str,
@@ -149,7 +149,7 @@ use Type::*;
 
 /// Columns summary.csv and segments.csv share (the figures of a set of
 /// turns under one variant).
-pub const DECISION: [Column; 7] = [
+pub(crate) const DECISION: [Column; 7] = [
     col("turns", U64, "turns", "turns replayed"),
     col(
         "fires",
@@ -209,7 +209,7 @@ pub struct RatioValue {
 /// A declared ratio's value: the numerator over the denominator to 9
 /// significant digits, null where the denominator is 0 or the numerator
 /// null.
-pub fn ratio_of(numerator: Option<u64>, denominator: u64) -> Option<f64> {
+pub(crate) fn ratio_of(numerator: Option<u64>, denominator: u64) -> Option<f64> {
     super::numbers::sig(
         numerator
             .filter(|_| denominator > 0)
@@ -225,7 +225,7 @@ impl RatioValue {
 }
 
 /// A count a ratio is made of: a whole number, or one that may be null.
-pub trait Counted {
+pub(crate) trait Counted {
     fn counted(&self) -> Option<u64>;
 }
 
@@ -251,7 +251,7 @@ pub enum Reading {
 
 /// The figures a budget can read: the whole-number counts and the rates
 /// (a test refuses a budget on any other figure).
-pub trait Readable {
+pub(crate) trait Readable {
     fn reading(&self) -> Option<Reading> {
         None
     }
@@ -325,7 +325,7 @@ macro_rules! figures {
         }
 
         /// summary.csv's columns after `run` and `variant`, in order.
-        pub const VARIANT_COLUMNS: &[Column] = &[$(
+        pub(crate) const VARIANT_COLUMNS: &[Column] = &[$(
             Column {
                 name: stringify!($name),
                 ty: <$t as Columnar>::TYPE,
@@ -336,7 +336,7 @@ macro_rules! figures {
         )*];
 
         /// The rates declared as a count over a count, in column order.
-        pub fn ratios_declared() -> impl Iterator<Item = Ratio> {
+        pub(crate) fn ratios_declared() -> impl Iterator<Item = Ratio> {
             let declared = [$($(derived!(declared $name; $a $op $b),)?)*];
             declared.into_iter().flatten()
         }

@@ -5,14 +5,14 @@
 //! `diff`, `calibrate`, `mine` and the frontier read figures from here;
 //! `report` writes them.
 
-pub mod build;
-pub mod figures;
-pub mod frontier;
-pub mod manifest;
-pub mod metrics;
-pub mod numbers;
-pub mod parquet;
-pub mod partial;
-pub mod read;
-pub mod schema;
-pub mod text;
+pub(crate) mod build;
+pub(crate) mod figures;
+pub(crate) mod frontier;
+pub(crate) mod manifest;
+pub(crate) mod metrics;
+pub(crate) mod numbers;
+pub(crate) mod parquet;
+pub(crate) mod partial;
+pub(crate) mod read;
+pub(crate) mod schema;
+pub(crate) mod text;

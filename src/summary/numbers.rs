@@ -8,7 +8,7 @@
 /// Dollars, to the nearest millionth, and to at most 15 significant
 /// digits (what a double holds exactly as decimal text): past $1e9 the
 /// millionths go first, never into float noise.
-pub fn usd(x: Option<f64>) -> Option<f64> {
+pub(crate) fn usd(x: Option<f64>) -> Option<f64> {
     x.map(|x| {
         if !x.is_finite() {
             return x;
@@ -27,17 +27,17 @@ pub fn usd(x: Option<f64>) -> Option<f64> {
 }
 
 /// Milliseconds (>= 0), to the nearest whole one.
-pub fn ms(x: Option<f64>) -> Option<u64> {
+pub(crate) fn ms(x: Option<f64>) -> Option<u64> {
     x.map(|x| x.round().max(0.0) as u64)
 }
 
 /// Milliseconds that may be negative (a net figure), to the nearest.
-pub fn signed_ms(x: Option<f64>) -> Option<i64> {
+pub(crate) fn signed_ms(x: Option<f64>) -> Option<i64> {
     x.map(|x| x.round() as i64)
 }
 
 /// A real number with at most 9 significant digits.
-pub fn sig(x: Option<f64>) -> Option<f64> {
+pub(crate) fn sig(x: Option<f64>) -> Option<f64> {
     x.map(|x| {
         if x == 0.0 || !x.is_finite() {
             return x + 0.0;
@@ -50,7 +50,7 @@ pub fn sig(x: Option<f64>) -> Option<f64> {
 
 /// As [`sig`], rounded up: an upper bound stays an upper bound (a budget
 /// is never passed by rounding).
-pub fn sig_up(x: Option<f64>) -> Option<f64> {
+pub(crate) fn sig_up(x: Option<f64>) -> Option<f64> {
     x.map(|x| {
         let r = sig(Some(x)).unwrap_or(x);
         if r >= x || !x.is_finite() {

@@ -26,7 +26,7 @@ const ROW_GROUP: usize = 512 * 512;
 /// (a streamed table writes one per block), the footer on
 /// [`ParquetFile::finish`]. Zstd-compressed, with min, max and null-count
 /// statistics.
-pub struct ParquetFile<W: Write> {
+pub(crate) struct ParquetFile<W: Write> {
     writer: FileWriter<W>,
     encodings: Vec<Vec<Encoding>>,
     options: WriteOptions,
@@ -34,7 +34,7 @@ pub struct ParquetFile<W: Write> {
 
 impl<W: Write> ParquetFile<W> {
     /// Start a file of `schema`'s columns.
-    pub fn new(out: W, schema: &Schema) -> PolarsResult<Self> {
+    pub(crate) fn new(out: W, schema: &Schema) -> PolarsResult<Self> {
         let arrow = schema.to_arrow(CompatLevel::newest());
         let encodings = arrow
             .iter_values()
@@ -57,7 +57,7 @@ impl<W: Write> ParquetFile<W> {
 
     /// Append `df`'s rows (its columns in the schema's order), one row
     /// group per aligned chunk.
-    pub fn write(&mut self, df: &DataFrame) -> PolarsResult<()> {
+    pub(crate) fn write(&mut self, df: &DataFrame) -> PolarsResult<()> {
         let fields: Vec<ParquetType> = self.writer.parquet_schema().fields().to_vec();
         for batch in df.iter_chunks(CompatLevel::newest(), false) {
             if batch.is_empty() {
@@ -85,13 +85,13 @@ impl<W: Write> ParquetFile<W> {
     }
 
     /// Write the footer; the file is complete.
-    pub fn finish(mut self) -> PolarsResult<()> {
+    pub(crate) fn finish(mut self) -> PolarsResult<()> {
         self.writer.end(None).map(drop)
     }
 }
 
 /// Write a whole DataFrame as one Parquet file.
-pub fn write_frame(df: &mut DataFrame, out: impl Write) -> PolarsResult<()> {
+pub(crate) fn write_frame(df: &mut DataFrame, out: impl Write) -> PolarsResult<()> {
     df.rechunk_mut_par();
     let mut file = ParquetFile::new(out, df.schema())?;
     for offset in (0..df.height()).step_by(ROW_GROUP) {
@@ -111,7 +111,7 @@ pub fn read_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
 }
 
 /// [`read_frame`] of the named top-level columns only (None: every one).
-pub fn read_columns(bytes: Vec<u8>, only: Option<&[&str]>) -> PolarsResult<DataFrame> {
+pub(crate) fn read_columns(bytes: Vec<u8>, only: Option<&[&str]>) -> PolarsResult<DataFrame> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_frame(bytes, only)));
@@ -124,7 +124,7 @@ pub fn read_columns(bytes: Vec<u8>, only: Option<&[&str]>) -> PolarsResult<DataF
 }
 
 /// The bytes a file of `len` bytes may decode to.
-pub fn budget(len: u64) -> u64 {
+pub(crate) fn budget(len: u64) -> u64 {
     pages::budget(len)
 }
 

@@ -44,7 +44,7 @@ const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// lists at most so many keys. 4: the header carries the tallies' shape.
 /// 5: a regression says whether the baseline fires on its turn. 6: the
 /// decision and mismatch rows carry the turn's trace, span and message.
-pub const VERSION: u32 = 7;
+pub(crate) const VERSION: u32 = 7;
 
 /// A hash of the tallies' shape: every path of [`Totals`]' JSON (each map
 /// and list holding one of everything), with each leaf's JSON type. A
@@ -53,7 +53,7 @@ pub const VERSION: u32 = 7;
 /// another's partial (it would read the count as 0): the header carries
 /// this hash and a merge refuses a partial of another. It is computed,
 /// not kept by hand, so a new count needs no edit here.
-pub fn tallies_shape() -> u64 {
+pub(crate) fn tallies_shape() -> u64 {
     static SHAPE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SHAPE.get_or_init(|| xxhash_rust::xxh3::xxh3_64(shape_text().as_bytes()))
 }
@@ -64,7 +64,7 @@ pub fn tallies_shape() -> u64 {
 /// rather than report a wrapped count (a real replay's largest count, the
 /// critic latency summed in nanoseconds, is about 4e17 at 100 million
 /// turns).
-pub fn largest_count(totals: &Totals) -> u64 {
+pub(crate) fn largest_count(totals: &Totals) -> u64 {
     fn largest(v: &serde_json::Value) -> u64 {
         match v {
             serde_json::Value::Number(n) => n.as_u64().unwrap_or(0),
@@ -146,21 +146,21 @@ fn full_totals() -> Totals {
 }
 
 /// Frame tags.
-pub mod tag {
-    pub const HEADER: u8 = b'H';
-    pub const DECISIONS: u8 = b'D';
-    pub const MISMATCHES: u8 = b'M';
-    pub const REGRESSIONS: u8 = b'G';
-    pub const REJECTS: u8 = b'R';
-    pub const KEYS: u8 = b'K';
-    pub const STATE: u8 = b'S';
-    pub const END: u8 = b'E';
+pub(crate) mod tag {
+    pub(crate) const HEADER: u8 = b'H';
+    pub(crate) const DECISIONS: u8 = b'D';
+    pub(crate) const MISMATCHES: u8 = b'M';
+    pub(crate) const REGRESSIONS: u8 = b'G';
+    pub(crate) const REJECTS: u8 = b'R';
+    pub(crate) const KEYS: u8 = b'K';
+    pub(crate) const STATE: u8 = b'S';
+    pub(crate) const END: u8 = b'E';
 }
 
 /// What every shard of one merge must have been replayed with: everything
 /// a figure depends on but the sources, the label and the file format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub plan: Plan,
     pub skip_invalid: bool,
     pub decisions: DecisionsMode,
@@ -177,7 +177,7 @@ pub struct Spec {
 }
 
 impl Spec {
-    pub fn of(o: &ReplayOptions) -> Spec {
+    pub(crate) fn of(o: &ReplayOptions) -> Spec {
         Spec {
             plan: o.plan.clone(),
             skip_invalid: o.input.skip_invalid,
@@ -195,7 +195,12 @@ impl Spec {
     }
 
     /// The options of a replay over `sources` with this spec.
-    pub fn options(&self, sources: Vec<String>, label: String, format: Format) -> ReplayOptions {
+    pub(crate) fn options(
+        &self,
+        sources: Vec<String>,
+        label: String,
+        format: Format,
+    ) -> ReplayOptions {
         let mut o = ReplayOptions::new(sources, self.plan.clone(), label);
         o.input.skip_invalid = self.skip_invalid;
         o.input.max_line_bytes = self.max_line_bytes;
@@ -216,7 +221,7 @@ impl Spec {
 
     /// What differs from `o`, first difference first, in the words of the
     /// config file and the command line; None when they agree.
-    pub fn difference(&self, o: &Spec) -> Option<String> {
+    pub(crate) fn difference(&self, o: &Spec) -> Option<String> {
         let (a, b) = (&self.plan, &o.plan);
         let names = |p: &Plan| {
             p.variants
@@ -279,7 +284,7 @@ impl Spec {
     }
 
     /// A short hash of the spec, to name it in messages.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         let json = serde_json::to_vec(self).expect("a spec serialises");
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
     }
@@ -287,7 +292,7 @@ impl Spec {
 
 /// The header frame.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Header {
+pub(crate) struct Header {
     /// The tool's version that wrote the partial result.
     pub tool: String,
     pub spec: Spec,
@@ -303,7 +308,7 @@ pub struct Header {
 /// The tallies frame: what the shard's reports are made from, before any
 /// cap.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct State {
+pub(crate) struct State {
     pub totals: Totals,
     pub regressions: Vec<Regression>,
     pub sources: Vec<SourceFacts>,
@@ -311,14 +316,14 @@ pub struct State {
 
 /// The tallies frame as written (borrowed from the run).
 #[derive(Serialize)]
-pub struct StateRef<'a> {
+pub(crate) struct StateRef<'a> {
     pub totals: &'a Totals,
     pub regressions: &'a [Regression],
     pub sources: &'a [SourceFacts],
 }
 
 /// Writes a partial result as the replay runs.
-pub struct PartialWriter<W: Write> {
+pub(crate) struct PartialWriter<W: Write> {
     enc: zstd::Encoder<'static, W>,
     name: String,
     /// Reused for the binary keys of each block.
@@ -327,7 +332,7 @@ pub struct PartialWriter<W: Write> {
 
 impl<W: Write> PartialWriter<W> {
     /// Start the stream into `sink`; `name` names it in errors.
-    pub fn new(sink: W, name: String) -> crate::Result<PartialWriter<W>> {
+    pub(crate) fn new(sink: W, name: String) -> crate::Result<PartialWriter<W>> {
         let fail =
             |e: std::io::Error| Error::Write(crate::Failure::caused(format!("{name}: {e}"), e));
         // Level 1: the rows compress about 10x at several hundred MB/s, so
@@ -361,12 +366,12 @@ impl<W: Write> PartialWriter<W> {
         self.frame(tag, &bytes)
     }
 
-    pub fn header(&mut self, h: &Header) -> crate::Result<()> {
+    pub(crate) fn header(&mut self, h: &Header) -> crate::Result<()> {
         self.json(tag::HEADER, h)
     }
 
     /// One block's rows, rejects and keys, in input order.
-    pub fn block(&mut self, res: &BlockResult) -> crate::Result<()> {
+    pub(crate) fn block(&mut self, res: &BlockResult) -> crate::Result<()> {
         for (t, rows) in [
             (tag::DECISIONS, &res.decisions_csv),
             (tag::MISMATCHES, &res.mismatches_csv),
@@ -394,13 +399,13 @@ impl<W: Write> PartialWriter<W> {
     }
 
     /// The tallies and the end.
-    pub fn state(&mut self, state: &StateRef) -> crate::Result<()> {
+    pub(crate) fn state(&mut self, state: &StateRef) -> crate::Result<()> {
         self.json(tag::STATE, state)?;
         self.frame(tag::END, &[])
     }
 
     /// Close the stream and hand back the sink.
-    pub fn finish(self) -> crate::Result<W> {
+    pub(crate) fn finish(self) -> crate::Result<W> {
         let name = self.name;
         self.enc
             .finish()
@@ -409,13 +414,13 @@ impl<W: Write> PartialWriter<W> {
 
     /// The sink of a run that failed, to be removed (None if even the
     /// stream's end could not be written).
-    pub fn abandon(self) -> Option<W> {
+    pub(crate) fn abandon(self) -> Option<W> {
         self.enc.finish().ok()
     }
 }
 
 /// Whether `r` starts as a partial result (of any version) does.
-pub fn is_partial(r: impl Read) -> bool {
+pub(crate) fn is_partial(r: impl Read) -> bool {
     let Ok(mut dec) = zstd::Decoder::new(r) else {
         return false;
     };
@@ -440,13 +445,13 @@ impl PartialInput {
 }
 
 /// Reads a partial result frame by frame.
-pub struct PartialReader {
+pub(crate) struct PartialReader {
     pub name: String,
     dec: zstd::Decoder<'static, BufReader<Box<dyn Read + Send>>>,
 }
 
 /// One decoded frame.
-pub enum Frame {
+pub(crate) enum Frame {
     Header(Box<Header>),
     Decisions(Vec<u8>),
     Mismatches(Vec<u8>),
@@ -463,7 +468,7 @@ pub enum Frame {
 const MAX_FRAME: u64 = 1 << 30;
 
 impl PartialReader {
-    pub fn open(input: &PartialInput) -> crate::Result<PartialReader> {
+    pub(crate) fn open(input: &PartialInput) -> crate::Result<PartialReader> {
         let name = input.name();
         let raw: Box<dyn Read + Send> = match input {
             PartialInput::File(p) => Box::new(File::open(p).map_err(|e| {
@@ -510,7 +515,7 @@ impl PartialReader {
     /// The tallies of `input`, read before its rows are merged: the rows'
     /// frames are passed over (decompressed, never held), so a merge knows
     /// how many rows a shard may bring before it writes one.
-    pub fn tallies_of(input: &PartialInput) -> crate::Result<Box<State>> {
+    pub(crate) fn tallies_of(input: &PartialInput) -> crate::Result<Box<State>> {
         let mut r = PartialReader::open(input)?;
         loop {
             let mut head = [0u8; 9];
@@ -543,7 +548,7 @@ impl PartialReader {
     }
 
     /// The next frame; a stream that ends before [`Frame::End`] is damaged.
-    pub fn next(&mut self) -> crate::Result<Frame> {
+    pub(crate) fn next(&mut self) -> crate::Result<Frame> {
         let mut head = [0u8; 9];
         self.dec
             .read_exact(&mut head)
@@ -592,7 +597,7 @@ impl PartialReader {
     }
 
     /// After [`Frame::End`]: the stream must end there, checksum intact.
-    pub fn expect_end(&mut self) -> crate::Result<()> {
+    pub(crate) fn expect_end(&mut self) -> crate::Result<()> {
         let mut rest = Vec::new();
         self.dec
             .read_to_end(&mut rest)

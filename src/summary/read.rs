@@ -167,7 +167,7 @@ impl From<CannotJudge> for crate::Error {
 }
 
 /// Read a CSV report with every column as text.
-pub fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
+pub(crate) fn read_csv(path: &Path) -> Result<DataFrame, CannotJudge> {
     read_csv_columns(path, None)
 }
 
@@ -186,13 +186,13 @@ fn read_csv_columns(path: &Path, only: Option<&[&str]>) -> Result<DataFrame, Can
 /// its CSV, else its Parquet with every column as text (a replay with
 /// `--format parquet` writes no CSV); None when the folder has neither
 /// (a sweep or calibrate folder writes no per-turn tables).
-pub fn read_table(dir: &Path, stem: &str) -> Result<Option<Table>, CannotJudge> {
+pub(crate) fn read_table(dir: &Path, stem: &str) -> Result<Option<Table>, CannotJudge> {
     read_table_columns(dir, stem, None)
 }
 
 /// [`read_table`] of the named columns only (None: every one): a table of
 /// a row per turn and variant is read in a fraction of the memory.
-pub fn read_table_columns(
+pub(crate) fn read_table_columns(
     dir: &Path,
     stem: &str,
     only: Option<&[&str]>,
@@ -235,14 +235,14 @@ pub fn read_table_columns(
 /// (`'-smart`), a Parquet's are exact. The guard cannot be taken off a
 /// cell (`'=x` may be a value as written), so a value is compared with a
 /// cell in the form the table writes it ([`Table::written`]).
-pub struct Table {
+pub(crate) struct Table {
     pub frame: DataFrame,
     guarded: bool,
 }
 
 impl Table {
     /// `value` as this table writes it in a cell.
-    pub fn written<'a>(&self, value: &'a str) -> std::borrow::Cow<'a, str> {
+    pub(crate) fn written<'a>(&self, value: &'a str) -> std::borrow::Cow<'a, str> {
         match self.guarded {
             true => crate::replay::rows::guarded(value),
             false => value.into(),
@@ -251,7 +251,7 @@ impl Table {
 }
 
 /// The text columns of a report, row by row.
-pub fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<String>>, CannotJudge> {
+pub(crate) fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<String>>, CannotJudge> {
     let series: Vec<&StringChunked> = cols
         .iter()
         .map(|c| {

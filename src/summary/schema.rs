@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 
 use crate::summary::metrics::VARIANT_COLUMNS;
-pub use crate::summary::metrics::{col, opt, Column, Type, DECISION};
+pub(crate) use crate::summary::metrics::{col, opt, Column, Type, DECISION};
 
 pub use super::metrics::SCHEMA_VERSION;
 
@@ -19,7 +19,7 @@ pub const DIFF_FILES: [&str; 2] = ["flips.csv", "metrics_diff.csv"];
 
 /// One report table: its file, what a row is, and its columns in order.
 #[derive(Clone, Copy, Debug)]
-pub struct Table {
+pub(crate) struct Table {
     pub file: &'static str,
     /// The command that writes it: `replay`, or `diff` (into the new
     /// replay's folder by default).
@@ -31,7 +31,7 @@ pub struct Table {
 /// A column of one run's table: its name and its declaration (a scope
 /// key's column is declared by the `scope_KEY` template).
 #[derive(Clone, Debug)]
-pub struct RunColumn {
+pub(crate) struct RunColumn {
     pub name: String,
     pub decl: &'static Column,
 }
@@ -39,7 +39,7 @@ pub struct RunColumn {
 impl Table {
     /// The table's columns in a run whose scope columns are `keys`: the
     /// `scope_KEY` template becomes one column per key, in order.
-    pub fn columns_for(&'static self, keys: &[String]) -> Vec<RunColumn> {
+    pub(crate) fn columns_for(&'static self, keys: &[String]) -> Vec<RunColumn> {
         let mut out = Vec::new();
         for decl in self.columns {
             if decl.name == SCOPE_KEY_TEMPLATE {
@@ -59,7 +59,7 @@ impl Table {
 
     /// The CSV header line (without the newline).
     #[cfg(test)]
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         self.columns
             .iter()
             .map(|c| c.name)
@@ -68,7 +68,7 @@ impl Table {
     }
 
     /// The table in `schema.json`: the run's own columns.
-    pub fn schema_json(&'static self, keys: &[String]) -> Value {
+    pub(crate) fn schema_json(&'static self, keys: &[String]) -> Value {
         let columns: Vec<Value> = self
             .columns_for(keys)
             .iter()
@@ -85,7 +85,7 @@ use Type::*;
 
 /// The name of the template column that stands for one column per scope
 /// key (see [`Table::columns_for`]).
-pub const SCOPE_KEY_TEMPLATE: &str = "scope_KEY";
+pub(crate) const SCOPE_KEY_TEMPLATE: &str = "scope_KEY";
 
 const SCOPE_KEY: Column = opt(
     SCOPE_KEY_TEMPLATE,
@@ -421,7 +421,7 @@ const MISMATCHES: &[Column] = &[
 ];
 
 /// Every CSV report table, in the order of `schema.json`.
-pub const TABLES: [Table; 8] = [
+pub(crate) const TABLES: [Table; 8] = [
     Table {
         file: "summary.csv",
         written_by: "replay",
@@ -473,7 +473,7 @@ pub const TABLES: [Table; 8] = [
 ];
 
 /// The table `sweep` writes beside the replay's.
-pub const SWEEP_TABLES: [Table; 1] = [Table {
+pub(crate) const SWEEP_TABLES: [Table; 1] = [Table {
     file: "frontier.csv",
     written_by: "sweep",
     row: "one row per variant of the sweep (and of the config's [variants]), in config order",
@@ -512,7 +512,7 @@ const FRONTIER: &[Column] = &[
 ];
 
 /// The tables `mine` writes.
-pub const MINE_TABLES: [Table; 4] = [
+pub(crate) const MINE_TABLES: [Table; 4] = [
     Table {
         file: "proposals.csv",
         written_by: "mine",
@@ -540,7 +540,7 @@ pub const MINE_TABLES: [Table; 4] = [
 ];
 
 /// The tables `plan` writes.
-pub const PLAN_TABLES: [Table; 1] = [Table {
+pub(crate) const PLAN_TABLES: [Table; 1] = [Table {
     file: "plan.csv",
     written_by: "plan",
     row: "one row per stratum of production's skips, then the pooled row (`stratum` = `(all)`)",
@@ -568,7 +568,7 @@ const PLAN: &[Column] = &[
 ];
 
 /// The tables `monitor` writes.
-pub const MONITOR_TABLES: [Table; 1] = [Table {
+pub(crate) const MONITOR_TABLES: [Table; 1] = [Table {
     file: "monitor.csv",
     written_by: "monitor",
     row: "one row per period and stratum of production's skips, the pooled row (`stratum` = `all`) after each period's strata",
@@ -734,7 +734,7 @@ const RISKY: &[Column] = &[
 
 /// The tables `diff` writes: the turns whose decision flipped and every
 /// metric side by side. `run` is the new replay's label.
-pub const DIFF_TABLES: [Table; 2] = [
+pub(crate) const DIFF_TABLES: [Table; 2] = [
     Table {
         file: "flips.csv",
         written_by: "diff",
@@ -833,7 +833,7 @@ const METRICS_DIFF: &[Column] = &[
 ];
 
 /// The table written as `file`.
-pub fn table(file: &str) -> &'static Table {
+pub(crate) fn table(file: &str) -> &'static Table {
     every_table()
         .find(|t| t.file == file)
         .unwrap_or_else(|| panic!("{file} has no declared schema"))
@@ -856,7 +856,7 @@ fn every_table() -> impl Iterator<Item = &'static Table> {
 
 /// `schema.json`: the version and every table, with the run's scope
 /// columns.
-pub fn to_json(keys: &[String]) -> Value {
+pub(crate) fn to_json(keys: &[String]) -> Value {
     let tables: serde_json::Map<String, Value> = every_table()
         .map(|t| (t.file.to_string(), t.schema_json(keys)))
         .collect();

@@ -2,14 +2,14 @@
 //! is, shared by report.md and `check --markdown`.
 
 /// How many regressions the report lists.
-pub use crate::replay::TOP_REGRESSIONS;
+pub(crate) use crate::replay::TOP_REGRESSIONS;
 
 /// The first `n` characters of a draft, on one line (control characters
 /// as spaces), as a Markdown code span for a table cell, with `…` after it
 /// when cut: in a code span GitHub makes no mention (`@team`), no issue
 /// or commit reference (`#1`, `GH-3`, a SHA) and no link (`mailto:`,
 /// `https://`) of traffic's text, which escaping does not stop.
-pub fn excerpt(s: &str, n: usize) -> String {
+pub(crate) fn excerpt(s: &str, n: usize) -> String {
     let one_line: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -27,7 +27,7 @@ pub fn excerpt(s: &str, n: usize) -> String {
 /// more than its longest run, padded where it starts or ends with one,
 /// `|` escaped (a table splits on it even inside code), and each character
 /// that would break the line written as its escape ("" for "").
-pub fn md_code(s: &str) -> String {
+pub(crate) fn md_code(s: &str) -> String {
     let mut body = String::with_capacity(s.len() + 4);
     for c in s.chars() {
         match c {
@@ -59,7 +59,7 @@ pub fn md_code(s: &str) -> String {
 /// passed") is written as its escape (`\n`, `\u{202e}`), so text from
 /// traffic or a file name cannot open a heading, a rule or a `::` command
 /// line of its own.
-pub fn md_text(s: &str) -> String {
+pub(crate) fn md_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for (i, c) in s.char_indices() {
         match c {
@@ -91,7 +91,7 @@ pub fn md_text(s: &str) -> String {
 /// ([`unsafe_in_a_line`]) written as its escape, so a value from traffic
 /// (a model name, a key, a file name) cannot start a `::error` command
 /// line of its own in a GitHub Actions log.
-pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(unsafe_in_a_line) {
         return s.into();
     }
@@ -127,7 +127,7 @@ pub(crate) fn unsafe_in_a_line(c: char) -> bool {
 }
 
 /// `1 turn`, `2 turns`: a count with its noun in the right number.
-pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -138,7 +138,7 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
 /// `labelled_runs` (1 without labels, each run one label). A run counts at most one trial, so this is in runs,
 /// whatever their length; a simulation of typical traffic found it
 /// conservative (65-85% of it sufficed). None past ten million.
-pub fn runs_for_power(
+pub(crate) fn runs_for_power(
     (effective_runs, labelled_runs): (Option<f64>, u64),
     r: f64,
     true_rate: f64,
@@ -158,7 +158,7 @@ pub fn runs_for_power(
 /// A name (a variant's) in Markdown: as code when that is safe, else as
 /// escaped text, so a `|` never splits a table cell and a backtick never
 /// ends a code span.
-pub fn md_name(name: &str) -> String {
+pub(crate) fn md_name(name: &str) -> String {
     match name.contains(['`', '|', '\n', '\r']) || name.is_empty() {
         false => format!("`{name}`"),
         true => md_text(name),
@@ -169,7 +169,7 @@ pub fn md_name(name: &str) -> String {
 /// critic ran (...), 1 nothing recorded".
 /// The baseline's critic calls that left no label, by cause (None when
 /// every one did): with `base` written for the medium.
-pub fn unlabelled_calls(base: &str, c: &crate::replay::tally::Counts) -> Option<String> {
+pub(crate) fn unlabelled_calls(base: &str, c: &crate::replay::tally::Counts) -> Option<String> {
     let (none, no_verdict) = (c.critic_calls_unrecorded, c.critic_calls_without_verdict);
     if none + no_verdict == 0 {
         return None;
@@ -185,7 +185,7 @@ pub fn unlabelled_calls(base: &str, c: &crate::replay::tally::Counts) -> Option<
     ))
 }
 
-pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String {
+pub(crate) fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String {
     [
         (
             not_run,
@@ -205,7 +205,7 @@ pub fn unlabelled_causes(not_run: u64, no_event: u64, no_verdict: u64) -> String
 /// skips that no critic reviewed: `n` of them, under `production`'s gate.
 /// No replay of the traffic can label them (production's gate kept them
 /// from its critic), so more traffic is never the advice.
-pub fn unreviewed_skips(production: &str, n: u64) -> String {
+pub(crate) fn unreviewed_skips(production: &str, n: u64) -> String {
     format!(
         "{} production's gate (`{production}`) skipped never reached the critic: {} unknown, and cannot come from replaying more of this traffic; `critic-gate plan` sizes a critic sample of production's skips that can measure it",
         count(n, "turn", "turns"),

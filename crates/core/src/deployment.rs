@@ -102,14 +102,14 @@ impl Deployment {
 
 /// `tool_trigger_keywords` as a table of lists, order kept.
 mod keywords {
-    pub fn serialize<S: serde::Serializer>(
+    pub(super) fn serialize<S: serde::Serializer>(
         v: &[(String, Vec<String>)],
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_map(v.iter().map(|(k, v)| (k, v)))
     }
 
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
         d: D,
     ) -> Result<Vec<(String, Vec<String>)>, D::Error> {
         struct V;

@@ -12,6 +12,10 @@
 //! `TurnError`, `PatternError`, ...); the `critic-gate` crate's `Error`
 //! wraps them, each with its kind.
 
+// What no other crate can reach is `pub(crate)`, so the compiler holds
+// what the crate offers.
+#![warn(unreachable_pub)]
+
 pub mod anytime;
 pub mod budgets;
 pub mod coin;

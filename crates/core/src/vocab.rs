@@ -68,10 +68,11 @@ pub enum Setting {
     Procedure,
     Variant,
     Plan,
+    Threads,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 15] = [
+    pub const ALL: [Setting; 16] = [
         Setting::Out,
         Setting::Partial,
         Setting::Force,
@@ -87,6 +88,7 @@ impl Setting {
         Setting::Procedure,
         Setting::Variant,
         Setting::Plan,
+        Setting::Threads,
     ];
 
     /// The command line's flag.
@@ -107,6 +109,7 @@ impl Setting {
             Setting::Procedure => "--procedure",
             Setting::Variant => "--variant",
             Setting::Plan => "--plan",
+            Setting::Threads => "--threads",
         }
     }
 
@@ -319,14 +322,14 @@ mod tests {
     #[test]
     fn python_says_each_setting_as_its_keyword() {
         let m = format!(
-            "{} \"x\": give a path; {} /tmp/a: not a folder (--threads stays, --formats is no flag, {} is Python's from_)",
+            "{} \"x\": give a path; {} /tmp/a: not a folder (--quiet stays, --formats is no flag, {} is Python's from_)",
             Setting::GroupBy,
             Setting::Out,
             Setting::From
         );
         assert_eq!(
             Setting::for_python(&m),
-            "group_by \"x\": give a path; out /tmp/a: not a folder (--threads stays, --formats is no flag, from_ is Python's from_)"
+            "group_by \"x\": give a path; out /tmp/a: not a folder (--quiet stays, --formats is no flag, from_ is Python's from_)"
         );
         // A flag's text in what the user gave stays theirs.
         let given = format!(

@@ -39,6 +39,7 @@ impl Args {
             old: self.old.clone(),
             new: self.new.clone(),
             out: self.out.clone(),
+            fail_on_new_regressions: self.fail_on_new_regressions,
         }
     }
 }
@@ -52,11 +53,17 @@ pub struct Request {
     pub new: PathBuf,
     /// Where flips.csv and metrics_diff.csv go (None: the new folder).
     pub out: Option<PathBuf>,
+    /// Fail when the candidate has safety regressions the old replay did
+    /// not.
+    pub fail_on_new_regressions: bool,
 }
 
 /// The comparison, written.
 pub struct Compared {
     pub result: DiffResult,
+    /// The verdict (exit 0 or 1): false only when asked to fail on new
+    /// regressions and there are some.
+    pub passed: bool,
     /// The folder the files went into.
     pub out: PathBuf,
     /// What `diff` prints.
@@ -69,5 +76,11 @@ pub fn run(r: &Request) -> crate::Result<Compared> {
     let out = r.out.clone().unwrap_or_else(|| r.new.clone());
     crate::cmd::diff::report::write(&result, &out)?;
     let text = result.render_text(&out);
-    Ok(Compared { result, out, text })
+    let passed = !(r.fail_on_new_regressions && result.new_regressions > 0);
+    Ok(Compared {
+        result,
+        passed,
+        out,
+        text,
+    })
 }

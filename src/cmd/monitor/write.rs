@@ -17,7 +17,7 @@ use crate::summary::text::md_text;
 use crate::Error;
 
 /// Claim the folder and write the files.
-pub fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crate::Result<()> {
+pub(super) fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crate::Result<()> {
     let mut inputs = r.sources.clone();
     inputs.extend(
         r.state
@@ -49,7 +49,7 @@ pub fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crate::Resu
 
 /// The state written whole beside its file, to be moved into place
 /// ([`crate::report::WholeFile::finish`]) once the other files are.
-pub fn state(path: &std::path::Path, s: &State) -> crate::Result<crate::report::WholeFile> {
+pub(super) fn state(path: &std::path::Path, s: &State) -> crate::Result<crate::report::WholeFile> {
     let fail = |e: std::io::Error| {
         Error::Write(crate::Failure::caused(
             format!("{}: {e}", path.display()),
@@ -63,10 +63,10 @@ pub fn state(path: &std::path::Path, s: &State) -> crate::Result<crate::report::
 }
 
 /// A state's lock: a file beside it, made new, removed when dropped.
-pub struct Lock(std::path::PathBuf);
+pub(super) struct Lock(std::path::PathBuf);
 
 impl Lock {
-    pub fn take(state: &std::path::Path) -> crate::Result<Lock> {
+    pub(super) fn take(state: &std::path::Path) -> crate::Result<Lock> {
         let path = crate::report::beside(state, "lock");
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(Lock(path)),

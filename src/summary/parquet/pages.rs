@@ -28,19 +28,19 @@ const BYTES_PER_VALUE: u64 = 17;
 /// How many times its own size a file may decode to, above [`FLOOR`].
 /// The tables the replay writes decode to at most a quarter of this
 /// (`our_parquet_tables_decode_well_within_the_budget`).
-pub const FACTOR: u64 = 256;
+pub(super) const FACTOR: u64 = 256;
 
 /// What any file may decode to whatever its size (64 MiB).
-pub const FLOOR: u64 = 64 << 20;
+pub(super) const FLOOR: u64 = 64 << 20;
 
 /// The bytes a file of `len` bytes may decode to.
-pub fn budget(len: u64) -> u64 {
+pub(super) fn budget(len: u64) -> u64 {
     FLOOR.saturating_add(FACTOR.saturating_mul(len))
 }
 
 /// Refuse a file whose page headers do not fit its footer and its size,
 /// reading only the headers; Ok gives what its pages decode to, about.
-pub fn check(metadata: &FileMetadata, bytes: &[u8]) -> PolarsResult<u64> {
+pub(super) fn check(metadata: &FileMetadata, bytes: &[u8]) -> PolarsResult<u64> {
     let len = bytes.len() as u64;
     let mut left = budget(len);
     let mut rows: u64 = 0;

@@ -21,14 +21,14 @@ use super::pytext::{ascii_class, HEX, VALUE, WORD};
 use crate::gate::pyre::{is_space, is_word};
 
 /// A match's groups as byte ranges (group 0: the whole match).
-pub struct Caps(pub Vec<Option<(usize, usize)>>);
+pub(super) struct Caps(pub Vec<Option<(usize, usize)>>);
 
 impl Caps {
-    pub fn span(&self, i: usize) -> (usize, usize) {
+    pub(super) fn span(&self, i: usize) -> (usize, usize) {
         self.0[i].unwrap_or((0, 0))
     }
 
-    pub fn str<'t>(&self, text: &'t str, i: usize) -> &'t str {
+    pub(super) fn str<'t>(&self, text: &'t str, i: usize) -> &'t str {
         self.0[i].map_or("", |(s, e)| &text[s..e])
     }
 }
@@ -83,7 +83,7 @@ fn skip_spaces(text: &str, mut p: usize) -> usize {
 
 /// The verbs of the claim pattern, in its order. None is a prefix of
 /// another, even case-folded, so at most one fits at a place.
-pub const CLAIM_VERBS: [&str; 22] = [
+pub(super) const CLAIM_VERBS: [&str; 22] = [
     "ran",
     "called",
     "invoked",
@@ -147,7 +147,7 @@ fn folded_at(text: &str, mut p: usize, word: &str) -> Option<usize> {
 /// as (whole, verb group, action group). At a word start, an `I` (or `i`,
 /// `ı`, `İ`), white space, a verb, a word boundary. Giving back white space
 /// cannot help (a verb does not start with it), nor trying another verb.
-pub fn claims(text: &str) -> Vec<Caps> {
+pub(super) fn claims(text: &str) -> Vec<Caps> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut done = 0;
@@ -184,7 +184,7 @@ pub fn claims(text: &str) -> Vec<Caps> {
 /// of `starts`, the words that open with 8 hex digits ([`hex_words`]). A
 /// match may run over several words (the hyphens end them); the search
 /// goes on at the first start after it.
-pub fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
+pub(super) fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
     const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
     fn from(text: &str, pos: usize, g: usize) -> Option<usize> {
         let b = text.as_bytes();
@@ -220,7 +220,7 @@ pub fn uuids(text: &str, starts: &[usize]) -> Vec<Caps> {
 /// a whole word of 6 to 16 hex digits: a maximal run of them with no word
 /// character on either side. A word that opens with 8 hex digits is a run
 /// of 8 or more with none before it.
-pub fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
+pub(super) fn hex_words(text: &str) -> (Vec<Caps>, Vec<usize>) {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut uuid_starts = Vec::new();
@@ -299,7 +299,7 @@ fn hex_mask(s: &[u8]) -> u32 {
 /// - the value starts after the white space with a letter or digit (giving
 ///   back white space leaves a space where it must start) and takes the
 ///   longest run of value characters that ends on a word boundary.
-pub fn key_values(text: &str) -> Vec<Caps> {
+pub(super) fn key_values(text: &str) -> Vec<Caps> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut done = 0;

@@ -32,7 +32,7 @@ enum Fail {
 }
 
 /// The validator over one text, with what it has learnt of its containers.
-pub struct Suffixes<'a> {
+pub(super) struct Suffixes<'a> {
     b: &'a [u8],
     /// A container starting at a position: where it ends and how deep it
     /// nests, or that it is not one JSON value.
@@ -43,7 +43,7 @@ pub struct Suffixes<'a> {
 }
 
 impl<'a> Suffixes<'a> {
-    pub fn new(text: &'a str) -> Suffixes<'a> {
+    pub(super) fn new(text: &'a str) -> Suffixes<'a> {
         Suffixes {
             b: text.as_bytes(),
             containers: HashMap::new(),
@@ -54,7 +54,7 @@ impl<'a> Suffixes<'a> {
     /// Whether the text from `pos` to its end could be one JSON value
     /// (trailing JSON whitespace allowed) nested no deeper than CPython's
     /// decoder is vouched for.
-    pub fn may_parse(&mut self, pos: usize) -> bool {
+    pub(super) fn may_parse(&mut self, pos: usize) -> bool {
         match self.value(pos, 0) {
             Ok((end, height)) => height <= MAX_VOUCHED_DEPTH && self.ws(end) == self.b.len(),
             Err(_) => false,

@@ -152,7 +152,10 @@ pub fn gather(
         .num_threads(rayon::current_num_threads())
         .thread_name(|i| format!("derive-{i}"))
         .build()
-        .map_err(|e| ReadError(format!("cannot start the threads deriving the trace: {e}")))?;
+        .map_err(|e| ReadError {
+            message: format!("cannot start the threads deriving the trace: {e}"),
+            cause: None,
+        })?;
     std::thread::Builder::new()
         .name("gather".into())
         .spawn(move || {
@@ -185,7 +188,7 @@ pub fn gather(
             }
             let _ = pool.install(|| all.send(&decoder, &tx));
         })
-        .map_err(|e| ReadError(format!("cannot start the thread gathering the trace: {e}")))?;
+        .map_err(|e| ReadError::caused("cannot start the thread gathering the trace".into(), e))?;
     Ok(rx)
 }
 

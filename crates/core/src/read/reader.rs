@@ -169,13 +169,28 @@ impl Block {
     }
 }
 
-/// An input that could not be read.
+/// An input that could not be read: the message (the file, what failed
+/// and why) and the operating system's error it failed with, kept whole
+/// for a caller that acts on it (a Python caller's `__cause__`).
 #[derive(Debug)]
-pub struct ReadError(pub String);
+pub struct ReadError {
+    pub message: String,
+    pub cause: Option<io::Error>,
+}
+
+impl ReadError {
+    /// `message`, saying `e` after a colon, with `e` kept.
+    pub fn caused(message: String, e: io::Error) -> ReadError {
+        ReadError {
+            message: format!("{message}: {e}"),
+            cause: Some(e),
+        }
+    }
+}
 
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -253,7 +268,7 @@ pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadErro
         Box::new(io::stdin())
     } else {
         let f = File::open(Path::new(name))
-            .map_err(|e| ReadError(format!("{name}: cannot open: {e}")))?;
+            .map_err(|e| ReadError::caused(format!("{name}: cannot open"), e))?;
         Box::new(f)
     };
     let mut r = BufReader::with_capacity(
@@ -266,7 +281,7 @@ pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadErro
     let magic = {
         use std::io::BufRead;
         r.fill_buf()
-            .map_err(|e| ReadError(format!("{name}: cannot read: {e}")))?
+            .map_err(|e| ReadError::caused(format!("{name}: cannot read"), e))?
             .get(..4)
             .map(|m| m.to_vec())
     };
@@ -274,7 +289,7 @@ pub fn open(source: &Source) -> Result<(Box<dyn Read + Send>, Counter), ReadErro
         Some([0x1f, 0x8b, ..]) => Box::new(flate2::read::MultiGzDecoder::new(r)),
         Some([0x28, 0xb5, 0x2f, 0xfd]) => Box::new(
             zstd::Decoder::with_buffer(r)
-                .map_err(|e| ReadError(format!("{name}: cannot start zstd: {e}")))?,
+                .map_err(|e| ReadError::caused(format!("{name}: cannot start zstd"), e))?,
         ),
         _ => Box::new(r),
     };
@@ -335,7 +350,7 @@ pub fn blocks_recycled(
                 }
             }
         })
-        .map_err(|e| ReadError(format!("cannot start the reader thread: {e}")))?;
+        .map_err(|e| ReadError::caused("cannot start the reader thread".into(), e))?;
     Ok((rx, Recycler(give)))
 }
 
@@ -442,10 +457,10 @@ impl SourceReader<'_> {
                     // in the block being filled.
                     let whole =
                         self.line - 1 + memchr::memchr_iter(b'\n', &buf[..*len]).count() as u64;
-                    return Err(self.fail(ReadError(format!(
-                        "{}: read error after line {whole}: {e}",
-                        self.source.name
-                    ))));
+                    return Err(self.fail(ReadError::caused(
+                        format!("{}: read error after line {whole}", self.source.name),
+                        e,
+                    )));
                 }
             }
         }
@@ -567,7 +582,11 @@ pub fn lines(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
     })
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_ref().map(|e| e as _)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -700,6 +719,7 @@ mod tests {
     fn missing_file_is_an_error_naming_it() {
         let rx = blocks(vec![Source::named("/nonexistent/x.jsonl")], 1).unwrap();
         let e = rx.recv().unwrap().unwrap_err();
-        assert!(e.0.starts_with("/nonexistent/x.jsonl: cannot open"));
+        assert!(e.message.starts_with("/nonexistent/x.jsonl: cannot open"));
+        assert_eq!(e.cause.map(|c| c.kind()), Some(io::ErrorKind::NotFound));
     }
 }

@@ -30,7 +30,7 @@ const MAX_WINDOW_SHARE: f64 = 0.8;
 const MAX_MATCH_BYTES: usize = 256;
 
 /// The joined plain patterns, ready to search parts of a haystack.
-pub struct Windowed {
+pub(super) struct Windowed {
     re: Regex,
     /// The parsed pattern, for the window engines.
     hir: Hir,
@@ -76,7 +76,7 @@ fn meta_config() -> regex_automata::meta::Config {
 impl Windowed {
     /// None when a match may be longer than [`MAX_MATCH_BYTES`] (or
     /// unbounded), or the pattern does not build here.
-    pub fn new(pattern: &str) -> Option<Windowed> {
+    pub(super) fn new(pattern: &str) -> Option<Windowed> {
         let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
         let max_len = hir.properties().maximum_len()?;
         if max_len > MAX_MATCH_BYTES {
@@ -96,7 +96,7 @@ impl Windowed {
 
     /// Whether the patterns match `text`, or None when the windows would
     /// cover too much of it to be worth splitting.
-    pub fn is_match(&self, text: &str) -> Option<bool> {
+    pub(super) fn is_match(&self, text: &str) -> Option<bool> {
         let windows = self.windows(text)?;
         let in_window = windows.iter().any(|&(lo, hi)| self.window(text, lo, hi));
         Some(

@@ -527,7 +527,7 @@ mod tests {
     use serde::Deserialize;
 
     /// `serde_json`'s reading of `text`, as a tree.
-    pub fn reference(text: &str) -> Result<Node<'_>, ()> {
+    pub(super) fn reference(text: &str) -> Result<Node<'_>, ()> {
         let mut de = serde_json::Deserializer::from_str(text);
         let v = Node::deserialize(&mut de).map_err(|_| ())?;
         de.end().map_err(|_| ())?;
