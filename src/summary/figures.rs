@@ -139,7 +139,6 @@ fn per_1k_of_counts() -> impl Iterator<Item = (&'static str, &'static str)> {
     })
 }
 
-
 /// One consistency check of a variant's figures.
 type Check = fn(&VariantSummary) -> Result<(), BadSummary>;
 
