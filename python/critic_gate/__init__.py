@@ -32,7 +32,7 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union, overload
+from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union, overload
 
 import polars as pl
 
@@ -274,10 +274,15 @@ def merge(
 
 
 @overload
-def explain(turns: dict[str, Any], config: Optional[PathLike] = None, *, from_: str = "traffic") -> dict[str, Any]: ...
+def explain(
+    turns: dict[str, Any], config: Optional[PathLike] = None, *, from_: Literal["traffic"] = "traffic"
+) -> dict[str, Any]: ...
 @overload
 def explain(
-    turns: Union[Sequence[dict[str, Any]], PathLike], config: Optional[PathLike] = None, *, from_: str = "traffic"
+    turns: Union[dict[str, Any], Sequence[dict[str, Any]], PathLike],
+    config: Optional[PathLike] = None,
+    *,
+    from_: str = "traffic",
 ) -> list[dict[str, Any]]: ...
 def explain(
     turns: Union[dict[str, Any], Sequence[dict[str, Any]], PathLike],
@@ -290,14 +295,17 @@ def explain(
 
     ``turns``: one turn (a dict as one line of traffic holds; the result is
     one dict), a list of them, or a file's path (``from_``: traffic,
-    openai-chat or otlp, as ``explain --from``); the result is then a list,
+    openai-chat or otlp, as ``explain --from``: one conversation or trace
+    document holds several turns); the result is then a list,
     one dict a turn in order, worked out in one call (as fast as the
     CLI's ``explain --json``). An invalid turn raises InvalidLineError
     with ``source`` ``turn`` (one), ``turns`` and ``line`` its place from
     1 (a list), or the file and its line.""" 
     cfg = os.fspath(config) if config is not None else None
-    if isinstance(turns, dict):
+    if isinstance(turns, dict) and from_ == "traffic":
         return json.loads(_native.explain(json.dumps(turns), cfg, None, "turn", from_))
+    if isinstance(turns, dict):
+        turns = [turns]
     if isinstance(turns, (str, os.PathLike)):
         out = _native.explain(None, cfg, os.fspath(turns), "turn", from_)
     else:
@@ -608,10 +616,31 @@ _POLARS_TYPES = {
 }
 
 
+# A JSON number, as the CSV writer tells `-2` (a number) from `-x` (text a
+# spreadsheet would run).
+_NUMBER = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+
+
+def _unguarded(cell: pl.Expr) -> pl.Expr:
+    """A text cell as the table holds it: the CSV writer puts a `'` before
+    text a spreadsheet would read as a formula (`=`, `+`, `@`, a tab or a
+    carriage return first, or `-` before anything but a number), and
+    before such a text that opens with `'` already; this takes it off."""
+    rest = cell.str.slice(1)
+    core = rest.str.strip_chars_start("'")
+    formula = core.str.contains(r"^[=+@\t\r]") | (
+        core.str.starts_with("-") & (core.str.len_chars() > 1) & ~core.str.contains(_NUMBER)
+    )
+    return pl.when(cell.str.starts_with("'") & formula).then(rest).otherwise(cell)
+
+
 def _declared_csv(path: Path, table: dict[str, Any]) -> pl.DataFrame:
-    """A CSV table read with the types its schema declares (never guessed)."""
+    """A CSV table read with the types its schema declares (never guessed),
+    its text cells as the table holds them (without the CSV's guard)."""
     schema = {c["name"]: _POLARS_TYPES[c["type"]] for c in table["columns"]}
-    return pl.read_csv(path, schema=schema)
+    df = pl.read_csv(path, schema=schema)
+    text = [name for name, ty in schema.items() if ty == pl.String]
+    return df.with_columns(_unguarded(pl.col(n)).alias(n) for n in text) if text else df
 
 
 # The sampling helpers (after `drawn`, which the exploration gate uses).

@@ -225,7 +225,16 @@ def interrupted_twice(tmp_path: Path, cli: str) -> None:
         stopped = time.monotonic()
         timer.join()
         assert fired and stopped - fired[0] < 1.0, f"stopped {stopped - fired[0]:.2f} s after the interrupt"
-    assert not (tmp_path / "new").exists()
+    # mine's first pass (its own, serial) stops as the replay does.
+    fired = []
+    timer = threading.Timer(1.0, lambda: (fired.append(time.monotonic()), _thread.interrupt_main()))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        critic_gate.mine([traffic] * 60, tmp_path / "mined")
+    stopped = time.monotonic()
+    timer.join()
+    assert fired and stopped - fired[0] < 1.0, f"mine stopped {stopped - fired[0]:.2f} s after the interrupt"
+    assert not (tmp_path / "new").exists() and not (tmp_path / "mined").exists()
     assert files(earlier) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "t.jsonl"], "nothing staged is left"
 
@@ -244,6 +253,16 @@ def test_threads_runs_on_a_pool_of_its_own_with_the_same_reports(root: Path, tmp
         assert not (tmp_path / "bad").exists()
     part = critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", config=config, threads=2)
     assert part == critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", config=config)
+
+
+def test_explain_takes_a_conversation_as_its_turns(root: Path) -> None:
+    """One transcript (a dict) under from_="openai-chat" is several turns:
+    a list, as the CLI's explain --json --from openai-chat gives them."""
+    conversation = json.loads((root / "datasets/transcripts.jsonl").read_text().splitlines()[0])
+    cfg = root / "datasets/transcripts.toml"
+    got = critic_gate.explain(conversation, cfg, from_="openai-chat")
+    assert isinstance(got, list) and len(got) > 1, got
+    assert got == critic_gate.explain([conversation], cfg, from_="openai-chat")
 
 
 def test_explain_takes_many_turns_or_a_file_in_one_call(root: Path, tmp_path: Path, cli: str) -> None:
@@ -273,6 +292,12 @@ def test_a_run_s_warnings_are_python_warnings(tmp_path: Path) -> None:
     with pytest.warns(critic_gate.CriticGateWarning, match=r"duplicate_turn \(first at .*t\.jsonl:2\)") as said:
         critic_gate.replay(traffic)
     assert said[0].filename == __file__, said[0].filename
+    # Every line the console warns with, the segment cap's note too.
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(json.dumps({"run_id": f"r{i}", "turn": 1, "draft": "Got it, thanks!"}) + "\n"
+                            for i in range(1200)))
+    with pytest.warns(critic_gate.CriticGateWarning, match=r"segments\.csv keeps the \d+ largest of 1200 values"):
+        critic_gate.replay(many, group_by=["run_id"])
     # A run with nothing to say warns of nothing: every field known, the
     # critic's model priced.
     clean = tmp_path / "clean.jsonl"
@@ -290,10 +315,17 @@ def test_a_run_s_warnings_are_python_warnings(tmp_path: Path) -> None:
 
 def test_a_report_opens_a_csv_folder_as_the_same_dataframes(root: Path, tmp_path: Path, cli: str) -> None:
     """A folder the CLI wrote as CSV (its default) opens as a Report whose
-    tables equal, values and types, those of the same replay in Parquet."""
-    seed, config = root / "datasets/seed.jsonl", root / "datasets/gate.toml"
+    tables equal, values and types, those of the same replay in Parquet:
+    text a spreadsheet would run, which the CSV guards with a `'`, too."""
+    config = root / "datasets/gate.toml"
+    seed = tmp_path / "seed.jsonl"
+    risky = ["=cmd", "+1 555", "@bob", "'=x", "''@y", "-x", "-2", "-", "'plain", "\tt"]
+    seed.write_text((root / "datasets/seed.jsonl").read_text() + "".join(
+        json.dumps({"run_id": r, "turn": 1, "draft": r + " Got it, thanks!", "scope": {"tenant": r},
+                    "critic": {"ran": True, "verdict": "revise"}}) + "\n" for r in risky))
     run_cli(cli, "replay", str(seed), "--config", str(config), "--label", "x", "--out", str(tmp_path / "csv"),
             "--quiet")
+    assert "'=cmd" in (tmp_path / "csv/decisions.csv").read_text(), "the CSV guards what it must"
     assert not list((tmp_path / "csv").glob("*.parquet"))
     from_csv = critic_gate.Report(tmp_path / "csv")
     from_parquet = critic_gate.replay(seed, config=config, out=tmp_path / "pq", label="x")

@@ -361,6 +361,7 @@ fn write(
                 )));
             }
         },
+        &|| false,
     );
     let done = read.and_then(|read| match problem.take() {
         Some(e) => Err(e),

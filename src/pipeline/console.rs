@@ -50,17 +50,16 @@ impl Outcome {
     /// The warnings and notes the console prints, a message each without
     /// its `warning:` or `note:`: what a Python caller gets as warnings.
     pub fn cautions(&self) -> Vec<String> {
-        let mut w = String::new();
-        self.warning_lines(&mut w);
-        w.lines()
-            .map(|l| l.strip_prefix("warning: ").unwrap_or(l).to_string())
-            .chain(
-                self.summary
-                    .run
-                    .notes
-                    .iter()
-                    .map(|n| one_line(n).into_owned()),
-            )
+        // From the console's own text, so every line it warns with is one.
+        self.console(0.0, &[])
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                l.strip_prefix("warning: ")
+                    .or_else(|| l.strip_prefix("note: "))
+                    .or_else(|| l.starts_with("CONTRACT VIOLATION: ").then_some(l))
+            })
+            .map(str::to_string)
             .collect()
     }
 

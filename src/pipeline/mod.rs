@@ -151,6 +151,12 @@ pub(crate) fn run_to(
         replayer.use_scan(input.scan.clone());
         run.replay(&replayer, &opts, input, progress)
     });
+    // A stop asked for while the reports were written still leaves
+    // nothing: the last look before anything is moved into place.
+    let replayed = replayed.and_then(|done| match progress.stopped() {
+        true => Err(Error::Interrupted),
+        false => Ok(done),
+    });
     match replayed {
         Ok(done) => done.commit(run),
         Err(e) => {
@@ -526,5 +532,74 @@ fn file_size(source: &str) -> u64 {
     match source {
         "-" => 0,
         path => std::fs::metadata(path).map_or(0, |m| m.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Asks to stop only at its second look: after the one block, while
+    /// the reports are written.
+    struct StopLate(AtomicUsize);
+
+    impl super::Progress for StopLate {
+        fn update(&self, _: u64, _: u64) {}
+        fn stopped(&self) -> bool {
+            self.0.fetch_add(1, Ordering::Relaxed) >= 1
+        }
+    }
+
+    /// A stop asked for after the last block (a Python caller's Ctrl-C
+    /// while the reports are written) still leaves nothing: the run ends
+    /// interrupted and the folder is never made.
+    #[test]
+    fn a_stop_after_the_last_block_writes_nothing() {
+        let dir = std::env::temp_dir().join(format!("cg-stop-late-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let traffic = dir.join("t.jsonl");
+        std::fs::write(
+            &traffic,
+            "{\"run_id\":\"r\",\"turn\":1,\"draft\":\"Got it, thanks!\"}\n",
+        )
+        .unwrap();
+        let out = dir.join("out");
+        let request = crate::cmd::replay::Request {
+            sources: vec![traffic.to_string_lossy().into_owned()],
+            config: crate::cmd::Config::Defaults,
+            out: Some(out.clone()),
+            partial: None,
+            source_bytes: None,
+            format: crate::Format::Csv,
+            decisions: crate::DecisionsMode::All,
+            group_by: Vec::new(),
+            scope_columns: None,
+            reading: crate::cmd::Reading::default(),
+            plan: None,
+        };
+        let stop = StopLate(AtomicUsize::new(0));
+        let got = crate::cmd::replay::run(&request, &stop);
+        assert!(
+            matches!(got, Err(crate::Error::Interrupted)),
+            "{:?}",
+            got.err()
+        );
+        assert_eq!(
+            stop.0.load(Ordering::Relaxed),
+            2,
+            "one look per block, one before the move"
+        );
+        assert!(!out.exists());
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("t.jsonl")],
+            "nothing staged is left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

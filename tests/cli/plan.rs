@@ -1024,3 +1024,57 @@ fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
         expect_error(&o, 2, says);
     }
 }
+
+/// Review of #45/#48: `plan` and `sample` read traffic in a pass of their
+/// own, which took a line longer than `--max-line-bytes` but shorter than
+/// a read block; each now refuses it as the replay does, naming the line,
+/// or counts it with `--skip-invalid`.
+#[test]
+fn plan_and_sample_hold_every_line_to_max_line_bytes() {
+    let d = Dir::new();
+    let out = by_language(&d);
+    let mut text = week();
+    let lines = text.lines().count() + 1;
+    text.push_str(&format!(
+        "{{\"run_id\":\"long\",\"turn\":1,\"ts\":\"2026-11-01T10:00:00Z\",\"draft\":\"Got it, thanks! {}\"}}\n",
+        "x".repeat(1500)
+    ));
+    let traffic = d.write("long.jsonl", text);
+    let config = d.path("gate.toml");
+    let t = traffic.to_str().unwrap();
+    let c = config.to_str().unwrap();
+    let plan_toml = out.join("plan.toml");
+    let says = format!("long.jsonl:{lines}: the line is");
+    let o = run(
+        &[
+            "plan",
+            t,
+            "--config",
+            c,
+            "--out",
+            d.path("p2").to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.01",
+            "--max-line-bytes",
+            "1200",
+        ],
+        None,
+    );
+    expect_error(&o, 2, &says);
+    assert!(
+        stderr(&o).contains("longer than --max-line-bytes 1200"),
+        "{}",
+        stderr(&o)
+    );
+    let to = d.path("s2");
+    let mut args = sample_args(&[&traffic], &plan_toml, &config, &to);
+    args.extend(["--max-line-bytes".to_string(), "1200".to_string()]);
+    let sample = |extra: &[&str]| {
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend_from_slice(extra);
+        run(&all, None)
+    };
+    expect_error(&sample(&[]), 2, &says);
+    assert!(!to.exists());
+    expect_code(&sample(&["--skip-invalid"]), 0);
+}

@@ -605,7 +605,7 @@ fn risky_summary(scan: &Scan, max: f64) -> RiskySummary {
 }
 
 /// Scan `o`'s traffic as variant `v`'s gate sees it.
-pub fn scan(o: &MineOptions, v: &Variant) -> crate::Result<Scan> {
+pub fn scan(o: &MineOptions, v: &Variant, stopped: &dyn Fn() -> bool) -> crate::Result<Scan> {
     let setup = ScanSetup {
         config: &v.config,
         cost: &o.plan.cost,
@@ -618,6 +618,7 @@ pub fn scan(o: &MineOptions, v: &Variant) -> crate::Result<Scan> {
             names: o.sources.clone().into(),
             max_line_bytes: o.max_line_bytes,
         },
+        stopped,
     };
     super::scan::scan(&o.sources, o.max_line_bytes, &setup)
 }

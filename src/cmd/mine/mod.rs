@@ -187,7 +187,7 @@ fn mine_into(o: &MineOptions, out: &Path, p: &dyn Progress) -> crate::Result<Min
     let v = crate::cmd::mine::mined_variant(o)?;
     crate::read::reader::regular_files(&o.sources, "mine", "mining, then validating")?;
     crate::report::claim_job_dir(out, &o.sources, "mine", o.force)?;
-    let scan = crate::cmd::mine::scan(o, v)?;
+    let scan = crate::cmd::mine::scan(o, v, &|| p.stopped())?;
     let cands = crate::cmd::mine::candidates(&scan, o.min_support);
     let validation = out.join("validation");
     let bundle_dir = out.join("validation-bundle");

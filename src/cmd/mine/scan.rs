@@ -86,6 +86,8 @@ pub struct ScanSetup<'a> {
     pub skip_invalid: bool,
     /// How the input becomes traffic (`--from`).
     pub decoder: crate::import::Decoder,
+    /// Whether the caller asked the pass to stop (looked at each block).
+    pub stopped: &'a dyn Fn() -> bool,
 }
 
 /// The recorded critic call's dollars, priced as the replay prices them
@@ -104,12 +106,13 @@ pub fn scan(sources: &[String], max_line_bytes: usize, s: &ScanSetup) -> crate::
         stress: s.stress.then(Stress::default),
         ..Scan::default()
     };
-    let read = each_turn(
+    let read = each_line(
         sources,
         max_line_bytes,
         s.skip_invalid,
         &s.decoder,
-        &mut |turn, at| one_turn(turn, at, &gate, s, &mut out),
+        &mut |turn, _, at| one_turn(turn, at, &gate, s, &mut out),
+        s.stopped,
     )?;
     (out.turns, out.rejected) = (read.turns, read.rejected);
     Ok(out)
@@ -139,6 +142,7 @@ pub fn each_turn(
         skip_invalid,
         decoder,
         &mut |t, _, at| f(t, at),
+        &|| false,
     )
 }
 
@@ -155,15 +159,19 @@ pub fn each_line(
     skip_invalid: bool,
     decoder: &crate::import::Decoder,
     f: &mut OnLine,
+    stopped: &dyn Fn() -> bool,
 ) -> crate::Result<Read> {
     let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
     let (rx, recycler) = crate::import::open(list, 4, max_line_bytes, decoder)?;
     let mut read = Read::default();
     for block in rx {
+        if stopped() {
+            return Err(Error::Interrupted);
+        }
         let block = block?;
         let converted = decoder.convert(&block);
         let b = converted.as_ref().unwrap_or(&block);
-        each_turn_of(b, sources, skip_invalid, &mut read, f)?;
+        each_turn_of(b, sources, (skip_invalid, max_line_bytes), &mut read, f)?;
         recycler.give(block);
     }
     Ok(read)
@@ -197,9 +205,13 @@ pub fn each_turn_mapped<R: Send>(
             let b = converted.as_ref().unwrap_or(&block);
             // An error here is the block's first invalid line: the
             // blocks before it are consumed first, as the serial pass.
-            let done = each_turn_of(b, sources, skip_invalid, &mut counted, &mut |t, _, _| {
-                kept.extend(work(t))
-            });
+            let done = each_turn_of(
+                b,
+                sources,
+                (skip_invalid, max_line_bytes),
+                &mut counted,
+                &mut |t, _, _| kept.extend(work(t)),
+            );
             Ok((done.map(|()| (kept, counted)), block))
         },
         |item| -> crate::Result<()> {
@@ -217,10 +229,16 @@ pub fn each_turn_mapped<R: Send>(
 fn each_turn_of(
     block: &Block,
     sources: &[String],
-    skip_invalid: bool,
+    (skip_invalid, max_line_bytes): (bool, usize),
     read: &mut Read,
     f: &mut OnLine,
 ) -> crate::Result<()> {
+    let too_long = |bytes: u64| {
+        format!(
+            "the line is {bytes} bytes, longer than {} {max_line_bytes}",
+            crate::vocab::Setting::MaxLineBytes
+        )
+    };
     let invalid = |line: u64, reason: String| Error::InvalidLine {
         source: sources[block.source].clone(),
         line,
@@ -231,10 +249,7 @@ fn each_turn_of(
         read.rejected += 1;
         return match skip_invalid {
             true => Ok(()),
-            false => Err(invalid(
-                block.first_line,
-                format!("the line is {bytes} bytes, longer than --max-line-bytes"),
-            )),
+            false => Err(invalid(block.first_line, too_long(bytes))),
         };
     }
     if let Some(fail) = block.imported.iter().flat_map(|i| &i.failed).next() {
@@ -251,6 +266,15 @@ fn each_turn_of(
     for (line, raw) in reader::lines(block) {
         let raw = without_bom(line, raw);
         if is_blank(raw) {
+            continue;
+        }
+        // The reader refuses a line longer than a block; a shorter one
+        // is held to the limit here, as the replay holds it.
+        if raw.len() > max_line_bytes {
+            match skip_invalid {
+                true => read.rejected += 1,
+                false => return Err(invalid(line, too_long(raw.len() as u64))),
+            }
             continue;
         }
         let parsed = std::str::from_utf8(raw)

@@ -369,6 +369,7 @@ fn count(
                 p.verdicts.push(v);
             }
         },
+        &|| false,
     )?;
     if let Some(e) = problem {
         return Err(e);
