@@ -93,8 +93,8 @@ turn_adds
 # 3. src/summary/metrics.rs: the figure (a count of the tally), its rate
 #    (a count over a count) and a new schema version.
 edit src/summary/metrics.rs "pub const SCHEMA_VERSION: u64 = " "pub const SCHEMA_VERSION: u64 = 1 + "
-edit src/summary/metrics.rs "pub const SCHEMA_CHANGES: &[(u64, &str)] = &[" \
-"pub const SCHEMA_CHANGES: &[(u64, &str)] = &[
+edit src/summary/metrics.rs "pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[" \
+"pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (SCHEMA_VERSION, \"new \`production_fires\` and \`production_fire_rate\`\"),"
 edit src/summary/metrics.rs "    production_agreement: Option<f64>," \
 "    production_fires: u64 = counts.production_fires, \"turns\",
