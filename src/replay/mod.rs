@@ -299,11 +299,7 @@ impl Replayer {
         Reject {
             source,
             line,
-            reason: format!(
-                "the line is {bytes} bytes, longer than {s_max_line_bytes} {}",
-                self.input.max_line_bytes,
-                s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
-            ),
+            reason: reader::overlong_reason(bytes, self.input.max_line_bytes),
             raw: String::from_utf8_lossy(prefix).into_owned() + if cut { "…" } else { "" },
             raw_base64: None,
         }

@@ -233,12 +233,7 @@ fn each_turn_of(
     read: &mut Read,
     f: &mut OnLine,
 ) -> crate::Result<()> {
-    let too_long = |bytes: u64| {
-        format!(
-            "the line is {bytes} bytes, longer than {} {max_line_bytes}",
-            crate::vocab::Setting::MaxLineBytes
-        )
-    };
+    let too_long = |bytes: u64| reader::overlong_reason(bytes, max_line_bytes);
     let invalid = |line: u64, reason: String| Error::InvalidLine {
         source: sources[block.source].clone(),
         line,

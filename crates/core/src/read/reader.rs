@@ -359,6 +359,15 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 /// How much of a line longer than the limit is kept (for `rejects.jsonl`).
 pub const OVERLONG_PREFIX: usize = 4096;
 
+/// Why a line of `bytes` bytes is refused under `--max-line-bytes max`:
+/// the words every pass that reads traffic line by line uses.
+pub fn overlong_reason(bytes: u64, max: usize) -> String {
+    format!(
+        "the line is {bytes} bytes, longer than {} {max}",
+        crate::vocab::Setting::MaxLineBytes
+    )
+}
+
 /// The reading of one source into blocks.
 struct SourceReader<'a> {
     index: usize,
