@@ -354,7 +354,9 @@ def calibrate(
     bonferroni), ``min_label_coverage`` (0.5), ``held_out`` (True),
     ``assume_missing_at_random`` (False: a variant whose worst-case bound,
     every unlabelled new skip a regression, is above R is not certified),
-    and those of :func:`sweep`."""
+    ``plan`` (an audit plan, ``plan --audit``, whose shadow verdicts the
+    traffic holds: a member's two-phase worst case stands for its worst
+    case), and those of :func:`sweep`."""
     _native.calibrate(
         _files(paths), os.fspath(out), os.fspath(config), max_regression_rate, **options
     )

@@ -614,7 +614,7 @@ fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
     critic_gate::cmd::share(name, x, zero).map_err(fail)
 }
 
-const CALIBRATE: [&str; 12] = [
+const CALIBRATE: [&str; 13] = [
     "label",
     "skip_invalid",
     "force",
@@ -627,6 +627,7 @@ const CALIBRATE: [&str; 12] = [
     "min_label_coverage",
     "held_out",
     "assume_missing_at_random",
+    "plan",
 ];
 
 /// `critic-gate calibrate`: returns what the command prints; the files
@@ -667,6 +668,7 @@ fn calibrate(
             .map_err(unknown)?,
         seed: k.get("seed")?.unwrap_or(0),
         held_out: k.get("held_out")?.unwrap_or(true),
+        plan: k.get::<PathBuf>("plan")?,
     };
     interruptible(py, threads, |stop| {
         critic_gate::cmd::calibrate::run(&r, stop)

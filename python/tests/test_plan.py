@@ -67,3 +67,26 @@ def test_sample_draws_by_the_coin_python_computes(root: Path, tmp_path: Path, cl
                else r["run_id"].encode())
         assert by_hand(plan["salt"], key) / 2**53 < r["probability"], r
         assert r["plan_id"] == plan["plan_id"]
+
+
+def test_calibrate_reads_an_audit_plan_as_the_cli_does(root: Path, tmp_path: Path, cli: str) -> None:
+    """``calibrate(plan=...)`` is ``calibrate --plan``: the same folder for
+    an audit plan (a path object accepted), and the same refusal, with
+    nothing written, for a plan of production's skips."""
+    seed = str(root / "datasets/unlabelled.jsonl")
+    sweep_toml = str(root / "datasets/sweep.toml")
+    run_cli(cli, "plan", seed, "--config", sweep_toml, "--audit", "smart",
+            "--max-skip-regression-rate", "0.05", "--salt", "a", "--days", "1",
+            "--out", str(tmp_path / "audit"))
+    audit = tmp_path / "audit/plan.toml"
+    c = critic_gate.calibrate(seed, sweep_toml, tmp_path / "py", 0.05, plan=audit, label="cal")
+    run_cli(cli, "calibrate", seed, "--config", sweep_toml, "--out", str(tmp_path / "cli"),
+            "--max-regression-rate", "0.05", "--plan", str(audit), "--quiet", "--label", "cal")
+    assert c == json.loads((tmp_path / "cli/calibration.json").read_text(encoding="utf-8"))
+    assert "audit of `smart`" in c["guarantee"], c["guarantee"]
+    config = str(root / "datasets/gate-smart-baseline.toml")
+    critic_gate.plan(seed, tmp_path / "after", config, max_skip_regression_rate=0.05, days=1)
+    with pytest.raises(critic_gate.UsageError, match="calibrate reads an audit"):
+        critic_gate.calibrate(seed, sweep_toml, tmp_path / "wrong", 0.05,
+                              plan=tmp_path / "after/plan.toml")
+    assert not (tmp_path / "wrong").exists()

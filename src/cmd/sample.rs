@@ -172,7 +172,7 @@ pub fn gate_differences(
 }
 
 /// The population a plan.toml names.
-fn population_of(plan: &PlanFile) -> crate::Result<Population> {
+pub(crate) fn population_of(plan: &PlanFile) -> crate::Result<Population> {
     match plan.population.as_str() {
         "production_skips" => Ok(Population::ProductionSkips),
         "unlabelled_new_skips" => Ok(Population::UnlabelledNewSkips),

@@ -316,6 +316,12 @@ pub struct DesignTally {
     /// shadow critic said of those drawn.
     #[serde(default)]
     pub fidelity: Fidelity,
+    /// An audit's population again, for each other variant: per stratum,
+    /// the audited turns that variant skips too (they are its unlabelled
+    /// new skips the audit covers), and what the sample brought back for
+    /// them. Empty for a plan of production's skips.
+    #[serde(default)]
+    pub overlap: BTreeMap<String, BTreeMap<String, StratumTally>>,
 }
 
 /// Production's fires with a critic verdict, those the fidelity coin drew,
@@ -370,12 +376,42 @@ impl DesignTally {
             keys: Default::default(),
             shared_keys: self.shared_keys,
             fidelity: self.fidelity,
+            overlap: Default::default(),
         }
+    }
+
+    /// The two-phase bound's parts on `variant`'s new skips (its counts
+    /// `c`): None without an audit plan, or when the audit covers none of
+    /// its unlabelled new skips.
+    pub fn two_phase(&self, variant: &str, c: &crate::replay::tally::Counts) -> Option<TwoPhase> {
+        if self.population != Population::UnlabelledNewSkips {
+            return None;
+        }
+        let strata = match variant == self.variant {
+            true => self.strata.clone(),
+            false => self.overlap.get(variant)?.clone(),
+        };
+        let sample = self.with_strata(strata);
+        let covered: u64 = sample.strata.values().map(|s| s.skips).sum();
+        let unlabelled = c.new_skips - c.new_labelled_skips;
+        Some(TwoPhase {
+            new_skips: c.new_skips,
+            labelled_regressions: c.new_safety_regressions,
+            outside: unlabelled.saturating_sub(covered),
+            sample,
+        })
     }
 
     /// Count one turn; `skipped` says whether production's gate skips it.
     /// The verdict of a drawn skip, when it has one.
     pub fn add(&mut self, d: &Design, t: &Turn, skipped: bool) -> Option<Verdict> {
+        self.add_counted(d, t, skipped).and_then(|c| c.verdict)
+    }
+
+    /// [`DesignTally::add`], with what a turn of the population added to
+    /// its stratum (None for a turn outside it): an audit counts it again
+    /// for each other variant that skips it too.
+    pub(crate) fn add_counted(&mut self, d: &Design, t: &Turn, skipped: bool) -> Option<Counted> {
         let shadow = match t.label.as_deref() {
             Some(l) if l.plan_id != d.plan_id => {
                 self.other_plan += 1;
@@ -389,46 +425,47 @@ impl DesignTally {
         }
         let at = d.place(t);
         self.run_keyed += u64::from(t.turn_id.is_none() && t.turn.is_none());
-        // The name is copied once per stratum, not once per skip.
-        if !self.strata.contains_key(&at.stratum) {
-            self.strata
-                .insert(at.stratum.clone(), StratumTally::default());
-        }
-        let s = self
-            .strata
-            .get_mut(&at.stratum)
-            .expect("the stratum is in the map");
-        s.probability = at.probability;
-        s.skips += 1;
-        if !at.drawn {
+        let mut one = StratumTally {
+            probability: at.probability,
+            skips: 1,
+            ..Default::default()
+        };
+        let mut verdict = None;
+        if at.drawn {
+            one.drawn = 1;
+            let key = xxhash_rust::xxh3::xxh3_64(&at.key);
+            if !self.keys.insert(key) {
+                self.shared_keys += 1;
+            }
+            verdict = review(t, shadow, &mut one).map(|regression| Verdict {
+                key,
+                stratum: at.stratum.clone(),
+                regression,
+            });
+        } else {
             self.unplanned += u64::from(shadow.is_some());
-            return None;
         }
-        s.drawn += 1;
-        let key = xxhash_rust::xxh3::xxh3_64(&at.key);
-        if !self.keys.insert(key) {
-            self.shared_keys += 1;
-        }
-        // Production's own critic first: it saw the turn's whole context.
-        let (verdict, by_production) = match (t.verdict(), shadow) {
-            (Some(v), _) => (Some(v), true),
-            (None, Some(l)) => (l.verdict, false),
-            (None, None) => return None,
-        };
-        let Some(v) = verdict else {
-            s.failed += 1;
-            return None;
-        };
-        match by_production {
-            true => s.production += 1,
-            false => s.shadow += 1,
-        }
-        s.regressions += u64::from(v.is_intervention());
-        Some(Verdict {
-            key,
+        add_to(&mut self.strata, &at.stratum, &one);
+        Some(Counted {
             stratum: at.stratum,
-            regression: v.is_intervention(),
+            one,
+            verdict,
         })
+    }
+
+    /// Count a turn of an audit's population again for `variant`, another
+    /// variant that skips it too (so it is one of that variant's
+    /// unlabelled new skips the audit covers).
+    pub(crate) fn add_overlap(&mut self, variant: &str, c: &Counted) {
+        // The names are copied once per variant and stratum, not per skip.
+        if !self.overlap.contains_key(variant) {
+            self.overlap.insert(variant.to_string(), BTreeMap::new());
+        }
+        let strata = self
+            .overlap
+            .get_mut(variant)
+            .expect("the variant is in the map");
+        add_to(strata, &c.stratum, &c.one);
     }
 
     /// A fire of production's: in the fidelity sample when it has a
@@ -475,6 +512,12 @@ impl DesignTally {
         self.fidelity.merge(&o.fidelity);
         for (k, b) in &o.strata {
             self.strata.entry(k.clone()).or_default().add(b);
+        }
+        for (v, strata) in &o.overlap {
+            let mine = self.overlap.entry(v.clone()).or_default();
+            for (k, b) in strata {
+                mine.entry(k.clone()).or_default().add(b);
+            }
         }
     }
 
@@ -526,6 +569,45 @@ impl DesignTally {
         f.worst = f.worst_count.map(|m| m as f64 / n);
         f
     }
+}
+
+/// What one turn of the population added to its stratum.
+pub(crate) struct Counted {
+    pub stratum: String,
+    pub one: StratumTally,
+    pub verdict: Option<Verdict>,
+}
+
+/// A drawn skip's review, counted in `one`: production's own critic first
+/// (it saw the turn's whole context), else the shadow label; whether it is
+/// a regression, None without a verdict (a failed call is counted).
+fn review(t: &Turn, shadow: Option<&SampledLabel>, one: &mut StratumTally) -> Option<bool> {
+    let (verdict, by_production) = match (t.verdict(), shadow) {
+        (Some(v), _) => (Some(v), true),
+        (None, Some(l)) => (l.verdict, false),
+        (None, None) => return None,
+    };
+    let Some(v) = verdict else {
+        one.failed += 1;
+        return None;
+    };
+    match by_production {
+        true => one.production += 1,
+        false => one.shadow += 1,
+    }
+    one.regressions += u64::from(v.is_intervention());
+    Some(v.is_intervention())
+}
+
+/// Add `one` to `stratum`'s tally, the name copied once per stratum.
+fn add_to(strata: &mut BTreeMap<String, StratumTally>, stratum: &str, one: &StratumTally) {
+    if !strata.contains_key(stratum) {
+        strata.insert(stratum.to_string(), StratumTally::default());
+    }
+    strata
+        .get_mut(stratum)
+        .expect("the stratum is in the map")
+        .add(one);
 }
 
 /// Merge a block's or shard's tally (if any) into `a`.
@@ -582,6 +664,46 @@ pub(crate) fn by_probability(strata: &BTreeMap<String, StratumTally>) -> Vec<Gro
         e.failed += s.failed;
     }
     g.into_values().collect()
+}
+
+/// An audit's two-phase bound on one variant's new skips, at any level:
+/// the labelled new skips' regressions counted as they are, the unlabelled
+/// ones the audit does not cover (another variant's skips the audited one
+/// fires on) each counted a regression, and the design's bound on the
+/// regressions among those it covers (each drawn by its own coin, so the
+/// exact bound holds however missing labels relate to verdicts). A bound on
+/// the realised rate of these new skips, not on future traffic's.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TwoPhase {
+    pub new_skips: u64,
+    pub labelled_regressions: u64,
+    /// Unlabelled new skips outside the audited population.
+    pub outside: u64,
+    /// The audit's sample restricted to the covered skips.
+    pub sample: DesignTally,
+}
+
+impl TwoPhase {
+    /// The bound at 1 - `alpha` as a count of regressions among the new
+    /// skips: with failed shadow calls taken as unrelated to the verdict,
+    /// or (`worst`) each counted a regression. None where the sample gives
+    /// no bound.
+    pub fn upper_count(&self, alpha: f64, worst: bool) -> Option<u64> {
+        let f = self.sample.figures(0, alpha);
+        let m = match worst {
+            false => f.upper_count,
+            true => f.worst_count,
+        }?;
+        Some(self.labelled_regressions + self.outside + m)
+    }
+
+    /// [`TwoPhase::upper_count`] as a share of the new skips (at most 1).
+    pub fn upper(&self, alpha: f64, worst: bool) -> Option<f64> {
+        let m = self
+            .upper_count(alpha, worst)
+            .filter(|_| self.new_skips > 0)?;
+        Some((m as f64 / self.new_skips as f64).min(1.0))
+    }
 }
 
 /// How the bound was made.

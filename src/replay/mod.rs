@@ -67,6 +67,9 @@ pub(crate) struct Replayer {
     /// The variant a plan's population is made of (None without a plan),
     /// found once.
     design_variant: Option<usize>,
+    /// The plan is an audit: its draws count for every variant that
+    /// skips the audited turns too.
+    audit: bool,
 }
 
 /// Every variant's gate, each pattern list compiled once. A pattern that
@@ -115,6 +118,11 @@ impl Replayer {
             .design
             .as_ref()
             .and_then(|d| opts.plan.variants.iter().position(|v| v.name == d.variant));
+        let audit = opts
+            .tallies
+            .design
+            .as_ref()
+            .is_some_and(|d| d.population == design::Population::UnlabelledNewSkips);
         Ok(Replayer {
             input: opts.input.clone(),
             plan: opts.plan.clone(),
@@ -126,6 +134,7 @@ impl Replayer {
             scan: Scan::default(),
             decoder,
             design_variant,
+            audit,
         })
     }
 
@@ -333,6 +342,10 @@ impl Replayer {
         scratch.fields_set = false;
         scratch.skip_key = None;
         let sampled = self.design_variant;
+        // An audit's turn, counted again for each other variant that
+        // skips it (it is one of their unlabelled new skips too).
+        let mut counted = None;
+        scratch.skipping.clear();
         for (i, gate) in self.gates.iter().enumerate() {
             let other;
             let eval = if i == b {
@@ -343,7 +356,9 @@ impl Replayer {
             };
             let d = Decision::of(i, eval, base_fires);
             if Some(i) == sampled {
-                self.tally_design(turn, &d, &mut out.totals);
+                counted = self.tally_design(turn, &d, &mut out.totals);
+            } else if self.audit && d.skips() && i != b {
+                scratch.skipping.push(i);
             }
             // Only a smart gate's skip is an ack (its share is worked out
             // once per draft and pattern list).
@@ -361,23 +376,40 @@ impl Replayer {
             };
             self.variant_step(&look, out, scratch);
         }
+        if let Some(c) = counted {
+            self.tally_overlap(&c, &scratch.skipping, &mut out.totals);
+        }
         if self.tallies.detail {
             self.segment(turn, text, &facts, scratch);
         }
     }
 
-    /// A turn against the plan's sample, by the sampled variant's decision.
-    fn tally_design(&self, turn: &Turn<'_>, d: &Decision, totals: &mut totals::Totals) {
-        let Some(design) = &self.tallies.design else {
-            return;
-        };
+    /// A turn against the plan's sample, by the sampled variant's decision;
+    /// what it added when it is one of the population.
+    fn tally_design(
+        &self,
+        turn: &Turn<'_>,
+        d: &Decision,
+        totals: &mut totals::Totals,
+    ) -> Option<design::Counted> {
+        let design = self.tallies.design.as_ref()?;
         let member = design
             .population
             .holds(d.skips(), d.base_fires, turn.verdict().is_some());
         totals
             .design
             .get_or_insert_with(|| design::DesignTally::new(design))
-            .add(design, turn, member);
+            .add_counted(design, turn, member)
+    }
+
+    /// An audited turn, counted for each other variant in `skipping`.
+    fn tally_overlap(&self, c: &design::Counted, skipping: &[usize], totals: &mut totals::Totals) {
+        let Some(tally) = totals.design.as_mut() else {
+            return;
+        };
+        for &i in skipping {
+            tally.add_overlap(&self.plan.variants[i].name, c);
+        }
     }
 
     /// One variant's decision: counted, tallied, kept as a regression, and

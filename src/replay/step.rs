@@ -112,6 +112,9 @@ pub(super) struct Scratch {
     /// saves its call.
     pub(super) skip_key: Option<String>,
     pub(super) segments: SegmentAcc,
+    /// The variants other than the baseline and the audited one that skip
+    /// the current turn (kept only with an audit plan).
+    pub(super) skipping: Vec<usize>,
 }
 
 impl Scratch {
@@ -129,6 +132,7 @@ impl Scratch {
             fields: Default::default(),
             fields_set: false,
             skip_key: None,
+            skipping: Vec::new(),
             segments,
         }
     }

@@ -152,13 +152,8 @@ fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>)
     s.set_counts(&view.v.counts);
     decision_fields(view, &mut s);
     safety_fields(view.v, &mut s);
-    if let Some(d) = totals.design.as_ref().filter(|d| d.variant == view.name) {
-        let f = d.figures(totals.turns, 0.05);
-        sample_fields(&f, &mut s);
-        if d.population == crate::replay::design::Population::UnlabelledNewSkips {
-            two_phase_fields(&f, &view.v.counts, totals.turns, &mut s);
-        }
-        note_shared_coins(view.name, &f, notes);
+    if let Some(d) = totals.design.as_ref() {
+        design_fields(d, view, totals.turns, &mut s, notes);
     }
     cost_fields(view.v, &est, &mut s);
     latency_and_production_fields(view.v, &cost, &mut s);
@@ -221,29 +216,66 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
     s.skip_bound_method = f.method.map(|m| m.as_str().to_string());
 }
 
-/// A two-phase bound on the variant's new skips (an audit plan): the
-/// labelled new skips' regressions counted as they are, plus the sample's
-/// bound on those among the unlabelled ones, over every new skip; and the
-/// same with the sample's worst case. A bound on this traffic's new skips,
-/// whatever made labels missing.
-fn two_phase_fields(
-    f: &crate::replay::design::SampleFigures,
-    c: &crate::replay::tally::Counts,
+/// The figures of a plan's sample on this variant's row: production's
+/// skips on production's variant; an audit's on the audited variant and on
+/// every other whose unlabelled new skips it covers in part (the draws
+/// among those, and the two-phase bound).
+fn design_fields(
+    d: &crate::replay::design::DesignTally,
+    view: &VariantView,
     turns: u64,
     s: &mut VariantSummary,
+    notes: &mut Vec<String>,
 ) {
-    let over = |m: Option<u64>| {
-        m.filter(|_| c.new_skips > 0)
-            .map(|m| ((c.new_safety_regressions + m) as f64 / c.new_skips as f64).min(1.0))
+    let audited = d.variant == view.name;
+    let Some(two) = audit_of(d, view.name, &view.v.counts) else {
+        if audited {
+            let f = d.figures(turns, 0.05);
+            sample_fields(&f, s);
+            note_shared_coins(view.name, &f, notes);
+        }
+        return;
     };
-    s.new_skip_regression_rate_two_phase_upper95 = sig_up(over(f.upper_count));
-    s.new_skip_regression_rate_two_phase_worst_case_upper95 = sig_up(over(f.worst_count));
+    let f = two.sample.figures(turns, 0.05);
+    sample_fields(&f, s);
+    two_phase_fields(&two, turns, s);
+    if audited {
+        note_shared_coins(view.name, &f, notes);
+    }
+}
+
+/// An audit's two-phase parts on a variant's new skips: the audited
+/// variant's always; another's only with a bound from draws among its
+/// skips (else its worst case stands, as without a plan). What the summary
+/// publishes at 95% and calibrate tests at its own levels.
+pub(crate) fn audit_of(
+    d: &crate::replay::design::DesignTally,
+    variant: &str,
+    c: &crate::replay::tally::Counts,
+) -> Option<crate::replay::design::TwoPhase> {
+    let two = d.two_phase(variant, c)?;
+    let drew = two.sample.strata.values().any(|s| s.drawn > 0);
+    match d.variant == variant || (drew && two.upper(0.05, true).is_some()) {
+        true => Some(two),
+        false => None,
+    }
+}
+
+/// A two-phase bound on the variant's new skips (an audit plan): the
+/// labelled new skips' regressions counted as they are, plus the sample's
+/// bound on those among the unlabelled ones it covers (and any it does
+/// not cover, each a regression), over every new skip; and the same with
+/// the sample's worst case. A bound on this traffic's new skips, whatever
+/// made labels missing.
+fn two_phase_fields(two: &crate::replay::design::TwoPhase, turns: u64, s: &mut VariantSummary) {
+    s.new_skip_regression_rate_two_phase_upper95 = sig_up(two.upper(0.05, false));
+    s.new_skip_regression_rate_two_phase_worst_case_upper95 = sig_up(two.upper(0.05, true));
     // Harm on the audited row is of every new skip: the labelled ones'
     // regressions as counted plus the bound on the unlabelled.
     s.harmful_skips_per_1k_turns_upper95 = sig_up(
-        f.upper_count
+        two.upper_count(0.05, false)
             .filter(|_| turns > 0)
-            .map(|m| (c.new_safety_regressions + m) as f64 * 1000.0 / turns as f64),
+            .map(|m| m as f64 * 1000.0 / turns as f64),
     );
 }
 

@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 12;
+pub const SCHEMA_VERSION: u64 = 13;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        13,
+        "an audit plan's two-phase figures (`new_skip_regression_rate_two_phase_upper95` and its worst case, with the `sampled_*` counts and the bounds on the covered skips) are on every variant whose unlabelled new skips the audit covers in part, not only the audited one: those it does not cover count a regression each; `check` holds the two-phase worst case (each failed shadow call a regression) in place of the worst case a rate budget implies, where it held the two-phase bound; `calibrate --plan` reads an audit the same way",
+    ),
     (
         12,
         "a replay with a plan measures production's skips from the plan's critic sample: new `sampled_skips`, `sampled_labelled` (by source: `sampled_labelled_shadow`, `sampled_labelled_production`), `sampled_failed`, `sampled_unreviewed`, `skip_regression_rate_estimate` (Horvitz-Thompson), `skip_regression_rate_upper95` (valid for the design, `skip_bound_method`), `skip_regression_rate_worst_case_upper95` and `harmful_skips_per_1k_turns_upper95`, on the production variant; `check` gains max_skip_regression_rate; the traffic format gains `sampled_label` (a shadow verdict with its inclusion probability and plan); plan.csv gains `days_to_detect_2r` and `days_to_detect_3r` (plan.toml: `false_alarm_every_days`, `alarm_rise`); an audit plan (`plan --audit`) samples a candidate's unlabelled new skips, and its verdicts give `new_skip_regression_rate_two_phase_upper95` (and its worst case), which `check` holds in place of the worst case max_safety_regression_rate implies",
@@ -453,7 +457,7 @@ figures! {
     production_skips_unlabelled: Option<u64>, "turns",
         "of production_skips, those without the verdict of a critic that ran: replaying more of this traffic can never label them, so their risk is unknown (on a smart-gate production `check` fails every risk budget on it); only a critic sample of production's skips can measure it. Empty on the other variants";
     sampled_skips: Option<u64>, "turns",
-        "with a plan (replay's plan), of production_skips those the plan's coin draws for review; empty without a plan and on the other variants";
+        "with a plan (replay's plan), of production_skips those the plan's coin draws for review; with an audit plan, of the audited variant's unlabelled new skips those drawn, and on another variant's row those drawn among its unlabelled new skips the audit covers; empty without a plan and on the other variants";
     sampled_labelled: Option<u64>, "turns",
         "of sampled_skips, those with a verdict: sampled_labelled_shadow plus sampled_labelled_production";
     sampled_labelled_shadow: Option<u64>, "turns",
@@ -471,13 +475,13 @@ figures! {
     skip_regression_rate_worst_case_upper95: Option<f64>, "share",
         "skip_regression_rate_upper95 with every sampled skip without a verdict (failed or unreviewed) counted a regression: it holds however failures relate to verdicts";
     harmful_skips_per_1k_turns_upper95: Option<f64>, "per 1,000 turns",
-        "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic (on an audited candidate's row: among its new skips, the labelled ones' regressions plus the bound on the unlabelled)";
+        "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic (on a row with an audit's two-phase bound: among its new skips, the labelled ones' regressions plus the bound on the unlabelled the audit covers plus each it does not cover)";
     skip_bound_method: Option<String>, "",
         "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_bonferroni` (several: valid, conservative)";
     new_skip_regression_rate_two_phase_upper95: Option<f64>, "share",
-        "with an audit plan of this variant (a sample of its unlabelled new skips, reviewed by a shadow critic), the one-sided 95% bound on the regression rate of this traffic's new skips: the labelled new skips' regressions as counted, plus the sample's bound (skip_regression_rate_upper95's count) on those among the unlabelled, over new_skips. It makes no assumption on why labels are missing (the sample is drawn by design); it bounds this traffic's new skips, not a long-run rate. Where present, `check` holds it in place of the worst case max_safety_regression_rate implies";
+        "with an audit plan (a sample of one variant's unlabelled new skips, reviewed by a shadow critic), on that variant and on every other with a draw among its unlabelled new skips the audit covers (the audited variant skips them too): the one-sided 95% bound on the regression rate of this traffic's new skips: the labelled new skips' regressions as counted, plus the sample's bound (skip_regression_rate_upper95's count) on the unlabelled ones the audit covers, plus each unlabelled one it does not cover (a skip the audited variant fires on) counted a regression, over new_skips. It makes no assumption on why the recorded labels are missing (the sample is drawn by design; failed shadow calls are taken as unrelated to the verdict, see the worst case); it bounds this traffic's new skips, not a long-run rate";
     new_skip_regression_rate_two_phase_worst_case_upper95: Option<f64>, "share",
-        "the same with every drawn unlabelled new skip whose shadow call failed or is not back counted a regression";
+        "the same with every drawn unlabelled new skip whose shadow call failed or is not back counted a regression: no assumption on why any label is missing. Where present, `check` holds it in place of the worst case max_safety_regression_rate implies, and `calibrate --plan` tests it (at its own level) in place of each member's worst case";
     all_skips_labelled: u64 = counts.labelled_skips, "turns",
         "all skips (new or not) with the verdict of a critic that ran; secondary";
     all_skips_unlabelled: u64, "turns",

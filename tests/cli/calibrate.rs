@@ -359,3 +359,138 @@ fn calibrate_and_mine_refuse_pipes() {
         }
     }
 }
+
+/// #45 item 7 in `calibrate`: 600 runs of 10 turns over 7 days, "ok" acks
+/// revised 1 in 200 and always reviewed, "sure" acks revised 8 in 100
+/// whose critic call fails open (no label) on 80% of the turns it would
+/// revise and 10% of the rest. The variant skipping both (`both`) has a
+/// true rate of about 0.04 on its new skips. Without an audit its worst
+/// case (every unlabelled new skip a regression) is far above R = 0.06 and
+/// calibrate keeps the "ok"-only variant; with `--plan` (an audit of
+/// `both`, its draws answered by a shadow critic with the truth) the
+/// two-phase bound stands for the worst case, is within R, and certifies
+/// `both`. A plan of production's skips is refused.
+#[test]
+fn calibrate_reads_an_audit_of_the_unlabelled_new_skips() {
+    use critic_gate::internals::SplitMix as Rng;
+    let d = Dir::new();
+    let mut rng = Rng(0xfa1);
+    let (mut t, mut truth) = (String::new(), Vec::new());
+    for r in 0..600u64 {
+        for turn in 0..10u64 {
+            let ack = rng.next() < 0.5;
+            let revised = rng.next() < if ack { 0.005 } else { 0.08 };
+            let fails = !ack && rng.next() < if revised { 0.8 } else { 0.1 };
+            let verdict = if revised { "revise" } else { "approve" };
+            if fails {
+                truth.push((format!("r{r}"), turn, verdict));
+            }
+            let (v, tokens) = if fails {
+                ("approve", 0)
+            } else {
+                (verdict, 3000)
+            };
+            t.push_str(&format!(
+                "{{\"run_id\": \"r{r}\", \"turn\": {turn}, \"ts\": \"2026-11-{:02}T10:00:00Z\", \"draft\": \"{}\", \"critic\": {{\"verdict\": \"{v}\", \"reflection_latency_ms\": 2000.0, \"reflection_tokens_in\": {tokens}, \"reflection_tokens_out\": {}, \"model\": \"claude-opus\"}}}}\n",
+                1 + r % 7,
+                if ack { "ok" } else { "sure" },
+                tokens / 10
+            ));
+        }
+    }
+    let traffic = d.write("t.jsonl", t);
+    let config = d.write(
+        "c.toml",
+        "baseline = \"legacy\"\n[variants.legacy]\nmetacognition_selective_gate = false\n[variants.both]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = [\"\\\\bok\\\\b\", \"\\\\bsure\\\\b\"]\n[cost]\ndefault_model = \"claude-opus\"\n[cost.models.claude-opus]\nusd_per_mtok_in = 15.0\nusd_per_mtok_out = 75.0\n[sweep]\nmetacognition_selective_gate = [true]\nmetacognition_trivial_ack_patterns = [[\"\\\\bok\\\\b\"], [\"\\\\bok\\\\b\", \"\\\\bsure\\\\b\"]]\n",
+    );
+    let (plan, labelled) = crate::plan::audited(&d, &traffic, &config, "both", &truth);
+    let calibrate = |name: &str, plan: Option<&std::path::Path>| {
+        let out = d.path(name);
+        let mut args = vec![
+            "calibrate",
+            labelled.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.06",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ];
+        if let Some(p) = plan {
+            args.extend(["--plan", p.to_str().unwrap()]);
+        }
+        let o = run(&args, None);
+        let c = match o.status.code() {
+            Some(0) => serde_json::from_str(&d.read(&format!("{name}/calibration.json"))).unwrap(),
+            _ => Value::Null,
+        };
+        (o, c)
+    };
+    let member = |c: &Value, v: &str| {
+        c["selection"]["family"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["variant"] == v)
+            .unwrap()
+            .clone()
+    };
+    let (o, bare) = calibrate("bare", None);
+    expect_code(&o, 0);
+    assert_eq!(
+        bare["selection"]["chosen"], "sel=on/ack=1-patterns",
+        "{bare}"
+    );
+    let both = member(&bare, "both");
+    assert_eq!(both["calibration"]["two_phase"], false, "{both}");
+    assert!(
+        both["calibration"]["worst_case_upper_bound"]
+            .as_f64()
+            .unwrap()
+            > 0.1,
+        "{both}"
+    );
+    let (o, audit) = calibrate("audit", Some(&plan));
+    expect_code(&o, 0);
+    assert_eq!(audit["selection"]["chosen"], "both", "{audit}");
+    let both = member(&audit, "both");
+    assert_eq!(both["calibration"]["two_phase"], true, "{both}");
+    let bound = both["calibration"]["worst_case_upper_bound"]
+        .as_f64()
+        .unwrap();
+    assert!((0.03..=0.06).contains(&bound), "{both}");
+    assert!(
+        audit["guarantee"]
+            .as_str()
+            .unwrap()
+            .contains("realised rate"),
+        "{audit}"
+    );
+    // The "ok"-only variant has no unlabelled new skip: nothing to audit.
+    let ok = member(&audit, "sel=on/ack=1-patterns");
+    assert_eq!(ok["calibration"]["two_phase"], false, "{ok}");
+    // A plan of production's skips is for after the switch.
+    let after = d.path("after");
+    let switched = d.write(
+        "switched.toml",
+        format!("production = \"both\"\n{}", d.read("c.toml")),
+    );
+    let o = run(
+        &[
+            "plan",
+            traffic.to_str().unwrap(),
+            "--config",
+            switched.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.05",
+            "--out",
+            after.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let (o, _) = calibrate("wrong", Some(&after.join("plan.toml")));
+    expect_error(&o, 2, "calibrate reads an audit");
+    assert!(!d.path("wrong").exists(), "nothing written");
+}

@@ -852,22 +852,17 @@ fn legacy_week_missing_labels() -> (String, Vec<(String, u64, &'static str)>) {
     (out, truth)
 }
 
-/// #45 item 7: before the switch, `plan --audit smart` samples the
-/// candidate's unlabelled new skips; their shadow verdicts give a
-/// two-phase bound on its new-skip rate (the labelled as counted, the
-/// unlabelled bounded by design) that covers the true rate where labels
-/// went missing for the turns the critic would revise, and that `check`
-/// holds in place of the worst case a rate budget implies. Without the
-/// audit the same budget fails on the worst case.
-#[test]
-fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
-    let d = Dir::new();
-    let (text, truth) = legacy_week_missing_labels();
-    let traffic = d.write("legacy.jsonl", &text);
-    let config = d.write(
-        "gate.toml",
-        "baseline = \"legacy\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n",
-    );
+/// The audit loop as a user runs it: `plan --audit VARIANT` (R 0.05 over
+/// 7 days, salt `a1`), `sample`, a shadow critic answering each request
+/// with `truth`'s verdict, and `labels`. Returns the plan and the labelled
+/// traffic.
+pub(crate) fn audited(
+    d: &Dir,
+    traffic: &std::path::Path,
+    config: &std::path::Path,
+    variant: &str,
+    truth: &[(String, u64, &str)],
+) -> (std::path::PathBuf, std::path::PathBuf) {
     let (t, c) = (traffic.to_str().unwrap(), config.to_str().unwrap());
     let plan_dir = d.path("plan");
     let o = run(
@@ -877,7 +872,7 @@ fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
             "--config",
             c,
             "--audit",
-            "smart",
+            variant,
             "--max-skip-regression-rate",
             "0.05",
             "--window",
@@ -890,30 +885,22 @@ fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
         None,
     );
     expect_code(&o, 0);
-    let toml = d.read("plan/plan.toml");
-    assert!(
-        toml.contains("population = \"unlabelled_new_skips\"")
-            && toml.contains("variant = \"smart\""),
-        "{toml}"
-    );
     let plan_toml = plan_dir.join("plan.toml");
     let p = plan_toml.to_str().unwrap();
-    expect_code(
-        &run(
-            &[
-                "sample",
-                t,
-                "--plan",
-                p,
-                "--config",
-                c,
-                "--out",
-                d.path("s").to_str().unwrap(),
-            ],
-            None,
-        ),
-        0,
+    let o = run(
+        &[
+            "sample",
+            t,
+            "--plan",
+            p,
+            "--config",
+            c,
+            "--out",
+            d.path("s").to_str().unwrap(),
+        ],
+        None,
     );
+    expect_code(&o, 0);
     let verdicts: String = d
         .read("s/requests.jsonl")
         .lines()
@@ -931,24 +918,50 @@ fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
     assert!(!verdicts.is_empty());
     let v = d.write("v.jsonl", verdicts);
     let labelled = d.path("labelled.jsonl");
-    expect_code(
-        &run(
-            &[
-                "labels",
-                t,
-                "--verdicts",
-                v.to_str().unwrap(),
-                "--plan",
-                p,
-                "--config",
-                c,
-                "--out",
-                labelled.to_str().unwrap(),
-            ],
-            None,
-        ),
-        0,
+    let o = run(
+        &[
+            "labels",
+            t,
+            "--verdicts",
+            v.to_str().unwrap(),
+            "--plan",
+            p,
+            "--config",
+            c,
+            "--out",
+            labelled.to_str().unwrap(),
+        ],
+        None,
     );
+    expect_code(&o, 0);
+    (plan_toml, labelled)
+}
+
+/// #45 item 7: before the switch, `plan --audit smart` samples the
+/// candidate's unlabelled new skips; their shadow verdicts give a
+/// two-phase bound on its new-skip rate (the labelled as counted, the
+/// unlabelled bounded by design) that covers the true rate where labels
+/// went missing for the turns the critic would revise, and that `check`
+/// holds in place of the worst case a rate budget implies. Without the
+/// audit the same budget fails on the worst case.
+#[test]
+fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
+    let d = Dir::new();
+    let (text, truth) = legacy_week_missing_labels();
+    let traffic = d.write("legacy.jsonl", &text);
+    let config = d.write(
+        "gate.toml",
+        "baseline = \"legacy\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n",
+    );
+    let (t, c) = (traffic.to_str().unwrap(), config.to_str().unwrap());
+    let (plan_toml, labelled) = audited(&d, &traffic, &config, "smart", &truth);
+    let toml = d.read("plan/plan.toml");
+    assert!(
+        toml.contains("population = \"unlabelled_new_skips\"")
+            && toml.contains("variant = \"smart\""),
+        "{toml}"
+    );
+    let p = plan_toml.to_str().unwrap();
     let r = d.path("r");
     expect_code(
         &run(
@@ -1022,6 +1035,128 @@ fn an_audit_bounds_the_new_skip_rate_in_two_phases() {
             None,
         );
         expect_error(&o, 2, says);
+    }
+}
+
+/// #45 item 7, every candidate: an audit of `smart` also bounds another
+/// variant's new skips where they are smart's unlabelled ones. `loose` (the
+/// legacy gate at threshold 0.4) skips every turn: smart's audited acks,
+/// and replies smart fires on, some of them unlabelled (outside the audit:
+/// each counted a regression). Its two-phase bound is, as a count, exactly
+/// smart's plus the regressions of its labelled replies plus its unaudited
+/// replies; shards merged give the same figures as one pass.
+#[test]
+fn an_audit_bounds_every_candidate_it_covers() {
+    let d = Dir::new();
+    let (mut text, mut truth) = legacy_week_missing_labels();
+    let (mut revised_replies, mut unlabelled_replies) = (0u64, 0u64);
+    for day in 0..7 {
+        for i in 0..60u64 {
+            let run = format!("d{day}-r{i}");
+            let critic = match i % 6 {
+                0 => {
+                    unlabelled_replies += 1;
+                    truth.push((run.clone(), 0, "revise"));
+                    "null"
+                }
+                1 => {
+                    revised_replies += 1;
+                    r#"{"ran":true,"verdict":"revise"}"#
+                }
+                _ => r#"{"ran":true,"verdict":"approve"}"#,
+            };
+            text.push_str(&format!(
+                "{{\"run_id\":\"{run}\",\"turn\":0,\"ts\":\"2026-11-{:02}T11:00:00Z\",\"draft\":\"Your refund of 40 dollars was issued to the card ending 4411.\",\"confidence\":0.5,\"critic\":{critic}}}\n",
+                day + 1
+            ));
+        }
+    }
+    let traffic = d.write("legacy.jsonl", &text);
+    let config = d.write(
+        "gate.toml",
+        "baseline = \"legacy\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n[variants.loose]\nmetacognition_confidence_threshold = 0.4\n",
+    );
+    let (plan_toml, labelled) = audited(&d, &traffic, &config, "smart", &truth);
+    let (p, c) = (plan_toml.to_str().unwrap(), config.to_str().unwrap());
+    let r = d.path("r");
+    let one = [
+        "replay",
+        labelled.to_str().unwrap(),
+        "--config",
+        c,
+        "--plan",
+        p,
+        "--out",
+        r.to_str().unwrap(),
+    ];
+    expect_code(&run(&one, None), 0);
+    let s = summary(&r);
+    let (smart, loose) = (&s["variants"]["smart"], &s["variants"]["loose"]);
+    let count = |v: &serde_json::Value| {
+        (v["new_skip_regression_rate_two_phase_upper95"]
+            .as_f64()
+            .unwrap()
+            * v["new_skips"].as_f64().unwrap())
+        .round() as u64
+    };
+    assert_eq!(loose["new_skips"], 2100 + 420, "{loose}");
+    assert_eq!(
+        count(loose),
+        count(smart) + revised_replies + unlabelled_replies,
+        "{loose}\n{smart}"
+    );
+    assert_eq!(loose["sampled_skips"], smart["sampled_skips"], "{loose}");
+    // The worst case alone counts every unlabelled ack a regression.
+    let worst = loose["safety_regression_rate_worst_case_upper95"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        loose["new_skip_regression_rate_two_phase_upper95"]
+            .as_f64()
+            .unwrap()
+            < worst,
+        "{loose}"
+    );
+    assert!(s["variants"]["legacy"]["sampled_skips"].is_null());
+    // Two shards, merged: the same figures.
+    let lines: Vec<&str> = d.read("labelled.jsonl").leak().lines().collect();
+    let half = lines.len() / 2;
+    let mut partials = Vec::new();
+    for (k, part) in [&lines[..half], &lines[half..]].into_iter().enumerate() {
+        let f = d.write(&format!("shard{k}.jsonl"), part.join("\n") + "\n");
+        let partial = d.path(&format!("shard{k}.partial"));
+        let o = run(
+            &[
+                "replay",
+                f.to_str().unwrap(),
+                "--config",
+                c,
+                "--plan",
+                p,
+                "--partial",
+                partial.to_str().unwrap(),
+                "--quiet",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        partials.push(partial.to_str().unwrap().to_string());
+    }
+    let merged = d.path("merged");
+    let mut m = vec!["merge"];
+    m.extend(partials.iter().map(String::as_str));
+    m.extend(["--out", merged.to_str().unwrap(), "--quiet"]);
+    expect_code(&run(&m, None), 0);
+    let two = summary(&merged);
+    for v in ["smart", "loose"] {
+        for k in [
+            "sampled_skips",
+            "new_skip_regression_rate_two_phase_upper95",
+            "new_skip_regression_rate_two_phase_worst_case_upper95",
+            "harmful_skips_per_1k_turns_upper95",
+        ] {
+            assert_eq!(two["variants"][v][k], s["variants"][v][k], "{v}.{k}");
+        }
     }
 }
 

@@ -11,10 +11,13 @@
 //! part tests it; the held-out part shows the choice on traffic that
 //! played no part in it.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 pub use super::select::{labels_needed, Candidate, Evidence, Procedure, Rule, Selection};
 use crate::config::Plan;
+use crate::replay::design::TwoPhase;
 use crate::replay::options::Split;
 use crate::replay::ReplayOptions;
 use crate::stats::RunLabels;
@@ -107,24 +110,69 @@ pub struct Calibration {
     pub held_out: Option<HeldOut>,
 }
 
-/// The guarantee, in words, for `rule`.
-pub fn guarantee(rule: &Rule) -> String {
+/// The variant an audit plan samples, when calibrate reads one.
+fn audited(o: &CalibrateOptions) -> Option<&str> {
+    o.replay.tallies.design.as_ref().map(|d| d.variant.as_str())
+}
+
+/// The guarantee, in words, for `rule` (and `audited`, the variant an
+/// audit plan samples).
+pub fn guarantee(rule: &Rule, audited: Option<&str>) -> String {
     let confidence =
         crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     format!(
         "the procedure certifies a variant whose true safety regression rate on its new skips (the chance that a turn it skips and the baseline fires on is one production's critic would revise or refuse) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic; the turns of one run need not be (the bound and the p-values take runs as the sampling unit: Korn and Graubard's exact bound on effective counts, from the design effect over runs). {missing} It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part",
-        missing = match rule.assume_missing_at_random {
-            false => "The labels support it whatever made some new skips unlabelled: a variant whose worst-case bound (every unlabelled new skip a regression, at 1 - delta) is above R is not certified.",
-            true => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.",
+        missing = match (rule.assume_missing_at_random, audited) {
+            (false, None) => "The labels support it whatever made some new skips unlabelled: a variant whose worst-case bound (every unlabelled new skip a regression, at 1 - delta) is above R is not certified.".to_string(),
+            (false, Some(v)) => format!("The unlabelled new skips are not assumed missing at random: a variant is certified only if, besides, its two-phase bound at the same level is within R. That bound is of the realised rate of the calibration part's new skips (not of future traffic): the labelled ones' regressions as counted, the unlabelled ones the audit of `{v}` covers bounded from its coin-drawn sample (exact for the design, with each failed shadow call a regression), and any it does not cover each a regression. So with probability at least 1 - delta no certified variant's realised new-skip rate on the calibration part exceeds R, whatever made labels missing; the statement on the true rate holds if the unlabelled skips' rate is that of the labelled."),
+            (true, _) => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.".to_string(),
         },
         r = rule.max_regression_rate,
         d = rule.delta,
     )
 }
 
+/// One part's replay, as calibrate reads it: the summary, and with an
+/// audit plan each variant's two-phase parts (which the summary publishes
+/// only at 95%).
+pub struct Part {
+    pub run: RunSummary,
+    pub audit: BTreeMap<String, TwoPhase>,
+}
+
+impl Part {
+    pub fn of(o: crate::pipeline::Outcome) -> Part {
+        let audit = o.totals.design.as_ref().map_or_else(BTreeMap::new, |d| {
+            o.plan
+                .variants
+                .iter()
+                .zip(&o.totals.variants)
+                .filter_map(|(v, t)| {
+                    let two = crate::summary::build::audit_of(d, &v.name, &t.counts)?;
+                    Some((v.name.clone(), two))
+                })
+                .collect()
+        });
+        Part {
+            run: o.summary.run,
+            audit,
+        }
+    }
+
+    /// A part without an audit.
+    pub fn plain(run: RunSummary) -> Part {
+        Part {
+            run,
+            audit: BTreeMap::new(),
+        }
+    }
+}
+
 /// One part's evidence on a variant: its new skips' figures as the part's
-/// summary publishes them (the bounds are worked out again from them).
-fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
+/// summary publishes them (the bounds are worked out again from them), and
+/// an audit's two-phase parts when there are.
+fn evidence(v: Option<&VariantSummary>, metric: Savings, part: &Part) -> Evidence {
+    let audit = v.and_then(|v| part.audit.get(&v.variant)).cloned();
     v.map_or_else(Evidence::default, |v| Evidence {
         savings: metric.of(v).unwrap_or(0.0),
         new_skips: v.new_skips,
@@ -142,29 +190,31 @@ fn evidence(v: Option<&VariantSummary>, metric: Savings) -> Evidence {
             design_effect: v.worst_case_design_effect,
             effective_runs: v.worst_case_effective_runs.unwrap_or(0.0),
         },
+        audit,
     })
 }
 
 /// The variants other than the baseline, with both parts' evidence.
-fn candidates(learn: &RunSummary, cal: &RunSummary) -> (Savings, Vec<Candidate>) {
+fn candidates(learn: &Part, cal: &Part) -> (Savings, Vec<Candidate>) {
     // Dollars or calls, by the learn part alone (nothing of the
     // calibration part shapes the family).
-    let all: Vec<&VariantSummary> = learn.ordered().collect();
+    let all: Vec<&VariantSummary> = learn.run.ordered().collect();
     let metric = savings_metric(&all);
     let c = learn
+        .run
         .ordered()
         .filter(|v| !v.baseline)
         .map(|v| Candidate {
             variant: v.variant.clone(),
-            learn: evidence(Some(v), metric),
-            calibration: evidence(cal.variants.get(&v.variant), metric),
+            learn: evidence(Some(v), metric, learn),
+            calibration: evidence(cal.run.variants.get(&v.variant), metric, cal),
         })
         .collect();
     (metric, c)
 }
 
-fn held_out(v: &VariantSummary, rule: &Rule) -> HeldOut {
-    let e = evidence(Some(v), Savings::NetCalls);
+fn held_out(v: &VariantSummary, rule: &Rule, part: &Part) -> HeldOut {
+    let e = evidence(Some(v), Savings::NetCalls, part);
     let upper = e.upper(rule.delta);
     // The lower bound on effective counts, as the upper one.
     let n_eff = e.labels.effective_labels();
@@ -267,16 +317,17 @@ pub fn part_replay(o: &CalibrateOptions, part: u8) -> ReplayOptions {
 /// `learn`, tested on `cal`, the chosen variant's figures on `held`.
 pub fn conclude(
     o: &CalibrateOptions,
-    learn: &RunSummary,
-    cal: &RunSummary,
-    held: Option<&RunSummary>,
+    learn_part: &Part,
+    cal_part: &Part,
+    held_part: Option<&Part>,
 ) -> Calibration {
-    let (metric, candidates) = candidates(learn, cal);
+    let (metric, candidates) = candidates(learn_part, cal_part);
     let selection = super::select::select(candidates, &o.rule, o.procedure);
-    let held_out = held.and_then(|h| {
+    let held_out = held_part.and_then(|h| {
         let c = selection.chosen.as_ref()?;
-        h.variants.get(c).map(|v| held_out(v, &o.rule))
+        h.run.variants.get(c).map(|v| held_out(v, &o.rule, h))
     });
+    let (learn, cal, held) = (&learn_part.run, &cal_part.run, held_part.map(|h| &h.run));
     let mut parts = vec![("learn", learn), ("calibration", cal)];
     parts.extend(held.map(|h| ("held-out", h)));
     Calibration {
@@ -291,7 +342,7 @@ pub fn conclude(
             held_out: held.map(|h| h.turns),
         },
         savings_metric: metric.name(),
-        guarantee: guarantee(&o.rule),
+        guarantee: guarantee(&o.rule, audited(o)),
         selection,
         labels_needed: labels_needed(o.rule.max_regression_rate, o.rule.delta),
         rejected: learn.rejected,
@@ -395,7 +446,11 @@ mod held_out_tests {
             (3000, 20, "within R", false),
             (0, 0, "no labels", false),
         ] {
-            let h = held_out(&part(labelled, regressions), &rule);
+            let h = held_out(
+                &part(labelled, regressions),
+                &rule,
+                &Part::plain(RunSummary::default()),
+            );
             assert_eq!(
                 (h.verdict, h.above_r),
                 (verdict, above),
@@ -404,12 +459,12 @@ mod held_out_tests {
             );
         }
         // The guarantee says whether missing at random was assumed.
-        assert!(guarantee(&rule).contains("worst-case bound (every unlabelled new skip"));
+        assert!(guarantee(&rule, None).contains("worst-case bound (every unlabelled new skip"));
         let assumed = Rule {
             assume_missing_at_random: true,
             ..rule
         };
-        assert!(guarantee(&assumed).contains("ASSUMED, not shown"));
+        assert!(guarantee(&assumed, None).contains("ASSUMED, not shown"));
         // The lower bound is Clopper-Pearson's: 1 in 10 at 95% is 0.00512.
         let l = crate::stats::clopper_pearson_lower(1, 10, 0.05).unwrap();
         assert!((l - 0.005116).abs() < 1e-5, "{l}");

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::cmd::args::{FormatArg, RunArgs};
 use crate::cmd::sweep;
 use crate::pipeline::Progress;
+use crate::replay::design::{Design, Population};
 
 /// The chance the choice's true rate exceeds R is at most this, by default.
 pub const DELTA: f64 = 0.05;
@@ -71,6 +72,12 @@ pub struct Args {
     /// for each; no held-out figures).
     #[arg(long)]
     pub no_held_out: bool,
+    /// An audit plan (`plan --audit VARIANT`) whose shadow verdicts the
+    /// traffic holds (`labels`): a variant's unlabelled new skips the audit
+    /// covers are bounded from its sample (two-phase) instead of each
+    /// counted a regression.
+    #[arg(long, value_name = "PLAN_TOML")]
+    pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -104,6 +111,7 @@ impl Args {
             procedure: self.procedure,
             seed: self.seed,
             held_out: !self.no_held_out,
+            plan: self.plan.clone(),
         }
     }
 }
@@ -119,6 +127,8 @@ pub struct Request {
     pub seed: u64,
     /// Three parts (learn, calibration, held-out), or two without.
     pub held_out: bool,
+    /// An audit plan whose shadow verdicts the traffic holds.
+    pub plan: Option<PathBuf>,
 }
 
 /// The calibration, written, and what `calibrate` prints.
@@ -132,8 +142,12 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
     crate::cmd::share("max_regression_rate", r.rule.max_regression_rate, false)?;
     crate::cmd::share("delta", r.rule.delta, false)?;
     crate::cmd::share("min_label_coverage", r.rule.min_label_coverage, true)?;
+    let mut replay = r.sweep.options()?;
+    if let Some(path) = &r.plan {
+        replay.tallies.design = Some(audit_design(path, &replay.plan)?);
+    }
     let o = CalibrateOptions {
-        replay: r.sweep.options()?,
+        replay,
         rule: r.rule,
         procedure: r.procedure,
         seed: r.seed,
@@ -144,6 +158,20 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
             .map_err(|e| crate::cmd::in_config(e, Some(&r.sweep.config)))?;
     let text = render(&calibration, &r.sweep.out);
     Ok(Calibrated { calibration, text })
+}
+
+/// The design of the audit plan at `path`, refused unless it audits a
+/// variant of the sweep (a plan of production's skips measures a gate
+/// after the switch: `monitor` and `replay --plan` read it).
+fn audit_design(path: &Path, plan: &crate::config::Plan) -> crate::Result<Design> {
+    let file = crate::cmd::sample::read_plan(path)?;
+    match crate::cmd::sample::population_of(&file)? {
+        Population::UnlabelledNewSkips => crate::cmd::sample::design_from(path, &file, plan),
+        Population::ProductionSkips => Err(crate::Error::Usage(format!(
+            "{}: the plan samples production's skips; calibrate reads an audit of a candidate's unlabelled new skips (make one with `critic-gate plan --audit VARIANT`)",
+            path.display()
+        ))),
+    }
 }
 
 /// Calibrate into `out`: `learn/`, `calibration/` and `held-out/` (each a
@@ -161,7 +189,7 @@ fn calibrate_into(
     for part in 0..crate::cmd::calibrate::parts(o) {
         let dir = out.join(crate::cmd::calibrate::PARTS[usize::from(part)]);
         let replay = crate::cmd::calibrate::part_replay(o, part);
-        runs.push(crate::pipeline::run(replay, &dir, p)?.summary.run);
+        runs.push(Part::of(crate::pipeline::run(replay, &dir, p)?));
     }
     let c = crate::cmd::calibrate::conclude(o, &runs[0], &runs[1], runs.get(2));
     let json = serde_json::to_string_pretty(&c).expect("serializes") + "\n";
@@ -180,7 +208,7 @@ fn family_lines(c: &Calibration, s: &mut String) {
         let cal = &m.calibration;
         let _ = writeln!(
             s,
-            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled new skips ({} runs), bound {}, coverage {}, {} unlabelled (worst case {}){}  certified by: {}",
+            "  {:<28} learn bound {}  calibration: {:>4} of {:>6} labelled new skips ({} runs), bound {}, coverage {}, {} unlabelled ({} {}){}  certified by: {}",
             m.variant,
             bound(m.learn.upper_bound),
             cal.safety_regressions,
@@ -189,6 +217,10 @@ fn family_lines(c: &Calibration, s: &mut String) {
             bound(cal.upper_bound),
             bound(cal.label_coverage),
             cal.new_skips - cal.labelled_skips,
+            match cal.two_phase {
+                true => "audit's two-phase bound",
+                false => "worst case",
+            },
             bound(cal.worst_case_upper_bound),
             cal.design_effect
                 .filter(|d| *d > crate::stats::DESIGN_EFFECT_WARNING)

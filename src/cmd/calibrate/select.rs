@@ -17,6 +17,7 @@
 
 use serde::Serialize;
 
+use crate::replay::design::TwoPhase;
 use crate::stats::{certificate_upper, run_level_p_value, run_level_passes, RunLabels};
 use crate::summary::numbers::sig_up;
 
@@ -32,6 +33,9 @@ pub struct Evidence {
     pub labels: RunLabels,
     /// Every new skip by run, each unlabelled one a regression.
     pub worst: RunLabels,
+    /// An audit's two-phase parts (`calibrate --plan`): what stands for
+    /// the worst case when present.
+    pub audit: Option<TwoPhase>,
 }
 
 impl Evidence {
@@ -44,6 +48,7 @@ impl Evidence {
             new_skips: skips,
             labels: RunLabels::independent(labelled, k),
             worst: RunLabels::independent(skips, k + unlabelled),
+            audit: None,
         }
     }
 
@@ -66,9 +71,23 @@ impl Evidence {
         certificate_upper(&self.labels, alpha)
     }
 
-    /// The bound when every unlabelled new skip is counted as a regression.
+    /// The bound that does not take the unlabelled new skips as missing
+    /// at random: with an audit, its two-phase bound (each failed shadow
+    /// call a regression); else every
+    /// unlabelled new skip counted as a regression.
     pub fn worst_case_upper(&self, alpha: f64) -> Option<f64> {
-        certificate_upper(&self.worst, alpha)
+        match &self.audit {
+            Some(a) => a.upper(alpha, true),
+            None => certificate_upper(&self.worst, alpha),
+        }
+    }
+
+    /// Whether [`Evidence::worst_case_upper`] at 1 - `level` is within `r`.
+    pub fn worst_case_passes(&self, r: f64, level: f64) -> bool {
+        match &self.audit {
+            Some(a) => a.upper(level, true).is_some_and(|u| u <= r),
+            None => run_level_passes(&self.worst, r, level),
+        }
     }
 
     /// Whether the bound at 1 - `alpha` is at most `r`: the test at level
@@ -188,7 +207,7 @@ impl Rule {
 
     /// The worst-case bound at 1 - delta is within R.
     fn supported(&self, e: &Evidence) -> bool {
-        run_level_passes(&e.worst, self.max_regression_rate, self.delta)
+        e.worst_case_passes(self.max_regression_rate, self.delta)
     }
 
     /// The test at `level`: the labels' bound within R and, unless
@@ -196,8 +215,7 @@ impl Rule {
     /// (so a procedure that splits delta splits this test too).
     fn passes(&self, e: &Evidence, level: f64) -> bool {
         let r = self.max_regression_rate;
-        e.passes(r, level)
-            && (self.assume_missing_at_random || run_level_passes(&e.worst, r, level))
+        e.passes(r, level) && (self.assume_missing_at_random || e.worst_case_passes(r, level))
     }
 }
 
@@ -213,8 +231,11 @@ pub struct Figures {
     pub design_effect: Option<f64>,
     /// At 1 - delta (run-level), rounded up.
     pub upper_bound: Option<f64>,
-    /// Every unlabelled new skip a regression, at 1 - delta.
+    /// Every unlabelled new skip a regression, at 1 - delta; with an
+    /// audit, its two-phase bound.
     pub worst_case_upper_bound: Option<f64>,
+    /// The worst-case bound is an audit's two-phase bound.
+    pub two_phase: bool,
 }
 
 impl Figures {
@@ -229,6 +250,7 @@ impl Figures {
             design_effect: e.labels.design_effect,
             upper_bound: sig_up(e.upper(delta)),
             worst_case_upper_bound: sig_up(e.worst_case_upper(delta)),
+            two_phase: e.audit.is_some(),
         }
     }
 }
@@ -459,6 +481,17 @@ fn floor(rule: &Rule, e: &Evidence) -> bool {
 
 /// Why a member the labels cannot support stopped the sequence.
 fn unsupported(c: &Candidate, rule: &Rule) -> String {
+    if let Some(a) = &c.calibration.audit {
+        return format!(
+            "{}: its two-phase bound on the calibration part ({}: its {} labelled new skips' regressions as counted, the audit's bound on the {} unlabelled ones it covers with each failed shadow call a regression, {} it does not cover each a regression) is above R = {}; more of the audit's sample can lower it",
+            c.variant,
+            show_share(c.calibration.worst_case_upper(rule.delta)),
+            c.calibration.labelled_skips(),
+            (a.new_skips - c.calibration.labelled_skips()).saturating_sub(a.outside),
+            a.outside,
+            show(rule.max_regression_rate)
+        );
+    }
     format!(
         "{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate (--assume-missing-at-random certifies on the labels alone)",
         c.variant,

@@ -182,12 +182,14 @@ impl Rule {
         }
         // An audit sample of the unlabelled new skips bounds what the
         // worst case can only assume (#45 item 7): its two-phase bound
-        // stands for the worst case the rate budget implies.
+        // stands for the worst case the rate budget implies (its own worst
+        // case: a failed shadow call is a missing label too).
         let two_phase = self.implied
             && self.budget == Some(Budget::MaxWorstCaseRegressionRate)
-            && v.new_skip_regression_rate_two_phase_upper95.is_some();
+            && v.new_skip_regression_rate_two_phase_worst_case_upper95
+                .is_some();
         let metric = match two_phase {
-            true => "new_skip_regression_rate_two_phase_upper95",
+            true => "new_skip_regression_rate_two_phase_worst_case_upper95",
             false => self.metric,
         };
         let reading = v.reading(metric).unwrap_or_else(|| {
@@ -213,7 +215,7 @@ impl Rule {
             false => note.or_else(|| self.budget.and_then(|b| context(b, v, self.limit))),
         };
         if two_phase {
-            let why = "the audit sample's two-phase bound (the labelled new skips plus a design-based bound on the unlabelled) stands for the worst case";
+            let why = "the audit sample's two-phase bound (the labelled new skips plus a design-based bound on the unlabelled, each failed shadow call a regression) stands for the worst case";
             note = Some(note.map_or(why.to_string(), |n| format!("{why}; {n}")));
         } else if self.implied {
             let by = match self.budget {
