@@ -59,10 +59,10 @@ EOF
 }
 
 # --- The recipe: four source files (and a row of docs). ---------------------
-# 1. src/replay/tally.rs: the count, and its merge and difference (the
+# 1. src/replay/tally/mod.rs: the count, and its merge and difference (the
 #    compiler names every field there).
 count_and_merge() {
-  edit src/replay/tally.rs "    pub production_known: u64,
+  edit src/replay/tally/mod.rs "    pub production_known: u64,
     /// ... where production fired" "    pub production_known: u64,
     /// Turns whose recording says production's gate fired.
     #[serde(default)]
@@ -70,14 +70,14 @@ count_and_merge() {
     /// ... where production fired"
 }
 merge_lines() {
-  edit src/replay/tally.rs "            production_known: self.production_known - o.production_known," \
+  edit src/replay/tally/mod.rs "            production_known: self.production_known - o.production_known," \
 "            production_known: self.production_known - o.production_known,
             production_fires: self.production_fires - o.production_fires,"
-  edit src/replay/tally.rs "            production_known,
+  edit src/replay/tally/mod.rs "            production_known,
             production_fired_variant_skips," "            production_known,
             production_fires,
             production_fired_variant_skips,"
-  edit src/replay/tally.rs "        self.production_known += production_known;" \
+  edit src/replay/tally/mod.rs "        self.production_known += production_known;" \
 "        self.production_known += production_known;
         self.production_fires += production_fires;"
 }

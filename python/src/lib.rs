@@ -316,7 +316,7 @@ fn replay_request(
     }
     let decisions = match k.get::<String>("decisions")? {
         Some(d) => d.parse::<DecisionsMode>().map_err(unknown)?,
-        None => DecisionsMode::All,
+        None => DecisionsMode::default(),
     };
     let request = cmd::replay::Request {
         sources,
@@ -663,7 +663,7 @@ fn calibrate(
         },
         procedure: procedure
             .as_deref()
-            .unwrap_or("fixed-sequence")
+            .unwrap_or(critic_gate::cmd::calibrate::Procedure::NAMES[0])
             .parse()
             .map_err(unknown)?,
         seed: k.get("seed")?.unwrap_or(0),

@@ -12,7 +12,7 @@ use crate::replay::Format;
 #[derive(clap::Args, Debug)]
 pub struct FormatArg {
     /// Write every table as csv, parquet (with the declared schema) or both.
-    #[arg(long, default_value = "csv", value_parser = format())]
+    #[arg(long, default_value = Format::default().name(), value_parser = format())]
     pub format: Format,
 }
 

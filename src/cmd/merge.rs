@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME", value_parser = super::args::label)]
     pub label: Option<String>,
     /// Write every table as csv, parquet (with the declared schema) or both.
-    #[arg(long, default_value = "csv", value_parser = super::args::format())]
+    #[arg(long, default_value = Format::default().name(), value_parser = super::args::format())]
     pub format: Format,
     /// Write into --out even when it is a non-empty folder that holds no
     /// earlier critic-gate report.

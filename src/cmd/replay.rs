@@ -45,7 +45,7 @@ pub struct Args {
     /// Which rows decisions.csv keeps: all (every turn and variant),
     /// changed (where a variant decides differently from the baseline) or
     /// none.
-    #[arg(long, default_value = "all", value_parser = decisions_mode())]
+    #[arg(long, default_value = DecisionsMode::default().name(), value_parser = decisions_mode())]
     pub decisions: DecisionsMode,
     /// Extra grouping dimension for segments.csv: a dotted path into the
     /// turn (e.g. `critic.model`, `scope.user.tier`). Repeatable.

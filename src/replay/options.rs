@@ -5,9 +5,10 @@ use crate::config::Plan;
 use crate::vocab::{choose, UnknownName};
 
 /// Which decision rows to keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DecisionsMode {
     /// Every (turn, variant).
+    #[default]
     All,
     /// Only rows where the variant decides differently from the baseline.
     Changed,
@@ -16,15 +17,40 @@ pub enum DecisionsMode {
 }
 
 impl DecisionsMode {
-    /// The names `--decisions` takes, in the order of the variants.
-    pub const NAMES: [&'static str; 3] = ["all", "changed", "none"];
+    /// Every mode, in the order `--help` lists them: the one table the
+    /// names, the parser and the flag's values come from.
+    pub const ALL: [DecisionsMode; 3] = [
+        DecisionsMode::All,
+        DecisionsMode::Changed,
+        DecisionsMode::None,
+    ];
+
+    /// The names `--decisions` takes, in the order of [`DecisionsMode::ALL`].
+    pub const NAMES: [&'static str; 3] = {
+        let mut names = [""; 3];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = DecisionsMode::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// The name `--decisions` takes (recorded in summary.json).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             DecisionsMode::All => "all",
             DecisionsMode::Changed => "changed",
             DecisionsMode::None => "none",
+        }
+    }
+
+    /// Whether the rows hold every new skip (a new skip is a changed
+    /// decision), so the summary's figures can be worked out from them.
+    pub const fn keeps_new_skips(self) -> bool {
+        match self {
+            DecisionsMode::All | DecisionsMode::Changed => true,
+            DecisionsMode::None => false,
         }
     }
 }
@@ -47,12 +73,11 @@ impl std::str::FromStr for DecisionsMode {
     type Err = UnknownName;
 
     fn from_str(s: &str) -> Result<DecisionsMode, UnknownName> {
-        use DecisionsMode::*;
         choose(
             crate::vocab::Setting::Decisions,
             s,
-            &["all", "changed", "none"],
-            &[All, Changed, None],
+            &DecisionsMode::NAMES,
+            &DecisionsMode::ALL,
         )
     }
 }
@@ -67,15 +92,43 @@ pub enum Format {
 }
 
 impl Format {
-    /// The names `--format` takes.
-    pub const NAMES: [&'static str; 3] = ["csv", "parquet", "both"];
+    /// Every format, in the order `--help` lists them: the one table the
+    /// names, the parser and the flag's values come from.
+    pub const ALL: [Format; 3] = [Format::Csv, Format::Parquet, Format::Both];
 
-    pub fn csv(self) -> bool {
-        self != Format::Parquet
+    /// The names `--format` takes, in the order of [`Format::ALL`].
+    pub const NAMES: [&'static str; 3] = {
+        let mut names = [""; 3];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Format::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+            Format::Both => "both",
+        }
     }
 
-    pub fn parquet(self) -> bool {
-        self != Format::Csv
+    /// Whether the tables are written as CSV.
+    pub const fn csv(self) -> bool {
+        match self {
+            Format::Csv | Format::Both => true,
+            Format::Parquet => false,
+        }
+    }
+
+    /// Whether the tables are written as Parquet.
+    pub const fn parquet(self) -> bool {
+        match self {
+            Format::Parquet | Format::Both => true,
+            Format::Csv => false,
+        }
     }
 }
 
@@ -83,12 +136,11 @@ impl std::str::FromStr for Format {
     type Err = UnknownName;
 
     fn from_str(s: &str) -> Result<Format, UnknownName> {
-        use Format::*;
         choose(
             crate::vocab::Setting::Format,
             s,
-            &["csv", "parquet", "both"],
-            &[Csv, Parquet, Both],
+            &Format::NAMES,
+            &Format::ALL,
         )
     }
 }
@@ -230,4 +282,27 @@ pub fn default_label(out: &std::path::Path) -> String {
     named(out)
         .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
         .unwrap_or_else(|| "run".to_string())
+}
+
+#[cfg(test)]
+mod names {
+    use crate::replay::options::{DecisionsMode, Format};
+
+    /// Each table's names parse back to their own value, and no two share
+    /// a name (the tables `--decisions` and `--format` come from).
+    #[test]
+    fn every_name_parses_back_to_its_value() {
+        for (m, n) in DecisionsMode::ALL.iter().zip(DecisionsMode::NAMES) {
+            assert_eq!(n.parse::<DecisionsMode>().ok(), Some(*m));
+        }
+        for (f, n) in Format::ALL.iter().zip(Format::NAMES) {
+            assert_eq!(n.parse::<Format>().ok(), Some(*f));
+        }
+        let mut all: Vec<&str> = DecisionsMode::NAMES.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), DecisionsMode::ALL.len());
+        assert!(Format::ALL.iter().all(|f| f.csv() || f.parquet()));
+        assert_eq!(DecisionsMode::default().name(), "all");
+    }
 }

@@ -628,7 +628,12 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
 /// worked out again from the rows, with the replay's own function, and a
 /// summary that differs (edited to pass, or of another replay) is refused.
 pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
-    if !matches!(summary.summary.decisions.as_str(), "all" | "changed") {
+    let kept = summary
+        .summary
+        .decisions
+        .parse::<crate::replay::DecisionsMode>()
+        .is_ok_and(|d| d.keeps_new_skips());
+    if !kept {
         return Ok(());
     }
     let Some(table) = read_table_columns(dir, "decisions", Some(&COLUMNS))? else {

@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.05, value_name = "SHARE", value_parser = super::args::share)]
     pub max_fidelity_gap: f64,
     /// The tables' format: csv, parquet or both.
-    #[arg(long, default_value = "csv", value_parser = super::args::format())]
+    #[arg(long, default_value = Format::default().name(), value_parser = super::args::format())]
     pub format: Format,
     #[command(flatten)]
     pub pass: super::args::PassArgs,
