@@ -14,7 +14,7 @@ command -v "$PYTHON" >/dev/null || { echo "python-tests: $PYTHON not found (Pyth
 VENV="${VENV:-$(mktemp -d)/venv}"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
-"$VENV/bin/pip" install --quiet "maturin>=1.9.4,<2" "polars>=1.0" "ray[data]>=2.40" pytest "symfonic-core[otel]==9.12.0"
+"$VENV/bin/pip" install --quiet "maturin>=1.9.4,<2" "polars>=1.0" "ray[data]>=2.40" pytest mypy "symfonic-core[otel]==9.12.0"
 rm -rf target/wheels
 "$VENV/bin/maturin" build --release --locked -m python/Cargo.toml -o target/wheels
 # --force-reinstall: a kept venv (VENV=...) already has this version, and

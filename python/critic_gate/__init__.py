@@ -79,6 +79,13 @@ __all__ = [
 __version__: str = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
+# The values the command line's choices take (`--decisions`, `--from`,
+# `--format`, `--procedure`): a type checker holds a call to them. A keyword
+# left at None takes the library's default, the command line's.
+Decisions = Literal["all", "changed", "none"]
+InputFormat = Literal["traffic", "openai-chat", "otlp"]
+TablesFormat = Literal["csv", "parquet", "both"]
+Procedure = Literal["fixed-sequence", "holm", "bonferroni"]
 
 
 class Report:
@@ -204,8 +211,18 @@ def replay(
     out: Optional[PathLike] = None,
     *,
     label: Optional[str] = None,
-    format: str = "both",
-    **options: Any,
+    format: TablesFormat = "both",
+    config_text: Optional[str] = None,
+    plan: Optional[PathLike] = None,
+    skip_invalid: Optional[bool] = None,
+    decisions: Optional[Decisions] = None,
+    group_by: Optional[Sequence[str]] = None,
+    scope_columns: Optional[Sequence[str]] = None,
+    force: Optional[bool] = None,
+    from_: Optional[InputFormat] = None,
+    max_ack_share: Optional[float] = None,
+    max_line_bytes: Optional[int] = None,
+    threads: Optional[int] = None,
 ) -> Report:
     """Replay traffic files (JSON Lines, plain, .gz or .zst) through every
     variant of ``config`` (a gate config file's path), or of
@@ -217,8 +234,8 @@ def replay(
     writes it (``format``: both, or parquet only; the DataFrames are read
     from the Parquet tables); None keeps the tables in memory only.
     ``label``: the ``run`` column, by default the folder's name (as the
-    CLI's), else ``run``. ``options`` are the
-    command line's flags: ``skip_invalid``, ``decisions`` (all, changed,
+    CLI's), else ``run``. The other keywords are the
+    command line's flags (None: its default): ``plan``, ``skip_invalid``, ``decisions`` (all, changed,
     none), ``group_by`` (list), ``scope_columns`` (list; ``[""]`` names no
     key), ``force``, ``from_`` (traffic, openai-chat, otlp),
     ``max_ack_share``, ``max_line_bytes``, and ``threads`` (the blocks
@@ -232,21 +249,71 @@ def replay(
     cfg = os.fspath(config) if config is not None else None
     format = _tables_format(out, format)
     name = _label(label, out)
+    options = _flags(
+        config_text=config_text,
+        plan=plan,
+        skip_invalid=skip_invalid,
+        decisions=decisions,
+        group_by=group_by,
+        scope_columns=scope_columns,
+        force=force,
+        from_=from_,
+        max_ack_share=max_ack_share,
+        max_line_bytes=max_line_bytes,
+        threads=threads,
+    )
     return _run_into(
         out, lambda folder: _native.replay(files, folder, cfg, name, format, **options)
     )
 
 
+def _flags(**given: Any) -> dict[str, Any]:
+    """The keywords given (not None), paths as strings: what the library
+    reads as the command line's flags; the rest take its defaults."""
+    return {
+        k: (os.fspath(v) if isinstance(v, os.PathLike) else list(v) if isinstance(v, tuple) else v)
+        for k, v in given.items()
+        if v is not None
+    }
+
+
 def replay_partial(
-    data: bytes, source: str, config: Optional[PathLike] = None, **options: Any
+    data: bytes,
+    source: str,
+    config: Optional[PathLike] = None,
+    *,
+    config_text: Optional[str] = None,
+    plan: Optional[PathLike] = None,
+    skip_invalid: Optional[bool] = None,
+    decisions: Optional[Decisions] = None,
+    group_by: Optional[Sequence[str]] = None,
+    scope_columns: Optional[Sequence[str]] = None,
+    force: Optional[bool] = None,
+    from_: Optional[InputFormat] = None,
+    max_ack_share: Optional[float] = None,
+    max_line_bytes: Optional[int] = None,
+    threads: Optional[int] = None,
 ) -> bytes:
     """The partial result of one shard: ``data`` (the bytes of one traffic
     file, plain, gzip or zstd) replayed as the file named ``source``, under
     ``config`` (a config file's path) or ``config_text=`` (its TOML text,
     for workers that do not see the driver's files), as :func:`replay`
-    takes them. ``options`` as for :func:`replay`. Every shard of one
+    takes them. The other keywords as for :func:`replay`. Every shard of one
     merge must use the same config and options."""
     cfg = os.fspath(config) if config is not None else None
+    options = _flags(
+        config_text=config_text,
+        plan=plan,
+        skip_invalid=skip_invalid,
+        decisions=decisions,
+        group_by=group_by,
+        scope_columns=scope_columns,
+        force=force,
+        from_=from_,
+        max_ack_share=max_ack_share,
+        max_line_bytes=max_line_bytes,
+        threads=threads,
+    )
     return _native.replay_partial(data, source, cfg, **options)
 
 
@@ -324,7 +391,14 @@ def sweep(
     paths: Union[PathLike, Sequence[PathLike]],
     config: PathLike,
     out: PathLike,
-    **options: Any,
+    *,
+    label: Optional[str] = None,
+    format: TablesFormat = "both",
+    skip_invalid: Optional[bool] = None,
+    force: Optional[bool] = None,
+    max_ack_share: Optional[float] = None,
+    from_: Optional[InputFormat] = None,
+    threads: Optional[int] = None,
 ) -> Report:
     """``critic-gate sweep``: every setting of ``config``'s ``[sweep]`` grid
     against the baseline, with frontier.csv and frontier.svg, into ``out``.
@@ -333,7 +407,15 @@ def sweep(
     openai-chat, otlp)."""
     # The DataFrames are read from the Parquet tables: refused before any
     # work unless the folder gets them.
-    options["format"] = _tables_format(out, options.get("format", "both"))
+    options = _flags(
+        label=label,
+        format=_tables_format(out, format),
+        skip_invalid=skip_invalid,
+        force=force,
+        max_ack_share=max_ack_share,
+        from_=from_,
+        threads=threads,
+    )
     _native.sweep(_files(paths), os.fspath(out), os.fspath(config), **options)
     return Report(out)
 
@@ -343,7 +425,21 @@ def calibrate(
     config: PathLike,
     out: PathLike,
     max_regression_rate: float,
-    **options: Any,
+    *,
+    delta: Optional[float] = None,
+    seed: Optional[int] = None,
+    procedure: Optional[Procedure] = None,
+    min_label_coverage: Optional[float] = None,
+    held_out: Optional[bool] = None,
+    assume_missing_at_random: Optional[bool] = None,
+    plan: Optional[PathLike] = None,
+    label: Optional[str] = None,
+    format: Optional[TablesFormat] = None,
+    skip_invalid: Optional[bool] = None,
+    force: Optional[bool] = None,
+    max_ack_share: Optional[float] = None,
+    from_: Optional[InputFormat] = None,
+    threads: Optional[int] = None,
 ) -> dict[str, Any]:
     """``critic-gate calibrate``: the ``[sweep]`` variant that saves the most
     while its safety regression rate stays within ``max_regression_rate``
@@ -357,6 +453,22 @@ def calibrate(
     ``plan`` (an audit plan, ``plan --audit``, whose shadow verdicts the
     traffic holds: a member's two-phase worst case stands for its worst
     case), and those of :func:`sweep`."""
+    options = _flags(
+        delta=delta,
+        seed=seed,
+        procedure=procedure,
+        min_label_coverage=min_label_coverage,
+        held_out=held_out,
+        assume_missing_at_random=assume_missing_at_random,
+        plan=plan,
+        label=label,
+        format=format,
+        skip_invalid=skip_invalid,
+        force=force,
+        max_ack_share=max_ack_share,
+        from_=from_,
+        threads=threads,
+    )
     _native.calibrate(
         _files(paths), os.fspath(out), os.fspath(config), max_regression_rate, **options
     )
@@ -369,7 +481,18 @@ def mine(
     config: Optional[PathLike] = None,
     *,
     budget_from_variant: bool = False,
-    **options: Any,
+    variant: Optional[str] = None,
+    min_support: Optional[int] = None,
+    min_labelled: Optional[int] = None,
+    max_regression_rate: Optional[float] = None,
+    stress: Optional[bool] = None,
+    assume_missing_at_random: Optional[bool] = None,
+    label: Optional[str] = None,
+    skip_invalid: Optional[bool] = None,
+    force: Optional[bool] = None,
+    max_ack_share: Optional[float] = None,
+    from_: Optional[InputFormat] = None,
+    threads: Optional[int] = None,
 ) -> dict[str, Any]:
     """``critic-gate mine``: the acks a smart variant's patterns miss
     (proposed or held back, with why) and the skips that are more than an
@@ -379,6 +502,20 @@ def mine(
     (0.05; or ``budget_from_variant=True``), ``stress``, ``label``,
     ``skip_invalid``, ``force``, ``max_ack_share``, ``from_``."""
     cfg = os.fspath(config) if config is not None else None
+    options = _flags(
+        variant=variant,
+        min_support=min_support,
+        min_labelled=min_labelled,
+        max_regression_rate=max_regression_rate,
+        stress=stress,
+        assume_missing_at_random=assume_missing_at_random,
+        label=label,
+        skip_invalid=skip_invalid,
+        force=force,
+        max_ack_share=max_ack_share,
+        from_=from_,
+        threads=threads,
+    )
     _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
     return json.loads(Path(out, "mine.json").read_text(encoding="utf-8"))
 
