@@ -582,3 +582,64 @@ def test_a_type_checker_holds_calls_to_the_signatures(tmp_path: Path) -> None:
     assert no.returncode == 1, no.stdout + no.stderr
     flagged = {int(line.split(":")[1]) for line in no.stdout.splitlines() if ": error:" in line}
     assert flagged == {2, 3, 4, 5, 6, 7}, no.stdout
+
+
+def test_python_defaults_are_the_clis(cli: str) -> None:
+    """Every keyword a command takes with a default of its own (not None,
+    which takes the library's) has the default the CLI's ``--help`` gives
+    its flag: ``window_days=7.0`` is ``--window 7d``. The one documented
+    difference: ``format`` is ``both`` where the DataFrames are read from
+    Parquet (replay, sweep, merge)."""
+    import inspect
+    import re
+    import subprocess
+
+    def cli_defaults(command: str) -> dict[str, str]:
+        text = subprocess.run([cli, command, "--help"], capture_output=True, text=True,
+                              check=True).stdout
+        found: dict[str, str] = {}
+        for line in text.splitlines():
+            flag = re.match(r"\s+(?:-\w, )?--([\w-]+)", line)
+            if flag:
+                default = re.search(r"\[default: ([^\]]*)\]", line)
+                found[flag.group(1)] = default.group(1) if default else ""
+        return found
+
+    def days(text: str) -> float:
+        n, unit = float(text[:-1]), text[-1]
+        return n * {"d": 1, "w": 7}[unit]
+
+    commands = [
+        (critic_gate.replay, "replay"), (critic_gate.replay_partial, "replay"),
+        (critic_gate.sweep, "sweep"), (critic_gate.calibrate, "calibrate"),
+        (critic_gate.mine, "mine"), (critic_gate.merge, "merge"),
+        (critic_gate.plan, "plan"), (critic_gate.monitor, "monitor"),
+    ]
+    checked = 0
+    for fn, command in commands:
+        flags = cli_defaults(command)
+        for name, p in inspect.signature(fn).parameters.items():
+            if p.kind is not p.KEYWORD_ONLY or p.default is None:
+                continue
+            if name == "format" and command in {"replay", "sweep", "merge"}:
+                assert p.default == "both", (command, p.default)
+                continue
+            flag = name.rstrip("_").replace("_", "-")
+            if flag == "from":
+                pass
+            elif flag not in flags and flag.endswith("-days"):
+                flag = flag[: -len("-days")]
+            assert flag in flags, f"{fn.__name__}({name}=...) has no --{flag} in `{command} --help`"
+            cli_default = flags[flag]
+            if isinstance(p.default, bool):
+                assert p.default is False and cli_default == "", (command, name)
+            elif isinstance(p.default, tuple):
+                assert p.default == () and cli_default == "", (command, name)
+            elif name.endswith("_days"):
+                assert p.default == days(cli_default), (command, name, p.default, cli_default)
+            elif isinstance(p.default, float):
+                assert p.default == float(cli_default), (command, name, p.default, cli_default)
+            else:
+                assert str(p.default) == cli_default, (command, name, p.default, cli_default)
+            checked += 1
+    assert checked >= 12, checked
