@@ -217,9 +217,10 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
 }
 
 /// The figures of a plan's sample on this variant's row: production's
-/// skips on production's variant; an audit's on the audited variant and on
-/// every other whose unlabelled new skips it covers in part (the draws
-/// among those, and the two-phase bound).
+/// skips on production's variant; an audit's on each variant whose
+/// unlabelled new skips it bounds (the audited one, and any other with a
+/// draw among its own), with the two-phase bound. Where an audit gives the
+/// audited variant no bound, a note says why and the row has none.
 fn design_fields(
     d: &crate::replay::design::DesignTally,
     view: &VariantView,
@@ -228,26 +229,47 @@ fn design_fields(
     notes: &mut Vec<String>,
 ) {
     let audited = d.variant == view.name;
-    let Some(two) = audit_of(d, view.name, &view.v.counts) else {
+    if d.population == crate::replay::design::Population::ProductionSkips {
         if audited {
             let f = d.figures(turns, 0.05);
             sample_fields(&f, s);
             note_shared_coins(view.name, &f, notes);
         }
         return;
+    }
+    let Some(two) = audit_of(d, view.name, &view.v.counts) else {
+        if audited {
+            note_unbounded_audit(view.name, &d.figures(turns, 0.05), notes);
+        }
+        return;
     };
     let f = two.sample.figures(turns, 0.05);
     sample_fields(&f, s);
     two_phase_fields(&two, turns, s);
-    if audited {
-        note_shared_coins(view.name, &f, notes);
-    }
 }
 
-/// An audit's two-phase parts on a variant's new skips: the audited
-/// variant's always; another's only with a bound from draws among its
-/// skips (else its worst case stands, as without a plan). What the summary
-/// publishes at 95% and calibrate tests at its own levels.
+/// Why an audit bounds none of the audited variant's unlabelled new skips.
+fn note_unbounded_audit(
+    variant: &str,
+    f: &crate::replay::design::SampleFigures,
+    notes: &mut Vec<String>,
+) {
+    if f.run_keyed > 0 || f.shared_keys > 0 {
+        note_shared_coins(variant, f, notes);
+        return;
+    }
+    notes.push(format!(
+        "variant {variant}: the audit gives no two-phase bound on this traffic: {} of its {} unlabelled new skips were drawn, {} of them labelled (a shadow verdict or a failed call); its worst case stands",
+        f.sampled,
+        f.production_skips,
+        f.labelled + f.failed
+    ));
+}
+
+/// An audit's two-phase parts on a variant's new skips, where its sample
+/// gives them a bound (a draw among them, each with its own coin): what
+/// the summary publishes at 95% and calibrate tests at its own levels.
+/// None elsewhere: the variant's worst case stands, as without a plan.
 pub(crate) fn audit_of(
     d: &crate::replay::design::DesignTally,
     variant: &str,
@@ -255,10 +277,7 @@ pub(crate) fn audit_of(
 ) -> Option<crate::replay::design::TwoPhase> {
     let two = d.two_phase(variant, c)?;
     let drew = two.sample.strata.values().any(|s| s.drawn > 0);
-    match d.variant == variant || (drew && two.upper(0.05, true).is_some()) {
-        true => Some(two),
-        false => None,
-    }
+    (drew && two.upper(0.05, true).is_some()).then_some(two)
 }
 
 /// A two-phase bound on the variant's new skips (an audit plan): the

@@ -549,17 +549,18 @@ impl VariantSummary {
         Ok(())
     }
 
-    /// The population a sample's counts are of: production's skips on
-    /// production's variant, an audited candidate's unlabelled new skips
-    /// where the two-phase figures are; None on any other row.
+    /// The population a sample's counts are of: a variant's unlabelled
+    /// new skips where an audit's two-phase figures are (production's
+    /// variant included), production's skips on production's variant
+    /// otherwise; None on any other row.
     fn sampled_population(&self) -> Option<u64> {
         let audit = self
             .new_skip_regression_rate_two_phase_worst_case_upper95
             .is_some();
         match (self.production, audit) {
+            (_, true) => self.new_skips.checked_sub(self.new_labelled_skips),
             (true, false) => self.production_skips,
-            (false, true) => self.new_skips.checked_sub(self.new_labelled_skips),
-            _ => None,
+            (false, false) => None,
         }
     }
 

@@ -63,8 +63,11 @@ pub struct HeldOut {
     pub label_coverage: Option<f64>,
     /// At 1 - delta, as on the calibration part.
     pub upper_bound: Option<f64>,
-    /// Every unlabelled skip counted as a regression.
+    /// Every unlabelled skip counted as a regression; with an audit that
+    /// covers the variant on this part, its two-phase bound (`two_phase`).
     pub worst_case_upper_bound: Option<f64>,
+    /// The worst-case bound is the audit's two-phase bound.
+    pub two_phase: bool,
     /// The lower bound at 1 - delta: above R is evidence the rate is.
     pub lower_bound: Option<f64>,
     /// Evidence that the rate is above R: the lower bound is. An upper
@@ -120,12 +123,19 @@ fn audited(o: &CalibrateOptions) -> Option<&str> {
 pub fn guarantee(rule: &Rule, audited: Option<&str>) -> String {
     let confidence =
         crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
+    // With an audit the guard is of the realised rate: the statement on
+    // the true rate then rests on the labels being missing at random.
+    let condition = match (rule.assume_missing_at_random, audited) {
+        (false, Some(_)) => " if the recorded labels are missing at random (see below for what holds whatever made them missing)",
+        _ => "",
+    };
     format!(
-        "the procedure certifies a variant whose true safety regression rate on its new skips (the chance that a turn it skips and the baseline fires on is one production's critic would revise or refuse) is above {r} with probability at most {d}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic; the turns of one run need not be (the bound and the p-values take runs as the sampling unit: Korn and Graubard's exact bound on effective counts, from the design effect over runs). {missing} It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part",
+        "the procedure certifies a variant whose true safety regression rate on its new skips (the chance that a turn it skips and the baseline fires on is one production's critic would revise or refuse) is above {r} with probability at most {d}{condition}, so with probability at least {confidence} every certified variant, the chosen one among them, is within {r}. It assumes runs are independent draws from one traffic; the turns of one run need not be (the bound and the p-values take runs as the sampling unit: Korn and Graubard's exact bound on effective counts, from the design effect over runs). {missing} It holds for the procedure, R, delta, the coverage floor, the seed and the plan fixed before the run: the other procedures' outcomes in this file are for information, and choosing among them afterwards, or re-running with another seed until something passes, spends delta again. The family and its order come from the learn part, which shares no run with the calibration part",
         missing = match (rule.assume_missing_at_random, audited) {
             (false, None) => "The labels support it whatever made some new skips unlabelled: a variant whose worst-case bound (every unlabelled new skip a regression, at 1 - delta) is above R is not certified.".to_string(),
-            (false, Some(v)) => format!("The unlabelled new skips are not assumed missing at random: a variant is certified only if, besides, its two-phase bound at the same level is within R. That bound is of the realised rate of the calibration part's new skips (not of future traffic): the labelled ones' regressions as counted, the unlabelled ones the audit of `{v}` covers bounded from its coin-drawn sample (exact for the design, with each failed shadow call a regression), and any it does not cover each a regression. So with probability at least 1 - delta no certified variant's realised new-skip rate on the calibration part exceeds R, whatever made labels missing; the statement on the true rate holds if the unlabelled skips' rate is that of the labelled."),
-            (true, _) => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.".to_string(),
+            (false, Some(v)) => format!("A variant is certified only if, besides, its two-phase bound at the same level is within R (where the audit of `{v}` gives it none, its worst case: every unlabelled new skip a regression). That bound is of the realised rate of the calibration part's new skips, not of future traffic: the labelled ones' regressions as counted, the unlabelled ones the audit covers bounded from its coin-drawn sample (valid for the design: exact with one inclusion probability, Bonferroni across several; each failed or missing shadow call a regression), and any it does not cover each a regression. It assumes the shadow critic judges as production's critic would. So, whatever made labels missing, with probability at least {confidence} no certified variant's realised new-skip rate on the calibration part exceeds R."),
+            (true, None) => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.".to_string(),
+            (true, Some(v)) => format!("ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound (the audit of `{v}`'s two-phase bound where it covers the member, marked two_phase) shows what the labels and the audit support without it."),
         },
         r = rule.max_regression_rate,
         d = rule.delta,
@@ -261,6 +271,7 @@ fn held_out(v: &VariantSummary, rule: &Rule, part: &Part) -> HeldOut {
         label_coverage: v.label_coverage,
         upper_bound: sig_up(upper),
         worst_case_upper_bound: sig_up(e.worst_case_upper(rule.delta)),
+        two_phase: e.audit.is_some(),
         lower_bound: lower.map(|l| crate::summary::numbers::sig(Some(l)).unwrap_or(l)),
         above_r,
         verdict,

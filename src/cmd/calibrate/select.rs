@@ -261,9 +261,12 @@ pub struct Member {
     pub variant: String,
     pub learn: Figures,
     pub calibration: Figures,
-    /// On the calibration part: the p-value of "the rate exceeds R".
+    /// On the calibration part: the p-value of "the rate exceeds R" of
+    /// the labels' test (the worst-case or two-phase guard is apart).
     pub p_value: f64,
-    /// On the calibration part, every unlabelled skip a regression.
+    /// On the calibration part, every unlabelled skip a regression; with
+    /// an audit that covers the member, its two-phase bound
+    /// (`calibration.two_phase`).
     pub worst_case_upper_bound: Option<f64>,
     /// False: on the calibration part its coverage of new skips is below
     /// the floor, or (unless missing at random is assumed) its worst-case

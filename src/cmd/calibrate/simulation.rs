@@ -668,11 +668,12 @@ fn well_labelled_safe_variants_are_still_certified() {
 }
 
 /// An audit of the widest variant's unlabelled new skips: each drawn at
-/// `probability`, its shadow call failing with one chance on the turns the
-/// critic would revise and another on the rest.
+/// its kind's probability (a stratum per kind), its shadow call failing
+/// with one chance on the turns the critic would revise and another on
+/// the rest.
 #[derive(Clone, Copy, Debug)]
 struct Audit {
-    probability: f64,
+    probabilities: [f64; 2],
     fails_if_revised: f64,
     fails_else: f64,
 }
@@ -694,7 +695,7 @@ fn simulate_audited_part(
     let (runs, turns_per_run) = (300, 10);
     // Per run, per variant: (new skips, labelled, regressions).
     let mut cells = vec![vec![(0u64, 0u64, 0u64); n]; runs];
-    let mut tallies = vec![StratumTally::default(); n];
+    let mut tallies = vec![std::collections::BTreeMap::<String, StratumTally>::new(); n];
     let mut realised = vec![0u64; n];
     for run in cells.iter_mut() {
         let f = c.draw(rng);
@@ -703,11 +704,12 @@ fn simulate_audited_part(
                 continue;
             };
             let a = audit.unwrap_or(Audit {
-                probability: 0.0,
+                probabilities: [0.0; 2],
                 fails_if_revised: 0.0,
                 fails_else: 0.0,
             });
-            let drawn = !labelled && rng.next() < a.probability;
+            let probability = a.probabilities[i.min(1)];
+            let drawn = !labelled && rng.next() < probability;
             let fails = rng.next()
                 < match revised {
                     true => a.fails_if_revised,
@@ -719,8 +721,8 @@ fn simulate_audited_part(
                 cell.1 += u64::from(labelled);
                 cell.2 += u64::from(labelled && revised);
                 realised[v] += u64::from(revised);
-                let t = &mut tallies[v];
-                t.probability = a.probability;
+                let t = tallies[v].entry(format!("kind{i}")).or_default();
+                t.probability = probability;
                 t.skips += u64::from(!labelled);
                 t.drawn += u64::from(drawn);
                 t.failed += u64::from(drawn && fails);
@@ -739,7 +741,7 @@ fn simulate_audited_part(
                 outside: 0,
                 sample: DesignTally {
                     population: Population::UnlabelledNewSkips,
-                    strata: [("all".to_string(), tallies[v])].into(),
+                    strata: tallies[v].clone(),
                     ..Default::default()
                 },
             });
@@ -814,7 +816,7 @@ fn an_audit_certifies_nothing_above_r_whatever_made_labels_missing() {
     let n = replicates(60, 400);
     let kinds = hard_turns_lose_labels(0.08);
     let audit = Audit {
-        probability: 0.5,
+        probabilities: [0.5, 0.5],
         fails_if_revised: 0.3,
         fails_else: 0.05,
     };
@@ -839,7 +841,7 @@ fn an_audit_certifies_a_safe_variant_the_worst_case_cannot() {
     let kinds = hard_turns_lose_labels(0.05);
     assert!((true_rate(&kinds, 1, Clustering::MILD) - 0.04).abs() < 1e-9);
     let audit = Audit {
-        probability: 0.8,
+        probabilities: [0.8, 0.8],
         fails_if_revised: 0.05,
         fails_else: 0.05,
     };
@@ -851,4 +853,50 @@ fn an_audit_certifies_a_safe_variant_the_worst_case_cannot() {
         without as f64 <= 0.05 * n as f64,
         "the control: {without} of {n}"
     );
+}
+
+/// Near R, where the guard decides: the risky kind at 0.072 (the variant
+/// skipping both at a true 0.051, so its calibration part's realised rate
+/// falls on either side of R = 0.05), its labels missing where the critic
+/// would revise, mildly clustered runs. Two audits: (a) 30% of each
+/// stratum drawn, no shadow call failing; (b) two strata drawn at unequal
+/// probabilities (0.5 and 0.8: the Bonferroni bound), shadow calls failing
+/// on 70% of the turns the critic would revise and 1% of the rest. In
+/// each, a variant whose realised rate is above R is certified in at most
+/// delta of the replicates. The settings tell a sound guard from a
+/// weakened one (measured at 400 replicates when this test was written:
+/// 0 and 0 certified above R; the guard at 50% confidence: 32 of 400 in
+/// (a); failed shadow calls taken as unrelated to the verdict: 116 of 400
+/// in (b)).
+#[test]
+fn near_r_the_audit_certifies_a_realised_rate_above_r_in_at_most_delta() {
+    let n = replicates(200, 400);
+    let kinds = hard_turns_lose_labels(0.072);
+    let settings = [
+        (
+            "(a) no failures",
+            Audit {
+                probabilities: [0.3, 0.3],
+                fails_if_revised: 0.0,
+                fails_else: 0.0,
+            },
+        ),
+        (
+            "(b) informative failures, two probabilities",
+            Audit {
+                probabilities: [0.5, 0.8],
+                fails_if_revised: 0.7,
+                fails_else: 0.01,
+            },
+        ),
+    ];
+    for (name, audit) in settings {
+        let (above, v1) = audited_shares(n, 0x4ea2, &kinds, Clustering::MILD, Some(audit), "v1");
+        eprintln!("audit near R (v1 true 0.051), {name}: a variant above R on the calibration part certified in {above} of {n}; v1 certified in {v1}");
+        assert!(above as f64 <= 0.05 * n as f64, "{name}: {above} of {n}");
+        assert!(
+            v1 > 0,
+            "{name}: the setting is near R: v1 is sometimes certified"
+        );
+    }
 }
