@@ -550,7 +550,9 @@ impl DesignTally {
         if self.mixed || f.production_skips == 0 {
             return f;
         }
-        f.estimate = horvitz_thompson(&groups).map(|t| t / f.production_skips as f64);
+        // A drawn regression's weight can pass a small window's skips: the
+        // total estimate is unbiased, the rate held to 1.
+        f.estimate = horvitz_thompson(&groups).map(|t| (t / f.production_skips as f64).min(1.0));
         if self.run_keyed > 0 || self.shared_keys > 0 {
             // Skips that share a coin are drawn together: the bound's
             // simple random sample is not what was drawn.
@@ -958,6 +960,28 @@ mod simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small window (a calibrate part, a monitor day) can hold fewer
+    /// skips than one drawn regression's weight: the Horvitz-Thompson
+    /// total passes the population, and the rate is held to 1 (found when
+    /// `calibrate --plan` refused such a part as a bug of its own).
+    #[test]
+    fn the_estimate_is_a_share_when_a_weight_passes_the_population() {
+        let one = StratumTally {
+            probability: 0.25,
+            skips: 2,
+            drawn: 1,
+            shadow: 1,
+            regressions: 1,
+            ..Default::default()
+        };
+        let t = DesignTally {
+            strata: [("all".to_string(), one)].into(),
+            ..Default::default()
+        };
+        let f = t.figures(100, 0.05);
+        assert_eq!(f.estimate, Some(1.0), "{f:?}");
+    }
 
     fn design(p: f64) -> Design {
         Design {

@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 13;
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         13,
-        "an audit plan's two-phase figures (`new_skip_regression_rate_two_phase_upper95` and its worst case, with the `sampled_*` counts and the bounds on the covered skips) are on every variant whose unlabelled new skips the audit covers in part, not only the audited one: those it does not cover count a regression each; `check` holds the two-phase worst case (each failed shadow call a regression) in place of the worst case a rate budget implies, where it held the two-phase bound; `calibrate --plan` reads an audit the same way",
+        "an audit plan's two-phase figures (`new_skip_regression_rate_two_phase_upper95` and its worst case, with the `sampled_*` counts and the bounds on the covered skips) are on every variant whose unlabelled new skips the audit covers in part, not only the audited one: those it does not cover count a regression each; `check` holds the two-phase worst case (each failed shadow call a regression) in place of the worst case a rate budget implies, where it held the two-phase bound; `calibrate --plan` reads an audit the same way; `skip_regression_rate_estimate` is held to at most 1 (in a small window one drawn regression's weight can pass the skips)",
     ),
     (
         12,
@@ -469,7 +469,7 @@ figures! {
     sampled_unreviewed: Option<u64>, "turns",
         "of sampled_skips, those with neither a verdict nor a failed call (not yet reviewed)";
     skip_regression_rate_estimate: Option<f64>, "share",
-        "the Horvitz-Thompson estimate of the regression rate on production's skips: each labelled regression weighted by 1 / its inclusion probability (times drawn over labelled at that probability), over production_skips; empty where a stratum with skips has probability 0 or none of its drawn skips is labelled";
+        "the Horvitz-Thompson estimate of the regression rate on production's skips: each labelled regression weighted by 1 / its inclusion probability (times drawn over labelled at that probability), over production_skips, held to at most 1 (one drawn regression's weight can pass a small window's skips); empty where a stratum with skips has probability 0 or none of its drawn skips is labelled";
     skip_regression_rate_upper95: Option<f64>, "share",
         "one-sided 95% upper bound of the regression rate on production's skips (those of this traffic), valid for the design (with an audit plan: of the unlabelled new skips the audit covers on this row): with one inclusion probability the exact hypergeometric bound on the labelled draws; with several, each probability's exact bound at 5% / their number, summed (skip_bound_method); a stratum at probability 0 or with no label counts all its skips; it assumes failed and unreviewed draws are unrelated to the verdict; empty with no label. `check`'s max_skip_regression_rate reads it";
     skip_regression_rate_worst_case_upper95: Option<f64>, "share",
