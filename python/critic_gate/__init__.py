@@ -696,7 +696,18 @@ def check(
     variants: Optional[Sequence[str]] = None,
     markdown: Optional[PathLike] = None,
     assume_missing_at_random: Optional[bool] = None,
-    **budgets: Any,
+    max_safety_regressions: Optional[int] = None,
+    max_safety_regression_rate: Optional[float] = None,
+    max_worst_case_regression_rate: Optional[float] = None,
+    min_skip_rate: Optional[float] = None,
+    max_added_call_rate: Optional[float] = None,
+    min_label_coverage: Optional[float] = None,
+    min_turns: Optional[int] = None,
+    max_risky_skip_rate: Optional[float] = None,
+    max_rejected: Optional[int] = None,
+    min_production_agreement: Optional[float] = None,
+    max_skip_regression_rate: Optional[float] = None,
+    max_skip_worst_case_regression_rate: Optional[float] = None,
 ) -> Verdict:
     """``critic-gate check``: a replay's folder against release budgets,
     given as keyword arguments named as ``[check]``'s keys (for example
@@ -710,6 +721,22 @@ def check(
     cfg = os.fspath(config) if config is not None else None
     md = os.fspath(markdown) if markdown is not None else None
     vs = list(variants) if variants is not None else None
+    # The budgets as `check --help` lists them (a test holds the two
+    # lists together); None: not given.
+    budgets = _flags(
+        max_safety_regressions=max_safety_regressions,
+        max_safety_regression_rate=max_safety_regression_rate,
+        max_worst_case_regression_rate=max_worst_case_regression_rate,
+        min_skip_rate=min_skip_rate,
+        max_added_call_rate=max_added_call_rate,
+        min_label_coverage=min_label_coverage,
+        min_turns=min_turns,
+        max_risky_skip_rate=max_risky_skip_rate,
+        max_rejected=max_rejected,
+        min_production_agreement=min_production_agreement,
+        max_skip_regression_rate=max_skip_regression_rate,
+        max_skip_worst_case_regression_rate=max_skip_worst_case_regression_rate,
+    )
     passed, text, results = _native.check(
         os.fspath(folder), cfg, vs, md, assume_missing_at_random, **budgets
     )
