@@ -32,9 +32,24 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterable,
+    Literal,
+    Optional,
+    Sequence,
+    TypedDict,
+    Union,
+    overload,
+)
 
 import polars as pl
+
+if TYPE_CHECKING:
+    # Only a type checker reads it (annotations are strings at run time).
+    from typing_extensions import Unpack
 
 from . import _native
 from ._native import (
@@ -74,6 +89,7 @@ __all__ = [
     "turn_key",
     "replay",
     "replay_partial",
+    "ReplayFlags",
     "sweep",
 ]
 __version__: str = _native.__version__
@@ -86,6 +102,23 @@ Decisions = Literal["all", "changed", "none"]
 InputFormat = Literal["traffic", "openai-chat", "otlp"]
 TablesFormat = Literal["csv", "parquet", "both"]
 Procedure = Literal["fixed-sequence", "holm", "bonferroni"]
+
+
+class ReplayFlags(TypedDict, total=False):
+    """The command line's replay flags, as :func:`replay` and
+    :func:`replay_partial` take them (None, or left out: its default)."""
+
+    config_text: Optional[str]
+    plan: Optional[PathLike]
+    skip_invalid: Optional[bool]
+    decisions: Optional[Decisions]
+    group_by: Optional[Sequence[str]]
+    scope_columns: Optional[Sequence[str]]
+    force: Optional[bool]
+    from_: Optional[InputFormat]
+    max_ack_share: Optional[float]
+    max_line_bytes: Optional[int]
+    threads: Optional[int]
 
 
 class Report:
@@ -212,17 +245,7 @@ def replay(
     *,
     label: Optional[str] = None,
     format: TablesFormat = "both",
-    config_text: Optional[str] = None,
-    plan: Optional[PathLike] = None,
-    skip_invalid: Optional[bool] = None,
-    decisions: Optional[Decisions] = None,
-    group_by: Optional[Sequence[str]] = None,
-    scope_columns: Optional[Sequence[str]] = None,
-    force: Optional[bool] = None,
-    from_: Optional[InputFormat] = None,
-    max_ack_share: Optional[float] = None,
-    max_line_bytes: Optional[int] = None,
-    threads: Optional[int] = None,
+    **flags: Unpack[ReplayFlags],
 ) -> Report:
     """Replay traffic files (JSON Lines, plain, .gz or .zst) through every
     variant of ``config`` (a gate config file's path), or of
@@ -234,7 +257,7 @@ def replay(
     writes it (``format``: both, or parquet only; the DataFrames are read
     from the Parquet tables); None keeps the tables in memory only.
     ``label``: the ``run`` column, by default the folder's name (as the
-    CLI's), else ``run``. The other keywords are the
+    CLI's), else ``run``. ``flags`` (:class:`ReplayFlags`) are the
     command line's flags (None: its default): ``plan``, ``skip_invalid``, ``decisions`` (all, changed,
     none), ``group_by`` (list), ``scope_columns`` (list; ``[""]`` names no
     key), ``force``, ``from_`` (traffic, openai-chat, otlp),
@@ -249,19 +272,7 @@ def replay(
     cfg = os.fspath(config) if config is not None else None
     format = _tables_format(out, format)
     name = _label(label, out)
-    options = _flags(
-        config_text=config_text,
-        plan=plan,
-        skip_invalid=skip_invalid,
-        decisions=decisions,
-        group_by=group_by,
-        scope_columns=scope_columns,
-        force=force,
-        from_=from_,
-        max_ack_share=max_ack_share,
-        max_line_bytes=max_line_bytes,
-        threads=threads,
-    )
+    options = _flags(**flags)
     return _run_into(
         out, lambda folder: _native.replay(files, folder, cfg, name, format, **options)
     )
@@ -281,18 +292,7 @@ def replay_partial(
     data: bytes,
     source: str,
     config: Optional[PathLike] = None,
-    *,
-    config_text: Optional[str] = None,
-    plan: Optional[PathLike] = None,
-    skip_invalid: Optional[bool] = None,
-    decisions: Optional[Decisions] = None,
-    group_by: Optional[Sequence[str]] = None,
-    scope_columns: Optional[Sequence[str]] = None,
-    force: Optional[bool] = None,
-    from_: Optional[InputFormat] = None,
-    max_ack_share: Optional[float] = None,
-    max_line_bytes: Optional[int] = None,
-    threads: Optional[int] = None,
+    **flags: Unpack[ReplayFlags],
 ) -> bytes:
     """The partial result of one shard: ``data`` (the bytes of one traffic
     file, plain, gzip or zstd) replayed as the file named ``source``, under
@@ -301,19 +301,7 @@ def replay_partial(
     takes them. The other keywords as for :func:`replay`. Every shard of one
     merge must use the same config and options."""
     cfg = os.fspath(config) if config is not None else None
-    options = _flags(
-        config_text=config_text,
-        plan=plan,
-        skip_invalid=skip_invalid,
-        decisions=decisions,
-        group_by=group_by,
-        scope_columns=scope_columns,
-        force=force,
-        from_=from_,
-        max_ack_share=max_ack_share,
-        max_line_bytes=max_line_bytes,
-        threads=threads,
-    )
+    options = _flags(**flags)
     return _native.replay_partial(data, source, cfg, **options)
 
 

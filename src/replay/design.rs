@@ -510,14 +510,9 @@ impl DesignTally {
         self.other_plan += o.other_plan;
         self.unplanned += o.unplanned;
         self.fidelity.merge(&o.fidelity);
-        for (k, b) in &o.strata {
-            self.strata.entry(k.clone()).or_default().add(b);
-        }
+        merge_strata(&mut self.strata, &o.strata);
         for (v, strata) in &o.overlap {
-            let mine = self.overlap.entry(v.clone()).or_default();
-            for (k, b) in strata {
-                mine.entry(k.clone()).or_default().add(b);
-            }
+            merge_strata(self.overlap.entry(v.clone()).or_default(), strata);
         }
     }
 
@@ -610,6 +605,13 @@ fn add_to(strata: &mut BTreeMap<String, StratumTally>, stratum: &str, one: &Stra
         .get_mut(stratum)
         .expect("the stratum is in the map")
         .add(one);
+}
+
+/// Add each stratum of `b` to the same stratum of `a`.
+fn merge_strata(a: &mut BTreeMap<String, StratumTally>, b: &BTreeMap<String, StratumTally>) {
+    for (k, t) in b {
+        a.entry(k.clone()).or_default().add(t);
+    }
 }
 
 /// Merge a block's or shard's tally (if any) into `a`.
