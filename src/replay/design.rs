@@ -244,6 +244,10 @@ pub struct Verdict {
     /// The coin key's XXH3-64: the order within a period (the same in
     /// any reading order, and unrelated to the verdict).
     pub key: u64,
+    /// The run's (the conversation's) XXH3-64: a change alarm takes one
+    /// verdict per conversation a day, so that one derailing conversation
+    /// is one observation, not several.
+    pub conversation: u64,
     pub stratum: String,
     pub regression: bool,
 }
@@ -439,6 +443,7 @@ impl DesignTally {
             }
             verdict = review(t, shadow, &mut one).map(|regression| Verdict {
                 key,
+                conversation: xxhash_rust::xxh3::xxh3_64(t.run_id.as_bytes()),
                 stratum: at.stratum.clone(),
                 regression,
             });

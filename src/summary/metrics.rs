@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 13;
+pub const SCHEMA_VERSION: u64 = 14;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        14,
+        "`monitor`'s change alarm takes one label per conversation a day (of a conversation's verdicts that day, the one of the lowest coin key), so that a derailing conversation is one observation and the chart false-alarms no more often than designed; plan.csv gains `chart_labels_per_day` (plan.toml: `expected_chart_labels_per_day`), learnt from how the traffic's skips gather in conversations, and `days_to_detect_2r`/`days_to_detect_3r` are predicted on those labels; a monitor state of format 1 is refused (its verdicts do not name their conversation): start a new one",
+    ),
     (
         13,
         "an audit plan's two-phase figures (`new_skip_regression_rate_two_phase_upper95` and its worst case, with the `sampled_*` counts and the bounds on the covered skips) are on every variant whose unlabelled new skips the audit covers in part, not only the audited one: those it does not cover count a regression each; `check` holds the two-phase worst case (each failed shadow call a regression) in place of the worst case a rate budget implies, where it held the two-phase bound; `calibrate --plan` reads an audit the same way; `skip_regression_rate_estimate` is held to at most 1 (in a small window one drawn regression's weight can pass the skips)",

@@ -109,6 +109,23 @@ fn a_plan_sizes_each_stratum_for_its_labels_within_the_window() {
         ("2100", "300", "3")
     );
     assert_eq!(en["labels_to_certify"], "299");
+    // English acks come four to a conversation a day (75 a day): the
+    // change alarm takes one label per conversation a day, so its labels
+    // are the conversations drawn at least once, 75 (1 - (1 - p)^4), not
+    // the 299 / 7 calls.
+    let f = |k: &str| en[k].parse::<f64>().unwrap();
+    let chart = 75.0 * (1.0 - (1.0 - p("en")).powi(4));
+    assert!(
+        (f("chart_labels_per_day") - chart).abs() < 1e-6 * chart,
+        "{} against {chart}",
+        f("chart_labels_per_day")
+    );
+    assert!(f("chart_labels_per_day") < 0.9 * f("calls_per_day"));
+    let en_toml = strata.iter().find(|s| s["value"].as_str() == Some("en"));
+    assert_eq!(
+        en_toml.unwrap()["expected_chart_labels_per_day"].as_float(),
+        Some(f("chart_labels_per_day"))
+    );
     assert_eq!(
         en["labels_for_power"], "",
         "a prior of 1% cannot certify 1%"

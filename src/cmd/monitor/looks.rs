@@ -178,7 +178,7 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
     let last = periods.last().map(|p| p.0.clone());
     for (name, p) in &periods {
         let is_last = last.as_ref() == Some(name);
-        for v in &p.verdicts {
+        for v in &p.chart {
             if let Some(c) = charts.get_mut(&v.stratum) {
                 c.step(name, v.regression);
             }
@@ -448,4 +448,82 @@ fn labels_needed(groups: &[Group], level: f64, rate: f64, estimate: Option<f64>)
         }
     }
     Some((hi * labelled as f64).ceil() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::cmd::monitor::looks::{rows, Watch};
+    use crate::cmd::monitor::period::Cut;
+    use crate::cmd::monitor::state::{Period, State};
+    use crate::cusum::Cusum;
+    use crate::replay::design::Verdict;
+
+    /// Under the chart, a conversation is one label a day: the one of its
+    /// lowest key. Four regressions of one derailing conversation and an
+    /// approval of another step the chart twice (+3, -1), not five times;
+    /// the next day the conversation counts again. Which of its verdicts
+    /// is kept follows the key, not the verdict.
+    #[test]
+    fn a_conversation_is_one_label_a_day_to_the_chart() {
+        let v = |key, conversation, regression| Verdict {
+            key,
+            conversation,
+            stratum: "s".into(),
+            regression,
+        };
+        let mut state = State::new("p", None);
+        let day = |verdicts: Vec<Verdict>| Period {
+            turns: BTreeMap::from([("s".to_string(), Default::default())]),
+            verdicts,
+            ..Default::default()
+        };
+        state.days.insert(
+            "2026-01-01".into(),
+            day(vec![
+                v(1, 7, true),
+                v(2, 7, true),
+                v(3, 8, false),
+                v(4, 7, true),
+                v(5, 7, true),
+            ]),
+        );
+        state.days.insert(
+            "2026-01-02".into(),
+            day(vec![v(6, 8, false), v(9, 7, true), v(10, 7, false)]),
+        );
+        // The same conversation whose lowest key approves: one step down.
+        state.days.insert(
+            "2026-01-03".into(),
+            day(vec![v(11, 7, false), v(12, 7, true), v(13, 7, true)]),
+        );
+        let watch = Watch {
+            rate: 0.1,
+            alpha: 0.05,
+            charts: BTreeMap::from([("s".to_string(), Cusum { up: 3, h: 100 })]),
+            probabilities: 1,
+            fidelity: false,
+            false_alarm_days: 365.0,
+            rise: 2.0,
+            redesigned: false,
+        };
+        let scores: Vec<f64> = rows(&state, &Cut::Day, &watch)
+            .iter()
+            .filter(|r| r.stratum == "s")
+            .map(|r| r.cusum.unwrap() * 100.0)
+            .collect();
+        assert_eq!(scores.len(), 3);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(scores[0], 2.0), "{scores:?}");
+        assert!(close(scores[1], 4.0), "{scores:?}");
+        assert!(close(scores[2], 3.0), "{scores:?}");
+        // By week, the same: the chart steps day by day.
+        let week: Vec<f64> = rows(&state, &Cut::Week, &watch)
+            .iter()
+            .filter(|r| r.stratum == "s")
+            .map(|r| r.cusum.unwrap() * 100.0)
+            .collect();
+        assert!(close(week[week.len() - 1], 3.0), "{week:?}");
+    }
 }

@@ -263,7 +263,9 @@ fn watch_of(
             (true, _, _) => crate::cusum::Cusum::for_arl(
                 plan.rate,
                 rise * plan.rate,
-                days * with_calls as f64 * s.expected_calls_per_day,
+                days * with_calls as f64
+                    * s.expected_chart_labels_per_day
+                        .unwrap_or(s.expected_calls_per_day),
             ),
             (false, Some(up), Some(h)) if up > 0 && h > 0 && h <= crate::cusum::MAX_H => {
                 Some(crate::cusum::Cusum { up, h })

@@ -15,7 +15,9 @@ use crate::replay::design::{DesignTally, Verdict};
 use crate::Error;
 
 /// The version of the state file this build writes and reads.
-pub const STATE_FORMAT: u64 = 1;
+/// 2: each verdict names its conversation (the change alarm takes one
+/// per conversation a day).
+pub const STATE_FORMAT: u64 = 2;
 
 /// Turns and production's fires of one stratum in one period.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +34,11 @@ pub struct Period {
     pub design: DesignTally,
     /// The drawn skips' verdicts, ordered by their key.
     pub verdicts: Vec<Verdict>,
+    /// What the change alarms step through, day by day ([`State::periods`]
+    /// derives it; never stored): of each day's verdicts, one per
+    /// conversation and stratum.
+    #[serde(skip)]
+    pub chart: Vec<Verdict>,
 }
 
 impl Period {
@@ -80,6 +87,20 @@ impl Period {
         let labelled: u64 = self.design.strata.values().map(|t| t.labelled()).sum();
         (self.verdicts.len() as u64 != labelled)
             .then(|| "its verdicts do not match its counts".into())
+    }
+
+    /// The day's verdicts a change alarm takes: per stratum and
+    /// conversation, the one of the lowest key, in key order. The key is
+    /// the coin's hash, unrelated to the verdict, so the one kept is a
+    /// random one of the conversation's and regresses at the skips' rate;
+    /// conversations are independent where their turns are not, so the
+    /// chart's labels are independent draws at that rate, as it is
+    /// designed for, however a derailing conversation's labels cluster.
+    fn one_per_conversation(&self) -> impl Iterator<Item = &Verdict> {
+        let mut seen = std::collections::HashSet::new();
+        self.verdicts
+            .iter()
+            .filter(move |v| seen.insert((v.stratum.as_str(), v.conversation)))
     }
 
     /// The next day of a period: its counts added, its verdicts after
@@ -163,7 +184,7 @@ impl State {
 
     /// The slots grouped into `cut`'s periods, in time order (releases
     /// named by a field: by the first day each was seen, then by name);
-    /// a period's slots in day order.
+    /// a period's slots in day order, each period's `chart` filled.
     pub fn periods(&self, cut: &super::period::Cut) -> Vec<(String, Period)> {
         let mut out: Vec<(String, Period)> = Vec::new();
         let mut first: BTreeMap<String, String> = BTreeMap::new();
@@ -171,10 +192,18 @@ impl State {
             let name = cut.of_slot(slot);
             let day = super::period::day_of_slot(slot);
             first.entry(name.clone()).or_insert_with(|| day.to_string());
-            match out.iter_mut().rev().find(|(n, _)| *n == name) {
-                Some((_, a)) => a.absorb(p),
-                None => out.push((name, p.clone())),
-            }
+            let a = match out.iter_mut().rev().position(|(n, _)| *n == name) {
+                Some(i) => {
+                    let i = out.len() - 1 - i;
+                    out[i].1.absorb(p);
+                    &mut out[i].1
+                }
+                None => {
+                    out.push((name, p.clone()));
+                    &mut out.last_mut().expect("pushed").1
+                }
+            };
+            a.chart.extend(p.one_per_conversation().cloned());
         }
         out.sort_by(|a, b| (&first[&a.0], &a.0).cmp(&(&first[&b.0], &b.0)));
         out

@@ -170,7 +170,7 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
     }
     let _ = writeln!(
         s,
-        "Plan `{}`: production's skips (gate of `{}`) regress at most {r}, at {}% confidence. The anytime bounds hold at every look at once, on the skips counted so far (their realised rate, not future traffic's); the window bound holds for one look at its period alone. The change alarm is a CUSUM per stratum for a rise to {}R, designed to false-alarm about once in {} days at R across the strata{}.\n",
+        "Plan `{}`: production's skips (gate of `{}`) regress at most {r}, at {}% confidence. The anytime bounds hold at every look at once, on the skips counted so far (their realised rate, not future traffic's); the window bound holds for one look at its period alone. The change alarm is a CUSUM per stratum on one label per conversation a day, for a rise to {}R, designed to false-alarm about once in {} days at R across the strata{}.\n",
         md_text(&plan.plan_id),
         md_text(&plan.production),
         ((1.0 - w.alpha) * 100.0).round(),

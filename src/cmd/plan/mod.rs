@@ -225,6 +225,7 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         &mut |t, _| traffic.add(t, &member, &strata, &plan.cost),
     )?;
     (traffic.turns, traffic.rejected) = (read.turns, read.rejected);
+    traffic.settle();
     let designed = design(r, &traffic)?;
     let salt = match &r.salt {
         Some(s) if !s.is_empty() => s.clone(),
@@ -445,6 +446,7 @@ fn pooled(all: &Volume, strata: &[Sized], goal: &Goal, days: f64) -> Sized {
     }
     let mut p = sizing::size(all, goal, goal.rate, days);
     p.calls_per_day = strata.iter().map(|s| s.calls_per_day).sum();
+    p.chart_labels_per_day = strata.iter().map(|s| s.chart_labels_per_day).sum();
     p.probability = match p.skips_per_day > 0.0 {
         true => (p.calls_per_day / p.skips_per_day).min(1.0),
         false => 0.0,

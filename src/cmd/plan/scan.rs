@@ -1,8 +1,9 @@
 //! `plan`'s pass over the traffic: every turn through production's gate,
 //! tallying its skips (with their labels) per stratum, the days the
-//! traffic spans, and what a recorded critic call costs. Memory is bounded
-//! by design: at most [`MAX_STRATA`] strata (the rest are one `(other)`
-//! row, counted), two dates and a few sums.
+//! traffic spans, what a recorded critic call costs, and how the skips
+//! gather in conversations. Memory is bounded by design: at most
+//! [`MAX_STRATA`] strata (the rest are one `(other)` row, counted), two
+//! dates, a few sums and at most [`MAX_SPREAD`] conversation-days.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,72 @@ pub struct Traffic {
     /// nano-dollars: the mean cost of a shadow call.
     pub priced_calls: u64,
     pub priced_nano_usd: u128,
+    /// Skips per conversation a day, sampled; [`Traffic::settle`] moves
+    /// them into the strata's volumes.
+    pub spread: Spread,
+}
+
+/// The most conversation-days (of all strata) the scan keeps to learn how
+/// skips gather in conversations.
+pub const MAX_SPREAD: usize = 1 << 16;
+
+/// Production's skips per conversation a day, per stratum, from a sample
+/// of conversation-days by hash (adaptive distinct sampling): a
+/// (stratum, run, day) is kept when its hash is at most `below`, which
+/// halves whenever more than [`MAX_SPREAD`] are kept. Each is then kept
+/// with probability (below + 1) / 2^64 whatever the traffic's order, all
+/// of its skips with it, so the kept ones weighed by its inverse estimate
+/// every stratum's spread without bias (exactly, while nothing was
+/// dropped).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spread {
+    below: u64,
+    /// By the key's hash: the stratum's name hash and the skips counted.
+    kept: std::collections::HashMap<u64, (u64, u64)>,
+}
+
+impl Default for Spread {
+    fn default() -> Spread {
+        Spread {
+            below: u64::MAX,
+            kept: Default::default(),
+        }
+    }
+}
+
+impl Spread {
+    /// One skip of `run` on `day` (None: no `ts`, one day of its own) in
+    /// the stratum `name`.
+    fn add(&mut self, name: &str, run: &str, day: Option<i64>) {
+        let stratum = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
+        let day = day.map_or(u64::MAX, |d| d as u64);
+        let key = xxhash_rust::xxh3::xxh3_64_with_seed(run.as_bytes(), stratum ^ day);
+        if key > self.below {
+            return;
+        }
+        self.kept.entry(key).or_insert((stratum, 0)).1 += 1;
+        while self.kept.len() > MAX_SPREAD {
+            self.below /= 2;
+            let below = self.below;
+            self.kept.retain(|k, _| *k <= below);
+        }
+    }
+
+    /// Stratum `name`'s spread: (skips in a conversation-day, estimated
+    /// conversation-days with that many), by skips.
+    fn of(&self, name: &str) -> Vec<(u64, f64)> {
+        let stratum = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
+        let weight = 2f64.powi(64) / (self.below as f64 + 1.0);
+        let mut by: BTreeMap<u64, u64> = BTreeMap::new();
+        for (s, m) in self.kept.values() {
+            if *s == stratum {
+                *by.entry(*m).or_default() += 1;
+            }
+        }
+        by.into_iter()
+            .map(|(m, n)| (m, n as f64 * weight))
+            .collect()
+    }
 }
 
 impl Traffic {
@@ -52,10 +119,19 @@ impl Traffic {
             .then(|| self.priced_nano_usd as f64 / self.priced_calls as f64 / 1e9)
     }
 
+    /// Each stratum's spread, from the conversation-days kept: once the
+    /// pass is over.
+    pub fn settle(&mut self) {
+        for (name, v) in self.strata.iter_mut() {
+            v.spread = self.spread.of(name);
+        }
+    }
+
     /// One turn: its day, its stratum's counts under production's gate,
     /// and the cost of its recorded critic call.
     pub fn add(&mut self, t: &Turn, member: &Member, strata: &Strata, cost: &CostConfig) {
-        match t.ts.as_deref().and_then(day_number) {
+        let day = t.ts.as_deref().and_then(day_number);
+        match day {
             Some(d) => {
                 self.first_day = Some(self.first_day.map_or(d, |f| f.min(d)));
                 self.last_day = Some(self.last_day.map_or(d, |l| l.max(d)));
@@ -88,6 +164,9 @@ impl Traffic {
         v.turns += 1;
         let (sampled, prior) = member.classify(t);
         v.skips += u64::from(sampled);
+        if sampled {
+            self.spread.add(&name, &t.run_id, day);
+        }
         self.reviewed_fires += u64::from(!sampled && t.verdict().is_some());
         if let Some(verdict) = prior {
             v.labelled += 1;
@@ -126,6 +205,55 @@ pub fn day_number(ts: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::replay::segments::NONE;
+
+    /// A conversation-day is one entry, however its skips come; below
+    /// the bound the spread is exact, above it an unbiased estimate from
+    /// a sample by hash that the traffic's order does not change.
+    #[test]
+    fn the_spread_is_exact_below_its_bound_and_estimated_above() {
+        let mut s = Spread::default();
+        for (stratum, run, day) in [
+            ("a", "r1", Some(1)),
+            ("a", "r2", Some(1)),
+            ("a", "r1", Some(1)),
+            ("b", "r1", Some(1)),
+            ("a", "r1", Some(2)),
+            ("a", "r1", Some(1)),
+            ("a", "r2", Some(1)),
+            ("a", "r3", None),
+        ] {
+            s.add(stratum, run, day);
+        }
+        assert_eq!(s.of("a"), vec![(1, 2.0), (2, 1.0), (3, 1.0)]);
+        assert_eq!(s.of("b"), vec![(1, 1.0)]);
+        assert_eq!(s.of("c"), vec![]);
+        // 240,000 conversation-days of 1 to 4 skips, 60,000 of each size:
+        // once conversation by conversation, once interleaved.
+        let n = 240_000u64;
+        let size = |c: u64| 1 + c % 4;
+        let (mut whole, mut mixed) = (Spread::default(), Spread::default());
+        for c in 0..n {
+            for _ in 0..size(c) {
+                whole.add("a", &format!("r{c}"), Some(3));
+            }
+        }
+        for round in 0..4 {
+            for c in (0..n).filter(|c| size(*c) > round) {
+                mixed.add("a", &format!("r{c}"), Some(3));
+            }
+        }
+        assert!(whole.kept.len() <= MAX_SPREAD && whole.below < u64::MAX);
+        assert_eq!(whole.of("a"), mixed.of("a"));
+        for (m, count) in whole.of("a") {
+            // A share q of 240,000 kept: sd of a count sqrt(60,000 / q).
+            let q = (whole.below as f64 + 1.0) / 2f64.powi(64);
+            let sd = (60_000.0 / q).sqrt();
+            assert!(
+                (count - 60_000.0).abs() < 4.0 * sd,
+                "{m}: {count} (sd {sd})"
+            );
+        }
+    }
 
     #[test]
     fn days_count_from_the_epoch() {

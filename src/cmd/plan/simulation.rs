@@ -110,6 +110,7 @@ fn the_plan_s_labels_certify_as_it_says() {
             skips: (per_day * 28.0) as u64,
             labelled: 4_000,
             regressions: (4_000.0 * share).round() as u64,
+            spread: Vec::new(),
         };
         let planned = size(&v, &goal, goal.rate, 28.0).labels_power.unwrap() as f64;
         // The rate the plan sized for: the prior's 50% upper bound (a

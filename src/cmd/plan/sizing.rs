@@ -28,6 +28,12 @@ pub struct Volume {
     /// under the legacy gate labels exactly these turns).
     pub labelled: u64,
     pub regressions: u64,
+    /// How the skips gather in conversations: (skips of one conversation
+    /// in one day, conversation-days with that many), estimated where the
+    /// traffic holds more conversations than `plan`'s scan keeps
+    /// ([`crate::cmd::plan::scan::Spread`]). Empty: each skip taken as its
+    /// own conversation.
+    pub spread: Vec<(u64, f64)>,
 }
 
 impl Volume {
@@ -47,6 +53,24 @@ impl Volume {
         self.skips += o.skips;
         self.labelled += o.labelled;
         self.regressions += o.regressions;
+        self.spread.extend_from_slice(&o.spread);
+    }
+
+    /// Of the skips drawn at probability `p`, the expected share that are
+    /// the first of their conversation that day: the change alarm's
+    /// labels over the calls (a monitor's chart takes one verdict per
+    /// conversation a day, `crate::cmd::monitor::state`). 1 without a
+    /// spread, or at p = 0.
+    pub fn chart_share(&self, p: f64) -> f64 {
+        let (mut drawn, mut first) = (0.0, 0.0);
+        for &(m, n) in &self.spread {
+            drawn += n * m as f64 * p;
+            first += n * -(m as f64 * (-p).ln_1p()).exp_m1();
+        }
+        match drawn > 0.0 {
+            true => (first / drawn).min(1.0),
+            false => 1.0,
+        }
     }
 }
 
@@ -72,6 +96,9 @@ pub struct Sized {
     pub probability: f64,
     /// Expected critic calls a day: probability * skips_per_day.
     pub calls_per_day: f64,
+    /// Of them, the expected labels a day the change alarm takes (one per
+    /// conversation a day): calls_per_day x [`Volume::chart_share`].
+    pub chart_labels_per_day: f64,
     /// Days for the sample to hold labels_zero / labels_power.
     pub days_zero: Option<f64>,
     pub days_power: Option<f64>,
@@ -129,6 +156,7 @@ pub fn size(v: &Volume, goal: &Goal, rate: f64, days: f64) -> Sized {
         labels_power,
         probability,
         calls_per_day,
+        chart_labels_per_day: calls_per_day * v.chart_share(probability),
         days_zero: days(labels_zero),
         days_power: days(labels_power),
         days_detect_2r: None,
@@ -145,15 +173,15 @@ pub const ALARM_RISE: f64 = 2.0;
 /// unknown.
 const MAX_DETECTION_LABELS: u64 = 10_000_000;
 
-/// The stratum's detection delays: its labels a day drive a Bernoulli
-/// CUSUM for a rise from R to 2R (`crate::cusum`) whose average run length
-/// at R is `false_alarm_days` x `charts` days of labels (one chart per
-/// stratum with calls: together they false-alarm about once in
-/// `false_alarm_days`); the median labels to its alarm from a calm start
-/// once the rate is 2R (3R), over the labels a day. Empty without calls,
-/// or where 3R is not below 1.
+/// The stratum's detection delays: its chart's labels a day (one per
+/// conversation a day) drive a Bernoulli CUSUM for a rise from R to 2R
+/// (`crate::cusum`) whose average run length at R is `false_alarm_days` x
+/// `charts` days of labels (one chart per stratum with calls: together
+/// they false-alarm about once in `false_alarm_days`); the median labels
+/// to its alarm from a calm start once the rate is 2R (3R), over the
+/// labels a day. Empty without calls, or where 3R is not below 1.
 pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64, charts: usize) {
-    let per_day = s.calls_per_day;
+    let per_day = s.chart_labels_per_day;
     if per_day <= 0.0 {
         return;
     }
@@ -266,6 +294,7 @@ mod tests {
             skips,
             labelled,
             regressions,
+            spread: Vec::new(),
         }
     }
 

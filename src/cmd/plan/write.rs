@@ -92,10 +92,15 @@ pub struct Stratum {
     pub value: String,
     pub probability: f64,
     pub expected_calls_per_day: f64,
+    /// Of them, the labels a day the change alarm takes: one per
+    /// conversation a day (absent in a plan of schema 13 or before, whose
+    /// chart was designed on every label: `expected_calls_per_day` then).
+    #[serde(default)]
+    pub expected_chart_labels_per_day: Option<f64>,
     /// The stratum's change alarm (`monitor` runs it): a Bernoulli CUSUM
-    /// on its labels, a regression adding `alarm_up` units and any other
-    /// verdict taking one away, alarmed at `alarm_h`; absent where the
-    /// stratum has no calls.
+    /// on its labels (one per conversation a day), a regression adding
+    /// `alarm_up` units and any other verdict taking one away, alarmed at
+    /// `alarm_h`; absent where the stratum has no calls.
     pub alarm_up: Option<u64>,
     pub alarm_h: Option<u64>,
 }
@@ -187,6 +192,7 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
                 value: s.volume.stratum.clone(),
                 probability: s.probability,
                 expected_calls_per_day: sig(Some(s.calls_per_day)).unwrap_or(0.0),
+                expected_chart_labels_per_day: sig(Some(s.chart_labels_per_day)),
                 alarm_up: s.chart.map(|c| c.up),
                 alarm_h: s.chart.map(|c| c.h),
             })
@@ -230,6 +236,7 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
         ("labels_for_power", ou(&|r| r.labels_power)),
         ("probability", x(&|r| Some(r.probability))),
         ("calls_per_day", x(&|r| Some(r.calls_per_day))),
+        ("chart_labels_per_day", x(&|r| Some(r.chart_labels_per_day))),
         ("usd_per_day", x(&|r| usd.map(|c| c * r.calls_per_day))),
         ("days_to_certify", x(&|r| r.days_zero)),
         ("days_for_power", x(&|r| r.days_power)),
