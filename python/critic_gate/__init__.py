@@ -91,6 +91,12 @@ __all__ = [
     "replay_partial",
     "ReplayFlags",
     "sweep",
+    "derive",
+    "import_",
+    "Imported",
+    "synth",
+    "patterns",
+    "init",
 ]
 __version__: str = _native.__version__
 
@@ -102,6 +108,9 @@ Decisions = Literal["all", "changed", "none"]
 InputFormat = Literal["traffic", "openai-chat", "otlp"]
 TablesFormat = Literal["csv", "parquet", "both"]
 Procedure = Literal["fixed-sequence", "holm", "bonferroni"]
+ImportFormat = Literal["openai-chat", "otlp"]
+Mix = Literal["default", "multilingual"]
+Shape = Literal["traffic", "openai-chat"]
 
 
 class ReplayFlags(TypedDict, total=False):
@@ -559,6 +568,101 @@ def plan(
         fidelity_share,
     )
     return json.loads(written)
+
+
+def derive(inputs: Union[PathLike, Iterable[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """``critic-gate derive``: the signals symfonic derives from a turn's
+    inputs (``user_message``, ``draft``, ``tool_calls``, ``identifier_keys``,
+    ``tool_trigger_keywords``, ``hydrated_context``, ``intent_on``), one dict
+    per input. ``inputs`` is a JSON Lines file (plain, .gz or .zst) or the
+    inputs themselves as dicts; a bad one raises ``InvalidLineError`` naming
+    its line (for dicts, ``<inputs>`` and its number from 1)."""
+    if isinstance(inputs, (str, os.PathLike)):
+        text = _native.derive_file(os.fspath(inputs))
+        return [json.loads(line) for line in text.splitlines() if line]
+    lines = [json.dumps(i, ensure_ascii=False) for i in inputs]
+    return [json.loads(line) for line in _native.derive_lines(lines, "<inputs>")]
+
+
+class Imported:
+    """What ``critic-gate import`` did: ``turns`` written to ``out``,
+    ``rejected`` records (set aside in ``rejects`` with ``skip_invalid``),
+    and what the conversion ``counts`` (a trace's runs, ...)."""
+
+    def __init__(
+        self,
+        out: Path,
+        turns: int,
+        rejected: int,
+        counts: dict[str, int],
+        rejects: Optional[Path],
+        text: str,
+    ) -> None:
+        self.out, self.turns, self.rejected = out, turns, rejected
+        self.counts, self.rejects, self.text = counts, rejects, text
+
+    def __repr__(self) -> str:
+        return f"Imported({self.turns} turns into {os.fspath(self.out)!r}, {self.rejected} rejected)"
+
+
+def import_(
+    paths: Union[PathLike, Sequence[PathLike]],
+    out: PathLike,
+    *,
+    from_: ImportFormat,
+    config: Optional[PathLike] = None,
+    skip_invalid: bool = False,
+    max_line_bytes: int = 16777216,
+    threads: Optional[int] = None,
+) -> Imported:
+    """``critic-gate import`` (``import`` is Python's keyword, hence the
+    underscore, as ``from_``): OpenAI-chat transcripts or OTLP traces into
+    the traffic file ``out``, written only when every input was read (or,
+    with ``skip_invalid``, with what cannot be converted set aside beside
+    it). ``config``'s ``[deployment]`` table says how production was
+    configured. See docs/import-formats.md."""
+    cfg = os.fspath(config) if config is not None else None
+    text, turns, rejected, counts, rejects = _native.import_(
+        _files(paths), os.fspath(out), from_, cfg, skip_invalid, max_line_bytes, threads
+    )
+    return Imported(
+        Path(out),
+        turns,
+        rejected,
+        dict(counts),
+        Path(rejects) if rejects is not None else None,
+        text,
+    )
+
+
+def synth(
+    out: PathLike,
+    turns: int,
+    *,
+    seed: int = 1,
+    mix: Mix = "default",
+    shape: Shape = "traffic",
+) -> Path:
+    """``critic-gate synth``: ``turns`` turns of synthetic traffic into
+    ``out`` (``.gz`` or ``.zst`` compress; the same seed, the same traffic),
+    or, with ``shape="openai-chat"``, the same runs as chat transcripts.
+    Returns ``out``."""
+    _native.synth(os.fspath(out), turns, seed, mix, shape)
+    return Path(out)
+
+
+def patterns(config: Optional[PathLike] = None) -> str:
+    """``critic-gate patterns``: symfonic's built-in trivial-ack patterns
+    as a TOML list to paste, or, with ``config``, the list each variant
+    ends up with."""
+    return _native.patterns(os.fspath(config) if config is not None else None)
+
+
+def init(out: Optional[PathLike] = None, *, force: bool = False) -> str:
+    """``critic-gate init``: the commented starter config. Returns its
+    text, and writes it to ``out`` when given (an existing file only with
+    ``force``)."""
+    return _native.init(os.fspath(out) if out is not None else None, force)
 
 
 class Watch:

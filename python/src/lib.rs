@@ -961,6 +961,136 @@ fn monitor(
     Ok((m.text, m.failed))
 }
 
+/// `critic-gate derive` over a file: one JSON line of derived signals per
+/// input line.
+#[pyfunction]
+fn derive_file(py: Python<'_>, file: String) -> PyResult<String> {
+    let r = critic_gate::cmd::derive::Request { file, time: false };
+    py.detach(|| critic_gate::cmd::derive::run(&r))
+        .map_err(fail)
+}
+
+/// `critic-gate derive` over inputs given as JSON texts (`source` names
+/// them in an error, with the input's number from 1).
+#[pyfunction]
+fn derive_lines(py: Python<'_>, lines: Vec<String>, source: String) -> PyResult<Vec<String>> {
+    py.detach(|| {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(n, line)| {
+                critic_gate::derive::derive_line(line)
+                    .map(|v| v.to_string())
+                    .map_err(|e| critic_gate::Error::InvalidLine {
+                        source: source.clone(),
+                        line: n as u64 + 1,
+                        reason: e.to_string(),
+                        skippable: false,
+                    })
+            })
+            .collect::<critic_gate::Result<Vec<String>>>()
+    })
+    .map_err(fail)
+}
+
+/// `critic-gate import`: `(what it prints, turns, rejected, counts,
+/// rejects file)`; the traffic file is `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, out, from_, config=None, skip_invalid=false, max_line_bytes=critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES, threads=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn import_(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    from_: &str,
+    config: Option<PathBuf>,
+    skip_invalid: bool,
+    max_line_bytes: usize,
+    threads: Option<usize>,
+) -> PyResult<(String, u64, u64, Vec<(String, u64)>, Option<PathBuf>)> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err(
+            "paths: give at least one transcript or trace file",
+        ));
+    }
+    if max_line_bytes == 0 {
+        return Err(fail(critic_gate::Error::Usage(
+            "max_line_bytes: give at least 1".into(),
+        )));
+    }
+    let r = critic_gate::cmd::import::Request {
+        sources: paths,
+        from: from_.parse().map_err(unknown)?,
+        config,
+        out,
+        skip_invalid,
+        max_line_bytes,
+    };
+    let pool = threads.map(cmd::worker_pool).transpose().map_err(fail)?;
+    let i = py
+        .detach(|| match &pool {
+            Some(p) => p.install(|| critic_gate::cmd::import::run(&r)),
+            None => critic_gate::cmd::import::run(&r),
+        })
+        .map_err(fail)?;
+    let o = i.outcome;
+    Ok((
+        i.text,
+        o.turns,
+        o.rejected,
+        o.counts.into_iter().collect(),
+        o.rejects,
+    ))
+}
+
+/// `critic-gate synth`: writes `turns` turns of synthetic traffic to `out`.
+#[pyfunction]
+#[pyo3(signature = (out, turns, seed=1, mix="default", shape="traffic"))]
+fn synth(
+    py: Python<'_>,
+    out: PathBuf,
+    turns: u64,
+    seed: u64,
+    mix: &str,
+    shape: &str,
+) -> PyResult<()> {
+    let transcripts = match shape {
+        "traffic" => false,
+        "openai-chat" => true,
+        other => {
+            return Err(fail(critic_gate::Error::Usage(format!(
+                "shape {other:?}: give traffic or openai-chat"
+            ))))
+        }
+    };
+    let r = critic_gate::cmd::synth::Request {
+        turns,
+        seed,
+        mix: mix.parse().map_err(unknown)?,
+        transcripts,
+        out,
+    };
+    py.detach(|| critic_gate::cmd::synth::run(&r)).map_err(fail)
+}
+
+/// `critic-gate patterns`: the built-in ack patterns, or each variant's
+/// list under `config`.
+#[pyfunction]
+#[pyo3(signature = (config=None))]
+fn patterns(config: Option<PathBuf>) -> PyResult<String> {
+    critic_gate::cmd::patterns::run(&critic_gate::cmd::patterns::Request { config }).map_err(fail)
+}
+
+/// `critic-gate init`: the starter config's text, written to `out` when
+/// given.
+#[pyfunction]
+#[pyo3(signature = (out=None, force=false))]
+fn init(out: Option<PathBuf>, force: bool) -> PyResult<String> {
+    critic_gate::cmd::init::run(&critic_gate::cmd::init::Request { out, force })
+        .map(|w| w.text)
+        .map_err(fail)
+}
+
 /// Every table's declared columns, as schema.json holds them.
 #[pyfunction]
 fn schema_json() -> String {
@@ -994,5 +1124,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(coin_drawn, m)?)?;
     m.add_function(wrap_pyfunction!(turn_key, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(derive_file, m)?)?;
+    m.add_function(wrap_pyfunction!(derive_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(import_, m)?)?;
+    m.add_function(wrap_pyfunction!(synth, m)?)?;
+    m.add_function(wrap_pyfunction!(patterns, m)?)?;
+    m.add_function(wrap_pyfunction!(init, m)?)?;
     Ok(())
 }
