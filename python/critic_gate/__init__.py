@@ -38,6 +38,7 @@ from typing import (
     Callable,
     Iterable,
     Literal,
+    Mapping,
     Optional,
     Sequence,
     TypedDict,
@@ -83,6 +84,8 @@ __all__ = [
     "mine",
     "monitor",
     "Watch",
+    "Calibration",
+    "Mined",
     "plan",
     "coin_value",
     "drawn",
@@ -109,6 +112,9 @@ InputFormat = Literal["traffic", "openai-chat", "otlp"]
 TablesFormat = Literal["csv", "parquet", "both"]
 Procedure = Literal["fixed-sequence", "holm", "bonferroni"]
 ImportFormat = Literal["openai-chat", "otlp"]
+# A config: a file's path (TOML, or JSON by its name), or the config itself
+# as a dict, keyed as the file would be (``{"variants": {"smart": {...}}}``).
+ConfigLike = Union[PathLike, Mapping[str, Any]]
 Mix = Literal["default", "multilingual"]
 Shape = Literal["traffic", "openai-chat"]
 
@@ -249,7 +255,7 @@ def _run_into(out: Optional[PathLike], job: Callable[[str], Optional[Sequence[st
 
 def replay(
     paths: Union[PathLike, Sequence[PathLike]],
-    config: Optional[PathLike] = None,
+    config: Optional[ConfigLike] = None,
     out: Optional[PathLike] = None,
     *,
     label: Optional[str] = None,
@@ -257,8 +263,9 @@ def replay(
     **flags: Unpack[ReplayFlags],
 ) -> Report:
     """Replay traffic files (JSON Lines, plain, .gz or .zst) through every
-    variant of ``config`` (a gate config file's path), or of
-    ``config_text=`` (its TOML text); neither: symfonic's defaults as
+    variant of ``config`` (a gate config file's path, or the config as a
+    dict keyed as the file), or of ``config_text=`` (its TOML text);
+    neither: symfonic's defaults as
     ``legacy`` and ``smart``. :func:`replay_partial` takes the config the
     same way.
 
@@ -278,13 +285,24 @@ def replay(
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = [os.fspath(p) for p in paths]
-    cfg = os.fspath(config) if config is not None else None
     format = _tables_format(out, format)
     name = _label(label, out)
     options = _flags(**flags)
+    cfg = _config(config, options)
     return _run_into(
         out, lambda folder: _native.replay(files, folder, cfg, name, format, **options)
     )
+
+
+def _config(config: Optional[ConfigLike], options: dict[str, Any]) -> Optional[str]:
+    """A config's path for the library, or None; a dict's TOML text goes
+    into ``options`` as ``config_text`` (what a file holding it says)."""
+    if config is None or isinstance(config, (str, os.PathLike)):
+        return os.fspath(config) if config is not None else None
+    if "config_text" in options:
+        raise ValueError("give config (a path or a dict) or config_text (TOML text), not both")
+    options["config_text"] = _native.config_toml(json.dumps(dict(config)))
+    return None
 
 
 def _flags(**given: Any) -> dict[str, Any]:
@@ -300,7 +318,7 @@ def _flags(**given: Any) -> dict[str, Any]:
 def replay_partial(
     data: bytes,
     source: str,
-    config: Optional[PathLike] = None,
+    config: Optional[ConfigLike] = None,
     **flags: Unpack[ReplayFlags],
 ) -> bytes:
     """The partial result of one shard: ``data`` (the bytes of one traffic
@@ -309,8 +327,8 @@ def replay_partial(
     for workers that do not see the driver's files), as :func:`replay`
     takes them. The other keywords as for :func:`replay`. Every shard of one
     merge must use the same config and options."""
-    cfg = os.fspath(config) if config is not None else None
     options = _flags(**flags)
+    cfg = _config(config, options)
     return _native.replay_partial(data, source, cfg, **options)
 
 
@@ -386,7 +404,7 @@ def _files(paths: Union[PathLike, Sequence[PathLike]]) -> list[str]:
 
 def sweep(
     paths: Union[PathLike, Sequence[PathLike]],
-    config: PathLike,
+    config: ConfigLike,
     out: PathLike,
     *,
     label: Optional[str] = None,
@@ -413,13 +431,53 @@ def sweep(
         from_=from_,
         threads=threads,
     )
-    _native.sweep(_files(paths), os.fspath(out), os.fspath(config), **options)
+    cfg = _config(config, options)
+    _native.sweep(_files(paths), os.fspath(out), cfg, **options)
     return Report(out)
+
+
+class Calibration(dict[str, Any]):
+    """calibration.json as a dict (the guarantee, the family, every
+    procedure's outcome, the held-out figures), with the family as a
+    DataFrame (``family``: a row per member, its parts' figures as
+    ``learn.savings``, ``calibration.upper_bound``, ...) and each part's
+    sweep as a :class:`Report` (``parts``: ``learn``, ``calibration``,
+    ``held-out``, those written). ``folder``: where they are."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(json.loads((folder / "calibration.json").read_text(encoding="utf-8")))
+        self.folder = folder
+        self.family = pl.json_normalize(self["selection"]["family"], separator=".")
+        self.parts = {
+            name: Report(folder / name)
+            for name in ("learn", "calibration", "held-out")
+            if (folder / name / "schema.json").is_file()
+        }
+
+
+class Mined(dict[str, Any]):
+    """mine.json as a dict, with mine's tables as DataFrames typed as
+    docs/reports.md declares them (``proposals``, ``missed``,
+    ``risky_skips``, ``risky_drafts``) and the validation replay of the
+    proposals as a :class:`Report` (``validation``, None when no pattern
+    was proposed). ``folder``: where they are."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(json.loads((folder / "mine.json").read_text(encoding="utf-8")))
+        self.folder = folder
+        tables = json.loads(_native.schema_json())["tables"]
+        read = lambda name: _declared_csv(folder / f"{name}.csv", tables[f"{name}.csv"])  # noqa: E731
+        self.proposals = read("proposals")
+        self.missed = read("missed")
+        self.risky_skips = read("risky_skips")
+        self.risky_drafts = read("risky_drafts")
+        validation = folder / "validation"
+        self.validation = Report(validation) if (validation / "schema.json").is_file() else None
 
 
 def calibrate(
     paths: Union[PathLike, Sequence[PathLike]],
-    config: PathLike,
+    config: ConfigLike,
     out: PathLike,
     max_regression_rate: float,
     *,
@@ -437,7 +495,7 @@ def calibrate(
     max_ack_share: Optional[float] = None,
     from_: Optional[InputFormat] = None,
     threads: Optional[int] = None,
-) -> dict[str, Any]:
+) -> Calibration:
     """``critic-gate calibrate``: the ``[sweep]`` variant that saves the most
     while its safety regression rate stays within ``max_regression_rate``
     with confidence 1 - ``delta`` (Learn then Test). Returns calibration.json
@@ -466,16 +524,15 @@ def calibrate(
         from_=from_,
         threads=threads,
     )
-    _native.calibrate(
-        _files(paths), os.fspath(out), os.fspath(config), max_regression_rate, **options
-    )
-    return json.loads(Path(out, "calibration.json").read_text(encoding="utf-8"))
+    cfg = _config(config, options)
+    _native.calibrate(_files(paths), os.fspath(out), cfg, max_regression_rate, **options)
+    return Calibration(Path(out))
 
 
 def mine(
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
-    config: Optional[PathLike] = None,
+    config: Optional[ConfigLike] = None,
     *,
     budget_from_variant: bool = False,
     variant: Optional[str] = None,
@@ -490,7 +547,7 @@ def mine(
     max_ack_share: Optional[float] = None,
     from_: Optional[InputFormat] = None,
     threads: Optional[int] = None,
-) -> dict[str, Any]:
+) -> Mined:
     """``critic-gate mine``: the acks a smart variant's patterns miss
     (proposed or held back, with why) and the skips that are more than an
     ack. Returns mine.json; proposals.csv, proposals.toml, risky_skips.csv
@@ -498,7 +555,6 @@ def mine(
     ``min_support`` (5), ``min_labelled`` (30), ``max_regression_rate``
     (0.05; or ``budget_from_variant=True``), ``stress``, ``label``,
     ``skip_invalid``, ``force``, ``max_ack_share``, ``from_``."""
-    cfg = os.fspath(config) if config is not None else None
     options = _flags(
         variant=variant,
         min_support=min_support,
@@ -513,14 +569,15 @@ def mine(
         from_=from_,
         threads=threads,
     )
+    cfg = _config(config, options)
     _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
-    return json.loads(Path(out, "mine.json").read_text(encoding="utf-8"))
+    return Mined(Path(out))
 
 
 def plan(
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
-    config: Optional[PathLike] = None,
+    config: Optional[ConfigLike] = None,
     *,
     max_skip_regression_rate: Optional[float] = None,
     max_harmful_per_1k: Optional[float] = None,
@@ -547,7 +604,8 @@ def plan(
     rate it can. ``fidelity_share`` also sends that share of production's
     reviewed fires to the shadow critic, for ``monitor``'s fidelity check.
     See docs/watching.md."""
-    cfg = os.fspath(config) if config is not None else None
+    text: dict[str, Any] = {}
+    cfg = _config(config, text)
     _, written = _native.plan(
         _files(paths),
         os.fspath(out),
@@ -566,6 +624,7 @@ def plan(
         false_alarm_every_days,
         audit,
         fidelity_share,
+        text.get("config_text"),
     )
     return json.loads(written)
 
@@ -691,7 +750,7 @@ def monitor(
     paths: Union[PathLike, Sequence[PathLike]],
     plan: PathLike,
     out: PathLike,
-    config: Optional[PathLike] = None,
+    config: Optional[ConfigLike] = None,
     *,
     by: str = "day",
     release_at: Sequence[str] = (),
@@ -714,7 +773,8 @@ def monitor(
     ``state`` keeps the counts between runs (a period counted already is
     refused); ``merge`` adds shards' states. ``paths`` may be empty with
     ``merge`` or an existing ``state``. See docs/watching.md."""
-    cfg = os.fspath(config) if config is not None else None
+    given: dict[str, Any] = {}
+    cfg = _config(config, given)
     files = _files(paths) if paths else []
     text, failed = _native.monitor(
         files,
@@ -733,6 +793,7 @@ def monitor(
         max_fidelity_gap,
         false_alarm_every_days,
         alarm_rise,
+        given.get("config_text"),
     )
     folder = Path(out)
     if format == "parquet":

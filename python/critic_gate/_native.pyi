@@ -61,10 +61,10 @@ def explain(
 ) -> str:
     """Turns (JSON lines, or the file ``path``) explained under each variant, one JSON object a line."""
 
-def sweep(paths: list[str], out: str, config: str, **options: Any) -> None:
+def sweep(paths: list[str], out: str, config: Optional[str] = None, **options: Any) -> None:
     """``critic-gate sweep`` into ``out``."""
 
-def calibrate(paths: list[str], out: str, config: str, max_regression_rate: float, **options: Any) -> str:
+def calibrate(paths: list[str], out: str, config: Optional[str], max_regression_rate: float, **options: Any) -> str:
     """``critic-gate calibrate`` into ``out``; returns what it prints."""
 
 def mine(paths: list[str], out: str, config: Optional[str] = None, budget_from_variant: bool = False, **options: Any) -> str:
@@ -77,7 +77,9 @@ def diff(
     old: str, new: str, out: Optional[str] = None, fail_on_new_regressions: bool = False
 ) -> tuple[str, int, str, bool]:
     """``critic-gate diff``: (text, new regressions, the folder written, passed)."""
-def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, by: str = "day", release_at: list[str] = ..., release_field: Optional[str] = None, state: Optional[str] = None, merge: list[str] = ..., table_format: str = "csv", from_: str = "traffic", skip_invalid: bool = False, force: bool = False, max_fidelity_gap: float = 0.05, false_alarm_every_days: Optional[float] = None, alarm_rise: Optional[float] = None) -> tuple[str, bool]: ...
+def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, by: str = "day", release_at: list[str] = ..., release_field: Optional[str] = None, state: Optional[str] = None, merge: list[str] = ..., table_format: str = "csv", from_: str = "traffic", skip_invalid: bool = False, force: bool = False, max_fidelity_gap: float = 0.05, false_alarm_every_days: Optional[float] = None, alarm_rise: Optional[float] = None, config_text: Optional[str] = None) -> tuple[str, bool]: ...
+def plan(paths: list[str], out: str, config: Optional[str], max_skip_regression_rate: Optional[float], max_harmful_per_1k: Optional[float], confidence: float, window_days: float, strata: Optional[str], max_calls_per_day: Optional[float], salt: Optional[str], days: Optional[float], from_: str, skip_invalid: bool, force: bool, false_alarm_every_days: float = 365.0, audit: Optional[str] = None, fidelity_share: float = 0.0, config_text: Optional[str] = None) -> tuple[str, str]: ...
+def config_toml(json: str) -> str: ...
 def derive_file(file: str) -> str: ...
 def derive_lines(lines: list[str], source: str) -> list[str]: ...
 def import_(paths: list[str], out: str, from_: str, config: Optional[str] = None, skip_invalid: bool = False, max_line_bytes: int = ..., threads: Optional[int] = None) -> tuple[str, int, int, list[tuple[str, int]], Optional[str]]: ...

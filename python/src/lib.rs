@@ -530,7 +530,8 @@ impl<'py> Kwargs<'py> {
 }
 
 /// The options every traffic-reading job takes.
-const READING: [&str; 6] = [
+const READING: [&str; 7] = [
+    "config_text",
     "label",
     "skip_invalid",
     "force",
@@ -573,7 +574,7 @@ fn reading(k: &Kwargs) -> PyResult<critic_gate::cmd::Reading> {
 fn sweep_request(
     paths: Vec<String>,
     out: PathBuf,
-    config: PathBuf,
+    config: Option<String>,
     k: &Kwargs,
 ) -> PyResult<critic_gate::cmd::sweep::Request> {
     if paths.is_empty() {
@@ -584,7 +585,7 @@ fn sweep_request(
     let format_name: Option<String> = k.get("format")?;
     Ok(critic_gate::cmd::sweep::Request {
         sources: paths,
-        config,
+        config: config_of(config.as_deref(), k.get("config_text")?)?,
         out,
         format: self::format(format_name.as_deref().unwrap_or("both"))?,
         reading: reading(k)?,
@@ -593,12 +594,12 @@ fn sweep_request(
 
 /// `critic-gate sweep`: the config's `[sweep]` grid into `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, out, config, **options))]
+#[pyo3(signature = (paths, out, config=None, **options))]
 fn sweep(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
-    config: PathBuf,
+    config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
     let threads = take_threads(options)?;
@@ -614,7 +615,8 @@ fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
     critic_gate::cmd::share(name, x, zero).map_err(fail)
 }
 
-const CALIBRATE: [&str; 13] = [
+const CALIBRATE: [&str; 14] = [
+    "config_text",
     "label",
     "skip_invalid",
     "force",
@@ -638,7 +640,7 @@ fn calibrate(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
-    config: PathBuf,
+    config: Option<String>,
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
@@ -677,7 +679,8 @@ fn calibrate(
     .map_err(fail)
 }
 
-const MINE: [&str; 11] = [
+const MINE: [&str; 12] = [
+    "config_text",
     "label",
     "skip_invalid",
     "force",
@@ -701,7 +704,7 @@ fn mine(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
-    config: Option<PathBuf>,
+    config: Option<String>,
     budget_from_variant: bool,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
@@ -730,7 +733,7 @@ fn mine(
     let r = critic_gate::cmd::mine::Request {
         sources: paths,
         out,
-        config,
+        config: config_of(config.as_deref(), k.get("config_text")?)?,
         variant: k.get("variant")?,
         min_support: at_least_1("min_support")?.unwrap_or(d.min_support),
         min_labelled: at_least_1("min_labelled")?.unwrap_or(d.min_labelled),
@@ -849,13 +852,13 @@ fn turn_key(run_id: &str, turn: Option<u64>, turn_id: Option<&str>) -> Vec<u8> {
 /// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
 /// plan.csv and plan.md are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None, fidelity_share=0.0))]
+#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None, fidelity_share=0.0, config_text=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
-    config: Option<PathBuf>,
+    config: Option<String>,
     max_skip_regression_rate: Option<f64>,
     max_harmful_per_1k: Option<f64>,
     confidence: f64,
@@ -870,6 +873,7 @@ fn plan(
     false_alarm_every_days: f64,
     audit: Option<String>,
     fidelity_share: f64,
+    config_text: Option<String>,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::plan::{Budget, Request};
     let budget = match (max_skip_regression_rate, max_harmful_per_1k) {
@@ -889,7 +893,7 @@ fn plan(
     let r = Request {
         sources: paths,
         out,
-        config: config.into(),
+        config: config_of(config.as_deref(), config_text)?,
         budget,
         confidence,
         window_days,
@@ -915,14 +919,14 @@ fn plan(
 /// `critic-gate monitor`: `(what it prints, whether it fails (exit 1))`;
 /// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05, false_alarm_every_days=None, alarm_rise=None))]
+#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05, false_alarm_every_days=None, alarm_rise=None, config_text=None))]
 #[allow(clippy::too_many_arguments)]
 fn monitor(
     py: Python<'_>,
     paths: Vec<String>,
     plan: PathBuf,
     out: PathBuf,
-    config: Option<PathBuf>,
+    config: Option<String>,
     by: &str,
     release_at: Vec<String>,
     release_field: Option<String>,
@@ -935,11 +939,12 @@ fn monitor(
     max_fidelity_gap: f64,
     false_alarm_every_days: Option<f64>,
     alarm_rise: Option<f64>,
+    config_text: Option<String>,
 ) -> PyResult<(String, bool)> {
     let r = critic_gate::cmd::monitor::Request {
         sources: paths,
         plan,
-        config: config.into(),
+        config: config_of(config.as_deref(), config_text)?,
         out,
         by: by.to_string(),
         release_at,
@@ -959,6 +964,13 @@ fn monitor(
         .detach(|| critic_gate::cmd::monitor::run(&r))
         .map_err(fail)?;
     Ok((m.text, m.failed))
+}
+
+/// A config given as a dict (its JSON text) as TOML text: what a config
+/// file holding it would say.
+#[pyfunction]
+fn config_toml(json: &str) -> PyResult<String> {
+    critic_gate::cmd::Config::toml_of_json(json).map_err(fail)
 }
 
 /// `critic-gate derive` over a file: one JSON line of derived signals per
@@ -1125,6 +1137,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(turn_key, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(derive_file, m)?)?;
+    m.add_function(wrap_pyfunction!(config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(derive_lines, m)?)?;
     m.add_function(wrap_pyfunction!(import_, m)?)?;
     m.add_function(wrap_pyfunction!(synth, m)?)?;

@@ -435,12 +435,32 @@ def test_the_commands_are_the_clis(root: Path, tmp_path: Path, cli: str) -> None
     assert c == json.loads((tmp_path / "cli/cal/calibration.json").read_text())
     assert c["selection"]["procedure"] == "holm"
     assert_same_reports(tmp_path / "cli/cal", tmp_path / "py/cal")
+    # Its tables as DataFrames: the family a row per member, each part a Report.
+    family = c["selection"]["family"]
+    assert c.family.height == len(family) > 0
+    assert c.family["variant"].to_list() == [f["variant"] for f in family]
+    assert c.family["calibration.upper_bound"].to_list() == [
+        f["calibration"]["upper_bound"] for f in family]
+    assert set(c.parts) == {"learn", "calibration", "held-out"}
+    assert c.parts["learn"].summary.equals(
+        critic_gate.Report(tmp_path / "cli/cal/learn").summary)
 
     m = critic_gate.mine(seed, tmp_path / "py/mine", min_labelled=3)
     run_cli(cli, "mine", seed, "--out", str(tmp_path / "cli/mine"), "--min-labelled", "3",
             "--quiet", "--label", "mine")
     assert m == json.loads((tmp_path / "cli/mine/mine.json").read_text())
     assert_same_reports(tmp_path / "cli/mine", tmp_path / "py/mine")
+    # mine's tables as DataFrames, typed as declared.
+    schema = json.loads((tmp_path / "cli/sweep/schema.json").read_text())["tables"]
+    for name in ("proposals", "missed", "risky_skips", "risky_drafts"):
+        df = getattr(m, name)
+        cols = [c["name"] for c in schema[f"{name}.csv"]["columns"]]
+        assert df.columns == cols, name
+        assert df.height == len((tmp_path / f"cli/mine/{name}.csv").read_text().splitlines()) - 1
+    validation = tmp_path / "cli/mine/validation"
+    assert (m.validation is None) == (not validation.is_dir())
+    if m.validation is not None:
+        assert m.validation.summary.equals(critic_gate.Report(validation).summary)
 
     report = tmp_path / "py/run"
     critic_gate.replay(seed, config=root / "datasets/gate.toml", out=report)

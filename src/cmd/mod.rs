@@ -223,6 +223,35 @@ impl Config {
             }
         }
     }
+
+    /// A config given as JSON (a Python caller's dict) as the TOML text of
+    /// a file holding it.
+    pub fn toml_of_json(json: &str) -> crate::Result<String> {
+        let bad = |why: String| {
+            crate::Error::Config(crate::config::ConfigError::value(format!(
+                "config (a dict): {why}"
+            )))
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+        match toml::Value::try_from(value) {
+            Ok(toml::Value::Table(t)) => toml::to_string(&t).map_err(|e| bad(e.to_string())),
+            Ok(_) => Err(bad("give a table (a dict of keys)".into())),
+            Err(e) => Err(bad(format!(
+                "{e} (TOML has no null: leave a key out for its default)"
+            ))),
+        }
+    }
+
+    /// The config as read (its `[sweep]` table included); symfonic's
+    /// defaults are an empty config.
+    pub fn read(&self) -> crate::Result<ConfigFile> {
+        Ok(match self {
+            Config::Defaults => ConfigFile::parse("", Path::new("config.toml"))?,
+            Config::File(p) => ConfigFile::load(p)?,
+            Config::Text(t) => ConfigFile::parse(t, Path::new("config.toml"))?,
+        })
+    }
 }
 
 impl From<Option<PathBuf>> for Config {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::args::{FormatArg, RunArgs};
 use super::Reading;
-use crate::config::ConfigFile;
 use crate::pipeline::{Outcome, Progress, Targets};
 use crate::replay::{DecisionsMode, Format, ReplayOptions};
 
@@ -65,7 +64,7 @@ pub(super) fn request(
 ) -> Request {
     Request {
         sources: files.to_vec(),
-        config: config.to_path_buf(),
+        config: crate::cmd::Config::File(config.to_path_buf()),
         out: out.to_path_buf(),
         format: format.format,
         reading: run.reading(),
@@ -78,7 +77,7 @@ pub struct Request {
     /// Traffic files (`-` is standard input).
     pub sources: Vec<String>,
     /// A config with a `[sweep]` table (and, as for replay, the baseline).
-    pub config: PathBuf,
+    pub config: crate::cmd::Config,
     /// The report folder (created if needed).
     pub out: PathBuf,
     pub format: Format,
@@ -100,7 +99,7 @@ impl Request {
     /// each part).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
         self.reading.validate()?;
-        let file = ConfigFile::load(&self.config)?;
+        let file = self.config.read()?;
         let (plan, notes) = crate::grid::sweep_plan(&file)?;
         let mut o = self.reading.options(self.sources.clone(), plan, &self.out);
         o.tallies.decisions = DecisionsMode::None;
@@ -126,5 +125,5 @@ pub fn run_with(
 ) -> crate::Result<Outcome> {
     crate::pipeline::run_to(opts, r.targets(), progress)
         .map(|(o, _)| o)
-        .map_err(|e| crate::cmd::in_config(e, Some(&r.config)))
+        .map_err(|e| crate::cmd::in_config(e, r.config.file()))
 }

@@ -155,7 +155,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
     };
     let calibration =
         crate::report::or_remove_new(&r.sweep.out, || calibrate_into(&o, &r.sweep.out, progress))
-            .map_err(|e| crate::cmd::in_config(e, Some(&r.sweep.config)))?;
+            .map_err(|e| crate::cmd::in_config(e, r.sweep.config.file()))?;
     let text = render(&calibration, &r.sweep.out);
     Ok(Calibrated { calibration, text })
 }

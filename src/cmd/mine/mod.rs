@@ -79,7 +79,7 @@ impl Args {
         Request {
             sources: self.files.clone(),
             out: self.out.clone(),
-            config: self.config.clone(),
+            config: self.config.clone().into(),
             variant: self.variant.clone(),
             min_support: self.min_support,
             min_labelled: self.min_labelled,
@@ -98,8 +98,8 @@ pub struct Request {
     pub sources: Vec<String>,
     /// The folder for proposals, risky skips, mine.json and validation/.
     pub out: PathBuf,
-    /// A gate config (None: symfonic's defaults, legacy and smart).
-    pub config: Option<PathBuf>,
+    /// A gate config (symfonic's defaults, legacy and smart, by default).
+    pub config: crate::cmd::Config,
     /// The smart variant to mine (None: the first with the flag on).
     pub variant: Option<String>,
     /// A phrase is proposed only when seen in at least this many turns.
@@ -130,7 +130,7 @@ impl Default for Request {
         Request {
             sources: Vec::new(),
             out: PathBuf::new(),
-            config: None,
+            config: crate::cmd::Config::Defaults,
             variant: None,
             min_support: MIN_SUPPORT,
             min_labelled: MIN_LABELLED,
@@ -161,7 +161,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
     }
     let o = MineOptions {
         sources: r.sources.clone(),
-        plan: crate::cmd::load_plan(r.config.as_deref())?,
+        plan: r.config.plan()?,
         variant: r.variant.clone(),
         min_support: r.min_support,
         min_labelled: r.min_labelled,
@@ -176,7 +176,7 @@ pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
         from: r.reading.from,
     };
     let mined = crate::report::or_remove_new(&r.out, || mine_into(&o, &r.out, progress))
-        .map_err(|e| crate::cmd::in_config(e, r.config.as_deref()))?;
+        .map_err(|e| crate::cmd::in_config(e, r.config.file()))?;
     let text = render(&mined, &r.out);
     Ok(MinedOut { mined, text })
 }
