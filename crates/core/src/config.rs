@@ -617,6 +617,12 @@ fn with_suggestion(message: String) -> String {
     };
     // The choices are the backticked names after "expected".
     let names = choices.split('`').skip(1).step_by(2);
+    let deployment = crate::deployment::Deployment::KEYS;
+    if deployment.contains(&given) && !names.clone().any(|n| deployment.contains(&n)) {
+        return format!(
+            "{message}\n`{given}` is a deployment setting (how production ran, which imported traffic is derived as): it goes in the [deployment] table, not in a variant or at the top level; to compare two deployments, replay with each and `diff` the folders"
+        );
+    }
     match crate::vocab::closest(given, names) {
         Some(c) => format!("{message}\ndid you mean `{c}`?"),
         None => message,
@@ -903,6 +909,26 @@ mod tests {
         // Nothing close: no guess.
         let e = plan("colour = 1").unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    /// A deployment setting in a variant (or at the top level) is told
+    /// where it goes; in [deployment] it is read.
+    #[test]
+    fn a_deployment_key_elsewhere_says_where_it_goes() {
+        for text in [
+            "[variants.a]\nintent_filter_mode = \"off\"\n",
+            "history = \"conversation\"\n",
+        ] {
+            let e = plan(text).unwrap_err().to_string();
+            assert!(e.contains("goes in the [deployment] table"), "{e}");
+            assert!(!e.contains("did you mean"), "{e}");
+        }
+        let p = plan("[deployment]\nintent_filter_mode = \"observe\"\n").unwrap();
+        assert!(p.deployment.intent_on());
+        let e = plan("[deployment]\nintent_filter_mod = \"observe\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("did you mean `intent_filter_mode`?"), "{e}");
     }
 
     #[test]

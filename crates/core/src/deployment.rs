@@ -81,6 +81,19 @@ impl Default for Deployment {
 }
 
 impl Deployment {
+    /// The table's keys, as a config spells them (a test holds them to the
+    /// struct's fields).
+    pub const KEYS: [&'static str; 8] = [
+        "intent_filter_mode",
+        "tool_routing_mode",
+        "fabrication_check_mode",
+        "fabrication_refuse_min_confidence",
+        "activation_log_mode",
+        "identifier_keys",
+        "tool_trigger_keywords",
+        "history",
+    ];
+
     /// Whether symfonic computes an intent verdict at all
     /// (`agent/triage/wiring.py`: either stage not `off`).
     pub fn intent_on(&self) -> bool {
@@ -135,5 +148,20 @@ mod keywords {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::deployment::Deployment;
+
+    #[test]
+    fn the_keys_are_the_tables() {
+        let t = toml::Value::try_from(Deployment::default()).unwrap();
+        let mut keys: Vec<&str> = t.as_table().unwrap().keys().map(String::as_str).collect();
+        let mut want = Deployment::KEYS.to_vec();
+        keys.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(keys, want);
     }
 }
