@@ -238,9 +238,10 @@ pub fn run(r: &Request) -> crate::Result<Written> {
             return Err(usage("is a folder: give a file name"));
         }
         if path.exists() && !r.force {
-            return Err(usage(
-                "exists; give another file name, or --force to replace it",
-            ));
+            return Err(usage(&format!(
+                "exists; give another file name, or {} to replace it",
+                crate::vocab::Setting::Force
+            )));
         }
         // Whole or not at all: a full disk leaves the old file as it was.
         let (dir, name) = match (path.parent(), path.file_name()) {

@@ -142,8 +142,10 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
     let mut verdicts = read_verdicts(&r.verdicts, &design, r.max_line_bytes, &mut counts)?;
     if r.out.exists() && !r.force {
         return Err(Error::Usage(format!(
-            "{}: the file exists; give another --out, or --force to replace it",
-            r.out.display()
+            "{}: the file exists; give another {}, or {} to replace it",
+            r.out.display(),
+            crate::vocab::Setting::Out,
+            crate::vocab::Setting::Force
         )));
     }
     let decoder = crate::import::Decoder {
@@ -197,7 +199,8 @@ fn read_verdicts(
         };
         if buf.len() > max_line_bytes && !buf.ends_with(b"\n") {
             return Err(invalid(format!(
-                "the line is longer than {max_line_bytes} bytes (--max-line-bytes)"
+                "the line is longer than {max_line_bytes} bytes ({})",
+                crate::vocab::Setting::MaxLineBytes
             )));
         }
         let text = std::str::from_utf8(&buf)
@@ -429,6 +432,10 @@ fn said(c: &Counts, out: &Path) -> String {
         c.failed,
         out.display()
     );
+    let skipped = format!(
+        "invalid traffic lines left out ({})",
+        crate::vocab::Setting::SkipInvalid
+    );
     let unused = [
         (c.duplicates, "repeated a verdict already read (used once)"),
         (
@@ -443,10 +450,7 @@ fn said(c: &Counts, out: &Path) -> String {
             c.unknown,
             "name a run_id and turn the traffic does not hold (not used)",
         ),
-        (
-            c.rejected,
-            "invalid traffic lines left out (--skip-invalid)",
-        ),
+        (c.rejected, skipped.as_str()),
     ];
     for (n, what) in unused.iter().filter(|(n, _)| *n > 0) {
         s.push_str(&format!("  {n} {what}\n"));

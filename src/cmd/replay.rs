@@ -134,9 +134,11 @@ impl Request {
             (None, Some(PartialTarget::File(p))) => p.with_extension(""),
             (None, Some(PartialTarget::Memory)) => PathBuf::from("shard"),
             (None, None) => {
-                return Err(crate::Error::Usage(
-                    "replay: give a report folder (--out) or a partial result (--partial)".into(),
-                ))
+                return Err(crate::Error::Usage(format!(
+                    "replay: give a report folder ({}) or a partial result ({})",
+                    crate::vocab::Setting::Out,
+                    crate::vocab::Setting::Partial
+                )))
             }
         };
         let mut o = self.reading.options(self.sources.clone(), plan, &named);

@@ -69,10 +69,20 @@ pub enum Setting {
     Variant,
     Plan,
     Threads,
+    Config,
+    AssumeMissingAtRandom,
+    MinSupport,
+    MinLabelled,
+    MaxRegressionRate,
+    State,
+    Merge,
+    By,
+    ReleaseAt,
+    ReleaseField,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 16] = [
+    pub const ALL: [Setting; 26] = [
         Setting::Out,
         Setting::Partial,
         Setting::Force,
@@ -89,10 +99,20 @@ impl Setting {
         Setting::Variant,
         Setting::Plan,
         Setting::Threads,
+        Setting::Config,
+        Setting::AssumeMissingAtRandom,
+        Setting::MinSupport,
+        Setting::MinLabelled,
+        Setting::MaxRegressionRate,
+        Setting::State,
+        Setting::Merge,
+        Setting::By,
+        Setting::ReleaseAt,
+        Setting::ReleaseField,
     ];
 
     /// The command line's flag.
-    pub fn flag(self) -> &'static str {
+    pub const fn flag(self) -> &'static str {
         match self {
             Setting::Out => "--out",
             Setting::Partial => "--partial",
@@ -110,6 +130,16 @@ impl Setting {
             Setting::Variant => "--variant",
             Setting::Plan => "--plan",
             Setting::Threads => "--threads",
+            Setting::Config => "--config",
+            Setting::AssumeMissingAtRandom => "--assume-missing-at-random",
+            Setting::MinSupport => "--min-support",
+            Setting::MinLabelled => "--min-labelled",
+            Setting::MaxRegressionRate => "--max-regression-rate",
+            Setting::State => "--state",
+            Setting::Merge => "--merge",
+            Setting::By => "--by",
+            Setting::ReleaseAt => "--release-at",
+            Setting::ReleaseField => "--release-field",
         }
     }
 

@@ -125,6 +125,7 @@ pub fn guarantee(rule: &Rule, audited: Option<&str>) -> String {
         crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     // With an audit the guard is of the realised rate: the statement on
     // the true rate then rests on the labels being missing at random.
+    let amr = crate::vocab::Setting::AssumeMissingAtRandom;
     let condition = match (rule.assume_missing_at_random, audited) {
         (false, Some(_)) => " if the recorded labels are missing at random (see below for what holds whatever made them missing)",
         _ => "",
@@ -134,8 +135,8 @@ pub fn guarantee(rule: &Rule, audited: Option<&str>) -> String {
         missing = match (rule.assume_missing_at_random, audited) {
             (false, None) => "The labels support it whatever made some new skips unlabelled: a variant whose worst-case bound (every unlabelled new skip a regression, at 1 - delta) is above R is not certified.".to_string(),
             (false, Some(v)) => format!("A variant is certified only if, besides, its two-phase bound at the same level is within R (where the audit of `{v}` gives it none, its worst case: every unlabelled new skip a regression). That bound is of the realised rate of the calibration part's new skips, not of future traffic: the labelled ones' regressions as counted, the unlabelled ones the audit covers bounded from its coin-drawn sample (valid for the design: exact with one inclusion probability, Bonferroni across several; each failed or missing shadow call a regression), and any it does not cover each a regression. It assumes the shadow critic judges as production's critic would. So, whatever made labels missing, with probability at least {confidence} no certified variant's realised new-skip rate on the calibration part exceeds R."),
-            (true, None) => "ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support.".to_string(),
-            (true, Some(v)) => format!("ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound (the audit of `{v}`'s two-phase bound where it covers the member, marked two_phase) shows what the labels and the audit support without it."),
+            (true, None) => format!("ASSUMED, not shown: the unlabelled new skips are missing at random ({amr}): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound shows what the labels alone support."),
+            (true, Some(v)) => format!("ASSUMED, not shown: the unlabelled new skips are missing at random ({amr}): if the critic failed more often on the turns it would have revised, the rate is higher than the labels say; each member's worst-case bound (the audit of `{v}`'s two-phase bound where it covers the member, marked two_phase) shows what the labels and the audit support without it."),
         },
         r = rule.max_regression_rate,
         d = rule.delta,
@@ -401,7 +402,7 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
     let body = toml::to_string(config).expect("a gate config serializes");
     let mut head = String::new();
     if c.assume_missing_at_random {
-        head.push_str("# ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random); the certificate rests on the labels alone\n");
+        head.push_str(&format!("# ASSUMED, not shown: the unlabelled new skips are missing at random ({}); the certificate rests on the labels alone\n", crate::vocab::Setting::AssumeMissingAtRandom));
     }
     head.push_str(&format!("# {name}: {why}\n"));
     if let Some(m) = c.selection.family.iter().find(|m| m.variant == name) {

@@ -243,7 +243,7 @@ fn render(c: &Calibration, out: &Path) -> String {
     );
     let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
     if c.assume_missing_at_random {
-        let _ = writeln!(s, "ASSUMED: unlabelled new skips are missing at random (--assume-missing-at-random); the worst-case bounds below are what the labels alone support");
+        let _ = writeln!(s, "ASSUMED: unlabelled new skips are missing at random ({}); the worst-case bounds below are what the labels alone support", crate::vocab::Setting::AssumeMissingAtRandom);
     }
     family_lines(c, &mut s);
     let _ = writeln!(

@@ -496,11 +496,12 @@ fn unsupported(c: &Candidate, rule: &Rule) -> String {
         );
     }
     format!(
-        "{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate (--assume-missing-at-random certifies on the labels alone)",
+        "{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate ({} certifies on the labels alone)",
         c.variant,
         show_share(c.calibration.worst_case_upper(rule.delta)),
         c.calibration.new_skips - c.calibration.labelled_skips(),
-        show(rule.max_regression_rate)
+        show(rule.max_regression_rate),
+        crate::vocab::Setting::AssumeMissingAtRandom
     )
 }
 

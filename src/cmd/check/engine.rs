@@ -442,10 +442,10 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
             .collect(),
     };
     if targets.is_empty() {
-        return Err(CannotJudge(
-            "no variant to check: the replay has only its baseline (name one with --variant)"
-                .into(),
-        ));
+        return Err(CannotJudge(format!(
+            "no variant to check: the replay has only its baseline (name one with {})",
+            crate::vocab::Setting::Variant
+        )));
     }
     Ok(targets)
 }
@@ -480,7 +480,8 @@ fn risky_budget_applies(
     let flag_off = targets.iter().find(|v| !dir.variant(v).selective_gate);
     match (b.get(Budget::MaxRiskySkipRate), flag_off) {
         (Some(_), Some(v)) => Err(CannotJudge(format!(
-            "variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with --variant, or drop the budget"
+            "variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with {}, or drop the budget",
+            crate::vocab::Setting::Variant
         ))),
         _ => Ok(()),
     }

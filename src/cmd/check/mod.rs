@@ -178,8 +178,9 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
         // Only the contract check would run: a pass would read as a
         // release verdict that judged nothing.
         return Err(Error::CannotJudge(format!(
-            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in --config",
-            r.dir.display()
+            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in {}",
+            r.dir.display(),
+            crate::vocab::Setting::Config
         )));
     }
     Ok(over)

@@ -96,8 +96,9 @@ fn decisions(dir: &Path) -> Result<Vec<Vec<String>>, CannotJudge> {
     let p = dir.join("decisions.csv");
     if !p.exists() {
         return Err(CannotJudge(format!(
-            "{}: missing; replay with --decisions all to diff decisions",
-            p.display()
+            "{}: missing; replay with {} all to diff decisions",
+            p.display(),
+            crate::vocab::Setting::Decisions
         )));
     }
     string_rows(&read_csv(&p)?, &DECISION_COLS)
@@ -137,17 +138,19 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
     let (ta, tb) = (a.summary.turns, b.summary.turns);
     if ta != tb {
         return Err(CannotJudge(format!(
-            "the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another --max-line-bytes): their decisions cannot be compared turn by turn",
+            "the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another {}): their decisions cannot be compared turn by turn",
             a.path.display(),
-            b.path.display()
+            b.path.display(),
+            crate::vocab::Setting::MaxLineBytes
         )));
     }
     for d in [a, b] {
         if d.summary.decisions != "all" {
             return Err(CannotJudge(format!(
-                "{}: decisions.csv holds {:?} rows; diff needs every row: replay with --decisions all",
+                "{}: decisions.csv holds {:?} rows; diff needs every row: replay with {} all",
                 d.path.display(),
-                d.summary.decisions
+                d.summary.decisions,
+                crate::vocab::Setting::Decisions
             )));
         }
     }

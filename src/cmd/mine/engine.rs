@@ -171,7 +171,7 @@ pub fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
     };
     let v = found.ok_or_else(|| match &o.variant {
         Some(n) => Error::Usage(format!(
-            "--variant {n:?} is not a variant of the config; its variants are: {}",
+            "variant {n:?}, the one to mine, is not a variant of the config; its variants are: {}",
             names()
         )),
         None => Error::Usage(format!(
@@ -316,16 +316,19 @@ fn ineligible(p: &VariantSummary, b: &Budget) -> Option<String> {
     match (p.new_skips, b.max_upper95) {
         (0, _) => Some("it skips nothing new".to_string()),
         _ if p.new_labelled_skips < b.min_labelled => Some(format!(
-            "{} of its new skips are labelled, fewer than --min-labelled {}: too little evidence",
-            p.new_labelled_skips, b.min_labelled
+            "{} of its new skips are labelled, fewer than {} {}: too little evidence",
+            p.new_labelled_skips,
+            crate::vocab::Setting::MinLabelled,
+            b.min_labelled
         )),
         _ if coverage < MIN_LABEL_COVERAGE => Some(format!(
             "{} of its {} new skips are labelled (coverage {coverage:.3}), below the floor {MIN_LABEL_COVERAGE}: its bound would rest more on the unlabelled ones being like the labelled than on labels",
             p.new_labelled_skips, p.new_skips
         )),
-        (_, None) => Some(
-            "the mined variant has no bound to hold it to: give --max-regression-rate".to_string(),
-        ),
+        (_, None) => Some(format!(
+            "the mined variant has no bound to hold it to: give {}",
+            crate::vocab::Setting::MaxRegressionRate
+        )),
         _ => None,
     }
 }
@@ -532,7 +535,7 @@ pub fn budget(o: &MineOptions, m: &VariantSummary) -> Budget {
         Some(r) => Budget {
             min_labelled: o.min_labelled,
             max_upper95: Some(r),
-            from: "--max-regression-rate",
+            from: crate::vocab::Setting::MaxRegressionRate.flag(),
             assume_missing_at_random: o.assume_missing_at_random,
         },
         None => Budget {
@@ -637,8 +640,9 @@ fn nothing_to_propose(o: &MineOptions, scan: &Scan) -> String {
     match most {
         None | Some((0, _)) => "nothing proposed: no turn fires for want of an ack pattern alone, so no pattern would save a call".to_string(),
         Some((n, lang)) => format!(
-            "nothing proposed: no phrase recurs in --min-support {} or more missed drafts of one language (the most missed turns in one language: {n}, {lang}); mine more traffic, or lower --min-support",
-            o.min_support
+            "nothing proposed: no phrase recurs in {support} {} or more missed drafts of one language (the most missed turns in one language: {n}, {lang}); mine more traffic, or lower {support}",
+            o.min_support,
+            support = crate::vocab::Setting::MinSupport
         ),
     }
 }
@@ -778,7 +782,7 @@ mod tests {
     const BUDGET: Budget = Budget {
         min_labelled: 30,
         max_upper95: Some(0.05),
-        from: "--max-regression-rate",
+        from: crate::vocab::Setting::MaxRegressionRate.flag(),
         assume_missing_at_random: true,
     };
 

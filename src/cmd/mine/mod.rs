@@ -252,7 +252,7 @@ fn render(m: &Mined, out: &Path) -> String {
         .as_ref()
         .is_some_and(|f| f.assume_missing_at_random)
     {
-        s.push_str("ASSUMED, not shown: the unlabelled new skips are missing at random (--assume-missing-at-random): each pattern is tested on its labels alone, not on its worst case (every unlabelled new skip a regression)\n");
+        let _ = writeln!(s, "ASSUMED, not shown: the unlabelled new skips are missing at random ({}): each pattern is tested on its labels alone, not on its worst case (every unlabelled new skip a regression)", crate::vocab::Setting::AssumeMissingAtRandom);
     }
     let _ = writeln!(
         s,
@@ -298,8 +298,9 @@ fn render(m: &Mined, out: &Path) -> String {
     if m.rejected > 0 {
         let _ = writeln!(
             s,
-            "note: {} invalid lines set aside (--skip-invalid)",
-            m.rejected
+            "note: {} invalid lines set aside ({})",
+            m.rejected,
+            crate::vocab::Setting::SkipInvalid
         );
     }
     for n in &m.notes {

@@ -145,31 +145,38 @@ pub struct Watched {
     pub text: String,
 }
 
+/// Refuse a run with nothing to read: no traffic, no shard and no state
+/// that exists.
+fn something_to_read(r: &Request) -> crate::Result<()> {
+    if !(r.sources.is_empty() && r.merge.is_empty()) {
+        return Ok(());
+    }
+    match &r.state {
+        None => Err(Error::Usage(format!(
+            "give labelled traffic files, shards' states to {}, or a {} to report",
+            crate::vocab::Setting::Merge,
+            crate::vocab::Setting::State
+        ))),
+        Some(p) if !p.exists() => Err(Error::Usage(format!(
+            "{}: no such state, and no traffic or shard to count into it",
+            p.display()
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Watch.
 pub fn run(r: &Request) -> crate::Result<Watched> {
     let usage = |m: String| Error::Usage(m);
-    if r.sources.is_empty() && r.merge.is_empty() {
-        match &r.state {
-            None => return Err(usage(
-                "give labelled traffic files, shards' states to --merge, or a --state to report"
-                    .into(),
-            )),
-            Some(p) if !p.exists() => {
-                return Err(usage(format!(
-                    "{}: no such state, and no traffic or shard to count into it",
-                    p.display()
-                )))
-            }
-            Some(_) => {}
-        }
-    }
+    something_to_read(r)?;
     let config = r.config.plan()?;
     let plan = super::sample::read_plan(&r.plan)?;
     let design = super::sample::design_from(&r.plan, &plan, &config)?;
     if design.population != Population::ProductionSkips {
         return Err(usage(format!(
-            "{}: an audit plan samples a candidate's new skips before the switch; monitor watches production's skips after it (read an audit with replay --plan)",
-            r.plan.display()
+            "{}: an audit plan samples a candidate's new skips before the switch; monitor watches production's skips after it (read an audit with replay {})",
+            r.plan.display(),
+            crate::vocab::Setting::Plan
         )));
     }
     let field = release_field(r.release_field.as_deref()).map_err(usage)?;
@@ -429,7 +436,8 @@ fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
     }
     if rejected > 0 {
         text.push_str(&format!(
-            "  {rejected} invalid traffic lines left out (--skip-invalid)\n"
+            "  {rejected} invalid traffic lines left out ({})\n",
+            crate::vocab::Setting::SkipInvalid
         ));
     }
     text

@@ -28,6 +28,7 @@ impl Cut {
     /// The cut `--by`, `--release-at` and `--release-field` make, or why
     /// none.
     pub fn parse(by: &str, release_at: &[String], field: bool) -> Result<Cut, String> {
+        use crate::vocab::Setting::{By, ReleaseAt, ReleaseField};
         match (by, release_at.is_empty(), field) {
             ("day", true, _) => Ok(Cut::Day),
             ("week", true, _) => Ok(Cut::Week),
@@ -44,10 +45,10 @@ impl Cut {
                 Ok(Cut::Release(at))
             }
             ("release", true, true) => Ok(Cut::Field),
-            ("release", false, true) => Err("give the releases by --release-at dates or by --release-field, not both".into()),
-            ("release", true, false) => Err("--by release takes the releases' dates (--release-at YYYY-MM-DD, once per release) or the field that names them (--release-field scope.KEY)".into()),
-            ("day" | "week", false, _) => Err("--release-at goes with --by release".into()),
-            (other, _, _) => Err(format!("--by {other:?}: give day, week or release")),
+            ("release", false, true) => Err(format!("give the releases by {ReleaseAt} dates or by {ReleaseField}, not both")),
+            ("release", true, false) => Err(format!("{By} release takes the releases' dates ({ReleaseAt} YYYY-MM-DD, once per release) or the field that names them ({ReleaseField} scope.KEY)")),
+            ("day" | "week", false, _) => Err(format!("{ReleaseAt} goes with {By} release")),
+            (other, _, _) => Err(format!("{By} {other:?}: give day, week or release")),
         }
     }
 

@@ -241,8 +241,9 @@ impl State {
             .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}")))?;
         if s.plan_id != plan_id {
             return Err(bad(format!(
-                "the state follows plan {}, not this plan ({plan_id}): give the state of this plan, or a new --state",
-                s.plan_id
+                "the state follows plan {}, not this plan ({plan_id}): give the state of this plan, or a new {}",
+                s.plan_id,
+                crate::vocab::Setting::State
             )));
         }
         if s.release_field.as_deref() != release_field {
@@ -252,9 +253,10 @@ impl State {
                 })
             };
             return Err(bad(format!(
-                "the state was counted with {}, not {}: give the same --release-field as when it was made",
+                "the state was counted with {}, not {}: give the same {} as when it was made",
                 say(s.release_field.as_deref()),
-                say(release_field)
+                say(release_field),
+                crate::vocab::Setting::ReleaseField
             )));
         }
         if s.days.values().any(|p| !p.verdicts.is_sorted()) {
@@ -280,8 +282,9 @@ impl State {
     pub fn extend(&mut self, new: State, from: &str) -> crate::Result<()> {
         if let Some(p) = new.days.keys().find(|p| self.days.contains_key(*p)) {
             return Err(Error::Usage(format!(
-                "{from}: day {} is counted in the state already; a day is added once (give the traffic of new days only, or merge shards' states with --merge)",
-                p.replace('\t', " of release ")
+                "{from}: day {} is counted in the state already; a day is added once (give the traffic of new days only, or merge shards' states with {})",
+                p.replace('\t', " of release "),
+                crate::vocab::Setting::Merge
             )));
         }
         self.disjoint(&new, from)?;
