@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 14;
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         14,
-        "`monitor`'s change alarm takes one label per conversation a day (of a conversation's verdicts that day, the one of the lowest coin key), so that a derailing conversation is one observation and the chart false-alarms no more often than designed; plan.csv gains `chart_labels_per_day` (plan.toml: `expected_chart_labels_per_day`), learnt from how the traffic's skips gather in conversations, and `days_to_detect_2r`/`days_to_detect_3r` are predicted on those labels; a monitor state of format 1 is refused (its verdicts do not name their conversation): start a new one",
+        "`monitor`'s change alarm takes one label per conversation a day (of a conversation's verdicts that day, the one of the lowest coin key), so that a conversation derailing within a day is one observation: the chart holds its design whatever the clustering within a conversation-day, where a turn's chance to regress does not depend on its conversation's size (docs/watching.md says where it does not hold); plan.csv gains `chart_labels_per_day` (plan.toml: `expected_chart_labels_per_day`), learnt from how the traffic's skips gather in conversations, and `days_to_detect_2r`/`days_to_detect_3r` are predicted on those labels; a monitor state of format 1 is refused (its verdicts do not name their conversation): start a new one",
     ),
     (
         13,

@@ -61,6 +61,10 @@ pub struct Spread {
     below: u64,
     /// By the key's hash: the stratum's name hash and the skips counted.
     kept: std::collections::HashMap<u64, (u64, u64)>,
+    /// Skips without a day, by the stratum's name hash: each taken as a
+    /// conversation-day of its own (its conversation's skips on other days
+    /// cannot be told apart; monitor refuses traffic without `ts`).
+    undated: std::collections::HashMap<u64, u64>,
 }
 
 impl Default for Spread {
@@ -68,16 +72,21 @@ impl Default for Spread {
         Spread {
             below: u64::MAX,
             kept: Default::default(),
+            undated: Default::default(),
         }
     }
 }
 
 impl Spread {
-    /// One skip of `run` on `day` (None: no `ts`, one day of its own) in
+    /// One skip of `run` on `day` (None: no `ts`, a conversation-day of its
+    /// own) in
     /// the stratum `name`.
     fn add(&mut self, name: &str, run: &str, day: Option<i64>) {
         let stratum = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
-        let day = day.map_or(u64::MAX, |d| d as u64);
+        let Some(day) = day.map(|d| d as u64) else {
+            *self.undated.entry(stratum).or_default() += 1;
+            return;
+        };
         let key = xxhash_rust::xxh3::xxh3_64_with_seed(run.as_bytes(), stratum ^ day);
         if key > self.below {
             return;
@@ -95,15 +104,16 @@ impl Spread {
     fn of(&self, name: &str) -> Vec<(u64, f64)> {
         let stratum = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
         let weight = 2f64.powi(64) / (self.below as f64 + 1.0);
-        let mut by: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut by: BTreeMap<u64, f64> = BTreeMap::new();
         for (s, m) in self.kept.values() {
             if *s == stratum {
-                *by.entry(*m).or_default() += 1;
+                *by.entry(*m).or_default() += weight;
             }
         }
-        by.into_iter()
-            .map(|(m, n)| (m, n as f64 * weight))
-            .collect()
+        if let Some(n) = self.undated.get(&stratum) {
+            *by.entry(1).or_default() += *n as f64;
+        }
+        by.into_iter().collect()
     }
 }
 
@@ -221,10 +231,12 @@ mod tests {
             ("a", "r1", Some(1)),
             ("a", "r2", Some(1)),
             ("a", "r3", None),
+            ("a", "r3", None),
         ] {
             s.add(stratum, run, day);
         }
-        assert_eq!(s.of("a"), vec![(1, 2.0), (2, 1.0), (3, 1.0)]);
+        // r1 on day 2, and r3's two skips without a day, each its own.
+        assert_eq!(s.of("a"), vec![(1, 3.0), (2, 1.0), (3, 1.0)]);
         assert_eq!(s.of("b"), vec![(1, 1.0)]);
         assert_eq!(s.of("c"), vec![]);
         // 240,000 conversation-days of 1 to 4 skips, 60,000 of each size:
