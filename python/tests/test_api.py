@@ -578,6 +578,12 @@ def test_a_type_checker_holds_calls_to_the_signatures(tmp_path: Path) -> None:
         "c = critic_gate.calibrate(['t.jsonl'], 'sweep.toml', 'out', 0.05, procedure='holm', plan='p.toml')\n"
         "m = critic_gate.mine(['t.jsonl'], 'out', min_support=3)\n"
         "v = critic_gate.check('reports/x', max_safety_regression_rate=0.02, min_turns=100)\n"
+        "f = critic_gate.synth('s.jsonl', 10, seed=2, mix='multilingual', shape='openai-chat')\n"
+        "i = critic_gate.import_('c.jsonl', 't.jsonl', from_='otlp', threads=2)\n"
+        "n: int = i.turns\n"
+        "d = critic_gate.derive([{'draft': 'ok'}])\n"
+        "k = critic_gate.replay(['t.jsonl'], {'variants': {'smart': {}}})\n"
+        "t = m.proposals.height + c.family.height\n"
     )
     bad = tmp_path / "bad.py"
     bad.write_text(
@@ -589,6 +595,9 @@ def test_a_type_checker_holds_calls_to_the_signatures(tmp_path: Path) -> None:
         "critic_gate.mine(['t.jsonl'], 'out', min_suport=3)\n"
         "critic_gate.sweep(['t.jsonl'], 'c.toml', 'out', format='xlsx')\n"
         "critic_gate.check('reports/x', max_safety_regresion_rate=0.02)\n"
+        "critic_gate.synth('s.jsonl', 10, mix='klingon')\n"
+        "critic_gate.import_('c.jsonl', 't.jsonl', from_='traffic')\n"
+        "critic_gate.replay(['t.jsonl'], 7)\n"
     )
 
     def mypy(script: Path) -> subprocess.CompletedProcess[str]:
@@ -603,7 +612,7 @@ def test_a_type_checker_holds_calls_to_the_signatures(tmp_path: Path) -> None:
     no = mypy(bad)
     assert no.returncode == 1, no.stdout + no.stderr
     flagged = {int(line.split(":")[1]) for line in no.stdout.splitlines() if ": error:" in line}
-    assert flagged == {2, 3, 4, 5, 6, 7, 8}, no.stdout
+    assert flagged == {2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, no.stdout
 
 
 def test_python_defaults_are_the_clis(cli: str) -> None:
