@@ -217,10 +217,7 @@ impl Config {
     pub fn plan(&self) -> crate::Result<Plan> {
         match self {
             Config::Defaults => Ok(Plan::default_plan()),
-            Config::File(p) => load_plan(Some(p)),
-            Config::Text(t) => {
-                Ok(ConfigFile::parse(t, Path::new("config.toml")).and_then(|c| c.plan())?)
-            }
+            _ => Ok(self.read()?.plan()?),
         }
     }
 

@@ -117,10 +117,18 @@ fn volume(i: usize, st: &Stream) -> Volume {
     }
 }
 
+/// Of stratum `i`'s calls at probability `p`, the share the chart takes
+/// (all, for the chart on every label).
+fn chart_share(s: &Setting, i: usize, p: f64) -> f64 {
+    match s.per_label {
+        true => 1.0,
+        false => volume(i, &s.strata[i]).chart_share(p),
+    }
+}
+
 /// The watch plan would design for the setting, and its per-stratum
 /// predicted delays at `after` x R.
 fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
-    let share = |v: &Volume, p: f64| if s.per_label { 1.0 } else { v.chart_share(p) };
     let goal = Goal {
         rate: s.rate,
         confidence: 1.0 - ALPHA,
@@ -133,7 +141,7 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
         let mut z = sizing::size(&v, &goal, s.rate, 1.0);
         z.probability = st.probability;
         z.calls_per_day = st.probability * st.skips_per_day as f64;
-        z.chart_labels_per_day = z.calls_per_day * share(&v, st.probability);
+        z.chart_labels_per_day = z.calls_per_day * chart_share(s, i, st.probability);
         sizing::detection(&mut z, s.rate, FALSE_ALARM_DAYS, s.strata.len());
         if let Some(c) = z.chart {
             charts.insert(format!("s{i}"), c);
@@ -385,13 +393,8 @@ fn finish(
                 // The chart's labels: one per conversation a day among
                 // the draws whose call came back.
                 let p = st.probability * (1.0 - FAILED);
-                let labels = (DAYS as f64
-                    * st.skips_per_day as f64
-                    * p
-                    * match s.per_label {
-                        true => 1.0,
-                        false => volume(i, st).chart_share(p),
-                    }) as u64;
+                let labels =
+                    (DAYS as f64 * st.skips_per_day as f64 * p * chart_share(s, i, p)) as u64;
                 watch
                     .charts
                     .get(&format!("s{i}"))

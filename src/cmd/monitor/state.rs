@@ -192,18 +192,17 @@ impl State {
             let name = cut.of_slot(slot);
             let day = super::period::day_of_slot(slot);
             first.entry(name.clone()).or_insert_with(|| day.to_string());
-            let a = match out.iter_mut().rev().position(|(n, _)| *n == name) {
+            let i = match out.iter().rposition(|(n, _)| *n == name) {
                 Some(i) => {
-                    let i = out.len() - 1 - i;
                     out[i].1.absorb(p);
-                    &mut out[i].1
+                    i
                 }
                 None => {
                     out.push((name, p.clone()));
-                    &mut out.last_mut().expect("pushed").1
+                    out.len() - 1
                 }
             };
-            a.chart.extend(p.one_per_conversation().cloned());
+            out[i].1.chart.extend(p.one_per_conversation().cloned());
         }
         out.sort_by(|a, b| (&first[&a.0], &a.0).cmp(&(&first[&b.0], &b.0)));
         out
