@@ -234,6 +234,8 @@ pub fn evaluation_json(name: &str, e: &Evaluation, m: Option<&AckMatch>) -> Valu
 
 /// Each variant of `plan` with its compiled gate.
 pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
+    let all: Vec<usize> = (0..plan.variants.len()).collect();
+    plan.one_deployment(&all, "explain")?;
     let gates = crate::replay::compile_gates(plan)?;
     Ok(plan.variants.iter().cloned().zip(gates).collect())
 }

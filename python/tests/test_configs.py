@@ -53,3 +53,21 @@ def test_a_dict_a_file_could_not_hold_is_refused() -> None:
         critic_gate.replay([seed], config={"variants": {"smart": {"metacognition_treshold": 0.7}}})
     with pytest.raises(ValueError, match="not both"):
         critic_gate.replay([seed], config={"variants": {}}, config_text="")
+
+
+def test_a_dict_sweeps_deployment_settings_as_replays_do(tmp_path: Path) -> None:
+    """[sweep.deployment] from a dict: the variant of the intent check off
+    has the figures of a replay whose [deployment] turns it off."""
+    chats = ROOT / "datasets/transcripts.jsonl"
+    base = as_dict("transcripts.toml")
+    swept = dict(base, sweep={"metacognition_selective_gate": [True],
+                              "deployment": {"intent_filter_mode": ["observe", "off"]}})
+    s = critic_gate.sweep(chats, swept, tmp_path / "s", label="r", from_="openai-chat")
+    off = dict(base, deployment=dict(base["deployment"], intent_filter_mode="off"))
+    r = critic_gate.replay([chats], config=off, from_="openai-chat", label="r")
+    names = s.summary["variant"].to_list()
+    assert "sel=on/intent=off" in names and "sel=on/intent=observe" not in names, names
+    row = s.summary.filter(s.summary["variant"] == "sel=on/intent=off").drop("variant")
+    want = r.summary.filter(r.summary["variant"] == "smart").drop("variant")
+    assert row.equals(want)
+    assert s.summary_dict["input_counts"]["derivations"] == 2 * s.summary_dict["turns"]

@@ -153,12 +153,12 @@ fn turn_lines<'a>(
         }
         InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
-    let decoder = crate::import::Decoder {
-        format: from,
-        deployment: plan.deployment.clone(),
-        names: vec![source.to_string()].into(),
-        max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-    };
+    let decoder = crate::import::Decoder::new(
+        from,
+        plan.deployment.clone(),
+        vec![source.to_string()].into(),
+        crate::read::reader::DEFAULT_MAX_LINE_BYTES,
+    );
     let lines = crate::import::convert_text(text, source, &decoder)
         .map_err(|(n, e)| invalid(source, n, e.0))?;
     Ok(lines

@@ -148,12 +148,12 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
             crate::vocab::Setting::Force
         )));
     }
-    let decoder = crate::import::Decoder {
-        format: r.from,
-        deployment: config.deployment.clone(),
-        names: r.sources.clone().into(),
-        max_line_bytes: r.max_line_bytes,
-    };
+    let decoder = crate::import::Decoder::new(
+        r.from,
+        config.deployment.clone(),
+        r.sources.clone().into(),
+        r.max_line_bytes,
+    );
     write(r, &design, &member, &decoder, &mut verdicts, &mut counts)?;
     let entries = || verdicts.values().flat_map(BTreeMap::values);
     counts.unknown = entries().filter(|e| !e.used && !e.conflict).count() as u64;

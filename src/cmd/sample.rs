@@ -265,6 +265,14 @@ impl Member {
             crate::gate::Gate::new(c.clone())
                 .map_err(|e| crate::cmd::in_config(e.into(), file.file()))
         };
+        let index = |name: &str| config.variants.iter().position(|u| u.name == name);
+        let evaluated: Vec<usize> = [index(&v.name), Some(config.baseline)]
+            .into_iter()
+            .flatten()
+            .collect();
+        config
+            .one_deployment(&evaluated, "sampling (plan, sample, labels and monitor)")
+            .map_err(|e| crate::cmd::in_config(e.into(), file.file()))?;
         let baseline = match population {
             Population::ProductionSkips => None,
             Population::UnlabelledNewSkips => {
@@ -357,12 +365,12 @@ pub fn run(r: &Request) -> crate::Result<Sampled> {
     let config = r.config.plan()?;
     let design = design_from(&r.plan, &plan, &config)?;
     let member = Member::new(&design, &config, &r.config)?;
-    let decoder = crate::import::Decoder {
-        format: r.from,
-        deployment: config.deployment.clone(),
-        names: r.sources.clone().into(),
-        max_line_bytes: r.max_line_bytes,
-    };
+    let decoder = crate::import::Decoder::new(
+        r.from,
+        config.deployment.clone(),
+        r.sources.clone().into(),
+        r.max_line_bytes,
+    );
     crate::report::or_remove_new(&r.out, || {
         crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.force)?;
         draw(r, &plan, &design, &member, &decoder)

@@ -50,12 +50,12 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
         }
         InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
-    let decoder = Decoder {
-        format: o.from,
-        deployment: o.deployment.clone(),
-        names: o.sources.clone().into(),
-        max_line_bytes: o.max_line_bytes,
-    };
+    let decoder = Decoder::new(
+        o.from,
+        o.deployment.clone(),
+        o.sources.clone().into(),
+        o.max_line_bytes,
+    );
     let rejects_path = rejects_path(&o.out);
     refuse_an_input(&o.out, &o.sources)?;
     if o.skip_invalid {

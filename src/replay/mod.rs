@@ -64,6 +64,13 @@ pub(crate) struct Replayer {
     pub scan: Scan,
     /// How the input's blocks become traffic (`--from`).
     pub decoder: Decoder,
+    /// Per variant, the deployment it runs with: its place in
+    /// [`crate::config::Plan::deployments`] (0: `[deployment]`), which a
+    /// converted turn is read under.
+    deployment_of: Vec<usize>,
+    /// How many further deployments a converted turn carries (0 when
+    /// every variant runs with `[deployment]`).
+    further: usize,
     /// The variant a plan's population is made of (None without a plan),
     /// found once.
     design_variant: Option<usize>,
@@ -102,6 +109,15 @@ pub(crate) fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gat
 impl Replayer {
     pub(crate) fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let gates = compile_gates(&opts.plan)?;
+        let (_, deployment_of) = opts.plan.deployments();
+        let own = opts.plan.variants.iter().find(|v| v.deployment.is_some());
+        if let (crate::import::InputFormat::Traffic, Some(v)) = (opts.input.from, own) {
+            return Err(crate::Error::Config(crate::config::ConfigError::value(format!(
+                "variant {} runs with a deployment of its own, which only imported traffic is derived with: traffic lines carry their derivations already; replay the transcripts or the trace they came from ({} openai-chat or otlp), or drop its deployment keys",
+                v.name,
+                crate::vocab::Setting::From
+            ))));
+        }
         let legacy_check = opts
             .plan
             .variants
@@ -133,6 +149,8 @@ impl Replayer {
             scope_columns,
             scan: Scan::default(),
             decoder,
+            further: deployment_of.iter().copied().max().unwrap_or(0),
+            deployment_of,
             design_variant,
             audit,
         })
@@ -150,11 +168,16 @@ impl Replayer {
 
     /// How a replay's input is read.
     pub(crate) fn decoder_of(opts: &ReplayOptions) -> Decoder {
+        let (mut deployments, _) = opts.plan.deployments();
+        let base = deployments.remove(0);
         Decoder {
-            format: opts.input.from,
-            deployment: opts.plan.deployment.clone(),
-            names: opts.input.sources.clone().into(),
-            max_line_bytes: opts.input.max_line_bytes,
+            alternates: deployments.into(),
+            ..Decoder::new(
+                opts.input.from,
+                base,
+                opts.input.sources.clone().into(),
+                opts.input.max_line_bytes,
+            )
         }
     }
 
@@ -331,12 +354,13 @@ impl Replayer {
             return;
         }
         self.note_turn(turn, at, out);
-        let features = DraftFeatures::of(&turn.draft);
-        let facts = self.facts(turn, at, features.chars as u64, &mut out.totals);
+        let seen = Seen::of(turn, text, self.further);
+        let facts = self.facts(turn, at, seen.features.chars as u64, &mut out.totals);
         // The baseline first (every decision is compared with it), then
         // each variant in order; no per-turn list of evaluations.
         let b = self.plan.baseline;
-        let base = self.gates[b].evaluate_with(turn, &features);
+        let (base_turn, base_features) = seen.by(self.deployment_of[b]);
+        let base = self.gates[b].evaluate_with(base_turn, base_features);
         let base_fires = base.fires();
         scratch.counts.clear();
         scratch.fields_set = false;
@@ -347,11 +371,12 @@ impl Replayer {
         let mut counted = None;
         scratch.skipping.clear();
         for (i, gate) in self.gates.iter().enumerate() {
+            let (turn, features) = seen.by(self.deployment_of[i]);
             let other;
             let eval = if i == b {
                 &base
             } else {
-                other = gate.evaluate_with(turn, &features);
+                other = gate.evaluate_with(turn, features);
                 &other
             };
             let d = Decision::of(i, eval, base_fires);
@@ -365,11 +390,19 @@ impl Replayer {
             let risky = d.skips()
                 && eval.selective
                 && gate
-                    .ack_share(&features)
+                    .ack_share(features)
                     .is_some_and(|s| s < self.tallies.max_ack_share);
+            let own;
+            let facts = match seen.derived_again(self.deployment_of[i]) {
+                true => {
+                    own = facts.under(turn, features);
+                    &own
+                }
+                false => &facts,
+            };
             let look = Look {
                 turn,
-                facts: &facts,
+                facts,
                 eval,
                 d,
                 risky,
@@ -700,6 +733,53 @@ impl Replayer {
 enum LineOf<'a> {
     Text(&'a str),
     Converted(&'a dyn Converted),
+}
+
+/// A turn as each variant reads it: with variants of several
+/// deployments, a converted turn as each deployment derived it (with its
+/// draft's features, worked out once per deployment); else as read.
+struct Seen<'a, 't> {
+    turn: &'a Turn<'t>,
+    features: DraftFeatures<'a>,
+    converted: Option<&'a dyn Converted>,
+    /// The draft's features under each further deployment.
+    alternates: Vec<DraftFeatures<'a>>,
+}
+
+impl<'a, 't> Seen<'a, 't> {
+    /// `further`: how many further deployments a converted turn carries
+    /// (0 when every variant runs with `[deployment]`).
+    fn of(turn: &'a Turn<'t>, text: LineOf<'a>, further: usize) -> Seen<'a, 't> {
+        let converted = match text {
+            LineOf::Converted(c) if further > 0 => Some(c),
+            _ => None,
+        };
+        let alternates = converted.map_or_else(Vec::new, |c| {
+            (1..=further)
+                .map(|k| DraftFeatures::of(&c.under(k).draft))
+                .collect()
+        });
+        Seen {
+            turn,
+            features: DraftFeatures::of(&turn.draft),
+            converted,
+            alternates,
+        }
+    }
+
+    /// Whether deployment `k`'s turn is one derived again (not the turn
+    /// as read).
+    fn derived_again(&self, k: usize) -> bool {
+        k > 0 && self.converted.is_some()
+    }
+
+    /// The turn as deployment `k` derived it, with its draft's features.
+    fn by(&self, k: usize) -> (&Turn<'t>, &DraftFeatures<'a>) {
+        match self.converted {
+            Some(c) if k > 0 => (c.under(k), &self.alternates[k - 1]),
+            _ => (self.turn, &self.features),
+        }
+    }
 }
 
 impl LineOf<'_> {

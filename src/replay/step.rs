@@ -5,7 +5,7 @@
 //! critic revised or refused, kept as a [`Regression`].
 
 use crate::config::FrameworkConfig;
-use crate::gate::{Evaluation, Reasons};
+use crate::gate::{DraftFeatures, Evaluation, Reasons};
 use crate::read::turn::{CallSite, SensitiveField, Turn, Verdict};
 
 use super::scope_columns::ScopeColumns;
@@ -216,6 +216,7 @@ impl Look<'_, '_> {
 }
 
 /// What a turn's recording says, worked out once for every variant.
+#[derive(Clone)]
 pub(super) struct TurnFacts {
     pub(super) at: At,
     /// The verdict of a critic that really ran.
@@ -231,6 +232,19 @@ pub(super) struct TurnFacts {
     pub(super) draft_chars: u64,
     /// Where each of the turn's signals came from.
     pub(super) signals: crate::read::provenance::Signals,
+}
+
+impl TurnFacts {
+    /// The facts of the turn as another deployment derived it: its draft
+    /// and signals are that turn's; the recording (label, critic event)
+    /// is the turn's as read.
+    pub(super) fn under(&self, turn: &Turn<'_>, features: &DraftFeatures<'_>) -> TurnFacts {
+        TurnFacts {
+            draft_chars: features.chars as u64,
+            signals: turn.signals(),
+            ..self.clone()
+        }
+    }
 }
 
 /// A turn's [`Counts`] under one variant.

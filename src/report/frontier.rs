@@ -45,6 +45,31 @@ fn settings(c: &FrameworkConfig) -> [(Key, Option<String>); 3] {
     ]
 }
 
+/// Each variant's threshold, empty where its gate (flag on) does not
+/// look at it.
+fn thresholds(configs: &[&FrameworkConfig]) -> Col {
+    Col::F64(
+        configs
+            .iter()
+            .map(|c| {
+                (!c.metacognition_selective_gate).then_some(c.metacognition_confidence_threshold)
+            })
+            .collect(),
+    )
+}
+
+/// Each variant's deployment keys where they differ from `[deployment]`
+/// (JSON), empty where it runs with `[deployment]`.
+fn deployments(r: &ReplayReport) -> Col {
+    Col::Str(
+        r.plan
+            .variants
+            .iter()
+            .map(|v| v.deployment.as_ref()?.differences(&r.plan.deployment))
+            .collect(),
+    )
+}
+
 /// `frontier.csv`: one row per variant (config order).
 pub(crate) struct FrontierCsv;
 
@@ -69,15 +94,6 @@ impl FrontierCsv {
         let u = |f: fn(&VariantSummary) -> u64| Col::U64(vs.iter().map(|v| f(v)).collect());
         let x = |f: fn(&VariantSummary) -> Option<f64>| Col::F64(vs.iter().map(|v| f(v)).collect());
         let setting = |k: usize| str_col(&|i| settings(configs[i])[k].1.clone());
-        let threshold = Col::F64(
-            configs
-                .iter()
-                .map(|c| {
-                    (!c.metacognition_selective_gate)
-                        .then_some(c.metacognition_confidence_threshold)
-                })
-                .collect(),
-        );
         let cols = vec![
             ("variant", str_col(&|i| Some(vs[i].variant.clone()))),
             (
@@ -88,10 +104,11 @@ impl FrontierCsv {
                 "selective_gate",
                 Col::Bool(vs.iter().map(|v| v.selective_gate).collect()),
             ),
-            ("confidence_threshold", threshold),
+            ("confidence_threshold", thresholds(&configs)),
             ("sensitive_tags", setting(0)),
             ("read_only_tools", setting(1)),
             ("trivial_ack_patterns", setting(2)),
+            ("deployment", deployments(r)),
             (
                 "savings_metric",
                 str_col(&|_| Some(metric.name().to_string())),

@@ -57,7 +57,9 @@ impl Streams {
         Ok(Streams {
             decisions: match opts.tallies.decisions {
                 DecisionsMode::None => None,
-                _ => Some(table(decisions, &header(scope))?),
+                DecisionsMode::All | DecisionsMode::Changed => {
+                    Some(table(decisions, &header(scope))?)
+                }
             },
             mismatches: Some(table(mismatches, MISMATCH_HEADER)?),
             // Per-turn detail: a sweep of hundreds of variants has none.

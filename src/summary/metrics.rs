@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 14;
+pub const SCHEMA_VERSION: u64 = 15;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        15,
+        "a variant may run with a deployment of its own (`[variants.NAME.deployment]`, or a `[sweep.deployment]` axis): imported traffic is derived once per distinct deployment, and each variant's figures are those of a replay under its deployment; `summary.json`'s `input_counts` gains `derivations` (turns derived, once per deployment each); `frontier.csv` gains `deployment` (the keys a variant's deployment changes, as a JSON object; empty for `[deployment]`'s)",
+    ),
     (
         14,
         "`monitor`'s change alarm takes one label per conversation a day (of a conversation's verdicts that day, the one of the lowest coin key), so that a conversation derailing within a day is one observation: the chart holds its design whatever the clustering within a conversation-day, where a turn's chance to regress does not depend on its conversation's size (docs/watching.md says where it does not hold); plan.csv gains `chart_labels_per_day` (plan.toml: `expected_chart_labels_per_day`), learnt from how the traffic's skips gather in conversations, and `days_to_detect_2r`/`days_to_detect_3r` are predicted on those labels; a monitor state of format 1 is refused (its verdicts do not name their conversation): start a new one",

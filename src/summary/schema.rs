@@ -489,6 +489,7 @@ const FRONTIER: &[Column] = &[
     col("sensitive_tags", Str, "", "metacognition_sensitive_tags, as a JSON list"),
     opt("read_only_tools", Str, "", "read_only_tools, as a JSON list; empty where the gate (flag off) does not look at it"),
     opt("trivial_ack_patterns", Str, "", "metacognition_trivial_ack_patterns, as a JSON list ([] is the built-in set); empty where the gate (flag off) does not look at it"),
+    opt("deployment", Str, "", "the deployment keys the variant runs with where they differ from [deployment] ([variants.NAME.deployment] or [sweep.deployment]), as a JSON object; empty where it runs with [deployment]"),
     col("savings_metric", Str, "", "what savings is: net_usd_per_1k_turns when every variant has dollars, else net_calls_per_1k_turns"),
     opt("savings", F64, "", "the variant's savings_metric; empty without turns"),
     opt("skip_rate", F64, "share", "as in summary.csv"),

@@ -8,6 +8,7 @@ mod charts;
 mod check;
 mod config;
 mod costs;
+mod deployment_axes;
 mod derive;
 mod diff;
 mod docs;

@@ -46,6 +46,10 @@ pub struct FrameworkLayer {
     pub metacognition_selective_gate: Option<bool>,
     pub metacognition_trivial_ack_patterns: Option<Vec<String>>,
     pub read_only_tools: Option<Vec<String>>,
+    /// `[variants.NAME.deployment]`: the variant runs as production would
+    /// with these deployment keys changed (imported traffic only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<crate::deployment::DeploymentLayer>,
 }
 
 impl FrameworkLayer {
@@ -371,6 +375,9 @@ pub struct SweepTable {
     pub metacognition_sensitive_tags: Option<Vec<Vec<String>>>,
     pub read_only_tools: Option<Vec<Vec<String>>>,
     pub metacognition_trivial_ack_patterns: Option<Vec<Vec<String>>>,
+    /// `[sweep.deployment]`: deployment keys to vary (imported traffic
+    /// only).
+    pub deployment: Option<crate::deployment::DeploymentAxes>,
 }
 
 /// A named gate config to evaluate.
@@ -378,6 +385,10 @@ pub struct SweepTable {
 pub struct Variant {
     pub name: String,
     pub config: FrameworkConfig,
+    /// The deployment it runs with when not the plan's `[deployment]`
+    /// (imported traffic is derived with it); None: the plan's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<crate::deployment::Deployment>,
 }
 
 /// Everything a config file says, resolved and validated.
@@ -620,7 +631,7 @@ fn with_suggestion(message: String) -> String {
     let deployment = crate::deployment::Deployment::KEYS;
     if deployment.contains(&given) && !names.clone().any(|n| deployment.contains(&n)) {
         return format!(
-            "{message}\n`{given}` is a deployment setting (how production ran, which imported traffic is derived as): it goes in the [deployment] table, not in a variant or at the top level; to compare two deployments, replay with each and `diff` the folders"
+            "{message}\n`{given}` is a deployment setting (how production ran, which imported traffic is derived as): it goes in the [deployment] table, or for one variant in [variants.NAME.deployment] (for a sweep, [sweep.deployment] with a list of values), not in a variant's gate keys or at the top level"
         );
     }
     match crate::vocab::closest(given, names) {
@@ -670,6 +681,7 @@ impl ConfigFile {
             metacognition_selective_gate: self.metacognition_selective_gate,
             metacognition_trivial_ack_patterns: self.metacognition_trivial_ack_patterns.clone(),
             read_only_tools: self.read_only_tools.clone(),
+            deployment: None,
         }
     }
 
@@ -722,16 +734,24 @@ impl ConfigFile {
         Ok((baseline, production))
     }
 
-    fn resolve(&self) -> Result<Plan, ConfigError> {
-        let shared = self.shared().apply(&FrameworkConfig::default());
-        // A top-level value is the config's, not a variant's: named as such.
-        shared.validate()?;
+    /// The variants over the shared settings and `[deployment]` (`base`),
+    /// each checked: `legacy` and `smart` without `[variants]`.
+    fn variants_over(
+        &self,
+        shared: FrameworkConfig,
+        base: &crate::deployment::Deployment,
+    ) -> Result<Vec<Variant>, ConfigError> {
         let variants: Vec<Variant> = match &self.variants {
             Some(Ordered(vs)) if !vs.is_empty() => vs
                 .iter()
                 .map(|(name, layer)| Variant {
                     name: name.clone(),
                     config: layer.apply(&shared),
+                    deployment: layer
+                        .deployment
+                        .as_ref()
+                        .map(|l| l.apply(base))
+                        .filter(|d| d != base),
                 })
                 .collect(),
             Some(_) => {
@@ -746,6 +766,7 @@ impl ConfigFile {
                         metacognition_selective_gate: false,
                         ..shared.clone()
                     },
+                    deployment: None,
                 },
                 Variant {
                     name: "smart".into(),
@@ -753,6 +774,7 @@ impl ConfigFile {
                         metacognition_selective_gate: true,
                         ..shared
                     },
+                    deployment: None,
                 },
             ],
         };
@@ -767,11 +789,31 @@ impl ConfigFile {
             v.config
                 .validate()
                 .map_err(|e| ConfigError::value(format!("variant {}: {e}", v.name)))?;
+            if let Some(d) = &v.deployment {
+                d.validate()
+                    .map_err(|e| ConfigError::value(format!("variant {}: {e}", v.name)))?;
+            }
         }
+        Ok(variants)
+    }
+
+    fn resolve(&self) -> Result<Plan, ConfigError> {
+        let shared = self.shared().apply(&FrameworkConfig::default());
+        // A top-level value is the config's, not a variant's: named as such.
+        shared.validate()?;
+        let base = self.deployment.clone().unwrap_or_default();
+        let variants = self.variants_over(shared, &base)?;
         let (baseline, production) = self.roles(&variants)?;
+        let p = &variants[production.unwrap_or(baseline)];
+        if p.deployment.is_some() {
+            return Err(ConfigError::value(format!(
+                "variant {} is production (the variant named by `production`, else the baseline), and [deployment] is how production ran: it cannot run with a deployment of its own; move its deployment keys to [deployment], or name another variant production",
+                p.name
+            )));
+        }
         let cost = self.cost.clone().unwrap_or_default();
         cost.check_prices()?;
-        let deployment = self.deployment.clone().unwrap_or_default();
+        let deployment = base;
         deployment.validate().map_err(|e| ConfigError {
             file: None,
             line: None,
@@ -789,6 +831,51 @@ impl ConfigFile {
 }
 
 impl Plan {
+    /// The deployment variant `i` runs with: its own, else `[deployment]`.
+    pub fn deployment_of(&self, i: usize) -> &crate::deployment::Deployment {
+        self.variants[i]
+            .deployment
+            .as_ref()
+            .unwrap_or(&self.deployment)
+    }
+
+    /// The distinct deployments the variants run with, `[deployment]`
+    /// first and the others in the order variants first name them; and
+    /// each variant's place in that list.
+    pub fn deployments(&self) -> (Vec<crate::deployment::Deployment>, Vec<usize>) {
+        let mut distinct = vec![self.deployment.clone()];
+        let mut of = Vec::with_capacity(self.variants.len());
+        for i in 0..self.variants.len() {
+            let d = self.deployment_of(i);
+            let k = match distinct.iter().position(|e| e == d) {
+                Some(k) => k,
+                None => {
+                    distinct.push(d.clone());
+                    distinct.len() - 1
+                }
+            };
+            of.push(k);
+        }
+        (distinct, of)
+    }
+
+    /// `[deployment]`, when variants `which` all run with it; else what a
+    /// command that derives each turn once (`what`) says to a config that
+    /// gives one of them a deployment of its own.
+    pub fn one_deployment(
+        &self,
+        which: &[usize],
+        what: &str,
+    ) -> Result<&crate::deployment::Deployment, ConfigError> {
+        match which.iter().find(|&&i| self.variants[i].deployment.is_some()) {
+            None => Ok(&self.deployment),
+            Some(&i) => Err(ConfigError::value(format!(
+                "variant {} runs with a deployment of its own ([variants.{}.deployment] or [sweep.deployment]); {what} derives each turn with [deployment] alone: give that variant's deployment keys in [deployment] instead, or compare deployments with replay or sweep",
+                self.variants[i].name, self.variants[i].name
+            ))),
+        }
+    }
+
     /// The variant whose gate produced the traffic: `production`, else
     /// the baseline.
     pub fn production(&self) -> usize {
@@ -828,6 +915,10 @@ impl Plan {
             v.config
                 .validate()
                 .map_err(|e| format!("its plan's variant {:?}: {e}", v.name))?;
+            if let Some(d) = &v.deployment {
+                d.validate()
+                    .map_err(|e| format!("its plan's variant {:?}: {e}", v.name))?;
+            }
         }
         self.cost.check_prices().map_err(|e| e.to_string())?;
         self.deployment.validate().map_err(|e| e.to_string())

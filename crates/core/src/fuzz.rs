@@ -152,8 +152,8 @@ pub fn otlp(data: &[u8]) {
     for (n, line) in text.lines().enumerate() {
         g.document(line, 0, n as u64 + 1);
     }
-    let (turns, _, _, _) = g.turns(history);
-    for (_, _, t) in turns {
+    let (turns, _, _, _) = g.turns(history, &[]);
+    for (_, _, t, _) in turns {
         converted_is_its_line(t);
     }
 }

@@ -5,8 +5,12 @@
 //! gate is not multiplied there: the threshold only matters with the
 //! selective gate off, read-only tools and ack patterns only with it on
 //! (see the spec's "The decision"); the sensitive tags matter to both.
+//! Deployment keys (`[sweep.deployment]`) change what imported traffic is
+//! derived as: the draft, the intent verdict, the findings and the calls,
+//! which only the smart gate reads, so they multiply its variants alone.
 
 use crate::config::{ConfigError, ConfigFile, FrameworkConfig, Plan, SweepTable, Variant};
+use crate::deployment::{Deployment, DeploymentLayer};
 
 /// The most variants a grid may make.
 pub const MAX_VARIANTS: usize = 1000;
@@ -19,7 +23,27 @@ pub enum Key {
     SensitiveTags,
     ReadOnlyTools,
     AckPatterns,
+    /// A deployment key, by its place in [`Deployment::KEYS`].
+    Deployment(usize),
 }
+
+/// The deployment keys as a sweep names them (`[sweep.deployment]`, in
+/// [`Deployment::KEYS`] order).
+const DEPLOYMENT_NAMES: [&str; 8] = [
+    "deployment.intent_filter_mode",
+    "deployment.tool_routing_mode",
+    "deployment.fabrication_check_mode",
+    "deployment.fabrication_refuse_min_confidence",
+    "deployment.activation_log_mode",
+    "deployment.identifier_keys",
+    "deployment.tool_trigger_keywords",
+    "deployment.history",
+];
+
+/// Their short names in variant names.
+const DEPLOYMENT_SHORT: [&str; 8] = [
+    "intent", "routing", "fab", "refuse", "actlog", "ids", "kw", "history",
+];
 
 impl Key {
     pub const ALL: [Key; 5] = [
@@ -38,6 +62,7 @@ impl Key {
             Key::SensitiveTags => "metacognition_sensitive_tags",
             Key::ReadOnlyTools => "read_only_tools",
             Key::AckPatterns => "metacognition_trivial_ack_patterns",
+            Key::Deployment(i) => DEPLOYMENT_NAMES[i],
         }
     }
 
@@ -49,6 +74,7 @@ impl Key {
             Key::SensitiveTags => "tags",
             Key::ReadOnlyTools => "ro",
             Key::AckPatterns => "ack",
+            Key::Deployment(i) => DEPLOYMENT_SHORT[i],
         }
     }
 
@@ -58,7 +84,7 @@ impl Key {
         match self {
             Key::SelectiveGate | Key::SensitiveTags => true,
             Key::Threshold => !on,
-            Key::ReadOnlyTools | Key::AckPatterns => on,
+            Key::ReadOnlyTools | Key::AckPatterns | Key::Deployment(_) => on,
         }
     }
 
@@ -77,6 +103,8 @@ pub enum Setting {
     Flag(bool),
     Number(f64),
     List(Vec<String>),
+    /// A deployment key's value: a layer that sets it alone.
+    Deployment(DeploymentLayer),
 }
 
 impl Setting {
@@ -86,6 +114,7 @@ impl Setting {
             Setting::Flag(b) => b.to_string(),
             Setting::Number(x) => x.to_string(),
             Setting::List(l) => serde_json::to_string(l).expect("strings serialize"),
+            Setting::Deployment(l) => layer_value(l).to_string(),
         }
     }
 
@@ -111,6 +140,16 @@ impl Setting {
                     (false, false) => format!("{}-patterns", l.len()),
                 })
             }
+            (_, Setting::Deployment(l)) => match layer_value(l) {
+                serde_json::Value::String(s) => Some(s),
+                serde_json::Value::Number(x) => Some(x.to_string()),
+                serde_json::Value::Array(a) => {
+                    let l: Option<Vec<String>> =
+                        a.iter().map(|x| x.as_str().map(str::to_string)).collect();
+                    Setting::List(l?).label(key)
+                }
+                _ => None,
+            },
             (_, Setting::List(l)) if l.is_empty() => Some("none".to_string()),
             (_, Setting::List(l)) => {
                 let s = l.join("+");
@@ -119,8 +158,9 @@ impl Setting {
         }
     }
 
-    fn apply(&self, key: Key, c: &mut FrameworkConfig) {
+    fn apply(&self, key: Key, c: &mut FrameworkConfig, d: &mut Deployment) {
         match (key, self) {
+            (Key::Deployment(_), Setting::Deployment(l)) => *d = l.apply(d),
             (Key::SelectiveGate, Setting::Flag(b)) => c.metacognition_selective_gate = *b,
             (Key::Threshold, Setting::Number(x)) => c.metacognition_confidence_threshold = *x,
             (Key::SensitiveTags, Setting::List(l)) => c.metacognition_sensitive_tags = l.clone(),
@@ -131,6 +171,14 @@ impl Setting {
             (k, s) => unreachable!("axis {} holds {s:?}", k.name()),
         }
     }
+}
+
+/// The one value a sweep's deployment layer sets, as JSON.
+fn layer_value(l: &DeploymentLayer) -> serde_json::Value {
+    let v = serde_json::to_value(l).expect("a layer serializes");
+    v.as_object()
+        .and_then(|m| m.values().next().cloned())
+        .unwrap_or_default()
 }
 
 /// One swept key with its values, in the order written.
@@ -187,8 +235,14 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
         lists(&t.read_only_tools),
         lists(&t.metacognition_trivial_ack_patterns),
     ];
+    let gate = Key::ALL.into_iter().zip(found);
+    let deployment = t.deployment.iter().flat_map(|d| d.axes()).map(|(k, v)| {
+        let i = Deployment::KEYS.iter().position(|e| *e == k);
+        let values = v.into_iter().map(Setting::Deployment).collect();
+        (Key::Deployment(i.expect("a deployment key")), Some(values))
+    });
     let mut out = Vec::new();
-    for (key, values) in Key::ALL.into_iter().zip(found) {
+    for (key, values) in gate.chain(deployment) {
         let Some(values) = values else { continue };
         if values.is_empty() {
             return Err(ConfigError::value(format!(
@@ -214,7 +268,7 @@ fn axes(t: &SweepTable) -> Result<Vec<Axis>, ConfigError> {
     }
     if out.is_empty() {
         return Err(ConfigError::value(
-            "[sweep] names no key: give gate keys with lists of values, e.g. metacognition_confidence_threshold = [0.5, 0.6, 0.7]",
+            "[sweep] names no key: give gate keys with lists of values, e.g. metacognition_confidence_threshold = [0.5, 0.6, 0.7], or deployment keys in [sweep.deployment], e.g. intent_filter_mode = [\"observe\", \"off\"]",
         ));
     }
     Ok(out)
@@ -235,10 +289,12 @@ fn flag_values(axes: &[Axis], shared: &FrameworkConfig) -> Vec<(Option<String>, 
 }
 
 /// The variants under one value of the flag: the product of the axes that
-/// apply, in [`Key::ALL`] order, the last axis varying fastest.
+/// apply, in [`Key::ALL`] order and then the deployment's, the last axis
+/// varying fastest. A variant's deployment is kept only where it differs
+/// from `base`.
 fn under_flag(
     axes: &[Axis],
-    shared: &FrameworkConfig,
+    (shared, base): (&FrameworkConfig, &Deployment),
     (at, on): (Option<&str>, bool),
 ) -> Vec<Variant> {
     let mut config = shared.clone();
@@ -246,6 +302,7 @@ fn under_flag(
     let first = Variant {
         name: at.unwrap_or_default().to_string(),
         config,
+        deployment: None,
     };
     let mut out = vec![first];
     for axis in axes
@@ -258,12 +315,18 @@ fn under_flag(
             .flat_map(|v| {
                 axis.values.iter().zip(&labels).map(move |(s, part)| {
                     let mut config = v.config.clone();
-                    s.apply(axis.key, &mut config);
+                    let mut d = v.deployment.clone().unwrap_or_else(|| base.clone());
+                    s.apply(axis.key, &mut config, &mut d);
                     let name = match v.name.is_empty() {
                         true => part.clone(),
                         false => format!("{}/{part}", v.name),
                     };
-                    Variant { name, config }
+                    let deployment = (d != *base).then_some(d);
+                    Variant {
+                        name,
+                        config,
+                        deployment,
+                    }
                 })
             })
             .collect();
@@ -299,8 +362,13 @@ fn notes(axes: &[Axis], flags: &[(Option<String>, bool)]) -> Vec<String> {
 }
 
 impl Grid {
-    /// The grid of `[sweep]` over the shared settings.
-    pub fn new(t: &SweepTable, shared: &FrameworkConfig) -> Result<Grid, ConfigError> {
+    /// The grid of `[sweep]` over the shared settings and the deployment
+    /// `base` (`[deployment]`).
+    pub fn new(
+        t: &SweepTable,
+        shared: &FrameworkConfig,
+        base: &Deployment,
+    ) -> Result<Grid, ConfigError> {
         let axes = axes(t)?;
         let flags = flag_values(&axes, shared);
         let n = count(&axes, &flags);
@@ -311,7 +379,7 @@ impl Grid {
         }
         let mut variants: Vec<Variant> = flags
             .iter()
-            .flat_map(|(at, on)| under_flag(&axes, shared, (at.as_deref(), *on)))
+            .flat_map(|(at, on)| under_flag(&axes, (shared, base), (at.as_deref(), *on)))
             .collect();
         for v in &mut variants {
             if v.name.is_empty() {
@@ -320,6 +388,10 @@ impl Grid {
             v.config
                 .validate()
                 .map_err(|e| ConfigError::value(format!("[sweep] variant {}: {e}", v.name)))?;
+            if let Some(d) = &v.deployment {
+                d.validate()
+                    .map_err(|e| ConfigError::value(format!("[sweep] variant {}: {e}", v.name)))?;
+            }
         }
         Ok(Grid {
             notes: notes(&axes, &flags),
@@ -342,7 +414,7 @@ fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> 
         ));
     };
     let mut plan = file.plan()?;
-    let grid = Grid::new(table, &file.shared_config())?;
+    let grid = Grid::new(table, &file.shared_config(), &plan.deployment)?;
     if let Some(v) = grid
         .variants
         .iter()
@@ -361,7 +433,7 @@ fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> 
     }
     let mut notes = grid.notes;
     for v in grid.variants {
-        match plan.variants.iter().find(|p| same_gate(&p.config, &v.config)) {
+        match plan.variants.iter().find(|p| same_variant(p, &v)) {
             Some(p) => notes.push(format!(
                 "sweep variant {} is the same gate as {} (sensitive tags and read-only tools are sets; a key the gate does not look at is no difference): left out",
                 v.name, p.name
@@ -370,6 +442,14 @@ fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> 
         }
     }
     Ok((plan, notes))
+}
+
+/// Whether two variants decide every turn alike: the same gate, and with
+/// the smart gate, the same deployment (the legacy gate reads nothing a
+/// deployment derives).
+fn same_variant(a: &Variant, b: &Variant) -> bool {
+    same_gate(&a.config, &b.config)
+        && (!a.config.metacognition_selective_gate || a.deployment == b.deployment)
 }
 
 /// Whether two configs decide every turn alike, with the same reasons:
@@ -436,6 +516,71 @@ mod tests {
         ));
     }
 
+    /// Deployment axes multiply the smart gate's variants only, are named
+    /// by their values (a keyword table by its place), keep a deployment
+    /// only where it differs from [deployment], and a point of another
+    /// deployment is not "the same gate" as a variant with the same keys.
+    #[test]
+    fn deployment_axes_make_variants_of_their_own_deployment() {
+        let file = ConfigFile::parse(
+            r#"
+            [variants.prod]
+            metacognition_selective_gate = false
+            [variants.smart]
+            metacognition_selective_gate = true
+            [deployment]
+            intent_filter_mode = "observe"
+            [sweep]
+            metacognition_selective_gate = [false, true]
+            [sweep.deployment]
+            intent_filter_mode = ["observe", "off"]
+            history = ["none", "conversation"]
+            tool_trigger_keywords = [{}, {search = ["find"]}]
+            "#,
+            std::path::Path::new("sweep.toml"),
+        )
+        .unwrap();
+        let (plan, notes) = sweep_plan(&file).unwrap();
+        let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names.len(), 2 + 7, "{names:?} {notes:?}");
+        assert_eq!(names[2], "sel=on/intent=observe/kw=#1/history=conversation");
+        assert_eq!(names[8], "sel=on/intent=off/kw=#2/history=conversation");
+        // The legacy point is prod's gate; the smart point of [deployment]'s
+        // own values is smart's.
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("sel=off is the same gate as prod")),
+            "{notes:?}"
+        );
+        assert!(notes
+            .iter()
+            .any(|n| n
+                .contains("sel=on/intent=observe/kw=#1/history=none is the same gate as smart")));
+        assert!(notes.iter().any(|n| n.contains(
+            "deployment.history is not multiplied with metacognition_selective_gate = false"
+        )));
+        let off = &plan.variants[8];
+        let d = off.deployment.as_ref().unwrap();
+        assert_eq!(d.intent_filter_mode, crate::deployment::StageMode::Off);
+        assert_eq!(d.history, crate::deployment::History::Conversation);
+        assert_eq!(
+            d.tool_trigger_keywords,
+            [("search".to_string(), vec!["find".to_string()])]
+        );
+        let (distinct, of) = plan.deployments();
+        assert_eq!(distinct.len(), 8);
+        assert_eq!(of[..3], [0, 0, 1]);
+        // Values listed twice, and a deployment axis alone, as for gate keys.
+        let twice: SweepTable =
+            toml::from_str("[deployment]\nhistory = [\"none\", \"none\"]").unwrap();
+        let e = Grid::new(&twice, &FrameworkConfig::default(), &Deployment::default());
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("deployment.history: the value \"none\" is listed twice"));
+    }
+
     /// Values are named by what they are; a value with no short spelling,
     /// or two that would read the same, by their place in the axis.
     #[test]
@@ -477,7 +622,7 @@ mod tests {
 
     fn grid(toml_text: &str) -> Result<Grid, ConfigError> {
         let t: SweepTable = toml::from_str(toml_text).unwrap();
-        Grid::new(&t, &FrameworkConfig::default())
+        Grid::new(&t, &FrameworkConfig::default(), &Deployment::default())
     }
 
     /// The issue's example: thresholds multiply only the legacy gate,

@@ -262,6 +262,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
     let mut variants = vec![Variant {
         name: "mined".into(),
         config: v.config.clone(),
+        deployment: None,
     }];
     for (i, (_, phrases, _)) in cands.iter().enumerate() {
         let mut config = v.config.clone();
@@ -272,6 +273,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
         variants.push(Variant {
             name: proposal_name(&cands[i].0),
             config,
+            deployment: None,
         });
     }
     Plan {
@@ -280,7 +282,12 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
         production: None,
         cost: o.plan.cost.clone(),
         check: Default::default(),
-        deployment: o.plan.deployment.clone(),
+        // The mined variant's deployment, so that each turn is derived
+        // once, as it sees it.
+        deployment: v
+            .deployment
+            .clone()
+            .unwrap_or_else(|| o.plan.deployment.clone()),
     }
 }
 
@@ -581,6 +588,7 @@ pub fn bundle_replay(
     replay.plan.variants.push(Variant {
         name: "bundle".into(),
         config,
+        deployment: None,
     });
     replay.outputs.notes = vec![format!(
         "mine's validation of the proposed patterns together: bundle adds every one to variant {}'s list",
@@ -615,12 +623,14 @@ pub fn scan(o: &MineOptions, v: &Variant, stopped: &dyn Fn() -> bool) -> crate::
         max_ack_share: o.max_ack_share,
         stress: o.stress,
         skip_invalid: o.skip_invalid,
-        decoder: crate::import::Decoder {
-            format: o.from,
-            deployment: o.plan.deployment.clone(),
-            names: o.sources.clone().into(),
-            max_line_bytes: o.max_line_bytes,
-        },
+        decoder: crate::import::Decoder::new(
+            o.from,
+            v.deployment
+                .clone()
+                .unwrap_or_else(|| o.plan.deployment.clone()),
+            o.sources.clone().into(),
+            o.max_line_bytes,
+        ),
         stopped,
     };
     super::scan::scan(&o.sources, o.max_line_bytes, &setup)

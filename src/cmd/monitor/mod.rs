@@ -319,12 +319,12 @@ fn count(
     field: Option<&Strata>,
 ) -> crate::Result<(State, u64)> {
     let member = super::sample::Member::new(design, config, &r.config)?;
-    let decoder = crate::import::Decoder {
-        format: r.from,
-        deployment: config.deployment.clone(),
-        names: r.sources.clone().into(),
-        max_line_bytes: r.max_line_bytes,
-    };
+    let decoder = crate::import::Decoder::new(
+        r.from,
+        config.deployment.clone(),
+        r.sources.clone().into(),
+        r.max_line_bytes,
+    );
     let mut state = State::new(&design.plan_id, r.release_field.as_deref());
     for name in r.sources.iter().filter(|n| *n != "-") {
         let (bytes, h) = crate::summary::manifest::digest(std::path::Path::new(name))

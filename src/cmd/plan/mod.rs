@@ -209,12 +209,12 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let prod = &plan.variants[plan.production()];
     let (population, sampled) = sampled_of(r, &plan)?;
     let member = crate::cmd::sample::Member::of(population, sampled, &plan, &r.config)?;
-    let decoder = crate::import::Decoder {
-        format: r.from,
-        deployment: plan.deployment.clone(),
-        names: r.sources.clone().into(),
-        max_line_bytes: r.max_line_bytes,
-    };
+    let decoder = crate::import::Decoder::new(
+        r.from,
+        plan.deployment.clone(),
+        r.sources.clone().into(),
+        r.max_line_bytes,
+    );
     crate::report::check_out_dir(&r.out, &r.sources, r.force)?;
     let mut traffic = scan::Traffic::default();
     let read = crate::cmd::mine::scan::each_turn(

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::openai;
 use super::otlp::Gathering;
 use super::raw::{convert, traffic_line, ConvertedTurn, InputFormat, RawTurn};
-use crate::deployment::Deployment;
+use crate::deployment::{Deployment, History};
 use crate::read::reader::{self, Block, Converted, Failed, Imported, ReadError, BLOCK_BYTES};
 
 /// The input's format, the deployment it came from, and its sources'
@@ -26,6 +26,10 @@ use crate::read::reader::{self, Block, Converted, Failed, Imported, ReadError, B
 pub struct Decoder {
     pub format: InputFormat,
     pub deployment: Deployment,
+    /// Further deployments some variants run with, distinct: each turn is
+    /// derived under each as well, once, and carries those turns
+    /// ([`crate::read::reader::Converted::under`]).
+    pub alternates: Arc<[Deployment]>,
     pub names: Arc<[String]>,
     /// Longer input lines are invalid (`--max-line-bytes`).
     pub max_line_bytes: usize,
@@ -40,6 +44,111 @@ fn records(block: &Block) -> impl Iterator<Item = (u64, &[u8])> {
 }
 
 impl Decoder {
+    /// A decoder of one deployment.
+    pub fn new(
+        format: InputFormat,
+        deployment: Deployment,
+        names: Arc<[String]>,
+        max_line_bytes: usize,
+    ) -> Decoder {
+        Decoder {
+            format,
+            deployment,
+            alternates: Arc::from([]),
+            names,
+            max_line_bytes,
+        }
+    }
+
+    /// How many times each turn is derived: once per deployment.
+    fn deployments(&self) -> u64 {
+        1 + self.alternates.len() as u64
+    }
+
+    /// The histories the alternates pass that `[deployment]` does not,
+    /// distinct (a record's turns are made again with each).
+    fn other_histories(&self) -> Vec<History> {
+        let mut out: Vec<History> = Vec::new();
+        for d in self.alternates.iter() {
+            if d.history != self.deployment.history && !out.contains(&d.history) {
+                out.push(d.history);
+            }
+        }
+        out
+    }
+
+    /// A turn derived under every deployment: `[deployment]`'s, carrying
+    /// the alternates'. `again` holds the turn made with each of
+    /// [`Decoder::other_histories`]. A turn one deployment cannot derive
+    /// is refused for every variant (so that all compare the same turns),
+    /// with the deployment named.
+    fn derive_every(
+        &self,
+        t: RawTurn,
+        again: &[RawTurn],
+        others: &[History],
+    ) -> Result<ConvertedTurn, crate::import::not_imported::NotImported> {
+        if self.alternates.is_empty() {
+            return convert(t, &self.deployment);
+        }
+        let alternates = self
+            .alternates
+            .iter()
+            .map(|d| {
+                let raw = match others.iter().position(|h| *h == d.history) {
+                    Some(i) => again[i].clone(),
+                    None => t.clone(),
+                };
+                convert(raw, d).map_err(|e| self.under(d, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(convert(t, &self.deployment)?.with_others(alternates))
+    }
+
+    /// Why a further deployment `d` could not derive a turn, with the keys
+    /// that make it a variant's own.
+    fn under(&self, d: &Deployment, e: NotImported) -> NotImported {
+        let keys = d.differences(&self.deployment).unwrap_or_default();
+        NotImported(format!(
+            "derived as a variant's deployment ({keys}) derives it: {}",
+            e.0
+        ))
+    }
+
+    /// A chat record's turns, each derived under every deployment.
+    fn chat_turns(
+        &self,
+        text: &str,
+        name: &str,
+        line: u64,
+    ) -> Result<Vec<ConvertedTurn>, NotImported> {
+        let turns = openai::turns(text, name, line, self.deployment.history)?;
+        let others = self.other_histories();
+        let again = others
+            .iter()
+            .map(|&h| {
+                let d = self.alternates.iter().find(|d| d.history == h);
+                openai::turns(text, name, line, h)
+                    .map_err(|e| self.under(d.expect("an alternate's history"), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if again.iter().any(|a| a.len() != turns.len()) {
+            return Err(NotImported(
+                "the deployments' histories make different turns of this record".into(),
+            ));
+        }
+        turns
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let n = t.turn;
+                let at: Vec<RawTurn> = again.iter().map(|a| a[i].clone()).collect();
+                self.derive_every(t, &at, &others)
+                    .map_err(|e| NotImported(format!("turn {n}: {e}")))
+            })
+            .collect()
+    }
+
     /// The block's turns converted (held as values), or None when it is
     /// traffic already (or a line past `--max-line-bytes`, refused as it
     /// is).
@@ -65,10 +174,11 @@ impl Decoder {
                 .map_err(|e| {
                     NotImported(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
                 })
-                .and_then(|text| openai::turns(text, name, line, self.deployment.history))
-                .and_then(|turns| converted(turns, &self.deployment));
+                .and_then(|text| self.chat_turns(text, name, line));
             match converted {
                 Ok(turns) => {
+                    *imported.counts.entry("derivations").or_default() +=
+                        turns.len() as u64 * self.deployments();
                     for t in turns {
                         imported.turns.push(Box::new(t));
                         imported.lines.push(line);
@@ -204,17 +314,24 @@ struct All {
 impl All {
     /// Turn the runs into turns, derive them, and send each source's.
     fn send(self, d: &Decoder, tx: &SyncSender<Result<Block, ReadError>>) -> Result<(), ()> {
-        let (turns, failed, mut counts, mut keys) = self.gathering.turns(d.deployment.history);
+        let others = d.other_histories();
+        let (turns, failed, mut counts, mut keys) =
+            self.gathering.turns(d.deployment.history, &others);
         let mut converted: Vec<(usize, u64, Result<ConvertedTurn, NotImported>)> = turns
             .into_par_iter()
-            .map(|(source, line, t)| {
+            .map(|(source, line, t, again)| {
                 // symfonic's run, which names one turn of a conversation.
                 let run = t.turn_id.clone().unwrap_or_else(|| t.run_id.to_string());
-                let c =
-                    convert(t, &d.deployment).map_err(|e| NotImported(format!("run {run}: {e}")));
+                let c = d
+                    .derive_every(t, &again, &others)
+                    .map_err(|e| NotImported(format!("run {run}: {e}")));
                 (source, line, c)
             })
             .collect();
+        let derived = converted.iter().filter(|(_, _, c)| c.is_ok()).count() as u64;
+        if derived > 0 {
+            *counts.entry("derivations").or_default() += derived * d.deployments();
+        }
         for (source, consumed, end, mut read_failures) in self.ends {
             read_failures.extend(
                 failed
@@ -560,11 +677,11 @@ pub fn convert_text(
             if let Some(f) = source.failed.into_iter().next() {
                 return Err((f.line, NotImported(f.reason)));
             }
-            let (turns, failed, _, _) = g.turns(decoder.deployment.history);
+            let (turns, failed, _, _) = g.turns(decoder.deployment.history, &[]);
             if let Some((_, f)) = failed.into_iter().next() {
                 return Err((f.line, NotImported(f.reason)));
             }
-            for (_, line, t) in turns {
+            for (_, line, t, _) in turns {
                 out.push((
                     line,
                     traffic_line(t, &decoder.deployment).map_err(|e| (line, e))?,

@@ -198,11 +198,12 @@ pub struct Parsed {
     source: usize,
 }
 
-/// Turns with the source and line their record starts on, the documents
-/// refused, what the gathering counted, and the keys of the runs and
-/// sessions it saw any span of ([`TraceKeys`]).
+/// Turns with the source and line their record starts on (and the turn
+/// again under each further history asked for), the documents refused,
+/// what the gathering counted, and the keys of the runs and sessions it
+/// saw any span of ([`TraceKeys`]).
 pub type Gathered = (
-    Vec<(usize, u64, RawTurn)>,
+    Vec<(usize, u64, RawTurn, Vec<RawTurn>)>,
     Vec<(usize, Failed)>,
     BTreeMap<&'static str, u64>,
     Vec<String>,
@@ -333,7 +334,9 @@ impl Gathering {
 
     /// The runs gathered, as turns (each with the source and line its
     /// record starts on), in the order of their runs' start.
-    pub fn turns(mut self, history: History) -> Gathered {
+    /// The gathered runs as turns, made with `history`, and each again
+    /// with every one of `others` (deployments that pass other history).
+    pub fn turns(mut self, history: History, others: &[History]) -> Gathered {
         use rayon::prelude::*;
         // Each run is assembled, and each turn made, on every core of the
         // current pool; what they count is added after, and the turns
@@ -358,7 +361,7 @@ impl Gathering {
             roots.extend(run);
             self.add(counted);
         }
-        let mut out: Vec<(Option<u64>, usize, u64, RawTurn)> = Vec::new();
+        let mut out: Vec<Placed> = Vec::new();
         // Skill-gate calls are turns of symfonic's own run id, numbered by
         // their start (Unix nanoseconds): the same number in any shard of
         // the trace, where an ordinal restarted at 0 in each and a merge
@@ -366,20 +369,26 @@ impl Gathering {
         skill.sort_by_key(|s| (s.start, s.source, s.line));
         for (n, s) in skill.iter().enumerate() {
             let number = s.start.unwrap_or(n as u64);
-            out.push((s.start, s.source, s.line, skill_turn(number, s)));
+            let t = skill_turn(number, s);
+            // A skill-gate call has no history to pass.
+            let again = others.iter().map(|_| t.clone()).collect();
+            out.push((s.start, s.source, s.line, t, again));
         }
         let sessions = in_sessions(&roots);
         let places: Vec<(&Session, usize)> = sessions
             .iter()
             .flat_map(|s| (0..s.runs.len()).map(move |n| (s, n)))
             .collect();
-        let made: Vec<Made> = places
+        let made: Vec<(Made, Vec<RawTurn>)> = places
             .into_par_iter()
-            .map(|(s, n)| turn_of(s, n, history))
+            .map(|(s, n)| {
+                let again: Vec<RawTurn> = others.iter().map(|&h| run_turn(s, n, h)).collect();
+                (turn_of(s, n, history), again)
+            })
             .collect();
-        for (key, turn, counted) in made {
+        for ((key, (start, source, line, turn), counted), again) in made {
             keys.extend(key);
-            out.push(turn);
+            out.push((start, source, line, turn, again));
             self.add(counted);
         }
         keys.sort();
@@ -387,7 +396,7 @@ impl Gathering {
         out.sort_by(|a, b| (a.0, a.1, a.2, &a.3.run_id).cmp(&(b.0, b.1, b.2, &b.3.run_id)));
         (
             out.into_iter()
-                .map(|(_, source, line, t)| (source, line, t))
+                .map(|(_, source, line, t, again)| (source, line, t, again))
                 .collect(),
             self.failed,
             self.counts,
@@ -414,6 +423,10 @@ fn assemble(id: String, mut spans: Vec<SpanRec>) -> (Vec<SpanRec>, Option<Run>, 
     let run = run_of(id, rest, &mut counted);
     (calls, run, counted)
 }
+
+/// A turn with where its root starts (start, source, line), and the turn
+/// again under each further history.
+type Placed = (Option<u64>, usize, u64, RawTurn, Vec<RawTurn>);
 
 /// The turn of the `n`th run of a session, with where its root starts,
 /// the key of its session, and what it counted.

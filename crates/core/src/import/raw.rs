@@ -699,11 +699,30 @@ pub struct ConvertedTurn {
     intent: Option<Option<IntentVerdict>>,
     findings: Option<Vec<Finding>>,
     origins: [Origin; 7],
+    /// The turn as each further deployment of the replay derives it
+    /// (`Decoder::alternates`, in order); empty with one deployment.
+    others: Vec<Turn<'static>>,
+}
+
+impl ConvertedTurn {
+    /// The turn, carrying `others`' turns: the same record derived under
+    /// the replay's further deployments, in their order.
+    pub fn with_others(mut self, others: Vec<ConvertedTurn>) -> ConvertedTurn {
+        self.others = others.into_iter().map(|c| c.turn).collect();
+        self
+    }
 }
 
 impl crate::read::reader::Converted for ConvertedTurn {
     fn turn(&self) -> &Turn<'static> {
         &self.turn
+    }
+
+    fn under(&self, deployment: usize) -> &Turn<'static> {
+        match deployment {
+            0 => &self.turn,
+            k => &self.others[k - 1],
+        }
     }
 
     /// The traffic line, in the format's field order, as `serde_json`
@@ -856,6 +875,7 @@ pub fn convert(
         intent: derived.intent,
         findings: derived.findings,
         origins: derived.origins,
+        others: Vec::new(),
     };
     // The turn from its values; when they do not make one (or nest so
     // deep that the line's own nesting could matter), from the line less

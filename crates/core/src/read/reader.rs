@@ -66,6 +66,10 @@ pub struct Block {
 pub trait Converted: Send + Sync + std::fmt::Debug {
     /// The turn as [`Turn::parse`] reads [`Converted::line`].
     fn turn(&self) -> &Turn<'static>;
+    /// The turn as the replay's `deployment`th deployment derives it (0:
+    /// `[deployment]`, the turn itself; then the variants' own, in the
+    /// order `Plan::deployments` lists them).
+    fn under(&self, deployment: usize) -> &Turn<'static>;
     /// The traffic line the turn stands for (what `import` writes).
     fn line(&self) -> String;
 }

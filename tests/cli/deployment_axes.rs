@@ -1,0 +1,360 @@
+//! Deployment settings as variant axes: `[variants.NAME.deployment]` and
+//! `[sweep.deployment]` derive imported traffic once per distinct
+//! deployment, and each variant's figures are those of a replay under its
+//! deployment alone.
+
+use serde_json::{json, Value};
+
+use crate::trace::{doc, lines, span, T};
+use crate::util::*;
+
+/// A trace of `n` runs, four to a session: short requests answered with
+/// acknowledgements, the critic revising one in seven.
+fn ack_trace(d: &Dir, n: u64) -> std::path::PathBuf {
+    let queries = [
+        "thanks",
+        "ok please cancel my order",
+        "great, book that for me",
+        "got it",
+        "can you do it now",
+    ];
+    let replies = ["You're welcome!", "Sure thing!", "Sounds good!", "Okay!"];
+    let docs: Vec<Value> = (0..n)
+        .map(|i| {
+            let (run, t) = (format!("r{i}"), T + i * 1_000_000_000);
+            let verdict = if i % 7 == 3 { "revise" } else { "approve" };
+            doc(vec![
+                span(
+                    "symfonic.run",
+                    &run,
+                    t,
+                    t + 100_000_000,
+                    &[
+                        ("symfonic.entry_point", json!("run")),
+                        ("symfonic.session.id", json!(format!("s{}", i / 4))),
+                        ("symfonic.query.text", json!(queries[i as usize % 5])),
+                    ],
+                ),
+                span(
+                    "symfonic.llm.call",
+                    &run,
+                    t + 50_000_000,
+                    t + 60_000_000,
+                    &[
+                        ("symfonic.node.name", json!("react")),
+                        (
+                            "gen_ai.completion.text",
+                            json!(replies[(i / 2) as usize % 4]),
+                        ),
+                    ],
+                ),
+                span(
+                    "symfonic.llm.call",
+                    &run,
+                    t + 70_000_000,
+                    t + 90_000_000,
+                    &[
+                        ("symfonic.node.name", json!("metacognition_critic")),
+                        ("gen_ai.usage.input_tokens", json!(300)),
+                        ("gen_ai.usage.output_tokens", json!(40)),
+                        (
+                            "gen_ai.completion.text",
+                            json!(json!({ "verdict": verdict }).to_string()),
+                        ),
+                    ],
+                ),
+            ])
+        })
+        .collect();
+    d.write("acks.otlp.jsonl", lines(&docs))
+}
+
+/// Each variant's figures: its summary.json object, and its summary.csv
+/// row without the columns that name it.
+fn figures_of(dir: &std::path::Path, variant: &str) -> (Value, Vec<(String, String)>) {
+    let s = summary(dir);
+    let rows = csv_rows(&std::fs::read_to_string(dir.join("summary.csv")).unwrap());
+    let row = rows
+        .into_iter()
+        .find(|r| r["variant"] == variant)
+        .unwrap_or_else(|| panic!("{variant} not in {}", dir.display()));
+    let mut row: Vec<(String, String)> = row
+        .into_iter()
+        .filter(|(k, _)| k != "variant" && k != "run")
+        .collect();
+    row.sort();
+    (s["variants"][variant].clone(), row)
+}
+
+/// `replay INPUT --config CFG --out OUT --quiet [--from FROM] EXTRA...`.
+fn replay(
+    input: &std::path::Path,
+    from: &str,
+    cfg: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let (input, cfg, out) = (
+        input.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let mut a = vec!["replay", input, "--config", cfg, "--out", out, "--quiet"];
+    if from != "traffic" {
+        a.extend(["--from", from]);
+    }
+    a.extend(extra);
+    run(&a, None)
+}
+
+const PRODUCTION: &str =
+    "baseline = \"production\"\n[variants.production]\nmetacognition_selective_gate = false\n";
+
+/// The issue's case: production ran the intent check in observe mode, so
+/// no gate setting saves a call; the lever is the deployment's. One sweep
+/// gives both modes, each with its bound, with the figures of two
+/// replays, and derives each run twice (not once per variant).
+#[test]
+fn a_sweep_over_intent_filter_mode_is_two_replays_in_one_pass() {
+    let d = Dir::new();
+    let trace = ack_trace(&d, 420);
+    let cfg = d.write(
+        "sweep.toml",
+        format!("{PRODUCTION}[deployment]\nintent_filter_mode = \"observe\"\n[sweep]\nmetacognition_selective_gate = [true]\nmetacognition_sensitive_tags = [[], [\"pii\"]]\n[sweep.deployment]\nintent_filter_mode = [\"observe\", \"off\"]\n"),
+    );
+    let sweep = d.path("sweep");
+    let o = run(
+        &[
+            "sweep",
+            trace.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            sweep.to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let s = summary(&sweep);
+    let names: Vec<&str> = s["variant_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "production",
+            "sel=on/tags=none/intent=observe",
+            "sel=on/tags=none/intent=off",
+            "sel=on/tags=pii/intent=observe",
+            "sel=on/tags=pii/intent=off",
+        ]
+    );
+    // Five variants, two deployments: each run derived twice.
+    assert_eq!(
+        s["input_counts"]["derivations"],
+        2 * 420,
+        "{}",
+        s["input_counts"]
+    );
+    assert_eq!(s["input_counts"]["runs"], 420);
+    let off = &s["variants"]["sel=on/tags=none/intent=off"];
+    assert!(off["saved_calls"].as_u64().unwrap() > 300, "{off}");
+    assert!(
+        off["safety_regression_rate_upper95"].as_f64().is_some(),
+        "{off}"
+    );
+    assert_eq!(
+        s["variants"]["sel=on/tags=none/intent=observe"]["saved_calls"],
+        0
+    );
+    // frontier.csv says which deployment each variant runs with.
+    let frontier = csv_rows(&std::fs::read_to_string(sweep.join("frontier.csv")).unwrap());
+    let deployment_of =
+        |v: &str| frontier.iter().find(|r| r["variant"] == v).unwrap()["deployment"].clone();
+    assert_eq!(
+        deployment_of("sel=on/tags=pii/intent=off"),
+        r#"{"intent_filter_mode":"off"}"#
+    );
+    assert_eq!(deployment_of("sel=on/tags=pii/intent=observe"), "");
+    assert_eq!(deployment_of("production"), "");
+    for mode in ["observe", "off"] {
+        let cfg = d.write(
+            &format!("{mode}.toml"),
+            format!("{PRODUCTION}[variants.smart]\nmetacognition_selective_gate = true\n[deployment]\nintent_filter_mode = \"{mode}\"\n"),
+        );
+        let out = d.path(mode);
+        let o = replay(&trace, "otlp", &cfg, &out, &[]);
+        expect_code(&o, 0);
+        assert_eq!(
+            figures_of(&sweep, &format!("sel=on/tags=none/intent={mode}")),
+            figures_of(&out, "smart"),
+            "{mode}"
+        );
+        assert_eq!(
+            figures_of(&sweep, "production"),
+            figures_of(&out, "production")
+        );
+        assert_eq!(summary(&out)["input_counts"]["derivations"], 420);
+    }
+}
+
+/// A variant's own `history` (the chat path, where a record's turns are
+/// made again with the other history): its figures are a replay's with
+/// that history in `[deployment]`.
+#[test]
+fn a_variant_s_own_history_is_a_replay_with_it() {
+    let d = Dir::new();
+    let chat = d.path("chat.jsonl");
+    let o = run(
+        &[
+            "synth",
+            "--turns",
+            "600",
+            "--seed",
+            "5",
+            "--shape",
+            "openai-chat",
+            "--out",
+            chat.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let with = |name: &str, config: &str| {
+        let cfg = d.write(&format!("{name}.toml"), config);
+        let out = d.path(name);
+        let o = replay(&chat, "openai-chat", &cfg, &out, &[]);
+        expect_code(&o, 0);
+        out
+    };
+    let both = with(
+        "both",
+        &format!("{PRODUCTION}[variants.smart]\nmetacognition_selective_gate = true\n[variants.remembers]\nmetacognition_selective_gate = true\n[variants.remembers.deployment]\nhistory = \"conversation\"\n"),
+    );
+    let alone = with(
+        "alone",
+        &format!("{PRODUCTION}[variants.remembers]\nmetacognition_selective_gate = true\n[deployment]\nhistory = \"conversation\"\n"),
+    );
+    let plain = with(
+        "plain",
+        &format!("{PRODUCTION}[variants.smart]\nmetacognition_selective_gate = true\n"),
+    );
+    assert_eq!(
+        figures_of(&both, "remembers"),
+        figures_of(&alone, "remembers")
+    );
+    assert_eq!(figures_of(&both, "smart"), figures_of(&plain, "smart"));
+    // The history changes decisions on this traffic (else the test could
+    // not fail), and each turn is derived once per deployment.
+    assert_ne!(
+        figures_of(&both, "remembers").0,
+        figures_of(&both, "smart").0
+    );
+    let turns = summary(&both)["turns"].as_u64().unwrap();
+    assert_eq!(summary(&both)["input_counts"]["derivations"], 2 * turns);
+    assert_eq!(summary(&plain)["input_counts"]["derivations"], turns);
+}
+
+/// Where a deployment of a variant's own cannot be honoured, the config
+/// is refused with the reason (exit 2), never read as `[deployment]`.
+#[test]
+fn a_deployment_of_its_own_is_refused_where_it_cannot_apply() {
+    let d = Dir::new();
+    let own = format!("{PRODUCTION}[variants.quiet]\nmetacognition_selective_gate = true\n[variants.quiet.deployment]\nintent_filter_mode = \"observe\"\n");
+    let cfg = d.write("own.toml", &own);
+    // Traffic lines carry their derivations. (A key set to
+    // [deployment]'s own value is no deployment of its own.)
+    let o = replay(&root().join(SEED), "traffic", &cfg, &d.path("r"), &[]);
+    expect_error(&o, 2, "variant quiet runs with a deployment of its own");
+    assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
+    assert!(!d.path("r").exists());
+    // explain derives a turn once.
+    let o = run(&["explain", "--config", cfg.to_str().unwrap(), SEED], None);
+    expect_error(&o, 2, "explain derives each turn with [deployment] alone");
+    // Production's deployment is [deployment].
+    let prod = d.write(
+        "prod.toml",
+        format!("{PRODUCTION}[variants.production.deployment]\nhistory = \"conversation\"\n"),
+    );
+    let o = replay(&root().join(SEED), "traffic", &prod, &d.path("p"), &[]);
+    expect_error(&o, 2, "variant production is production");
+    // A misspelled key is named, with the key it may mean.
+    let typo = d.write(
+        "typo.toml",
+        own.replace(
+            "intent_filter_mode = \"observe\"",
+            "intent_filter_mod = \"observe\"",
+        ),
+    );
+    let o = replay(&root().join(SEED), "traffic", &typo, &d.path("t"), &[]);
+    expect_error(&o, 2, "did you mean `intent_filter_mode`");
+    // A deployment key among a variant's gate keys is told where it goes.
+    let flat = d.write(
+        "flat.toml",
+        format!("{PRODUCTION}[variants.quiet]\nintent_filter_mode = \"off\"\n"),
+    );
+    let o = replay(&root().join(SEED), "traffic", &flat, &d.path("f"), &[]);
+    expect_error(&o, 2, "[variants.NAME.deployment]");
+}
+
+/// A record that one variant's deployment cannot derive (3 turns of 400
+/// calls: each turn holds its own, but with the conversation's history
+/// the third holds 1,200) is refused for every variant, the deployment
+/// named, so that all compare the same turns.
+#[test]
+fn a_record_a_variant_s_deployment_cannot_derive_is_refused_for_all() {
+    let d = Dir::new();
+    let mut m = Vec::new();
+    for turn in 0..3 {
+        m.push(r#"{"role":"user","content":"look it all up"}"#.to_string());
+        let calls: Vec<String> = (0..400)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"c{turn}-{i}","function":{{"name":"lookup","arguments":"{{}}"}}}}"#
+                )
+            })
+            .collect();
+        m.push(format!(
+            r#"{{"role":"assistant","content":null,"tool_calls":[{}]}}"#,
+            calls.join(",")
+        ));
+        for i in 0..400 {
+            m.push(format!(
+                r#"{{"role":"tool","tool_call_id":"c{turn}-{i}","content":"ok"}}"#
+            ));
+        }
+        m.push(r#"{"role":"assistant","content":"Done."}"#.to_string());
+    }
+    let short = r#"{"messages":[{"role":"user","content":"thanks"},{"role":"assistant","content":"You're welcome!"}]}"#;
+    let chat = d.write(
+        "calls.chat.jsonl",
+        format!("{short}\n{{\"messages\":[{}]}}\n", m.join(",")),
+    );
+    let cfg = d.write(
+        "c.toml",
+        format!("{PRODUCTION}[variants.remembers]\nmetacognition_selective_gate = true\n[variants.remembers.deployment]\nhistory = \"conversation\"\n"),
+    );
+    let out = d.path("r");
+    let o = replay(&chat, "openai-chat", &cfg, &out, &[]);
+    expect_error(
+        &o,
+        2,
+        r#"derived as a variant's deployment ({"history":"conversation"}) derives it: "#,
+    );
+    assert!(stderr(&o).contains("calls.chat.jsonl:2"), "{}", stderr(&o));
+    let o = replay(&chat, "openai-chat", &cfg, &out, &["--skip-invalid"]);
+    expect_code(&o, 0);
+    let s = summary(&out);
+    assert_eq!(
+        (s["turns"].as_u64(), s["rejected"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    assert_eq!(s["input_counts"]["derivations"], 2);
+}
