@@ -144,8 +144,8 @@ fn smart_trace(e: &Evaluation, gate: &Gate, draft: &str, out: &mut String) {
     ));
 }
 
-/// The human-readable explanation.
-pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
+/// The human-readable explanation (`turn`: as `[deployment]` derived it).
+pub fn render_text(turn: &Turn, variants: &[Seen]) -> String {
     let mut out = String::new();
     let draft_len = turn.draft.chars().count();
     out.push_str(&format!(
@@ -159,7 +159,8 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
             "note: key {key:?} is not the format's and is ignored: did you mean {meant:?}?\n"
         ));
     }
-    for (v, gate) in variants {
+    for s in variants {
+        let (v, gate, turn) = (s.variant, s.gate, s.turn);
         let e = gate.evaluate(turn);
         let kind = if e.selective {
             "smart gate"
@@ -171,6 +172,12 @@ pub fn render_text(turn: &Turn, variants: &[(&Variant, &Gate)]) -> String {
             v.name,
             decision_word(e.fires())
         ));
+        if let Some(d) = &s.deployment {
+            out.push_str(&format!(
+                "  its own deployment: {d}; draft {}\n",
+                quote(&turn.draft, 80)
+            ));
+        }
         if e.selective {
             smart_trace(&e, gate, &turn.draft, &mut out);
         } else {
@@ -234,8 +241,6 @@ pub fn evaluation_json(name: &str, e: &Evaluation, m: Option<&AckMatch>) -> Valu
 
 /// Each variant of `plan` with its compiled gate.
 pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
-    let all: Vec<usize> = (0..plan.variants.len()).collect();
-    plan.one_deployment(&all, "explain")?;
     let gates = crate::replay::compile_gates(plan)?;
     Ok(plan.variants.iter().cloned().zip(gates).collect())
 }
@@ -243,31 +248,65 @@ pub fn gates(plan: &Plan) -> crate::Result<Vec<(Variant, Gate)>> {
 /// The JSON explanation of the turn in `text` (one JSON object) under
 /// every variant of `plan`; `source` names the turn in errors.
 pub fn explain_json(text: &str, source: &str, plan: &Plan) -> crate::Result<Value> {
+    plan.derived_once()?;
     let gates = gates(plan)?;
-    let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
     let turn = Turn::parse(text.trim()).map_err(|e| crate::Error::InvalidLine {
         source: source.to_string(),
         line: 1,
         reason: e.to_string(),
         skippable: false,
     })?;
-    Ok(render_json(&turn, &pairs))
+    let seen: Vec<Seen> = gates
+        .iter()
+        .map(|(v, g)| Seen::new(v, g, &turn, plan))
+        .collect();
+    Ok(render_json(&turn, &seen))
 }
 
-/// The JSON explanation of one turn.
-pub fn render_json(turn: &Turn, variants: &[(&Variant, &Gate)]) -> Value {
+/// A variant, its gate, and the turn as its deployment derived it.
+pub struct Seen<'a, 't> {
+    pub variant: &'a Variant,
+    pub gate: &'a Gate,
+    pub turn: &'a Turn<'t>,
+    /// The keys its own deployment changes (JSON), when it has one.
+    pub deployment: Option<String>,
+}
+
+impl<'a, 't> Seen<'a, 't> {
+    pub fn new(variant: &'a Variant, gate: &'a Gate, turn: &'a Turn<'t>, plan: &Plan) -> Self {
+        let deployment = variant
+            .deployment
+            .as_ref()
+            .and_then(|d| d.differences(&plan.deployment));
+        Seen {
+            variant,
+            gate,
+            turn,
+            deployment,
+        }
+    }
+}
+
+/// The JSON explanation of one turn (`turn`: as `[deployment]` derived
+/// it).
+pub fn render_json(turn: &Turn, variants: &[Seen]) -> Value {
     json!({
         "run_id": turn.run_id,
         "turn": turn.turn,
         "draft_code_points": turn.draft.chars().count(),
         "variants": variants
             .iter()
-            .map(|(v, g)| {
-                let e = g.evaluate(turn);
+            .map(|s| {
+                let e = s.gate.evaluate(s.turn);
                 let m = (e.ack.pattern == PatternCheck::Matched)
-                    .then(|| ack_match(g, &turn.draft))
+                    .then(|| ack_match(s.gate, &s.turn.draft))
                     .flatten();
-                evaluation_json(&v.name, &e, m.as_ref())
+                let mut j = evaluation_json(&s.variant.name, &e, m.as_ref());
+                if let Some(d) = &s.deployment {
+                    j["deployment"] = serde_json::from_str(d).unwrap_or(Value::Null);
+                    j["draft_code_points"] = s.turn.draft.chars().count().into();
+                }
+                j
             })
             .collect::<Vec<_>>(),
     })

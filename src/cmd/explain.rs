@@ -5,9 +5,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use crate::config::Variant;
-use crate::explain::{render_json, render_text};
-use crate::gate::Gate;
+use crate::explain::{render_json, render_text, Seen};
 use crate::import::InputFormat;
 use crate::read::turn::Turn;
 use crate::Error;
@@ -97,7 +95,10 @@ pub fn run(r: &Request) -> crate::Result<String> {
     let plan = super::load_plan(r.config.as_deref())?;
     let gates =
         crate::explain::gates(&plan).map_err(|e| super::in_config(e, r.config.as_deref()))?;
-    let pairs: Vec<(&Variant, &Gate)> = gates.iter().map(|(v, g)| (v, g)).collect();
+    if r.from == InputFormat::Traffic {
+        plan.derived_once()
+            .map_err(|e| super::in_config(e.into(), r.config.as_deref()))?;
+    }
     let (source, bytes) = match &r.turn {
         Turns::Text { name, text } => (name.clone(), text.as_bytes().to_vec()),
         Turns::Stdin => ("<stdin>".to_string(), crate::explain::read_input("-")?),
@@ -108,21 +109,45 @@ pub fn run(r: &Request) -> crate::Result<String> {
         }
     };
     let text = crate::explain::utf8_text(&source, &bytes)?;
-    let lines = turn_lines(text, &source, r.from, &plan)?;
+    // The turns as each deployment the variants run with derives them.
+    let (deployments, of) = plan.deployments();
+    let each = deployments
+        .iter()
+        .map(|d| turn_lines(text, &source, r.from, d))
+        .collect::<crate::Result<Vec<_>>>()?;
+    let lines = &each[0];
     if lines.is_empty() {
         return Err(Error::Read(format!("{source}: no turn given").into()));
     }
+    if let Some(other) = each.iter().find(|l| l.len() != lines.len()) {
+        return Err(Error::Read(
+            format!(
+                "{source}: the variants' deployments make {} and {} turns of it: explain each deployment alone",
+                lines.len(),
+                other.len()
+            )
+            .into(),
+        ));
+    }
     let mut out = String::new();
-    for (n, line) in &lines {
-        let turn = Turn::parse(line).map_err(|e| invalid(&source, *n as u64, e.to_string()))?;
+    for (i, (n, _)) in lines.iter().enumerate() {
+        let turns = each
+            .iter()
+            .map(|l| Turn::parse(&l[i].1).map_err(|e| invalid(&source, *n as u64, e.to_string())))
+            .collect::<crate::Result<Vec<_>>>()?;
+        let seen: Vec<Seen> = gates
+            .iter()
+            .zip(&of)
+            .map(|((v, g), &k)| Seen::new(v, g, &turns[k], &plan))
+            .collect();
         if r.json {
-            out.push_str(&render_json(&turn, &pairs).to_string());
+            out.push_str(&render_json(&turns[0], &seen).to_string());
             out.push('\n');
         } else {
             if !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&render_text(&turn, &pairs));
+            out.push_str(&render_text(&turns[0], &seen));
         }
     }
     Ok(out)
@@ -139,12 +164,12 @@ fn invalid(source: &str, line: u64, reason: String) -> Error {
 }
 
 /// The traffic lines of `text` with their line numbers: as they are, or
-/// converted from transcripts or traces under the plan's deployment.
+/// converted from transcripts or traces under `deployment`.
 fn turn_lines<'a>(
     text: &'a str,
     source: &str,
     from: InputFormat,
-    plan: &crate::config::Plan,
+    deployment: &crate::deployment::Deployment,
 ) -> crate::Result<Vec<(usize, Cow<'a, str>)>> {
     match from {
         InputFormat::Traffic => {
@@ -155,7 +180,7 @@ fn turn_lines<'a>(
     }
     let decoder = crate::import::Decoder::new(
         from,
-        plan.deployment.clone(),
+        deployment.clone(),
         vec![source.to_string()].into(),
         crate::read::reader::DEFAULT_MAX_LINE_BYTES,
     );

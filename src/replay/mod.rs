@@ -110,13 +110,8 @@ impl Replayer {
     pub(crate) fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let gates = compile_gates(&opts.plan)?;
         let (_, deployment_of) = opts.plan.deployments();
-        let own = opts.plan.variants.iter().find(|v| v.deployment.is_some());
-        if let (crate::import::InputFormat::Traffic, Some(v)) = (opts.input.from, own) {
-            return Err(crate::Error::Config(crate::config::ConfigError::value(format!(
-                "variant {} runs with a deployment of its own, which only imported traffic is derived with: traffic lines carry their derivations already; replay the transcripts or the trace they came from ({} openai-chat or otlp), or drop its deployment keys",
-                v.name,
-                crate::vocab::Setting::From
-            ))));
+        if opts.input.from == crate::import::InputFormat::Traffic {
+            opts.plan.derived_once()?;
         }
         let legacy_check = opts
             .plan

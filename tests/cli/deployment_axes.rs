@@ -274,9 +274,26 @@ fn a_deployment_of_its_own_is_refused_where_it_cannot_apply() {
     expect_error(&o, 2, "variant quiet runs with a deployment of its own");
     assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
     assert!(!d.path("r").exists());
-    // explain derives a turn once.
+    // As does explain of a traffic line; and the sampling commands
+    // derive a turn once.
     let o = run(&["explain", "--config", cfg.to_str().unwrap(), SEED], None);
-    expect_error(&o, 2, "explain derives each turn with [deployment] alone");
+    expect_error(&o, 2, "variant quiet runs with a deployment of its own");
+    let o = run(
+        &[
+            "plan",
+            SEED,
+            "--config",
+            cfg.to_str().unwrap(),
+            "--audit",
+            "quiet",
+            "--out",
+            d.path("plan").to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.05",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "derives each turn with [deployment] alone");
     // Production's deployment is [deployment].
     let prod = d.write(
         "prod.toml",
@@ -301,6 +318,42 @@ fn a_deployment_of_its_own_is_refused_where_it_cannot_apply() {
     );
     let o = replay(&root().join(SEED), "traffic", &flat, &d.path("f"), &[]);
     expect_error(&o, 2, "[variants.NAME.deployment]");
+}
+
+/// explain shows each variant's decision on the turn as its own
+/// deployment derived it, and says which deployment that is.
+#[test]
+fn explain_reads_each_variant_s_turn_as_its_deployment_derived_it() {
+    let d = Dir::new();
+    let trace = ack_trace(&d, 1);
+    let cfg = d.write(
+        "e.toml",
+        format!("{PRODUCTION}[variants.smart]\nmetacognition_selective_gate = true\n[variants.smart-no-intent]\nmetacognition_selective_gate = true\n[variants.smart-no-intent.deployment]\nintent_filter_mode = \"off\"\n[deployment]\nintent_filter_mode = \"observe\"\n"),
+    );
+    let args = [
+        "explain",
+        "--from",
+        "otlp",
+        "--config",
+        cfg.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ];
+    let o = run(&args, None);
+    expect_code(&o, 0);
+    let text = stdout(&o);
+    assert!(text.contains("smart (smart gate): FIRES"), "{text}");
+    assert!(text.contains("smart-no-intent (smart gate): SKIPS\n  its own deployment: {\"intent_filter_mode\":\"off\"}"), "{text}");
+    let o = run(&[&args[..], &["--json"]].concat(), None);
+    expect_code(&o, 0);
+    let j: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let vs = j["variants"].as_array().unwrap();
+    assert_eq!(
+        vs[2]["deployment"],
+        json!({"intent_filter_mode": "off"}),
+        "{j}"
+    );
+    assert!(vs[1].get("deployment").is_none(), "{j}");
+    assert_ne!(vs[1]["fires"], vs[2]["fires"], "{j}");
 }
 
 /// A record that one variant's deployment cannot derive (3 turns of 400

@@ -859,6 +859,19 @@ impl Plan {
         (distinct, of)
     }
 
+    /// Refuses a plan whose variants run with deployments of their own
+    /// when the input is traffic lines, which carry their derivations.
+    pub fn derived_once(&self) -> Result<(), ConfigError> {
+        match self.variants.iter().find(|v| v.deployment.is_some()) {
+            None => Ok(()),
+            Some(v) => Err(ConfigError::value(format!(
+                "variant {} runs with a deployment of its own, which only imported traffic is derived with: traffic lines carry their derivations already; read the transcripts or the trace they came from ({} openai-chat or otlp), or drop its deployment keys",
+                v.name,
+                crate::vocab::Setting::From
+            ))),
+        }
+    }
+
     /// `[deployment]`, when variants `which` all run with it; else what a
     /// command that derives each turn once (`what`) says to a config that
     /// gives one of them a deployment of its own.
