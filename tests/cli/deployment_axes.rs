@@ -411,3 +411,97 @@ fn a_record_a_variant_s_deployment_cannot_derive_is_refused_for_all() {
     );
     assert_eq!(s["input_counts"]["derivations"], 2);
 }
+
+/// The config `calibrate` writes for a chosen variant of its own
+/// deployment carries that deployment (it is part of what was measured):
+/// replayed, it saves what the sweep's variant saved. `mine`'s
+/// proposals.toml does the same for a mined variant.
+#[test]
+fn a_written_config_carries_the_variant_s_deployment() {
+    let d = Dir::new();
+    let trace = ack_trace(&d, 1200);
+    let head = format!("{PRODUCTION}[deployment]\nintent_filter_mode = \"observe\"\n");
+    let cfg = d.write(
+        "sweep.toml",
+        format!("{head}[sweep]\nmetacognition_selective_gate = [true]\n[sweep.deployment]\nintent_filter_mode = [\"observe\", \"off\"]\n"),
+    );
+    let (cal, t, c) = (
+        d.path("cal"),
+        trace.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+    );
+    let o = run(
+        &[
+            "calibrate",
+            t,
+            "--from",
+            "otlp",
+            "--config",
+            c,
+            "--out",
+            cal.to_str().unwrap(),
+            "--max-regression-rate",
+            "0.3",
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let written = std::fs::read_to_string(cal.join("calibrated.toml")).unwrap();
+    assert!(
+        written.contains("[variants.calibrated.deployment]\nintent_filter_mode = \"off\"\n"),
+        "{written}"
+    );
+    let again = d.write("again.toml", format!("{head}{written}"));
+    let out = d.path("again");
+    expect_code(&replay(&trace, "otlp", &again, &out, &[]), 0);
+    let sweep = d.path("sweep");
+    let o = run(
+        &[
+            "sweep",
+            t,
+            "--from",
+            "otlp",
+            "--config",
+            c,
+            "--out",
+            sweep.to_str().unwrap(),
+            "--quiet",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let saved = |dir: &std::path::Path, v: &str| summary(dir)["variants"][v]["saved_calls"].clone();
+    assert_eq!(
+        saved(&out, "calibrated"),
+        saved(&sweep, "sel=on/intent=off")
+    );
+    assert!(saved(&out, "calibrated").as_u64().unwrap() > 800);
+
+    let own = d.write(
+        "own.toml",
+        format!("{head}[variants.quiet]\nmetacognition_selective_gate = true\n[variants.quiet.deployment]\nintent_filter_mode = \"off\"\n"),
+    );
+    let mined = d.path("mined");
+    let o = run(
+        &[
+            "mine",
+            t,
+            "--from",
+            "otlp",
+            "--config",
+            own.to_str().unwrap(),
+            "--variant",
+            "quiet",
+            "--out",
+            mined.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let proposals = std::fs::read_to_string(mined.join("proposals.toml")).unwrap();
+    assert!(
+        proposals.contains("[variants.mined.deployment]\nintent_filter_mode = \"off\"\n"),
+        "{proposals}"
+    );
+}

@@ -391,6 +391,27 @@ pub struct Variant {
     pub deployment: Option<crate::deployment::Deployment>,
 }
 
+impl Variant {
+    /// `[variants.NAME.deployment]` with the keys this variant's
+    /// deployment changes from `base`, as TOML; empty when it runs with
+    /// `base`. (A config written for it must carry them: they are part of
+    /// what was measured.)
+    pub fn deployment_toml(&self, name: &str, base: &crate::deployment::Deployment) -> String {
+        let Some(layer) = self.deployment.as_ref().and_then(|d| d.over(base)) else {
+            return String::new();
+        };
+        let table = std::collections::BTreeMap::from([(
+            "variants",
+            std::collections::BTreeMap::from([(
+                name,
+                std::collections::BTreeMap::from([("deployment", layer)]),
+            )]),
+        )]);
+        let body = toml::to_string(&table).expect("a layer serializes");
+        format!("# a deployment setting, not a gate's: production must run with it too\n{body}")
+    }
+}
+
 /// Everything a config file says, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -1013,6 +1034,33 @@ mod tests {
         // Nothing close: no guess.
         let e = plan("colour = 1").unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    /// The table a config writer gives a variant's own deployment reads
+    /// back as that deployment (keywords nested, in order); none for a
+    /// variant of [deployment].
+    #[test]
+    fn a_variant_s_deployment_table_reads_back_as_its_deployment() {
+        let base = "[deployment]\nintent_filter_mode = \"observe\"\n";
+        let p = plan(&format!("{base}[variants.prod]\n[variants.x]\nmetacognition_selective_gate = true\n[variants.x.deployment]\nintent_filter_mode = \"off\"\nhistory = \"conversation\"\n[variants.x.deployment.tool_trigger_keywords]\nsearch = [\"find\"]\nbook = [\"reserve\"]\n")).unwrap();
+        let x = &p.variants[1];
+        assert_eq!(p.variants[0].deployment_toml("y", &p.deployment), "");
+        let written = format!(
+            "{base}[variants.prod]\n[variants.y]\n{}{}",
+            toml::to_string(&x.config).unwrap(),
+            x.deployment_toml("y", &p.deployment)
+        );
+        let back = plan(&written).unwrap();
+        assert_eq!(back.variants[1].deployment, x.deployment, "{written}");
+        assert_eq!(
+            back.variants[1]
+                .deployment
+                .as_ref()
+                .unwrap()
+                .tool_trigger_keywords[0]
+                .0,
+            "search"
+        );
     }
 
     /// A deployment setting in a variant (or at the top level) is told

@@ -101,6 +101,13 @@ impl Deployment {
     /// as a JSON object's text in [`Deployment::KEYS`] order (keywords in
     /// their order); None when none does.
     pub fn differences(&self, base: &Deployment) -> Option<String> {
+        self.over(base)
+            .map(|l| serde_json::to_string(&l).expect("a layer serializes"))
+    }
+
+    /// The layer that makes this deployment of `base` (the keys that
+    /// differ); None when none does.
+    pub fn over(&self, base: &Deployment) -> Option<DeploymentLayer> {
         fn when<T: PartialEq + Clone>(mine: &T, theirs: &T) -> Option<T> {
             (mine != theirs).then(|| mine.clone())
         }
@@ -120,8 +127,7 @@ impl Deployment {
             tool_trigger_keywords: when(&self.tool_trigger_keywords, &base.tool_trigger_keywords),
             history: when(&self.history, &base.history),
         };
-        (layer != DeploymentLayer::default())
-            .then(|| serde_json::to_string(&layer).expect("a layer serializes"))
+        (layer != DeploymentLayer::default()).then_some(layer)
     }
 
     /// Whether symfonic computes an intent verdict at all

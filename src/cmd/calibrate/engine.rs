@@ -393,13 +393,13 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
             ),
         ),
     };
-    let config = &plan
+    let chosen = plan
         .variants
         .iter()
         .find(|v| v.name == name)
-        .expect("the chosen variant is in the plan")
-        .config;
-    let body = toml::to_string(config).expect("a gate config serializes");
+        .expect("the chosen variant is in the plan");
+    let body = toml::to_string(&chosen.config).expect("a gate config serializes")
+        + &chosen.deployment_toml("calibrated", &plan.deployment);
     let mut head = String::new();
     if c.assume_missing_at_random {
         head.push_str(&format!("# ASSUMED, not shown: the unlabelled new skips are missing at random ({}); the certificate rests on the labels alone\n", crate::vocab::Setting::AssumeMissingAtRandom));

@@ -168,7 +168,7 @@ fn risky_drafts_csv(scan: &Scan, run: &str) -> crate::Result<Vec<u8>> {
 }
 
 /// The variant with every proposed pattern added, as a config table.
-fn proposals_toml(m: &Mined, v: &Variant) -> String {
+fn proposals_toml(m: &Mined, v: &Variant, base: &crate::deployment::Deployment) -> String {
     let mut config = v.config.clone();
     config.metacognition_trivial_ack_patterns = crate::gate::ack_patterns(&v.config);
     let added: Vec<&str> = m
@@ -180,7 +180,8 @@ fn proposals_toml(m: &Mined, v: &Variant) -> String {
     config
         .metacognition_trivial_ack_patterns
         .extend(added.iter().map(|p| p.to_string()));
-    let body = toml::to_string(&config).expect("a gate config serializes");
+    let body = toml::to_string(&config).expect("a gate config serializes")
+        + &v.deployment_toml("mined", base);
     format!(
         "# mine: variant {}'s ack patterns (the built-ins spelled out) and {} proposed pattern(s); those held back are left out\n[variants.mined]\n{body}",
         v.name,
@@ -197,7 +198,11 @@ pub fn all(m: &Mined, scan: &Scan, o: &MineOptions, v: &Variant, out: &Path) -> 
     put(out, "missed.csv", &missed_csv(m, scan, &run)?)?;
     put(out, "risky_skips.csv", &risky_csv(scan, o, &run)?)?;
     put(out, "risky_drafts.csv", &risky_drafts_csv(scan, &run)?)?;
-    put(out, "proposals.toml", proposals_toml(m, v).as_bytes())?;
+    put(
+        out,
+        "proposals.toml",
+        proposals_toml(m, v, &o.plan.deployment).as_bytes(),
+    )?;
     let json = serde_json::to_string_pretty(m).expect("serializes") + "\n";
     put(out, "mine.json", json.as_bytes())
 }
