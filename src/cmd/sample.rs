@@ -266,10 +266,10 @@ impl Member {
                 .map_err(|e| crate::cmd::in_config(e.into(), file.file()))
         };
         let index = |name: &str| config.variants.iter().position(|u| u.name == name);
-        let evaluated: Vec<usize> = [index(&v.name), Some(config.baseline)]
-            .into_iter()
-            .flatten()
-            .collect();
+        // An audit compares the candidate with the baseline; production's
+        // skips are production's decisions alone.
+        let baseline = (population == Population::UnlabelledNewSkips).then_some(config.baseline);
+        let evaluated: Vec<usize> = [index(&v.name), baseline].into_iter().flatten().collect();
         config
             .one_deployment(&evaluated, "sampling (plan, sample, labels and monitor)")
             .map_err(|e| crate::cmd::in_config(e.into(), file.file()))?;

@@ -134,6 +134,16 @@ impl Replayer {
             .design
             .as_ref()
             .is_some_and(|d| d.population == design::Population::UnlabelledNewSkips);
+        // The plan drew its sample from turns as [deployment] derived them.
+        if let Some(v) = design_variant {
+            let drawn: Vec<usize> = [Some(v), audit.then_some(opts.plan.baseline)]
+                .into_iter()
+                .flatten()
+                .collect();
+            opts.plan
+                .one_deployment(&drawn, "a plan's sample")
+                .map_err(crate::Error::Config)?;
+        }
         Ok(Replayer {
             input: opts.input.clone(),
             plan: opts.plan.clone(),
@@ -351,6 +361,9 @@ impl Replayer {
         self.note_turn(turn, at, out);
         let seen = Seen::of(turn, text, self.further);
         let facts = self.facts(turn, at, seen.features.chars as u64, &mut out.totals);
+        if self.further > 0 {
+            self.pool_under(&seen, &facts, &mut out.totals);
+        }
         // The baseline first (every decision is compared with it), then
         // each variant in order; no per-turn list of evaluations.
         let b = self.plan.baseline;
@@ -358,7 +371,7 @@ impl Replayer {
         let base = self.gates[b].evaluate_with(base_turn, base_features);
         let base_fires = base.fires();
         scratch.counts.clear();
-        scratch.fields_set = false;
+        scratch.fields_set = None;
         scratch.skip_key = None;
         let sampled = self.design_variant;
         // An audit's turn, counted again for each other variant that
@@ -408,7 +421,7 @@ impl Replayer {
             self.tally_overlap(&c, &scratch.skipping, &mut out.totals);
         }
         if self.tallies.detail {
-            self.segment(turn, text, &facts, scratch);
+            self.segment(&seen, text, &facts, scratch);
         }
     }
 
@@ -472,9 +485,13 @@ impl Replayer {
     /// A saved call, under its normalised draft (worked out once a turn).
     fn note_skip(&self, look: &Look, out: &mut BlockResult, scratch: &mut Scratch) {
         let turn = look.turn;
-        let key = scratch
-            .skip_key
-            .get_or_insert_with(|| skips::normalise(&turn.draft));
+        // Worked out again only when variants of another deployment
+        // (another draft) come between.
+        let k = self.deployment_of[look.d.variant];
+        if scratch.skip_key.as_ref().is_none_or(|(at, _)| *at != k) {
+            scratch.skip_key = Some((k, skips::normalise(&turn.draft)));
+        }
+        let key = &scratch.skip_key.as_ref().expect("set above").1;
         let skip = skips::Skip {
             language: turn.language.as_deref(),
             verdict: look.facts.label,
@@ -575,6 +592,24 @@ impl Replayer {
         }
     }
 
+    /// A recorded critic event, bucketed again by the length of the draft
+    /// each further deployment derived (what its variants' added calls
+    /// are estimated from).
+    fn pool_under(&self, seen: &Seen, f: &TurnFacts, t: &mut Totals) {
+        let Some(ev) = &f.event else { return };
+        if t.by_length_under.len() < self.further {
+            t.by_length_under
+                .resize_with(self.further, Default::default);
+        }
+        for (k, pools) in t.by_length_under.iter_mut().enumerate() {
+            let b = length_bucket_index(seen.by(k + 1).1.chars as u64);
+            pools.events[b].add(ev);
+            if let Some(ms) = ev.latency_ms {
+                pools.latency[b].add(ms);
+            }
+        }
+    }
+
     /// A variant's tallies that are not [`Counts`]: the contract check,
     /// reasons, the matrix, latency and disagreements with production.
     fn tally_variant(&self, look: &Look, vt: &mut VariantTally) {
@@ -646,9 +681,10 @@ impl Replayer {
             production: f.production,
             signals: f.signals,
         };
-        if !scratch.fields_set {
+        let k = self.deployment_of[d.variant];
+        if scratch.fields_set != Some(k) {
             scratch.fields.set(&row, &self.scope_columns);
-            scratch.fields_set = true;
+            scratch.fields_set = Some(k);
         }
         scratch.fields.write(&mut out.decisions_csv, &row);
     }
@@ -695,14 +731,20 @@ impl Replayer {
     }
 
     /// Add the turn's per-variant counts to each of its segments.
-    fn segment(&self, turn: &Turn<'_>, text: LineOf, f: &TurnFacts, scratch: &mut Scratch) {
+    fn segment(&self, seen: &Seen, text: LineOf, f: &TurnFacts, scratch: &mut Scratch) {
+        let turn = seen.turn;
+        if self.further > 0 {
+            self.segment_by_deployment(seen, scratch);
+        }
         let counts = &scratch.counts;
         let seg = &mut scratch.segments;
         let language = turn.language.as_deref().map(recorded);
         seg.add(DIM_LANGUAGE, language.as_deref().unwrap_or(NONE), counts);
-        let intent = turn.intent_label().map(recorded);
-        seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), counts);
-        seg.add_length(f.draft_chars, counts);
+        if self.further == 0 {
+            let intent = turn.intent_label().map(recorded);
+            seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), counts);
+            seg.add_length(f.draft_chars, counts);
+        }
         // Nearly every turn is a user-facing `turn`: only skill-gate calls
         // are added here, and the `turn` row is the block's totals less
         // them (see `block_segments`), exact and one lookup less a turn.
@@ -718,6 +760,36 @@ impl Replayer {
                 let dim = seg.dim(path);
                 seg.add(dim, &path_value(&whole, path), counts);
             }
+        }
+    }
+}
+
+impl Replayer {
+    /// The segments a deployment derives (intent, draft length), each
+    /// with the counts of the variants that run with it: a variant's
+    /// rows are those of a replay under its deployment.
+    fn segment_by_deployment(&self, seen: &Seen, scratch: &mut Scratch) {
+        for k in 0..=self.further {
+            if !self.deployment_of.contains(&k) {
+                continue;
+            }
+            let mine: Vec<tally::Counts> = scratch
+                .counts
+                .iter()
+                .zip(&self.deployment_of)
+                .map(|(c, &of)| {
+                    if of == k {
+                        c.clone()
+                    } else {
+                        Default::default()
+                    }
+                })
+                .collect();
+            let (turn, features) = seen.by(k);
+            let intent = turn.intent_label().map(recorded);
+            let seg = &mut scratch.segments;
+            seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), &mine);
+            seg.add_length(features.chars as u64, &mine);
         }
     }
 }

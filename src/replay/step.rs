@@ -106,11 +106,12 @@ pub(crate) struct BlockResult {
 pub(super) struct Scratch {
     pub(super) counts: Vec<Counts>,
     pub(super) fields: super::rows::TurnFields,
-    /// `fields` hold the current turn's.
-    pub(super) fields_set: bool,
+    /// `fields` hold the current turn's as this deployment derived it
+    /// (its place in `Plan::deployments`).
+    pub(super) fields_set: Option<usize>,
     /// The current turn's draft as skips.csv groups it, once a variant
-    /// saves its call.
-    pub(super) skip_key: Option<String>,
+    /// saves its call, and the deployment that derived that draft.
+    pub(super) skip_key: Option<(usize, String)>,
     pub(super) segments: SegmentAcc,
     /// The variants other than the baseline and the audited one that skip
     /// the current turn (kept only with an audit plan).
@@ -130,7 +131,7 @@ impl Scratch {
         Scratch {
             counts: Vec::new(),
             fields: Default::default(),
-            fields_set: false,
+            fields_set: None,
             skip_key: None,
             skipping: Vec::new(),
             segments,

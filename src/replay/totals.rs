@@ -175,6 +175,11 @@ pub struct Totals {
     /// latency is drawn from.
     #[serde(default)]
     pub latency_by_length: [Histogram; LENGTH_BUCKETS.len()],
+    /// The same two tallies under each further deployment variants run
+    /// with (its drafts' lengths bucket the events), in the order of
+    /// `Plan::deployments` from its second; empty with one deployment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_length_under: Vec<ByLength>,
     /// Per variant: its saved calls by normalised draft (`skips.csv`).
     pub skips: Vec<SkipMap>,
     /// Turns by signal and origin (recorded, derived, unknown): index
@@ -194,6 +199,30 @@ pub struct Totals {
     /// revised or refused, over the variants (streamed, not kept).
     #[serde(default)]
     pub listed_regressions: u64,
+}
+
+/// Recorded critic events, and their latencies, by the draft-length
+/// bucket of the turn as one deployment derived it.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct ByLength {
+    pub events: [EventSums; LENGTH_BUCKETS.len()],
+    pub latency: [Histogram; LENGTH_BUCKETS.len()],
+}
+
+impl ByLength {
+    fn merge(&mut self, o: &ByLength) {
+        let ByLength { events, latency } = o;
+        for (a, b) in self.events.iter_mut().zip(events) {
+            a.merge(b);
+        }
+        for (a, b) in self.latency.iter_mut().zip(latency) {
+            a.merge(b);
+        }
+    }
+
+    fn added_cost(&self) -> super::tally::AddedCost {
+        super::tally::AddedCost::new(&self.events, &self.latency)
+    }
 }
 
 /// How many misnamed keys the totals name (the warning counts them all).
@@ -255,6 +284,41 @@ impl Totals {
         }
     }
 
+    /// What an added call of a variant that runs with deployment `k` (its
+    /// place in `Plan::deployments`) costs: the recorded events bucketed
+    /// by the lengths of that deployment's drafts.
+    pub fn added_cost(&self, k: usize) -> super::tally::AddedCost {
+        match k.checked_sub(1).and_then(|i| self.by_length_under.get(i)) {
+            Some(b) => super::tally::AddedCost::new(&b.events, &b.latency),
+            // None either way: [deployment]'s, or a further deployment
+            // with no turn.
+            None if k > 0 => ByLength::default().added_cost(),
+            None => super::tally::AddedCost::new(&self.events_by_length, &self.latency_by_length),
+        }
+    }
+
+    /// The recorded events by draft length, of every deployment.
+    fn merge_by_length(
+        &mut self,
+        events: &[EventSums; LENGTH_BUCKETS.len()],
+        latency: &[Histogram; LENGTH_BUCKETS.len()],
+        under: &[ByLength],
+    ) {
+        for (a, b) in self.events_by_length.iter_mut().zip(events) {
+            a.merge(b);
+        }
+        for (a, b) in self.latency_by_length.iter_mut().zip(latency) {
+            a.merge(b);
+        }
+        if self.by_length_under.len() < under.len() {
+            self.by_length_under
+                .resize_with(under.len(), ByLength::default);
+        }
+        for (a, b) in self.by_length_under.iter_mut().zip(under) {
+            a.merge(b);
+        }
+    }
+
     pub fn new(n: usize) -> Totals {
         Totals {
             variants: vec![VariantTally::default(); n],
@@ -285,6 +349,7 @@ impl Totals {
             fabrication_kinds,
             events_by_length,
             latency_by_length,
+            by_length_under,
             skips,
             provenance,
             import_counts,
@@ -323,12 +388,7 @@ impl Totals {
         for (a, b) in self.skips.iter_mut().zip(skips) {
             super::skips::merge(a, b);
         }
-        for (a, b) in self.events_by_length.iter_mut().zip(events_by_length) {
-            a.merge(b);
-        }
-        for (a, b) in self.latency_by_length.iter_mut().zip(latency_by_length) {
-            a.merge(b);
-        }
+        self.merge_by_length(events_by_length, latency_by_length, by_length_under);
         for m in unpriced_models {
             self.note_unpriced(m);
         }

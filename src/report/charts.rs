@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::export::{Export, ReplayReport, WriteFailure};
 use crate::gate::Reason;
-use crate::replay::tally::{AddedCost, Counts, Histogram, Mixture};
+use crate::replay::tally::{Counts, Histogram, Mixture};
 
 /// Values a bar chart shows at most (the most frequent).
 pub(crate) const MAX_BARS: usize = 12;
@@ -269,7 +269,7 @@ type CdfLine = (String, Vec<(f64, f64)>, bool, usize);
 /// The critic latency added to a user-facing turn, per variant: recorded
 /// fires (solid) and with added calls at their estimates (dashed).
 pub(crate) fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, WriteFailure> {
-    let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
+    let (_, deployment_of) = r.plan.deployments();
     let lines: Vec<CdfLine> = r
         .plan
         .variants
@@ -280,7 +280,7 @@ pub(crate) fn latency_cdf(r: &ReplayReport, file: &str) -> Result<String, WriteF
             let recorded =
                 (t.latency.count > 0).then(|| (v.name.clone(), cdf(&t.latency), false, i));
             let estimated = t
-                .latency_with_estimates(&cost)
+                .latency_with_estimates(&r.totals.added_cost(deployment_of[i]))
                 .filter(|_| t.latency_unmeasured_fires > 0)
                 .map(|m| {
                     (

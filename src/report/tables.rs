@@ -128,8 +128,9 @@ impl SegmentsCsv {
             priced: r.totals.unpriced_models.is_empty(),
             ..SegmentRows::default()
         };
-        let cost = AddedCost::new(&r.totals.events_by_length, &r.totals.latency_by_length);
+        let (_, deployment_of) = r.plan.deployments();
         for (i, v) in r.plan.variants.iter().enumerate() {
+            let cost = r.totals.added_cost(deployment_of[i]);
             for (d, values) in &r.totals.segments {
                 for (val, counts, order) in in_natural_order(d, values) {
                     rows.push([&v.name, d, val], order, &counts[i], &cost);

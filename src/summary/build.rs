@@ -144,7 +144,8 @@ struct VariantView<'a> {
 
 /// One variant's figures, step by step.
 fn variant_summary(view: &VariantView, totals: &Totals, notes: &mut Vec<String>) -> VariantSummary {
-    let cost = AddedCost::new(&totals.events_by_length, &totals.latency_by_length);
+    // The events bucketed by the lengths of its own deployment's drafts.
+    let cost = totals.added_cost(view.plan.deployments().1[view.index]);
     let est = estimate_added(view.index, totals, &cost, notes);
     note_unmeasured(view.name, view.v, notes);
     let mut s = VariantSummary::default();
@@ -462,6 +463,23 @@ fn note_harness_latency(totals: &Totals, notes: &mut Vec<String>) {
 
 /// A note per signal some turns lack, with what the replay took it as;
 /// production agreement shows how far those assumptions hold.
+/// Which variants run with a deployment of their own, and its keys: their
+/// figures are of the turns as that deployment derived them.
+fn note_own_deployments(plan: &Plan, notes: &mut Vec<String>) {
+    for v in &plan.variants {
+        if let Some(keys) = v
+            .deployment
+            .as_ref()
+            .and_then(|d| d.differences(&plan.deployment))
+        {
+            notes.push(format!(
+                "variant {} runs with a deployment of its own, {keys} over [deployment]: its figures are of the turns as that deployment derived them",
+                v.name
+            ));
+        }
+    }
+}
+
 fn note_provenance(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) {
     for s in Signal::ALL {
         let n = totals.provenance[s as usize][Origin::Unknown as usize];
@@ -592,6 +610,7 @@ pub(crate) fn summarize(
     }
     note_segments_capped(totals, &mut notes);
     note_provenance(plan, totals, &mut notes);
+    note_own_deployments(plan, &mut notes);
     note_harness_latency(totals, &mut notes);
     note_turns_as_runs(plan, totals, &mut notes);
     let variants = variant_summaries(plan, totals, &mut notes);

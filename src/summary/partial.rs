@@ -248,6 +248,17 @@ impl Spec {
         {
             return Some(format!("the gate settings of variant {:?}", x.name));
         }
+        if let Some((x, _)) = a
+            .variants
+            .iter()
+            .zip(&b.variants)
+            .find(|(x, y)| x.deployment != y.deployment)
+        {
+            return Some(format!(
+                "the deployment variant {:?} runs with ([variants.{}.deployment])",
+                x.name, x.name
+            ));
+        }
         let differs = [
             (a.baseline != b.baseline, "the baseline"),
             (

@@ -11,6 +11,11 @@ use crate::util::*;
 /// A trace of `n` runs, four to a session: short requests answered with
 /// acknowledgements, the critic revising one in seven.
 fn ack_trace(d: &Dir, n: u64) -> std::path::PathBuf {
+    ack_trace_with(d, n, u64::MAX)
+}
+
+/// The same, every `unreviewed`th run without its critic call (no label).
+fn ack_trace_with(d: &Dir, n: u64, unreviewed: u64) -> std::path::PathBuf {
     let queries = [
         "thanks",
         "ok please cancel my order",
@@ -23,7 +28,7 @@ fn ack_trace(d: &Dir, n: u64) -> std::path::PathBuf {
         .map(|i| {
             let (run, t) = (format!("r{i}"), T + i * 1_000_000_000);
             let verdict = if i % 7 == 3 { "revise" } else { "approve" };
-            doc(vec![
+            let mut spans = vec![
                 span(
                     "symfonic.run",
                     &run,
@@ -63,7 +68,11 @@ fn ack_trace(d: &Dir, n: u64) -> std::path::PathBuf {
                         ),
                     ],
                 ),
-            ])
+            ];
+            if i % unreviewed == 0 {
+                spans.pop();
+            }
+            doc(spans)
         })
         .collect();
     d.write("acks.otlp.jsonl", lines(&docs))
@@ -105,6 +114,25 @@ fn replay(
     }
     a.extend(extra);
     run(&a, None)
+}
+
+/// `synth --shape openai-chat` of `turns` turns into `d/chat.jsonl`.
+fn synth_chat(d: &Dir, turns: u64, seed: u64) -> std::path::PathBuf {
+    let chat = d.path("chat.jsonl");
+    let (t, s) = (turns.to_string(), seed.to_string());
+    let args = [
+        "synth",
+        "--turns",
+        &t,
+        "--seed",
+        &s,
+        "--shape",
+        "openai-chat",
+        "--out",
+        chat.to_str().unwrap(),
+    ];
+    expect_code(&run(&args, None), 0);
+    chat
 }
 
 const PRODUCTION: &str =
@@ -163,6 +191,8 @@ fn a_sweep_over_intent_filter_mode_is_two_replays_in_one_pass() {
         s["input_counts"]
     );
     assert_eq!(s["input_counts"]["runs"], 420);
+    let said = s["notes"].to_string();
+    assert!(said.contains("variant sel=on/tags=pii/intent=off runs with a deployment of its own, {\\\"intent_filter_mode\\\":\\\"off\\\"} over [deployment]"), "{said}");
     let off = &s["variants"]["sel=on/tags=none/intent=off"];
     assert!(off["saved_calls"].as_u64().unwrap() > 300, "{off}");
     assert!(
@@ -210,22 +240,7 @@ fn a_sweep_over_intent_filter_mode_is_two_replays_in_one_pass() {
 #[test]
 fn a_variant_s_own_history_is_a_replay_with_it() {
     let d = Dir::new();
-    let chat = d.path("chat.jsonl");
-    let o = run(
-        &[
-            "synth",
-            "--turns",
-            "600",
-            "--seed",
-            "5",
-            "--shape",
-            "openai-chat",
-            "--out",
-            chat.to_str().unwrap(),
-        ],
-        None,
-    );
-    expect_code(&o, 0);
+    let chat = synth_chat(&d, 600, 5);
     let with = |name: &str, config: &str| {
         let cfg = d.write(&format!("{name}.toml"), config);
         let out = d.path(name);
@@ -398,7 +413,7 @@ fn a_record_a_variant_s_deployment_cannot_derive_is_refused_for_all() {
     expect_error(
         &o,
         2,
-        r#"derived as a variant's deployment ({"history":"conversation"}) derives it: "#,
+        r#"a variant's own deployment {"history":"conversation"} cannot derive it (a record is refused for every variant, so that all compare the same turns): "#,
     );
     assert!(stderr(&o).contains("calls.chat.jsonl:2"), "{}", stderr(&o));
     let o = replay(&chat, "openai-chat", &cfg, &out, &["--skip-invalid"]);
@@ -504,4 +519,224 @@ fn a_written_config_carries_the_variant_s_deployment() {
         proposals.contains("[variants.mined.deployment]\nintent_filter_mode = \"off\"\n"),
         "{proposals}"
     );
+}
+
+/// A CSV file's records, a quoted field's line breaks kept.
+fn csv_records(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let (mut records, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in text.chars() {
+        match c {
+            '\n' if !quoted => records.push(std::mem::take(&mut cur)),
+            c => {
+                quoted ^= c == '"';
+                cur.push(c);
+            }
+        }
+    }
+    let header = csv_fields(&records[0]);
+    records[1..]
+        .iter()
+        .map(|r| header.iter().cloned().zip(csv_fields(r)).collect())
+        .collect()
+}
+
+/// A deployment that changes the draft (`activation_log_mode = "never"`
+/// strips the footer 60% of these replies carry): the variant's every
+/// table is a replay's under that deployment. Before, its added calls
+/// were estimated from events bucketed by `[deployment]`'s drafts
+/// (net_usd_per_1k_turns -62.34 against -62.39), decisions.csv showed
+/// the other deployment's draft_chars, skips.csv grouped under a draft it
+/// never saw, and segments.csv bucketed it by `[deployment]`'s drafts.
+#[test]
+fn a_deployment_that_changes_the_draft_changes_every_table_as_a_replay_would() {
+    let d = Dir::new();
+    let chat = synth_chat(&d, 2000, 3);
+    let mut n = 0;
+    let footed: String = std::fs::read_to_string(&chat)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            for m in v["messages"].as_array_mut().unwrap() {
+                if m["role"] == "assistant" && m["content"].is_string() {
+                    if n % 5 < 3 {
+                        let c = m["content"].as_str().unwrap().to_string();
+                        m["content"] = json!(c + "\n---\nnodos activados: x");
+                    }
+                    n += 1;
+                }
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let chat = d.write("footed.jsonl", footed);
+    let base = std::fs::read_to_string(root().join("datasets/transcripts.toml")).unwrap();
+    let x = "[variants.x]\nmetacognition_selective_gate = true\n";
+    // Legacy at 0.4 fires less than x (x adds calls); at 0.6, more (x saves).
+    for threshold in ["0.4", "0.6"] {
+        let base = base.replace(
+            "[variants.legacy]\n",
+            &format!("[variants.legacy]\nmetacognition_confidence_threshold = {threshold}\n"),
+        );
+        let both = d.write(
+            "both.toml",
+            format!("{base}{x}[variants.x.deployment]\nactivation_log_mode = \"never\"\n"),
+        );
+        let alone = d.write(
+            "alone.toml",
+            base.replace(
+                "[deployment]\n",
+                "[deployment]\nactivation_log_mode = \"never\"\n",
+            ) + x,
+        );
+        let (a, b) = (
+            d.path(&format!("both-{threshold}")),
+            d.path(&format!("alone-{threshold}")),
+        );
+        let all = ["--decisions", "all"];
+        expect_code(&replay(&chat, "openai-chat", &both, &a, &all), 0);
+        expect_code(&replay(&chat, "openai-chat", &alone, &b, &all), 0);
+        assert_eq!(
+            summary(&a)["variants"]["x"],
+            summary(&b)["variants"]["x"],
+            "{threshold}"
+        );
+        for table in [
+            "summary.csv",
+            "decisions.csv",
+            "skips.csv",
+            "segments.csv",
+            "regressions.csv",
+        ] {
+            let rows = |dir: &std::path::Path| {
+                let text = std::fs::read_to_string(dir.join(table)).unwrap();
+                let mut rows: Vec<Vec<(String, String)>> = csv_records(&text)
+                    .into_iter()
+                    .filter(|r| r["variant"] == "x")
+                    .map(|r| {
+                        let mut r: Vec<_> = r
+                            .into_iter()
+                            .filter(|(k, _)| k != "run" && k != "variant")
+                            .collect();
+                        r.sort();
+                        r
+                    })
+                    .collect();
+                rows.sort();
+                rows
+            };
+            assert_eq!(rows(&a), rows(&b), "{table} at {threshold}");
+        }
+        let x = &summary(&a)["variants"]["x"];
+        let moved = if threshold == "0.4" {
+            "added_calls"
+        } else {
+            "saved_calls"
+        };
+        assert!(x[moved].as_u64().unwrap() > 100, "{threshold}: {x}");
+    }
+}
+
+/// Shards whose variant runs with another deployment of its own are not
+/// one replay: merge refuses them, naming the variant (it merged them).
+#[test]
+fn shards_of_another_own_deployment_are_not_merged() {
+    let d = Dir::new();
+    let trace = ack_trace(&d, 40);
+    let shard = |name: &str, mode: &str| {
+        let cfg = d.write(
+            &format!("{name}.toml"),
+            format!("{PRODUCTION}[variants.x]\nmetacognition_selective_gate = true\n[variants.x.deployment]\nactivation_log_mode = \"{mode}\"\n"),
+        );
+        let p = d.path(&format!("{name}.partial"));
+        let args = [
+            "replay",
+            trace.to_str().unwrap(),
+            "--from",
+            "otlp",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--partial",
+            p.to_str().unwrap(),
+            "--quiet",
+        ];
+        expect_code(&run(&args, None), 0);
+        p
+    };
+    let (a, b) = (shard("a", "never"), shard("b", "complex"));
+    let out = d.path("merged");
+    let o = run(
+        &[
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_error(
+        &o,
+        2,
+        "the deployment variant \"x\" runs with ([variants.x.deployment])",
+    );
+    assert!(!out.exists());
+}
+
+/// A plan's sample was drawn from turns as `[deployment]` derived them: a
+/// replay with the plan refuses a config that gives the audited variant a
+/// deployment of its own (it counted draws of another population).
+#[test]
+fn a_plan_s_variant_cannot_take_a_deployment_of_its_own() {
+    let d = Dir::new();
+    let trace = ack_trace_with(&d, 600, 5);
+    let quiet = "[variants.quiet]\nmetacognition_selective_gate = true\n";
+    let made = d.write("made.toml", format!("{PRODUCTION}{quiet}"));
+    let plan = d.path("plan");
+    let t = trace.to_str().unwrap();
+    let o = run(
+        &[
+            "plan",
+            t,
+            "--from",
+            "otlp",
+            "--config",
+            made.to_str().unwrap(),
+            "--audit",
+            "quiet",
+            "--out",
+            plan.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.3",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let own = d.write(
+        "own.toml",
+        format!(
+            "{PRODUCTION}{quiet}[variants.quiet.deployment]\nintent_filter_mode = \"observe\"\n"
+        ),
+    );
+    let p = plan.join("plan.toml");
+    let o = replay(
+        &trace,
+        "otlp",
+        &own,
+        &d.path("r"),
+        &["--plan", p.to_str().unwrap()],
+    );
+    expect_error(
+        &o,
+        2,
+        "a plan's sample derives each turn with [deployment] alone",
+    );
+    let o = replay(
+        &trace,
+        "otlp",
+        &made,
+        &d.path("r"),
+        &["--plan", p.to_str().unwrap()],
+    );
+    expect_code(&o, 0);
 }

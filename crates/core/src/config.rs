@@ -412,6 +412,10 @@ impl Variant {
     }
 }
 
+/// The most distinct deployments one pass derives (each holds its own
+/// derivation of the turns in memory).
+pub const MAX_DEPLOYMENTS: usize = 16;
+
 /// Everything a config file says, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -840,14 +844,16 @@ impl ConfigFile {
             line: None,
             kind: ConfigErrorKind::Field(e),
         })?;
-        Ok(Plan {
+        let plan = Plan {
             variants,
             baseline,
             production,
             cost,
             check: self.check.clone().unwrap_or_default(),
             deployment,
-        })
+        };
+        plan.check_deployments()?;
+        Ok(plan)
     }
 }
 
@@ -878,6 +884,17 @@ impl Plan {
             of.push(k);
         }
         (distinct, of)
+    }
+
+    /// Refuses more than [`MAX_DEPLOYMENTS`] distinct deployments.
+    pub fn check_deployments(&self) -> Result<(), ConfigError> {
+        let n = self.deployments().0.len();
+        if n <= MAX_DEPLOYMENTS {
+            return Ok(());
+        }
+        Err(ConfigError::value(format!(
+            "the variants run with {n} distinct deployments ([deployment], [variants.NAME.deployment] and [sweep.deployment]); at most {MAX_DEPLOYMENTS} are derived in one pass (each holds its own derivation of the turns in memory): drop values, or split the sweep into several configs"
+        )))
     }
 
     /// Refuses a plan whose variants run with deployments of their own
@@ -955,6 +972,7 @@ impl Plan {
             }
         }
         self.cost.check_prices().map_err(|e| e.to_string())?;
+        self.check_deployments().map_err(|e| e.to_string())?;
         self.deployment.validate().map_err(|e| e.to_string())
     }
 }

@@ -371,6 +371,13 @@ impl Grid {
     ) -> Result<Grid, ConfigError> {
         let axes = axes(t)?;
         let flags = flag_values(&axes, shared);
+        let deployment_axis = axes.iter().find(|a| matches!(a.key, Key::Deployment(_)));
+        if let (Some(a), false) = (deployment_axis, flags.iter().any(|f| f.1)) {
+            return Err(ConfigError::value(format!(
+                "[sweep] {} varies the smart gate's variants only (the legacy gate reads nothing a deployment derives), and this sweep has none: add metacognition_selective_gate = [true] to [sweep], or set it at the top level",
+                a.key.name()
+            )));
+        }
         let n = count(&axes, &flags);
         if n > MAX_VARIANTS {
             return Err(ConfigError::value(format!(
@@ -441,6 +448,7 @@ fn sweep_plan_of(file: &ConfigFile) -> Result<(Plan, Vec<String>), ConfigError> 
             None => plan.variants.push(v),
         }
     }
+    plan.check_deployments()?;
     Ok((plan, notes))
 }
 
@@ -571,9 +579,39 @@ mod tests {
         let (distinct, of) = plan.deployments();
         assert_eq!(distinct.len(), 8);
         assert_eq!(of[..3], [0, 0, 1]);
+    }
+
+    /// A deployment axis with no smart gate to multiply is refused, as
+    /// are more distinct deployments than one pass derives, and values
+    /// listed twice.
+    #[test]
+    fn deployment_axes_that_cannot_be_swept_are_refused() {
+        let legacy_only: SweepTable =
+            toml::from_str("[deployment]\nhistory = [\"none\", \"conversation\"]").unwrap();
+        let e = Grid::new(
+            &legacy_only,
+            &FrameworkConfig::default(),
+            &Deployment::default(),
+        );
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("add metacognition_selective_gate = [true]"));
+        let many = ConfigFile::parse(
+            "[sweep]\nmetacognition_selective_gate = [true]\n[sweep.deployment]\nfabrication_refuse_min_confidence = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]\nhistory = [\"none\", \"conversation\"]\n",
+            std::path::Path::new("many.toml"),
+        )
+        .unwrap();
+        let e = sweep_plan(&many).unwrap_err().to_string();
+        assert!(
+            e.contains("run with 18 distinct deployments") && e.contains("at most 16"),
+            "{e}"
+        );
         // Values listed twice, and a deployment axis alone, as for gate keys.
-        let twice: SweepTable =
-            toml::from_str("[deployment]\nhistory = [\"none\", \"none\"]").unwrap();
+        let twice: SweepTable = toml::from_str(
+            "metacognition_selective_gate = [true]\n[deployment]\nhistory = [\"none\", \"none\"]",
+        )
+        .unwrap();
         let e = Grid::new(&twice, &FrameworkConfig::default(), &Deployment::default());
         assert!(e
             .unwrap_err()

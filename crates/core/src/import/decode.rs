@@ -110,7 +110,7 @@ impl Decoder {
     fn under(&self, d: &Deployment, e: NotImported) -> NotImported {
         let keys = d.differences(&self.deployment).unwrap_or_default();
         NotImported(format!(
-            "derived as a variant's deployment ({keys}) derives it: {}",
+            "a variant's own deployment {keys} cannot derive it (a record is refused for every variant, so that all compare the same turns): {}",
             e.0
         ))
     }
