@@ -740,3 +740,31 @@ fn a_plan_s_variant_cannot_take_a_deployment_of_its_own() {
     );
     expect_code(&o, 0);
 }
+
+/// A plan of production's skips draws on production's decisions alone:
+/// a baseline of its own deployment does not stop it (it was refused).
+#[test]
+fn a_plan_of_production_s_skips_ignores_the_baseline_s_deployment() {
+    let d = Dir::new();
+    let trace = ack_trace(&d, 300);
+    let cfg = d.write(
+        "p.toml",
+        "baseline = \"legacy\"\nproduction = \"smart\"\n[variants.legacy]\nmetacognition_selective_gate = false\n[variants.legacy.deployment]\nhistory = \"conversation\"\n[variants.smart]\nmetacognition_selective_gate = true\n",
+    );
+    let plan = d.path("plan");
+    let args = [
+        "plan",
+        trace.to_str().unwrap(),
+        "--from",
+        "otlp",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+        "--max-skip-regression-rate",
+        "0.3",
+    ];
+    let o = run(&args, None);
+    expect_code(&o, 0);
+    assert!(plan.join("plan.toml").exists());
+}

@@ -177,8 +177,6 @@ impl Decoder {
                 .and_then(|text| self.chat_turns(text, name, line));
             match converted {
                 Ok(turns) => {
-                    *imported.counts.entry("derivations").or_default() +=
-                        turns.len() as u64 * self.deployments();
                     for t in turns {
                         imported.turns.push(Box::new(t));
                         imported.lines.push(line);
@@ -190,6 +188,11 @@ impl Decoder {
                     raw: raw.to_vec(),
                 }),
             }
+        }
+        // Every turn of the block, derived under each deployment.
+        let derived = imported.turns.len() as u64 * self.deployments();
+        if derived > 0 {
+            imported.counts.insert("derivations", derived);
         }
         Block::values(block, imported)
     }
