@@ -95,9 +95,11 @@ pub fn run(r: &Request) -> crate::Result<String> {
     let plan = super::load_plan(r.config.as_deref())?;
     let gates =
         crate::explain::gates(&plan).map_err(|e| super::in_config(e, r.config.as_deref()))?;
-    if r.from == InputFormat::Traffic {
-        plan.derived_once()
-            .map_err(|e| super::in_config(e.into(), r.config.as_deref()))?;
+    match r.from {
+        InputFormat::Traffic => plan
+            .derived_once()
+            .map_err(|e| super::in_config(e.into(), r.config.as_deref()))?,
+        InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
     let (source, bytes) = match &r.turn {
         Turns::Text { name, text } => (name.clone(), text.as_bytes().to_vec()),

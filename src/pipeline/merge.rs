@@ -572,7 +572,9 @@ impl RowCounts {
         RowCounts {
             decisions: match opts.tallies.decisions {
                 crate::replay::DecisionsMode::None => 0,
-                _ => totals.turns.saturating_mul(variants),
+                crate::replay::DecisionsMode::All | crate::replay::DecisionsMode::Changed => {
+                    totals.turns.saturating_mul(variants)
+                }
             },
             mismatches: totals.turns,
             regressions: totals.listed_regressions.min(regressions_counted(totals)),

@@ -110,8 +110,9 @@ impl Replayer {
     pub(crate) fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let gates = compile_gates(&opts.plan)?;
         let (_, deployment_of) = opts.plan.deployments();
-        if opts.input.from == crate::import::InputFormat::Traffic {
-            opts.plan.derived_once()?;
+        match opts.input.from {
+            crate::import::InputFormat::Traffic => opts.plan.derived_once()?,
+            crate::import::InputFormat::OpenaiChat | crate::import::InputFormat::Otlp => {}
         }
         let legacy_check = opts
             .plan
@@ -215,7 +216,11 @@ impl Replayer {
         // Reserve for a row of about 140 bytes per variant per line of
         // about 500 bytes, rather than grow (and copy) the rows several times
         // (only touched pages count as memory).
-        if self.tallies.decisions == DecisionsMode::All {
+        let every_row = match self.tallies.decisions {
+            DecisionsMode::All => true,
+            DecisionsMode::Changed | DecisionsMode::None => false,
+        };
+        if every_row {
             out.decisions_csv
                 .reserve(block.bytes().len() / 500 * self.gates.len() * 140);
         }

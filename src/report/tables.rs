@@ -132,7 +132,12 @@ impl SegmentsCsv {
         for (i, v) in r.plan.variants.iter().enumerate() {
             let cost = r.totals.added_cost(deployment_of[i]);
             for (d, values) in &r.totals.segments {
+                // A value only other variants' deployments derive has no
+                // turn of this variant's: no row, as in its own replay.
                 for (val, counts, order) in in_natural_order(d, values) {
+                    if counts[i].turns == 0 {
+                        continue;
+                    }
                     rows.push([&v.name, d, val], order, &counts[i], &cost);
                 }
             }

@@ -573,25 +573,31 @@ fn a_deployment_that_changes_the_draft_changes_every_table_as_a_replay_would() {
     let base = std::fs::read_to_string(root().join("datasets/transcripts.toml")).unwrap();
     let x = "[variants.x]\nmetacognition_selective_gate = true\n";
     // Legacy at 0.4 fires less than x (x adds calls); at 0.6, more (x saves).
-    for threshold in ["0.4", "0.6"] {
+    // The footer stripped; and (intent off) segments' intent values that
+    // only [deployment] derives, which x's own replay has no row of.
+    let never = "activation_log_mode = \"never\"";
+    let (observe, off) = (
+        "intent_filter_mode = \"observe\"",
+        "intent_filter_mode = \"off\"",
+    );
+    for (threshold, own) in [("0.4", never), ("0.6", never), ("0.6", off)] {
         let base = base.replace(
             "[variants.legacy]\n",
             &format!("[variants.legacy]\nmetacognition_confidence_threshold = {threshold}\n"),
         );
         let both = d.write(
             "both.toml",
-            format!("{base}{x}[variants.x.deployment]\nactivation_log_mode = \"never\"\n"),
+            format!("{base}{x}[variants.x.deployment]\n{own}\n"),
         );
-        let alone = d.write(
-            "alone.toml",
-            base.replace(
-                "[deployment]\n",
-                "[deployment]\nactivation_log_mode = \"never\"\n",
-            ) + x,
-        );
+        let in_deployment = match own == off {
+            true => base.replace(observe, off),
+            false => base.replace("[deployment]\n", &format!("[deployment]\n{own}\n")),
+        };
+        let alone = d.write("alone.toml", in_deployment + x);
+        let case = format!("{threshold}-{}", own.len());
         let (a, b) = (
-            d.path(&format!("both-{threshold}")),
-            d.path(&format!("alone-{threshold}")),
+            d.path(&format!("both-{case}")),
+            d.path(&format!("alone-{case}")),
         );
         let all = ["--decisions", "all"];
         expect_code(&replay(&chat, "openai-chat", &both, &a, &all), 0);
@@ -625,7 +631,7 @@ fn a_deployment_that_changes_the_draft_changes_every_table_as_a_replay_would() {
                 rows.sort();
                 rows
             };
-            assert_eq!(rows(&a), rows(&b), "{table} at {threshold}");
+            assert_eq!(rows(&a), rows(&b), "{table} at {threshold}, {own}");
         }
         let x = &summary(&a)["variants"]["x"];
         let moved = if threshold == "0.4" {
@@ -683,35 +689,45 @@ fn shards_of_another_own_deployment_are_not_merged() {
     assert!(!out.exists());
 }
 
+const QUIET: &str = "[variants.quiet]\nmetacognition_selective_gate = true\n";
+
+/// An audit plan of `quiet` (smart) on a trace of 600 runs, one in five
+/// unlabelled: the trace, the config, and the plan's folder.
+fn audit_plan(d: &Dir) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let trace = ack_trace_with(d, 600, 5);
+    let made = d.write("made.toml", format!("{PRODUCTION}{QUIET}"));
+    let plan = d.path("plan");
+    let (t, c, p) = (
+        trace.to_str().unwrap(),
+        made.to_str().unwrap(),
+        plan.to_str().unwrap(),
+    );
+    let args = [
+        "plan",
+        t,
+        "--from",
+        "otlp",
+        "--config",
+        c,
+        "--audit",
+        "quiet",
+        "--out",
+        p,
+        "--max-skip-regression-rate",
+        "0.3",
+    ];
+    expect_code(&run(&args, None), 0);
+    (trace, made, plan)
+}
+
 /// A plan's sample was drawn from turns as `[deployment]` derived them: a
 /// replay with the plan refuses a config that gives the audited variant a
 /// deployment of its own (it counted draws of another population).
 #[test]
 fn a_plan_s_variant_cannot_take_a_deployment_of_its_own() {
     let d = Dir::new();
-    let trace = ack_trace_with(&d, 600, 5);
-    let quiet = "[variants.quiet]\nmetacognition_selective_gate = true\n";
-    let made = d.write("made.toml", format!("{PRODUCTION}{quiet}"));
-    let plan = d.path("plan");
-    let t = trace.to_str().unwrap();
-    let o = run(
-        &[
-            "plan",
-            t,
-            "--from",
-            "otlp",
-            "--config",
-            made.to_str().unwrap(),
-            "--audit",
-            "quiet",
-            "--out",
-            plan.to_str().unwrap(),
-            "--max-skip-regression-rate",
-            "0.3",
-        ],
-        None,
-    );
-    expect_code(&o, 0);
+    let (trace, made, plan) = audit_plan(&d);
+    let quiet = QUIET;
     let own = d.write(
         "own.toml",
         format!(
@@ -767,4 +783,38 @@ fn a_plan_of_production_s_skips_ignores_the_baseline_s_deployment() {
     let o = run(&args, None);
     expect_code(&o, 0);
     assert!(plan.join("plan.toml").exists());
+}
+
+/// A plan made on imported traffic records the `[deployment]` it was
+/// derived with: a config with another is refused (its strata and
+/// population were of other turns; it was accepted).
+#[test]
+fn a_plan_made_on_imported_traffic_keeps_its_deployment() {
+    let d = Dir::new();
+    let (trace, made, plan) = audit_plan(&d);
+    let quiet = QUIET;
+    let p = plan.join("plan.toml");
+    assert!(std::fs::read_to_string(&p)
+        .unwrap()
+        .contains("[deployment]"));
+    let other = d.write(
+        "other.toml",
+        format!("{PRODUCTION}{quiet}[deployment]\nhistory = \"conversation\"\n"),
+    );
+    let o = replay(
+        &trace,
+        "otlp",
+        &other,
+        &d.path("r"),
+        &["--plan", p.to_str().unwrap()],
+    );
+    expect_error(&o, 2, "the plan was made on traffic derived with another [deployment] than the config's (the plan's differs in {\"history\":\"none\"})");
+    let o = replay(
+        &trace,
+        "otlp",
+        &made,
+        &d.path("r"),
+        &["--plan", p.to_str().unwrap()],
+    );
+    expect_code(&o, 0);
 }

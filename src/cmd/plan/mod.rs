@@ -243,6 +243,10 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         salt,
         designed: &designed,
         traffic: &traffic,
+        deployment: match r.from {
+            InputFormat::Traffic => None,
+            InputFormat::OpenaiChat | InputFormat::Otlp => Some(plan.deployment.clone()),
+        },
     };
     let file = crate::report::or_remove_new(&r.out, || write::all(&made))?;
     let text = write::summary_text(&made, &file.plan_id);

@@ -72,6 +72,12 @@ pub struct PlanFile {
     pub gate: FrameworkConfig,
     /// An audit's baseline gate (its new skips are against it).
     pub baseline_gate: Option<FrameworkConfig>,
+    /// The `[deployment]` imported traffic was derived with (absent for a
+    /// plan made on traffic lines, which carry their derivations): its
+    /// strata and population are of the turns as it derived them, so a
+    /// config with another is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<crate::deployment::Deployment>,
     pub stratum: Vec<Stratum>,
 }
 
@@ -118,6 +124,8 @@ pub struct Made<'a> {
     pub salt: String,
     pub designed: &'a Designed,
     pub traffic: &'a super::scan::Traffic,
+    /// The deployment imported input was derived with (None: traffic).
+    pub deployment: Option<crate::deployment::Deployment>,
 }
 
 /// Claim the folder and write the three files; plan.toml as written.
@@ -184,6 +192,7 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
         .unwrap_or(0.0),
         gate: m.sampled.config.clone(),
         baseline_gate: m.baseline.map(|b| b.config.clone()),
+        deployment: m.deployment.clone(),
         stratum: m
             .designed
             .strata
