@@ -174,7 +174,8 @@ pub fn render_text(turn: &Turn, variants: &[Seen]) -> String {
         ));
         if let Some(d) = &s.deployment {
             out.push_str(&format!(
-                "  its own deployment: {d}; draft {}\n",
+                "  its own deployment: {}; draft {}\n",
+                serde_json::to_string(d).expect("a layer serializes"),
                 quote(&turn.draft, 80)
             ));
         }
@@ -268,8 +269,8 @@ pub struct Seen<'a, 't> {
     pub variant: &'a Variant,
     pub gate: &'a Gate,
     pub turn: &'a Turn<'t>,
-    /// The keys its own deployment changes (JSON), when it has one.
-    pub deployment: Option<String>,
+    /// The keys its own deployment changes, when it has one.
+    pub deployment: Option<crate::deployment::DeploymentLayer>,
 }
 
 impl<'a, 't> Seen<'a, 't> {
@@ -277,7 +278,7 @@ impl<'a, 't> Seen<'a, 't> {
         let deployment = variant
             .deployment
             .as_ref()
-            .and_then(|d| d.differences(&plan.deployment));
+            .and_then(|d| d.over(&plan.deployment));
         Seen {
             variant,
             gate,
@@ -303,7 +304,7 @@ pub fn render_json(turn: &Turn, variants: &[Seen]) -> Value {
                     .flatten();
                 let mut j = evaluation_json(&s.variant.name, &e, m.as_ref());
                 if let Some(d) = &s.deployment {
-                    j["deployment"] = serde_json::from_str(d).unwrap_or(Value::Null);
+                    j["deployment"] = serde_json::to_value(d).expect("a layer serializes");
                     j["draft_code_points"] = s.turn.draft.chars().count().into();
                 }
                 j

@@ -208,9 +208,7 @@ fn sampled_variant<'a>(
         .as_ref()
         .filter(|d| **d != config.deployment)
     {
-        let theirs = made
-            .over(&config.deployment)
-            .map(|l| serde_json::to_string(&l).expect("a layer serializes"));
+        let theirs = made.differences(&config.deployment);
         return Err(refuse(format!(
             "the plan was made on traffic derived with another [deployment] than the config's (the plan's differs in {}): its strata and population are of the turns as that deployment derived them; use the plan's [deployment], or make a plan for this one",
             theirs.unwrap_or_default()

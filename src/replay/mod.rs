@@ -68,9 +68,6 @@ pub(crate) struct Replayer {
     /// [`crate::config::Plan::deployments`] (0: `[deployment]`), which a
     /// converted turn is read under.
     deployment_of: Vec<usize>,
-    /// How many further deployments a converted turn carries (0 when
-    /// every variant runs with `[deployment]`).
-    further: usize,
     /// The variant a plan's population is made of (None without a plan),
     /// found once.
     design_variant: Option<usize>,
@@ -155,7 +152,6 @@ impl Replayer {
             scope_columns,
             scan: Scan::default(),
             decoder,
-            further: deployment_of.iter().copied().max().unwrap_or(0),
             deployment_of,
             design_variant,
             audit,
@@ -170,6 +166,12 @@ impl Replayer {
             self.scope_columns = ScopeColumns::found(&[&scan]);
             self.scan = scan;
         }
+    }
+
+    /// How many further deployments a converted turn carries (0 when
+    /// every variant runs with `[deployment]`).
+    fn further(&self) -> usize {
+        self.decoder.alternates.len()
     }
 
     /// How a replay's input is read.
@@ -364,10 +366,11 @@ impl Replayer {
             return;
         }
         self.note_turn(turn, at, out);
-        let seen = Seen::of(turn, text, self.further);
+        let seen = Seen::of(turn, text, self.further());
         let facts = self.facts(turn, at, seen.features.chars as u64, &mut out.totals);
-        if self.further > 0 {
-            self.pool_under(&seen, &facts, &mut out.totals);
+        let facts_under = seen.facts_under(&facts);
+        if !facts_under.is_empty() {
+            self.pool_under(&facts_under, &mut out.totals);
         }
         // The baseline first (every decision is compared with it), then
         // each variant in order; no per-turn list of evaluations.
@@ -384,7 +387,8 @@ impl Replayer {
         let mut counted = None;
         scratch.skipping.clear();
         for (i, gate) in self.gates.iter().enumerate() {
-            let (turn, features) = seen.by(self.deployment_of[i]);
+            let k = self.deployment_of[i];
+            let (turn, features) = seen.by(k);
             let other;
             let eval = if i == b {
                 &base
@@ -405,14 +409,10 @@ impl Replayer {
                 && gate
                     .ack_share(features)
                     .is_some_and(|s| s < self.tallies.max_ack_share);
-            let own;
-            let facts = match seen.derived_again(self.deployment_of[i]) {
-                true => {
-                    own = facts.under(turn, features);
-                    &own
-                }
-                false => &facts,
-            };
+            let facts = k
+                .checked_sub(1)
+                .and_then(|k| facts_under.get(k))
+                .unwrap_or(&facts);
             let look = Look {
                 turn,
                 facts,
@@ -598,16 +598,18 @@ impl Replayer {
     }
 
     /// A recorded critic event, bucketed again by the length of the draft
-    /// each further deployment derived (what its variants' added calls
-    /// are estimated from).
-    fn pool_under(&self, seen: &Seen, f: &TurnFacts, t: &mut Totals) {
-        let Some(ev) = &f.event else { return };
-        if t.by_length_under.len() < self.further {
-            t.by_length_under
-                .resize_with(self.further, Default::default);
+    /// each further deployment derived (`under`: the turn's facts under
+    /// each; what its variants' added calls are estimated from).
+    fn pool_under(&self, under: &[TurnFacts], t: &mut Totals) {
+        // The recording's event, the same under every deployment.
+        let Some(ev) = under.first().and_then(|f| f.event.as_ref()) else {
+            return;
+        };
+        if t.by_length_under.len() < under.len() {
+            t.by_length_under.resize_with(under.len(), Default::default);
         }
-        for (k, pools) in t.by_length_under.iter_mut().enumerate() {
-            let b = length_bucket_index(seen.by(k + 1).1.chars as u64);
+        for (f, pools) in under.iter().zip(&mut t.by_length_under) {
+            let b = length_bucket_index(f.draft_chars);
             pools.events[b].add(ev);
             if let Some(ms) = ev.latency_ms {
                 pools.latency[b].add(ms);
@@ -738,18 +740,11 @@ impl Replayer {
     /// Add the turn's per-variant counts to each of its segments.
     fn segment(&self, seen: &Seen, text: LineOf, f: &TurnFacts, scratch: &mut Scratch) {
         let turn = seen.turn;
-        if self.further > 0 {
-            self.segment_by_deployment(seen, scratch);
-        }
+        self.segment_by_deployment(seen, f, scratch);
         let counts = &scratch.counts;
         let seg = &mut scratch.segments;
         let language = turn.language.as_deref().map(recorded);
         seg.add(DIM_LANGUAGE, language.as_deref().unwrap_or(NONE), counts);
-        if self.further == 0 {
-            let intent = turn.intent_label().map(recorded);
-            seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), counts);
-            seg.add_length(f.draft_chars, counts);
-        }
         // Nearly every turn is a user-facing `turn`: only skill-gate calls
         // are added here, and the `turn` row is the block's totals less
         // them (see `block_segments`), exact and one lookup less a turn.
@@ -771,15 +766,21 @@ impl Replayer {
 
 impl Replayer {
     /// The segments a deployment derives (intent, draft length), each
-    /// with the counts of the variants that run with it: a variant's
-    /// rows are those of a replay under its deployment.
-    fn segment_by_deployment(&self, seen: &Seen, scratch: &mut Scratch) {
-        for k in 0..=self.further {
-            if !self.deployment_of.contains(&k) {
-                continue;
-            }
-            let mine: Vec<tally::Counts> = scratch
-                .counts
+    /// with the counts of the variants that run with it (with one
+    /// deployment, every variant's): a variant's rows are those of a
+    /// replay under its deployment.
+    fn segment_by_deployment(&self, seen: &Seen, f: &TurnFacts, scratch: &mut Scratch) {
+        let Scratch {
+            counts, segments, ..
+        } = scratch;
+        if self.further() == 0 {
+            let intent = seen.turn.intent_label().map(recorded);
+            segments.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), counts);
+            segments.add_length(f.draft_chars, counts);
+            return;
+        }
+        for k in (0..=self.further()).filter(|k| self.deployment_of.contains(k)) {
+            let mine: Vec<tally::Counts> = counts
                 .iter()
                 .zip(&self.deployment_of)
                 .map(|(c, &of)| {
@@ -792,9 +793,8 @@ impl Replayer {
                 .collect();
             let (turn, features) = seen.by(k);
             let intent = turn.intent_label().map(recorded);
-            let seg = &mut scratch.segments;
-            seg.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), &mine);
-            seg.add_length(features.chars as u64, &mine);
+            segments.add(DIM_INTENT, intent.as_deref().unwrap_or(NONE), &mine);
+            segments.add_length(features.chars as u64, &mine);
         }
     }
 }
@@ -839,10 +839,15 @@ impl<'a, 't> Seen<'a, 't> {
         }
     }
 
-    /// Whether deployment `k`'s turn is one derived again (not the turn
-    /// as read).
-    fn derived_again(&self, k: usize) -> bool {
-        k > 0 && self.converted.is_some()
+    /// The facts of the turn under each further deployment (its draft and
+    /// signals; the recording is the turn's), once a turn.
+    fn facts_under(&self, facts: &TurnFacts) -> Vec<TurnFacts> {
+        (1..=self.alternates.len())
+            .map(|k| {
+                let (turn, features) = self.by(k);
+                facts.under(turn, features)
+            })
+            .collect()
     }
 
     /// The turn as deployment `k` derived it, with its draft's features.

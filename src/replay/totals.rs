@@ -289,7 +289,7 @@ impl Totals {
     /// by the lengths of that deployment's drafts.
     pub fn added_cost(&self, k: usize) -> super::tally::AddedCost {
         match k.checked_sub(1).and_then(|i| self.by_length_under.get(i)) {
-            Some(b) => super::tally::AddedCost::new(&b.events, &b.latency),
+            Some(b) => b.added_cost(),
             // None either way: [deployment]'s, or a further deployment
             // with no turn.
             None if k > 0 => ByLength::default().added_cost(),

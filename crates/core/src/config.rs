@@ -910,16 +910,11 @@ impl Plan {
         }
     }
 
-    /// `[deployment]`, when variants `which` all run with it; else what a
-    /// command that derives each turn once (`what`) says to a config that
-    /// gives one of them a deployment of its own.
-    pub fn one_deployment(
-        &self,
-        which: &[usize],
-        what: &str,
-    ) -> Result<&crate::deployment::Deployment, ConfigError> {
+    /// Refuses, as a command that derives each turn once (`what`), a
+    /// config that gives one of variants `which` a deployment of its own.
+    pub fn one_deployment(&self, which: &[usize], what: &str) -> Result<(), ConfigError> {
         match which.iter().find(|&&i| self.variants[i].deployment.is_some()) {
-            None => Ok(&self.deployment),
+            None => Ok(()),
             Some(&i) => Err(ConfigError::value(format!(
                 "variant {} runs with a deployment of its own ([variants.{}.deployment] or [sweep.deployment]); {what} derives each turn with [deployment] alone: give that variant's deployment keys in [deployment] instead, or compare deployments with replay or sweep",
                 self.variants[i].name, self.variants[i].name

@@ -137,12 +137,14 @@ impl Decoder {
                 "the deployments' histories make different turns of this record".into(),
             ));
         }
+        let mut again: Vec<_> = again.into_iter().map(Vec::into_iter).collect();
         turns
             .into_iter()
-            .enumerate()
-            .map(|(i, t)| {
+            .map(|t| {
                 let n = t.turn;
-                let at: Vec<RawTurn> = again.iter().map(|a| a[i].clone()).collect();
+                // The same turn made with each other history (as many
+                // turns each, checked above).
+                let at: Vec<RawTurn> = again.iter_mut().filter_map(Iterator::next).collect();
                 self.derive_every(t, &at, &others)
                     .map_err(|e| NotImported(format!("turn {n}: {e}")))
             })
