@@ -20,43 +20,7 @@
 # Usage: scripts/recipe-check.sh   (about 5 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-tmp=$(mktemp -d)
-work="$tmp/critic-gate"
-saved="$tmp/uplifted"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-top="$CARGO_TARGET_DIR/release"
-mkdir -p "$work" "$saved" "$top"
-# cargo copies the last-built binary and library to the target's top level:
-# keep this checkout's there.
-find "$top" -maxdepth 1 -type f -exec cp -p {} "$saved/" \;
-restore() {
-  find "$saved" -maxdepth 1 -type f -exec cp -p {} "$top/" \;
-  # The copy's crates are built under this checkout's names (cargo names a
-  # workspace crate by its path inside the workspace), and this checkout's
-  # sources are older than them: cargo would take them as this checkout's
-  # own. Forget their fingerprints, so its next build compiles its own.
-  rm -rf "$top/.fingerprint/critic-gate-"*
-  rm -rf "$tmp"
-}
-trap restore EXIT
-# The tracked tree as it is now, for both copies (edits made while this
-# runs are not in them).
-git ls-files -z | tar --null -T - -cf "$tmp/tree.tar"
-tar -xf "$tmp/tree.tar" -C "$work"
-# The conformance cases beside the checkout, where tests look for them.
-[ -e "$root/../shared" ] && ln -s "$(cd "$root/../shared" && pwd)" "$tmp/shared"
-
-edit() { # FILE OLD NEW: replace OLD (which must occur once) by NEW
-  python3 - "$work/$1" "$2" "$3" <<'EOF'
-import sys
-path, old, new = sys.argv[1:]
-text = open(path).read()
-if text.count(old) != 1:
-    sys.exit(f"recipe-check: {path}: the anchor occurs {text.count(old)} times, not once:\n{old}")
-open(path, "w").write(text.replace(old, new))
-EOF
-}
+source scripts/scratch-copy.sh "recipe-check"
 
 # --- The recipe: four source files (and a row of docs). ---------------------
 # 1. src/replay/tally/mod.rs: the count, and its merge and difference (the

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::options::{Said, Setting};
+
 /// Why the library could not do what it was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -14,7 +16,7 @@ pub enum Error {
     InvalidLine {
         source: String,
         line: u64,
-        reason: String,
+        reason: Said,
         /// Whether `--skip-invalid` would set it aside (the message says so).
         skippable: bool,
     },
@@ -25,11 +27,11 @@ pub enum Error {
     Config(crate::config::ConfigError),
     /// A request that cannot be carried out as given (an output folder
     /// that holds an input, a `--group-by` that repeats a dimension).
-    Usage(String),
+    Usage(Said),
     /// A report that could not be written (the path and why).
     Write(Failure),
     /// A report folder that cannot be judged or compared.
-    CannotJudge(String),
+    CannotJudge(Said),
     /// The operating system refused (a thread that cannot be started),
     /// with its error.
     System(Failure),
@@ -46,29 +48,51 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The message, naming settings as data: the command line shows it
+    /// (`Display`) with each setting as its flag, the Python package
+    /// (`Said::python`) as its keyword.
+    pub fn said(&self) -> Said {
         match self {
             Error::InvalidLine {
                 source,
                 line,
                 reason,
                 skippable: true,
-            } => write!(
-                f,
-                "{source}:{line}: {reason}\n(no report was written; fix the line, or rerun with {s_skip_invalid} to set invalid lines aside in rejects.jsonl)", s_skip_invalid = crate::vocab::Setting::SkipInvalid
-            ),
+            } => crate::said![
+                format!("{source}:{line}: "),
+                reason,
+                "\n(no report was written; fix the line, or rerun with ",
+                Setting::SkipInvalid,
+                " to set invalid lines aside in rejects.jsonl)"
+            ],
             Error::InvalidLine {
                 source,
                 line,
                 reason,
                 skippable: false,
-            } => write!(f, "{source}:{line}: {reason}"),
-            Error::Config(e) => write!(f, "{e}"),
-            Error::Read(m) | Error::Write(m) | Error::System(m) => f.write_str(&m.message),
-            Error::Usage(m) | Error::CannotJudge(m) => f.write_str(m),
-            Error::Interrupted => f.write_str("interrupted: the run stopped, and nothing was written"),
+            } => crate::said![format!("{source}:{line}: "), reason],
+            Error::Config(e) => e.said(),
+            Error::Read(m) | Error::Write(m) | Error::System(m) => m.message.clone(),
+            Error::Usage(m) | Error::CannotJudge(m) => m.clone(),
+            Error::Interrupted => "interrupted: the run stopped, and nothing was written".into(),
         }
+    }
+
+    /// A usage error: a request that cannot be carried out as given.
+    pub fn usage(message: impl Into<Said>) -> Error {
+        Error::Usage(message.into())
+    }
+
+    /// A report folder that cannot be judged or compared.
+    pub fn cannot_judge(message: impl Into<Said>) -> Error {
+        Error::CannotJudge(message.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.said())
     }
 }
 
@@ -90,13 +114,13 @@ impl std::error::Error for Error {
 /// its OS error number).
 #[derive(Clone, Debug)]
 pub struct Failure {
-    message: String,
+    message: Said,
     cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl Failure {
     /// A failure the message says all of.
-    pub fn new(message: impl Into<String>) -> Failure {
+    pub fn new(message: impl Into<Said>) -> Failure {
         Failure {
             message: message.into(),
             cause: None,
@@ -105,7 +129,7 @@ impl Failure {
 
     /// A failure and the error it failed with (which the message names).
     pub fn caused(
-        message: impl Into<String>,
+        message: impl Into<Said>,
         cause: impl std::error::Error + Send + Sync + 'static,
     ) -> Failure {
         Failure {
@@ -138,6 +162,12 @@ impl From<&str> for Failure {
     }
 }
 
+impl From<Said> for Failure {
+    fn from(message: Said) -> Failure {
+        Failure::new(message)
+    }
+}
+
 /// Failures are equal when they say the same (the error underneath is
 /// what the message already names).
 impl PartialEq for Failure {
@@ -165,7 +195,7 @@ impl From<crate::read::reader::ReadError> for Error {
 
 impl From<crate::read::reader::NotAFile> for Error {
     fn from(e: crate::read::reader::NotAFile) -> Error {
-        Error::Usage(e.to_string())
+        Error::Usage(e.to_string().into())
     }
 }
 
@@ -189,9 +219,9 @@ mod tests {
             e,
             Error::Read("r".into()),
             Error::Config(crate::config::ConfigError::value("c")),
-            Error::Usage("u".into()),
+            Error::usage("u"),
             Error::Write("w".into()),
-            Error::CannotJudge("j".into()),
+            Error::cannot_judge("j"),
             Error::System("s".into()),
         ];
         assert!(kinds.iter().all(|k| k.exit_code() == 2));

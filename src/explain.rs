@@ -254,7 +254,7 @@ pub fn explain_json(text: &str, source: &str, plan: &Plan) -> crate::Result<Valu
     let turn = Turn::parse(text.trim()).map_err(|e| crate::Error::InvalidLine {
         source: source.to_string(),
         line: 1,
-        reason: e.to_string(),
+        reason: e.to_string().into(),
         skippable: false,
     })?;
     let seen: Vec<Seen> = gates

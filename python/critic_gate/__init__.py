@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     # Only a type checker reads it (annotations are strings at run time).
     from typing_extensions import Unpack
 
-from . import _native
+from . import _flags, _native
+from ._flags import RunFlags, SweepFlags
 from ._native import (
     CannotJudgeError,
     ConfigError,
@@ -93,6 +94,8 @@ __all__ = [
     "replay",
     "replay_partial",
     "ReplayFlags",
+    "RunFlags",
+    "SweepFlags",
     "sweep",
     "derive",
     "import_",
@@ -119,21 +122,13 @@ Mix = Literal["default", "multilingual"]
 Shape = Literal["traffic", "openai-chat"]
 
 
-class ReplayFlags(TypedDict, total=False):
+class ReplayFlags(_flags.ReplayFlags, total=False):
     """The command line's replay flags, as :func:`replay` and
-    :func:`replay_partial` take them (None, or left out: its default)."""
+    :func:`replay_partial` take them (None, or left out: its default):
+    each declared once with its flag (``_flags.py`` is generated from the
+    declarations), and ``config_text``, a config's TOML text."""
 
     config_text: Optional[str]
-    plan: Optional[PathLike]
-    skip_invalid: Optional[bool]
-    decisions: Optional[Decisions]
-    group_by: Optional[Sequence[str]]
-    scope_columns: Optional[Sequence[str]]
-    force: Optional[bool]
-    from_: Optional[InputFormat]
-    max_ack_share: Optional[float]
-    max_line_bytes: Optional[int]
-    threads: Optional[int]
 
 
 class Report:
@@ -287,7 +282,7 @@ def replay(
     files = [os.fspath(p) for p in paths]
     format = _tables_format(out, format)
     name = _label(label, out)
-    options = _flags(**flags)
+    options = _flags_given(**flags)
     cfg = _config(config, options)
     return _run_into(
         out, lambda folder: _native.replay(files, folder, cfg, name, format, **options)
@@ -305,7 +300,7 @@ def _config(config: Optional[ConfigLike], options: dict[str, Any]) -> Optional[s
     return None
 
 
-def _flags(**given: Any) -> dict[str, Any]:
+def _flags_given(**given: Any) -> dict[str, Any]:
     """The keywords given (not None), paths as strings: what the library
     reads as the command line's flags; the rest take its defaults."""
     return {
@@ -327,7 +322,7 @@ def replay_partial(
     for workers that do not see the driver's files), as :func:`replay`
     takes them. The other keywords as for :func:`replay`. Every shard of one
     merge must use the same config and options."""
-    options = _flags(**flags)
+    options = _flags_given(**flags)
     cfg = _config(config, options)
     return _native.replay_partial(data, source, cfg, **options)
 
@@ -409,28 +404,17 @@ def sweep(
     *,
     label: Optional[str] = None,
     format: TablesFormat = "both",
-    skip_invalid: Optional[bool] = None,
-    force: Optional[bool] = None,
-    max_ack_share: Optional[float] = None,
-    from_: Optional[InputFormat] = None,
-    threads: Optional[int] = None,
+    **flags: Unpack[SweepFlags],
 ) -> Report:
     """``critic-gate sweep``: every setting of ``config``'s ``[sweep]`` grid
     against the baseline, with frontier.csv and frontier.svg, into ``out``.
-    ``options``: ``label``, ``format`` (both, csv or parquet),
-    ``skip_invalid``, ``force``, ``max_ack_share``, ``from_`` (traffic,
-    openai-chat, otlp)."""
+    ``label`` and ``format`` (both or parquet) as for :func:`replay`;
+    ``flags`` (:class:`SweepFlags`) are the command line's: ``from_``,
+    ``threads``, ``skip_invalid``, ``max_line_bytes``, ``force``,
+    ``max_ack_share``."""
     # The DataFrames are read from the Parquet tables: refused before any
     # work unless the folder gets them.
-    options = _flags(
-        label=label,
-        format=_tables_format(out, format),
-        skip_invalid=skip_invalid,
-        force=force,
-        max_ack_share=max_ack_share,
-        from_=from_,
-        threads=threads,
-    )
+    options = _flags_given(label=label, format=_tables_format(out, format), **flags)
     cfg = _config(config, options)
     _native.sweep(_files(paths), os.fspath(out), cfg, **options)
     return Report(out)
@@ -489,12 +473,8 @@ def calibrate(
     assume_missing_at_random: Optional[bool] = None,
     plan: Optional[PathLike] = None,
     label: Optional[str] = None,
-    format: Optional[TablesFormat] = None,
-    skip_invalid: Optional[bool] = None,
-    force: Optional[bool] = None,
-    max_ack_share: Optional[float] = None,
-    from_: Optional[InputFormat] = None,
-    threads: Optional[int] = None,
+    format: TablesFormat = "both",
+    **flags: Unpack[SweepFlags],
 ) -> Calibration:
     """``critic-gate calibrate``: the ``[sweep]`` variant that saves the most
     while its safety regression rate stays within ``max_regression_rate``
@@ -507,8 +487,8 @@ def calibrate(
     every unlabelled new skip a regression, is above R is not certified),
     ``plan`` (an audit plan, ``plan --audit``, whose shadow verdicts the
     traffic holds: a member's two-phase worst case stands for its worst
-    case), and those of :func:`sweep`."""
-    options = _flags(
+    case), and ``label``, ``format`` and the flags of :func:`sweep`."""
+    options = _flags_given(
         delta=delta,
         seed=seed,
         procedure=procedure,
@@ -518,11 +498,7 @@ def calibrate(
         plan=plan,
         label=label,
         format=format,
-        skip_invalid=skip_invalid,
-        force=force,
-        max_ack_share=max_ack_share,
-        from_=from_,
-        threads=threads,
+        **flags,
     )
     cfg = _config(config, options)
     _native.calibrate(_files(paths), os.fspath(out), cfg, max_regression_rate, **options)
@@ -542,20 +518,17 @@ def mine(
     stress: Optional[bool] = None,
     assume_missing_at_random: Optional[bool] = None,
     label: Optional[str] = None,
-    skip_invalid: Optional[bool] = None,
-    force: Optional[bool] = None,
-    max_ack_share: Optional[float] = None,
-    from_: Optional[InputFormat] = None,
-    threads: Optional[int] = None,
+    **flags: Unpack[RunFlags],
 ) -> Mined:
     """``critic-gate mine``: the acks a smart variant's patterns miss
     (proposed or held back, with why) and the skips that are more than an
     ack. Returns mine.json; proposals.csv, proposals.toml, risky_skips.csv
     and validation/ are in ``out``. ``options``: ``variant``,
     ``min_support`` (5), ``min_labelled`` (30), ``max_regression_rate``
-    (0.05; or ``budget_from_variant=True``), ``stress``, ``label``,
-    ``skip_invalid``, ``force``, ``max_ack_share``, ``from_``."""
-    options = _flags(
+    (0.05; or ``budget_from_variant=True``), ``stress``, ``label``, and
+    the flags of a run (:class:`RunFlags`: ``from_``, ``threads``,
+    ``skip_invalid``, ``max_line_bytes``, ``force``, ``max_ack_share``)."""
+    options = _flags_given(
         variant=variant,
         min_support=min_support,
         min_labelled=min_labelled,
@@ -563,11 +536,7 @@ def mine(
         stress=stress,
         assume_missing_at_random=assume_missing_at_random,
         label=label,
-        skip_invalid=skip_invalid,
-        force=force,
-        max_ack_share=max_ack_share,
-        from_=from_,
-        threads=threads,
+        **flags,
     )
     cfg = _config(config, options)
     _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
@@ -876,7 +845,7 @@ def check(
     vs = list(variants) if variants is not None else None
     # The budgets as `check --help` lists them (a test holds the two
     # lists together); None: not given.
-    budgets = _flags(
+    budgets = _flags_given(
         max_safety_regressions=max_safety_regressions,
         max_safety_regression_rate=max_safety_regression_rate,
         max_worst_case_regression_rate=max_worst_case_regression_rate,

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use critic_gate::cmd;
-use critic_gate::{DecisionsMode, Format, MergeOptions, PartialInput, PartialTarget};
+use critic_gate::options::{self, Decl, Given, KeywordError, Setting, Values};
+use critic_gate::{Format, MergeOptions, PartialInput, PartialTarget};
 use pyo3::create_exception;
 use pyo3::exceptions::{
     PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
@@ -74,15 +75,9 @@ create_exception!(
 /// or value).
 fn fail(e: critic_gate::Error) -> PyErr {
     use critic_gate::Error::*;
-    // The library names settings and budgets as the command line spells
-    // them; here each is the keyword a Python caller passed.
-    let python = |m: &str| {
-        let budgets = critic_gate::budgets::BUDGETS
-            .iter()
-            .map(|d| (format!("--{}", d.long), d.key));
-        critic_gate::vocab::respell(&critic_gate::vocab::Setting::for_python(m), budgets)
-    };
-    let m = python(&e.to_string());
+    // Each setting and budget the message names, as the keyword a Python
+    // caller passed: the message carries them as data.
+    let m = e.said().python();
     match e {
         InvalidLine {
             source,
@@ -95,7 +90,7 @@ fn fail(e: critic_gate::Error) -> PyErr {
             let set = v
                 .setattr("source", source)
                 .and_then(|()| v.setattr("line", line))
-                .and_then(|()| v.setattr("reason", python(&reason)));
+                .and_then(|()| v.setattr("reason", reason.python()));
             set.err().unwrap_or(err)
         }),
         Read(f) => with_cause(InputError::new_err(m), &f),
@@ -124,24 +119,12 @@ fn fail(e: critic_gate::Error) -> PyErr {
     }
 }
 
-/// `threads=`, taken out of a job's keywords before the others are read.
-fn take_threads(options: Option<&Bound<'_, PyDict>>) -> PyResult<Option<usize>> {
-    let Some(d) = options else {
-        return Ok(None);
-    };
-    let Some(v) = d.get_item("threads")? else {
-        return Ok(None);
-    };
-    d.del_item("threads")?;
-    if v.is_none() {
-        return Ok(None);
-    }
-    v.extract::<usize>().map(Some).map_err(|_| {
-        fail(critic_gate::Error::Usage(format!(
-            "{} {v}: give a whole number of threads, 1 or more",
-            critic_gate::vocab::Setting::Threads
-        )))
-    })
+/// `threads=`: the run's own pool of that many worker threads (checked
+/// as `--threads` is, when the pool is made), else the process's.
+fn threads_of(flags: &Values) -> Option<usize> {
+    flags
+        .count(Setting::Threads)
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// The caller's side of a run, as the library's `Progress` reads it: the
@@ -249,7 +232,7 @@ fn with_cause(err: PyErr, f: &critic_gate::Failure) -> PyErr {
 
 /// An option's value that is not one of its names, as a usage error.
 fn unknown(e: critic_gate::vocab::UnknownName) -> PyErr {
-    fail(critic_gate::Error::Usage(e.to_string()))
+    fail(critic_gate::Error::Usage(e.into()))
 }
 
 /// The config of `replay` and `replay_partial`, given the same way by
@@ -276,20 +259,83 @@ fn looks_like_toml(s: &str) -> bool {
     s.is_empty() || s.contains('\n') || s.contains('=') || s.trim_start().starts_with('[')
 }
 
-/// The keyword options `replay` and `replay_partial` share with the
-/// command line's flags (`skip_invalid=True` is `--skip-invalid`).
-const FLAGS: [&str; 10] = [
-    "config_text",
-    "plan",
-    "skip_invalid",
-    "decisions",
-    "group_by",
-    "scope_columns",
-    "force",
-    "from_",
-    "max_ack_share",
-    "max_line_bytes",
-];
+/// A Python value as the library's declared options take it (a path
+/// arrives as its text, a tuple as a list: the Python half sees to both).
+fn given(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Given> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+    if v.is_instance_of::<PyBool>() {
+        return Ok(Given::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        // Beyond i128 no option's range reaches: refused as out of range.
+        return Ok(Given::Int(v.extract().unwrap_or(i128::MAX)));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(Given::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Given::Text(v.extract()?));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        return v
+            .extract::<Vec<String>>()
+            .map(Given::List)
+            .map_err(|_| PyTypeError::new_err(format!("{name}: give a list of names (str)")));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{name}: a {} is not a value any option takes",
+        v.get_type().name()?
+    )))
+}
+
+/// The keyword arguments a job was given, split: those `decls` declares,
+/// read and checked by their declarations into [`Values`] (the one keyword
+/// reader: the command line's flags are the same declarations), and the
+/// rest, each one of the job's `own` keywords. A keyword left at None
+/// takes its default.
+fn declared<'py>(
+    decls: &'static [&'static Decl],
+    options: Option<&Bound<'py, PyDict>>,
+    own: &'static [&'static str],
+) -> PyResult<(Values, Kwargs<'py>)> {
+    let mut mine = Vec::new();
+    let mut rest = Vec::new();
+    for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
+        let k: String = k.extract()?;
+        let ours = decls.iter().any(|d| d.python && d.setting.keyword() == k);
+        match (ours, v.is_none()) {
+            (true, true) => {}
+            (true, false) => mine.push((k.clone(), given(&k, &v)?)),
+            (false, _) if own.contains(&k.as_str()) => rest.push((k, v)),
+            (false, _) => {
+                let mut known: Vec<String> = own.iter().map(|o| o.to_string()).collect();
+                known.extend(
+                    decls
+                        .iter()
+                        .filter(|d| d.python)
+                        .map(|d| d.setting.keyword()),
+                );
+                return Err(PyTypeError::new_err(
+                    options::Unknown { given: k, known }.to_string(),
+                ));
+            }
+        }
+    }
+    let values = Values::read(decls, mine).map_err(|e| match e {
+        KeywordError::Unknown(u) => PyTypeError::new_err(u.to_string()),
+        KeywordError::Refused(r) if r.wrong_type => {
+            PyTypeError::new_err(r.render(Setting::keyword))
+        }
+        KeywordError::Refused(r) => UsageError::new_err(r.render(Setting::keyword)),
+    })?;
+    Ok((
+        values,
+        Kwargs {
+            given: rest,
+            known: own,
+        },
+    ))
+}
 
 /// The replay `options` (keyword arguments) ask for, as the command
 /// line's `replay` builds it: its checks are the request's own. An unknown
@@ -299,41 +345,18 @@ fn replay_request(
     config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<cmd::replay::Request> {
-    let k = Kwargs::of(options, &FLAGS)?;
-    let mut reading = cmd::Reading {
-        skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
-        force: k.get("force")?.unwrap_or(false),
-        ..Default::default()
-    };
-    if let Some(s) = k.get("max_ack_share")? {
-        reading.max_ack_share = s;
-    }
-    if let Some(n) = k.get("max_line_bytes")? {
-        reading.max_line_bytes = n;
-    }
-    if let Some(f) = k.get::<String>("from_")? {
-        reading.from = f.parse().map_err(unknown)?;
-    }
-    let decisions = match k.get::<String>("decisions")? {
-        Some(d) => d.parse::<DecisionsMode>().map_err(unknown)?,
-        None => DecisionsMode::default(),
-    };
+    let (flags, k) = declared(options::REPLAY, options, &["config_text"])?;
     let request = cmd::replay::Request {
         sources,
         config: config_of(config, k.get("config_text")?)?,
         out: None,
         partial: None,
         source_bytes: None,
-        format: Format::default(),
-        decisions,
-        group_by: k.get("group_by")?.unwrap_or_default(),
-        scope_columns: k.get("scope_columns")?,
-        reading,
-        plan: k.get::<String>("plan")?.map(std::path::PathBuf::from),
+        flags,
     };
     // Refused before any work, as the command line refuses it.
-    request.reading.validate().map_err(fail)?;
-    critic_gate::validate_group_by(&request.group_by).map_err(fail)?;
+    critic_gate::validate_group_by(&request.flags.list(Setting::GroupBy).unwrap_or_default())
+        .map_err(fail)?;
     Ok(request)
 }
 
@@ -366,15 +389,21 @@ fn replay(
     format: &str,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<String>> {
-    let threads = take_threads(options)?;
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
         ));
     }
     let mut request = replay_request(paths, config, options)?;
-    request.reading.label = Some(self::label(label, &out)?);
-    request.format = self::format(format)?;
+    let threads = threads_of(&request.flags);
+    let label = self::label(label, &out)?;
+    request
+        .flags
+        .set(Setting::Label, options::Value::Text(label));
+    let format = self::format(format)?;
+    request
+        .flags
+        .set(Setting::Format, options::Value::Name(format.name()));
     request.out = Some(out);
     interruptible(py, threads, |stop| cmd::replay::run(&request, stop))?
         .map(|done| done.outcome.cautions())
@@ -393,8 +422,8 @@ fn replay_partial<'py>(
     config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let threads = take_threads(options)?;
     let mut request = replay_request(vec![source], config, options)?;
+    let threads = threads_of(&request.flags);
     request.partial = Some(PartialTarget::Memory);
     request.source_bytes = Some(Arc::from(data));
     let done =
@@ -494,21 +523,6 @@ struct Kwargs<'py> {
 }
 
 impl<'py> Kwargs<'py> {
-    fn of(d: Option<&Bound<'py, PyDict>>, known: &'static [&'static str]) -> PyResult<Self> {
-        let mut given = Vec::new();
-        for (k, v) in d.into_iter().flat_map(|d| d.iter()) {
-            let k: String = k.extract()?;
-            if !known.contains(&k.as_str()) {
-                return Err(PyTypeError::new_err(format!(
-                    "unknown option {k:?}; the options are {}",
-                    known.join(", ")
-                )));
-            }
-            given.push((k, v));
-        }
-        Ok(Kwargs { given, known })
-    }
-
     /// The value of `name`, if given (None also for an explicit None).
     fn get<T: for<'a> FromPyObject<'a, 'py>>(&self, name: &str) -> PyResult<Option<T>>
     where
@@ -529,52 +543,13 @@ impl<'py> Kwargs<'py> {
     }
 }
 
-/// The options every traffic-reading job takes.
-const READING: [&str; 7] = [
-    "config_text",
-    "label",
-    "skip_invalid",
-    "force",
-    "max_ack_share",
-    "from_",
-    "format",
-];
-
-/// How a job reads traffic and names its run (as `--skip-invalid`,
-/// `--force`, `--max-ack-share`, `--from`, `--label`).
-fn reading(k: &Kwargs) -> PyResult<critic_gate::cmd::Reading> {
-    let label: Option<String> = k.get("label")?;
-    if label.as_deref() == Some("") {
-        return Err(PyValueError::new_err(
-            "label: give a non-empty name (the run column of every table)",
-        ));
-    }
-    let max_ack_share = k
-        .get::<f64>("max_ack_share")?
-        .unwrap_or(critic_gate::DEFAULT_MAX_ACK_SHARE);
-    let from: Option<String> = k.get("from_")?;
-    let reading = critic_gate::cmd::Reading {
-        skip_invalid: k.get("skip_invalid")?.unwrap_or(false),
-        force: k.get("force")?.unwrap_or(false),
-        max_ack_share,
-        from: from
-            .as_deref()
-            .unwrap_or("traffic")
-            .parse()
-            .map_err(unknown)?,
-        label,
-        ..Default::default()
-    };
-    // The job's own check of the ack share (and the rest), not a copy.
-    reading.validate().map_err(fail)?;
-    Ok(reading)
-}
-
-/// A sweep's request, as `critic-gate sweep` builds it.
+/// A sweep's request, as `critic-gate sweep` builds it, from its
+/// declared options (`options::SWEEP`).
 fn sweep_request(
     paths: Vec<String>,
     out: PathBuf,
     config: Option<String>,
+    flags: Values,
     k: &Kwargs,
 ) -> PyResult<critic_gate::cmd::sweep::Request> {
     if paths.is_empty() {
@@ -582,13 +557,11 @@ fn sweep_request(
             "paths: give at least one traffic file",
         ));
     }
-    let format_name: Option<String> = k.get("format")?;
     Ok(critic_gate::cmd::sweep::Request {
         sources: paths,
         config: config_of(config.as_deref(), k.get("config_text")?)?,
         out,
-        format: self::format(format_name.as_deref().unwrap_or("both"))?,
-        reading: reading(k)?,
+        flags,
     })
 }
 
@@ -602,27 +575,22 @@ fn sweep(
     config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let threads = take_threads(options)?;
-    let k = Kwargs::of(options, &READING)?;
-    let r = sweep_request(paths, out, config, &k)?;
+    let (flags, k) = declared(options::SWEEP, options, &["config_text"])?;
+    let threads = threads_of(&flags);
+    let r = sweep_request(paths, out, config, flags, &k)?;
     interruptible(py, threads, |stop| critic_gate::cmd::sweep::run(&r, stop))?
         .map(drop)
         .map_err(fail)
 }
 
 /// A share: in (0, 1), or [0, 1) where 0 is allowed (the commands' check).
-fn share(name: &str, x: f64, zero: bool) -> PyResult<f64> {
+fn share(name: Setting, x: f64, zero: bool) -> PyResult<f64> {
     critic_gate::cmd::share(name, x, zero).map_err(fail)
 }
 
-const CALIBRATE: [&str; 14] = [
+/// `calibrate`'s own keywords, beside its sweep's declared options.
+const CALIBRATE: [&str; 8] = [
     "config_text",
-    "label",
-    "skip_invalid",
-    "force",
-    "max_ack_share",
-    "from_",
-    "format",
     "delta",
     "seed",
     "procedure",
@@ -644,23 +612,23 @@ fn calibrate(
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let threads = take_threads(options)?;
-    let k = Kwargs::of(options, &CALIBRATE)?;
+    let (flags, k) = declared(options::SWEEP, options, &CALIBRATE)?;
+    let threads = threads_of(&flags);
     let coverage = k
         .get("min_label_coverage")?
         .unwrap_or(critic_gate::cmd::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
     let procedure: Option<String> = k.get("procedure")?;
     let r = critic_gate::cmd::calibrate::Request {
-        sweep: sweep_request(paths, out, config, &k)?,
+        sweep: sweep_request(paths, out, config, flags, &k)?,
         rule: critic_gate::cmd::calibrate::Rule {
-            max_regression_rate: share("max_regression_rate", max_regression_rate, false)?,
+            max_regression_rate: share(Setting::MaxRegressionRate, max_regression_rate, false)?,
             delta: share(
-                "delta",
+                Setting::Delta,
                 k.get("delta")?
                     .unwrap_or(critic_gate::cmd::calibrate::DELTA),
                 false,
             )?,
-            min_label_coverage: share("min_label_coverage", coverage, true)?,
+            min_label_coverage: share(Setting::MinLabelCoverage, coverage, true)?,
             assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
         },
         procedure: procedure
@@ -679,13 +647,9 @@ fn calibrate(
     .map_err(fail)
 }
 
-const MINE: [&str; 12] = [
+/// `mine`'s own keywords, beside the declared options of a run.
+const MINE: [&str; 7] = [
     "config_text",
-    "label",
-    "skip_invalid",
-    "force",
-    "max_ack_share",
-    "from_",
     "variant",
     "min_support",
     "min_labelled",
@@ -708,16 +672,16 @@ fn mine(
     budget_from_variant: bool,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let threads = take_threads(options)?;
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one traffic file",
         ));
     }
-    let k = Kwargs::of(options, &MINE)?;
+    let (flags, k) = declared(options::RUN, options, &MINE)?;
+    let threads = threads_of(&flags);
     let at_least_1 = |name: &str| -> PyResult<Option<u64>> {
         match k.get::<u64>(name)? {
-            Some(0) => Err(fail(critic_gate::Error::Usage(format!(
+            Some(0) => Err(fail(critic_gate::Error::usage(format!(
                 "{name}: give at least 1"
             )))),
             n => Ok(n),
@@ -725,8 +689,8 @@ fn mine(
     };
     let rate: Option<f64> = k.get("max_regression_rate")?;
     if budget_from_variant && rate.is_some() {
-        return Err(fail(critic_gate::Error::Usage(
-            "give max_regression_rate or budget_from_variant, not both".into(),
+        return Err(fail(critic_gate::Error::usage(
+            "give max_regression_rate or budget_from_variant, not both",
         )));
     }
     let d = critic_gate::cmd::mine::Request::default();
@@ -740,7 +704,7 @@ fn mine(
         max_regression_rate: match budget_from_variant {
             true => None,
             false => Some(share(
-                "max_regression_rate",
+                Setting::MaxRegressionRate,
                 rate.or(d.max_regression_rate)
                     .unwrap_or(critic_gate::cmd::mine::MAX_REGRESSION_RATE),
                 false,
@@ -748,7 +712,7 @@ fn mine(
         },
         assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
         stress: k.get("stress")?.unwrap_or(false),
-        reading: reading(&k)?,
+        reading: critic_gate::cmd::Reading::of(&flags),
     };
     interruptible(py, threads, |stop| critic_gate::cmd::mine::run(&r, stop))?
         .map(|m| m.text)
@@ -880,8 +844,8 @@ fn plan(
         (Some(r), None) => Budget::Rate(r),
         (None, Some(h)) => Budget::HarmfulPer1k(h),
         _ => {
-            return Err(fail(critic_gate::Error::Usage(
-                "give max_skip_regression_rate or max_harmful_per_1k (one of them)".into(),
+            return Err(fail(critic_gate::Error::usage(
+                "give max_skip_regression_rate or max_harmful_per_1k (one of them)",
             )))
         }
     };
@@ -996,7 +960,7 @@ fn derive_lines(py: Python<'_>, lines: Vec<String>, source: String) -> PyResult<
                     .map_err(|e| critic_gate::Error::InvalidLine {
                         source: source.clone(),
                         line: n as u64 + 1,
-                        reason: e.to_string(),
+                        reason: e.to_string().into(),
                         skippable: false,
                     })
             })
@@ -1026,8 +990,8 @@ fn import_(
         ));
     }
     if max_line_bytes == 0 {
-        return Err(fail(critic_gate::Error::Usage(
-            "max_line_bytes: give at least 1".into(),
+        return Err(fail(critic_gate::Error::usage(
+            "max_line_bytes: give at least 1",
         )));
     }
     let r = critic_gate::cmd::import::Request {
@@ -1070,7 +1034,7 @@ fn synth(
         "traffic" => false,
         "openai-chat" => true,
         other => {
-            return Err(fail(critic_gate::Error::Usage(format!(
+            return Err(fail(critic_gate::Error::usage(format!(
                 "shape {other:?}: give traffic or openai-chat"
             ))))
         }

@@ -247,8 +247,10 @@ def test_threads_runs_on_a_pool_of_its_own_with_the_same_reports(root: Path, tmp
     for n in (1, 3):
         critic_gate.replay(seed, config=config, out=tmp_path / f"t{n}", label="x", threads=n)
         assert_same_reports(tmp_path / "all", tmp_path / f"t{n}")
-    for bad, said in ((0, r"threads 0: give 1 to \d+"), (10**6, r"threads 1000000: give 1 to"), ("2", "whole number")):
-        with pytest.raises(critic_gate.UsageError, match=said):
+    for bad, said, kind in ((0, r"threads 0: give 1 to \d+", critic_gate.UsageError),
+                            (10**6, r"threads 1000000: give 1 to", critic_gate.UsageError),
+                            ("2", 'threads: give a whole number, got "2"', TypeError)):
+        with pytest.raises(kind, match=said):
             critic_gate.replay(seed, config=config, out=tmp_path / "bad", threads=bad)
         assert not (tmp_path / "bad").exists()
     part = critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", config=config, threads=2)
@@ -620,7 +622,9 @@ def test_python_defaults_are_the_clis(cli: str) -> None:
     which takes the library's) has the default the CLI's ``--help`` gives
     its flag: ``window_days=7.0`` is ``--window 7d``. The one documented
     difference: ``format`` is ``both`` where the DataFrames are read from
-    Parquet (replay, sweep, merge)."""
+    Parquet (replay, sweep, calibrate, merge). The declared options'
+    defaults (``_flags.DEFAULTS``, generated from the declarations) are
+    those ``replay --help`` gives."""
     import inspect
     import re
     import subprocess
@@ -654,7 +658,7 @@ def test_python_defaults_are_the_clis(cli: str) -> None:
         for name, p in inspect.signature(fn).parameters.items():
             if p.kind is not p.KEYWORD_ONLY or p.default is None or p.default is p.empty:
                 continue
-            if name == "format" and command in {"replay", "sweep", "merge"}:
+            if name == "format" and command in {"replay", "sweep", "calibrate", "merge"}:
                 assert p.default == "both", (command, p.default)
                 continue
             flag = name.rstrip("_").replace("_", "-")
@@ -676,6 +680,13 @@ def test_python_defaults_are_the_clis(cli: str) -> None:
                 assert str(p.default) == cli_default, (command, name, p.default, cli_default)
             checked += 1
     assert checked >= 18, checked
+    from critic_gate import _flags
+    replay_flags = cli_defaults("replay")
+    for name, default in _flags.DEFAULTS.items():
+        flag = name.rstrip("_").replace("_", "-")
+        assert flag in replay_flags, name
+        want = replay_flags[flag]
+        assert (str(default) if default not in (None, False) else "") == want, (name, default, want)
 
 
 def test_check_takes_every_budget_the_cli_declares(cli: str) -> None:

@@ -108,14 +108,14 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Replay(a) => replay(a),
         Command::Sweep(a) => sweep(a),
         Command::Calibrate(a) => {
-            start_workers(a.run.threads)?;
+            start_workers(a.flags.threads())?;
             let c = cmd::calibrate::run(&a.request(), &())?;
-            say(!a.run.quiet, &c.text)
+            say(!a.flags.quiet(), &c.text)
         }
         Command::Mine(a) => {
-            start_workers(a.run.threads)?;
+            start_workers(a.flags.threads())?;
             let m = cmd::mine::run(&a.request(), &())?;
-            say(!a.run.quiet, &m.text)
+            say(!a.flags.quiet(), &m.text)
         }
         Command::Merge(a) => merge(a),
         Command::Import(a) => import(a),
@@ -172,22 +172,22 @@ fn decided(passed: bool) -> CliResult {
 
 fn replay(a: critic_gate::cmd::replay::Args) -> CliResult {
     use critic_gate::cmd::replay;
-    start_workers(a.run.threads)?;
+    start_workers(a.flags.threads())?;
     let r = a.request();
     // Made first: a bad config is said before waiting for standard input.
     let opts = r.options()?;
     let written = r.targets().written();
-    progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
+    progress::run_with_progress(&r.sources, &written, a.flags.quiet(), |p| {
         replay::run_with(&r, opts, p).map(|done| done.outcome)
     })
 }
 
 fn sweep(a: critic_gate::cmd::sweep::Args) -> CliResult {
-    start_workers(a.run.threads)?;
+    start_workers(a.flags.threads())?;
     let r = a.request();
     let opts = r.options()?;
     let written = r.targets().written();
-    progress::run_with_progress(&r.sources, &written, a.run.quiet, |p| {
+    progress::run_with_progress(&r.sources, &written, a.flags.quiet(), |p| {
         critic_gate::cmd::sweep::run_with(&r, opts, p)
     })
 }

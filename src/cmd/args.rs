@@ -1,57 +1,133 @@
-//! The flags several commands share (`--from`, `--format`, what every
-//! command that runs a replay takes) and the parsers that hold a flag's
-//! value to the library's names before a request is built.
+//! The flags several commands share: the declared options as clap
+//! arguments ([`Flags`]), the flags of a one-pass command, and the parsers
+//! that hold a flag's value to the library's names before a request is
+//! built.
+
+use std::marker::PhantomData;
 
 use clap::builder::TypedValueParser;
 
 use crate::import::InputFormat;
+use crate::options::{self, Decl, Kind, Setting, Value, Values};
 use crate::replay::Format;
 
-/// `--format`, for the commands that write tables as CSV or Parquet
-/// (not `mine`, which writes CSV only).
-#[derive(clap::Args, Debug)]
-pub struct FormatArg {
-    /// Write every table as csv, parquet (with the declared schema) or both.
-    #[arg(long, default_value = Format::default().name(), value_parser = format())]
-    pub format: Format,
+/// A command's declared options as clap arguments: each from its
+/// declaration (`crate::options`), in the order of its set, read back
+/// into the request's [`Values`]. The same declarations make the Python
+/// package's keywords, so the two cannot drift apart.
+pub struct Flags<S: Set> {
+    pub values: Values,
+    set: PhantomData<S>,
 }
 
-/// What every command that runs a replay takes (`replay`, `sweep`,
-/// `calibrate`, `mine`).
-#[derive(clap::Args, Debug)]
-pub struct RunArgs {
-    /// The input's format: traffic (critic-gate's own), openai-chat
-    /// (chat transcripts, one conversation a line) or otlp (symfonic's
-    /// OpenTelemetry traces); see docs/import-formats.md.
-    #[arg(long, default_value = "traffic", value_parser = from())]
-    pub from: InputFormat,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Set invalid lines aside in rejects.jsonl instead of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// No progress bar and no summary on stderr.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Lines longer than this many bytes are invalid (read in constant
-    /// memory, reported with their first 4 KiB).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub max_line_bytes: usize,
-    /// The run's name in the `run` column of every table and in
-    /// summary.json, to tell runs apart when tables are joined or
-    /// concatenated (default: the output folder's name).
-    #[arg(long, value_name = "NAME", value_parser = label)]
-    pub label: Option<String>,
-    /// Write into --out even when it is a non-empty folder that holds no
-    /// earlier critic-gate report.
-    #[arg(long)]
-    pub force: bool,
-    /// A skip is risky when its matched ack covers less than this share of
-    /// the draft (the summary's risky_* figures).
-    #[arg(long, value_name = "SHARE", default_value_t = crate::replay::options::DEFAULT_MAX_ACK_SHARE, value_parser = ack_share)]
-    pub max_ack_share: f64,
+/// A set of declared options, as a type clap can flatten.
+pub trait Set: 'static {
+    const DECLS: &'static [&'static Decl];
+}
+
+/// `replay`'s options.
+#[derive(Debug)]
+pub struct Replay;
+impl Set for Replay {
+    const DECLS: &'static [&'static Decl] = options::REPLAY;
+}
+
+/// `sweep`'s and `calibrate`'s options.
+#[derive(Debug)]
+pub struct Sweep;
+impl Set for Sweep {
+    const DECLS: &'static [&'static Decl] = options::SWEEP;
+}
+
+/// What every command that runs a replay takes.
+#[derive(Debug)]
+pub struct Run;
+impl Set for Run {
+    const DECLS: &'static [&'static Decl] = options::RUN;
+}
+
+impl<S: Set> std::fmt::Debug for Flags<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.values.fmt(f)
+    }
+}
+
+impl<S: Set> Flags<S> {
+    /// The worker threads asked for (`--threads`).
+    pub fn threads(&self) -> Option<usize> {
+        self.values.count(Setting::Threads).map(|n| n as usize)
+    }
+
+    /// Whether the terminal is to stay quiet (`--quiet`).
+    pub fn quiet(&self) -> bool {
+        self.values.switch(Setting::Quiet)
+    }
+}
+
+/// The clap argument a declaration makes.
+fn arg(d: &'static Decl) -> clap::Arg {
+    use clap::builder::PossibleValuesParser;
+    use clap::ArgAction;
+    let id = &d.setting.flag()[2..];
+    let a = clap::Arg::new(id).long(id).help(d.help);
+    let a = match d.kind {
+        Kind::Switch => return a.action(ArgAction::SetTrue),
+        Kind::Name(names) => a.value_parser(
+            PossibleValuesParser::new(names).try_map(move |s| d.parse(&s).map_err(BadValue)),
+        ),
+        Kind::Repeated => a.action(ArgAction::Append),
+        Kind::Keys => a
+            .action(ArgAction::Append)
+            .value_delimiter(',')
+            .num_args(0..),
+        Kind::Path => a.value_parser(clap::builder::PathBufValueParser::new().map(Value::Path)),
+        Kind::Count { .. } | Kind::Share { .. } | Kind::Text => {
+            a.value_parser(move |s: &str| d.parse(s).map_err(BadValue))
+        }
+    };
+    let a = a.value_name(d.value_name());
+    match d.default_text() {
+        Some(t) => a.default_value(t),
+        None => a,
+    }
+}
+
+impl<S: Set> clap::FromArgMatches for Flags<S> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut values = Values::defaults(S::DECLS);
+        for d in S::DECLS {
+            let id = &d.setting.flag()[2..];
+            let v = match d.kind {
+                Kind::Switch => m.get_flag(id).then_some(Value::Switch(true)),
+                Kind::Repeated | Kind::Keys => m
+                    .get_many::<String>(id)
+                    .map(|v| Value::List(v.cloned().collect())),
+                _ => m.get_one::<Value>(id).cloned(),
+            };
+            if let Some(v) = v {
+                values.set(d.setting, v);
+            }
+        }
+        Ok(Flags {
+            values,
+            set: PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl<S: Set> clap::Args for Flags<S> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        S::DECLS.iter().fold(cmd, |c, d| c.arg(arg(d)))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// The flags of a command that reads traffic in one serial pass of its
@@ -76,20 +152,6 @@ pub struct PassArgs {
     pub quiet: bool,
 }
 
-impl RunArgs {
-    /// How the commands read the traffic and name the run, from these flags.
-    pub fn reading(&self) -> super::Reading {
-        super::Reading {
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
-            force: self.force,
-            max_ack_share: self.max_ack_share,
-            from: self.from,
-            label: self.label.clone(),
-        }
-    }
-}
-
 /// A flag's value that is not one it takes: what to give, and what was
 /// given (clap adds the flag).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,14 +164,6 @@ impl std::fmt::Display for BadValue {
 }
 
 impl std::error::Error for BadValue {}
-
-/// A share in (0, 1].
-fn ack_share(s: &str) -> Result<f64, BadValue> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
-        _ => Err(BadValue(format!("give a share in (0, 1], got {s:?}"))),
-    }
-}
 
 /// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
 pub fn share(s: &str) -> Result<f64, BadValue> {

@@ -66,7 +66,7 @@ pub fn run(r: &Request) -> crate::Result<String> {
         let v = crate::derive::derive_line(line).map_err(|e| crate::Error::InvalidLine {
             source: name.to_string(),
             line: n as u64 + 1,
-            reason: e.to_string(),
+            reason: e.to_string().into(),
             skippable: false,
         })?;
         out.push_str(&v.to_string());

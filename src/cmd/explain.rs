@@ -156,11 +156,11 @@ pub fn run(r: &Request) -> crate::Result<String> {
 }
 
 /// An input line `explain` cannot take (there is nothing to set aside).
-fn invalid(source: &str, line: u64, reason: String) -> Error {
+fn invalid(source: &str, line: u64, reason: impl Into<crate::options::Said>) -> Error {
     Error::InvalidLine {
         source: source.to_string(),
         line,
-        reason,
+        reason: reason.into(),
         skippable: false,
     }
 }

@@ -228,25 +228,29 @@ fn shell_word(s: &str) -> String {
 pub fn run(r: &Request) -> crate::Result<Written> {
     let text = starter_config();
     if let Some(path) = &r.out {
-        let usage = |why: &str| crate::Error::Usage(format!("{}: {why}", path.display()));
+        let usage = |why: crate::options::Said| {
+            crate::Error::usage(crate::said![format!("{}: ", path.display()), why])
+        };
         if path.extension().is_some_and(|e| e == "json") {
             return Err(usage(
-                "init writes TOML, and a name ending .json is read as JSON: give a name ending .toml",
+                "init writes TOML, and a name ending .json is read as JSON: give a name ending .toml"
+                    .into(),
             ));
         }
         if path.is_dir() {
-            return Err(usage("is a folder: give a file name"));
+            return Err(usage("is a folder: give a file name".into()));
         }
         if path.exists() && !r.force {
-            return Err(usage(&format!(
-                "exists; give another file name, or {} to replace it",
-                crate::vocab::Setting::Force
-            )));
+            return Err(usage(crate::said![
+                "exists; give another file name, or ",
+                crate::vocab::Setting::Force,
+                " to replace it"
+            ]));
         }
         // Whole or not at all: a full disk leaves the old file as it was.
         let (dir, name) = match (path.parent(), path.file_name()) {
             (Some(d), Some(n)) => (d, n.to_string_lossy()),
-            _ => return Err(usage("give a file name")),
+            _ => return Err(usage("give a file name".into())),
         };
         let dir = if dir.as_os_str().is_empty() {
             std::path::Path::new(".")

@@ -141,12 +141,13 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
     let mut counts = Counts::default();
     let mut verdicts = read_verdicts(&r.verdicts, &design, r.max_line_bytes, &mut counts)?;
     if r.out.exists() && !r.force {
-        return Err(Error::Usage(format!(
-            "{}: the file exists; give another {}, or {} to replace it",
-            r.out.display(),
+        return Err(Error::Usage(crate::said![
+            format!("{}: the file exists; give another ", r.out.display()),
             crate::vocab::Setting::Out,
-            crate::vocab::Setting::Force
-        )));
+            ", or ",
+            crate::vocab::Setting::Force,
+            " to replace it"
+        ]));
     }
     let decoder = crate::import::Decoder::new(
         r.from,
@@ -194,14 +195,18 @@ fn read_verdicts(
         let invalid = |reason: String| Error::InvalidLine {
             source: name.clone(),
             line,
-            reason,
+            reason: reason.into(),
             skippable: false,
         };
         if buf.len() > max_line_bytes && !buf.ends_with(b"\n") {
-            return Err(invalid(format!(
-                "the line is longer than {max_line_bytes} bytes ({})",
-                crate::vocab::Setting::MaxLineBytes
-            )));
+            return Err(invalid(
+                crate::said![
+                    format!("the line is longer than {max_line_bytes} bytes ("),
+                    crate::vocab::Setting::MaxLineBytes,
+                    ")"
+                ]
+                .to_string(),
+            ));
         }
         let text = std::str::from_utf8(&buf)
             .map_err(|e| invalid(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to())))?;
@@ -351,7 +356,7 @@ fn write(
                     problem = Some(Error::InvalidLine {
                         source: r.sources[source].clone(),
                         line,
-                        reason,
+                        reason: reason.into(),
                         skippable: false,
                     });
                     return;
@@ -432,10 +437,12 @@ fn said(c: &Counts, out: &Path) -> String {
         c.failed,
         out.display()
     );
-    let skipped = format!(
-        "invalid traffic lines left out ({})",
-        crate::vocab::Setting::SkipInvalid
-    );
+    let skipped = crate::said![
+        "invalid traffic lines left out (",
+        crate::vocab::Setting::SkipInvalid,
+        ")"
+    ]
+    .to_string();
     let unused = [
         (c.duplicates, "repeated a verdict already read (used once)"),
         (

@@ -6,9 +6,6 @@
 //! from keyword arguments, so a command behaves the same either way (the
 //! same checks, errors and files).
 //!
-//! `merge` has flags only: `crate::pipeline::merge` takes its typed
-//! request (`MergeOptions`) already.
-//!
 //! The engines stay where they are (`pipeline` for replays, `calibrate`,
 //! `mine`, `check`, `diff`); a command adds what a user asks in its terms:
 //! reading the config, merging budgets, naming the outputs, the text.
@@ -29,13 +26,14 @@ pub mod patterns;
 pub mod plan;
 pub mod replay;
 pub mod sample;
+pub mod stubs;
 pub mod sweep;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
 
 use crate::config::{ConfigFile, Plan};
-use crate::import::InputFormat;
+use crate::options::{self, Given, Setting, Values};
 use crate::replay::ReplayOptions;
 
 /// How a job reads its traffic and names its run: the flags `replay`,
@@ -51,21 +49,15 @@ pub struct Reading {
     /// A skip is risky below this ack share (`--max-ack-share`).
     pub max_ack_share: f64,
     /// The input's format (`--from`).
-    pub from: InputFormat,
+    pub from: crate::import::InputFormat,
     /// The run's label (default: the output folder's name).
     pub label: Option<String>,
 }
 
 impl Default for Reading {
+    /// Every choice at its declared default.
     fn default() -> Reading {
-        Reading {
-            skip_invalid: false,
-            max_line_bytes: crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-            force: false,
-            max_ack_share: crate::replay::options::DEFAULT_MAX_ACK_SHARE,
-            from: InputFormat::Traffic,
-            label: None,
-        }
+        Reading::of(&Values::defaults(options::RUN))
     }
 }
 
@@ -82,10 +74,7 @@ pub fn threads(n: usize) -> crate::Result<usize> {
     let max = THREADS_PER_CORE * cores;
     match n {
         1.. if n <= max => Ok(n),
-        _ => Err(crate::Error::Usage(format!(
-            "{} {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)",
-            crate::vocab::Setting::Threads
-        ))),
+        _ => Err(crate::Error::Usage(crate::said![crate::vocab::Setting::Threads, format!(" {n}: give 1 to {max} ({THREADS_PER_CORE} per core on this machine's {cores} cores)")])),
     }
 }
 
@@ -98,10 +87,10 @@ pub fn worker_pool(n: usize) -> crate::Result<rayon::ThreadPool> {
         .build()
         .map_err(|e| {
             crate::Error::System(crate::Failure::caused(
-                format!(
-                    "{} {n}: cannot start the worker threads: {e}",
-                    crate::vocab::Setting::Threads
-                ),
+                crate::said![
+                    crate::vocab::Setting::Threads,
+                    format!(" {n}: cannot start the worker threads: {e}")
+                ],
                 e,
             ))
         })
@@ -109,7 +98,7 @@ pub fn worker_pool(n: usize) -> crate::Result<rayon::ThreadPool> {
 
 /// `x` when it is in (0, 1), or [0, 1) with `zero`; else a usage error
 /// naming `name`. Every job checks its own request, whoever built it.
-pub fn share(name: &str, x: f64, zero: bool) -> crate::Result<f64> {
+pub fn share(name: Setting, x: f64, zero: bool) -> crate::Result<f64> {
     if (x > 0.0 || (zero && x == 0.0)) && x < 1.0 {
         return Ok(x);
     }
@@ -118,29 +107,44 @@ pub fn share(name: &str, x: f64, zero: bool) -> crate::Result<f64> {
     } else {
         "between 0 and"
     };
-    Err(crate::Error::Usage(format!(
-        "{name}: give a number {range} 1 (exclusive), got {x}"
-    )))
+    Err(crate::Error::usage(crate::said![
+        name,
+        format!(": give a number {range} 1 (exclusive), got {x}")
+    ]))
 }
 
 impl Reading {
-    /// The choices a reading job can carry out.
+    /// How the declared options `v` (a set that holds [`options::RUN`])
+    /// read the traffic and name the run.
+    pub fn of(v: &Values) -> Reading {
+        let declared = "declared with a default";
+        Reading {
+            skip_invalid: v.switch(Setting::SkipInvalid),
+            max_line_bytes: v.count(Setting::MaxLineBytes).expect(declared) as usize,
+            force: v.switch(Setting::Force),
+            max_ack_share: v.share(Setting::MaxAckShare).expect(declared),
+            from: v.name(Setting::From).expect(declared),
+            label: v.text(Setting::Label),
+        }
+    }
+
+    /// The choices a reading job can carry out: each held to its
+    /// declaration, whoever built the request.
     pub fn validate(&self) -> crate::Result<()> {
-        let s = self.max_ack_share;
-        if !(s > 0.0 && s <= 1.0) {
-            return Err(crate::Error::Usage(format!(
-                "max_ack_share: give a share in (0, 1], got {s}"
-            )));
-        }
-        if self.max_line_bytes == 0 {
-            return Err(crate::Error::Usage(
-                "max_line_bytes: give at least 1".into(),
-            ));
-        }
-        if self.label.as_deref() == Some("") {
-            return Err(crate::Error::Usage(
-                "label: give a non-empty name (the run column of every table)".into(),
-            ));
+        let checks = [
+            (&options::MAX_ACK_SHARE, Given::Float(self.max_ack_share)),
+            (
+                &options::MAX_LINE_BYTES,
+                Given::Int(self.max_line_bytes as i128),
+            ),
+        ];
+        let label = self
+            .label
+            .clone()
+            .map(|l| (&options::LABEL, Given::Text(l)));
+        for (d, given) in checks.into_iter().chain(label) {
+            d.check(given)
+                .map_err(|r| crate::Error::Usage(r.to_string().into()))?;
         }
         Ok(())
     }

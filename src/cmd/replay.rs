@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::args::{FormatArg, RunArgs};
+use super::args::{self, Flags};
 use super::{Config, Reading};
+use crate::options::{Setting, Values};
 use crate::pipeline::partial::PartialTarget;
 use crate::pipeline::{Outcome, Progress, Targets};
-use crate::replay::{DecisionsMode, Format, ReplayOptions};
+use crate::replay::ReplayOptions;
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -42,38 +43,8 @@ pub struct Args {
     /// Gate config with the variants to compare (TOML, or JSON).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Which rows decisions.csv keeps: all (every turn and variant),
-    /// changed (where a variant decides differently from the baseline) or
-    /// none.
-    #[arg(long, default_value = DecisionsMode::default().name(), value_parser = decisions_mode())]
-    pub decisions: DecisionsMode,
-    /// Extra grouping dimension for segments.csv: a dotted path into the
-    /// turn (e.g. `critic.model`, `scope.user.tier`). Repeatable.
-    #[arg(long = "group-by", value_name = "KEY")]
-    pub group_by: Vec<String>,
-    /// Scope keys to make columns of decisions.csv and regressions.csv
-    /// (`tenant` -> `scope_tenant`), comma-separated; an empty value makes
-    /// none. Default: the keys of the first 10,000 turns (at most 16, in
-    /// order of first appearance). Name them to get the same header in
-    /// every run.
-    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 0..)]
-    pub scope_columns: Option<Vec<String>>,
-    /// A plan (plan.toml, from `critic-gate plan`): production's skips
-    /// are measured against its critic sample (the traffic's shadow labels
-    /// and production's own reviews of the turns it draws).
-    #[arg(long, value_name = "PLAN")]
-    pub plan: Option<PathBuf>,
     #[command(flatten)]
-    pub format: FormatArg,
-    #[command(flatten)]
-    pub run: RunArgs,
-}
-
-/// `--decisions`: the library's names, parsed by the library.
-fn decisions_mode() -> impl clap::builder::TypedValueParser<Value = DecisionsMode> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(DecisionsMode::NAMES)
-        .try_map(|s| s.parse::<DecisionsMode>())
+    pub flags: Flags<args::Replay>,
 }
 
 impl Args {
@@ -85,12 +56,7 @@ impl Args {
             out: self.out.clone(),
             partial: self.partial.clone().map(PartialTarget::File),
             source_bytes: None,
-            format: self.format.format,
-            decisions: self.decisions,
-            group_by: self.group_by.clone(),
-            scope_columns: self.scope_columns.clone(),
-            reading: self.run.reading(),
-            plan: self.plan.clone(),
+            flags: self.flags.values.clone(),
         }
     }
 }
@@ -109,16 +75,10 @@ pub struct Request {
     /// The one source's bytes, when they come from memory and not from
     /// its file (a shard handed over by the Python package).
     pub source_bytes: Option<Arc<[u8]>>,
-    pub format: Format,
-    pub decisions: DecisionsMode,
-    /// Extra grouping dimensions (`critic.model`).
-    pub group_by: Vec<String>,
-    /// The scope keys made columns (Some of no key: none; None: those of
-    /// the first turns).
-    pub scope_columns: Option<Vec<String>>,
-    pub reading: Reading,
-    /// The plan whose sample measures production's skips.
-    pub plan: Option<PathBuf>,
+    /// Every declared option of `replay` (`options::REPLAY`), given or at
+    /// its default: which rows and dimensions to keep, the plan, the
+    /// tables' format and how the traffic is read.
+    pub flags: Values,
 }
 
 impl Request {
@@ -126,33 +86,38 @@ impl Request {
     /// of the folder (or of the partial result's file without extension,
     /// or `shard` for one kept in memory).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
-        self.reading.validate()?;
-        crate::replay::validate_group_by(&self.group_by)?;
+        let f = &self.flags;
+        let reading = Reading::of(f);
+        reading.validate()?;
+        let group_by = f.list(Setting::GroupBy).unwrap_or_default();
+        crate::replay::validate_group_by(&group_by)?;
         let plan = self.config.plan()?;
         let named = match (&self.out, &self.partial) {
             (Some(out), _) => out.clone(),
             (None, Some(PartialTarget::File(p))) => p.with_extension(""),
             (None, Some(PartialTarget::Memory)) => PathBuf::from("shard"),
             (None, None) => {
-                return Err(crate::Error::Usage(format!(
-                    "replay: give a report folder ({}) or a partial result ({})",
-                    crate::vocab::Setting::Out,
-                    crate::vocab::Setting::Partial
-                )))
+                return Err(crate::Error::Usage(crate::said![
+                    "replay: give a report folder (",
+                    Setting::Out,
+                    ") or a partial result (",
+                    Setting::Partial,
+                    ")"
+                ]))
             }
         };
-        let mut o = self.reading.options(self.sources.clone(), plan, &named);
+        let mut o = reading.options(self.sources.clone(), plan, &named);
+        o.flags = f.clone();
         o.input.source_bytes = self.source_bytes.clone();
-        o.tallies.decisions = self.decisions;
-        o.tallies.group_by = self.group_by.clone();
+        o.tallies.decisions = f.name(Setting::Decisions).unwrap_or_default();
+        o.tallies.group_by = group_by;
         // A scope-column name that is empty names no key.
-        o.tallies.scope_columns = self
-            .scope_columns
-            .as_ref()
-            .map(|ks| ks.iter().filter(|k| !k.is_empty()).cloned().collect());
-        o.outputs.format = self.format;
-        if let Some(path) = &self.plan {
-            o.tallies.design = Some(super::sample::design_of(path, &o.plan)?);
+        o.tallies.scope_columns = f
+            .list(Setting::ScopeColumns)
+            .map(|ks| ks.into_iter().filter(|k| !k.is_empty()).collect());
+        o.outputs.format = f.name(Setting::Format).unwrap_or_default();
+        if let Some(path) = f.path(Setting::Plan) {
+            o.tallies.design = Some(super::sample::design_of(&path, &o.plan)?);
         }
         Ok(o)
     }

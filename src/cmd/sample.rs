@@ -96,7 +96,7 @@ pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
             e,
         ))
     })?;
-    let bad = |m: String| Error::Usage(format!("{name}: {m}"));
+    let bad = |m: String| Error::usage(format!("{name}: {m}"));
     // The format first: a plan of another build's format is refused as
     // such, not as a file with missing or unknown fields.
     #[derive(serde::Deserialize)]
@@ -176,7 +176,7 @@ pub(crate) fn population_of(plan: &PlanFile) -> crate::Result<Population> {
     match plan.population.as_str() {
         "production_skips" => Ok(Population::ProductionSkips),
         "unlabelled_new_skips" => Ok(Population::UnlabelledNewSkips),
-        other => Err(Error::Usage(format!(
+        other => Err(Error::usage(format!(
             "the plan's population {other:?} is none this build samples (production_skips, unlabelled_new_skips)"
         ))),
     }
@@ -189,7 +189,7 @@ fn sampled_variant<'a>(
     plan: &PlanFile,
     config: &'a crate::config::Plan,
 ) -> crate::Result<&'a crate::config::Variant> {
-    let refuse = |m: String| Error::Usage(format!("{}: {m}", path.display()));
+    let refuse = |m: String| Error::usage(format!("{}: {m}", path.display()));
     let v = match population_of(plan)? {
         Population::ProductionSkips => &config.variants[config.production()],
         Population::UnlabelledNewSkips => config
@@ -334,7 +334,7 @@ pub fn design_from(
 ) -> crate::Result<Design> {
     let v = sampled_variant(path, plan, config)?;
     let strata =
-        Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::Usage)?;
+        Strata::parse(Some(plan.strata.as_str()).filter(|s| *s != "all")).map_err(Error::usage)?;
     Ok(Design {
         plan_id: plan.plan_id.clone(),
         salt: plan.salt.clone(),

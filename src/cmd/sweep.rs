@@ -3,12 +3,13 @@
 //! (frontier.csv, frontier.svg) beside the replay's reports, and without
 //! decisions.csv (hundreds of variants per turn).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::args::{FormatArg, RunArgs};
+use super::args::{self, Flags};
 use super::Reading;
+use crate::options::{Setting, Values};
 use crate::pipeline::{Outcome, Progress, Targets};
-use crate::replay::{DecisionsMode, Format, ReplayOptions};
+use crate::replay::{DecisionsMode, ReplayOptions};
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -36,38 +37,18 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
-    pub format: FormatArg,
-    #[command(flatten)]
-    pub run: RunArgs,
+    pub flags: Flags<args::Sweep>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
-        request(
-            &self.files,
-            &self.config,
-            &self.out,
-            &self.format,
-            &self.run,
-        )
-    }
-}
-
-/// The sweep these flags ask for (also `calibrate`'s, on each part).
-pub(super) fn request(
-    files: &[String],
-    config: &Path,
-    out: &Path,
-    format: &FormatArg,
-    run: &RunArgs,
-) -> Request {
-    Request {
-        sources: files.to_vec(),
-        config: crate::cmd::Config::File(config.to_path_buf()),
-        out: out.to_path_buf(),
-        format: format.format,
-        reading: run.reading(),
+        Request {
+            sources: self.files.clone(),
+            config: crate::cmd::Config::File(self.config.clone()),
+            out: self.out.clone(),
+            flags: self.flags.values.clone(),
+        }
     }
 }
 
@@ -80,8 +61,9 @@ pub struct Request {
     pub config: crate::cmd::Config,
     /// The report folder (created if needed).
     pub out: PathBuf,
-    pub format: Format,
-    pub reading: Reading,
+    /// Every declared option of `sweep` (`options::SWEEP`): the tables'
+    /// format and how the traffic is read.
+    pub flags: Values,
 }
 
 impl Request {
@@ -98,15 +80,17 @@ impl Request {
     /// per-turn or per-value tables (also what `calibrate` replays on
     /// each part).
     pub fn options(&self) -> crate::Result<ReplayOptions> {
-        self.reading.validate()?;
+        let reading = Reading::of(&self.flags);
+        reading.validate()?;
         let file = self.config.read()?;
         let (plan, notes) = crate::grid::sweep_plan(&file)?;
-        let mut o = self.reading.options(self.sources.clone(), plan, &self.out);
+        let mut o = reading.options(self.sources.clone(), plan, &self.out);
+        o.flags = self.flags.clone();
         o.tallies.decisions = DecisionsMode::None;
         o.tallies.detail = false;
         o.outputs.frontier = true;
         o.outputs.notes = notes;
-        o.outputs.format = self.format;
+        o.outputs.format = self.flags.name(Setting::Format).unwrap_or_default();
         Ok(o)
     }
 }

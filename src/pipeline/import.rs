@@ -43,10 +43,15 @@ pub struct ImportOutcome {
 pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     match o.from {
         InputFormat::Traffic => {
-            return Err(Error::Usage(format!(
-                "import {from} traffic: the input is traffic already; give {from} openai-chat or {from} otlp",
-                from = crate::vocab::Setting::From
-            )))
+            return Err(Error::Usage(crate::said![
+                "import ",
+                crate::vocab::Setting::From,
+                " traffic: the input is traffic already; give ",
+                crate::vocab::Setting::From,
+                " openai-chat or ",
+                crate::vocab::Setting::From,
+                " otlp"
+            ]))
         }
         InputFormat::OpenaiChat | InputFormat::Otlp => {}
     }
@@ -64,10 +69,11 @@ pub fn import(o: &ImportOptions) -> crate::Result<ImportOutcome> {
     // The rejects file is staged only when records may be set aside.
     let rejects = match o.skip_invalid {
         true => Some(Staged::create(&rejects_path).map_err(|e| match e {
-            Error::Usage(m) => Error::Usage(format!(
-                "{m} (where {s_skip_invalid} sets records aside)",
-                s_skip_invalid = crate::vocab::Setting::SkipInvalid
-            )),
+            Error::Usage(m) => Error::Usage(crate::said![
+                format!("{m} (where "),
+                crate::vocab::Setting::SkipInvalid,
+                " sets records aside)"
+            ]),
             other => other,
         })?),
         false => None,
@@ -121,11 +127,13 @@ fn refuse_an_input(path: &Path, sources: &[String]) -> crate::Result<()> {
     // `-` is standard input, never a file of that name.
     let files: Vec<String> = sources.iter().filter(|s| *s != "-").cloned().collect();
     match super::input_at(path, &files) {
-        Some(s) => Err(Error::Usage(format!(
-            "{s_out} {}: is one of the inputs ({s}); give the traffic another file name",
-            path.display(),
-            s_out = crate::vocab::Setting::Out
-        ))),
+        Some(s) => Err(Error::Usage(crate::said![
+            crate::vocab::Setting::Out,
+            format!(
+                " {}: is one of the inputs ({s}); give the traffic another file name",
+                path.display()
+            )
+        ])),
         None => Ok(()),
     }
 }
@@ -192,10 +200,10 @@ fn write_block(
 ) -> crate::Result<()> {
     let name = &o.sources[block.source];
     if let Some(bytes) = block.overlong {
-        let reason = format!(
-            "the line is {bytes} bytes, longer than {s_max_line_bytes}",
-            s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
-        );
+        let reason = crate::said![
+            format!("the line is {bytes} bytes, longer than "),
+            crate::vocab::Setting::MaxLineBytes
+        ];
         return reject(
             o,
             name,
@@ -229,7 +237,7 @@ fn reject(
     o: &ImportOptions,
     name: &str,
     line: u64,
-    reason: &str,
+    reason: &crate::options::Said,
     raw: &[u8],
     rejects: Option<&Staged>,
     outcome: &mut ImportOutcome,
@@ -238,7 +246,7 @@ fn reject(
         return Err(Error::InvalidLine {
             source: name.to_string(),
             line,
-            reason: reason.to_string(),
+            reason: reason.clone(),
             skippable: true,
         });
     }
@@ -247,7 +255,7 @@ fn reject(
     let Some(rejects) = rejects else {
         return Ok(());
     };
-    let mut v = serde_json::json!({"source": name, "line": line, "reason": reason, "raw": String::from_utf8_lossy(raw)});
+    let mut v = serde_json::json!({"source": name, "line": line, "reason": reason.to_string(), "raw": String::from_utf8_lossy(raw)});
     if std::str::from_utf8(raw).is_err() {
         v["raw_base64"] = crate::replay::rows::base64(raw).into();
     }
@@ -271,10 +279,10 @@ impl Staged {
     fn create(path: &Path) -> crate::Result<Staged> {
         let shown = path.display();
         let refuse = |why: &str| {
-            Err(Error::Usage(format!(
-                "{s_out} {shown}: {why}",
-                s_out = crate::vocab::Setting::Out
-            )))
+            Err(Error::Usage(crate::said![
+                crate::vocab::Setting::Out,
+                format!(" {shown}: {why}")
+            ]))
         };
         if path.as_os_str() == "-" {
             return refuse(
@@ -282,10 +290,10 @@ impl Staged {
             );
         }
         let name = path.file_name().ok_or_else(|| {
-            Error::Usage(format!(
-                "{s_out} {shown}: give a file name",
-                s_out = crate::vocab::Setting::Out
-            ))
+            Error::Usage(crate::said![
+                crate::vocab::Setting::Out,
+                format!(" {shown}: give a file name")
+            ])
         })?;
         let lossy = name.to_string_lossy();
         if lossy.ends_with(".gz") || lossy.ends_with(".zst") {

@@ -71,7 +71,7 @@ pub fn merge(o: MergeOptions, out: &Path) -> crate::Result<Outcome> {
 fn read_header(input: &PartialInput) -> crate::Result<Header> {
     if let PartialInput::File(p) = input {
         if p.metadata().is_ok_and(|m| !m.is_file()) {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{}: not a regular file (a folder, a pipe or a device): merge reads each partial result twice, its header first; give the file",
                 p.display()
             )));
@@ -81,7 +81,7 @@ fn read_header(input: &PartialInput) -> crate::Result<Header> {
     match r.next()? {
         // Tallies and rows are this version's: another's may differ in
         // what they mean, with nothing to show it.
-        Frame::Header(h) if h.tool != env!("CARGO_PKG_VERSION") => Err(Error::Usage(format!(
+        Frame::Header(h) if h.tool != env!("CARGO_PKG_VERSION") => Err(Error::usage(format!(
             "{}: written by critic-gate {}, this is critic-gate {}: replay the shard with this version (or merge with the version that wrote it)",
             r.name,
             h.tool,
@@ -112,7 +112,7 @@ fn each_file_once(inputs: &[PartialInput]) -> crate::Result<()> {
         };
         let at = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
         if let Some(first) = seen.insert(at, input.name()) {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{}: given twice (also as {first}): its turns would count twice; give each partial result once",
                 input.name()
             )));
@@ -127,7 +127,7 @@ fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spe
     let first = &headers[0].spec;
     for (input, h) in inputs.iter().zip(headers).skip(1) {
         if let Some(what) = first.difference(&h.spec) {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{}: replayed with other settings than {} ({what} differ; fingerprints {} and {}): replay every shard with the same config and options",
                 input.name(),
                 inputs[0].name(),
@@ -445,7 +445,7 @@ impl Shard<'_> {
                 .iter()
                 .find(|e| e.name == f.name && hash(e) != hash(f));
             if earlier.is_some() {
-                return Err(Error::Usage(format!(
+                return Err(Error::usage(format!(
                     "{}: its source {} and an earlier shard's are both named {}, but are different files: decisions.csv keys each row by (source, line), which would repeat; replay each shard naming its files by paths that tell them apart (n1/traffic.jsonl, n2/traffic.jsonl)",
                     self.name, f.name, f.name
                 )));
@@ -473,13 +473,7 @@ impl Shard<'_> {
             0 => String::new(),
             n => format!(" and {n} more"),
         };
-        Err(Error::Usage(format!(
-            "{}: {} of the trace also {} spans in an earlier shard ({}{more}): a shard replayed alone sees such a run or session in part, so its figures cannot be merged exactly; replay the files that hold one trace in one shard (`replay {s_from} otlp` of all of them at once)",
-            self.name,
-            crate::summary::text::count(shared.len() as u64, "run or session", "runs or sessions"),
-            if shared.len() == 1 { "has" } else { "have" },
-            named.join("; "), s_from = crate::vocab::Setting::From
-        )))
+        Err(Error::Usage(crate::said![format!("{}: {} of the trace also {} spans in an earlier shard ({}{more}): a shard replayed alone sees such a run or session in part, so its figures cannot be merged exactly; replay the files that hold one trace in one shard (`replay ", self.name, crate::summary::text::count(shared.len() as u64, "run or session", "runs or sessions"), if shared.len() == 1 { "has" } else { "have" }, named.join("; ")), crate::vocab::Setting::From, " otlp` of all of them at once)"]))
     }
 
     /// The tallies must be of the plan's variants and this shard's sources.
@@ -514,12 +508,7 @@ impl Shard<'_> {
             k if k.is_empty() => "''".to_string(),
             k => k,
         };
-        Err(Error::Usage(format!(
-            "{}: its rows have the scope columns [{}]; one replay of every shard's files finds [{}] in their first turns: replay every shard with {s_scope_columns} {named}",
-            self.name,
-            keys(self.scope),
-            keys(self.merged_scope), s_scope_columns = crate::vocab::Setting::ScopeColumns
-        )))
+        Err(Error::Usage(crate::said![format!("{}: its rows have the scope columns [{}]; one replay of every shard's files finds [{}] in their first turns: replay every shard with ", self.name, keys(self.scope), keys(self.merged_scope)), crate::vocab::Setting::ScopeColumns, format!(" {named}")]))
     }
 
     fn check_sources(&self, mut indexes: impl Iterator<Item = usize>) -> crate::Result<()> {
@@ -541,11 +530,13 @@ impl Shard<'_> {
 
     fn damaged(&self, why: &str) -> Error {
         Error::Read(
-            format!(
-                "{}: damaged partial result: {why}; replay the shard again with {s_partial}",
-                self.name,
-                s_partial = crate::vocab::Setting::Partial
-            )
+            crate::said![
+                format!(
+                    "{}: damaged partial result: {why}; replay the shard again with ",
+                    self.name
+                ),
+                crate::vocab::Setting::Partial
+            ]
             .into(),
         )
     }

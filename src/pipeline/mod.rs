@@ -514,10 +514,7 @@ fn held_to_checks(
     if let Err(e) = crate::summary::figures::RunSummary::from_json(run.to_json()) {
         return Err(match from_partials {
             true => Error::Read(
-                format!(
-                    "damaged partial result: the merged tallies do not add up ({e}); nothing was written; replay the shards again with {s_partial}",
-                    s_partial = crate::vocab::Setting::Partial
-                )
+                crate::said![format!("damaged partial result: the merged tallies do not add up ({e}); nothing was written; replay the shards again with "), crate::vocab::Setting::Partial]
                 .into(),
             ),
             false => Error::System(
@@ -570,12 +567,7 @@ mod tests {
             out: Some(out.clone()),
             partial: None,
             source_bytes: None,
-            format: crate::Format::Csv,
-            decisions: crate::DecisionsMode::All,
-            group_by: Vec::new(),
-            scope_columns: None,
-            reading: crate::cmd::Reading::default(),
-            plan: None,
+            flags: crate::options::Values::defaults(crate::options::REPLAY),
         };
         let stop = StopLate(AtomicUsize::new(0));
         let got = crate::cmd::replay::run(&request, &stop);

@@ -125,17 +125,17 @@ impl Sink {
     /// A partial result never replaces an input, a file of the --out
     /// folder, or any file but an earlier partial result (or an empty one).
     fn refusal(path: &Path, sources: &[String], out: Option<&Path>) -> Option<Error> {
-        let usage = |why: String| {
-            Some(Error::Usage(format!(
-                "{s_partial} {}: {why}",
-                path.display(),
-                s_partial = crate::vocab::Setting::Partial
-            )))
+        let usage = |why: crate::options::Said| {
+            Some(Error::Usage(crate::said![
+                crate::vocab::Setting::Partial,
+                format!(" {}: ", path.display()),
+                why
+            ]))
         };
         if let Some(s) = super::input_at(path, sources) {
-            return usage(format!(
-                "is the input {s}; write the partial result to another file"
-            ));
+            return usage(
+                format!("is the input {s}; write the partial result to another file").into(),
+            );
         }
         let Some(name) = path.file_name() else {
             return usage("give a file name".into());
@@ -161,17 +161,18 @@ impl Sink {
                     || crate::report::report_files().any(|f| f == r)
             });
             if ours {
-                return usage(format!(
-                    "is a file of the report written inside the {s_out} folder {}, which the report replaces: give the partial result another name",
-                    out.display(), s_out = crate::vocab::Setting::Out
-                ));
+                return usage(crate::said!["is a file of the report written inside the ", crate::vocab::Setting::Out, format!(" folder {}, which the report replaces: give the partial result another name", out.display())]);
             }
         }
         if path.exists() && !path.is_file() {
             return usage("is not a regular file (a folder or a device); give a file name".into());
         }
         if path.is_file() && !is_partial_or_empty(path) {
-            return usage(format!("exists and is not a partial result: {} replaces only an earlier partial result; remove the file or choose another name", crate::vocab::Setting::Partial));
+            return usage(crate::said![
+                "exists and is not a partial result: ",
+                crate::vocab::Setting::Partial,
+                " replaces only an earlier partial result; remove the file or choose another name"
+            ]);
         }
         None
     }
@@ -189,11 +190,10 @@ impl Sink {
         ));
         let f = crate::report::create_new_file(&tmp).map_err(|e| {
             Error::Write(crate::Failure::caused(
-                format!(
-                    "{s_partial} {}: {e}",
-                    path.display(),
-                    s_partial = crate::vocab::Setting::Partial
-                ),
+                crate::said![
+                    crate::vocab::Setting::Partial,
+                    format!(" {}: {e}", path.display())
+                ],
                 e,
             ))
         })?;
@@ -214,11 +214,10 @@ impl Sink {
                     let _ = std::fs::remove_file(&tmp);
                     crate::report::untrack_temp(&tmp);
                     Error::Write(
-                        format!(
-                            "{s_partial} {}: {e}",
-                            path.display(),
-                            s_partial = crate::vocab::Setting::Partial
-                        )
+                        crate::said![
+                            crate::vocab::Setting::Partial,
+                            format!(" {}: {e}", path.display())
+                        ]
                         .into(),
                     )
                 };

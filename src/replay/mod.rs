@@ -297,7 +297,7 @@ impl Replayer {
                 .push(self.overlong(at.source, at.line, raw.len() as u64, raw));
             return;
         }
-        let reject = |reason: String| Reject {
+        let reject = |reason: crate::options::Said| Reject {
             source: at.source,
             line: at.line,
             reason,
@@ -311,7 +311,7 @@ impl Replayer {
                 out.rejects.push(Reject {
                     // The exact bytes, since the text cannot hold them.
                     raw_base64: Some(rows::base64(raw)),
-                    ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                    ..reject(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()).into())
                 });
                 return;
             }

@@ -2,154 +2,18 @@
 //! dimensions to keep.
 
 use crate::config::Plan;
-use crate::vocab::{choose, UnknownName};
 
-/// Which decision rows to keep.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DecisionsMode {
-    /// Every (turn, variant).
-    #[default]
-    All,
-    /// Only rows where the variant decides differently from the baseline.
-    Changed,
-    /// None (summary reports only).
-    None,
-}
-
-impl DecisionsMode {
-    /// Every mode, in the order `--help` lists them: the one table the
-    /// names, the parser and the flag's values come from.
-    pub const ALL: [DecisionsMode; 3] = [
-        DecisionsMode::All,
-        DecisionsMode::Changed,
-        DecisionsMode::None,
-    ];
-
-    /// The names `--decisions` takes, in the order of [`DecisionsMode::ALL`].
-    pub const NAMES: [&'static str; 3] = {
-        let mut names = [""; 3];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = DecisionsMode::ALL[i].name();
-            i += 1;
-        }
-        names
-    };
-
-    /// The name `--decisions` takes (recorded in summary.json).
-    pub const fn name(self) -> &'static str {
-        match self {
-            DecisionsMode::All => "all",
-            DecisionsMode::Changed => "changed",
-            DecisionsMode::None => "none",
-        }
-    }
-
-    /// Whether the rows hold every new skip (a new skip is a changed
-    /// decision), so the summary's figures can be worked out from them.
-    pub const fn keeps_new_skips(self) -> bool {
-        match self {
-            DecisionsMode::All | DecisionsMode::Changed => true,
-            DecisionsMode::None => false,
-        }
-    }
-}
-
-impl serde::Serialize for DecisionsMode {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for DecisionsMode {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-impl std::str::FromStr for DecisionsMode {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> Result<DecisionsMode, UnknownName> {
-        choose(
-            crate::vocab::Setting::Decisions,
-            s,
-            &DecisionsMode::NAMES,
-            &DecisionsMode::ALL,
-        )
-    }
-}
-
-/// The files each report table is written as (`--format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Format {
-    #[default]
-    Csv,
-    Parquet,
-    Both,
-}
-
-impl Format {
-    /// Every format, in the order `--help` lists them: the one table the
-    /// names, the parser and the flag's values come from.
-    pub const ALL: [Format; 3] = [Format::Csv, Format::Parquet, Format::Both];
-
-    /// The names `--format` takes, in the order of [`Format::ALL`].
-    pub const NAMES: [&'static str; 3] = {
-        let mut names = [""; 3];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Format::ALL[i].name();
-            i += 1;
-        }
-        names
-    };
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Format::Csv => "csv",
-            Format::Parquet => "parquet",
-            Format::Both => "both",
-        }
-    }
-
-    /// Whether the tables are written as CSV.
-    pub const fn csv(self) -> bool {
-        match self {
-            Format::Csv | Format::Both => true,
-            Format::Parquet => false,
-        }
-    }
-
-    /// Whether the tables are written as Parquet.
-    pub const fn parquet(self) -> bool {
-        match self {
-            Format::Parquet | Format::Both => true,
-            Format::Csv => false,
-        }
-    }
-}
-
-impl std::str::FromStr for Format {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> Result<Format, UnknownName> {
-        choose(
-            crate::vocab::Setting::Format,
-            s,
-            &Format::NAMES,
-            &Format::ALL,
-        )
-    }
-}
+pub use crate::options::{DecisionsMode, Format, DEFAULT_MAX_ACK_SHARE};
 
 /// What a replay was asked to do, by concern: what it reads, under which
 /// plan, what it tallies, and what it writes. The engine (`Replayer`) takes
 /// the first three and the rows' label; only the writers see `outputs`.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
+    /// The request's declared options, given or at their defaults
+    /// (`crate::options`): the fields below are read from them, and an
+    /// option newly declared is read here until it earns a field.
+    pub flags: crate::options::Values,
     pub input: Input,
     pub plan: Plan,
     pub tallies: Tallies,
@@ -222,6 +86,7 @@ impl ReplayOptions {
     /// decision row, CSV, scope columns found from the first turns.
     pub fn new(sources: Vec<String>, plan: Plan, label: String) -> ReplayOptions {
         ReplayOptions {
+            flags: crate::options::Values::defaults(crate::options::REPLAY),
             input: Input {
                 sources,
                 source_bytes: None,
@@ -249,9 +114,6 @@ impl ReplayOptions {
         }
     }
 }
-
-/// `--max-ack-share`'s default.
-pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
 
 /// One part of the traffic, by a seeded hash of `run_id`: every turn of a
 /// run falls in the same part, and the parts do not depend on the order
@@ -282,27 +144,4 @@ pub fn default_label(out: &std::path::Path) -> String {
     named(out)
         .or_else(|| std::fs::canonicalize(out).ok().as_deref().and_then(named))
         .unwrap_or_else(|| "run".to_string())
-}
-
-#[cfg(test)]
-mod names {
-    use crate::replay::options::{DecisionsMode, Format};
-
-    /// Each table's names parse back to their own value, and no two share
-    /// a name (the tables `--decisions` and `--format` come from).
-    #[test]
-    fn every_name_parses_back_to_its_value() {
-        for (m, n) in DecisionsMode::ALL.iter().zip(DecisionsMode::NAMES) {
-            assert_eq!(n.parse::<DecisionsMode>().ok(), Some(*m));
-        }
-        for (f, n) in Format::ALL.iter().zip(Format::NAMES) {
-            assert_eq!(n.parse::<Format>().ok(), Some(*f));
-        }
-        let mut all: Vec<&str> = DecisionsMode::NAMES.to_vec();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), DecisionsMode::ALL.len());
-        assert!(Format::ALL.iter().all(|f| f.csv() || f.parquet()));
-        assert_eq!(DecisionsMode::default().name(), "all");
-    }
 }

@@ -182,13 +182,13 @@ mod tests {
             },
             |i| {
                 if i == 20 {
-                    Err(crate::Error::Usage(format!("item {i}")))
+                    Err(crate::Error::usage(format!("item {i}")))
                 } else {
                     Ok(())
                 }
             },
         );
-        assert_eq!(r, Err(crate::Error::Usage("item 20".to_string())));
+        assert_eq!(r, Err(crate::Error::usage("item 20".to_string())));
         // Only the window past the failing item was started.
         assert!(started.load(std::sync::atomic::Ordering::Relaxed) < 100);
     }

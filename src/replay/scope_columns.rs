@@ -187,26 +187,28 @@ impl KeyAcc {
 impl ScopeColumns {
     /// The keys `--scope-columns` names (an empty list: no columns).
     pub(crate) fn named(keys: &[String]) -> crate::Result<ScopeColumns> {
-        let usage = |m: String| Err(crate::Error::Usage(m));
+        let usage = |m: crate::options::Said| Err(crate::Error::Usage(m));
         if keys.len() > MAX_NAMED {
-            return usage(format!(
-                "{s_scope_columns} names {} keys; at most {MAX_NAMED} can be columns",
-                keys.len(),
-                s_scope_columns = crate::vocab::Setting::ScopeColumns
-            ));
+            return usage(crate::said![
+                crate::vocab::Setting::ScopeColumns,
+                format!(
+                    " names {} keys; at most {MAX_NAMED} can be columns",
+                    keys.len()
+                )
+            ]);
         }
         for (i, k) in keys.iter().enumerate() {
             if let Some(why) = unusable(k) {
-                return usage(format!(
-                    "{s_scope_columns}: key {k:?} {why}",
-                    s_scope_columns = crate::vocab::Setting::ScopeColumns
-                ));
+                return usage(crate::said![
+                    crate::vocab::Setting::ScopeColumns,
+                    format!(": key {k:?} {why}")
+                ]);
             }
             if keys[..i].contains(k) {
-                return usage(format!(
-                    "{s_scope_columns}: key {k:?} is named twice",
-                    s_scope_columns = crate::vocab::Setting::ScopeColumns
-                ));
+                return usage(crate::said![
+                    crate::vocab::Setting::ScopeColumns,
+                    format!(": key {k:?} is named twice")
+                ]);
             }
         }
         Ok(ScopeColumns {
@@ -288,10 +290,7 @@ impl ScopeColumns {
         (n > 0).then(|| {
             let shown: Vec<&str> = self.left_out.iter().take(8).map(String::as_str).collect();
             let more = if n > 8 { ", ..." } else { "" };
-            format!(
-                "{count} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with {s_scope_columns}",
-                shown.join(", "), s_scope_columns = crate::vocab::Setting::ScopeColumns
-            )
+            crate::said![format!("{count} more scope keys are not columns ({}{more}): the first {MAX_FOUND} are; name the ones you want with ", shown.join(", ")), crate::vocab::Setting::ScopeColumns].to_string()
         })
     }
 

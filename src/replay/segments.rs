@@ -438,27 +438,23 @@ pub(crate) const DRAFT_LENGTH: &str = "draft_length";
 pub fn validate_group_by(paths: &[String]) -> crate::Result<()> {
     for (i, g) in paths.iter().enumerate() {
         if g.is_empty() || g.split('.').any(str::is_empty) {
-            return Err(crate::Error::Usage(format!(
-                "{s_group_by} {g:?}: give a dotted path such as scope.user.tier or critic.model",
-                s_group_by = crate::vocab::Setting::GroupBy
-            )));
+            return Err(crate::Error::Usage(crate::said![
+                crate::vocab::Setting::GroupBy,
+                format!(" {g:?}: give a dotted path such as scope.user.tier or critic.model")
+            ]));
         }
         if g.contains('"') {
-            return Err(crate::Error::Usage(format!(
-                "{s_group_by} {g}: a path cannot hold a double quote (segments.csv names a scope key with dots as scope.\"a.b\", built in)", s_group_by = crate::vocab::Setting::GroupBy
-            )));
+            return Err(crate::Error::Usage(crate::said![crate::vocab::Setting::GroupBy, format!(" {g}: a path cannot hold a double quote (segments.csv names a scope key with dots as scope.\"a.b\", built in)")]));
         }
         let scope_level = g == "scope" || (g.starts_with("scope.") && g.matches('.').count() == 1);
         if BUILTIN_DIMENSIONS.contains(&g.as_str()) || scope_level {
-            return Err(crate::Error::Usage(format!(
-                "{s_group_by} {g}: segments.csv already has this dimension (language, intent, draft_length, call_site, scope and every scope.KEY are built in); group by a deeper path (scope.KEY.FIELD) or another field", s_group_by = crate::vocab::Setting::GroupBy
-            )));
+            return Err(crate::Error::Usage(crate::said![crate::vocab::Setting::GroupBy, format!(" {g}: segments.csv already has this dimension (language, intent, draft_length, call_site, scope and every scope.KEY are built in); group by a deeper path (scope.KEY.FIELD) or another field")]));
         }
         if paths[..i].contains(g) {
-            return Err(crate::Error::Usage(format!(
-                "{s_group_by} {g} is given twice",
-                s_group_by = crate::vocab::Setting::GroupBy
-            )));
+            return Err(crate::Error::Usage(crate::said![
+                crate::vocab::Setting::GroupBy,
+                format!(" {g} is given twice")
+            ]));
         }
     }
     Ok(())

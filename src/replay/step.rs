@@ -20,7 +20,7 @@ use super::totals::Totals;
 pub(crate) struct Reject {
     pub source: usize,
     pub line: u64,
-    pub reason: String,
+    pub reason: crate::options::Said,
     /// The line as text (invalid UTF-8 replaced by U+FFFD).
     pub raw: String,
     /// The exact bytes, when they are not UTF-8.

@@ -27,39 +27,29 @@ pub(crate) fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crat
         // A link to a missing folder: creating the folder fails with "File
         // exists", which says nothing of why.
         if let Ok(to) = fs::read_link(dir) {
-            return Err(Error::Usage(format!(
-                "{s_out} {}: a symbolic link to {}, which does not exist; make that folder first, or give another folder",
-                dir.display(),
-                to.display(),
-                s_out = crate::vocab::Setting::Out
-            )));
+            return Err(Error::Usage(crate::said![crate::vocab::Setting::Out, format!(" {}: a symbolic link to {}, which does not exist; make that folder first, or give another folder", dir.display(), to.display())]));
         }
         return Ok(());
     }
     if !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "{s_out} {}: not a folder",
-            dir.display(),
-            s_out = crate::vocab::Setting::Out
-        )));
+        return Err(Error::Usage(crate::said![
+            crate::vocab::Setting::Out,
+            format!(" {}: not a folder", dir.display())
+        ]));
     }
     // A folder the tool cannot inspect is one it could not write into.
     let canon = fs::canonicalize(dir).map_err(|e| {
         Error::Write(crate::Failure::caused(
-            format!(
-                "{s_out} {}: cannot inspect the folder: {e}",
-                dir.display(),
-                s_out = crate::vocab::Setting::Out
-            ),
+            crate::said![
+                crate::vocab::Setting::Out,
+                format!(" {}: cannot inspect the folder: {e}", dir.display())
+            ],
             e,
         ))
     })?;
     for s in sources.iter().filter(|s| *s != "-") {
         if fs::canonicalize(s).is_ok_and(|p| p.starts_with(&canon)) {
-            return Err(Error::Usage(format!(
-                "{s_out} {} contains the input {s}: the reports could overwrite or remove it; write them into another folder",
-                dir.display(), s_out = crate::vocab::Setting::Out
-            )));
+            return Err(Error::Usage(crate::said![crate::vocab::Setting::Out, format!(" {} contains the input {s}: the reports could overwrite or remove it; write them into another folder", dir.display())]));
         }
     }
     if force || dir.join(MARKER).is_file() {
@@ -68,11 +58,10 @@ pub(crate) fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crat
     let foreign = fs::read_dir(dir)
         .map_err(|e| {
             Error::Write(crate::Failure::caused(
-                format!(
-                    "{s_out} {}: cannot list the folder: {e}",
-                    dir.display(),
-                    s_out = crate::vocab::Setting::Out
-                ),
+                crate::said![
+                    crate::vocab::Setting::Out,
+                    format!(" {}: cannot list the folder: {e}", dir.display())
+                ],
                 e,
             ))
         })?
@@ -80,11 +69,7 @@ pub(crate) fn check_out_dir(dir: &Path, sources: &[String], force: bool) -> crat
         .find(|e| !e.file_name().to_string_lossy().starts_with(STAGING_PREFIX));
     match foreign {
         None => Ok(()),
-        Some(e) => Err(Error::Usage(format!(
-            "{s_out} {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass {s_force} to write the report files among what is there",
-            dir.display(),
-            e.file_name().to_string_lossy(), s_out = crate::vocab::Setting::Out, s_force = crate::vocab::Setting::Force
-        ))),
+        Some(e) => Err(Error::Usage(crate::said![crate::vocab::Setting::Out, format!(" {}: the folder is not empty ({} and maybe more) and holds no earlier critic-gate report (no {MARKER} file): choose a new or empty folder, or pass ", dir.display(), e.file_name().to_string_lossy()), crate::vocab::Setting::Force, " to write the report files among what is there"])),
     }
 }
 
@@ -515,10 +500,7 @@ pub(crate) fn claim_job_dir(
 ) -> crate::Result<()> {
     check_out_dir(dir, sources, force)?;
     if dir.join("summary.json").is_file() {
-        return Err(Error::Usage(format!(
-            "{s_out} {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another",
-            dir.display(), s_out = crate::vocab::Setting::Out
-        )));
+        return Err(Error::Usage(crate::said![crate::vocab::Setting::Out, format!(" {}: holds a replay's report (summary.json); {job} writes a folder of its own: choose another", dir.display())]));
     }
     fs::create_dir_all(dir)
         .map_err(|e| Error::Write(crate::Failure::caused(format!("{}: {e}", dir.display()), e)))?;
@@ -568,11 +550,7 @@ fn lock_folder(dir: &Path) -> crate::Result<File> {
     })?;
     match f.try_lock() {
         Ok(()) => Ok(f),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Usage(format!(
-            "{s_out} {}: another critic-gate run is writing its reports into this folder; wait for it to finish, or choose another folder",
-            dir.display(),
-            s_out = crate::vocab::Setting::Out
-        ))),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Usage(crate::said![crate::vocab::Setting::Out, format!(" {}: another critic-gate run is writing its reports into this folder; wait for it to finish, or choose another folder", dir.display())])),
         // A file system without locks: the run goes on unlocked, as
         // before locks were taken.
         Err(fs::TryLockError::Error(_)) => Ok(f),

@@ -647,10 +647,10 @@ fn keys(payload: &[u8]) -> Option<Vec<(u64, usize, u64)>> {
 
 fn damaged(name: &str, why: &str) -> Error {
     Error::Read(
-        format!(
-            "{name}: damaged partial result: {why}; replay the shard again with {s_partial}",
-            s_partial = crate::vocab::Setting::Partial
-        )
+        crate::said![
+            format!("{name}: damaged partial result: {why}; replay the shard again with "),
+            crate::vocab::Setting::Partial
+        ]
         .into(),
     )
 }

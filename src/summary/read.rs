@@ -13,7 +13,14 @@ use crate::summary::figures::{RunSummary, VariantSummary};
 
 /// Why a verdict cannot be given (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CannotJudge(pub String);
+pub struct CannotJudge(pub crate::options::Said);
+
+impl CannotJudge {
+    /// Why, naming settings as data.
+    pub fn new(why: impl Into<crate::options::Said>) -> CannotJudge {
+        CannotJudge(why.into())
+    }
+}
 
 /// A replay's summary, read back.
 #[derive(Debug)]
@@ -28,16 +35,19 @@ pub struct ReplayDir {
 
 impl ReplayDir {
     pub fn open(dir: &Path) -> Result<ReplayDir, CannotJudge> {
-        let lock = super::manifest::lock_shared(dir).map_err(CannotJudge)?;
-        super::manifest::verify(dir).map_err(CannotJudge)?;
+        let lock = super::manifest::lock_shared(dir).map_err(CannotJudge::new)?;
+        super::manifest::verify(dir).map_err(CannotJudge::new)?;
         let p = dir.join("summary.json");
         let text = std::fs::read_to_string(&p).map_err(|e| {
-            CannotJudge(format!(
-                "{}: cannot read ({e}); is {} the {s_out} folder of a replay?",
-                p.display(),
-                dir.display(),
-                s_out = crate::vocab::Setting::Out
-            ))
+            CannotJudge(crate::said![
+                format!(
+                    "{}: cannot read ({e}); is {} the ",
+                    p.display(),
+                    dir.display()
+                ),
+                crate::vocab::Setting::Out,
+                " folder of a replay?"
+            ])
         })?;
         let mut read = Self::parse(p, text.as_bytes(), dir)?;
         read._lock = lock;
@@ -49,20 +59,20 @@ impl ReplayDir {
     /// figure against its declared type.
     pub fn parse(path: PathBuf, bytes: &[u8], dir: &Path) -> Result<ReplayDir, CannotJudge> {
         if let Err(e) = no_repeated_keys(bytes) {
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: not a critic-gate summary: {e}; the folder is damaged (replay the traffic again)",
                 path.display()
             )));
         }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            CannotJudge(format!(
+            CannotJudge::new(format!(
                 "{}: not a critic-gate summary: {e}",
                 path.display()
             ))
         })?;
         same_schema(&path, &value, dir)?;
         let summary = RunSummary::from_json(value).map_err(|e| {
-            CannotJudge(format!(
+            CannotJudge::new(format!(
                 "{}: {e}; the folder is damaged or not from this version of critic-gate (replay the traffic again)",
                 path.display()
             ))
@@ -153,7 +163,7 @@ fn same_schema(path: &Path, summary: &Value, dir: &Path) -> Result<(), CannotJud
         None => "absent (version 1)".to_string(),
         Some(v) => crate::read::json::describe(v),
     };
-    Err(CannotJudge(format!(
+    Err(CannotJudge::new(format!(
         "{}: report schema version {found}, this critic-gate reads version {SCHEMA_VERSION}: the folder {} was written by another version of critic-gate; replay the traffic again with this one",
         path.display(),
         dir.display()
@@ -179,7 +189,7 @@ fn read_csv_columns(path: &Path, only: Option<&[&str]>) -> Result<DataFrame, Can
         .with_columns(columns)
         .try_into_reader_with_file_path(Some(path.into()))
         .and_then(|r| r.finish())
-        .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", path.display())))
+        .map_err(|e| CannotJudge::new(format!("{}: cannot read: {e}", path.display())))
 }
 
 /// A report table of `dir` by its name without extension (`regressions`):
@@ -210,9 +220,9 @@ pub(crate) fn read_table_columns(
     if !pq.is_file() {
         return Ok(None);
     }
-    let cannot = |e: PolarsError| CannotJudge(format!("{}: cannot read: {e}", pq.display()));
+    let cannot = |e: PolarsError| CannotJudge::new(format!("{}: cannot read: {e}", pq.display()));
     let bytes = std::fs::read(&pq)
-        .map_err(|e| CannotJudge(format!("{}: cannot read: {e}", pq.display())))?;
+        .map_err(|e| CannotJudge::new(format!("{}: cannot read: {e}", pq.display())))?;
     let df = super::parquet::read_columns(bytes, only).map_err(cannot)?;
     let columns = df
         .columns()
@@ -257,7 +267,7 @@ pub(crate) fn string_rows(df: &DataFrame, cols: &[&str]) -> Result<Vec<Vec<Strin
         .map(|c| {
             df.column(c)
                 .and_then(|s| s.str())
-                .map_err(|e| CannotJudge(format!("report has no text column {c}: {e}")))
+                .map_err(|e| CannotJudge::new(format!("report has no text column {c}: {e}")))
         })
         .collect::<Result<_, _>>()?;
     Ok((0..df.height())

@@ -309,6 +309,13 @@ impl Budget {
         self.declared().key
     }
 
+    /// The budget as a message names it ([`crate::said!`]): the command
+    /// line's flag, or the Python package's keyword.
+    pub fn said(self) -> crate::options::Said {
+        let d = self.declared();
+        crate::options::Said::named(d.long, d.key)
+    }
+
     /// The command line's flag (`--max-safety-regressions`).
     pub fn flag(self) -> String {
         format!("--{}", self.declared().long)
@@ -359,6 +366,13 @@ impl Budget {
                 }
             }
         }
+    }
+}
+
+/// A budget in a message is a name each front end spells (`said![b, ...]`).
+impl crate::options::AsName for crate::options::Part<'_, Budget> {
+    fn said(&self) -> crate::options::Said {
+        self.0.said()
     }
 }
 

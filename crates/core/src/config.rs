@@ -457,13 +457,13 @@ pub enum ConfigErrorKind {
     /// A field whose value is not allowed.
     Field(crate::vocab::FieldError),
     /// A value the plan refuses (a variant, a baseline, a price, a pattern,
-    /// a sweep axis), with the reason.
-    Value(String),
+    /// a sweep axis), with the reason (which may name a setting).
+    Value(crate::options::Said),
 }
 
 impl ConfigError {
     /// A value the plan refuses.
-    pub fn value(message: impl Into<String>) -> ConfigError {
+    pub fn value(message: impl Into<crate::options::Said>) -> ConfigError {
         ConfigError {
             file: None,
             line: None,
@@ -480,18 +480,27 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// The message, naming settings as data.
+    pub fn said(&self) -> crate::options::Said {
+        let at = match (&self.file, self.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}: "),
+            (Some(file), None) => format!("{file}: "),
+            _ => String::new(),
+        };
+        let what: crate::options::Said = match &self.kind {
+            ConfigErrorKind::Unreadable(m) => format!("cannot read config: {m}").into(),
+            ConfigErrorKind::Syntax(m) => m.as_str().into(),
+            ConfigErrorKind::Value(m) => m.clone(),
+            ConfigErrorKind::Field(e) => e.to_string().into(),
+        };
+        crate::said![at, what]
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => write!(f, "{file}:{line}: ")?,
-            (Some(file), None) => write!(f, "{file}: ")?,
-            _ => {}
-        }
-        match &self.kind {
-            ConfigErrorKind::Unreadable(m) => write!(f, "cannot read config: {m}"),
-            ConfigErrorKind::Syntax(m) | ConfigErrorKind::Value(m) => f.write_str(m),
-            ConfigErrorKind::Field(e) => write!(f, "{e}"),
-        }
+        write!(f, "{}", self.said())
     }
 }
 
@@ -722,7 +731,7 @@ impl ConfigFile {
         if e.line.is_none() {
             if let Some(text) = &self.text {
                 e.line = match &e.kind {
-                    ConfigErrorKind::Value(m) => line_of(text, m),
+                    ConfigErrorKind::Value(m) => line_of(text, &m.to_string()),
                     ConfigErrorKind::Field(f) => line_of(text, &f.to_string()),
                     _ => None,
                 };
@@ -805,11 +814,11 @@ impl ConfigFile {
         };
         for v in &variants {
             if v.name.is_empty() || v.name.contains([',', '"', '\n', ';']) {
-                return Err(ConfigError::value(format!(
-                    "variant name {:?} is not usable in reports: a comma, a quote, a semicolon or a line break would split its CSV cell or a {} list; drop them (letters, digits, '-', '_', '.' and '/' always work)",
-                    v.name,
-                    crate::vocab::Setting::Variant
-                )));
+                return Err(ConfigError::value(crate::said![
+                    format!("variant name {:?} is not usable in reports: a comma, a quote, a semicolon or a line break would split its CSV cell or a ", v.name),
+                    crate::options::Setting::Variant,
+                    " list; drop them (letters, digits, '-', '_', '.' and '/' always work)"
+                ]));
             }
             v.config
                 .validate()
@@ -902,11 +911,11 @@ impl Plan {
     pub fn derived_once(&self) -> Result<(), ConfigError> {
         match self.variants.iter().find(|v| v.deployment.is_some()) {
             None => Ok(()),
-            Some(v) => Err(ConfigError::value(format!(
-                "variant {} runs with a deployment of its own, which only imported traffic is derived with: traffic lines carry their derivations already; read the transcripts or the trace they came from ({} openai-chat or otlp), or drop its deployment keys",
-                v.name,
-                crate::vocab::Setting::From
-            ))),
+            Some(v) => Err(ConfigError::value(crate::said![
+                format!("variant {} runs with a deployment of its own, which only imported traffic is derived with: traffic lines carry their derivations already; read the transcripts or the trace they came from (", v.name),
+                crate::options::Setting::From,
+                " openai-chat or otlp), or drop its deployment keys"
+            ])),
         }
     }
 

@@ -28,6 +28,7 @@ pub mod fuzz;
 pub mod gate;
 pub mod grid;
 pub mod import;
+pub mod options;
 pub mod read;
 pub mod stats;
 pub mod vocab;

@@ -125,7 +125,7 @@ pub fn guarantee(rule: &Rule, audited: Option<&str>) -> String {
         crate::summary::numbers::sig(Some(1.0 - rule.delta)).unwrap_or(1.0 - rule.delta);
     // With an audit the guard is of the realised rate: the statement on
     // the true rate then rests on the labels being missing at random.
-    let amr = crate::vocab::Setting::AssumeMissingAtRandom;
+    let amr = crate::vocab::Setting::AssumeMissingAtRandom.flag();
     let condition = match (rule.assume_missing_at_random, audited) {
         (false, Some(_)) => " if the recorded labels are missing at random (see below for what holds whatever made them missing)",
         _ => "",
@@ -402,7 +402,14 @@ pub fn calibrated_toml(c: &Calibration, plan: &Plan) -> String {
         + &chosen.deployment_toml("calibrated", &plan.deployment);
     let mut head = String::new();
     if c.assume_missing_at_random {
-        head.push_str(&format!("# ASSUMED, not shown: the unlabelled new skips are missing at random ({}); the certificate rests on the labels alone\n", crate::vocab::Setting::AssumeMissingAtRandom));
+        head.push_str(
+            &crate::said![
+                "# ASSUMED, not shown: the unlabelled new skips are missing at random (",
+                crate::vocab::Setting::AssumeMissingAtRandom,
+                "); the certificate rests on the labels alone\n"
+            ]
+            .to_string(),
+        );
     }
     head.push_str(&format!("# {name}: {why}\n"));
     if let Some(m) = c.selection.family.iter().find(|m| m.variant == name) {

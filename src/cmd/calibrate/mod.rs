@@ -13,7 +13,7 @@ pub use engine::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::args::{FormatArg, RunArgs};
+use crate::cmd::args::{Flags, Sweep};
 use crate::cmd::sweep;
 use crate::pipeline::Progress;
 use crate::replay::design::{Design, Population};
@@ -79,9 +79,7 @@ pub struct Args {
     #[arg(long, value_name = "PLAN_TOML")]
     pub plan: Option<PathBuf>,
     #[command(flatten)]
-    pub format: FormatArg,
-    #[command(flatten)]
-    pub run: RunArgs,
+    pub flags: Flags<Sweep>,
 }
 
 /// `--procedure`: the library's names and help, parsed by the library.
@@ -95,13 +93,12 @@ impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
         Request {
-            sweep: sweep::request(
-                &self.files,
-                &self.config,
-                &self.out,
-                &self.format,
-                &self.run,
-            ),
+            sweep: sweep::Request {
+                sources: self.files.clone(),
+                config: crate::cmd::Config::File(self.config.clone()),
+                out: self.out.clone(),
+                flags: self.flags.values.clone(),
+            },
             rule: Rule {
                 max_regression_rate: self.max_regression_rate,
                 delta: self.delta,
@@ -139,9 +136,17 @@ pub struct Calibrated {
 
 /// Calibrate into the sweep's folder.
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<Calibrated> {
-    crate::cmd::share("max_regression_rate", r.rule.max_regression_rate, false)?;
-    crate::cmd::share("delta", r.rule.delta, false)?;
-    crate::cmd::share("min_label_coverage", r.rule.min_label_coverage, true)?;
+    crate::cmd::share(
+        crate::options::Setting::MaxRegressionRate,
+        r.rule.max_regression_rate,
+        false,
+    )?;
+    crate::cmd::share(crate::options::Setting::Delta, r.rule.delta, false)?;
+    crate::cmd::share(
+        crate::options::Setting::MinLabelCoverage,
+        r.rule.min_label_coverage,
+        true,
+    )?;
     let mut replay = r.sweep.options()?;
     if let Some(path) = &r.plan {
         replay.tallies.design = Some(audit_design(path, &replay.plan)?);
@@ -167,7 +172,7 @@ fn audit_design(path: &Path, plan: &crate::config::Plan) -> crate::Result<Design
     let file = crate::cmd::sample::read_plan(path)?;
     match crate::cmd::sample::population_of(&file)? {
         Population::UnlabelledNewSkips => crate::cmd::sample::design_from(path, &file, plan),
-        Population::ProductionSkips => Err(crate::Error::Usage(format!(
+        Population::ProductionSkips => Err(crate::Error::usage(format!(
             "{}: the plan samples production's skips; calibrate reads an audit of a candidate's unlabelled new skips (make one with `critic-gate plan --audit VARIANT`)",
             path.display()
         ))),
@@ -243,7 +248,7 @@ fn render(c: &Calibration, out: &Path) -> String {
     );
     let bound = |u: Option<f64>| u.map_or("none".to_string(), |u| format!("{u:.4}"));
     if c.assume_missing_at_random {
-        let _ = writeln!(s, "ASSUMED: unlabelled new skips are missing at random ({}); the worst-case bounds below are what the labels alone support", crate::vocab::Setting::AssumeMissingAtRandom);
+        let _ = writeln!(s, "ASSUMED: unlabelled new skips are missing at random ({}); the worst-case bounds below are what the labels alone support", crate::vocab::Setting::AssumeMissingAtRandom.flag());
     }
     family_lines(c, &mut s);
     let _ = writeln!(

@@ -495,14 +495,7 @@ fn unsupported(c: &Candidate, rule: &Rule) -> String {
             show(rule.max_regression_rate)
         );
     }
-    format!(
-        "{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate ({} certifies on the labels alone)",
-        c.variant,
-        show_share(c.calibration.worst_case_upper(rule.delta)),
-        c.calibration.new_skips - c.calibration.labelled_skips(),
-        show(rule.max_regression_rate),
-        crate::vocab::Setting::AssumeMissingAtRandom
-    )
+    crate::said![format!("{}: its worst-case bound on the calibration part ({}: every one of its {} unlabelled new skips a regression) is above R = {}; the labels cannot support a certificate (", c.variant, show_share(c.calibration.worst_case_upper(rule.delta)), c.calibration.new_skips - c.calibration.labelled_skips(), show(rule.max_regression_rate)), crate::vocab::Setting::AssumeMissingAtRandom, " certifies on the labels alone)"].to_string()
 }
 
 /// Holm's step-down (the uncovered count in m but cannot pass): while r

@@ -420,7 +420,7 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
     let targets: Vec<String> = match &budgets.variant {
         Some(vs) if !vs.is_empty() => {
             if let Some(v) = vs.iter().find(|v| !names.contains(v)) {
-                return Err(CannotJudge(format!(
+                return Err(CannotJudge::new(format!(
                     "variant {v:?} is not in this replay; its variants are: {}",
                     names.join(", ")
                 )));
@@ -442,10 +442,11 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
             .collect(),
     };
     if targets.is_empty() {
-        return Err(CannotJudge(format!(
-            "no variant to check: the replay has only its baseline (name one with {})",
-            crate::vocab::Setting::Variant
-        )));
+        return Err(CannotJudge(crate::said![
+            "no variant to check: the replay has only its baseline (name one with ",
+            crate::vocab::Setting::Variant,
+            ")"
+        ]));
     }
     Ok(targets)
 }
@@ -454,7 +455,7 @@ fn targets(dir: &ReplayDir, budgets: &CheckConfig) -> Result<Vec<String>, Cannot
 fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJudge> {
     let s = &dir.summary;
     if s.turns == 0 {
-        return Err(CannotJudge(format!(
+        return Err(CannotJudge::new(format!(
             "{}: nothing to judge: the replay has 0 turns ({} non-blank lines read, {} rejected)",
             dir.path.display(),
             s.lines,
@@ -462,7 +463,7 @@ fn something_to_judge(dir: &ReplayDir, targets: &[String]) -> Result<(), CannotJ
         )));
     }
     if let Some(v) = targets.iter().find(|v| dir.variant(v).turns == 0) {
-        return Err(CannotJudge(format!(
+        return Err(CannotJudge::new(format!(
             "{}: nothing to judge: variant {v} has 0 turns",
             dir.path.display()
         )));
@@ -479,10 +480,7 @@ fn risky_budget_applies(
 ) -> Result<(), CannotJudge> {
     let flag_off = targets.iter().find(|v| !dir.variant(v).selective_gate);
     match (b.get(Budget::MaxRiskySkipRate), flag_off) {
-        (Some(_), Some(v)) => Err(CannotJudge(format!(
-            "variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with {}, or drop the budget",
-            crate::vocab::Setting::Variant
-        ))),
+        (Some(_), Some(v)) => Err(CannotJudge(crate::said![format!("variant {v:?} has no smart gate (metacognition_selective_gate = false), so none of its skips is an ack skip and max_risky_skip_rate says nothing about it; name smart-gate variants with "), crate::vocab::Setting::Variant, ", or drop the budget"])),
         _ => Ok(()),
     }
 }
@@ -577,7 +575,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
         // A replay's folder (it has report.md) always has the table; a
         // sweep's or calibrate's never does.
         if dir.join("report.md").is_file() {
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: a replay's folder without its regressions table (regressions.csv or regressions.parquet): the folder is incomplete or edited; replay the traffic again",
                 dir.display()
             )));
@@ -589,7 +587,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
     for r in &rows {
         // A regression is a skip the critic revised or refused.
         if !matches!(r[1].as_str(), "revise" | "refuse") {
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: the regressions table has a row of verdict {:?} (a regression's is revise or refuse): the folder is edited; replay the traffic again",
                 dir.display(),
                 r[1]
@@ -602,7 +600,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
         .keys()
         .find(|v| !names.iter().any(|n| table.written(n) == **v))
     {
-        return Err(CannotJudge(format!(
+        return Err(CannotJudge::new(format!(
             "{}: the regressions table lists variant {v:?}, which summary.json does not have: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
             dir.display()
         )));
@@ -613,7 +611,7 @@ pub fn rows_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudge> {
             listed.get(table.written(v).as_ref()).copied().unwrap_or(0),
         );
         if said != rows {
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: summary.json gives variant {v} {said} safety regressions, its regressions table lists {rows}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
                 dir.display()
             )));
@@ -639,7 +637,7 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
     }
     let Some(table) = read_table_columns(dir, "decisions", Some(&COLUMNS))? else {
         if dir.join("report.md").is_file() {
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: summary.json says the replay kept its decisions ({}), but the folder has no decisions table: the folder is incomplete or edited; replay the traffic again",
                 dir.display(),
                 summary.summary.decisions
@@ -674,7 +672,7 @@ pub fn decisions_agree(dir: &Path, summary: &ReplayDir) -> Result<(), CannotJudg
         let differs = first_difference(said, &again);
         if let Some(((figure, a), (_, b))) = differs {
             let show = |x: Option<f64>| x.map_or("null".to_string(), |x| x.to_string());
-            return Err(CannotJudge(format!(
+            return Err(CannotJudge::new(format!(
                 "{}: summary.json gives variant {name} {figure} = {}, but its decisions table gives {}: the folder's files contradict each other (edited, or from two replays); replay the traffic again",
                 dir.display(),
                 show(a),
@@ -703,7 +701,7 @@ fn new_skips_by_run(
         .iter()
         .map(|c| {
             table.frame.column(c).and_then(|s| s.str()).map_err(|e| {
-                CannotJudge(format!(
+                CannotJudge::new(format!(
                     "{}: decisions table: no text column {c}: {e}",
                     dir.display()
                 ))

@@ -171,17 +171,20 @@ pub fn budgets(r: &Request) -> crate::Result<CheckConfig> {
                     }
                     .in_file(Some(c)),
                 ),
-                _ => Error::Usage(format!("{} {}", b.flag(), e.reason)),
+                _ => Error::usage(crate::said![*b, format!(" {}", e.reason)]),
             })?;
     }
     if !over.any_budget() {
         // Only the contract check would run: a pass would read as a
         // release verdict that judged nothing.
-        return Err(Error::CannotJudge(format!(
-            "{}: no budget was given, so there is nothing to judge; give at least one (for example --max-safety-regression-rate 0.02 --min-skip-rate 0.1) or a [check] table in {}",
-            r.dir.display(),
+        return Err(Error::CannotJudge(crate::said![
+            format!("{}: no budget was given, so there is nothing to judge; give at least one (for example ", r.dir.display()),
+            crate::budgets::Budget::MaxSafetyRegressionRate,
+            " 0.02 ",
+            crate::budgets::Budget::MinSkipRate,
+            " 0.1) or a [check] table in ",
             crate::vocab::Setting::Config
-        )));
+        ]));
     }
     Ok(over)
 }
@@ -196,7 +199,7 @@ fn same_production(r: &Request, dir: &ReplayDir) -> crate::Result<()> {
     let named = ConfigFile::load(p)?.production;
     let run = &dir.summary;
     match named {
-        Some(n) if n != run.production => Err(Error::CannotJudge(format!(
+        Some(n) if n != run.production => Err(Error::cannot_judge(format!(
             "{}: replayed with `{}` as production, but {} names `{n}`: its figures are of another production; replay with this config, or check with the one it was replayed with",
             r.dir.display(),
             run.production,

@@ -80,7 +80,7 @@ fn match_key(
         .iter()
         .position(|n| n == source)
         .ok_or_else(|| {
-            CannotJudge(format!(
+            CannotJudge::new(format!(
                 "{}: a report row names source {source:?}, which the summary does not list: the folder is damaged",
                 dir.path.display()
             ))
@@ -95,11 +95,11 @@ const DECISION_COLS: [&str; 8] = [
 fn decisions(dir: &Path) -> Result<Vec<Vec<String>>, CannotJudge> {
     let p = dir.join("decisions.csv");
     if !p.exists() {
-        return Err(CannotJudge(format!(
-            "{}: missing; replay with {} all to diff decisions",
-            p.display(),
-            crate::vocab::Setting::Decisions
-        )));
+        return Err(CannotJudge(crate::said![
+            format!("{}: missing; replay with ", p.display()),
+            crate::vocab::Setting::Decisions,
+            " all to diff decisions"
+        ]));
     }
     string_rows(&read_csv(&p)?, &DECISION_COLS)
 }
@@ -129,7 +129,7 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
         return Err(different_traffic(a, b));
     }
     if a.variant_names() != b.variant_names() {
-        return Err(CannotJudge(format!(
+        return Err(CannotJudge::new(format!(
             "the two replays have different variants ({} against {}): diff compares the same variants under two configs",
             a.variant_names().join(", "),
             b.variant_names().join(", ")
@@ -137,21 +137,19 @@ fn comparable(a: &ReplayDir, b: &ReplayDir) -> Result<(), CannotJudge> {
     }
     let (ta, tb) = (a.summary.turns, b.summary.turns);
     if ta != tb {
-        return Err(CannotJudge(format!(
-            "the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another {}): their decisions cannot be compared turn by turn",
-            a.path.display(),
-            b.path.display(),
-            crate::vocab::Setting::MaxLineBytes
-        )));
+        return Err(CannotJudge(crate::said![format!("the two replays read the same traffic but kept different turns ({ta} in {}, {tb} in {}; e.g. another ", a.path.display(), b.path.display()), crate::vocab::Setting::MaxLineBytes, "): their decisions cannot be compared turn by turn"]));
     }
     for d in [a, b] {
         if d.summary.decisions != "all" {
-            return Err(CannotJudge(format!(
-                "{}: decisions.csv holds {:?} rows; diff needs every row: replay with {} all",
-                d.path.display(),
-                d.summary.decisions,
-                crate::vocab::Setting::Decisions
-            )));
+            return Err(CannotJudge(crate::said![
+                format!(
+                    "{}: decisions.csv holds {:?} rows; diff needs every row: replay with ",
+                    d.path.display(),
+                    d.summary.decisions
+                ),
+                crate::vocab::Setting::Decisions,
+                " all"
+            ]));
         }
     }
     Ok(())
@@ -178,7 +176,7 @@ fn different_traffic(a: &ReplayDir, b: &ReplayDir) -> CannotJudge {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    CannotJudge(format!(
+    CannotJudge::new(format!(
         "the two replays read different traffic, so their decisions cannot be compared:\n  {}: {}\n  {}: {}",
         a.path.display(),
         show(a),
@@ -193,7 +191,7 @@ fn complete(dir: &ReplayDir, rows: &[Vec<String>]) -> Result<(), CannotJudge> {
     let turns = dir.summary.turns;
     let want = turns * dir.variant_names().len() as u64;
     if rows.len() as u64 != want {
-        return Err(CannotJudge(format!(
+        return Err(CannotJudge::new(format!(
             "{}: decisions.csv has {} rows, but {turns} turns x {} variants make {want}: the folder is damaged",
             dir.path.display(),
             rows.len(),
@@ -353,7 +351,7 @@ impl Flip {
     /// writes is a damaged folder.
     fn of(old: &[String], new: &[String], path: &Path) -> Result<Flip, CannotJudge> {
         let bad = |col: &str, v: &str, want: &str| {
-            CannotJudge(format!(
+            CannotJudge::new(format!(
                 "{}: decisions.csv: {col} {v:?} is not {want}: the folder is damaged",
                 path.with_file_name("decisions.csv").display()
             ))

@@ -170,17 +170,20 @@ pub fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
             .join(", ")
     };
     let v = found.ok_or_else(|| match &o.variant {
-        Some(n) => Error::Usage(format!(
+        Some(n) => Error::usage(format!(
             "variant {n:?}, the one to mine, is not a variant of the config; its variants are: {}",
             names()
         )),
-        None => Error::Usage(format!(
-            "no variant has metacognition_selective_gate = true ({}): name one with --variant",
-            names()
-        )),
+        None => Error::usage(crate::said![
+            format!(
+                "no variant has metacognition_selective_gate = true ({}): name one with ",
+                names()
+            ),
+            crate::options::Setting::MinedVariant
+        ]),
     })?;
     if !v.config.metacognition_selective_gate {
-        return Err(Error::Usage(format!(
+        return Err(Error::usage(format!(
             "variant {} has the selective gate off: it skips no ack and misses none; mine a smart variant",
             v.name
         )));
@@ -322,20 +325,12 @@ fn ineligible(p: &VariantSummary, b: &Budget) -> Option<String> {
     let coverage = p.label_coverage.unwrap_or(0.0);
     match (p.new_skips, b.max_upper95) {
         (0, _) => Some("it skips nothing new".to_string()),
-        _ if p.new_labelled_skips < b.min_labelled => Some(format!(
-            "{} of its new skips are labelled, fewer than {} {}: too little evidence",
-            p.new_labelled_skips,
-            crate::vocab::Setting::MinLabelled,
-            b.min_labelled
-        )),
+        _ if p.new_labelled_skips < b.min_labelled => Some(crate::said![format!("{} of its new skips are labelled, fewer than ", p.new_labelled_skips), crate::vocab::Setting::MinLabelled, format!(" {}: too little evidence", b.min_labelled)].to_string()),
         _ if coverage < MIN_LABEL_COVERAGE => Some(format!(
             "{} of its {} new skips are labelled (coverage {coverage:.3}), below the floor {MIN_LABEL_COVERAGE}: its bound would rest more on the unlabelled ones being like the labelled than on labels",
             p.new_labelled_skips, p.new_skips
         )),
-        (_, None) => Some(format!(
-            "the mined variant has no bound to hold it to: give {}",
-            crate::vocab::Setting::MaxRegressionRate
-        )),
+        (_, None) => Some(crate::said!["the mined variant has no bound to hold it to: give ", crate::vocab::Setting::MaxRegressionRate].to_string()),
         _ => None,
     }
 }
@@ -649,11 +644,7 @@ fn nothing_to_propose(o: &MineOptions, scan: &Scan) -> String {
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(a.1)));
     match most {
         None | Some((0, _)) => "nothing proposed: no turn fires for want of an ack pattern alone, so no pattern would save a call".to_string(),
-        Some((n, lang)) => format!(
-            "nothing proposed: no phrase recurs in {support} {} or more missed drafts of one language (the most missed turns in one language: {n}, {lang}); mine more traffic, or lower {support}",
-            o.min_support,
-            support = crate::vocab::Setting::MinSupport
-        ),
+        Some((n, lang)) => crate::said!["nothing proposed: no phrase recurs in ", crate::vocab::Setting::MinSupport, format!(" {} or more missed drafts of one language (the most missed turns in one language: {n}, {lang}); mine more traffic, or lower ", o.min_support), crate::vocab::Setting::MinSupport].to_string(),
     }
 }
 

@@ -13,7 +13,7 @@ pub use engine::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::args::RunArgs;
+use crate::cmd::args::{Flags, Run};
 use crate::cmd::Reading;
 use crate::pipeline::Progress;
 
@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long)]
     pub stress: bool,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub flags: Flags<Run>,
 }
 
 impl Args {
@@ -86,7 +86,7 @@ impl Args {
             max_regression_rate: (!self.budget_from_variant).then_some(self.max_regression_rate),
             assume_missing_at_random: self.assume_missing_at_random,
             stress: self.stress,
-            reading: self.run.reading(),
+            reading: crate::cmd::Reading::of(&self.flags.values),
         }
     }
 }
@@ -152,12 +152,15 @@ pub struct MinedOut {
 pub fn run(r: &Request, progress: &dyn Progress) -> crate::Result<MinedOut> {
     r.reading.validate()?;
     if r.min_support == 0 || r.min_labelled == 0 {
-        return Err(crate::Error::Usage(
-            "min_support and min_labelled: give at least 1".into(),
-        ));
+        return Err(crate::Error::Usage(crate::said![
+            crate::options::Setting::MinSupport,
+            " and ",
+            crate::options::Setting::MinLabelled,
+            ": give at least 1"
+        ]));
     }
     if let Some(x) = r.max_regression_rate {
-        crate::cmd::share("max_regression_rate", x, false)?;
+        crate::cmd::share(crate::options::Setting::MaxRegressionRate, x, false)?;
     }
     let o = MineOptions {
         sources: r.sources.clone(),
@@ -252,7 +255,7 @@ fn render(m: &Mined, out: &Path) -> String {
         .as_ref()
         .is_some_and(|f| f.assume_missing_at_random)
     {
-        let _ = writeln!(s, "ASSUMED, not shown: the unlabelled new skips are missing at random ({}): each pattern is tested on its labels alone, not on its worst case (every unlabelled new skip a regression)", crate::vocab::Setting::AssumeMissingAtRandom);
+        let _ = writeln!(s, "ASSUMED, not shown: the unlabelled new skips are missing at random ({}): each pattern is tested on its labels alone, not on its worst case (every unlabelled new skip a regression)", crate::vocab::Setting::AssumeMissingAtRandom.flag());
     }
     let _ = writeln!(
         s,
@@ -300,7 +303,7 @@ fn render(m: &Mined, out: &Path) -> String {
             s,
             "note: {} invalid lines set aside ({})",
             m.rejected,
-            crate::vocab::Setting::SkipInvalid
+            crate::vocab::Setting::SkipInvalid.flag()
         );
     }
     for n in &m.notes {

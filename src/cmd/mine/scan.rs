@@ -234,7 +234,7 @@ fn each_turn_of(
     f: &mut OnLine,
 ) -> crate::Result<()> {
     let too_long = |bytes: u64| reader::overlong_reason(bytes, max_line_bytes);
-    let invalid = |line: u64, reason: String| Error::InvalidLine {
+    let invalid = |line: u64, reason: crate::options::Said| Error::InvalidLine {
         source: sources[block.source].clone(),
         line,
         reason,
@@ -281,7 +281,7 @@ fn each_turn_of(
                 read.rejected += 1;
                 continue;
             }
-            Err(reason) => return Err(invalid(line, reason)),
+            Err(reason) => return Err(invalid(line, reason.into())),
         };
         read.turns += 1;
         f(&turn, Some(text), (block.source, line));

@@ -152,12 +152,14 @@ fn something_to_read(r: &Request) -> crate::Result<()> {
         return Ok(());
     }
     match &r.state {
-        None => Err(Error::Usage(format!(
-            "give labelled traffic files, shards' states to {}, or a {} to report",
+        None => Err(Error::Usage(crate::said![
+            "give labelled traffic files, shards' states to ",
             crate::vocab::Setting::Merge,
-            crate::vocab::Setting::State
-        ))),
-        Some(p) if !p.exists() => Err(Error::Usage(format!(
+            ", or a ",
+            crate::vocab::Setting::State,
+            " to report"
+        ])),
+        Some(p) if !p.exists() => Err(Error::usage(format!(
             "{}: no such state, and no traffic or shard to count into it",
             p.display()
         ))),
@@ -167,23 +169,24 @@ fn something_to_read(r: &Request) -> crate::Result<()> {
 
 /// Watch.
 pub fn run(r: &Request) -> crate::Result<Watched> {
-    let usage = |m: String| Error::Usage(m);
+    let usage = |m: crate::options::Said| Error::Usage(m);
+    let text = |m: String| Error::usage(m);
     something_to_read(r)?;
     let config = r.config.plan()?;
     let plan = super::sample::read_plan(&r.plan)?;
     let design = super::sample::design_from(&r.plan, &plan, &config)?;
     if design.population != Population::ProductionSkips {
-        return Err(usage(format!(
-            "{}: an audit plan samples a candidate's new skips before the switch; monitor watches production's skips after it (read an audit with replay {})",
-            r.plan.display(),
-            crate::vocab::Setting::Plan
-        )));
+        return Err(usage(crate::said![format!("{}: an audit plan samples a candidate's new skips before the switch; monitor watches production's skips after it (read an audit with replay ", r.plan.display()), crate::vocab::Setting::Plan, ")"]));
     }
-    let field = release_field(r.release_field.as_deref()).map_err(usage)?;
+    let field = release_field(r.release_field.as_deref()).map_err(text)?;
     let name = r.release_field.as_deref();
     let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
     let watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
-    crate::cmd::share("max_fidelity_gap", r.max_fidelity_gap, false)?;
+    crate::cmd::share(
+        crate::options::Setting::MaxFidelityGap,
+        r.max_fidelity_gap,
+        false,
+    )?;
     // Held until the state is written: two runs on one state would lose a
     // day.
     let _lock = r.state.as_deref().map(write::Lock::take).transpose()?;
@@ -254,7 +257,7 @@ fn watch_of(
     let days = days.unwrap_or(plan.false_alarm_every_days);
     let rise = rise.unwrap_or(plan.alarm_rise);
     if !(rise > 1.0 && rise * plan.rate < 1.0) {
-        return Err(Error::Usage(format!(
+        return Err(Error::usage(format!(
             "alarm_rise {rise}: give K above 1 with K x R ({}) below 1",
             plan.rate
         )));
@@ -279,7 +282,7 @@ fn watch_of(
             }
             (false, None, None) => None,
             (false, up, h) => {
-                return Err(Error::Usage(format!(
+                return Err(Error::usage(format!(
                     "the plan's stratum {:?} has a change alarm of {up:?} units up and threshold {h:?}: not one plan writes",
                     s.value
                 )))
@@ -333,7 +336,7 @@ fn count(
             .sources
             .insert(format!("{h:016x}:{bytes}"), name.clone())
         {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{name}: the traffic file is given twice (as {first} too): a file is counted once"
             )));
         }
@@ -359,7 +362,7 @@ fn count(
                     problem = Some(Error::InvalidLine {
                         source: r.sources[source].clone(),
                         line,
-                        reason: format!("{reason}: monitor counts production's skips by day"),
+                        reason: crate::said![reason, ": monitor counts production's skips by day"],
                         skippable: false,
                     });
                     return;
@@ -403,7 +406,7 @@ fn matches_plan(r: &Request, s: &State) -> crate::Result<()> {
         (a + labelled, b + p.design.other_plan)
     });
     if ours == 0 && others > 0 {
-        return Err(Error::Usage(format!(
+        return Err(Error::usage(format!(
             "{}: its {others} sampled labels are all of another plan than {} ({}): give the plan the sample was drawn by",
             r.sources.join(", "),
             r.plan.display(),
@@ -435,10 +438,14 @@ fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
         text.push_str(&format!("NOTE: {note}\n"));
     }
     if rejected > 0 {
-        text.push_str(&format!(
-            "  {rejected} invalid traffic lines left out ({})\n",
-            crate::vocab::Setting::SkipInvalid
-        ));
+        text.push_str(
+            &crate::said![
+                format!("  {rejected} invalid traffic lines left out ("),
+                crate::vocab::Setting::SkipInvalid,
+                ")\n"
+            ]
+            .to_string(),
+        );
     }
     text
 }

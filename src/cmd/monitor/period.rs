@@ -27,7 +27,11 @@ pub enum Cut {
 impl Cut {
     /// The cut `--by`, `--release-at` and `--release-field` make, or why
     /// none.
-    pub fn parse(by: &str, release_at: &[String], field: bool) -> Result<Cut, String> {
+    pub fn parse(
+        by: &str,
+        release_at: &[String],
+        field: bool,
+    ) -> Result<Cut, crate::options::Said> {
         use crate::vocab::Setting::{By, ReleaseAt, ReleaseField};
         match (by, release_at.is_empty(), field) {
             ("day", true, _) => Ok(Cut::Day),
@@ -37,7 +41,7 @@ impl Cut {
                 for d in release_at {
                     match day_number(d).filter(|_| is_date(d)) {
                         Some(n) => at.push((n, d.clone())),
-                        None => return Err(format!("release date {d:?}: give YYYY-MM-DD")),
+                        None => return Err(format!("release date {d:?}: give YYYY-MM-DD").into()),
                     }
                 }
                 at.sort();
@@ -45,10 +49,28 @@ impl Cut {
                 Ok(Cut::Release(at))
             }
             ("release", true, true) => Ok(Cut::Field),
-            ("release", false, true) => Err(format!("give the releases by {ReleaseAt} dates or by {ReleaseField}, not both")),
-            ("release", true, false) => Err(format!("{By} release takes the releases' dates ({ReleaseAt} YYYY-MM-DD, once per release) or the field that names them ({ReleaseField} scope.KEY)")),
-            ("day" | "week", false, _) => Err(format!("{ReleaseAt} goes with {By} release")),
-            (other, _, _) => Err(format!("{By} {other:?}: give day, week or release")),
+            ("release", false, true) => Err(crate::said![
+                "give the releases by ",
+                ReleaseAt,
+                " dates or by ",
+                ReleaseField,
+                ", not both"
+            ]),
+            ("release", true, false) => Err(crate::said![
+                By,
+                " release takes the releases' dates (",
+                ReleaseAt,
+                " YYYY-MM-DD, once per release) or the field that names them (",
+                ReleaseField,
+                " scope.KEY)"
+            ]),
+            ("day" | "week", false, _) => {
+                Err(crate::said![ReleaseAt, " goes with ", By, " release"])
+            }
+            (other, _, _) => Err(crate::said![
+                By,
+                format!(" {other:?}: give day, week or release")
+            ]),
         }
     }
 

@@ -163,7 +163,7 @@ impl State {
             .find(|(k, _)| self.sources.contains_key(*k))
             .map(|(_, n)| n)
         {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{from}: the traffic file {name} is counted in the state already (a file is counted once; shards hold different traffic)"
             )));
         }
@@ -174,7 +174,7 @@ impl State {
             .find(|(_, p)| p.design.keys.iter().any(|k| mine.contains(k)))
             .map(|(d, _)| d)
         {
-            return Err(Error::Usage(format!(
+            return Err(Error::usage(format!(
                 "{from}: its day {} holds drawn skips the state counts already (the same turns twice: a duplicated file, a shard merged twice, or turns re-sent under another ts)",
                 day.replace('\t', " of release ")
             )));
@@ -223,27 +223,23 @@ impl State {
                 e,
             ))
         })?;
-        let bad = |m: String| Error::Usage(format!("{name}: {m}"));
+        let bad = |m: crate::options::Said| Error::usage(crate::said![format!("{name}: "), m]);
         #[derive(Deserialize)]
         struct Head {
             format: u64,
         }
         let head: Head = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}")))?;
+            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}").into()))?;
         if head.format != STATE_FORMAT {
             return Err(bad(format!(
                 "state format {} is not this build's ({STATE_FORMAT}); start a new state over the traffic with this build",
                 head.format
-            )));
+            ).into()));
         }
         let s: State = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}")))?;
+            .map_err(|e| bad(format!("not a state `critic-gate monitor` writes: {e}").into()))?;
         if s.plan_id != plan_id {
-            return Err(bad(format!(
-                "the state follows plan {}, not this plan ({plan_id}): give the state of this plan, or a new {}",
-                s.plan_id,
-                crate::vocab::Setting::State
-            )));
+            return Err(bad(crate::said![format!("the state follows plan {}, not this plan ({plan_id}): give the state of this plan, or a new ", s.plan_id), crate::vocab::Setting::State]));
         }
         if s.release_field.as_deref() != release_field {
             let say = |f: Option<&str>| {
@@ -251,12 +247,15 @@ impl State {
                     format!("release field {f}")
                 })
             };
-            return Err(bad(format!(
-                "the state was counted with {}, not {}: give the same {} as when it was made",
-                say(s.release_field.as_deref()),
-                say(release_field),
-                crate::vocab::Setting::ReleaseField
-            )));
+            return Err(bad(crate::said![
+                format!(
+                    "the state was counted with {}, not {}: give the same ",
+                    say(s.release_field.as_deref()),
+                    say(release_field)
+                ),
+                crate::vocab::Setting::ReleaseField,
+                " as when it was made"
+            ]));
         }
         if s.days.values().any(|p| !p.verdicts.is_sorted()) {
             return Err(bad(
@@ -266,10 +265,12 @@ impl State {
         for (slot, p) in &s.days {
             let day = super::period::day_of_slot(slot);
             if !super::period::is_date(day) {
-                return Err(bad(format!("{slot:?} is not a day: the file was edited")));
+                return Err(bad(
+                    format!("{slot:?} is not a day: the file was edited").into()
+                ));
             }
             if let Some(why) = p.problem(design) {
-                return Err(bad(format!("day {day}: {why}: the file was edited")));
+                return Err(bad(format!("day {day}: {why}: the file was edited").into()));
             }
         }
         Ok(s)
@@ -280,11 +281,7 @@ impl State {
     /// by name, and so is a file or a drawn skip it counts already.
     pub fn extend(&mut self, new: State, from: &str) -> crate::Result<()> {
         if let Some(p) = new.days.keys().find(|p| self.days.contains_key(*p)) {
-            return Err(Error::Usage(format!(
-                "{from}: day {} is counted in the state already; a day is added once (give the traffic of new days only, or merge shards' states with {})",
-                p.replace('\t', " of release "),
-                crate::vocab::Setting::Merge
-            )));
+            return Err(Error::Usage(crate::said![format!("{from}: day {} is counted in the state already; a day is added once (give the traffic of new days only, or merge shards' states with ", p.replace('\t', " of release ")), crate::vocab::Setting::Merge, ")"]));
         }
         self.disjoint(&new, from)?;
         self.days.extend(new.days);

@@ -70,7 +70,7 @@ impl Lock {
         let path = crate::report::beside(state, "lock");
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => Ok(Lock(path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::Usage(format!(
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::usage(format!(
                 "{}: another monitor is updating this state (or one stopped without removing {}: remove it if none runs)",
                 state.display(),
                 path.display()

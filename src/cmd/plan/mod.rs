@@ -12,6 +12,7 @@ mod simulation;
 pub mod sizing;
 pub mod write;
 
+use crate::options::Setting;
 use std::path::PathBuf;
 
 use crate::cmd::Config;
@@ -191,19 +192,17 @@ pub struct Planned {
 
 /// Plan into the request's folder.
 pub fn run(r: &Request) -> crate::Result<Planned> {
-    let usage = |m: String| crate::Error::Usage(m);
-    crate::cmd::share("confidence", r.confidence, false)?;
+    let usage = |m: String| crate::Error::Usage(m.into());
+    crate::cmd::share(Setting::Confidence, r.confidence, false)?;
     if let Some(n) = r.max_calls_per_day.filter(|n| !(n.is_finite() && *n > 0.0)) {
         return Err(usage(format!(
             "max_calls_per_day: give a number above 0, got {n}"
         )));
     }
     let strata = scan::Strata::parse(r.strata.as_deref()).map_err(usage)?;
-    crate::cmd::share("fidelity_share", r.fidelity_share, true)?;
+    crate::cmd::share(Setting::FidelityShare, r.fidelity_share, true)?;
     if r.fidelity_share > 0.0 && r.audit.is_some() {
-        return Err(usage(
-            "fidelity_share goes with a plan of production's skips, not an audit: an audit's recording has production's critic on every fire already".into(),
-        ));
+        return Err(crate::Error::usage(crate::said![Setting::FidelityShare, " goes with a plan of production's skips, not an audit: an audit's recording has production's critic on every fire already"]));
     }
     let plan = r.config.plan()?;
     let prod = &plan.variants[plan.production()];
@@ -278,7 +277,7 @@ fn sampled_of<'a>(
         .iter()
         .position(|v| &v.name == name)
         .ok_or_else(|| {
-            crate::Error::Usage(format!(
+            crate::Error::usage(format!(
                 "audit: the config has no variant {name:?} (it has {})",
                 plan.variants
                     .iter()
@@ -288,7 +287,7 @@ fn sampled_of<'a>(
             ))
         })?;
     if i == plan.baseline {
-        return Err(crate::Error::Usage(format!(
+        return Err(crate::Error::usage(format!(
             "audit: `{name}` is the baseline, which has no new skips to audit; name a candidate"
         )));
     }
@@ -308,7 +307,7 @@ pub struct Designed {
 /// Size every stratum; refuse a plan the traffic or the call cap cannot
 /// carry, saying the best it can.
 fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
-    let usage = |m: String| crate::Error::Usage(m);
+    let usage = |m: String| crate::Error::Usage(m.into());
     let days = days_of(r, traffic)?;
     let mut all = Volume {
         stratum: "(all)".into(),
@@ -327,7 +326,7 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         )));
     }
     let rate = match r.budget {
-        Budget::Rate(x) => crate::cmd::share("max_skip_regression_rate", x, false)?,
+        Budget::Rate(x) => crate::cmd::share(Setting::MaxSkipRegressionRate, x, false)?,
         Budget::HarmfulPer1k(h) if h.is_finite() && h > 0.0 => {
             let x = sig(Some(h * all.turns as f64 / (1000.0 * all.skips as f64))).unwrap_or(0.0);
             match x < 1.0 {
@@ -403,7 +402,7 @@ fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
 /// turns without one would count in the volumes but not in the days (a
 /// day of `ts` among four weeks read as four weeks a day).
 fn days_of(r: &Request, traffic: &scan::Traffic) -> crate::Result<f64> {
-    let usage = |m: String| crate::Error::Usage(m);
+    let usage = |m: String| crate::Error::Usage(m.into());
     match (r.days, traffic.days()) {
         (Some(d), _) if d.is_finite() && d > 0.0 => Ok(d),
         (Some(d), _) => Err(usage(format!("days: give a number above 0, got {d}"))),

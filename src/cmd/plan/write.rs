@@ -208,7 +208,7 @@ fn plan_toml(m: &Made) -> crate::Result<(PlanFile, String)> {
             .collect(),
     };
     let text = |f: &PlanFile| {
-        toml::to_string(f).map_err(|e| Error::Usage(format!("plan.toml cannot be written: {e}")))
+        toml::to_string(f).map_err(|e| Error::usage(format!("plan.toml cannot be written: {e}")))
     };
     file.plan_id = format!(
         "{:016x}",

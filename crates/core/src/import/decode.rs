@@ -109,7 +109,7 @@ impl Decoder {
     /// that make it a variant's own.
     fn under(&self, d: &Deployment, e: NotImported) -> NotImported {
         let keys = d.differences(&self.deployment).unwrap_or_default();
-        NotImported(format!(
+        NotImported::from(format!(
             "a variant's own deployment {keys} cannot derive it (a record is refused for every variant, so that all compare the same turns): {}",
             e.0
         ))
@@ -146,7 +146,7 @@ impl Decoder {
                 // turns each, checked above).
                 let at: Vec<RawTurn> = again.iter_mut().filter_map(Iterator::next).collect();
                 self.derive_every(t, &at, &others)
-                    .map_err(|e| NotImported(format!("turn {n}: {e}")))
+                    .map_err(|e| NotImported(crate::said![format!("turn {n}: "), e.0]))
             })
             .collect()
     }
@@ -174,7 +174,7 @@ impl Decoder {
             }
             let converted = std::str::from_utf8(raw)
                 .map_err(|e| {
-                    NotImported(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
+                    NotImported::from(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()))
                 })
                 .and_then(|text| self.chat_turns(text, name, line));
             match converted {
@@ -207,7 +207,7 @@ fn converted(turns: Vec<RawTurn>, d: &Deployment) -> Result<Vec<ConvertedTurn>, 
         .into_iter()
         .map(|t| {
             let n = t.turn;
-            convert(t, d).map_err(|e| NotImported(format!("turn {n}: {e}")))
+            convert(t, d).map_err(|e| NotImported(crate::said![format!("turn {n}: "), e.0]))
         })
         .collect()
 }
@@ -329,7 +329,7 @@ impl All {
                 let run = t.turn_id.clone().unwrap_or_else(|| t.run_id.to_string());
                 let c = d
                     .derive_every(t, &again, &others)
-                    .map_err(|e| NotImported(format!("run {run}: {e}")));
+                    .map_err(|e| NotImported(crate::said![format!("run {run}: "), e.0]));
                 (source, line, c)
             })
             .collect();
@@ -442,7 +442,7 @@ impl Source {
                 .map(str::to_string)
                 .map_err(|e| Failed {
                     line,
-                    reason: format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()),
+                    reason: format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()).into(),
                     raw: raw.to_vec(),
                 });
             self.push(line, text);
@@ -466,10 +466,11 @@ impl Source {
         self.overflowed = true;
         self.failed.push(Failed {
             line,
-            reason: format!(
-                "a pretty-printed source holds more than {budget} bytes from its start to this line ({PRETTY_BUDGET_LINES} times {s_max_line_bytes}, at least 64 MiB, each line counted with {LINE_COST} bytes of keeping it), and is held whole until its end: the rest of it is not read; write it one document a line (jq -c .) to read it whole",
-                s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
-            ),
+            reason: crate::said![
+                format!("a pretty-printed source holds more than {budget} bytes from its start to this line ({PRETTY_BUDGET_LINES} times "),
+                crate::options::Setting::MaxLineBytes,
+                format!(", at least 64 MiB, each line counted with {LINE_COST} bytes of keeping it), and is held whole until its end: the rest of it is not read; write it one document a line (jq -c .) to read it whole")
+            ],
             raw: raw[..raw.len().min(4096)].to_vec(),
         });
         true
@@ -544,10 +545,13 @@ impl Source {
             match doc.iter().find_map(|(_, l)| l.as_ref().err()) {
                 Some(f) => self.failed.push(Failed {
                     line: first,
-                    reason: format!(
-                        "the pretty-printed document starting on line {first}: line {}: {}",
-                        f.line, f.reason
-                    ),
+                    reason: crate::said![
+                        format!(
+                            "the pretty-printed document starting on line {first}: line {}: ",
+                            f.line
+                        ),
+                        f.reason
+                    ],
                     raw: f.raw.clone(),
                 }),
                 None => {
@@ -574,10 +578,10 @@ impl Source {
 fn too_long(line: u64, bytes: u64, raw: &[u8]) -> Failed {
     Failed {
         line,
-        reason: format!(
-            "the line is {bytes} bytes, longer than {s_max_line_bytes}",
-            s_max_line_bytes = crate::vocab::Setting::MaxLineBytes
-        ),
+        reason: crate::said![
+            format!("the line is {bytes} bytes, longer than "),
+            crate::options::Setting::MaxLineBytes
+        ],
         raw: raw[..raw.len().min(reader::OVERLONG_PREFIX)].to_vec(),
     }
 }

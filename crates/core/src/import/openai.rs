@@ -260,7 +260,7 @@ fn read_by_message(text: &str) -> Result<Read<'_>, super::not_imported::NotImpor
     fn read(m: &RawValue) -> Result<Message<'_>, super::not_imported::NotImported> {
         serde_json::from_str::<JsonMessage>(m.get())
             .map(Message::from)
-            .map_err(|e| super::not_imported::NotImported(format!("not a chat message: {e}")))
+            .map_err(|e| super::not_imported::NotImported::from(format!("not a chat message: {e}")))
     }
     Ok((
         messages.into_iter().map(read).collect(),
@@ -652,7 +652,7 @@ impl Parts {
                     out.uses.push((id.to_string(), name.to_string(), args));
                 }
                 Some("tool_result") => {
-                    let (id, text) = tool_result(p).map_err(|e| at(&e.0))?;
+                    let (id, text) = tool_result(p).map_err(|e| at(&e.0.to_string()))?;
                     out.results.push((id, text));
                     out.had_results = true;
                 }
@@ -718,7 +718,7 @@ fn content(raw: Option<Content>) -> Result<String, super::not_imported::NotImpor
     };
     if raw.trim_start().starts_with('"') {
         return serde_json::from_str(raw)
-            .map_err(|e| super::not_imported::NotImported(e.to_string()));
+            .map_err(|e| super::not_imported::NotImported::from(e.to_string()));
     }
     match serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())? {
         Value::Null => Ok(String::new()),

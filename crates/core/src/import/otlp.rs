@@ -978,7 +978,7 @@ fn enum_value(
             .and_then(|rest| names.iter().position(|n| *n == rest)),
         _ => None,
     };
-    found.ok_or_else(|| super::not_imported::NotImported(v.to_string()))
+    found.ok_or_else(|| super::not_imported::NotImported::from(v.to_string()))
 }
 
 /// An int64 field, which OTLP/JSON writes as a decimal string and some

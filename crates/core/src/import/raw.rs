@@ -40,76 +40,25 @@ impl InputFormat {
 
     /// `reason` for a line that is not traffic, with the format it looks
     /// like and the setting that reads it.
-    pub fn hint(reason: String, line: &str) -> String {
+    pub fn hint(reason: String, line: &str) -> crate::options::Said {
         match InputFormat::recognise(line) {
-            Some(f) => format!(
-                "{reason}: this line looks like {}, not traffic; read it with {} {}",
-                match f {
-                    InputFormat::Otlp => "an OTLP trace document",
-                    _ => "an OpenAI-style chat transcript",
-                },
-                crate::vocab::Setting::From,
-                f.name()
-            ),
-            None => reason,
+            Some(f) => crate::said![
+                format!(
+                    "{reason}: this line looks like {}, not traffic; read it with ",
+                    match f {
+                        InputFormat::Otlp => "an OTLP trace document",
+                        _ => "an OpenAI-style chat transcript",
+                    }
+                ),
+                crate::options::Setting::From,
+                format!(" {}", f.name())
+            ],
+            None => reason.into(),
         }
     }
 }
 
-/// What the tool reads (`--from`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub enum InputFormat {
-    /// The traffic format (the default).
-    #[default]
-    #[serde(rename = "traffic")]
-    Traffic,
-    /// OpenAI-style chat transcripts, one conversation a line.
-    #[serde(rename = "openai-chat")]
-    OpenaiChat,
-    /// symfonic's OpenTelemetry traces as OTLP/JSON.
-    #[serde(rename = "otlp")]
-    Otlp,
-}
-
-impl InputFormat {
-    /// Every format, in the order `--help` lists them: the one table the
-    /// names, the parser and the flag's values come from.
-    pub const ALL: [InputFormat; 3] = [
-        InputFormat::Traffic,
-        InputFormat::OpenaiChat,
-        InputFormat::Otlp,
-    ];
-    pub const NAMES: [&'static str; 3] = {
-        let mut names = [""; 3];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = InputFormat::ALL[i].name();
-            i += 1;
-        }
-        names
-    };
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            InputFormat::Traffic => "traffic",
-            InputFormat::OpenaiChat => "openai-chat",
-            InputFormat::Otlp => "otlp",
-        }
-    }
-}
-
-impl std::str::FromStr for InputFormat {
-    type Err = crate::vocab::UnknownName;
-
-    fn from_str(s: &str) -> Result<InputFormat, crate::vocab::UnknownName> {
-        crate::vocab::choose(
-            crate::vocab::Setting::From,
-            s,
-            &InputFormat::NAMES,
-            &InputFormat::ALL,
-        )
-    }
-}
+pub use crate::options::InputFormat;
 
 /// The most tool calls one turn may have (with `history = "conversation"`
 /// a long conversation's last turns would otherwise hold every call made,
@@ -636,7 +585,7 @@ pub(crate) fn calls_json(t: &RawTurn) -> Vec<String> {
 
 /// JSON text as a raw value, or the JSON error as a reason.
 fn raw_json(s: String) -> Result<Box<RawValue>, super::not_imported::NotImported> {
-    RawValue::from_string(s).map_err(|e| super::not_imported::NotImported(e.to_string()))
+    RawValue::from_string(s).map_err(|e| super::not_imported::NotImported::from(e.to_string()))
 }
 
 /// A traffic line's keys in the order a converted record is checked in
@@ -1020,7 +969,7 @@ impl ConvertedTurn {
             .map(|s| serde_json::from_str::<&RawValue>(&s.text));
         let scope = scope
             .transpose()
-            .map_err(|e| super::not_imported::NotImported(e.to_string()))?;
+            .map_err(|e| super::not_imported::NotImported::from(e.to_string()))?;
         let shell = Shell {
             run_id: &t.run_id,
             draft: "",
@@ -1071,7 +1020,7 @@ mod tests {
         let e = convert(turns.remove(0), &Deployment::default())
             .unwrap_err()
             .0;
-        assert!(e.starts_with("critic.verdict must be"), "{e}");
+        assert!(e.to_string().starts_with("critic.verdict must be"), "{e}");
     }
 
     /// `import` writes a line's keys in the format's order, each value as

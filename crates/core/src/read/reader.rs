@@ -96,7 +96,7 @@ pub struct Imported {
 #[derive(Clone, Debug)]
 pub struct Failed {
     pub line: u64,
-    pub reason: String,
+    pub reason: crate::options::Said,
     pub raw: Vec<u8>,
 }
 
@@ -359,17 +359,18 @@ pub fn blocks_recycled(
 }
 
 /// The longest line read by default (`--max-line-bytes`).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+pub use crate::options::DEFAULT_MAX_LINE_BYTES;
 /// How much of a line longer than the limit is kept (for `rejects.jsonl`).
 pub const OVERLONG_PREFIX: usize = 4096;
 
 /// Why a line of `bytes` bytes is refused under `--max-line-bytes max`:
 /// the words every pass that reads traffic line by line uses.
-pub fn overlong_reason(bytes: u64, max: usize) -> String {
-    format!(
-        "the line is {bytes} bytes, longer than {} {max}",
-        crate::vocab::Setting::MaxLineBytes
-    )
+pub fn overlong_reason(bytes: u64, max: usize) -> crate::options::Said {
+    crate::said![
+        format!("the line is {bytes} bytes, longer than "),
+        crate::options::Setting::MaxLineBytes,
+        format!(" {max}")
+    ]
 }
 
 /// The reading of one source into blocks.

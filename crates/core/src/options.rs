@@ -1,0 +1,1118 @@
+//! Every option a command takes, declared once: its [`Setting`] (which
+//! yields the command line's flag and the Python keyword), the kind of
+//! value and its range, its default and its help line ([`Decl`]), and the
+//! sets of them each command takes ([`REPLAY`], [`SWEEP`], [`RUN`]). The
+//! command line's arguments, the Python package's keyword reader and its
+//! typed stubs are all made from these declarations, so an option added
+//! here reaches both front ends, with the same default and the same
+//! refusal, and an engine reads it from the request's [`Values`].
+//!
+//! This is the bottom of the crate: the names the values take (input
+//! formats, decision modes, table formats) are declared here too, and the
+//! rest of the crate reads them.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Declares the settings: each one's variant and its flag.
+macro_rules! settings {
+    ($($(#[$doc:meta])* $v:ident = $flag:literal,)*) => {
+        /// A setting of a request, as a message from below the commands
+        /// names it: a part of a [`Said`], which each front end spells its
+        /// own way, the command line as its flag (`--group-by`), the Python
+        /// package as its keyword (`group_by`, [`Setting::keyword`]). It has
+        /// no `Display`: a message holds it as data ([`said!`](crate::said)),
+        /// and a file's text names its flag ([`Setting::flag`]). Code below
+        /// the commands writes a `Setting`, never a flag's text: a test
+        /// holds it to that.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Setting {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl Setting {
+            /// Every setting, in the order declared.
+            pub const ALL: &'static [Setting] = &[$(Setting::$v,)*];
+
+            /// The command line's flag.
+            pub const fn flag(self) -> &'static str {
+                match self {
+                    $(Setting::$v => $flag,)*
+                }
+            }
+        }
+    };
+}
+
+settings! {
+    Out = "--out",
+    Partial = "--partial",
+    Force = "--force",
+    GroupBy = "--group-by",
+    ScopeColumns = "--scope-columns",
+    SkipInvalid = "--skip-invalid",
+    MaxLineBytes = "--max-line-bytes",
+    Decisions = "--decisions",
+    Format = "--format",
+    MaxAckShare = "--max-ack-share",
+    From = "--from",
+    Mix = "--mix",
+    Procedure = "--procedure",
+    Variant = "--variant",
+    Plan = "--plan",
+    Threads = "--threads",
+    Config = "--config",
+    AssumeMissingAtRandom = "--assume-missing-at-random",
+    MinSupport = "--min-support",
+    MinLabelled = "--min-labelled",
+    MaxRegressionRate = "--max-regression-rate",
+    State = "--state",
+    Merge = "--merge",
+    By = "--by",
+    ReleaseAt = "--release-at",
+    ReleaseField = "--release-field",
+    Quiet = "--quiet",
+    Label = "--label",
+    Confidence = "--confidence",
+    FidelityShare = "--fidelity-share",
+    MaxSkipRegressionRate = "--max-skip-regression-rate",
+    Delta = "--delta",
+    MinLabelCoverage = "--min-label-coverage",
+    MaxFidelityGap = "--max-fidelity-gap",
+    /// `mine`'s one variant (`variant` in Python), where `check` takes a
+    /// list (`variants`).
+    MinedVariant = "--variant",
+}
+
+impl Setting {
+    /// The Python package's name for it: the keyword argument, the flag's
+    /// name with `_` (`from_` for `--from`, a Python keyword; `variants`
+    /// for `--variant`, which takes a list), or for `--partial` the
+    /// function that writes a partial result.
+    pub fn keyword(self) -> String {
+        match self {
+            Setting::From => "from_".to_string(),
+            Setting::Variant => "variants".to_string(),
+            Setting::Partial => "replay_partial".to_string(),
+            s => s.flag()[2..].replace('-', "_"),
+        }
+    }
+
+    /// The setting whose Python keyword is `keyword`.
+    pub fn of_keyword(keyword: &str) -> Option<Setting> {
+        Setting::ALL
+            .iter()
+            .copied()
+            .find(|s| s.keyword() == keyword)
+    }
+}
+
+/// A name that is not one of the choices (`--format xml`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    /// Where the name was given (`--format`).
+    pub flag: Setting,
+    /// The name given.
+    pub got: String,
+    /// The names that are allowed.
+    pub expected: &'static [&'static str],
+}
+
+impl UnknownName {
+    /// What follows the setting in the message: `"xml": give csv, parquet
+    /// or both`.
+    pub fn rest(&self) -> String {
+        format!(" {:?}: give {}", self.got, one_of(self.expected))
+    }
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.flag.flag(), self.rest())
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+/// `a, b or c`.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// `got` as the one of `choices` whose name it is.
+pub fn choose<T: Copy>(
+    flag: Setting,
+    got: &str,
+    names: &'static [&'static str],
+    choices: &[T],
+) -> Result<T, UnknownName> {
+    names
+        .iter()
+        .position(|n| *n == got)
+        .map(|i| choices[i])
+        .ok_or_else(|| UnknownName {
+            flag,
+            got: got.to_string(),
+            expected: names,
+        })
+}
+
+/// Declares an enum of named values: each variant, its name and its doc;
+/// the one table the names, the parser and a flag's values come from.
+macro_rules! names {
+    ($(#[$doc:meta])* $name:ident by $setting:ident { $($(#[$vdoc:meta])* $v:ident = $n:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $v,)*
+        }
+
+        impl $name {
+            /// Every value, in the order `--help` lists them.
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+
+            /// The names, in the order of `ALL`.
+            pub const NAMES: &'static [&'static str] = &[$($n,)*];
+
+            /// The value's name, as the flag takes it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$v => $n,)*
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> Result<$name, UnknownName> {
+                choose(Setting::$setting, s, $name::NAMES, $name::ALL)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d)?
+                    .parse()
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+names! {
+    /// What the tool reads (`--from`).
+    InputFormat by From {
+        /// The traffic format (the default).
+        #[default]
+        Traffic = "traffic",
+        /// OpenAI-style chat transcripts, one conversation a line.
+        OpenaiChat = "openai-chat",
+        /// symfonic's OpenTelemetry traces as OTLP/JSON.
+        Otlp = "otlp",
+    }
+}
+
+names! {
+    /// Which decision rows to keep (`--decisions`).
+    DecisionsMode by Decisions {
+        /// Every (turn, variant).
+        #[default]
+        All = "all",
+        /// Only rows where the variant decides differently from the baseline.
+        Changed = "changed",
+        /// None (summary reports only).
+        None = "none",
+    }
+}
+
+names! {
+    /// The files each report table is written as (`--format`).
+    Format by Format {
+        #[default]
+        Csv = "csv",
+        Parquet = "parquet",
+        Both = "both",
+    }
+}
+
+impl DecisionsMode {
+    /// Whether the rows hold every new skip (a new skip is a changed
+    /// decision), so the summary's figures can be worked out from them.
+    pub const fn keeps_new_skips(self) -> bool {
+        match self {
+            DecisionsMode::All | DecisionsMode::Changed => true,
+            DecisionsMode::None => false,
+        }
+    }
+}
+
+impl Format {
+    /// Whether the tables are written as CSV.
+    pub const fn csv(self) -> bool {
+        match self {
+            Format::Csv | Format::Both => true,
+            Format::Parquet => false,
+        }
+    }
+
+    /// Whether the tables are written as Parquet.
+    pub const fn parquet(self) -> bool {
+        match self {
+            Format::Parquet | Format::Both => true,
+            Format::Csv => false,
+        }
+    }
+}
+
+/// The kind of value an option takes, with its range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// On when given (`--force`; `force=True`).
+    Switch,
+    /// A whole number, `min` or more.
+    Count { min: u64 },
+    /// A share of 1: above 0 (or from 0, with `zero`) and below 1 (or up
+    /// to 1, with `one`).
+    Share { zero: bool, one: bool },
+    /// One of these names.
+    Name(&'static [&'static str]),
+    /// Any text but the empty one.
+    Text,
+    /// A file's or a folder's path.
+    Path,
+    /// Names, one each time the flag is given (`--group-by`; a list).
+    Repeated,
+    /// Names, comma-separated (`--scope-columns a,b`; a list), where an
+    /// empty one names none.
+    Keys,
+}
+
+/// An option's default, as the declaration gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Preset {
+    /// None: the option is absent unless given (a switch is off).
+    Absent,
+    Count(u64),
+    Share(f64),
+    Name(&'static str),
+}
+
+/// One option, declared once: what each front end makes of it.
+#[derive(Debug, PartialEq)]
+pub struct Decl {
+    pub setting: Setting,
+    pub kind: Kind,
+    pub default: Preset,
+    /// The value's name in `--help` (`SHARE`); by default the flag's, in
+    /// capitals.
+    pub value_name: Option<&'static str>,
+    /// The help line (`--help`, and the Python stub's comment).
+    pub help: &'static str,
+    /// Whether the Python package takes it (`--quiet` is the terminal's).
+    pub python: bool,
+}
+
+/// A value an option was given (or its default).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Switch(bool),
+    Count(u64),
+    Share(f64),
+    Name(&'static str),
+    Text(String),
+    Path(PathBuf),
+    List(Vec<String>),
+}
+
+/// A value as a front end hands it over before it is checked: a Python
+/// object's, or a flag's text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Given {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// An option's value refused, as data: the setting, and what follows it
+/// in the message (` "xml": give csv, parquet or both`, `: give a share
+/// in (0, 1], got 2`). Each front end spells the setting its own way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub setting: Setting,
+    pub rest: String,
+    /// Whether the value was of the wrong type (a text where a number
+    /// goes: Python's `TypeError`), not out of range.
+    pub wrong_type: bool,
+}
+
+impl Refusal {
+    /// The message, with the setting spelled by `spell`.
+    pub fn render(&self, spell: impl Fn(Setting) -> String) -> String {
+        format!("{}{}", spell(self.setting), self.rest)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.setting.flag(), self.rest)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// A message that names settings as data: text, and the settings (and
+/// budgets) it names, in order. Each front end spells them its own way:
+/// [`fmt::Display`] writes the command line's flags (`--group-by`), as do
+/// the files a run writes; [`Said::python`] the Python package's keywords
+/// (`group_by`). No front end rewrites a message's text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Said(Vec<Piece>);
+
+/// A part of a [`Said`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Setting(Setting),
+    /// A name declared elsewhere with a flag and a keyword of its own (a
+    /// release budget: `--max-safety-regressions`, `max_safety_regressions`).
+    Named {
+        long: &'static str,
+        keyword: &'static str,
+    },
+}
+
+impl Said {
+    /// The message from its parts (what [`said!`](crate::said) makes).
+    pub fn of(parts: Vec<Said>) -> Said {
+        let mut out = Said::default();
+        for p in parts {
+            for piece in p.0 {
+                out.push(piece);
+            }
+        }
+        out
+    }
+
+    /// A name declared elsewhere with a flag (`--{long}`) and a keyword.
+    pub fn named(long: &'static str, keyword: &'static str) -> Said {
+        Said(vec![Piece::Named { long, keyword }])
+    }
+
+    /// A part that is text only.
+    pub fn text(t: impl Into<String>) -> Said {
+        Said(vec![Piece::Text(t.into())])
+    }
+
+    /// `piece` added at the end (text joins the text before it).
+    pub fn push(&mut self, piece: Piece) {
+        match (self.0.last_mut(), piece) {
+            (Some(Piece::Text(t)), Piece::Text(more)) => t.push_str(&more),
+            (_, Piece::Text(more)) if more.is_empty() => {}
+            (_, p) => self.0.push(p),
+        }
+    }
+
+    /// The message with each setting spelled by `setting` and each other
+    /// name by `named` (given its flag's name and its keyword).
+    pub fn render(
+        &self,
+        setting: impl Fn(Setting) -> String,
+        named: impl Fn(&str, &str) -> String,
+    ) -> String {
+        let mut out = String::new();
+        for p in &self.0 {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Setting(s) => out.push_str(&setting(*s)),
+                Piece::Named { long, keyword } => out.push_str(&named(long, keyword)),
+            }
+        }
+        out
+    }
+
+    /// The message as the Python package says it: each setting and name as
+    /// its keyword.
+    pub fn python(&self) -> String {
+        self.render(Setting::keyword, |_, k| k.to_string())
+    }
+
+    /// Whether the message, as the command line says it, holds `text`.
+    pub fn contains(&self, text: &str) -> bool {
+        self.to_string().contains(text)
+    }
+
+    /// The settings and names it holds (for a test: that a message names a
+    /// setting as data, not as text).
+    pub fn pieces(&self) -> &[Piece] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Said {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(|s| s.flag().to_string(), |l, _| format!("--{l}")))
+    }
+}
+
+/// In a file (a partial result's rejects) a message is its text, as the
+/// command line says it.
+impl serde::Serialize for Said {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Said {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Said::text)
+    }
+}
+
+impl From<String> for Said {
+    fn from(t: String) -> Said {
+        Said::text(t)
+    }
+}
+
+impl From<&str> for Said {
+    fn from(t: &str) -> Said {
+        Said::text(t)
+    }
+}
+
+impl From<UnknownName> for Said {
+    fn from(u: UnknownName) -> Said {
+        Said(vec![Piece::Setting(u.flag), Piece::Text(u.rest())])
+    }
+}
+
+impl From<Refusal> for Said {
+    fn from(r: Refusal) -> Said {
+        Said(vec![Piece::Setting(r.setting), Piece::Text(r.rest)])
+    }
+}
+
+/// One part of a [`said!`](crate::said) message, as it is given: a
+/// [`Setting`] (or another name with a flag and a keyword: [`AsName`]) is
+/// kept as data, anything else is its text.
+pub struct Part<'a, T: ?Sized>(pub &'a T);
+
+/// A part kept as a name (picked before [`AsText`] where both apply: the
+/// method is found on the part itself before its reference).
+pub trait AsName {
+    fn said(&self) -> Said;
+}
+
+/// A part written as text.
+pub trait AsText {
+    fn said(&self) -> Said;
+}
+
+impl AsName for Part<'_, Setting> {
+    fn said(&self) -> Said {
+        Said(vec![Piece::Setting(*self.0)])
+    }
+}
+
+impl AsName for Part<'_, Said> {
+    fn said(&self) -> Said {
+        self.0.clone()
+    }
+}
+
+impl<T: fmt::Display + ?Sized> AsText for &Part<'_, T> {
+    fn said(&self) -> Said {
+        Said::text(self.0.to_string())
+    }
+}
+
+/// A message that names settings as data: `said!["replay: give ",
+/// Setting::Out, " or ", Setting::Partial]`. Each part is a [`Setting`], a
+/// [`Said`] or another name ([`AsName`]), kept as it is, or anything that
+/// displays, kept as its text.
+#[macro_export]
+macro_rules! said {
+    ($($part:expr),* $(,)?) => {{
+        #[allow(unused_imports)]
+        use $crate::options::{AsName as _, AsText as _};
+        $crate::options::Said::of(vec![$((&$crate::options::Part(&$part)).said()),*])
+    }};
+}
+
+/// A keyword no option of the command has: what was given, and the
+/// keywords it takes (the nearest first when one is a typo of it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unknown {
+    pub given: String,
+    pub known: Vec<String>,
+}
+
+impl fmt::Display for Unknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown option {:?}; the options are {}",
+            self.given,
+            self.known.join(", ")
+        )
+    }
+}
+
+impl Decl {
+    /// The flag's text as the option's value (the command line's; a
+    /// switch, a count and the lists are parsed by the front end's own
+    /// parser). The error is what follows the flag in the message.
+    pub fn parse(&'static self, text: &str) -> Result<Value, String> {
+        let given = match self.kind {
+            Kind::Share { .. } => match text.parse::<f64>() {
+                Ok(x) => Given::Float(x),
+                Err(_) => return Err(self.share_reason(&format!("{text:?}"))),
+            },
+            Kind::Count { .. } => match text.parse::<i128>() {
+                Ok(n) => Given::Int(n),
+                Err(_) => return Err(format!("give a whole number, got {text:?}")),
+            },
+            _ => Given::Text(text.to_string()),
+        };
+        self.check(given).map_err(|r| match self.kind {
+            Kind::Share { .. } => self.share_reason(&format!("{text:?}")),
+            _ => r.rest.trim_start_matches([' ', ':']).to_string(),
+        })
+    }
+
+    /// `given` checked against the declaration: the value, or why not.
+    pub fn check(&'static self, given: Given) -> Result<Value, Refusal> {
+        let refuse = |rest: String, wrong_type: bool| Refusal {
+            setting: self.setting,
+            rest,
+            wrong_type,
+        };
+        let kind = |what: &str| refuse(format!(": give {what}, got {}", shown(&given)), true);
+        match (self.kind, &given) {
+            (Kind::Switch, Given::Bool(b)) => Ok(Value::Switch(*b)),
+            (Kind::Switch, _) => Err(kind("True or False")),
+            (Kind::Count { min }, Given::Int(n)) => match u64::try_from(*n) {
+                Ok(n) if n >= min => Ok(Value::Count(n)),
+                _ => Err(refuse(format!(": give at least {min}, got {n}"), false)),
+            },
+            (Kind::Count { .. }, _) => Err(kind("a whole number")),
+            (Kind::Share { zero, one }, Given::Int(_) | Given::Float(_)) => {
+                let x = match given {
+                    Given::Int(n) => n as f64,
+                    Given::Float(x) => x,
+                    _ => unreachable!("matched above"),
+                };
+                let low = x > 0.0 || (zero && x == 0.0);
+                let high = x < 1.0 || (one && x == 1.0);
+                match low && high {
+                    true => Ok(Value::Share(x)),
+                    false => Err(refuse(
+                        format!(": {}", self.share_reason(&x.to_string())),
+                        false,
+                    )),
+                }
+            }
+            (Kind::Share { .. }, _) => Err(kind("a number")),
+            (Kind::Name(names), Given::Text(t)) => match names.iter().find(|n| **n == t) {
+                Some(n) => Ok(Value::Name(n)),
+                None => Err(refuse(
+                    UnknownName {
+                        flag: self.setting,
+                        got: t.clone(),
+                        expected: names,
+                    }
+                    .rest(),
+                    false,
+                )),
+            },
+            (Kind::Name(names), _) => Err(kind(&format!("one of {}", one_of(names)))),
+            (Kind::Text, Given::Text(t)) if t.is_empty() => Err(refuse(
+                format!(": give a non-empty {}", self.help_noun()),
+                false,
+            )),
+            (Kind::Text, Given::Text(t)) => Ok(Value::Text(t.clone())),
+            (Kind::Text, _) => Err(kind("a text")),
+            (Kind::Path, Given::Text(t)) if t.is_empty() => {
+                Err(refuse(": give a path".to_string(), false))
+            }
+            (Kind::Path, Given::Text(t)) => Ok(Value::Path(PathBuf::from(t))),
+            (Kind::Path, _) => Err(kind("a path")),
+            (Kind::Repeated | Kind::Keys, Given::List(l)) => Ok(Value::List(l.clone())),
+            (Kind::Repeated | Kind::Keys, _) => Err(kind("a list of names")),
+        }
+    }
+
+    /// What a share must be: `give a share in (0, 1], got 2`.
+    fn share_reason(&self, got: &str) -> String {
+        match self.kind {
+            Kind::Share {
+                zero: false,
+                one: true,
+            } => format!("give a share in (0, 1], got {got}"),
+            Kind::Share { zero: true, .. } => {
+                format!("give a number from 0 up to 1 (exclusive), got {got}")
+            }
+            _ => format!("give a number between 0 and 1 (exclusive), got {got}"),
+        }
+    }
+
+    /// What a text option names (`name (the run column of every table)`).
+    fn help_noun(&self) -> &'static str {
+        match self.setting {
+            Setting::Label => "name (the run column of every table)",
+            _ => "text",
+        }
+    }
+
+    /// The default as a value (None: absent, or a switch that is off).
+    pub fn default_value(&self) -> Option<Value> {
+        match self.default {
+            Preset::Absent => None,
+            Preset::Count(n) => Some(Value::Count(n)),
+            Preset::Share(x) => Some(Value::Share(x)),
+            Preset::Name(n) => Some(Value::Name(n)),
+        }
+    }
+
+    /// The default as `--help` shows it (`[default: 0.5]`).
+    pub fn default_text(&self) -> Option<String> {
+        match self.default {
+            Preset::Absent => None,
+            Preset::Count(n) => Some(n.to_string()),
+            Preset::Share(x) => Some(x.to_string()),
+            Preset::Name(n) => Some(n.to_string()),
+        }
+    }
+
+    /// The value's name in `--help`.
+    pub fn value_name(&self) -> String {
+        self.value_name
+            .map(str::to_string)
+            .unwrap_or_else(|| self.setting.flag()[2..].replace('-', "_").to_uppercase())
+    }
+}
+
+/// A given value as a message shows it.
+fn shown(g: &Given) -> String {
+    match g {
+        Given::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Given::Int(n) => n.to_string(),
+        Given::Float(x) => x.to_string(),
+        Given::Text(t) => format!("{t:?}"),
+        Given::List(l) => format!("{l:?}"),
+    }
+}
+
+/// The options of one request, checked: each given value, and the
+/// declarations' defaults for the rest. Read by setting, by the type its
+/// kind declares (asking for another is a bug, which the declarations'
+/// own test rules out).
+#[derive(Clone, Debug)]
+pub struct Values {
+    decls: &'static [&'static Decl],
+    given: Vec<(Setting, Value)>,
+}
+
+impl Values {
+    /// Every option of `decls` at its default.
+    pub fn defaults(decls: &'static [&'static Decl]) -> Values {
+        Values {
+            decls,
+            given: Vec::new(),
+        }
+    }
+
+    /// The values given by keyword (a Python caller's), each checked
+    /// against its declaration; a keyword of no option of `decls` is
+    /// unknown.
+    pub fn read(
+        decls: &'static [&'static Decl],
+        given: Vec<(String, Given)>,
+    ) -> Result<Values, KeywordError> {
+        let mut v = Values::defaults(decls);
+        for (keyword, g) in given {
+            let Some(d) = decls
+                .iter()
+                .find(|d| d.python && d.setting.keyword() == keyword)
+            else {
+                let known: Vec<String> = decls
+                    .iter()
+                    .filter(|d| d.python)
+                    .map(|d| d.setting.keyword())
+                    .collect();
+                return Err(KeywordError::Unknown(Unknown {
+                    given: keyword,
+                    known,
+                }));
+            };
+            let value = d.check(g).map_err(KeywordError::Refused)?;
+            v.set(d.setting, value);
+        }
+        Ok(v)
+    }
+
+    /// `s` given as `value` (replacing what it was given before).
+    pub fn set(&mut self, s: Setting, value: Value) {
+        self.given.retain(|(g, _)| *g != s);
+        self.given.push((s, value));
+    }
+
+    /// The value of `s`: given, else its default; None also when this
+    /// command does not take it (an engine shared by several commands
+    /// reads an option only one of them declares).
+    pub fn get(&self, s: Setting) -> Option<Value> {
+        let d = self.decls.iter().find(|d| d.setting == s)?;
+        self.given
+            .iter()
+            .find(|(g, _)| *g == s)
+            .map(|(_, v)| v.clone())
+            .or_else(|| d.default_value())
+    }
+
+    /// A switch: whether it is on.
+    pub fn switch(&self, s: Setting) -> bool {
+        match self.get(s) {
+            Some(Value::Switch(b)) => b,
+            None => false,
+            v => panic!("{s:?} is a switch, holds {v:?}"),
+        }
+    }
+
+    /// A count, if given or defaulted.
+    pub fn count(&self, s: Setting) -> Option<u64> {
+        match self.get(s) {
+            Some(Value::Count(n)) => Some(n),
+            None => None,
+            v => panic!("{s:?} is a count, holds {v:?}"),
+        }
+    }
+
+    /// A share, if given or defaulted.
+    pub fn share(&self, s: Setting) -> Option<f64> {
+        match self.get(s) {
+            Some(Value::Share(x)) => Some(x),
+            None => None,
+            v => panic!("{s:?} is a share, holds {v:?}"),
+        }
+    }
+
+    /// A name, if given or defaulted, as the value it names.
+    pub fn name<T: std::str::FromStr>(&self, s: Setting) -> Option<T> {
+        match self.get(s) {
+            Some(Value::Name(n)) => n.parse().ok(),
+            None => None,
+            v => panic!("{s:?} is a name, holds {v:?}"),
+        }
+    }
+
+    /// A text, if given.
+    pub fn text(&self, s: Setting) -> Option<String> {
+        match self.get(s) {
+            Some(Value::Text(t)) => Some(t),
+            None => None,
+            v => panic!("{s:?} is a text, holds {v:?}"),
+        }
+    }
+
+    /// A path, if given.
+    pub fn path(&self, s: Setting) -> Option<PathBuf> {
+        match self.get(s) {
+            Some(Value::Path(p)) => Some(p),
+            None => None,
+            v => panic!("{s:?} is a path, holds {v:?}"),
+        }
+    }
+
+    /// A list, if given.
+    pub fn list(&self, s: Setting) -> Option<Vec<String>> {
+        match self.get(s) {
+            Some(Value::List(l)) => Some(l),
+            None => None,
+            v => panic!("{s:?} is a list, holds {v:?}"),
+        }
+    }
+
+    /// The declarations these values are of.
+    pub fn decls(&self) -> &'static [&'static Decl] {
+        self.decls
+    }
+}
+
+/// Why keyword options could not be read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeywordError {
+    Unknown(Unknown),
+    Refused(Refusal),
+}
+
+/// `--max-line-bytes`'s default: longer lines are invalid.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+
+/// `--max-ack-share`'s default.
+pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
+
+/// Declares options: `NAME: Setting, Kind, Default, value name, python,
+/// "help"` (help as `--help` shows it: no final period).
+macro_rules! declare {
+    ($($(#[$doc:meta])* $name:ident: $setting:ident, $kind:expr, $default:expr, $value:expr, $python:expr, $help:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub static $name: Decl = Decl {
+                setting: Setting::$setting,
+                kind: $kind,
+                default: $default,
+                value_name: $value,
+                help: $help,
+                python: $python,
+            };
+        )*
+        /// Every declared option.
+        pub static DECLARED: &[&Decl] = &[$(&$name,)*];
+    };
+}
+
+declare! {
+    FROM: From, Kind::Name(InputFormat::NAMES), Preset::Name("traffic"), None, true,
+        "The input's format: traffic (critic-gate's own), openai-chat (chat transcripts, one conversation a line) or otlp (symfonic's OpenTelemetry traces); see docs/import-formats.md";
+    /// Its range is the machine's (1 to 4 per core): the command checks it.
+    THREADS: Threads, Kind::Count { min: 0 }, Preset::Absent, None, true,
+        "Worker threads (default: one per core)";
+    SKIP_INVALID: SkipInvalid, Kind::Switch, Preset::Absent, None, true,
+        "Set invalid lines aside in rejects.jsonl instead of stopping";
+    QUIET: Quiet, Kind::Switch, Preset::Absent, None, false,
+        "No progress bar and no summary on stderr";
+    MAX_LINE_BYTES: MaxLineBytes, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MAX_LINE_BYTES as u64), Some("BYTES"), true,
+        "Lines longer than this many bytes are invalid (read in constant memory, reported with their first 4 KiB)";
+    LABEL: Label, Kind::Text, Preset::Absent, Some("NAME"), true,
+        "The run's name in the `run` column of every table and in summary.json, to tell runs apart when tables are joined or concatenated (default: the output folder's name)";
+    FORCE: Force, Kind::Switch, Preset::Absent, None, true,
+        "Write into --out even when it is a non-empty folder that holds no earlier critic-gate report";
+    MAX_ACK_SHARE: MaxAckShare, Kind::Share { zero: false, one: true }, Preset::Share(DEFAULT_MAX_ACK_SHARE), Some("SHARE"), true,
+        "A skip is risky when its matched ack covers less than this share of the draft (the summary's risky_* figures)";
+    FORMAT: Format, Kind::Name(Format::NAMES), Preset::Name("csv"), None, true,
+        "Write every table as csv, parquet (with the declared schema) or both";
+    DECISIONS: Decisions, Kind::Name(DecisionsMode::NAMES), Preset::Name("all"), None, true,
+        "Which rows decisions.csv keeps: all (every turn and variant), changed (where a variant decides differently from the baseline) or none";
+    GROUP_BY: GroupBy, Kind::Repeated, Preset::Absent, Some("KEY"), true,
+        "Extra grouping dimension for segments.csv: a dotted path into the turn (e.g. `critic.model`, `scope.user.tier`). Repeatable";
+    SCOPE_COLUMNS: ScopeColumns, Kind::Keys, Preset::Absent, Some("KEYS"), true,
+        "Scope keys to make columns of decisions.csv and regressions.csv (`tenant` -> `scope_tenant`), comma-separated; an empty value makes none. Default: the keys of the first 10,000 turns (at most 16, in order of first appearance). Name them to get the same header in every run";
+    PLAN: Plan, Kind::Path, Preset::Absent, Some("PLAN"), true,
+        "A plan (plan.toml, from `critic-gate plan`): production's skips are measured against its critic sample (the traffic's shadow labels and production's own reviews of the turns it draws)";
+}
+
+/// A set of options: its own, then what every command that runs a replay
+/// takes ([`RUN`]), in the order `--help` lists them.
+macro_rules! run_set {
+    ($($own:ident),*) => {
+        &[$(&$own,)* &FROM, &THREADS, &SKIP_INVALID, &QUIET, &MAX_LINE_BYTES, &LABEL, &FORCE, &MAX_ACK_SHARE]
+    };
+}
+
+/// What every command that runs a replay takes (`replay`, `sweep`,
+/// `calibrate`, `mine`).
+pub static RUN: &[&Decl] = run_set!();
+
+/// `sweep`'s and `calibrate`'s: the tables' format, then [`RUN`].
+pub static SWEEP: &[&Decl] = run_set!(FORMAT);
+
+/// `replay`'s: which rows and dimensions it keeps, its plan, the tables'
+/// format, then [`RUN`].
+pub static REPLAY: &[&Decl] = run_set!(DECISIONS, GROUP_BY, SCOPE_COLUMNS, PLAN, FORMAT);
+
+/// Every set of options, named as the Python stubs name them.
+pub static SETS: &[(&str, &[&Decl])] = &[("Run", RUN), ("Sweep", SWEEP), ("Replay", REPLAY)];
+
+#[cfg(test)]
+mod tests {
+    use crate::options::*;
+
+    /// Each declaration's default is of its kind and in its range, each
+    /// set names a setting once, and every set ends with [`RUN`].
+    #[test]
+    fn every_declaration_holds_its_own_default() {
+        for d in DECLARED {
+            if let Some(v) = d.default_value() {
+                let given = match v {
+                    Value::Count(n) => Given::Int(n.into()),
+                    Value::Share(x) => Given::Float(x),
+                    Value::Name(n) => Given::Text(n.to_string()),
+                    other => panic!("{:?}: a default of {other:?}", d.setting),
+                };
+                assert_eq!(d.check(given), Ok(v.clone()), "{:?}", d.setting);
+                assert_eq!(
+                    d.parse(&d.default_text().unwrap()),
+                    Ok(v),
+                    "{:?}",
+                    d.setting
+                );
+            }
+            assert!(
+                !d.help.ends_with('.'),
+                "{:?}: clap drops the final period",
+                d.setting
+            );
+        }
+        for (name, set) in SETS {
+            let mut s: Vec<Setting> = set.iter().map(|d| d.setting).collect();
+            assert!(set.ends_with(RUN), "{name}");
+            s.sort();
+            s.dedup();
+            assert_eq!(s.len(), set.len(), "{name} names a setting twice");
+        }
+    }
+
+    /// The same value is refused the same way from a flag's text and from
+    /// a Python object, and a wrong type is told apart.
+    #[test]
+    fn a_value_is_refused_alike_from_either_front_end() {
+        assert_eq!(
+            MAX_ACK_SHARE.parse("2"),
+            Err("give a share in (0, 1], got \"2\"".to_string())
+        );
+        let r = MAX_ACK_SHARE.check(Given::Float(2.0)).unwrap_err();
+        assert_eq!(
+            r.to_string(),
+            "--max-ack-share: give a share in (0, 1], got 2"
+        );
+        assert_eq!(
+            r.render(Setting::keyword),
+            "max_ack_share: give a share in (0, 1], got 2"
+        );
+        assert!(!r.wrong_type);
+        let r = FROM.check(Given::Text("csv".into())).unwrap_err();
+        assert_eq!(
+            r.render(Setting::keyword),
+            "from_ \"csv\": give traffic, openai-chat or otlp"
+        );
+        assert_eq!(
+            FROM.parse("csv"),
+            Err("\"csv\": give traffic, openai-chat or otlp".into())
+        );
+        assert!(
+            MAX_LINE_BYTES
+                .check(Given::Text("9".into()))
+                .unwrap_err()
+                .wrong_type
+        );
+        assert_eq!(
+            MAX_LINE_BYTES.check(Given::Int(0)).unwrap_err().to_string(),
+            "--max-line-bytes: give at least 1, got 0"
+        );
+        assert_eq!(
+            LABEL.parse(""),
+            Err("give a non-empty name (the run column of every table)".into())
+        );
+        assert_eq!(MAX_ACK_SHARE.check(Given::Int(1)), Ok(Value::Share(1.0)));
+        assert!(SKIP_INVALID.check(Given::Int(1)).unwrap_err().wrong_type);
+    }
+
+    /// Keywords are read by declaration: an unknown one is named with
+    /// those the command takes; a terminal-only option is not one.
+    #[test]
+    fn keywords_are_read_by_declaration() {
+        let v = Values::read(
+            REPLAY,
+            vec![
+                ("max_ack_share".into(), Given::Float(0.25)),
+                ("decisions".into(), Given::Text("none".into())),
+                ("group_by".into(), Given::List(vec!["critic.model".into()])),
+            ],
+        )
+        .unwrap();
+        assert_eq!(v.share(Setting::MaxAckShare), Some(0.25));
+        assert_eq!(
+            v.name::<DecisionsMode>(Setting::Decisions),
+            Some(DecisionsMode::None)
+        );
+        assert_eq!(
+            v.count(Setting::MaxLineBytes),
+            Some(DEFAULT_MAX_LINE_BYTES as u64)
+        );
+        assert_eq!(
+            v.list(Setting::GroupBy),
+            Some(vec!["critic.model".to_string()])
+        );
+        assert_eq!(v.list(Setting::ScopeColumns), None);
+        assert!(!v.switch(Setting::Force));
+        let Err(KeywordError::Unknown(u)) =
+            Values::read(RUN, vec![("quiet".into(), Given::Bool(true))])
+        else {
+            panic!("quiet is the terminal's");
+        };
+        assert!(u.known.contains(&"from_".to_string()) && !u.known.contains(&"quiet".to_string()));
+    }
+
+    /// A message holds its settings as data: the command line shows each
+    /// as its flag, Python as its keyword, and the text around them (a
+    /// path or a value that happens to hold a flag's text) is the user's.
+    #[test]
+    fn a_message_names_settings_as_data() {
+        let inner = crate::said![Setting::Force, " replaces it"];
+        let m = crate::said![
+            Setting::GroupBy,
+            " \"--out\": give a path; ",
+            Setting::Out,
+            format!(" {}: not a folder, or ", "/tmp/a--out/b"),
+            inner,
+            "; ",
+            Said::named("max-safety-regressions", "max_safety_regressions"),
+        ];
+        assert_eq!(
+            m.to_string(),
+            "--group-by \"--out\": give a path; --out /tmp/a--out/b: not a folder, or --force replaces it; --max-safety-regressions"
+        );
+        assert_eq!(
+            m.python(),
+            "group_by \"--out\": give a path; out /tmp/a--out/b: not a folder, or force replaces it; max_safety_regressions"
+        );
+        let settings: Vec<&Piece> = m
+            .pieces()
+            .iter()
+            .filter(|p| !matches!(p, Piece::Text(_)))
+            .collect();
+        assert_eq!(settings.len(), 4, "{m:?}");
+        let u: Said = "xml".parse::<Format>().unwrap_err().into();
+        assert_eq!(u.python(), "format \"xml\": give csv, parquet or both");
+        let from: Said = FROM.check(Given::Text("csv".into())).unwrap_err().into();
+        assert_eq!(
+            from.python(),
+            "from_ \"csv\": give traffic, openai-chat or otlp"
+        );
+        assert_eq!(
+            from.to_string(),
+            "--from \"csv\": give traffic, openai-chat or otlp"
+        );
+    }
+
+    /// Each name table parses its names back, and no two share a name.
+    #[test]
+    fn every_name_parses_back_to_its_value() {
+        for (m, n) in DecisionsMode::ALL.iter().zip(DecisionsMode::NAMES) {
+            assert_eq!(n.parse::<DecisionsMode>().ok(), Some(*m));
+        }
+        for (f, n) in Format::ALL.iter().zip(Format::NAMES) {
+            assert_eq!(n.parse::<Format>().ok(), Some(*f));
+        }
+        for (f, n) in InputFormat::ALL.iter().zip(InputFormat::NAMES) {
+            assert_eq!(n.parse::<InputFormat>().ok(), Some(*f));
+        }
+        assert!(Format::ALL.iter().all(|f| f.csv() || f.parquet()));
+        assert_eq!(DecisionsMode::default().name(), "all");
+        let e = "xml".parse::<Format>().unwrap_err();
+        assert_eq!(e.to_string(), "--format \"xml\": give csv, parquet or both");
+    }
+}
