@@ -53,6 +53,14 @@ quiet() { # run a command, its output shown only when it fails
 CRITIC_GATE_BLESS=1 quiet cargo test --release --locked -q -p critic-gate --lib python_flags
 grep -q "scratch_share: Optional\[float\]" python/critic_gate/_flags.py \
   || { echo "option-check: the stub does not type scratch_share" >&2; exit 1; }
+# What changed, against the tracked tree: the two source files and the stub.
+mkdir "$tmp/pristine" && tar -xf "$tmp/tree.tar" -C "$tmp/pristine"
+changed=$(git -c core.quotepath=off diff --no-index --name-only "$tmp/pristine" "$work" 2>/dev/null \
+  | grep -v "^$work/target" | sed "s|^$work/||" | sort || true)
+echo "option-check: the files that differ from the tracked tree:"
+echo "$changed" | sed 's/^/  /'
+[ "$(echo "$changed" | tr '\n' ' ')" = "crates/core/src/options.rs python/critic_gate/_flags.py src/pipeline/mod.rs " ] \
+  || { echo "option-check: expected the two source files and the stub only" >&2; exit 1; }
 
 echo "option-check: 1. --help"
 quiet cargo build --release --locked -q -p critic-gate --bin critic-gate
@@ -70,6 +78,20 @@ code=0
 [ "$code" = 2 ] && [ ! -e "$out/cli-bad" ] \
   || { cat "$tmp/cli-bad.txt"; echo "option-check: --scratch-share 2 was not refused (exit $code)" >&2; exit 1; }
 grep -o "invalid value '2' for '--scratch-share <SHARE>': .*" "$tmp/cli-bad.txt" | sed 's/^/  CLI:    /'
+# Shards carry it: a merge replays with it, and refuses shards that differ.
+head -n 10 datasets/seed.jsonl >"$tmp/a.jsonl"
+tail -n +11 datasets/seed.jsonl >"$tmp/b.jsonl"
+"$cg" replay "$tmp/a.jsonl" --partial "$out/a.partial" --quiet --scratch-share 0.5
+"$cg" replay "$tmp/b.jsonl" --partial "$out/b.partial" --quiet --scratch-share 0.5
+"$cg" replay "$tmp/b.jsonl" --partial "$out/c.partial" --quiet
+"$cg" merge "$out/a.partial" "$out/b.partial" --out "$out/merged" --quiet
+grep -q '"scratch share 0.5"' "$out/merged/summary.json" \
+  || { echo "option-check: the merge lost --scratch-share" >&2; exit 1; }
+code=0
+"$cg" merge "$out/a.partial" "$out/c.partial" --out "$out/mixed" --quiet 2>"$tmp/mixed.txt" || code=$?
+[ "$code" = 2 ] && grep -q -- "(--scratch-share differ;" "$tmp/mixed.txt" \
+  || { cat "$tmp/mixed.txt"; echo "option-check: shards with other --scratch-share values merged (exit $code)" >&2; exit 1; }
+echo "  merge: shards at 0.5 merge with its note; one at the default is refused: --scratch-share differ"
 
 python3 -m venv "$tmp/venv"
 quiet "$tmp/venv/bin/pip" install --quiet "maturin>=1.9.4,<2" "polars>=1.0" mypy

@@ -517,7 +517,7 @@ const FLAG_LINES_SPELLED: &[(&str, &str)] = &[
 
 /// The keywords a line's string literals say as a message names a setting:
 /// at the start of the text (`max_ack_share: give ...`), or after `give`,
-/// `with` or `or`.
+/// `with`, `or`, `and` or `(`.
 fn keywords_said<'a>(code: &'a str, keywords: &'a [String]) -> impl Iterator<Item = &'a str> + 'a {
     let texts: Vec<&str> = code.split('"').skip(1).step_by(2).collect();
     keywords
@@ -530,7 +530,7 @@ fn keywords_said<'a>(code: &'a str, keywords: &'a [String]) -> impl Iterator<Ite
                     })
                 };
                 named(t)
-                    || ["give ", "with ", "or "]
+                    || ["give ", "with ", "or ", "(", "and "]
                         .iter()
                         .any(|w| t.match_indices(w).any(|(i, _)| named(&t[i + w.len()..])))
             })

@@ -261,32 +261,45 @@ fn looks_like_toml(s: &str) -> bool {
 
 /// A Python value as the library's declared options take it (a path
 /// arrives as its text, a tuple as a list: the Python half sees to both).
+/// Number-like values are taken as Python takes them: a bool (`numpy.bool_`
+/// too), a whole number (anything with `__index__`: `numpy.int64`), a
+/// number (anything with `__float__`: `numpy.float32`, `Fraction`), a
+/// text, or a sequence of texts (a list, a tuple, a NumPy array).
 fn given(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Given> {
-    use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
-    if v.is_instance_of::<PyBool>() {
-        return Ok(Given::Bool(v.extract()?));
-    }
-    if v.is_instance_of::<PyInt>() {
-        // Beyond i128 no option's range reaches: refused as out of range.
-        return Ok(Given::Int(v.extract().unwrap_or(i128::MAX)));
-    }
-    if v.is_instance_of::<PyFloat>() {
-        return Ok(Given::Float(v.extract()?));
+    use pyo3::types::{PyBool, PyString};
+    let type_name = v.get_type().name()?.to_string();
+    if v.is_instance_of::<PyBool>() || type_name == "bool" || type_name == "bool_" {
+        if let Ok(b) = v.extract::<bool>() {
+            return Ok(Given::Bool(b));
+        }
     }
     if v.is_instance_of::<PyString>() {
         return Ok(Given::Text(v.extract()?));
     }
-    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
-        return v
-            .extract::<Vec<String>>()
-            .map(Given::List)
-            .map_err(|_| PyTypeError::new_err(format!("{name}: give a list of names (str)")));
+    if let Ok(n) = v.call_method0("__index__") {
+        return match n.extract::<i128>() {
+            Ok(n) => Ok(Given::Int(n)),
+            // Beyond i128: said as given, refused as out of range.
+            Err(_) => Ok(Given::Huge(n.str()?.to_string())),
+        };
+    }
+    if v.hasattr("__float__")? {
+        if let Ok(x) = v.extract::<f64>() {
+            return Ok(Given::Float(x));
+        }
+    }
+    if let Ok(l) = v.extract::<Vec<String>>() {
+        return Ok(Given::List(l));
     }
     Err(PyTypeError::new_err(format!(
         "{name}: a {} is not a value any option takes",
         v.get_type().name()?
     )))
 }
+
+/// The settings `replay` takes as parameters of its own, and a shard
+/// (`replay_partial`) not at all: not keywords of either.
+const OWN_PARAMETERS: &[Setting] = &critic_gate::cmd::stubs::OWN_PARAMETERS;
 
 /// The keyword arguments a job was given, split: those `decls` declares,
 /// read and checked by their declarations into [`Values`] (the one keyword
@@ -297,24 +310,23 @@ fn declared<'py>(
     decls: &'static [&'static Decl],
     options: Option<&Bound<'py, PyDict>>,
     own: &'static [&'static str],
+    not_keywords: &[Setting],
 ) -> PyResult<(Values, Kwargs<'py>)> {
     let mut mine = Vec::new();
     let mut rest = Vec::new();
+    let keyword = |d: &&&Decl| d.python && !not_keywords.contains(&d.setting);
     for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
         let k: String = k.extract()?;
-        let ours = decls.iter().any(|d| d.python && d.setting.keyword() == k);
+        let ours = decls
+            .iter()
+            .any(|d| keyword(&d) && d.setting.keyword() == k);
         match (ours, v.is_none()) {
             (true, true) => {}
             (true, false) => mine.push((k.clone(), given(&k, &v)?)),
             (false, _) if own.contains(&k.as_str()) => rest.push((k, v)),
             (false, _) => {
                 let mut known: Vec<String> = own.iter().map(|o| o.to_string()).collect();
-                known.extend(
-                    decls
-                        .iter()
-                        .filter(|d| d.python)
-                        .map(|d| d.setting.keyword()),
-                );
+                known.extend(decls.iter().filter(keyword).map(|d| d.setting.keyword()));
                 return Err(PyTypeError::new_err(
                     options::Unknown { given: k, known }.to_string(),
                 ));
@@ -323,10 +335,7 @@ fn declared<'py>(
     }
     let values = Values::read(decls, mine).map_err(|e| match e {
         KeywordError::Unknown(u) => PyTypeError::new_err(u.to_string()),
-        KeywordError::Refused(r) if r.wrong_type => {
-            PyTypeError::new_err(r.render(Setting::keyword))
-        }
-        KeywordError::Refused(r) => UsageError::new_err(r.render(Setting::keyword)),
+        KeywordError::Refused(r) => refused(r),
     })?;
     Ok((
         values,
@@ -345,7 +354,7 @@ fn replay_request(
     config: Option<&str>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<cmd::replay::Request> {
-    let (flags, k) = declared(options::REPLAY, options, &["config_text"])?;
+    let (flags, k) = declared(options::REPLAY, options, &["config_text"], OWN_PARAMETERS)?;
     let request = cmd::replay::Request {
         sources,
         config: config_of(config, k.get("config_text")?)?,
@@ -364,16 +373,34 @@ fn replay_request(
 /// the output folder's name, as on the command line.
 fn label(label: Option<&str>, out: &Path) -> PyResult<String> {
     match label {
-        Some("") => Err(PyValueError::new_err(
-            "label: give a non-empty name (the run column of every table)",
-        )),
-        Some(l) => Ok(l.to_string()),
+        Some(l) => match checked(&options::LABEL, Given::Text(l.to_string()))? {
+            options::Value::Text(t) => Ok(t),
+            v => unreachable!("a text option holds {v:?}"),
+        },
         None => Ok(critic_gate::default_label(out)),
     }
 }
 
+/// The tables' format, checked as `--format` is.
 fn format(name: &str) -> PyResult<Format> {
+    checked(&options::FORMAT, Given::Text(name.to_string()))?;
     name.parse::<Format>().map_err(unknown)
+}
+
+/// A value of a parameter the Python function takes as its own (`label`,
+/// `format`), checked by the option's declaration.
+fn checked(d: &'static Decl, value: Given) -> PyResult<options::Value> {
+    d.check(value).map_err(refused)
+}
+
+/// A declared option's refusal as Python raises it: a wrong type as
+/// `TypeError`, a value out of range as `UsageError`, the setting spelled
+/// as the caller's keyword.
+fn refused(r: options::Refusal) -> PyErr {
+    match r.wrong_type {
+        true => PyTypeError::new_err(r.render(Setting::keyword)),
+        false => UsageError::new_err(r.render(Setting::keyword)),
+    }
 }
 
 /// Replay `paths` into the report folder `out` (written as `replay
@@ -575,7 +602,7 @@ fn sweep(
     config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let (flags, k) = declared(options::SWEEP, options, &["config_text"])?;
+    let (flags, k) = declared(options::SWEEP, options, &["config_text"], &[])?;
     let threads = threads_of(&flags);
     let r = sweep_request(paths, out, config, flags, &k)?;
     interruptible(py, threads, |stop| critic_gate::cmd::sweep::run(&r, stop))?
@@ -612,7 +639,7 @@ fn calibrate(
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let (flags, k) = declared(options::SWEEP, options, &CALIBRATE)?;
+    let (flags, k) = declared(options::SWEEP, options, &CALIBRATE, &[])?;
     let threads = threads_of(&flags);
     let coverage = k
         .get("min_label_coverage")?
@@ -677,7 +704,7 @@ fn mine(
             "paths: give at least one traffic file",
         ));
     }
-    let (flags, k) = declared(options::RUN, options, &MINE)?;
+    let (flags, k) = declared(options::RUN, options, &MINE, &[])?;
     let threads = threads_of(&flags);
     let at_least_1 = |name: &str| -> PyResult<Option<u64>> {
         match k.get::<u64>(name)? {

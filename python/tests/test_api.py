@@ -364,6 +364,48 @@ def test_errors_name_the_keyword_a_python_caller_passed(root: Path, tmp_path: Pa
     with pytest.raises(critic_gate.UsageError) as e:
         critic_gate.check(root / "reports/seed", min_skip_rate=2)
     assert str(e.value).startswith("min_skip_rate must be"), str(e.value)
+    # An invalid line's reason and the hint after it name settings too.
+    (tmp_path / "long.jsonl").write_text('{"run_id":"r","turn":1,"draft":"ok"}\n')
+    with pytest.raises(critic_gate.InvalidLineError) as e:
+        critic_gate.replay(tmp_path / "long.jsonl", out=tmp_path / "y", max_line_bytes=5)
+    said = str(e.value)
+    assert "longer than max_line_bytes 5" in said and "rerun with skip_invalid" in said, said
+    assert "--" not in said and e.value.reason.endswith("max_line_bytes 5"), said
+    # Shards replayed with other options: the one that differs, as a keyword.
+    seed = root / "datasets/seed.jsonl"
+    a = critic_gate.replay_partial(seed.read_bytes(), "a.jsonl", decisions="none")
+    b = critic_gate.replay_partial(seed.read_bytes(), "b.jsonl")
+    with pytest.raises(critic_gate.UsageError) as e:
+        critic_gate.merge([a, b], tmp_path / "m")
+    assert "(decisions differ;" in str(e.value) and "--" not in str(e.value), str(e.value)
+    # And a budget a message names is its keyword.
+    with pytest.raises(critic_gate.CannotJudgeError) as e:
+        critic_gate.check(root / "reports/seed")
+    assert "max_safety_regression_rate 0.02 min_skip_rate 0.1" in str(e.value), str(e.value)
+
+
+def test_number_like_values_are_taken_as_python_takes_them(root: Path, tmp_path: Path) -> None:
+    """A NumPy scalar, a Fraction or an array is a value as its Python
+    counterpart is; a whole number beyond any option's range is refused
+    as such, said as given."""
+    from fractions import Fraction
+    np = pytest.importorskip("numpy")
+    seed = root / "datasets/seed.jsonl"
+    want = critic_gate.replay(seed, max_ack_share=0.25, max_line_bytes=1 << 20, force=True,
+                              group_by=["critic.model"], label="n").summary_dict
+    for given in (dict(max_ack_share=np.float32(0.25), max_line_bytes=np.int64(1 << 20),
+                       force=np.bool_(True), group_by=np.array(["critic.model"])),
+                  dict(max_ack_share=Fraction(1, 4), max_line_bytes=1 << 20, force=True,
+                       group_by=("critic.model",))):
+        got = critic_gate.replay(seed, label="n", **given).summary_dict
+        assert got == want, given
+    with pytest.raises(critic_gate.UsageError) as e:
+        critic_gate.replay(seed, max_line_bytes=10**40)
+    assert str(e.value) == f"max_line_bytes: give a whole number up to {2**64 - 1}, got {10**40}", str(e.value)
+    with pytest.raises(critic_gate.UsageError, match=r"^max_line_bytes: give at least 1, got -1$"):
+        critic_gate.replay(seed, max_line_bytes=-1)
+    with pytest.raises(TypeError, match="^force: give True or False"):
+        critic_gate.replay(seed, force=np.int64(1))
 
 
 def test_a_failed_write_carries_its_os_error(root: Path, tmp_path: Path) -> None:
@@ -383,8 +425,18 @@ def test_python_refuses_what_the_cli_refuses_before_any_work(root: Path, tmp_pat
         critic_gate.replay([seed], group_by=["critic.model", "critic.model"])
     with pytest.raises(critic_gate.CriticGateError, match="given twice"):
         critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", group_by=["critic.model"] * 2)
-    with pytest.raises(ValueError, match="non-empty name"):
-        critic_gate.replay([seed], label="")
+    # A value a declared option refuses is a UsageError, whichever
+    # function takes it.
+    for run in (lambda: critic_gate.replay([seed], label=""),
+                lambda: critic_gate.sweep([seed], root / "datasets/sweep.toml", tmp_path / "s", label=""),
+                lambda: critic_gate.merge([critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl")],
+                                          tmp_path / "m", label="")):
+        with pytest.raises(critic_gate.UsageError, match="^label: give a non-empty name"):
+            run()
+    # replay_partial names no run and writes no tables: no label, no format.
+    for kw in ("label", "format"):
+        with pytest.raises(TypeError, match=f"unknown option {kw!r}".replace("'", '"')):
+            critic_gate.replay_partial(seed.read_bytes(), "seed.jsonl", **{kw: "x"})
     with pytest.raises(ValueError, match="at least one traffic file"):
         critic_gate.replay([])
     with pytest.raises(ValueError, match="Parquet"):

@@ -143,8 +143,7 @@ impl Reading {
             .clone()
             .map(|l| (&options::LABEL, Given::Text(l)));
         for (d, given) in checks.into_iter().chain(label) {
-            d.check(given)
-                .map_err(|r| crate::Error::Usage(r.to_string().into()))?;
+            d.check(given).map_err(|r| crate::Error::Usage(r.into()))?;
         }
         Ok(())
     }

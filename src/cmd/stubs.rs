@@ -13,7 +13,7 @@ use crate::options::{Decl, Kind, Preset, Setting, SETS};
 /// run's label (by default the folder's name, or `run` in memory) and the
 /// tables' format (by default `both`, since the DataFrames are read from
 /// Parquet).
-const OWN_PARAMETERS: [Setting; 2] = [Setting::Label, Setting::Format];
+pub const OWN_PARAMETERS: [Setting; 2] = [Setting::Label, Setting::Format];
 
 /// The file's text.
 pub fn python_flags() -> String {

@@ -127,13 +127,19 @@ fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spe
     let first = &headers[0].spec;
     for (input, h) in inputs.iter().zip(headers).skip(1) {
         if let Some(what) = first.difference(&h.spec) {
-            return Err(Error::usage(format!(
-                "{}: replayed with other settings than {} ({what} differ; fingerprints {} and {}): replay every shard with the same config and options",
-                input.name(),
-                inputs[0].name(),
-                h.spec.fingerprint(),
-                first.fingerprint()
-            )));
+            return Err(Error::usage(crate::said![
+                format!(
+                    "{}: replayed with other settings than {} (",
+                    input.name(),
+                    inputs[0].name()
+                ),
+                what,
+                format!(
+                    " differ; fingerprints {} and {}): replay every shard with the same config and options",
+                    h.spec.fingerprint(),
+                    first.fingerprint()
+                )
+            ]));
         }
     }
     Ok(first.clone())

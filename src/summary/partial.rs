@@ -29,12 +29,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Plan;
+use crate::options::{Said, Setting};
 use crate::replay::scope_columns::{Scan, ScopeColumns};
 use crate::replay::{
     BlockResult, DecisionsMode, Format, Regression, Reject, ReplayOptions, Tallies, Totals,
 };
 use crate::summary::build::SourceFacts;
-use crate::vocab::Setting;
 use crate::Error;
 
 /// The first bytes of a partial result (after decompression).
@@ -182,7 +182,31 @@ pub(crate) struct Spec {
     pub max_ack_share: f64,
     #[serde(default)]
     pub design: Option<crate::replay::design::Design>,
+    /// The declared options the fields above do not name (an option
+    /// declared since, which an engine reads from `ReplayOptions::flags`),
+    /// by keyword: shards must agree on them, and the merge replays with
+    /// them.
+    #[serde(default)]
+    pub flags: std::collections::BTreeMap<String, serde_json::Value>,
 }
+
+/// The options the spec names field by field, or that no figure depends
+/// on (the tables' format, the label, the threads, the terminal).
+const NAMED: [Setting; 13] = [
+    Setting::From,
+    Setting::Threads,
+    Setting::SkipInvalid,
+    Setting::Quiet,
+    Setting::MaxLineBytes,
+    Setting::Label,
+    Setting::Force,
+    Setting::MaxAckShare,
+    Setting::Format,
+    Setting::Decisions,
+    Setting::GroupBy,
+    Setting::ScopeColumns,
+    Setting::Plan,
+];
 
 impl Spec {
     pub(crate) fn of(o: &ReplayOptions) -> Spec {
@@ -199,6 +223,7 @@ impl Spec {
             split: o.input.split,
             max_ack_share: o.tallies.max_ack_share,
             design: o.tallies.design.clone(),
+            flags: o.flags.record(&NAMED),
         }
     }
 
@@ -224,12 +249,18 @@ impl Spec {
         o.outputs.format = format;
         o.outputs.frontier = self.frontier;
         o.outputs.notes = self.notes.clone();
+        // Every shard's spec was read back from a partial result this build
+        // wrote (the header's version is checked): its options read back.
+        if let Some(flags) = crate::options::Values::restore(crate::options::REPLAY, &self.flags) {
+            o.flags = flags;
+        }
         o
     }
 
     /// What differs from `o`, first difference first, in the words of the
-    /// config file and the command line; None when they agree.
-    pub(crate) fn difference(&self, o: &Spec) -> Option<String> {
+    /// config file and the command line (each setting as data, which the
+    /// front end spells); None when they agree.
+    pub(crate) fn difference(&self, o: &Spec) -> Option<Said> {
         let (a, b) = (&self.plan, &o.plan);
         let names = |p: &Plan| {
             p.variants
@@ -238,7 +269,7 @@ impl Spec {
                 .collect::<Vec<_>>()
         };
         if names(a) != names(b) {
-            return Some(format!("variants {:?} against {:?}", names(a), names(b)));
+            return Some(format!("variants {:?} against {:?}", names(a), names(b)).into());
         }
         if let Some((x, _)) = a
             .variants
@@ -246,7 +277,7 @@ impl Spec {
             .zip(&b.variants)
             .find(|(x, y)| x.config != y.config)
         {
-            return Some(format!("the gate settings of variant {:?}", x.name));
+            return Some(format!("the gate settings of variant {:?}", x.name).into());
         }
         if let Some((x, _)) = a
             .variants
@@ -254,11 +285,21 @@ impl Spec {
             .zip(&b.variants)
             .find(|(x, y)| x.deployment != y.deployment)
         {
-            return Some(format!(
-                "the deployment variant {:?} runs with ([variants.{}.deployment])",
-                x.name, x.name
-            ));
+            return Some(
+                format!(
+                    "the deployment variant {:?} runs with ([variants.{}.deployment])",
+                    x.name, x.name
+                )
+                .into(),
+            );
         }
+        self.plan_difference(o)
+            .or_else(|| self.option_difference(o))
+    }
+
+    /// The first of the plan's tables that differs.
+    fn plan_difference(&self, o: &Spec) -> Option<Said> {
+        let (a, b) = (&self.plan, &o.plan);
         let differs = [
             (a.baseline != b.baseline, "the baseline"),
             (
@@ -271,35 +312,43 @@ impl Spec {
                 a.deployment != b.deployment,
                 "the deployment ([deployment])",
             ),
-            (
-                self.skip_invalid != o.skip_invalid,
-                Setting::SkipInvalid.flag(),
-            ),
-            (self.decisions != o.decisions, Setting::Decisions.flag()),
-            (self.group_by != o.group_by, Setting::GroupBy.flag()),
-            (
-                self.max_line_bytes != o.max_line_bytes,
-                Setting::MaxLineBytes.flag(),
-            ),
-            (
-                self.scope_columns != o.scope_columns,
-                Setting::ScopeColumns.flag(),
-            ),
-            (
-                self.max_ack_share != o.max_ack_share,
-                Setting::MaxAckShare.flag(),
-            ),
-            (self.design != o.design, Setting::Plan.flag()),
-            (
-                (self.frontier, self.detail, &self.notes, self.split)
-                    != (o.frontier, o.detail, &o.notes, o.split),
-                "the command (replay, sweep or calibrate)",
-            ),
         ];
         differs
             .iter()
             .find(|(d, _)| *d)
-            .map(|(_, what)| what.to_string())
+            .map(|(_, what)| (*what).into())
+    }
+
+    /// The first option that differs, as its setting.
+    fn option_difference(&self, o: &Spec) -> Option<Said> {
+        let differs = [
+            (self.skip_invalid != o.skip_invalid, Setting::SkipInvalid),
+            (self.decisions != o.decisions, Setting::Decisions),
+            (self.group_by != o.group_by, Setting::GroupBy),
+            (
+                self.max_line_bytes != o.max_line_bytes,
+                Setting::MaxLineBytes,
+            ),
+            (self.scope_columns != o.scope_columns, Setting::ScopeColumns),
+            (self.max_ack_share != o.max_ack_share, Setting::MaxAckShare),
+            (self.design != o.design, Setting::Plan),
+        ];
+        if let Some((_, s)) = differs.iter().find(|(d, _)| *d) {
+            return Some(crate::said![*s]);
+        }
+        let keys = self.flags.keys().chain(o.flags.keys());
+        if let Some(k) = keys
+            .into_iter()
+            .find(|k| self.flags.get(*k) != o.flags.get(*k))
+        {
+            return Some(match Setting::of_keyword(k) {
+                Some(s) => crate::said![s],
+                None => k.as_str().into(),
+            });
+        }
+        let command = (self.frontier, self.detail, &self.notes, self.split)
+            != (o.frontier, o.detail, &o.notes, o.split);
+        command.then(|| "the command (replay, sweep or calibrate)".into())
     }
 
     /// A short hash of the spec, to name it in messages.

@@ -341,6 +341,8 @@ pub enum Value {
 pub enum Given {
     Bool(bool),
     Int(i128),
+    /// A whole number beyond `i128`, as its digits.
+    Huge(String),
     Float(f64),
     Text(String),
     List(Vec<String>),
@@ -533,6 +535,21 @@ impl AsName for Part<'_, Said> {
     }
 }
 
+/// A borrowed message (a field matched by reference) is spliced in too,
+/// not written as its text: a `Said` displays, and without this a
+/// reference would take the text path.
+impl AsName for Part<'_, &Said> {
+    fn said(&self) -> Said {
+        (*self.0).clone()
+    }
+}
+
+impl AsName for Part<'_, &Setting> {
+    fn said(&self) -> Said {
+        Said(vec![Piece::Setting(**self.0)])
+    }
+}
+
 impl<T: fmt::Display + ?Sized> AsText for &Part<'_, T> {
     fn said(&self) -> Said {
         Said::text(self.0.to_string())
@@ -583,6 +600,12 @@ impl Decl {
             },
             Kind::Count { .. } => match text.parse::<i128>() {
                 Ok(n) => Given::Int(n),
+                Err(_) if text.bytes().all(|b| b.is_ascii_digit()) && !text.is_empty() => {
+                    return Err(format!(
+                        "give a whole number up to {}, got {text:?}",
+                        u64::MAX
+                    ))
+                }
                 Err(_) => return Err(format!("give a whole number, got {text:?}")),
             },
             _ => Given::Text(text.to_string()),
@@ -606,8 +629,21 @@ impl Decl {
             (Kind::Switch, _) => Err(kind("True or False")),
             (Kind::Count { min }, Given::Int(n)) => match u64::try_from(*n) {
                 Ok(n) if n >= min => Ok(Value::Count(n)),
+                Err(_) if *n > 0 => Err(refuse(
+                    format!(": give a whole number up to {}, got {n}", u64::MAX),
+                    false,
+                )),
+                _ if min == 0 => Err(refuse(format!(": give a whole number, got {n}"), false)),
                 _ => Err(refuse(format!(": give at least {min}, got {n}"), false)),
             },
+            (Kind::Count { .. }, Given::Huge(digits)) if !digits.starts_with('-') => Err(refuse(
+                format!(": give a whole number up to {}, got {digits}", u64::MAX),
+                false,
+            )),
+            (Kind::Count { min }, Given::Huge(digits)) => Err(refuse(
+                format!(": give at least {min}, got {digits}"),
+                false,
+            )),
             (Kind::Count { .. }, _) => Err(kind("a whole number")),
             (Kind::Share { zero, one }, Given::Int(_) | Given::Float(_)) => {
                 let x = match given {
@@ -624,6 +660,9 @@ impl Decl {
                         false,
                     )),
                 }
+            }
+            (Kind::Share { .. }, Given::Huge(digits)) => {
+                Err(refuse(format!(": {}", self.share_reason(digits)), false))
             }
             (Kind::Share { .. }, _) => Err(kind("a number")),
             (Kind::Name(names), Given::Text(t)) => match names.iter().find(|n| **n == t) {
@@ -710,6 +749,7 @@ fn shown(g: &Given) -> String {
     match g {
         Given::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         Given::Int(n) => n.to_string(),
+        Given::Huge(digits) => digits.clone(),
         Given::Float(x) => x.to_string(),
         Given::Text(t) => format!("{t:?}"),
         Given::List(l) => format!("{l:?}"),
@@ -848,6 +888,58 @@ impl Values {
     /// The declarations these values are of.
     pub fn decls(&self) -> &'static [&'static Decl] {
         self.decls
+    }
+
+    /// The values of the options not in `except`, given or defaulted, by
+    /// keyword, as JSON: what a partial result records, so that shards
+    /// must agree on an option and a merge replays with it.
+    pub fn record(
+        &self,
+        except: &[Setting],
+    ) -> std::collections::BTreeMap<String, serde_json::Value> {
+        use serde_json::Value as J;
+        let json = |v: Value| match v {
+            Value::Switch(b) => J::from(b),
+            Value::Count(n) => J::from(n),
+            Value::Share(x) => J::from(x),
+            Value::Name(n) => J::from(n),
+            Value::Text(t) => J::from(t),
+            Value::Path(p) => J::from(p.to_string_lossy().into_owned()),
+            Value::List(l) => J::from(l),
+        };
+        self.decls
+            .iter()
+            .filter(|d| d.python && !except.contains(&d.setting))
+            .filter_map(|d| Some((d.setting.keyword(), json(self.get(d.setting)?))))
+            .collect()
+    }
+
+    /// `decls` at their defaults, with what [`Values::record`] recorded read
+    /// back; None when a recorded value is not one of them.
+    pub fn restore(
+        decls: &'static [&'static Decl],
+        recorded: &std::collections::BTreeMap<String, serde_json::Value>,
+    ) -> Option<Values> {
+        use serde_json::Value as J;
+        let given = recorded.iter().map(|(k, v)| {
+            let g = match v {
+                J::Bool(b) => Given::Bool(*b),
+                J::Number(n) if n.is_u64() || n.is_i64() => Given::Int(
+                    n.as_i64()
+                        .map_or(n.as_u64().map_or(0, i128::from), i128::from),
+                ),
+                J::Number(n) => Given::Float(n.as_f64()?),
+                J::String(s) => Given::Text(s.clone()),
+                J::Array(a) => Given::List(
+                    a.iter()
+                        .map(|x| x.as_str().map(str::to_string))
+                        .collect::<Option<_>>()?,
+                ),
+                _ => return None,
+            };
+            Some((k.clone(), g))
+        });
+        Values::read(decls, given.collect::<Option<_>>()?).ok()
     }
 }
 
@@ -1085,6 +1177,14 @@ mod tests {
             .filter(|p| !matches!(p, Piece::Text(_)))
             .collect();
         assert_eq!(settings.len(), 4, "{m:?}");
+        // A message borrowed (as a matched field is) keeps its settings.
+        let borrowed = &m;
+        let setting = &Setting::Threads;
+        let again = crate::said!["at ", borrowed, " and ", setting];
+        assert_eq!(again.pieces().len(), m.pieces().len() + 3, "{again:?}");
+        assert!(again
+            .python()
+            .ends_with("max_safety_regressions and threads"));
         let u: Said = "xml".parse::<Format>().unwrap_err().into();
         assert_eq!(u.python(), "format \"xml\": give csv, parquet or both");
         let from: Said = FROM.check(Given::Text("csv".into())).unwrap_err().into();
@@ -1096,6 +1196,28 @@ mod tests {
             from.to_string(),
             "--from \"csv\": give traffic, openai-chat or otlp"
         );
+    }
+
+    /// What a partial result records of its options reads back as they
+    /// were, and an option left at its default is recorded too.
+    #[test]
+    fn recorded_options_read_back() {
+        let mut v = Values::defaults(REPLAY);
+        v.set(Setting::MaxAckShare, Value::Share(0.25));
+        v.set(Setting::GroupBy, Value::List(vec!["critic.model".into()]));
+        let rec = v.record(&[Setting::Label]);
+        assert_eq!(rec["max_ack_share"], serde_json::json!(0.25));
+        assert_eq!(
+            rec["max_line_bytes"],
+            serde_json::json!(DEFAULT_MAX_LINE_BYTES)
+        );
+        assert!(!rec.contains_key("label") && !rec.contains_key("quiet"));
+        let back = Values::restore(REPLAY, &rec).expect("reads back");
+        assert_eq!(back.record(&[Setting::Label]), rec);
+        assert_eq!(back.share(Setting::MaxAckShare), Some(0.25));
+        let mut bad = rec.clone();
+        bad.insert("max_ack_share".into(), serde_json::json!(2.0));
+        assert!(Values::restore(REPLAY, &bad).is_none());
     }
 
     /// Each name table parses its names back, and no two share a name.
