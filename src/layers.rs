@@ -513,6 +513,14 @@ const FLAG_LINES_SPELLED: &[(&str, &str)] = &[
         "Budget::Rate(x) => (\"max_skip_regression_rate\", x),",
         "plan.toml's key for the budget, the file's own name",
     ),
+    (
+        "Budget::HarmfulPer1k(h) => (\"max_harmful_per_1k\", h),",
+        "plan.toml's key for the budget, the file's own name",
+    ),
+    (
+        "`critic-gate plan --audit VARIANT`",
+        "a command line to type, in calibrate's refusal of a plan that is no audit",
+    ),
 ];
 
 /// The keywords a line's string literals say as a message names a setting:

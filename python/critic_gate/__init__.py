@@ -497,7 +497,8 @@ def calibrate(
         assume_missing_at_random=assume_missing_at_random,
         plan=plan,
         label=label,
-        format=format,
+        # None (untyped) is Python's default too, not the CLI's csv.
+        format=format if format is not None else "both",
         **flags,
     )
     cfg = _config(config, options)

@@ -52,16 +52,15 @@ class ReplayFlags(SweepFlags, total=False):
     """A plan (plan.toml, from `critic-gate plan`): production's skips are measured against its critic sample (the traffic's shadow labels and production's own reviews of the turns it draws)."""
 
 
-# Each option's default, as the command line's --help gives it.
+# Each keyword's default, as the command line's --help gives it (None:
+# none, or the command works it out).
 DEFAULTS: dict[str, object] = {
     "from_": "traffic",
     "threads": None,
     "skip_invalid": False,
     "max_line_bytes": 16777216,
-    "label": None,
     "force": False,
     "max_ack_share": 0.5,
-    "format": "csv",
     "decisions": "all",
     "group_by": None,
     "scope_columns": None,

@@ -291,6 +291,11 @@ fn given(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Given> {
     if let Ok(l) = v.extract::<Vec<String>>() {
         return Ok(Given::List(l));
     }
+    if v.hasattr("__len__")? && v.hasattr("__iter__")? {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: give a list of names (str)"
+        )));
+    }
     Err(PyTypeError::new_err(format!(
         "{name}: a {} is not a value any option takes",
         v.get_type().name()?

@@ -406,6 +406,8 @@ def test_number_like_values_are_taken_as_python_takes_them(root: Path, tmp_path:
         critic_gate.replay(seed, max_line_bytes=-1)
     with pytest.raises(TypeError, match="^force: give True or False"):
         critic_gate.replay(seed, force=np.int64(1))
+    with pytest.raises(TypeError, match=r"^group_by: give a list of names \(str\)$"):
+        critic_gate.replay(seed, group_by=[1])
 
 
 def test_a_failed_write_carries_its_os_error(root: Path, tmp_path: Path) -> None:

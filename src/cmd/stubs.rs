@@ -66,11 +66,11 @@ pub fn python_flags() -> String {
         written.push((name, body));
     }
     out.push_str(
-        "\n\n# Each option's default, as the command line's --help gives it.\nDEFAULTS: dict[str, object] = {\n",
+        "\n\n# Each keyword's default, as the command line's --help gives it (None:\n# none, or the command works it out).\nDEFAULTS: dict[str, object] = {\n",
     );
     let mut seen = Vec::new();
     for d in SETS.iter().flat_map(|(_, decls)| decls.iter()) {
-        if d.python && !seen.contains(&d.setting) {
+        if d.python && !OWN_PARAMETERS.contains(&d.setting) && !seen.contains(&d.setting) {
             seen.push(d.setting);
             let _ = writeln!(out, "    {:?}: {},", d.setting.keyword(), python_default(d));
         }

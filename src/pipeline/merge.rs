@@ -125,6 +125,16 @@ fn each_file_once(inputs: &[PartialInput]) -> crate::Result<()> {
 /// other that differs is an error naming what differs).
 fn agreed_spec(inputs: &[PartialInput], headers: &[Header]) -> crate::Result<Spec> {
     let first = &headers[0].spec;
+    if first.flags_read_back().is_none() {
+        return Err(Error::Read(crate::Failure::new(crate::said![
+            format!(
+                "{}: damaged partial result: its options {:?} are not ones this build takes; replay the shard again with ",
+                inputs[0].name(),
+                first.flags
+            ),
+            crate::options::Setting::Partial
+        ])));
+    }
     for (input, h) in inputs.iter().zip(headers).skip(1) {
         if let Some(what) = first.difference(&h.spec) {
             return Err(Error::usage(crate::said![

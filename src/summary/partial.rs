@@ -44,7 +44,8 @@ const MAGIC: &[u8] = b"critic-gate partial result\n";
 /// lists at most so many keys. 4: the header carries the tallies' shape.
 /// 5: a regression says whether the baseline fires on its turn. 6: the
 /// decision and mismatch rows carry the turn's trace, span and message.
-pub(crate) const VERSION: u32 = 7;
+/// 8: the spec carries the declared options it does not name (`flags`).
+pub(crate) const VERSION: u32 = 8;
 
 /// A hash of the tallies' shape: every path of [`Totals`]' JSON (each map
 /// and list holding one of everything), with each leaf's JSON type. A
@@ -249,12 +250,19 @@ impl Spec {
         o.outputs.format = format;
         o.outputs.frontier = self.frontier;
         o.outputs.notes = self.notes.clone();
-        // Every shard's spec was read back from a partial result this build
-        // wrote (the header's version is checked): its options read back.
-        if let Some(flags) = crate::options::Values::restore(crate::options::REPLAY, &self.flags) {
+        // The merge refused a spec whose options do not read back
+        // (`Spec::flags_read_back`), and a partial result of another version.
+        if let Some(flags) = self.flags_read_back() {
             o.flags = flags;
         }
         o
+    }
+
+    /// The declared options the spec records, read back; None when one is
+    /// not an option of this build or not a value it takes (a damaged
+    /// partial result).
+    pub(crate) fn flags_read_back(&self) -> Option<crate::options::Values> {
+        crate::options::Values::restore(crate::options::REPLAY, &self.flags)
     }
 
     /// What differs from `o`, first difference first, in the words of the

@@ -168,7 +168,7 @@ fn a_call_cap_too_low_says_the_best_rate_and_writes_nothing() {
     expect_code(&o, 2);
     let e = stderr(&o);
     assert!(
-        e.contains("above max_calls_per_day 20; the best rate it can certify there is 0.0"),
+        e.contains("above --max-calls-per-day 20; the best rate it can certify there is 0.0"),
         "{e}"
     );
     assert!(!out.exists());

@@ -1,7 +1,9 @@
-//! Every option a command takes, declared once: its [`Setting`] (which
-//! yields the command line's flag and the Python keyword), the kind of
-//! value and its range, its default and its help line ([`Decl`]), and the
-//! sets of them each command takes ([`REPLAY`], [`SWEEP`], [`RUN`]). The
+//! The options of the commands that run a replay, declared once: each
+//! one's [`Setting`] (which yields the command line's flag and the Python
+//! keyword), the kind of value and its range, its default and its help
+//! line ([`Decl`]), and the sets of them each command takes ([`REPLAY`],
+//! [`SWEEP`], [`RUN`]). Every setting a message names is a [`Setting`]; the
+//! other commands' options are not declared here yet. The
 //! command line's arguments, the Python package's keyword reader and its
 //! typed stubs are all made from these declarations, so an option added
 //! here reaches both front ends, with the same default and the same
@@ -82,6 +84,11 @@ settings! {
     /// `mine`'s one variant (`variant` in Python), where `check` takes a
     /// list (`variants`).
     MinedVariant = "--variant",
+    MaxCallsPerDay = "--max-calls-per-day",
+    MaxHarmfulPer1k = "--max-harmful-per-1k",
+    Salt = "--salt",
+    Audit = "--audit",
+    Days = "--days",
 }
 
 impl Setting {
@@ -849,10 +856,14 @@ impl Values {
         }
     }
 
-    /// A name, if given or defaulted, as the value it names.
+    /// A name, if given or defaulted, as the value it names (a `T` whose
+    /// names are not the declaration's is a bug, as any other wrong type).
     pub fn name<T: std::str::FromStr>(&self, s: Setting) -> Option<T> {
         match self.get(s) {
-            Some(Value::Name(n)) => n.parse().ok(),
+            Some(Value::Name(n)) => Some(
+                n.parse()
+                    .unwrap_or_else(|_| panic!("{s:?}'s name {n:?} is not one of this type")),
+            ),
             None => None,
             v => panic!("{s:?} is a name, holds {v:?}"),
         }

@@ -170,10 +170,13 @@ pub fn mined_variant(o: &MineOptions) -> crate::Result<&Variant> {
             .join(", ")
     };
     let v = found.ok_or_else(|| match &o.variant {
-        Some(n) => Error::usage(format!(
-            "variant {n:?}, the one to mine, is not a variant of the config; its variants are: {}",
-            names()
-        )),
+        Some(n) => Error::usage(crate::said![
+            crate::options::Setting::MinedVariant,
+            format!(
+                " {n:?}, the one to mine, is not a variant of the config; its variants are: {}",
+                names()
+            )
+        ]),
         None => Error::usage(crate::said![
             format!(
                 "no variant has metacognition_selective_gate = true ({}): name one with ",

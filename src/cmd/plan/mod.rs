@@ -195,9 +195,10 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let usage = |m: String| crate::Error::Usage(m.into());
     crate::cmd::share(Setting::Confidence, r.confidence, false)?;
     if let Some(n) = r.max_calls_per_day.filter(|n| !(n.is_finite() && *n > 0.0)) {
-        return Err(usage(format!(
-            "max_calls_per_day: give a number above 0, got {n}"
-        )));
+        return Err(crate::Error::usage(crate::said![
+            Setting::MaxCallsPerDay,
+            format!(": give a number above 0, got {n}")
+        ]));
     }
     let strata = scan::Strata::parse(r.strata.as_deref()).map_err(usage)?;
     crate::cmd::share(Setting::FidelityShare, r.fidelity_share, true)?;
@@ -228,7 +229,12 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let designed = design(r, &traffic)?;
     let salt = match &r.salt {
         Some(s) if !s.is_empty() => s.clone(),
-        Some(_) => return Err(usage("salt: give a non-empty salt".into())),
+        Some(_) => {
+            return Err(crate::Error::usage(crate::said![
+                Setting::Salt,
+                ": give a non-empty salt"
+            ]))
+        }
         None => crate::coin::fresh_salt().map_err(usage)?,
     };
     let made = write::Made {
@@ -277,19 +283,26 @@ fn sampled_of<'a>(
         .iter()
         .position(|v| &v.name == name)
         .ok_or_else(|| {
-            crate::Error::usage(format!(
-                "audit: the config has no variant {name:?} (it has {})",
-                plan.variants
-                    .iter()
-                    .map(|v| format!("`{}`", v.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            let names: Vec<String> = plan
+                .variants
+                .iter()
+                .map(|v| format!("`{}`", v.name))
+                .collect();
+            crate::Error::usage(crate::said![
+                Setting::Audit,
+                format!(
+                    ": the config has no variant {name:?} (it has {})",
+                    names.join(", ")
+                )
+            ])
         })?;
     if i == plan.baseline {
-        return Err(crate::Error::usage(format!(
-            "audit: `{name}` is the baseline, which has no new skips to audit; name a candidate"
-        )));
+        return Err(crate::Error::usage(crate::said![
+            Setting::Audit,
+            format!(
+                ": `{name}` is the baseline, which has no new skips to audit; name a candidate"
+            )
+        ]));
     }
     Ok((Population::UnlabelledNewSkips, &plan.variants[i]))
 }
@@ -325,24 +338,7 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
             traffic.turns
         )));
     }
-    let rate = match r.budget {
-        Budget::Rate(x) => crate::cmd::share(Setting::MaxSkipRegressionRate, x, false)?,
-        Budget::HarmfulPer1k(h) if h.is_finite() && h > 0.0 => {
-            let x = sig(Some(h * all.turns as f64 / (1000.0 * all.skips as f64))).unwrap_or(0.0);
-            match x < 1.0 {
-                true => x,
-                false => return Err(usage(format!(
-                    "max_harmful_per_1k {h}: production skips {} of {} turns, so even every skip harmful is within it; give a smaller H",
-                    all.skips, all.turns
-                ))),
-            }
-        }
-        Budget::HarmfulPer1k(h) => {
-            return Err(usage(format!(
-                "max_harmful_per_1k: give a number above 0, got {h}"
-            )))
-        }
-    };
+    let rate = rate_of(r.budget, &all)?;
     let goal = Goal {
         rate,
         confidence: r.confidence,
@@ -351,12 +347,18 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     let calls = sizing::calls_per_day(&vols, &goal, days, rate);
     if let Some(cap) = r.max_calls_per_day.filter(|c| calls > *c) {
         let best = sizing::best_rate_under(&vols, &goal, days, cap);
-        return Err(usage(format!(
-            "a rate of {} on production's skips takes about {calls:.1} shadow critic calls a day to certify within {} days, above max_calls_per_day {cap}; {}",
-            sig(Some(rate)).unwrap_or(rate),
-            r.window_days,
-            best.map_or("no rate below 1 fits that cap".into(), |b| format!("the best rate it can certify there is {b}"))
-        )));
+        return Err(crate::Error::usage(crate::said![
+            format!(
+                "a rate of {} on production's skips takes about {calls:.1} shadow critic calls a day to certify within {} days, above ",
+                sig(Some(rate)).unwrap_or(rate),
+                r.window_days
+            ),
+            Setting::MaxCallsPerDay,
+            format!(
+                " {cap}; {}",
+                best.map_or("no rate below 1 fits that cap".into(), |b| format!("the best rate it can certify there is {b}"))
+            )
+        ]));
     }
     if sizing::size(&all, &goal, rate, days).labels_zero.is_none() {
         return Err(usage(format!(
@@ -387,6 +389,30 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
     })
 }
 
+/// The rate on production's skips the budget asks for: R itself, or H
+/// harmful skips per 1,000 turns as a rate on the skips of `all`.
+fn rate_of(budget: Budget, all: &Volume) -> crate::Result<f64> {
+    Ok(match budget {
+        Budget::Rate(x) => crate::cmd::share(Setting::MaxSkipRegressionRate, x, false)?,
+        Budget::HarmfulPer1k(h) if h.is_finite() && h > 0.0 => {
+            let x = sig(Some(h * all.turns as f64 / (1000.0 * all.skips as f64))).unwrap_or(0.0);
+            match x < 1.0 {
+                true => x,
+                false => return Err(crate::Error::usage(crate::said![
+                    Setting::MaxHarmfulPer1k,
+                    format!(" {h}: production skips {} of {} turns, so even every skip harmful is within it; give a smaller H", all.skips, all.turns)
+                ])),
+            }
+        }
+        Budget::HarmfulPer1k(h) => {
+            return Err(crate::Error::usage(crate::said![
+                Setting::MaxHarmfulPer1k,
+                format!(": give a number above 0, got {h}")
+            ]))
+        }
+    })
+}
+
 /// The pooled row's days to certify at every look (`sizing::pooled_certify_days`).
 fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
     let per_day: Vec<(f64, f64)> = strata
@@ -402,18 +428,27 @@ fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
 /// turns without one would count in the volumes but not in the days (a
 /// day of `ts` among four weeks read as four weeks a day).
 fn days_of(r: &Request, traffic: &scan::Traffic) -> crate::Result<f64> {
-    let usage = |m: String| crate::Error::Usage(m.into());
+    let usage = |m: crate::options::Said| crate::Error::Usage(m);
     match (r.days, traffic.days()) {
         (Some(d), _) if d.is_finite() && d > 0.0 => Ok(d),
-        (Some(d), _) => Err(usage(format!("days: give a number above 0, got {d}"))),
-        (None, Some(_)) if traffic.without_ts > 0 => Err(usage(format!(
-            "{} of {} turns record no ts, so the days they cover are unknown: give the days the whole traffic covers (days)",
-            traffic.without_ts, traffic.turns
-        ))),
+        (Some(d), _) => Err(usage(crate::said![
+            Setting::Days,
+            format!(": give a number above 0, got {d}")
+        ])),
+        (None, Some(_)) if traffic.without_ts > 0 => Err(usage(crate::said![
+            format!(
+                "{} of {} turns record no ts, so the days they cover are unknown: give the days the whole traffic covers (",
+                traffic.without_ts, traffic.turns
+            ),
+            Setting::Days,
+            ")"
+        ])),
         (None, Some(d)) => Ok(d),
-        (None, None) => Err(usage(
-            "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (days)".into(),
-        )),
+        (None, None) => Err(usage(crate::said![
+            "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (",
+            Setting::Days,
+            ")"
+        ])),
     }
 }
 
