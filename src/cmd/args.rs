@@ -167,20 +167,22 @@ impl std::error::Error for BadValue {}
 
 /// A share strictly between 0 and 1 (`--max-regression-rate`, `--delta`).
 pub fn share(s: &str) -> Result<f64, BadValue> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(BadValue(format!(
-            "give a number between 0 and 1 (exclusive), got {s:?}"
-        ))),
-    }
+    share_of(s, false)
 }
 
 /// A share in [0, 1).
 pub fn share_or_zero(s: &str) -> Result<f64, BadValue> {
+    share_of(s, true)
+}
+
+/// A flag's text as a share below 1, by the declarations' one rule.
+fn share_of(s: &str, zero: bool) -> Result<f64, BadValue> {
     match s.parse::<f64>() {
-        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(BadValue(format!(
-            "give a number from 0 up to 1 (exclusive), got {s:?}"
+        Ok(x) if options::share_holds(zero, false, x) => Ok(x),
+        _ => Err(BadValue(options::share_reason(
+            zero,
+            false,
+            &format!("{s:?}"),
         ))),
     }
 }

@@ -99,18 +99,13 @@ pub fn worker_pool(n: usize) -> crate::Result<rayon::ThreadPool> {
 /// `x` when it is in (0, 1), or [0, 1) with `zero`; else a usage error
 /// naming `name`. Every job checks its own request, whoever built it.
 pub fn share(name: Setting, x: f64, zero: bool) -> crate::Result<f64> {
-    if (x > 0.0 || (zero && x == 0.0)) && x < 1.0 {
-        return Ok(x);
+    match options::share_holds(zero, false, x) {
+        true => Ok(x),
+        false => Err(crate::Error::usage(crate::said![
+            name,
+            format!(": {}", options::share_reason(zero, false, &x.to_string()))
+        ])),
     }
-    let range = if zero {
-        "from 0 up to"
-    } else {
-        "between 0 and"
-    };
-    Err(crate::Error::usage(crate::said![
-        name,
-        format!(": give a number {range} 1 (exclusive), got {x}")
-    ]))
 }
 
 impl Reading {

@@ -658,9 +658,7 @@ impl Decl {
                     Given::Float(x) => x,
                     _ => unreachable!("matched above"),
                 };
-                let low = x > 0.0 || (zero && x == 0.0);
-                let high = x < 1.0 || (one && x == 1.0);
-                match low && high {
+                match share_holds(zero, one, x) {
                     true => Ok(Value::Share(x)),
                     false => Err(refuse(
                         format!(": {}", self.share_reason(&x.to_string())),
@@ -704,14 +702,8 @@ impl Decl {
     /// What a share must be: `give a share in (0, 1], got 2`.
     fn share_reason(&self, got: &str) -> String {
         match self.kind {
-            Kind::Share {
-                zero: false,
-                one: true,
-            } => format!("give a share in (0, 1], got {got}"),
-            Kind::Share { zero: true, .. } => {
-                format!("give a number from 0 up to 1 (exclusive), got {got}")
-            }
-            _ => format!("give a number between 0 and 1 (exclusive), got {got}"),
+            Kind::Share { zero, one } => share_reason(zero, one, got),
+            _ => share_reason(false, false, got),
         }
     }
 
@@ -748,6 +740,23 @@ impl Decl {
         self.value_name
             .map(str::to_string)
             .unwrap_or_else(|| self.setting.flag()[2..].replace('-', "_").to_uppercase())
+    }
+}
+
+/// Whether `x` is a share: above 0 (or from 0, with `zero`) and below 1
+/// (or up to 1, with `one`). The one rule for every share a command takes,
+/// declared or not (`cmd::share`, the clap parsers of `--delta`, ...).
+pub fn share_holds(zero: bool, one: bool, x: f64) -> bool {
+    (x > 0.0 || (zero && x == 0.0)) && (x < 1.0 || (one && x == 1.0))
+}
+
+/// What a share must be, and what was given: `give a share in (0, 1], got
+/// 2`.
+pub fn share_reason(zero: bool, one: bool, got: &str) -> String {
+    match (zero, one) {
+        (false, true) => format!("give a share in (0, 1], got {got}"),
+        (true, _) => format!("give a number from 0 up to 1 (exclusive), got {got}"),
+        (false, false) => format!("give a number between 0 and 1 (exclusive), got {got}"),
     }
 }
 
