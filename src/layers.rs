@@ -581,12 +581,12 @@ fn no_message_below_the_commands_spells_a_flag() {
                 continue;
             }
             let text = without_unit_tests(&std::fs::read_to_string(&f).unwrap());
-            // A command's `--help` text (`HELP`) and its clap attributes
+            // A command's `--help` text (`HELP`, `ABOUT`) and its clap attributes
             // are the command line's own: they spell its flags.
             let mut in_help = false;
             for (n, line) in text.lines().enumerate() {
                 let t = line.trim();
-                if t.contains("const HELP: &str") {
+                if t.contains("const HELP: &str") || t.contains("const ABOUT: &str") {
                     in_help = true;
                 }
                 if in_help {

@@ -78,34 +78,14 @@ const LANGS: [(&str, f64); 7] = [
     ("it", 0.03),
 ];
 
-/// Which traffic [`Synth`] writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Mix {
-    /// Mostly English and ASCII (the module doc's mix).
-    #[default]
-    Default,
-    /// About half the drafts not ASCII: more languages and scripts, and
-    /// accented names in answers.
-    Multilingual,
-}
+/// Which traffic [`Synth`] writes (declared with `--mix`'s names).
+pub use crate::options::Mix;
 
-impl Mix {
-    pub const NAMES: [&'static str; 2] = ["default", "multilingual"];
-
-    fn langs(self) -> &'static [(&'static str, f64)] {
-        match self {
-            Mix::Default => &LANGS,
-            Mix::Multilingual => &LANGS_MULTILINGUAL,
-        }
-    }
-}
-
-impl std::str::FromStr for Mix {
-    type Err = crate::vocab::UnknownName;
-
-    fn from_str(s: &str) -> Result<Mix, crate::vocab::UnknownName> {
-        let choices = [Mix::Default, Mix::Multilingual];
-        crate::vocab::choose(crate::vocab::Setting::Mix, s, &Mix::NAMES, &choices)
+/// The languages of a mix, with their weights.
+fn langs(mix: Mix) -> &'static [(&'static str, f64)] {
+    match mix {
+        Mix::Default => &LANGS,
+        Mix::Multilingual => &LANGS_MULTILINGUAL,
     }
 }
 
@@ -326,7 +306,7 @@ impl Synth {
         self.run_len = 1 + r.below(12) as u64;
         self.tenant = r.below(8);
         self.channel = *r.pick(&["web", "slack", "email"]);
-        self.lang = pick_weighted(r, self.mix.langs());
+        self.lang = pick_weighted(r, langs(self.mix));
     }
 }
 

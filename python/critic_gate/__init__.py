@@ -53,7 +53,22 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 from . import _flags, _native
-from ._flags import RunFlags, SweepFlags
+from ._flags import (
+    CalibrateFlags,
+    CheckFlags,
+    DiffFlags,
+    ImportFlags,
+    InitFlags,
+    LabelsFlags,
+    MergeFlags,
+    MineFlags,
+    MonitorFlags,
+    PlanFlags,
+    RunFlags,
+    SampleFlags,
+    SweepFlags,
+    SynthFlags,
+)
 from ._native import (
     CannotJudgeError,
     ConfigError,
@@ -88,6 +103,20 @@ __all__ = [
     "Calibration",
     "Mined",
     "plan",
+    "sample",
+    "labels",
+    "PlanFlags",
+    "SampleFlags",
+    "LabelsFlags",
+    "MonitorFlags",
+    "CalibrateFlags",
+    "MineFlags",
+    "MergeFlags",
+    "ImportFlags",
+    "SynthFlags",
+    "InitFlags",
+    "CheckFlags",
+    "DiffFlags",
     "coin_value",
     "drawn",
     "turn_key",
@@ -118,8 +147,6 @@ ImportFormat = Literal["openai-chat", "otlp"]
 # A config: a file's path (TOML, or JSON by its name), or the config itself
 # as a dict, keyed as the file would be (``{"variants": {"smart": {...}}}``).
 ConfigLike = Union[PathLike, Mapping[str, Any]]
-Mix = Literal["default", "multilingual"]
-Shape = Literal["traffic", "openai-chat"]
 
 
 class ReplayFlags(_flags.ReplayFlags, total=False):
@@ -303,8 +330,11 @@ def _config(config: Optional[ConfigLike], options: dict[str, Any]) -> Optional[s
 def _flags_given(**given: Any) -> dict[str, Any]:
     """The keywords given (not None), paths as strings: what the library
     reads as the command line's flags; the rest take its defaults."""
+    def path(v: Any) -> Any:
+        return os.fspath(v) if isinstance(v, os.PathLike) else v
+
     return {
-        k: (os.fspath(v) if isinstance(v, os.PathLike) else list(v) if isinstance(v, tuple) else v)
+        k: ([path(x) for x in v] if isinstance(v, (list, tuple)) else path(v))
         for k, v in given.items()
         if v is not None
     }
@@ -333,7 +363,7 @@ def merge(
     *,
     label: Optional[str] = None,
     format: str = "both",
-    force: bool = False,
+    **flags: Unpack[MergeFlags],
 ) -> Report:
     """Merge partial results, in the order of their files, into the
     reports of one replay over all of them (byte for byte what
@@ -347,7 +377,8 @@ def merge(
     parts = [p if isinstance(p, bytes) else os.fspath(p) for p in partials]
     format = _tables_format(out, format)
     name = _label(label, out)
-    return _run_into(out, lambda folder: _native.merge(parts, folder, name, format, force))
+    options = _flags_given(label=name, format=format, **flags)
+    return _run_into(out, lambda folder: _native.merge(parts, folder, **options))
 
 
 @overload
@@ -380,14 +411,14 @@ def explain(
     1 (a list), or the file and its line.""" 
     cfg = os.fspath(config) if config is not None else None
     if isinstance(turns, dict) and from_ == "traffic":
-        return json.loads(_native.explain(json.dumps(turns), cfg, None, "turn", from_))
+        return json.loads(_native.explain(json.dumps(turns), cfg, None, "turn", from_=from_))
     if isinstance(turns, dict):
         turns = [turns]
     if isinstance(turns, (str, os.PathLike)):
-        out = _native.explain(None, cfg, os.fspath(turns), "turn", from_)
+        out = _native.explain(None, cfg, os.fspath(turns), "turn", from_=from_)
     else:
         text = "\n".join(json.dumps(t) for t in turns)
-        out = _native.explain(text, cfg, None, "turns", from_)
+        out = _native.explain(text, cfg, None, "turns", from_=from_)
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
@@ -465,37 +496,25 @@ def calibrate(
     out: PathLike,
     max_regression_rate: float,
     *,
-    delta: Optional[float] = None,
-    seed: Optional[int] = None,
-    procedure: Optional[Procedure] = None,
-    min_label_coverage: Optional[float] = None,
-    held_out: Optional[bool] = None,
-    assume_missing_at_random: Optional[bool] = None,
-    plan: Optional[PathLike] = None,
     label: Optional[str] = None,
     format: TablesFormat = "both",
-    **flags: Unpack[SweepFlags],
+    **flags: Unpack[CalibrateFlags],
 ) -> Calibration:
     """``critic-gate calibrate``: the ``[sweep]`` variant that saves the most
     while its safety regression rate stays within ``max_regression_rate``
     with confidence 1 - ``delta`` (Learn then Test). Returns calibration.json
     (the guarantee, the family, every procedure's outcome, the held-out
-    figures); calibrated.toml is beside it in ``out``. ``options``:
-    ``delta`` (0.05), ``seed`` (0), ``procedure`` (fixed-sequence, holm,
-    bonferroni), ``min_label_coverage`` (0.5), ``held_out`` (True),
-    ``assume_missing_at_random`` (False: a variant whose worst-case bound,
-    every unlabelled new skip a regression, is above R is not certified),
-    ``plan`` (an audit plan, ``plan --audit``, whose shadow verdicts the
-    traffic holds: a member's two-phase worst case stands for its worst
-    case), and ``label``, ``format`` and the flags of :func:`sweep`."""
+    figures); calibrated.toml is beside it in ``out``. ``flags``
+    (:class:`CalibrateFlags`, the command line's): ``delta`` (0.05),
+    ``seed`` (0), ``procedure`` (fixed-sequence, holm, bonferroni),
+    ``min_label_coverage`` (0.5), ``held_out`` (True; False is
+    ``--no-held-out``), ``assume_missing_at_random`` (False: a variant
+    whose worst-case bound, every unlabelled new skip a regression, is
+    above R is not certified), ``plan`` (an audit plan, ``plan --audit``,
+    whose shadow verdicts the traffic holds: a member's two-phase worst
+    case stands for its worst case), and the flags of :func:`sweep`;
+    ``label`` and ``format`` as for :func:`sweep`."""
     options = _flags_given(
-        delta=delta,
-        seed=seed,
-        procedure=procedure,
-        min_label_coverage=min_label_coverage,
-        held_out=held_out,
-        assume_missing_at_random=assume_missing_at_random,
-        plan=plan,
         label=label,
         # None (untyped) is Python's default too, not the CLI's csv.
         format=format if format is not None else "both",
@@ -511,36 +530,21 @@ def mine(
     out: PathLike,
     config: Optional[ConfigLike] = None,
     *,
-    budget_from_variant: bool = False,
-    variant: Optional[str] = None,
-    min_support: Optional[int] = None,
-    min_labelled: Optional[int] = None,
-    max_regression_rate: Optional[float] = None,
-    stress: Optional[bool] = None,
-    assume_missing_at_random: Optional[bool] = None,
     label: Optional[str] = None,
-    **flags: Unpack[RunFlags],
+    **flags: Unpack[MineFlags],
 ) -> Mined:
     """``critic-gate mine``: the acks a smart variant's patterns miss
     (proposed or held back, with why) and the skips that are more than an
     ack. Returns mine.json; proposals.csv, proposals.toml, risky_skips.csv
-    and validation/ are in ``out``. ``options``: ``variant``,
-    ``min_support`` (5), ``min_labelled`` (30), ``max_regression_rate``
-    (0.05; or ``budget_from_variant=True``), ``stress``, ``label``, and
-    the flags of a run (:class:`RunFlags`: ``from_``, ``threads``,
-    ``skip_invalid``, ``max_line_bytes``, ``force``, ``max_ack_share``)."""
-    options = _flags_given(
-        variant=variant,
-        min_support=min_support,
-        min_labelled=min_labelled,
-        max_regression_rate=max_regression_rate,
-        stress=stress,
-        assume_missing_at_random=assume_missing_at_random,
-        label=label,
-        **flags,
-    )
+    and validation/ are in ``out``. ``flags`` (:class:`MineFlags`, the
+    command line's): ``variant``, ``min_support`` (5), ``min_labelled``
+    (30), ``max_regression_rate`` (0.05; or ``budget_from_variant=True``,
+    not both), ``stress``, ``assume_missing_at_random``, ``label``, and the
+    flags of a run (``from_``, ``threads``, ``skip_invalid``,
+    ``max_line_bytes``, ``force``, ``max_ack_share``)."""
+    options = _flags_given(label=label, **flags)
     cfg = _config(config, options)
-    _native.mine(_files(paths), os.fspath(out), cfg, budget_from_variant, **options)
+    _native.mine(_files(paths), os.fspath(out), cfg, **options)
     return Mined(Path(out))
 
 
@@ -548,55 +552,68 @@ def plan(
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
     config: Optional[ConfigLike] = None,
-    *,
-    max_skip_regression_rate: Optional[float] = None,
-    max_harmful_per_1k: Optional[float] = None,
-    confidence: float = 0.95,
-    window_days: float = 7.0,
-    strata: Optional[str] = None,
-    max_calls_per_day: Optional[float] = None,
-    salt: Optional[str] = None,
-    days: Optional[float] = None,
-    from_: str = "traffic",
-    skip_invalid: bool = False,
-    force: bool = False,
-    false_alarm_every_days: float = 365.0,
-    audit: Optional[str] = None,
-    fidelity_share: float = 0.0,
+    **flags: Unpack[PlanFlags],
 ) -> dict[str, Any]:
     """``critic-gate plan``: a critic sample of production's skips sized to
     certify their regression rate within ``max_skip_regression_rate`` (or
-    ``max_harmful_per_1k`` harmful skips per 1,000 turns) at
-    ``confidence`` within ``window_days``, a probability per ``strata``
-    value. Returns plan.toml as a dict; plan.csv and plan.md are in
-    ``out``. Refused (``UsageError``, nothing written) when
-    ``max_calls_per_day`` cannot meet the rate: the message gives the best
-    rate it can. ``fidelity_share`` also sends that share of production's
-    reviewed fires to the shadow critic, for ``monitor``'s fidelity check.
-    See docs/watching.md."""
-    text: dict[str, Any] = {}
-    cfg = _config(config, text)
-    _, written = _native.plan(
-        _files(paths),
-        os.fspath(out),
-        cfg,
-        max_skip_regression_rate,
-        max_harmful_per_1k,
-        confidence,
-        window_days,
-        strata,
-        max_calls_per_day,
-        salt,
-        days,
-        from_,
-        skip_invalid,
-        force,
-        false_alarm_every_days,
-        audit,
-        fidelity_share,
-        text.get("config_text"),
-    )
+    ``max_harmful_per_1k`` harmful skips per 1,000 turns; one of the two)
+    at ``confidence`` within ``window_days`` (a number of days, or the
+    command line's ``"2w"``), a probability per ``strata`` value. Returns
+    plan.toml as a dict; plan.csv and plan.md are in ``out``. Refused
+    (``UsageError``, nothing written) when ``max_calls_per_day`` cannot
+    meet the rate: the message gives the best rate it can.
+    ``fidelity_share`` also sends that share of production's reviewed
+    fires to the shadow critic, for ``monitor``'s fidelity check. ``flags``
+    (:class:`PlanFlags`) are the command line's, each declared once with
+    its flag. See docs/watching.md."""
+    options = _flags_given(**flags)
+    cfg = _config(config, options)
+    _, written = _native.plan(_files(paths), os.fspath(out), cfg, **options)
     return json.loads(written)
+
+
+def sample(
+    paths: Union[PathLike, Sequence[PathLike]],
+    plan: PathLike,
+    out: PathLike,
+    config: Optional[ConfigLike] = None,
+    **flags: Unpack[SampleFlags],
+) -> dict[str, Any]:
+    """``critic-gate sample``: draw ``plan``'s shadow sample of
+    production's skips from recorded traffic. Returns sample.json as a
+    dict; requests.jsonl (one request a line, for a critic to review) is
+    beside it in ``out``. ``config``'s production variant must have the
+    plan's gate settings. ``flags`` (:class:`SampleFlags`) are the command
+    line's; ``threads`` places the turns on a pool of the run's own (the
+    requests are the same with any number). See docs/watching.md."""
+    options = _flags_given(**flags)
+    cfg = _config(config, options)
+    _, summary = _native.sample(_files(paths), os.fspath(plan), os.fspath(out), cfg, **options)
+    return json.loads(summary)
+
+
+def labels(
+    paths: Union[PathLike, Sequence[PathLike]],
+    verdicts: PathLike,
+    plan: PathLike,
+    out: PathLike,
+    config: Optional[ConfigLike] = None,
+    **flags: Unpack[LabelsFlags],
+) -> dict[str, Any]:
+    """``critic-gate labels``: a shadow critic's ``verdicts`` (one JSON
+    object a line, ``{"run_id", "turn", "verdict"}`` or ``{"run_id",
+    "turn", "error"}`` for a failed call) on ``plan``'s sample, brought
+    back into the traffic as labels with their inclusion probability,
+    written to the file ``out`` (``force=True`` replaces it). Returns
+    what it counted (turns, verdicts, labelled, failed, duplicates, ...).
+    ``flags`` (:class:`LabelsFlags`) are the command line's. See
+    docs/watching.md."""
+    options = _flags_given(**flags)
+    cfg = _config(config, options)
+    _, counts = _native.labels(
+        _files(paths), os.fspath(verdicts), os.fspath(plan), os.fspath(out), cfg, **options
+    )
+    return json.loads(counts)
 
 
 def derive(inputs: Union[PathLike, Iterable[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -640,19 +657,18 @@ def import_(
     *,
     from_: ImportFormat,
     config: Optional[PathLike] = None,
-    skip_invalid: bool = False,
-    max_line_bytes: int = 16777216,
-    threads: Optional[int] = None,
+    **flags: Unpack[ImportFlags],
 ) -> Imported:
     """``critic-gate import`` (``import`` is Python's keyword, hence the
     underscore, as ``from_``): OpenAI-chat transcripts or OTLP traces into
     the traffic file ``out``, written only when every input was read (or,
     with ``skip_invalid``, with what cannot be converted set aside beside
     it). ``config``'s ``[deployment]`` table says how production was
-    configured. See docs/import-formats.md."""
+    configured. ``flags`` (:class:`ImportFlags`) are the command line's.
+    See docs/import-formats.md."""
     cfg = os.fspath(config) if config is not None else None
     text, turns, rejected, counts, rejects = _native.import_(
-        _files(paths), os.fspath(out), from_, cfg, skip_invalid, max_line_bytes, threads
+        _files(paths), os.fspath(out), from_, cfg, **_flags_given(**flags)
     )
     return Imported(
         Path(out),
@@ -667,16 +683,14 @@ def import_(
 def synth(
     out: PathLike,
     turns: int,
-    *,
-    seed: int = 1,
-    mix: Mix = "default",
-    shape: Shape = "traffic",
+    **flags: Unpack[SynthFlags],
 ) -> Path:
     """``critic-gate synth``: ``turns`` turns of synthetic traffic into
     ``out`` (``.gz`` or ``.zst`` compress; the same seed, the same traffic),
     or, with ``shape="openai-chat"``, the same runs as chat transcripts.
-    Returns ``out``."""
-    _native.synth(os.fspath(out), turns, seed, mix, shape)
+    ``flags`` (:class:`SynthFlags`: ``seed``, ``mix``, ``shape``) are the
+    command line's. Returns ``out``."""
+    _native.synth(os.fspath(out), turns, **_flags_given(**flags))
     return Path(out)
 
 
@@ -687,11 +701,11 @@ def patterns(config: Optional[PathLike] = None) -> str:
     return _native.patterns(os.fspath(config) if config is not None else None)
 
 
-def init(out: Optional[PathLike] = None, *, force: bool = False) -> str:
+def init(out: Optional[PathLike] = None, **flags: Unpack[InitFlags]) -> str:
     """``critic-gate init``: the commented starter config. Returns its
     text, and writes it to ``out`` when given (an existing file only with
     ``force``)."""
-    return _native.init(os.fspath(out) if out is not None else None, force)
+    return _native.init(os.fspath(out) if out is not None else None, **_flags_given(**flags))
 
 
 class Watch:
@@ -722,49 +736,23 @@ def monitor(
     out: PathLike,
     config: Optional[ConfigLike] = None,
     *,
-    by: str = "day",
-    release_at: Sequence[str] = (),
-    release_field: Optional[str] = None,
-    state: Optional[PathLike] = None,
-    merge: Sequence[PathLike] = (),
-    format: str = "csv",
-    from_: str = "traffic",
-    skip_invalid: bool = False,
-    force: bool = False,
-    max_fidelity_gap: float = 0.05,
-    false_alarm_every_days: Optional[float] = None,
-    alarm_rise: Optional[float] = None,
+    format: TablesFormat = "csv",
+    **flags: Unpack[MonitorFlags],
 ) -> Watch:
     """``critic-gate monitor``: traffic labelled by ``plan``'s sample,
     cut ``by`` day, week or release (``release_at`` dates, or the scope
     path ``release_field`` that names each turn's release), with the
     estimate, the period's bound, bounds valid at every look, the change
-    alarm and a status per period and stratum, written into ``out``.
+    alarm and a status per period and stratum, written into ``out``
+    (``format``: the table's, as the command line's ``--format``).
     ``state`` keeps the counts between runs (a period counted already is
     refused); ``merge`` adds shards' states. ``paths`` may be empty with
-    ``merge`` or an existing ``state``. See docs/watching.md."""
-    given: dict[str, Any] = {}
-    cfg = _config(config, given)
+    ``merge`` or an existing ``state``. ``flags`` (:class:`MonitorFlags`)
+    are the command line's. See docs/watching.md."""
+    options = _flags_given(format=format, **flags)
+    cfg = _config(config, options)
     files = _files(paths) if paths else []
-    text, failed = _native.monitor(
-        files,
-        os.fspath(plan),
-        os.fspath(out),
-        cfg,
-        by,
-        list(release_at),
-        release_field,
-        os.fspath(state) if state is not None else None,
-        [os.fspath(m) for m in merge],
-        format,
-        from_,
-        skip_invalid,
-        force,
-        max_fidelity_gap,
-        false_alarm_every_days,
-        alarm_rise,
-        given.get("config_text"),
-    )
+    text, failed = _native.monitor(files, os.fspath(plan), os.fspath(out), cfg, **options)
     folder = Path(out)
     if format == "parquet":
         table = pl.read_parquet(folder / "monitor.parquet")
@@ -816,9 +804,6 @@ def check(
     folder: PathLike,
     config: Optional[PathLike] = None,
     *,
-    variants: Optional[Sequence[str]] = None,
-    markdown: Optional[PathLike] = None,
-    assume_missing_at_random: Optional[bool] = None,
     max_safety_regressions: Optional[int] = None,
     max_safety_regression_rate: Optional[float] = None,
     max_worst_case_regression_rate: Optional[float] = None,
@@ -831,6 +816,7 @@ def check(
     min_production_agreement: Optional[float] = None,
     max_skip_regression_rate: Optional[float] = None,
     max_skip_worst_case_regression_rate: Optional[float] = None,
+    **flags: Unpack[CheckFlags],
 ) -> Verdict:
     """``critic-gate check``: a replay's folder against release budgets,
     given as keyword arguments named as ``[check]``'s keys (for example
@@ -840,10 +826,12 @@ def check(
     :class:`CannotJudgeError` rather than pass. Unless
     ``assume_missing_at_random=True`` (or ``[check]``'s key says so),
     ``max_safety_regression_rate`` also holds the worst case (every
-    unlabelled new skip a regression) to its limit."""
+    unlabelled new skip a regression) to its limit. ``flags``
+    (:class:`CheckFlags`: ``variants``, ``markdown``,
+    ``assume_missing_at_random``) are the command line's."""
     cfg = os.fspath(config) if config is not None else None
-    md = os.fspath(markdown) if markdown is not None else None
-    vs = list(variants) if variants is not None else None
+    options = _flags_given(**flags)
+    mar = options.pop("assume_missing_at_random", None)
     # The budgets as `check --help` lists them (a test holds the two
     # lists together); None: not given.
     budgets = _flags_given(
@@ -861,7 +849,7 @@ def check(
         max_skip_worst_case_regression_rate=max_skip_worst_case_regression_rate,
     )
     passed, text, results = _native.check(
-        os.fspath(folder), cfg, vs, md, assume_missing_at_random, **budgets
+        os.fspath(folder), cfg, mar, **options, **budgets
     )
     return Verdict(passed, text, json.loads(results))
 
@@ -870,8 +858,7 @@ def diff(
     old: PathLike,
     new: PathLike,
     out: Optional[PathLike] = None,
-    *,
-    fail_on_new_regressions: bool = False,
+    **flags: Unpack[DiffFlags],
 ) -> dict[str, Any]:
     """``critic-gate diff``: the release's replay ``old`` against the
     candidate's ``new``. Writes flips.csv and metrics_diff.csv into ``out``
@@ -883,7 +870,7 @@ def diff(
         os.fspath(old),
         os.fspath(new),
         os.fspath(out) if out is not None else None,
-        fail_on_new_regressions,
+        **_flags_given(**flags),
     )
     schema = json.loads(Path(new, "schema.json").read_text(encoding="utf-8"))["tables"]
     return {

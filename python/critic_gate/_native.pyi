@@ -50,14 +50,12 @@ def replay(
 def replay_partial(data: bytes, source: str, config: Optional[str] = None, **options: Any) -> bytes:
     """One shard's partial result (``config``: a path; ``config_text=``: TOML text)."""
 
-def merge(
-    partials: list[Union[bytes, str]], out: str, label: Optional[str] = None, format: str = "both", force: bool = False
-) -> list[str]:
+def merge(partials: list[Union[bytes, str]], out: str, **options: Any) -> list[str]:
     """Merge partial results, in order, into the report folder ``out``; the run's warnings and notes."""
 
 def explain(
     turns: Optional[str], config: Optional[str] = None, path: Optional[str] = None, name: str = "turn",
-    from_: str = "traffic",
+    **options: Any,
 ) -> str:
     """Turns (JSON lines, or the file ``path``) explained under each variant, one JSON object a line."""
 
@@ -67,23 +65,32 @@ def sweep(paths: list[str], out: str, config: Optional[str] = None, **options: A
 def calibrate(paths: list[str], out: str, config: Optional[str], max_regression_rate: float, **options: Any) -> str:
     """``critic-gate calibrate`` into ``out``; returns what it prints."""
 
-def mine(paths: list[str], out: str, config: Optional[str] = None, budget_from_variant: bool = False, **options: Any) -> str:
+def mine(paths: list[str], out: str, config: Optional[str] = None, **options: Any) -> str:
     """``critic-gate mine`` into ``out``; returns what it prints."""
 
-def check(dir: str, config: Optional[str] = None, variants: Optional[list[str]] = None, markdown: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **budgets: Any) -> tuple[bool, str, str]:
+def check(dir: str, config: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **options: Any) -> tuple[bool, str, str]:
     """``critic-gate check``: (passed, text, results as JSON)."""
 
-def diff(
-    old: str, new: str, out: Optional[str] = None, fail_on_new_regressions: bool = False
-) -> tuple[str, int, str, bool]:
+def diff(old: str, new: str, out: Optional[str] = None, **options: Any) -> tuple[str, int, str, bool]:
     """``critic-gate diff``: (text, new regressions, the folder written, passed)."""
-def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, by: str = "day", release_at: list[str] = ..., release_field: Optional[str] = None, state: Optional[str] = None, merge: list[str] = ..., table_format: str = "csv", from_: str = "traffic", skip_invalid: bool = False, force: bool = False, max_fidelity_gap: float = 0.05, false_alarm_every_days: Optional[float] = None, alarm_rise: Optional[float] = None, config_text: Optional[str] = None) -> tuple[str, bool]: ...
-def plan(paths: list[str], out: str, config: Optional[str], max_skip_regression_rate: Optional[float], max_harmful_per_1k: Optional[float], confidence: float, window_days: float, strata: Optional[str], max_calls_per_day: Optional[float], salt: Optional[str], days: Optional[float], from_: str, skip_invalid: bool, force: bool, false_alarm_every_days: float = 365.0, audit: Optional[str] = None, fidelity_share: float = 0.0, config_text: Optional[str] = None) -> tuple[str, str]: ...
+
+def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, **options: Any) -> tuple[str, bool]:
+    """``critic-gate monitor`` into ``out``: (what it prints, whether it fails)."""
+
+def plan(paths: list[str], out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str]:
+    """``critic-gate plan`` into ``out``: (what it prints, plan.toml as JSON)."""
+
+def sample(paths: list[str], plan: str, out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str]:
+    """``critic-gate sample`` into ``out``: (what it prints, sample.json's text)."""
+
+def labels(paths: list[str], verdicts: str, plan: str, out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str]:
+    """``critic-gate labels`` into the file ``out``: (what it prints, its counts as JSON)."""
+
 def config_toml(json: str) -> str: ...
 def derive_file(file: str) -> str: ...
 def derive_lines(lines: list[str], source: str) -> list[str]: ...
-def import_(paths: list[str], out: str, from_: str, config: Optional[str] = None, skip_invalid: bool = False, max_line_bytes: int = ..., threads: Optional[int] = None) -> tuple[str, int, int, list[tuple[str, int]], Optional[str]]: ...
-def synth(out: str, turns: int, seed: int = 1, mix: str = "default", shape: str = "traffic") -> None: ...
+def import_(paths: list[str], out: str, from_: str, config: Optional[str] = None, **options: Any) -> tuple[str, int, int, list[tuple[str, int]], Optional[str]]: ...
+def synth(out: str, turns: int, **options: Any) -> None: ...
 def patterns(config: Optional[str] = None) -> str: ...
-def init(out: Optional[str] = None, force: bool = False) -> str: ...
+def init(out: Optional[str] = None, **options: Any) -> str: ...
 def schema_json() -> str: ...

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use critic_gate::cmd;
 use critic_gate::options::{self, Decl, Given, KeywordError, Setting, Values};
-use critic_gate::{Format, MergeOptions, PartialInput, PartialTarget};
+use critic_gate::{Format, PartialInput, PartialTarget};
 use pyo3::create_exception;
 use pyo3::exceptions::{
     PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
@@ -482,15 +482,14 @@ fn partial_input(i: usize, item: &Bound<'_, PyAny>) -> PyResult<PartialInput> {
 /// Merge shards' partial results (bytes or file paths), in order, into the
 /// report folder `out` (the reports of one replay over all their files).
 #[pyfunction]
-#[pyo3(signature = (partials, out, label=None, format="both", force=false))]
+#[pyo3(signature = (partials, out, **options))]
 fn merge(
     py: Python<'_>,
     partials: Vec<Bound<'_, PyAny>>,
     out: PathBuf,
-    label: Option<&str>,
-    format: &str,
-    force: bool,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<String>> {
+    let (flags, _) = declared(options::MERGE_OPTIONS, options, &[], &[])?;
     let inputs = partials
         .iter()
         .enumerate()
@@ -501,15 +500,7 @@ fn merge(
             "partials: give at least one partial result",
         ));
     }
-    let r = cmd::merge::Request {
-        options: MergeOptions {
-            inputs,
-            label: self::label(label, &out)?,
-            format: self::format(format)?,
-            force,
-        },
-        out,
-    };
+    let r = cmd::merge::Request::of(inputs, out, &flags);
     py.detach(|| cmd::merge::run(r))
         .map(|done| done.cautions())
         .map_err(fail)
@@ -519,15 +510,16 @@ fn merge(
 /// lines, one turn a line, named `name` in messages) or of the file
 /// `path`, and why: one JSON object a line, as `explain --json` prints.
 #[pyfunction]
-#[pyo3(signature = (turns, config=None, path=None, name="turn", from_="traffic"))]
+#[pyo3(signature = (turns, config=None, path=None, name="turn", **options))]
 fn explain(
     py: Python<'_>,
     turns: Option<String>,
     config: Option<&str>,
     path: Option<PathBuf>,
     name: &str,
-    from_: &str,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
+    let (mut flags, _) = declared(options::EXPLAIN, options, &[], &[])?;
     let turn = match (turns, path) {
         (Some(text), None) => cmd::explain::Turns::Text {
             name: name.into(),
@@ -536,12 +528,9 @@ fn explain(
         (None, Some(p)) => cmd::explain::Turns::File(p),
         _ => return Err(PyValueError::new_err("give turns or a path, not both")),
     };
-    let request = cmd::explain::Request {
-        turn,
-        config: config.map(PathBuf::from),
-        json: true,
-        from: from_.parse().map_err(unknown)?,
-    };
+    // Python reads the JSON (the terminal's readable trace is the CLI's).
+    flags.set(Setting::Json, options::Value::Switch(true));
+    let request = cmd::explain::Request::of(turn, config.map(PathBuf::from), &flags);
     py.detach(|| cmd::explain::run(&request))
         .map(|out| out.trim_end().to_string())
         .map_err(fail)
@@ -584,11 +573,7 @@ fn sweep_request(
     flags: Values,
     k: &Kwargs,
 ) -> PyResult<critic_gate::cmd::sweep::Request> {
-    if paths.is_empty() {
-        return Err(PyValueError::new_err(
-            "paths: give at least one traffic file",
-        ));
-    }
+    some_files(&paths)?;
     Ok(critic_gate::cmd::sweep::Request {
         sources: paths,
         config: config_of(config.as_deref(), k.get("config_text")?)?,
@@ -615,25 +600,9 @@ fn sweep(
         .map_err(fail)
 }
 
-/// A share: in (0, 1), or [0, 1) where 0 is allowed (the commands' check).
-fn share(name: Setting, x: f64, zero: bool) -> PyResult<f64> {
-    critic_gate::cmd::share(name, x, zero).map_err(fail)
-}
-
-/// `calibrate`'s own keywords, beside its sweep's declared options.
-const CALIBRATE: [&str; 8] = [
-    "config_text",
-    "delta",
-    "seed",
-    "procedure",
-    "min_label_coverage",
-    "held_out",
-    "assume_missing_at_random",
-    "plan",
-];
-
 /// `critic-gate calibrate`: returns what the command prints; the files
-/// (calibration.json, calibrated.toml) are in `out`.
+/// (calibration.json, calibrated.toml) are in `out`. The options are
+/// `calibrate`'s declared ones (`options::CALIBRATE`).
 #[pyfunction]
 #[pyo3(signature = (paths, out, config, max_regression_rate, **options))]
 fn calibrate(
@@ -644,109 +613,34 @@ fn calibrate(
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let (flags, k) = declared(options::SWEEP, options, &CALIBRATE, &[])?;
+    let (flags, k) = declared(options::CALIBRATE, options, &["config_text"], &[])?;
+    some_files(&paths)?;
     let threads = threads_of(&flags);
-    let coverage = k
-        .get("min_label_coverage")?
-        .unwrap_or(critic_gate::cmd::calibrate::DEFAULT_MIN_LABEL_COVERAGE);
-    let procedure: Option<String> = k.get("procedure")?;
-    let r = critic_gate::cmd::calibrate::Request {
-        sweep: sweep_request(paths, out, config, flags, &k)?,
-        rule: critic_gate::cmd::calibrate::Rule {
-            max_regression_rate: share(Setting::MaxRegressionRate, max_regression_rate, false)?,
-            delta: share(
-                Setting::Delta,
-                k.get("delta")?
-                    .unwrap_or(critic_gate::cmd::calibrate::DELTA),
-                false,
-            )?,
-            min_label_coverage: share(Setting::MinLabelCoverage, coverage, true)?,
-            assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
-        },
-        procedure: procedure
-            .as_deref()
-            .unwrap_or(critic_gate::cmd::calibrate::Procedure::NAMES[0])
-            .parse()
-            .map_err(unknown)?,
-        seed: k.get("seed")?.unwrap_or(0),
-        held_out: k.get("held_out")?.unwrap_or(true),
-        plan: k.get::<PathBuf>("plan")?,
-    };
-    interruptible(py, threads, |stop| {
-        critic_gate::cmd::calibrate::run(&r, stop)
-    })?
-    .map(|c| c.text)
-    .map_err(fail)
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = cmd::calibrate::Request::of(paths, config, out, max_regression_rate, &flags);
+    interruptible(py, threads, |stop| cmd::calibrate::run(&r, stop))?
+        .map(|c| c.text)
+        .map_err(fail)
 }
 
-/// `mine`'s own keywords, beside the declared options of a run.
-const MINE: [&str; 7] = [
-    "config_text",
-    "variant",
-    "min_support",
-    "min_labelled",
-    "max_regression_rate",
-    "stress",
-    "assume_missing_at_random",
-];
-
 /// `critic-gate mine`: returns what the command prints; the files
-/// (mine.json, proposals, risky skips, validation/) are in `out`.
-/// `budget_from_variant=True` holds each pattern to the variant's own
-/// bound instead of `max_regression_rate`.
+/// (mine.json, proposals, risky skips, validation/) are in `out`. The
+/// options are `mine`'s declared ones (`options::MINE`).
 #[pyfunction]
-#[pyo3(signature = (paths, out, config=None, budget_from_variant=false, **options))]
+#[pyo3(signature = (paths, out, config=None, **options))]
 fn mine(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
     config: Option<String>,
-    budget_from_variant: bool,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    if paths.is_empty() {
-        return Err(PyValueError::new_err(
-            "paths: give at least one traffic file",
-        ));
-    }
-    let (flags, k) = declared(options::RUN, options, &MINE, &[])?;
+    let (flags, k) = declared(options::MINE, options, &["config_text"], &[])?;
+    some_files(&paths)?;
     let threads = threads_of(&flags);
-    let at_least_1 = |name: &str| -> PyResult<Option<u64>> {
-        match k.get::<u64>(name)? {
-            Some(0) => Err(fail(critic_gate::Error::usage(format!(
-                "{name}: give at least 1"
-            )))),
-            n => Ok(n),
-        }
-    };
-    let rate: Option<f64> = k.get("max_regression_rate")?;
-    if budget_from_variant && rate.is_some() {
-        return Err(fail(critic_gate::Error::usage(
-            "give max_regression_rate or budget_from_variant, not both",
-        )));
-    }
-    let d = critic_gate::cmd::mine::Request::default();
-    let r = critic_gate::cmd::mine::Request {
-        sources: paths,
-        out,
-        config: config_of(config.as_deref(), k.get("config_text")?)?,
-        variant: k.get("variant")?,
-        min_support: at_least_1("min_support")?.unwrap_or(d.min_support),
-        min_labelled: at_least_1("min_labelled")?.unwrap_or(d.min_labelled),
-        max_regression_rate: match budget_from_variant {
-            true => None,
-            false => Some(share(
-                Setting::MaxRegressionRate,
-                rate.or(d.max_regression_rate)
-                    .unwrap_or(critic_gate::cmd::mine::MAX_REGRESSION_RATE),
-                false,
-            )?),
-        },
-        assume_missing_at_random: k.get("assume_missing_at_random")?.unwrap_or(false),
-        stress: k.get("stress")?.unwrap_or(false),
-        reading: critic_gate::cmd::Reading::of(&flags),
-    };
-    interruptible(py, threads, |stop| critic_gate::cmd::mine::run(&r, stop))?
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = cmd::mine::Request::of(paths, out, config, &flags).map_err(fail)?;
+    interruptible(py, threads, |stop| cmd::mine::run(&r, stop))?
         .map(|m| m.text)
         .map_err(fail)
 }
@@ -760,8 +654,14 @@ fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> 
         let k: String = k.extract()?;
         let Some(d) = BUDGETS.iter().find(|d| d.key == k) else {
             let keys: Vec<&str> = BUDGETS.iter().map(|d| d.key).collect();
+            let own: Vec<String> = options::CHECK
+                .iter()
+                .filter(|d| d.python)
+                .map(|d| d.setting.keyword())
+                .collect();
             return Err(PyTypeError::new_err(format!(
-                "unknown option {k:?}; the budgets are {}",
+                "unknown option {k:?}; the options are {}, and the budgets {}",
+                own.join(", "),
                 keys.join(", ")
             )));
         };
@@ -779,24 +679,39 @@ fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> 
 
 /// `critic-gate check`: `(passed, text, results as JSON)`.
 #[pyfunction]
-#[pyo3(signature = (dir, config=None, variants=None, markdown=None, assume_missing_at_random=None, **budgets))]
+#[pyo3(signature = (dir, config=None, assume_missing_at_random=None, **options))]
 fn check(
+    py: Python<'_>,
     dir: PathBuf,
     config: Option<PathBuf>,
-    variants: Option<Vec<String>>,
-    markdown: Option<PathBuf>,
     assume_missing_at_random: Option<bool>,
-    budgets: Option<&Bound<'_, PyDict>>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(bool, String, String)> {
-    let mut b = self::budgets(budgets)?;
-    b.variant = variants.filter(|v| !v.is_empty());
-    b.assume_missing_at_random = assume_missing_at_random;
-    let r = critic_gate::cmd::check::Request {
-        dir,
-        config,
-        budgets: b,
-        markdown,
-    };
+    // The budgets are declared apart (`BUDGETS`); the rest are `check`'s
+    // declared options.
+    let (given, rest) = (PyDict::new(py), PyDict::new(py));
+    for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
+        let key: String = k.extract()?;
+        match options::CHECK
+            .iter()
+            .any(|d| d.python && d.setting.keyword() == key)
+        {
+            true => rest.set_item(k, v)?,
+            false => given.set_item(k, v)?,
+        }
+    }
+    let (mut flags, _) = declared(options::CHECK, Some(&rest), &[], &[])?;
+    // Python says both flags as one keyword: True, False, or None (the
+    // config's).
+    match assume_missing_at_random {
+        Some(true) => flags.set(Setting::AssumeMissingAtRandom, options::Value::Switch(true)),
+        Some(false) => flags.set(
+            Setting::NoAssumeMissingAtRandom,
+            options::Value::Switch(true),
+        ),
+        None => {}
+    }
+    let r = critic_gate::cmd::check::Request::of(dir, config, self::budgets(Some(&given))?, &flags);
     let v = critic_gate::cmd::check::run(&r).map_err(fail)?;
     let results: Vec<serde_json::Value> = v.results.iter().map(|r| r.to_json()).collect();
     Ok((
@@ -809,19 +724,15 @@ fn check(
 /// `critic-gate diff`: `(text, new regressions, the folder written,
 /// passed)`.
 #[pyfunction]
-#[pyo3(signature = (old, new, out=None, fail_on_new_regressions=false))]
+#[pyo3(signature = (old, new, out=None, **options))]
 fn diff(
     old: PathBuf,
     new: PathBuf,
     out: Option<PathBuf>,
-    fail_on_new_regressions: bool,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, usize, PathBuf, bool)> {
-    let r = critic_gate::cmd::diff::Request {
-        old,
-        new,
-        out,
-        fail_on_new_regressions,
-    };
+    let (flags, _) = declared(options::DIFF, options, &[], &[])?;
+    let r = critic_gate::cmd::diff::Request::of(old, new, out, &flags);
     let d = critic_gate::cmd::diff::run(&r).map_err(fail)?;
     Ok((d.text, d.result.new_regressions, d.out, d.passed))
 }
@@ -845,120 +756,109 @@ fn turn_key(run_id: &str, turn: Option<u64>, turn_id: Option<&str>) -> Vec<u8> {
     critic_gate::coin::key(turn_id, run_id, turn)
 }
 
+/// The traffic files a command reads: at least one.
+fn some_files(paths: &[String]) -> PyResult<()> {
+    match paths.is_empty() {
+        true => Err(PyValueError::new_err(
+            "paths: give at least one traffic file",
+        )),
+        false => Ok(()),
+    }
+}
+
 /// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
-/// plan.csv and plan.md are in `out`.
+/// plan.csv and plan.md are in `out`. The options are `plan`'s declared
+/// ones (`options::PLAN_OPTIONS`), read as the command line reads them.
 #[pyfunction]
-#[pyo3(signature = (paths, out, config, max_skip_regression_rate, max_harmful_per_1k, confidence, window_days, strata, max_calls_per_day, salt, days, from_, skip_invalid, force, false_alarm_every_days=365.0, audit=None, fidelity_share=0.0, config_text=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (paths, out, config=None, **options))]
 fn plan(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
     config: Option<String>,
-    max_skip_regression_rate: Option<f64>,
-    max_harmful_per_1k: Option<f64>,
-    confidence: f64,
-    window_days: f64,
-    strata: Option<String>,
-    max_calls_per_day: Option<f64>,
-    salt: Option<String>,
-    days: Option<f64>,
-    from_: &str,
-    skip_invalid: bool,
-    force: bool,
-    false_alarm_every_days: f64,
-    audit: Option<String>,
-    fidelity_share: f64,
-    config_text: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, String)> {
-    use critic_gate::cmd::plan::{Budget, Request};
-    let budget = match (max_skip_regression_rate, max_harmful_per_1k) {
-        (Some(r), None) => Budget::Rate(r),
-        (None, Some(h)) => Budget::HarmfulPer1k(h),
-        _ => {
-            return Err(fail(critic_gate::Error::usage(
-                "give max_skip_regression_rate or max_harmful_per_1k (one of them)",
-            )))
-        }
-    };
-    if paths.is_empty() {
-        return Err(PyValueError::new_err(
-            "paths: give at least one traffic file",
-        ));
-    }
-    let r = Request {
-        sources: paths,
-        out,
-        config: config_of(config.as_deref(), config_text)?,
-        budget,
-        confidence,
-        window_days,
-        false_alarm_days: false_alarm_every_days,
-        fidelity_share,
-        audit,
-        strata,
-        max_calls_per_day,
-        salt,
-        days,
-        from: from_.parse().map_err(unknown)?,
-        skip_invalid,
-        max_line_bytes: critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES,
-        force,
-    };
-    let p = py
-        .detach(|| critic_gate::cmd::plan::run(&r))
-        .map_err(fail)?;
+    use critic_gate::cmd::plan::{run, Request};
+    let (flags, k) = declared(options::PLAN_OPTIONS, options, &["config_text"], &[])?;
+    some_files(&paths)?;
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = Request::of(paths, out, config, &flags).map_err(fail)?;
+    let p = py.detach(|| run(&r)).map_err(fail)?;
     let file = serde_json::to_string(&p.file).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((p.text, file))
 }
 
+/// `critic-gate sample`: `(what it prints, sample.json's text)`;
+/// requests.jsonl and sample.json are in `out`. `threads=` places the
+/// turns on a pool of the run's own (the requests are the same).
+#[pyfunction]
+#[pyo3(signature = (paths, plan, out, config=None, **options))]
+fn sample(
+    py: Python<'_>,
+    paths: Vec<String>,
+    plan: PathBuf,
+    out: PathBuf,
+    config: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(String, String)> {
+    use critic_gate::cmd::sample::{run, Request};
+    let (flags, k) = declared(options::SAMPLE, options, &["config_text"], &[])?;
+    some_files(&paths)?;
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = Request::of(paths, plan, config, out.clone(), &flags);
+    let pool = threads_of(&flags)
+        .map(cmd::worker_pool)
+        .transpose()
+        .map_err(fail)?;
+    let s = py.detach(|| run(&r, pool.as_ref())).map_err(fail)?;
+    let summary = std::fs::read_to_string(out.join("sample.json"))
+        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out.join("sample.json").display())))?;
+    Ok((s.text, summary))
+}
+
+/// `critic-gate labels`: `(what it prints, its counts as JSON)`; the
+/// labelled traffic is the file `out`.
+#[pyfunction]
+#[pyo3(signature = (paths, verdicts, plan, out, config=None, **options))]
+#[allow(clippy::too_many_arguments)]
+fn labels(
+    py: Python<'_>,
+    paths: Vec<String>,
+    verdicts: PathBuf,
+    plan: PathBuf,
+    out: PathBuf,
+    config: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(String, String)> {
+    use critic_gate::cmd::labels::{run, Request};
+    let (flags, k) = declared(options::LABELS, options, &["config_text"], &[])?;
+    some_files(&paths)?;
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = Request::of(paths, verdicts, plan, config, out, &flags);
+    let l = py.detach(|| run(&r)).map_err(fail)?;
+    let counts =
+        serde_json::to_string(&l.counts).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((l.text, counts))
+}
+
 /// `critic-gate monitor`: `(what it prints, whether it fails (exit 1))`;
 /// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
+/// `paths` may be empty with `merge` or an existing `state`.
 #[pyfunction]
-#[pyo3(signature = (paths, plan, out, config=None, by="day", release_at=Vec::new(), release_field=None, state=None, merge=Vec::new(), table_format="csv", from_="traffic", skip_invalid=false, force=false, max_fidelity_gap=0.05, false_alarm_every_days=None, alarm_rise=None, config_text=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (paths, plan, out, config=None, **options))]
 fn monitor(
     py: Python<'_>,
     paths: Vec<String>,
     plan: PathBuf,
     out: PathBuf,
     config: Option<String>,
-    by: &str,
-    release_at: Vec<String>,
-    release_field: Option<String>,
-    state: Option<PathBuf>,
-    merge: Vec<PathBuf>,
-    table_format: &str,
-    from_: &str,
-    skip_invalid: bool,
-    force: bool,
-    max_fidelity_gap: f64,
-    false_alarm_every_days: Option<f64>,
-    alarm_rise: Option<f64>,
-    config_text: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, bool)> {
-    let r = critic_gate::cmd::monitor::Request {
-        sources: paths,
-        plan,
-        config: config_of(config.as_deref(), config_text)?,
-        out,
-        by: by.to_string(),
-        release_at,
-        release_field,
-        state,
-        merge,
-        format: format(table_format)?,
-        max_fidelity_gap,
-        false_alarm_every: false_alarm_every_days,
-        alarm_rise,
-        from: from_.parse().map_err(unknown)?,
-        skip_invalid,
-        max_line_bytes: critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES,
-        force,
-    };
-    let m = py
-        .detach(|| critic_gate::cmd::monitor::run(&r))
-        .map_err(fail)?;
+    use critic_gate::cmd::monitor::{run, Request};
+    let (flags, k) = declared(options::MONITOR, options, &["config_text"], &[])?;
+    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let r = Request::of(paths, plan, config, out, &flags);
+    let m = py.detach(|| run(&r)).map_err(fail)?;
     Ok((m.text, m.failed))
 }
 
@@ -1001,40 +901,34 @@ fn derive_lines(py: Python<'_>, lines: Vec<String>, source: String) -> PyResult<
     .map_err(fail)
 }
 
+/// What `import_` returns: what it prints, turns, rejected, counts by
+/// kind, and the rejects file.
+type ImportedTuple = (String, u64, u64, Vec<(String, u64)>, Option<PathBuf>);
+
 /// `critic-gate import`: `(what it prints, turns, rejected, counts,
 /// rejects file)`; the traffic file is `out`.
 #[pyfunction]
-#[pyo3(signature = (paths, out, from_, config=None, skip_invalid=false, max_line_bytes=critic_gate::read::reader::DEFAULT_MAX_LINE_BYTES, threads=None))]
-#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+#[pyo3(signature = (paths, out, from_, config=None, **options))]
 fn import_(
     py: Python<'_>,
     paths: Vec<String>,
     out: PathBuf,
     from_: &str,
     config: Option<PathBuf>,
-    skip_invalid: bool,
-    max_line_bytes: usize,
-    threads: Option<usize>,
-) -> PyResult<(String, u64, u64, Vec<(String, u64)>, Option<PathBuf>)> {
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<ImportedTuple> {
+    let (flags, _) = declared(options::IMPORT, options, &[], &[])?;
     if paths.is_empty() {
         return Err(PyValueError::new_err(
             "paths: give at least one transcript or trace file",
         ));
     }
-    if max_line_bytes == 0 {
-        return Err(fail(critic_gate::Error::usage(
-            "max_line_bytes: give at least 1",
-        )));
-    }
-    let r = critic_gate::cmd::import::Request {
-        sources: paths,
-        from: from_.parse().map_err(unknown)?,
-        config,
-        out,
-        skip_invalid,
-        max_line_bytes,
-    };
-    let pool = threads.map(cmd::worker_pool).transpose().map_err(fail)?;
+    let from = from_.parse().map_err(unknown)?;
+    let r = critic_gate::cmd::import::Request::of(paths, from, config, out, &flags);
+    let pool = threads_of(&flags)
+        .map(cmd::worker_pool)
+        .transpose()
+        .map_err(fail)?;
     let i = py
         .detach(|| match &pool {
             Some(p) => p.install(|| critic_gate::cmd::import::run(&r)),
@@ -1053,31 +947,15 @@ fn import_(
 
 /// `critic-gate synth`: writes `turns` turns of synthetic traffic to `out`.
 #[pyfunction]
-#[pyo3(signature = (out, turns, seed=1, mix="default", shape="traffic"))]
+#[pyo3(signature = (out, turns, **options))]
 fn synth(
     py: Python<'_>,
     out: PathBuf,
     turns: u64,
-    seed: u64,
-    mix: &str,
-    shape: &str,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let transcripts = match shape {
-        "traffic" => false,
-        "openai-chat" => true,
-        other => {
-            return Err(fail(critic_gate::Error::usage(format!(
-                "shape {other:?}: give traffic or openai-chat"
-            ))))
-        }
-    };
-    let r = critic_gate::cmd::synth::Request {
-        turns,
-        seed,
-        mix: mix.parse().map_err(unknown)?,
-        transcripts,
-        out,
-    };
+    let (flags, _) = declared(options::SYNTH, options, &[], &[])?;
+    let r = critic_gate::cmd::synth::Request::of(turns, out, &flags);
     py.detach(|| critic_gate::cmd::synth::run(&r)).map_err(fail)
 }
 
@@ -1092,9 +970,10 @@ fn patterns(config: Option<PathBuf>) -> PyResult<String> {
 /// `critic-gate init`: the starter config's text, written to `out` when
 /// given.
 #[pyfunction]
-#[pyo3(signature = (out=None, force=false))]
-fn init(out: Option<PathBuf>, force: bool) -> PyResult<String> {
-    critic_gate::cmd::init::run(&critic_gate::cmd::init::Request { out, force })
+#[pyo3(signature = (out=None, **options))]
+fn init(out: Option<PathBuf>, options: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+    let (flags, _) = declared(options::INIT, options, &[], &[])?;
+    critic_gate::cmd::init::run(&critic_gate::cmd::init::Request::of(out, &flags))
         .map(|w| w.text)
         .map_err(fail)
 }
@@ -1132,6 +1011,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(coin_drawn, m)?)?;
     m.add_function(wrap_pyfunction!(turn_key, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(sample, m)?)?;
+    m.add_function(wrap_pyfunction!(labels, m)?)?;
     m.add_function(wrap_pyfunction!(derive_file, m)?)?;
     m.add_function(wrap_pyfunction!(config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(derive_lines, m)?)?;

@@ -67,3 +67,53 @@ def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
     assert not ok.failed and ok.status is not None and ok.status["period"] == "2026-11-01"
     with pytest.raises(critic_gate.UsageError, match="counted in the state already"):
         critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)
+
+
+def test_sample_and_labels_from_python_are_the_clis(tmp_path: Path, cli: str) -> None:
+    """``sample`` and ``labels`` (#48): the files Python writes are the
+    CLI's, byte for byte, whatever ``threads``; their options are the
+    declared ones, refused in Python's spelling."""
+    traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
+    fortnight(traffic)
+    config.write_text(GATE, encoding="utf-8")
+    critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
+                     strata="language", salt="py", window_days="2w", fidelity_share=0.1)
+    plan = tmp_path / "plan/plan.toml"
+    toml = plan.read_text(encoding="utf-8")
+    assert "window_days = 14" in toml, toml
+    run_cli(cli, "sample", str(traffic), "--plan", str(plan), "--config", str(config),
+            "--out", str(tmp_path / "s"))
+    got = critic_gate.sample(traffic, plan, tmp_path / "s-py", config, threads=1)
+    for name in ("requests.jsonl", "sample.json"):
+        assert (tmp_path / "s" / name).read_bytes() == (tmp_path / "s-py" / name).read_bytes(), name
+    assert got == json.loads((tmp_path / "s/sample.json").read_text(encoding="utf-8"))
+    with (tmp_path / "v.jsonl").open("w", encoding="utf-8") as f:
+        for line in (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            f.write(json.dumps({"run_id": r["run_id"], "turn": r["turn"], "verdict": "approve"}) + "\n")
+    run_cli(cli, "labels", str(traffic), "--verdicts", str(tmp_path / "v.jsonl"), "--plan",
+            str(plan), "--config", str(config), "--out", str(tmp_path / "cli.jsonl"))
+    counts = critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, tmp_path / "py.jsonl", config)
+    assert (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "py.jsonl").read_bytes()
+    assert counts["labelled"] > 0 and counts["turns"] == 14 * 460, counts
+    # The same file again is refused, and force replaces it, as --force.
+    with pytest.raises(critic_gate.UsageError):
+        critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, tmp_path / "py.jsonl", config)
+    critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, tmp_path / "py.jsonl", config,
+                       force=True)
+    # Refusals name the keyword: labels reads traffic only; a window and a
+    # share out of range; a misspelled keyword names the known ones.
+    with pytest.raises(critic_gate.UsageError, match='^from_ "otlp": give traffic$'):
+        critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, tmp_path / "x.jsonl", config,
+                           from_="otlp")  # type: ignore[typeddict-item]
+    with pytest.raises(critic_gate.UsageError, match="^window_days: give days"):
+        critic_gate.plan(traffic, tmp_path / "p2", config, max_skip_regression_rate=0.02,
+                         window_days=0)
+    with pytest.raises(critic_gate.UsageError, match="^max_fidelity_gap: give a number between"):
+        critic_gate.monitor(tmp_path / "py.jsonl", plan, tmp_path / "m", config,
+                            max_fidelity_gap=1.5)
+    with pytest.raises(TypeError, match="unknown option \"thread\".*threads"):
+        critic_gate.sample(traffic, plan, tmp_path / "s2", config, thread=2)  # type: ignore[call-arg]
+    with pytest.raises(critic_gate.UsageError,
+                       match="give max_skip_regression_rate or max_harmful_per_1k"):
+        critic_gate.plan(traffic, tmp_path / "p3", config)

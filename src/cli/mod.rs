@@ -22,67 +22,39 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Explain how each gate decides one turn, and why.
-    #[command(after_help = critic_gate::cmd::explain::HELP)]
+    #[command(about = critic_gate::cmd::explain::ABOUT, after_help = critic_gate::cmd::explain::HELP)]
     Explain(critic_gate::cmd::explain::Args),
-    /// Replay recorded traffic through every variant and write the reports.
-    #[command(after_help = critic_gate::cmd::replay::HELP)]
+    #[command(about = critic_gate::cmd::replay::ABOUT, after_help = critic_gate::cmd::replay::HELP)]
     Replay(critic_gate::cmd::replay::Args),
-    /// Evaluate every setting of the config's [sweep] grid in one pass and
-    /// write the risk-savings frontier.
-    #[command(after_help = critic_gate::cmd::sweep::HELP)]
+    #[command(about = critic_gate::cmd::sweep::ABOUT, after_help = critic_gate::cmd::sweep::HELP)]
     Sweep(critic_gate::cmd::sweep::Args),
-    /// Pick the sweep variant that saves the most with its safety regression
-    /// rate certified within R (valid after the choice).
-    #[command(after_help = critic_gate::cmd::calibrate::HELP)]
+    #[command(about = critic_gate::cmd::calibrate::ABOUT, after_help = critic_gate::cmd::calibrate::HELP)]
     Calibrate(critic_gate::cmd::calibrate::Args),
-    /// Mine the traffic both ways: acks the patterns miss (proposed patterns)
-    /// and skips that are more than an ack (risky skips).
-    #[command(after_help = critic_gate::cmd::mine::HELP)]
+    #[command(about = critic_gate::cmd::mine::ABOUT, after_help = critic_gate::cmd::mine::HELP)]
     Mine(critic_gate::cmd::mine::Args),
-    /// Generate realistic synthetic traffic.
-    #[command(after_help = critic_gate::cmd::synth::HELP)]
+    #[command(about = critic_gate::cmd::synth::ABOUT, after_help = critic_gate::cmd::synth::HELP)]
     Synth(critic_gate::cmd::synth::Args),
-    /// Size a critic sample of production's skips for a bound on their
-    /// regression rate: a probability per stratum and the coin's salt.
-    #[command(after_help = critic_gate::cmd::plan::HELP)]
+    #[command(about = critic_gate::cmd::plan::ABOUT, after_help = critic_gate::cmd::plan::HELP)]
     Plan(critic_gate::cmd::plan::Args),
-    /// Draw a plan's shadow sample of production's skips from recorded
-    /// traffic: requests.jsonl for a critic to review, and sample.json.
-    #[command(after_help = critic_gate::cmd::sample::HELP)]
+    #[command(about = critic_gate::cmd::sample::ABOUT, after_help = critic_gate::cmd::sample::HELP)]
     Sample(critic_gate::cmd::sample::Args),
-    /// Bring a shadow critic's verdicts on a plan's sample back into the
-    /// traffic, each as a label with its inclusion probability.
-    #[command(after_help = critic_gate::cmd::labels::HELP)]
+    #[command(about = critic_gate::cmd::labels::ABOUT, after_help = critic_gate::cmd::labels::HELP)]
     Labels(critic_gate::cmd::labels::Args),
-    /// Watch a deployed gate period by period: the sample's estimate, bounds
-    /// valid at every look, a change alarm and a status.
-    #[command(after_help = critic_gate::cmd::monitor::HELP)]
+    #[command(about = critic_gate::cmd::monitor::ABOUT, after_help = critic_gate::cmd::monitor::HELP)]
     Monitor(critic_gate::cmd::monitor::Args),
-    /// Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 cannot judge).
-    #[command(after_help = critic_gate::cmd::check::HELP)]
+    #[command(about = critic_gate::cmd::check::ABOUT, after_help = critic_gate::cmd::check::HELP)]
     Check(critic_gate::cmd::check::Args),
-    /// Compare two replays of the same traffic: metric changes and flipped decisions.
-    #[command(after_help = critic_gate::cmd::diff::HELP)]
+    #[command(about = critic_gate::cmd::diff::ABOUT, after_help = critic_gate::cmd::diff::HELP)]
     Diff(critic_gate::cmd::diff::Args),
-    /// Merge shards' partial results (`replay --partial`) into the reports
-    /// of one replay over all their files.
-    #[command(after_help = critic_gate::cmd::merge::HELP)]
+    #[command(about = critic_gate::cmd::merge::ABOUT, after_help = critic_gate::cmd::merge::HELP)]
     Merge(critic_gate::cmd::merge::Args),
-    /// The intent verdict and fabrication findings symfonic computes for
-    /// each line of inputs (user message, draft, tool calls, the domain).
-    #[command(after_help = critic_gate::cmd::derive::HELP)]
+    #[command(about = critic_gate::cmd::derive::ABOUT, after_help = critic_gate::cmd::derive::HELP)]
     Derive(critic_gate::cmd::derive::Args),
-    /// Convert chat transcripts or symfonic's OpenTelemetry traces into
-    /// the traffic format (what replay --from reads them as).
-    #[command(after_help = critic_gate::cmd::import::HELP)]
+    #[command(about = critic_gate::cmd::import::ABOUT, after_help = critic_gate::cmd::import::HELP)]
     Import(critic_gate::cmd::import::Args),
-    /// Write a commented starter config (legacy against smart).
-    #[command(after_help = critic_gate::cmd::init::HELP)]
+    #[command(about = critic_gate::cmd::init::ABOUT, after_help = critic_gate::cmd::init::HELP)]
     Init(critic_gate::cmd::init::Args),
-    /// Print the trivial-ack patterns (the built-ins, or each variant's),
-    /// ready to paste and extend.
-    #[command(after_help = critic_gate::cmd::patterns::HELP)]
+    #[command(about = critic_gate::cmd::patterns::ABOUT, after_help = critic_gate::cmd::patterns::HELP)]
     Patterns(critic_gate::cmd::patterns::Args),
     /// Benchmark baseline: read and parse only.
     #[command(hide = true)]
@@ -114,7 +86,7 @@ pub fn run(cli: Cli) -> CliResult {
         }
         Command::Mine(a) => {
             start_workers(a.flags.threads())?;
-            let m = cmd::mine::run(&a.request(), &())?;
+            let m = cmd::mine::run(&a.request()?, &())?;
             say(!a.flags.quiet(), &m.text)
         }
         Command::Merge(a) => merge(a),
@@ -140,15 +112,18 @@ pub fn run(cli: Cli) -> CliResult {
             say(true, &cmd::derive::run(&a.request())?)
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
-        Command::Plan(a) => say(!a.pass.quiet, &cmd::plan::run(&a.request())?.text),
+        Command::Plan(a) => say(!a.flags.quiet(), &cmd::plan::run(&a.request()?)?.text),
         Command::Sample(a) => {
-            start_workers(a.threads)?;
-            say(!a.pass.quiet, &cmd::sample::run(&a.request())?.text)
+            start_workers(a.flags.threads())?;
+            say(
+                !a.flags.quiet(),
+                &cmd::sample::run(&a.request(), None)?.text,
+            )
         }
-        Command::Labels(a) => say(!a.pass.quiet, &cmd::labels::run(&a.request())?.text),
+        Command::Labels(a) => say(!a.flags.quiet(), &cmd::labels::run(&a.request())?.text),
         Command::Monitor(a) => {
             let m = cmd::monitor::run(&a.request())?;
-            if !a.pass.quiet {
+            if !a.flags.quiet() {
                 output::stdout(&m.text)?;
             }
             decided(!m.failed)
@@ -198,7 +173,7 @@ fn merge(a: critic_gate::cmd::merge::Args) -> CliResult {
     progress::clean_up_on_signals()?;
     let started = std::time::Instant::now();
     let outcome = critic_gate::cmd::merge::run(a.request())?;
-    if !a.quiet {
+    if !a.flags.quiet() {
         let written = [format!("reports: {}", a.out.display())];
         output::stderr(&outcome.console(started.elapsed().as_secs_f64(), &written));
     }
@@ -207,11 +182,11 @@ fn merge(a: critic_gate::cmd::merge::Args) -> CliResult {
 
 fn import(a: critic_gate::cmd::import::Args) -> CliResult {
     progress::clean_up_on_signals()?;
-    start_workers(a.threads)?;
+    start_workers(a.flags.threads())?;
     let r = a.request();
     output::waiting_for_stdin(&r.sources);
     let imported = critic_gate::cmd::import::run(&r)?;
-    if !a.quiet {
+    if !a.flags.quiet() {
         output::stderr(&imported.text);
     }
     Ok(ExitCode::SUCCESS)

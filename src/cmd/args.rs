@@ -32,18 +32,102 @@ impl Set for Replay {
     const DECLS: &'static [&'static Decl] = options::REPLAY;
 }
 
-/// `sweep`'s and `calibrate`'s options.
+/// `sweep`'s options.
 #[derive(Debug)]
 pub struct Sweep;
 impl Set for Sweep {
     const DECLS: &'static [&'static Decl] = options::SWEEP;
 }
 
-/// What every command that runs a replay takes.
+/// `calibrate`'s options.
 #[derive(Debug)]
-pub struct Run;
-impl Set for Run {
-    const DECLS: &'static [&'static Decl] = options::RUN;
+pub struct Calibrate;
+impl Set for Calibrate {
+    const DECLS: &'static [&'static Decl] = options::CALIBRATE;
+}
+
+/// `mine`'s options.
+#[derive(Debug)]
+pub struct Mine;
+impl Set for Mine {
+    const DECLS: &'static [&'static Decl] = options::MINE;
+}
+
+/// `merge`'s options.
+#[derive(Debug)]
+pub struct Merge;
+impl Set for Merge {
+    const DECLS: &'static [&'static Decl] = options::MERGE_OPTIONS;
+}
+
+/// `import`'s options.
+#[derive(Debug)]
+pub struct Import;
+impl Set for Import {
+    const DECLS: &'static [&'static Decl] = options::IMPORT;
+}
+
+/// `explain`'s options.
+#[derive(Debug)]
+pub struct Explain;
+impl Set for Explain {
+    const DECLS: &'static [&'static Decl] = options::EXPLAIN;
+}
+
+/// `synth`'s options.
+#[derive(Debug)]
+pub struct Synth;
+impl Set for Synth {
+    const DECLS: &'static [&'static Decl] = options::SYNTH;
+}
+
+/// `diff`'s options.
+#[derive(Debug)]
+pub struct Diff;
+impl Set for Diff {
+    const DECLS: &'static [&'static Decl] = options::DIFF;
+}
+
+/// `init`'s options.
+#[derive(Debug)]
+pub struct Init;
+impl Set for Init {
+    const DECLS: &'static [&'static Decl] = options::INIT;
+}
+
+/// `check`'s options.
+#[derive(Debug)]
+pub struct Check;
+impl Set for Check {
+    const DECLS: &'static [&'static Decl] = options::CHECK;
+}
+
+/// `plan`'s options.
+#[derive(Debug)]
+pub struct Plan;
+impl Set for Plan {
+    const DECLS: &'static [&'static Decl] = options::PLAN_OPTIONS;
+}
+
+/// `sample`'s options.
+#[derive(Debug)]
+pub struct Sample;
+impl Set for Sample {
+    const DECLS: &'static [&'static Decl] = options::SAMPLE;
+}
+
+/// `labels`' options.
+#[derive(Debug)]
+pub struct Labels;
+impl Set for Labels {
+    const DECLS: &'static [&'static Decl] = options::LABELS;
+}
+
+/// `monitor`'s options.
+#[derive(Debug)]
+pub struct Monitor;
+impl Set for Monitor {
+    const DECLS: &'static [&'static Decl] = options::MONITOR;
 }
 
 impl<S: Set> std::fmt::Debug for Flags<S> {
@@ -71,9 +155,18 @@ fn arg(d: &'static Decl) -> clap::Arg {
     let id = &d.setting.flag()[2..];
     let a = clap::Arg::new(id).long(id).help(d.help);
     let a = match d.kind {
-        Kind::Switch => return a.action(ArgAction::SetTrue),
+        Kind::Switch | Kind::Without => return a.action(ArgAction::SetTrue),
         Kind::Name(names) => a.value_parser(
             PossibleValuesParser::new(names).try_map(move |s| d.parse(&s).map_err(BadValue)),
+        ),
+        Kind::Described(names, help) => a.value_parser(
+            PossibleValuesParser::new(
+                names
+                    .iter()
+                    .zip(help)
+                    .map(|(n, h)| clap::builder::PossibleValue::new(n).help(h)),
+            )
+            .try_map(move |s| d.parse(&s).map_err(BadValue)),
         ),
         Kind::Repeated => a.action(ArgAction::Append),
         Kind::Keys => a
@@ -81,7 +174,10 @@ fn arg(d: &'static Decl) -> clap::Arg {
             .value_delimiter(',')
             .num_args(0..),
         Kind::Path => a.value_parser(clap::builder::PathBufValueParser::new().map(Value::Path)),
-        Kind::Count { .. } | Kind::Share { .. } | Kind::Text => {
+        Kind::Paths => a
+            .action(ArgAction::Append)
+            .value_parser(clap::builder::PathBufValueParser::new()),
+        Kind::Count { .. } | Kind::Share { .. } | Kind::Text | Kind::Number | Kind::Days => {
             a.value_parser(move |s: &str| d.parse(s).map_err(BadValue))
         }
     };
@@ -97,11 +193,19 @@ impl<S: Set> clap::FromArgMatches for Flags<S> {
         let mut values = Values::defaults(S::DECLS);
         for d in S::DECLS {
             let id = &d.setting.flag()[2..];
+            // A default is the declaration's: only what was given is set,
+            // so a request can tell the two apart (`Values::is_given`).
+            if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+                continue;
+            }
             let v = match d.kind {
-                Kind::Switch => m.get_flag(id).then_some(Value::Switch(true)),
+                Kind::Switch | Kind::Without => m.get_flag(id).then_some(Value::Switch(true)),
                 Kind::Repeated | Kind::Keys => m
                     .get_many::<String>(id)
                     .map(|v| Value::List(v.cloned().collect())),
+                Kind::Paths => m
+                    .get_many::<std::path::PathBuf>(id)
+                    .map(|v| Value::Paths(v.cloned().collect())),
                 _ => m.get_one::<Value>(id).cloned(),
             };
             if let Some(v) = v {
@@ -128,28 +232,6 @@ impl<S: Set> clap::Args for Flags<S> {
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
     }
-}
-
-/// The flags of a command that reads traffic in one serial pass of its
-/// own and writes a folder (`plan`, `sample`): declared once.
-#[derive(clap::Args, Debug)]
-pub struct PassArgs {
-    /// The input's format: traffic, openai-chat or otlp.
-    #[arg(long, default_value = "traffic", value_parser = from())]
-    pub from: InputFormat,
-    /// Count invalid lines instead of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// Lines longer than this many bytes are invalid.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub max_line_bytes: usize,
-    /// Write into --out even when it is a non-empty folder of no report.
-    #[arg(long)]
-    pub force: bool,
-    /// Print nothing (the files say it all).
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 /// A flag's value that is not one it takes: what to give, and what was

@@ -2,6 +2,11 @@
 //! 9.12.0 computes for each line of inputs, one JSON line out per line in;
 //! or, timed, the derivations alone (the benchmark against upstream).
 
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "The intent verdict and fabrication findings symfonic computes for each \
+     line of inputs (user message, draft, tool calls, the domain)";
+
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
 pub const HELP: &str = concat!(

@@ -2,6 +2,8 @@
 //! is inline JSON, a file, or standard input; a file may hold JSON Lines
 //! (each turn is explained), or transcripts and traces (`from`).
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Values};
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -9,6 +11,10 @@ use crate::explain::{render_json, render_text, Seen};
 use crate::import::InputFormat;
 use crate::read::turn::Turn;
 use crate::Error;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Explain how each gate decides one turn, and why";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -34,14 +40,9 @@ pub struct Args {
     /// defaults, explained as `legacy` (flag off) and `smart` (flag on).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Print JSON instead of the readable trace.
-    #[arg(long)]
-    pub json: bool,
-    /// The input's format: traffic, openai-chat (each turn of each
-    /// conversation is explained) or otlp (each run of the trace); the
-    /// config's [deployment] table says how to derive them.
-    #[arg(long, default_value = "traffic", value_parser = super::args::from())]
-    pub from: crate::import::InputFormat,
+    /// The declared options (`options::EXPLAIN`).
+    #[command(flatten)]
+    pub flags: Flags<args::Explain>,
 }
 
 impl Args {
@@ -57,11 +58,19 @@ impl Args {
             None | Some("-") => Turns::Stdin,
             Some(path) => Turns::File(path.into()),
         };
+        Request::of(turn, self.config.clone(), &self.flags.values)
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::EXPLAIN`) make, from
+    /// either front end.
+    pub fn of(turn: Turns, config: Option<PathBuf>, v: &Values) -> Request {
         Request {
             turn,
-            config: self.config.clone(),
-            json: self.json,
-            from: self.from,
+            config,
+            json: v.switch(Setting::Json),
+            from: v.name(Setting::From).expect("declared with a default"),
         }
     }
 }

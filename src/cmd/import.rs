@@ -2,10 +2,17 @@
 //! a conversion can be inspected, diffed and kept; each signal marked
 //! recorded, derived or unknown.
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Values};
 use std::path::PathBuf;
 
 use crate::import::InputFormat;
 use crate::pipeline::{ImportOptions, ImportOutcome};
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Convert chat transcripts or symfonic's OpenTelemetry traces into the \
+     traffic format (what replay --from reads them as)";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -37,32 +44,43 @@ pub struct Args {
     /// (only that table is read here).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Set what cannot be converted aside in OUT's .rejects.jsonl instead
-    /// of stopping.
-    #[arg(long)]
-    pub skip_invalid: bool,
-    /// Input lines longer than this many bytes are invalid.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::read::reader::DEFAULT_MAX_LINE_BYTES,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub max_line_bytes: usize,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Print nothing on success.
-    #[arg(long)]
-    pub quiet: bool,
+    /// The declared options (`options::IMPORT`).
+    #[command(flatten)]
+    pub flags: Flags<args::Import>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.files.clone(),
+            self.from,
+            self.config.clone(),
+            self.out.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::IMPORT`) make, from
+    /// either front end (the worker threads are the caller's to start).
+    pub fn of(
+        sources: Vec<String>,
+        from: InputFormat,
+        config: Option<PathBuf>,
+        out: PathBuf,
+        v: &Values,
+    ) -> Request {
         Request {
-            sources: self.files.clone(),
-            from: self.from,
-            config: self.config.clone(),
-            out: self.out.clone(),
-            skip_invalid: self.skip_invalid,
-            max_line_bytes: self.max_line_bytes,
+            sources,
+            from,
+            config,
+            out,
+            skip_invalid: v.switch(Setting::SkipInvalid),
+            max_line_bytes: v
+                .count(Setting::MaxLineBytes)
+                .expect("declared with a default") as usize,
         }
     }
 }

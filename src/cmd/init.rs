@@ -3,12 +3,18 @@
 //! budgets and the `[deployment]` table), written from the declarations so
 //! it never drifts from what the tool reads.
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Values};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::budgets::BUDGETS;
 use crate::config::FrameworkConfig;
 use crate::gate::BUILTIN_ACK_PATTERNS;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Write a commented starter config (legacy against smart)";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -28,17 +34,26 @@ pub struct Args {
     /// The config file to write (`-`: standard output).
     #[arg(default_value = "critic-gate.toml")]
     pub file: PathBuf,
-    /// Replace the file if it exists.
-    #[arg(long)]
-    pub force: bool,
+    /// The declared options (`options::INIT`).
+    #[command(flatten)]
+    pub flags: Flags<args::Init>,
 }
 
 impl Args {
     /// The request these flags make (`-`: standard output).
     pub fn request(&self) -> Request {
+        let out = (self.file.as_os_str() != "-").then(|| self.file.clone());
+        Request::of(out, &self.flags.values)
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::INIT`) make, from
+    /// either front end (None: standard output).
+    pub fn of(out: Option<PathBuf>, v: &Values) -> Request {
         Request {
-            out: (self.file.as_os_str() != "-").then(|| self.file.clone()),
-            force: self.force,
+            out,
+            force: v.switch(Setting::Force),
         }
     }
 }

@@ -14,10 +14,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::cmd::Config;
-use crate::import::InputFormat;
+use crate::cmd::args::Flags;
+use crate::cmd::{Config, Pass};
+use crate::options::Values;
 use crate::replay::design::Design;
 use crate::Error;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Bring a shadow critic's verdicts on a plan's sample back into the \
+     traffic, each as a label with its inclusion probability";
 
 /// What `--help` adds after the options.
 pub const HELP: &str = concat!(
@@ -51,22 +57,43 @@ pub struct Args {
     /// The labelled traffic (a new file; --force replaces one).
     #[arg(long)]
     pub out: PathBuf,
+    /// The declared options (`options::LABELS`).
     #[command(flatten)]
-    pub pass: super::args::PassArgs,
+    pub flags: Flags<super::args::Labels>,
 }
 
 impl Args {
+    /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.files.clone(),
+            self.verdicts.clone(),
+            self.plan.clone(),
+            self.config.clone().into(),
+            self.out.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::LABELS`) make, from
+    /// either front end.
+    pub fn of(
+        sources: Vec<String>,
+        verdicts: PathBuf,
+        plan: PathBuf,
+        config: Config,
+        out: PathBuf,
+        v: &Values,
+    ) -> Request {
         Request {
-            sources: self.files.clone(),
-            verdicts: self.verdicts.clone(),
-            plan: self.plan.clone(),
-            config: self.config.clone().into(),
-            out: self.out.clone(),
-            from: self.pass.from,
-            skip_invalid: self.pass.skip_invalid,
-            max_line_bytes: self.pass.max_line_bytes,
-            force: self.pass.force,
+            sources,
+            verdicts,
+            plan,
+            config,
+            out,
+            pass: Pass::of(v),
         }
     }
 }
@@ -79,10 +106,8 @@ pub struct Request {
     pub plan: PathBuf,
     pub config: Config,
     pub out: PathBuf,
-    pub from: InputFormat,
-    pub skip_invalid: bool,
-    pub max_line_bytes: usize,
-    pub force: bool,
+    /// How the traffic is read, and whether `out` may be overwritten.
+    pub pass: Pass,
 }
 
 /// What `labels` did, by count.
@@ -139,8 +164,8 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
     let design = super::sample::design_of(&r.plan, &config)?;
     let member = super::sample::Member::new(&design, &config, &r.config)?;
     let mut counts = Counts::default();
-    let mut verdicts = read_verdicts(&r.verdicts, &design, r.max_line_bytes, &mut counts)?;
-    if r.out.exists() && !r.force {
+    let mut verdicts = read_verdicts(&r.verdicts, &design, r.pass.max_line_bytes, &mut counts)?;
+    if r.out.exists() && !r.pass.force {
         return Err(Error::Usage(crate::said![
             format!("{}: the file exists; give another ", r.out.display()),
             crate::vocab::Setting::Out,
@@ -150,10 +175,10 @@ pub fn run(r: &Request) -> crate::Result<Labelled> {
         ]));
     }
     let decoder = crate::import::Decoder::new(
-        r.from,
+        r.pass.from,
         config.deployment.clone(),
         r.sources.clone().into(),
-        r.max_line_bytes,
+        r.pass.max_line_bytes,
     );
     write(r, &design, &member, &decoder, &mut verdicts, &mut counts)?;
     let entries = || verdicts.values().flat_map(BTreeMap::values);
@@ -337,8 +362,8 @@ fn write(
     let mut problem: Option<Error> = None;
     let read = crate::cmd::mine::scan::each_line(
         &r.sources,
-        r.max_line_bytes,
-        r.skip_invalid,
+        r.pass.max_line_bytes,
+        r.pass.skip_invalid,
         decoder,
         &mut |t, raw, (source, line)| {
             if problem.is_some() {

@@ -4,9 +4,15 @@
 
 use std::path::PathBuf;
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Values};
 use crate::pipeline::MergeOptions;
-use crate::replay::Format;
 use crate::summary::partial::PartialInput;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Merge shards' partial results (`replay --partial`) into the reports of \
+     one replay over all their files";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -28,44 +34,12 @@ pub struct Args {
     /// Folder for the reports (created if needed).
     #[arg(long)]
     pub out: PathBuf,
-    /// The run's name in the `run` column of every table (default: the
-    /// output folder's name).
-    #[arg(long, value_name = "NAME", value_parser = super::args::label)]
-    pub label: Option<String>,
-    /// Write every table as csv, parquet (with the declared schema) or both.
-    #[arg(long, default_value = Format::default().name(), value_parser = super::args::format())]
-    pub format: Format,
-    /// Write into --out even when it is a non-empty folder that holds no
-    /// earlier critic-gate report.
-    #[arg(long)]
-    pub force: bool,
-    /// No summary on stderr.
-    #[arg(long)]
-    pub quiet: bool,
+    /// The declared options (`options::MERGE_OPTIONS`).
+    #[command(flatten)]
+    pub flags: Flags<args::Merge>,
 }
 
-impl Args {
-    /// The merge these flags ask for (the label defaults to the output
-    /// folder's name).
-    pub fn options(&self) -> MergeOptions {
-        MergeOptions {
-            inputs: self
-                .partials
-                .iter()
-                .cloned()
-                .map(PartialInput::File)
-                .collect(),
-            label: self
-                .label
-                .clone()
-                .unwrap_or_else(|| crate::replay::options::default_label(&self.out)),
-            format: self.format,
-            force: self.force,
-        }
-    }
-}
-
-/// What to merge, and where the reports go.
+/// What to merge, and where the reports go./// What to merge, and where the reports go.
 pub struct Request {
     pub options: MergeOptions,
     pub out: PathBuf,
@@ -74,9 +48,26 @@ pub struct Request {
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        let inputs = self.partials.iter().cloned().map(PartialInput::File);
+        Request::of(inputs.collect(), self.out.clone(), &self.flags.values)
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::MERGE_OPTIONS`) make,
+    /// from either front end (the label defaults to the output folder's
+    /// name).
+    pub fn of(inputs: Vec<PartialInput>, out: PathBuf, v: &Values) -> Request {
         Request {
-            options: self.options(),
-            out: self.out.clone(),
+            options: MergeOptions {
+                inputs,
+                label: v
+                    .text(Setting::Label)
+                    .unwrap_or_else(|| crate::replay::options::default_label(&out)),
+                format: v.name(Setting::Format).expect("declared with a default"),
+                force: v.switch(Setting::Force),
+            },
+            out,
         }
     }
 }

@@ -61,6 +61,41 @@ impl Default for Reading {
     }
 }
 
+/// How a command that reads its traffic in one serial pass of its own
+/// (`plan`, `sample`, `labels`, `monitor`) reads it, and whether it may
+/// write over `--out`: the options of [`options::PASS`].
+#[derive(Clone, Debug)]
+pub struct Pass {
+    /// The input's format (`--from`).
+    pub from: crate::import::InputFormat,
+    /// Count invalid lines (`--skip-invalid`) instead of stopping.
+    pub skip_invalid: bool,
+    /// Longer lines are invalid (`--max-line-bytes`).
+    pub max_line_bytes: usize,
+    /// Write over what `--out` holds (`--force`).
+    pub force: bool,
+}
+
+impl Pass {
+    /// The pass a command's declared options ask for.
+    pub fn of(v: &Values) -> Pass {
+        let declared = "declared with a default";
+        Pass {
+            from: v.name(Setting::From).expect(declared),
+            skip_invalid: v.switch(Setting::SkipInvalid),
+            max_line_bytes: v.count(Setting::MaxLineBytes).expect(declared) as usize,
+            force: v.switch(Setting::Force),
+        }
+    }
+}
+
+impl Default for Pass {
+    /// Every option at its declared default.
+    fn default() -> Pass {
+        Pass::of(&Values::defaults(options::PASS))
+    }
+}
+
 /// The most worker threads a run may ask for, per core: more only adds
 /// contention, and a typo (`--threads 100000`) must not start thousands
 /// of threads.

@@ -10,6 +10,11 @@ use std::path::PathBuf;
 use super::init::patterns_array;
 use crate::gate::{ack_patterns, BUILTIN_ACK_LANGUAGES, BUILTIN_ACK_PATTERNS};
 
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Print the trivial-ack patterns (the built-ins, or each variant's), \
+     ready to paste and extend";
+
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
 pub const HELP: &str = concat!(

@@ -11,6 +11,10 @@ use crate::pipeline::partial::PartialTarget;
 use crate::pipeline::{Outcome, Progress, Targets};
 use crate::replay::ReplayOptions;
 
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Replay recorded traffic through every variant and write the reports";
+
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
 pub const HELP: &str = concat!(

@@ -13,13 +13,19 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::cmd::args::Flags;
 use crate::cmd::plan::scan::Strata;
 use crate::cmd::plan::write::{PlanFile, PLAN_FORMAT};
-use crate::cmd::Config;
-use crate::import::InputFormat;
+use crate::cmd::{Config, Pass};
+use crate::options::Values;
 use crate::read::turn::Turn;
 use crate::replay::design::{Design, Population};
 use crate::Error;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Draw a plan's shadow sample of production's skips from recorded \
+     traffic: requests.jsonl for a critic to review, and sample.json";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -49,26 +55,40 @@ pub struct Args {
     /// Folder for requests.jsonl and sample.json.
     #[arg(long)]
     pub out: PathBuf,
-    /// Worker threads (default: one per core); the requests are the same
-    /// with any number.
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// The declared options (`options::SAMPLE`).
     #[command(flatten)]
-    pub pass: super::args::PassArgs,
+    pub flags: Flags<super::args::Sample>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.files.clone(),
+            self.plan.clone(),
+            self.config.clone().into(),
+            self.out.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::SAMPLE`) make, from
+    /// either front end (the worker threads are the caller's to start).
+    pub fn of(
+        sources: Vec<String>,
+        plan: PathBuf,
+        config: Config,
+        out: PathBuf,
+        v: &Values,
+    ) -> Request {
         Request {
-            sources: self.files.clone(),
-            plan: self.plan.clone(),
-            config: self.config.clone().into(),
-            out: self.out.clone(),
-            from: self.pass.from,
-            skip_invalid: self.pass.skip_invalid,
-            max_line_bytes: self.pass.max_line_bytes,
-            force: self.pass.force,
+            sources,
+            plan,
+            config,
+            out,
+            pass: Pass::of(v),
         }
     }
 }
@@ -80,10 +100,8 @@ pub struct Request {
     pub plan: PathBuf,
     pub config: Config,
     pub out: PathBuf,
-    pub from: InputFormat,
-    pub skip_invalid: bool,
-    pub max_line_bytes: usize,
-    pub force: bool,
+    /// How the traffic is read, and whether `out` may be overwritten.
+    pub pass: Pass,
 }
 
 /// Read a plan.toml, refusing one this build cannot use or one edited
@@ -371,20 +389,22 @@ pub struct Sampled {
 }
 
 /// Draw the plan's sample into the request's folder.
-pub fn run(r: &Request) -> crate::Result<Sampled> {
+/// The turns are placed on `pool` (a Python caller's `threads=`), else
+/// on the process's workers; the requests are the same either way.
+pub fn run(r: &Request, pool: Option<&rayon::ThreadPool>) -> crate::Result<Sampled> {
     let plan = read_plan(&r.plan)?;
     let config = r.config.plan()?;
     let design = design_from(&r.plan, &plan, &config)?;
     let member = Member::new(&design, &config, &r.config)?;
     let decoder = crate::import::Decoder::new(
-        r.from,
+        r.pass.from,
         config.deployment.clone(),
         r.sources.clone().into(),
-        r.max_line_bytes,
+        r.pass.max_line_bytes,
     );
     crate::report::or_remove_new(&r.out, || {
-        crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.force)?;
-        draw(r, &plan, &design, &member, &decoder)
+        crate::report::claim_job_dir(&r.out, &r.sources, "sample", r.pass.force)?;
+        draw(r, &plan, &design, &member, (&decoder, pool))
     })
 }
 
@@ -395,7 +415,7 @@ fn draw(
     plan: &PlanFile,
     design: &Design,
     member: &Member,
-    decoder: &crate::import::Decoder,
+    (decoder, pool): (&crate::import::Decoder, Option<&rayon::ThreadPool>),
 ) -> crate::Result<Sampled> {
     let path = r.out.join("requests.jsonl");
     let fail = |e: std::io::Error| {
@@ -437,9 +457,10 @@ fn draw(
     };
     let read = crate::cmd::mine::scan::each_turn_mapped(
         &r.sources,
-        r.max_line_bytes,
-        r.skip_invalid,
+        r.pass.max_line_bytes,
+        r.pass.skip_invalid,
         decoder,
+        pool,
         &work,
         &mut keep,
     )?;

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::options::{Decl, Kind, Preset, Setting, SETS};
+use crate::options::{Decl, Kind, OptionSet, Preset, Setting, Value, SETS};
 
 /// The settings each Python function takes as parameters of its own: the
 /// run's label (by default the folder's name, or `run` in memory) and the
@@ -29,7 +29,10 @@ pub fn python_flags() -> String {
     );
     // A set whose keywords are an earlier set's is that class again.
     let mut written: Vec<(&str, String)> = Vec::new();
-    for (name, decls) in SETS {
+    for OptionSet {
+        name, whose, decls, ..
+    } in SETS
+    {
         let mut body = String::new();
         for d in decls
             .iter()
@@ -40,13 +43,15 @@ pub fn python_flags() -> String {
                 "\n    {}: Optional[{}]\n    \"\"\"{}{}.\"\"\"\n",
                 d.setting.keyword(),
                 python_type(d),
-                d.help.replace('\\', "\\\\"),
+                python_help(d).replace('\\', "\\\\"),
                 default_said(d)
             );
         }
         // A set that ends with an earlier one's keywords extends its class.
+        // The longest such, and of those the first written.
         let base = written
             .iter()
+            .rev()
             .filter(|(_, b)| body.ends_with(b.as_str()))
             .max_by_key(|(_, b)| b.len());
         let (parent, own) = match base {
@@ -60,20 +65,33 @@ pub fn python_flags() -> String {
         };
         let _ = write!(
             out,
-            "\n\nclass {name}Flags({parent}, total=False):\n    \"\"\"The options of a {} (None, or left out: its default).\"\"\"\n{own}",
-            name.to_lowercase()
+            "\n\nclass {name}Flags({parent}, total=False):\n    \"\"\"The options of {whose} (None, or left out: its default).\"\"\"\n{own}"
         );
         written.push((name, body));
     }
     out.push_str(
-        "\n\n# Each keyword's default, as the command line's --help gives it (None:\n# none, or the command works it out).\nDEFAULTS: dict[str, object] = {\n",
+        "\n\n# Each class's keywords' defaults, as the --help of the command named\n# gives them (None: none, or the command works it out; days as a number).\nDEFAULTS: dict[str, tuple[str, dict[str, object]]] = {\n",
     );
-    let mut seen = Vec::new();
-    for d in SETS.iter().flat_map(|(_, decls)| decls.iter()) {
-        if d.python && !OWN_PARAMETERS.contains(&d.setting) && !seen.contains(&d.setting) {
-            seen.push(d.setting);
-            let _ = writeln!(out, "    {:?}: {},", d.setting.keyword(), python_default(d));
+    for OptionSet {
+        name,
+        command,
+        decls,
+        ..
+    } in SETS
+    {
+        let _ = writeln!(out, "    {name:?}: ({command:?}, {{");
+        for d in decls
+            .iter()
+            .filter(|d| d.python && !OWN_PARAMETERS.contains(&d.setting))
+        {
+            let _ = writeln!(
+                out,
+                "        {:?}: {},",
+                d.setting.keyword(),
+                python_default(d)
+            );
         }
+        out.push_str("    }),\n");
     }
     out.push_str("}\n");
     out
@@ -82,34 +100,62 @@ pub fn python_flags() -> String {
 /// The Python type a declaration's value takes.
 fn python_type(d: &Decl) -> String {
     match d.kind {
-        Kind::Switch => "bool".into(),
+        Kind::Switch | Kind::Without => "bool".into(),
         Kind::Count { .. } => "int".into(),
         Kind::Share { .. } => "float".into(),
-        Kind::Name(names) => {
+        Kind::Name(names) | Kind::Described(names, _) => {
             let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
             format!("Literal[{}]", quoted.join(", "))
         }
         Kind::Text => "str".into(),
         Kind::Path => "PathLike".into(),
         Kind::Repeated | Kind::Keys => "Sequence[str]".into(),
+        Kind::Number => "float".into(),
+        Kind::Days => "Union[float, str]".into(),
+        Kind::Paths => "Sequence[PathLike]".into(),
+    }
+}
+
+/// The help line as Python reads it: a switch Python says inverted
+/// (`held_out`) is described by what False does.
+fn python_help(d: &Decl) -> String {
+    match d.kind {
+        Kind::Without => {
+            let mut c = d.help.chars();
+            let first = c
+                .next()
+                .map(|f| f.to_lowercase().to_string())
+                .unwrap_or_default();
+            format!("False: {first}{}", c.as_str())
+        }
+        _ => d.help.to_string(),
     }
 }
 
 /// ` [default: 0.5]`, as `--help` says it.
 fn default_said(d: &Decl) -> String {
+    if d.kind == Kind::Without {
+        return " [default: True]".to_string();
+    }
     d.default_text()
         .map(|t| format!(" [default: {t}]"))
         .unwrap_or_default()
 }
 
 /// The default as a Python literal.
-fn python_default(d: &Decl) -> String {
+fn python_default(d: &'static Decl) -> String {
     match d.default {
         Preset::Absent if d.kind == Kind::Switch => "False".into(),
+        // What it turns off is on unless given.
+        Preset::Absent if d.kind == Kind::Without => "True".into(),
         Preset::Absent => "None".into(),
         Preset::Count(n) => n.to_string(),
         Preset::Share(x) => format!("{x:?}"),
         Preset::Name(n) => format!("{n:?}"),
+        Preset::Text(_) => match d.default_value() {
+            Some(Value::Number(x)) => format!("{x:?}"),
+            v => unreachable!("{:?}: a default of {v:?}", d.setting),
+        },
     }
 }
 
@@ -132,7 +178,9 @@ mod tests {
             got == want,
             "python/critic_gate/_flags.py differs from the option declarations; regenerate it with CRITIC_GATE_BLESS=1 cargo test --release --lib python_flags"
         );
-        assert!(want.contains("class ReplayFlags(SweepFlags, total=False):"));
+        assert!(want.contains("class ReplayFlags(RunFlags, total=False):"));
+        assert!(want.contains("class PlanFlags(PassFlags, total=False):"));
+        assert!(want.contains("    held_out: Optional[bool]\n    \"\"\"False: deal"));
         assert!(want.contains("    max_ack_share: Optional[float]\n"));
         assert!(!want.contains("    quiet:"), "the terminal's own");
     }

@@ -11,6 +11,11 @@ use crate::options::{Setting, Values};
 use crate::pipeline::{Outcome, Progress, Targets};
 use crate::replay::{DecisionsMode, ReplayOptions};
 
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Evaluate every setting of the config's [sweep] grid in one pass and \
+     write the risk-savings frontier";
+
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
 pub const HELP: &str = concat!(

@@ -5,8 +5,14 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Value, Values};
 use crate::synth::Mix;
 use crate::Error;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Generate realistic synthetic traffic";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -25,37 +31,32 @@ pub struct Args {
     /// How many turns to write.
     #[arg(long)]
     pub turns: u64,
-    /// Random seed (same seed, same traffic).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Output file (`.gz` or `.zst` compress); `-` is standard output.
     #[arg(long)]
     pub out: PathBuf,
-    /// The traffic mix: default (mostly English), or multilingual (about
-    /// half the drafts not ASCII).
-    #[arg(long, default_value = "default", value_parser = mix())]
-    pub mix: Mix,
-    /// What to write: traffic (critic-gate's format) or openai-chat (the
-    /// same runs as chat transcripts, one conversation a line, for
-    /// `--from openai-chat`).
-    #[arg(long, default_value = "traffic", value_parser = ["traffic", "openai-chat"])]
-    pub shape: String,
-}
-
-fn mix() -> impl clap::builder::TypedValueParser<Value = Mix> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Mix::NAMES).try_map(|s| s.parse::<Mix>())
+    /// The declared options (`options::SYNTH`).
+    #[command(flatten)]
+    pub flags: Flags<args::Synth>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(self.turns, self.out.clone(), &self.flags.values)
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::SYNTH`) make, from
+    /// either front end.
+    pub fn of(turns: u64, out: PathBuf, v: &Values) -> Request {
+        let declared = "declared with a default";
         Request {
-            turns: self.turns,
-            seed: self.seed,
-            mix: self.mix,
-            transcripts: self.shape == "openai-chat",
-            out: self.out.clone(),
+            turns,
+            seed: v.count(Setting::Seed).expect(declared),
+            mix: v.name(Setting::Mix).expect(declared),
+            transcripts: matches!(v.get(Setting::Shape), Some(Value::Name("openai-chat"))),
+            out,
         }
     }
 }

@@ -51,7 +51,7 @@ impl Savings {
 /// unlabelled skips being like the labelled ones than on labels (they
 /// outnumber them): it is never on the frontier, and `calibrate` cannot
 /// certify it by default.
-pub(crate) const MIN_LABEL_COVERAGE: f64 = 0.5;
+pub(crate) const MIN_LABEL_COVERAGE: f64 = crate::options::DEFAULT_MIN_LABEL_COVERAGE;
 
 /// Expected new harmful skips per 1,000 turns at regression rate `rate`
 /// on the variant's new skips (0 without new skips: the baseline adds no

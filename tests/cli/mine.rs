@@ -519,3 +519,41 @@ fn mine_says_why_it_proposed_nothing() {
         "{m}"
     );
 }
+
+/// The budget is `--max-regression-rate` (by default 0.05) or, with
+/// `--budget-from-variant`, the mined variant's own bound: the flag alone
+/// is taken (a flag's default is not a flag given), and both together
+/// are refused, naming each.
+#[test]
+fn the_budget_is_a_rate_or_the_variants_own_bound() {
+    let d = Dir::new();
+    let base = [
+        "datasets/multilingual.jsonl",
+        "--quiet",
+        "--min-labelled",
+        "5",
+    ];
+    let family = |out: &std::path::Path| json(&out.join("mine.json"))["family"].clone();
+    let own = d.path("own");
+    let mut args = base.to_vec();
+    args.push("--budget-from-variant");
+    expect_code(&mine_in(&own, &args), 0);
+    assert_eq!(
+        family(&own)["budget_from"],
+        "the mined variant's own upper 95% bound"
+    );
+    let rate = d.path("rate");
+    expect_code(&mine_in(&rate, &base), 0);
+    assert_eq!(family(&rate)["budget_from"], "--max-regression-rate");
+    assert_eq!(family(&rate)["budget"], 0.05);
+    let both = d.path("both");
+    args.extend(["--max-regression-rate", "0.05"]);
+    let o = mine_in(&both, &args);
+    expect_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("give --max-regression-rate or --budget-from-variant, not both"),
+        "{err}"
+    );
+    assert!(!both.exists(), "nothing written");
+}

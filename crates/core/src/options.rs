@@ -89,6 +89,21 @@ settings! {
     Salt = "--salt",
     Audit = "--audit",
     Days = "--days",
+    Window = "--window",
+    Strata = "--strata",
+    FalseAlarmEvery = "--false-alarm-every",
+    AlarmRise = "--alarm-rise",
+    Seed = "--seed",
+    /// `calibrate`'s `--no-held-out`, which Python says as what it turns
+    /// off (`held_out=False`).
+    NoHeldOut = "--no-held-out",
+    BudgetFromVariant = "--budget-from-variant",
+    Stress = "--stress",
+    Shape = "--shape",
+    Json = "--json",
+    FailOnNewRegressions = "--fail-on-new-regressions",
+    Markdown = "--markdown",
+    NoAssumeMissingAtRandom = "--no-assume-missing-at-random",
 }
 
 impl Setting {
@@ -101,6 +116,10 @@ impl Setting {
             Setting::From => "from_".to_string(),
             Setting::Variant => "variants".to_string(),
             Setting::Partial => "replay_partial".to_string(),
+            // Python takes a number of days (or the flag's `7d`).
+            Setting::Window => "window_days".to_string(),
+            Setting::FalseAlarmEvery => "false_alarm_every_days".to_string(),
+            Setting::NoHeldOut => "held_out".to_string(),
             s => s.flag()[2..].replace('-', "_"),
         }
     }
@@ -171,7 +190,9 @@ pub fn choose<T: Copy>(
 /// Declares an enum of named values: each variant, its name and its doc;
 /// the one table the names, the parser and a flag's values come from.
 macro_rules! names {
-    ($(#[$doc:meta])* $name:ident by $setting:ident { $($(#[$vdoc:meta])* $v:ident = $n:literal,)* }) => {
+    (@help $help:literal) => { $help };
+    (@help) => { "" };
+    ($(#[$doc:meta])* $name:ident by $setting:ident { $($(#[$vdoc:meta])* $v:ident = $n:literal $(: $help:literal)?,)* }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         pub enum $name {
@@ -184,6 +205,10 @@ macro_rules! names {
 
             /// The names, in the order of `ALL`.
             pub const NAMES: &'static [&'static str] = &[$($n,)*];
+
+            /// What each does, in the order of `ALL` (empty where the
+            /// flag's help says it).
+            pub const HELP: &'static [&'static str] = &[$(names!(@help $($help)?),)*];
 
             /// The value's name, as the flag takes it.
             pub const fn name(self) -> &'static str {
@@ -253,6 +278,33 @@ names! {
     }
 }
 
+names! {
+    /// Which traffic `synth` writes (`--mix`).
+    Mix by Mix {
+        /// Mostly English and ASCII.
+        #[default]
+        Default = "default",
+        /// About half the drafts not ASCII: more languages and scripts,
+        /// and accented names in answers.
+        Multilingual = "multilingual",
+    }
+}
+
+names! {
+    /// How `calibrate` tests its family on the calibration part
+    /// (`--procedure`).
+    Procedure by Procedure {
+        /// In the learn part's order, each at level delta, up to the first
+        /// failure.
+        #[default]
+        FixedSequence = "fixed-sequence": "The learn part's order, each at delta, up to the first failure",
+        /// Holm's step-down: the k-th smallest p-value at delta / (m - k + 1).
+        Holm = "holm": "Holm's step-down over the family's p-values",
+        /// Each at delta / m.
+        Bonferroni = "bonferroni": "Each member at delta / m",
+    }
+}
+
 impl DecisionsMode {
     /// Whether the rows hold every new skip (a new skip is a changed
     /// decision), so the summary's figures can be worked out from them.
@@ -294,6 +346,11 @@ pub enum Kind {
     Share { zero: bool, one: bool },
     /// One of these names.
     Name(&'static [&'static str]),
+    /// One of these names, each with what it does (`--procedure`).
+    Described(&'static [&'static str], &'static [&'static str]),
+    /// Off when given (`--no-held-out`); Python names what it turns off,
+    /// on by default (`held_out=False` gives it).
+    Without,
     /// Any text but the empty one.
     Text,
     /// A file's or a folder's path.
@@ -303,6 +360,13 @@ pub enum Kind {
     /// Names, comma-separated (`--scope-columns a,b`; a list), where an
     /// empty one names none.
     Keys,
+    /// A number, any (the command holds it to its range, and says why).
+    Number,
+    /// Days (`7d`) or weeks (`2w`), up to ten years; from Python, a
+    /// number of days too.
+    Days,
+    /// Paths, one each time the flag is given (`--merge`; a list).
+    Paths,
 }
 
 /// An option's default, as the declaration gives it.
@@ -313,6 +377,8 @@ pub enum Preset {
     Count(u64),
     Share(f64),
     Name(&'static str),
+    /// The flag's text, as `--help` shows it (`7d`), read as any given.
+    Text(&'static str),
 }
 
 /// One option, declared once: what each front end makes of it.
@@ -340,6 +406,9 @@ pub enum Value {
     Text(String),
     Path(PathBuf),
     List(Vec<String>),
+    /// A number, or a number of days.
+    Number(f64),
+    Paths(Vec<PathBuf>),
 }
 
 /// A value as a front end hands it over before it is checked: a Python
@@ -605,6 +674,10 @@ impl Decl {
                 Ok(x) => Given::Float(x),
                 Err(_) => return Err(self.share_reason(&format!("{text:?}"))),
             },
+            Kind::Number => match text.parse::<f64>() {
+                Ok(x) => Given::Float(x),
+                Err(_) => return Err(format!("give a number, got {text:?}")),
+            },
             Kind::Count { .. } => match text.parse::<i128>() {
                 Ok(n) => Given::Int(n),
                 Err(_) if text.bytes().all(|b| b.is_ascii_digit()) && !text.is_empty() => {
@@ -633,7 +706,8 @@ impl Decl {
         let kind = |what: &str| refuse(format!(": give {what}, got {}", shown(&given)), true);
         match (self.kind, &given) {
             (Kind::Switch, Given::Bool(b)) => Ok(Value::Switch(*b)),
-            (Kind::Switch, _) => Err(kind("True or False")),
+            (Kind::Without, Given::Bool(b)) => Ok(Value::Switch(!*b)),
+            (Kind::Switch | Kind::Without, _) => Err(kind("True or False")),
             (Kind::Count { min }, Given::Int(n)) => match u64::try_from(*n) {
                 Ok(n) if n >= min => Ok(Value::Count(n)),
                 Err(_) if *n > 0 => Err(refuse(
@@ -670,19 +744,23 @@ impl Decl {
                 Err(refuse(format!(": {}", self.share_reason(digits)), false))
             }
             (Kind::Share { .. }, _) => Err(kind("a number")),
-            (Kind::Name(names), Given::Text(t)) => match names.iter().find(|n| **n == t) {
-                Some(n) => Ok(Value::Name(n)),
-                None => Err(refuse(
-                    UnknownName {
-                        flag: self.setting,
-                        got: t.clone(),
-                        expected: names,
-                    }
-                    .rest(),
-                    false,
-                )),
-            },
-            (Kind::Name(names), _) => Err(kind(&format!("one of {}", one_of(names)))),
+            (Kind::Name(names) | Kind::Described(names, _), Given::Text(t)) => {
+                match names.iter().find(|n| **n == t) {
+                    Some(n) => Ok(Value::Name(n)),
+                    None => Err(refuse(
+                        UnknownName {
+                            flag: self.setting,
+                            got: t.clone(),
+                            expected: names,
+                        }
+                        .rest(),
+                        false,
+                    )),
+                }
+            }
+            (Kind::Name(names) | Kind::Described(names, _), _) => {
+                Err(kind(&format!("one of {}", one_of(names))))
+            }
             (Kind::Text, Given::Text(t)) if t.is_empty() => Err(refuse(
                 format!(": give a non-empty {}", self.help_noun()),
                 false,
@@ -696,6 +774,41 @@ impl Decl {
             (Kind::Path, _) => Err(kind("a path")),
             (Kind::Repeated | Kind::Keys, Given::List(l)) => Ok(Value::List(l.clone())),
             (Kind::Repeated | Kind::Keys, _) => Err(kind("a list of names")),
+            (Kind::Number | Kind::Days | Kind::Paths, _) => self.check_more(given),
+        }
+    }
+
+    /// [`Decl::check`] for a number, days and paths.
+    fn check_more(&'static self, given: Given) -> Result<Value, Refusal> {
+        let refuse = |rest: String, wrong_type: bool| Refusal {
+            setting: self.setting,
+            rest,
+            wrong_type,
+        };
+        let kind = |what: &str| refuse(format!(": give {what}, got {}", shown(&given)), true);
+        let number = match given {
+            Given::Int(n) => Some(n as f64),
+            Given::Float(x) => Some(x),
+            _ => None,
+        };
+        match (self.kind, &given, number) {
+            (Kind::Number, _, Some(x)) => Ok(Value::Number(x)),
+            (Kind::Number, _, None) => Err(kind("a number")),
+            (Kind::Days, Given::Text(t), _) => days(t)
+                .map(Value::Number)
+                .map_err(|r| refuse(format!(": {r}"), false)),
+            (Kind::Days, _, Some(x)) => days(&format!("{x}d"))
+                .map(Value::Number)
+                .map_err(|_| refuse(format!(": {}", days_reason(&x.to_string())), false)),
+            (Kind::Days, _, None) => Err(kind("a number of days, or a text such as \"2w\"")),
+            (Kind::Paths, Given::List(l), _) if l.iter().any(String::is_empty) => {
+                Err(refuse(": give a path".to_string(), false))
+            }
+            (Kind::Paths, Given::List(l), _) => {
+                Ok(Value::Paths(l.iter().map(PathBuf::from).collect()))
+            }
+            (Kind::Paths, _, _) => Err(kind("a list of paths")),
+            (kind, ..) => unreachable!("{kind:?} is checked by Decl::check"),
         }
     }
 
@@ -711,17 +824,20 @@ impl Decl {
     fn help_noun(&self) -> &'static str {
         match self.setting {
             Setting::Label => "name (the run column of every table)",
+            Setting::Salt => "salt",
             _ => "text",
         }
     }
 
     /// The default as a value (None: absent, or a switch that is off).
-    pub fn default_value(&self) -> Option<Value> {
+    pub fn default_value(&'static self) -> Option<Value> {
         match self.default {
             Preset::Absent => None,
             Preset::Count(n) => Some(Value::Count(n)),
             Preset::Share(x) => Some(Value::Share(x)),
             Preset::Name(n) => Some(Value::Name(n)),
+            // A declaration's own default holds (a test checks each).
+            Preset::Text(t) => self.parse(t).ok(),
         }
     }
 
@@ -731,7 +847,7 @@ impl Decl {
             Preset::Absent => None,
             Preset::Count(n) => Some(n.to_string()),
             Preset::Share(x) => Some(x.to_string()),
-            Preset::Name(n) => Some(n.to_string()),
+            Preset::Name(n) | Preset::Text(n) => Some(n.to_string()),
         }
     }
 
@@ -758,6 +874,27 @@ pub fn share_reason(zero: bool, one: bool, got: &str) -> String {
         (true, _) => format!("give a number from 0 up to 1 (exclusive), got {got}"),
         (false, false) => format!("give a number between 0 and 1 (exclusive), got {got}"),
     }
+}
+
+/// Days (`7d`), weeks (`2w`) or a bare number of days, as days: above 0
+/// and at most ten years.
+pub fn days(text: &str) -> Result<f64, String> {
+    let (n, unit) = match text.strip_suffix('d') {
+        Some(n) => (n, 1.0),
+        None => match text.strip_suffix('w') {
+            Some(n) => (n, 7.0),
+            None => (text, 1.0),
+        },
+    };
+    match n.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 3660.0 => Ok(x * unit),
+        _ => Err(days_reason(&format!("{text:?}"))),
+    }
+}
+
+/// What a number of days must be.
+fn days_reason(got: &str) -> String {
+    format!("give days (7d) or weeks (2w), at most 10 years; got {got}")
 }
 
 /// A given value as a message shows it.
@@ -838,6 +975,11 @@ impl Values {
             .or_else(|| d.default_value())
     }
 
+    /// Whether `s` was given (by a flag or a keyword), not defaulted.
+    pub fn is_given(&self, s: Setting) -> bool {
+        self.given.iter().any(|(g, _)| *g == s)
+    }
+
     /// A switch: whether it is on.
     pub fn switch(&self, s: Setting) -> bool {
         match self.get(s) {
@@ -905,6 +1047,24 @@ impl Values {
         }
     }
 
+    /// A number (or a number of days), if given or defaulted.
+    pub fn number(&self, s: Setting) -> Option<f64> {
+        match self.get(s) {
+            Some(Value::Number(x)) => Some(x),
+            None => None,
+            v => panic!("{s:?} is a number, holds {v:?}"),
+        }
+    }
+
+    /// Paths, if given.
+    pub fn paths(&self, s: Setting) -> Option<Vec<PathBuf>> {
+        match self.get(s) {
+            Some(Value::Paths(p)) => Some(p),
+            None => None,
+            v => panic!("{s:?} is a list of paths, holds {v:?}"),
+        }
+    }
+
     /// The declarations these values are of.
     pub fn decls(&self) -> &'static [&'static Decl] {
         self.decls
@@ -926,11 +1086,24 @@ impl Values {
             Value::Text(t) => J::from(t),
             Value::Path(p) => J::from(p.to_string_lossy().into_owned()),
             Value::List(l) => J::from(l),
+            Value::Number(x) => J::from(x),
+            Value::Paths(p) => J::from(
+                p.iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            ),
         };
         self.decls
             .iter()
             .filter(|d| d.python && !except.contains(&d.setting))
-            .filter_map(|d| Some((d.setting.keyword(), json(self.get(d.setting)?))))
+            .filter_map(|d| {
+                let v = match (d.kind, self.get(d.setting)) {
+                    // Recorded as its keyword says it (held_out).
+                    (Kind::Without, v) => Value::Switch(v != Some(Value::Switch(true))),
+                    (_, v) => v?,
+                };
+                Some((d.setting.keyword(), json(v)))
+            })
             .collect()
     }
 
@@ -975,6 +1148,21 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
 
 /// `--max-ack-share`'s default.
 pub const DEFAULT_MAX_ACK_SHARE: f64 = 0.5;
+
+/// `calibrate --delta`'s default: the chance its choice's rate exceeds R.
+pub const DEFAULT_DELTA: f64 = 0.05;
+
+/// `calibrate --min-label-coverage`'s default.
+pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = 0.5;
+
+/// `mine --min-support`'s default.
+pub const DEFAULT_MIN_SUPPORT: u64 = 5;
+
+/// `mine --min-labelled`'s default.
+pub const DEFAULT_MIN_LABELLED: u64 = 30;
+
+/// `mine --max-regression-rate`'s default.
+pub const DEFAULT_MINE_MAX_REGRESSION_RATE: f64 = 0.05;
 
 /// Declares options: `NAME: Setting, Kind, Default, value name, python,
 /// "help"` (help as `--help` shows it: no final period).
@@ -1024,6 +1212,147 @@ declare! {
         "Scope keys to make columns of decisions.csv and regressions.csv (`tenant` -> `scope_tenant`), comma-separated; an empty value makes none. Default: the keys of the first 10,000 turns (at most 16, in order of first appearance). Name them to get the same header in every run";
     PLAN: Plan, Kind::Path, Preset::Absent, Some("PLAN"), true,
         "A plan (plan.toml, from `critic-gate plan`): production's skips are measured against its critic sample (the traffic's shadow labels and production's own reviews of the turns it draws)";
+
+    // `calibrate`'s own.
+    DELTA: Delta, Kind::Share { zero: false, one: false }, Preset::Share(DEFAULT_DELTA), None, true,
+        "The chance the choice's true rate exceeds R is at most this";
+    SEED: Seed, Kind::Count { min: 0 }, Preset::Count(0), None, true,
+        "Seed of the run_id hash that deals the runs into parts";
+    PROCEDURE: Procedure, Kind::Described(Procedure::NAMES, Procedure::HELP), Preset::Name("fixed-sequence"), None, true,
+        "How the family is tested on the calibration part (calibration.json gives what each would certify)";
+    MIN_LABEL_COVERAGE: MinLabelCoverage, Kind::Share { zero: true, one: false }, Preset::Share(DEFAULT_MIN_LABEL_COVERAGE), Some("SHARE"), true,
+        "A variant whose labelled new skips are fewer than this share of its new skips (on the learn or the calibration part) cannot be certified";
+    CALIBRATE_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, true,
+        "Certify on the labels alone, taking the unlabelled new skips to be missing at random. Without it a variant whose worst-case bound (every unlabelled new skip a regression) is above R is not certified: a critic that fails on hard turns leaves their labels out. calibrated.toml's first line says it was assumed";
+    NO_HELD_OUT: NoHeldOut, Kind::Without, Preset::Absent, None, true,
+        "Deal the runs into learn and calibration parts only (more labels for each; no held-out figures)";
+    CALIBRATE_PLAN: Plan, Kind::Path, Preset::Absent, Some("PLAN_TOML"), true,
+        "An audit plan (`plan --audit VARIANT`) whose shadow verdicts the traffic holds (`labels`): a variant's unlabelled new skips the audit covers are bounded from its sample (two-phase) instead of each counted a regression";
+
+    // `mine`'s own.
+    MINED_VARIANT: MinedVariant, Kind::Text, Preset::Absent, None, true,
+        "The smart variant to mine (default: the first with the flag on)";
+    MIN_SUPPORT: MinSupport, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MIN_SUPPORT), None, true,
+        "A phrase is proposed only when seen in at least this many turns";
+    MIN_LABELLED: MinLabelled, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MIN_LABELLED), None, true,
+        "A pattern is proposed only when its new skips hold at least this many labels (below 30, a 95% bound cannot go under 0.095 even without a regression)";
+    MINE_MAX_REGRESSION_RATE: MaxRegressionRate, Kind::Share { zero: false, one: false }, Preset::Share(DEFAULT_MINE_MAX_REGRESSION_RATE), Some("R"), true,
+        "A pattern is proposed only when its new skips' upper 95% bound is within this";
+    BUDGET_FROM_VARIANT: BudgetFromVariant, Kind::Switch, Preset::Absent, None, true,
+        "Hold each pattern to the mined variant's own upper 95% bound instead (no riskier than its skips today; it takes many labels)";
+    MINE_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, true,
+        "Test each pattern's and the bundle's bound on its labels alone: assume the unlabelled new skips are missing at random (the output says so). Without it, their worst case (every unlabelled new skip a regression) must be within the budget too";
+    STRESS: Stress, Kind::Switch, Preset::Absent, None, true,
+        "Also add short content to every skipped draft and count the skips that survive";
+
+    // `merge`'s own.
+    MERGE_LABEL: Label, Kind::Text, Preset::Absent, Some("NAME"), true,
+        "The run's name in the `run` column of every table (default: the output folder's name)";
+    MERGE_QUIET: Quiet, Kind::Switch, Preset::Absent, None, false,
+        "No summary on stderr";
+
+    // `import`'s own.
+    IMPORT_SKIP_INVALID: SkipInvalid, Kind::Switch, Preset::Absent, None, true,
+        "Set what cannot be converted aside in OUT's .rejects.jsonl instead of stopping";
+    IMPORT_MAX_LINE_BYTES: MaxLineBytes, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MAX_LINE_BYTES as u64), Some("BYTES"), true,
+        "Input lines longer than this many bytes are invalid";
+    IMPORT_QUIET: Quiet, Kind::Switch, Preset::Absent, None, false,
+        "Print nothing on success";
+
+    // `explain`'s own.
+    JSON: Json, Kind::Switch, Preset::Absent, None, false,
+        "Print JSON instead of the readable trace";
+    EXPLAIN_FROM: From, Kind::Name(InputFormat::NAMES), Preset::Name("traffic"), None, true,
+        "The input's format: traffic, openai-chat (each turn of each conversation is explained) or otlp (each run of the trace); the config's [deployment] table says how to derive them";
+
+    // `synth`'s own.
+    SYNTH_SEED: Seed, Kind::Count { min: 0 }, Preset::Count(1), None, true,
+        "Random seed (same seed, same traffic)";
+    MIX: Mix, Kind::Name(Mix::NAMES), Preset::Name("default"), None, true,
+        "The traffic mix: default (mostly English), or multilingual (about half the drafts not ASCII)";
+    SHAPE: Shape, Kind::Name(&["traffic", "openai-chat"]), Preset::Name("traffic"), None, true,
+        "What to write: traffic (critic-gate's format) or openai-chat (the same runs as chat transcripts, one conversation a line, for `--from openai-chat`)";
+
+    // `diff`'s own.
+    FAIL_ON_NEW_REGRESSIONS: FailOnNewRegressions, Kind::Switch, Preset::Absent, None, true,
+        "Exit 1 when the candidate has safety regressions the old replay did not";
+
+    // `init`'s own.
+    INIT_FORCE: Force, Kind::Switch, Preset::Absent, None, true,
+        "Replace the file if it exists";
+
+    // `check`'s own (its budgets are `budgets::BUDGETS`).
+    CHECK_VARIANT: Variant, Kind::Repeated, Preset::Absent, Some("NAME"), true,
+        "The variant(s) to check (default: every non-baseline variant, and a smart-gate production whose skips no critic reviewed)";
+    MARKDOWN: Markdown, Kind::Path, Preset::Absent, Some("FILE"), true,
+        "Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY)";
+    CHECK_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, true,
+        "Judge a rate budget on the labels alone: assume the unlabelled new skips are missing at random (the output says so first). Without it --max-safety-regression-rate also holds the worst case (every unlabelled new skip a regression) to R, unless --max-worst-case-regression-rate sets its own limit";
+    /// Python says both as `assume_missing_at_random` (True, False, or
+    /// None: the config's).
+    NO_ASSUME_MISSING_AT_RANDOM: NoAssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, false,
+        "Hold the worst case even where the config's `[check]` table says assume_missing_at_random = true";
+
+    // What a command that reads its traffic in one serial pass of its own
+    // takes (`plan`, `sample`, `labels`, `monitor`): [`PASS`].
+    PASS_SKIP_INVALID: SkipInvalid, Kind::Switch, Preset::Absent, None, true,
+        "Count invalid lines instead of stopping";
+    PASS_MAX_LINE_BYTES: MaxLineBytes, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MAX_LINE_BYTES as u64), Some("BYTES"), true,
+        "Lines longer than this many bytes are invalid";
+    PASS_QUIET: Quiet, Kind::Switch, Preset::Absent, None, false,
+        "Print nothing (the files say it all)";
+
+    // `plan`'s own.
+    MAX_SKIP_REGRESSION_RATE: MaxSkipRegressionRate, Kind::Share { zero: false, one: false }, Preset::Absent, Some("R"), true,
+        "Size the sample to certify that the regression rate of production's skips is at most R";
+    MAX_HARMFUL_PER_1K: MaxHarmfulPer1k, Kind::Number, Preset::Absent, Some("H"), true,
+        "Size it to certify at most H harmful skips per 1,000 turns (turned into a rate on the skips by the traffic's skip share)";
+    CONFIDENCE: Confidence, Kind::Share { zero: false, one: false }, Preset::Share(0.95), None, true,
+        "The bound's confidence";
+    WINDOW: Window, Kind::Days, Preset::Text("7d"), None, true,
+        "The window the labels are collected in: days (`7d`) or weeks (`2w`)";
+    STRATA: Strata, Kind::Text, Preset::Absent, Some("KEY"), true,
+        "A probability per stratum: language, intent, call_site or a path into the scope (scope.tenant)";
+    MAX_CALLS_PER_DAY: MaxCallsPerDay, Kind::Number, Preset::Absent, Some("N"), true,
+        "At most this many shadow critic calls a day";
+    SALT: Salt, Kind::Text, Preset::Absent, Some("S"), true,
+        "The coin's salt (default: a fresh random one, recorded in plan.toml)";
+    DAYS: Days, Kind::Number, Preset::Absent, Some("N"), true,
+        "The days the traffic covers, where its turns record no `ts`";
+    AUDIT: Audit, Kind::Text, Preset::Absent, Some("VARIANT"), true,
+        "Before the switch: sample this candidate's new skips that the recording left without a label (the critic failed, or nothing was recorded), for a two-phase bound on its new-skip rate";
+    FALSE_ALARM_EVERY: FalseAlarmEvery, Kind::Days, Preset::Text("365d"), Some("DAYS"), true,
+        "How rarely the change alarm (a CUSUM for a doubling of R) may fire when the rate is R: its average run length, in days (`365d`) or weeks; the detection delays are predicted for it";
+    FIDELITY_SHARE: FidelityShare, Kind::Share { zero: true, one: false }, Preset::Share(0.0), Some("F"), true,
+        "Also send this share of production's reviewed fires to the shadow critic: `monitor` measures how far its verdicts agree with production's critic there (0: none)";
+
+    // `labels`' own: it copies lines of traffic, and its --out is a file.
+    LABELS_FROM: From, Kind::Name(&["traffic"]), Preset::Name("traffic"), None, true,
+        "The input's format: traffic only (convert traces or transcripts with `critic-gate import` first)";
+    LABELS_FORCE: Force, Kind::Switch, Preset::Absent, None, true,
+        "Replace --out when the file exists";
+
+    // `sample`'s own.
+    SAMPLE_THREADS: Threads, Kind::Count { min: 0 }, Preset::Absent, None, true,
+        "Worker threads (default: one per core); the requests are the same with any number";
+
+    // `monitor`'s own.
+    BY: By, Kind::Name(&["day", "week", "release"]), Preset::Name("day"), None, true,
+        "The periods: day or week (of each turn's ts), or release (with --release-at)";
+    RELEASE_AT: ReleaseAt, Kind::Repeated, Preset::Absent, Some("DATE"), true,
+        "A release's first day (YYYY-MM-DD), once per release (--by release)";
+    RELEASE_FIELD: ReleaseField, Kind::Text, Preset::Absent, Some("PATH"), true,
+        "The field naming each turn's release, a path into its scope (scope.app_version), for --by release; a state keeps it";
+    STATE: State, Kind::Path, Preset::Absent, Some("FILE"), true,
+        "The counts so far: read when the file exists, the traffic's periods added (a period counted already is refused), written back";
+    MERGE: Merge, Kind::Paths, Preset::Absent, Some("FILE"), true,
+        "A shard's state to merge in (repeat for each shard)";
+    MONITOR_FALSE_ALARM_EVERY: FalseAlarmEvery, Kind::Days, Preset::Absent, Some("DAYS"), true,
+        "Redesign the change alarm to fire about once in this many days (or weeks: 52w) at a rate of exactly R, over all strata; default: as the plan designed it (its detection delays hold only then)";
+    ALARM_RISE: AlarmRise, Kind::Number, Preset::Absent, Some("K"), true,
+        "Redesign the change alarm for a rise of the rate to K x R (above 1); default: the plan's (2)";
+    MAX_FIDELITY_GAP: MaxFidelityGap, Kind::Share { zero: false, one: false }, Preset::Share(0.05), Some("SHARE"), true,
+        "Warn when the shadow critic disagrees with production's on more than this share of production's reviewed fires (the plan's fidelity sample; its anytime lower bound above it)";
 }
 
 /// A set of options: its own, then what every command that runs a replay
@@ -1041,12 +1370,237 @@ pub static RUN: &[&Decl] = run_set!();
 /// `sweep`'s and `calibrate`'s: the tables' format, then [`RUN`].
 pub static SWEEP: &[&Decl] = run_set!(FORMAT);
 
+/// `calibrate`'s: its test's levers and its audit plan, then [`SWEEP`].
+pub static CALIBRATE: &[&Decl] = run_set!(
+    DELTA,
+    SEED,
+    PROCEDURE,
+    MIN_LABEL_COVERAGE,
+    CALIBRATE_ASSUME_MISSING_AT_RANDOM,
+    NO_HELD_OUT,
+    CALIBRATE_PLAN,
+    FORMAT
+);
+
+/// `mine`'s: the variant, the thresholds and the budget, then [`RUN`].
+pub static MINE: &[&Decl] = run_set!(
+    MINED_VARIANT,
+    MIN_SUPPORT,
+    MIN_LABELLED,
+    MINE_MAX_REGRESSION_RATE,
+    BUDGET_FROM_VARIANT,
+    MINE_ASSUME_MISSING_AT_RANDOM,
+    STRESS
+);
+
 /// `replay`'s: which rows and dimensions it keeps, its plan, the tables'
 /// format, then [`RUN`].
 pub static REPLAY: &[&Decl] = run_set!(DECISIONS, GROUP_BY, SCOPE_COLUMNS, PLAN, FORMAT);
 
-/// Every set of options, named as the Python stubs name them.
-pub static SETS: &[(&str, &[&Decl])] = &[("Run", RUN), ("Sweep", SWEEP), ("Replay", REPLAY)];
+/// A set of options: its own, then what every command that reads its
+/// traffic in one serial pass of its own takes ([`PASS`]).
+macro_rules! pass_set {
+    ($($own:ident),*) => {
+        &[$(&$own,)* &FROM, &PASS_SKIP_INVALID, &PASS_MAX_LINE_BYTES, &FORCE, &PASS_QUIET]
+    };
+}
+
+/// What every command that reads its traffic in one serial pass of its
+/// own takes (`plan`, `sample`, `labels`, `monitor`).
+pub static PASS: &[&Decl] = pass_set!();
+
+/// `plan`'s: the bound it is sized for and the design's levers, then
+/// [`PASS`].
+pub static PLAN_OPTIONS: &[&Decl] = pass_set!(
+    MAX_SKIP_REGRESSION_RATE,
+    MAX_HARMFUL_PER_1K,
+    CONFIDENCE,
+    WINDOW,
+    STRATA,
+    MAX_CALLS_PER_DAY,
+    SALT,
+    DAYS,
+    AUDIT,
+    FALSE_ALARM_EVERY,
+    FIDELITY_SHARE
+);
+
+/// `sample`'s: its worker threads, then [`PASS`].
+pub static SAMPLE: &[&Decl] = pass_set!(SAMPLE_THREADS);
+
+/// `merge`'s: the run's label, the tables' format, `--force`, `--quiet`.
+pub static MERGE_OPTIONS: &[&Decl] = &[&MERGE_LABEL, &FORMAT, &FORCE, &MERGE_QUIET];
+
+/// `import`'s (its `--from` is its own, and required).
+pub static IMPORT: &[&Decl] = &[
+    &IMPORT_SKIP_INVALID,
+    &IMPORT_MAX_LINE_BYTES,
+    &THREADS,
+    &IMPORT_QUIET,
+];
+
+/// `explain`'s.
+pub static EXPLAIN: &[&Decl] = &[&JSON, &EXPLAIN_FROM];
+
+/// `synth`'s (its `--turns` and `--out` are its own, and required).
+pub static SYNTH: &[&Decl] = &[&SYNTH_SEED, &MIX, &SHAPE];
+
+/// `diff`'s.
+pub static DIFF: &[&Decl] = &[&FAIL_ON_NEW_REGRESSIONS];
+
+/// `init`'s.
+pub static INIT: &[&Decl] = &[&INIT_FORCE];
+
+/// `check`'s, beside its budgets.
+pub static CHECK: &[&Decl] = &[
+    &CHECK_VARIANT,
+    &MARKDOWN,
+    &CHECK_ASSUME_MISSING_AT_RANDOM,
+    &NO_ASSUME_MISSING_AT_RANDOM,
+];
+
+/// `labels`': [`PASS`], where `--from` takes traffic only and `--force`
+/// replaces the file `--out` names.
+pub static LABELS: &[&Decl] = &[
+    &LABELS_FROM,
+    &PASS_SKIP_INVALID,
+    &PASS_MAX_LINE_BYTES,
+    &LABELS_FORCE,
+    &PASS_QUIET,
+];
+
+/// `monitor`'s: the periods, the state, the alarm's redesign, the
+/// fidelity warning and the tables' format, then [`PASS`].
+pub static MONITOR: &[&Decl] = pass_set!(
+    BY,
+    RELEASE_AT,
+    RELEASE_FIELD,
+    STATE,
+    MERGE,
+    MONITOR_FALSE_ALARM_EVERY,
+    ALARM_RISE,
+    MAX_FIDELITY_GAP,
+    FORMAT
+);
+
+/// A named set of options, as the Python stubs name it.
+#[derive(Debug)]
+pub struct OptionSet {
+    /// The stub's class is `{name}Flags`.
+    pub name: &'static str,
+    /// A command whose `--help` lists every option of the set, with its
+    /// default.
+    pub command: &'static str,
+    /// Whose options they are (the class's docstring).
+    pub whose: &'static str,
+    pub decls: &'static [&'static Decl],
+}
+
+/// Every set of options.
+pub static SETS: &[OptionSet] = &[
+    OptionSet {
+        name: "Run",
+        command: "mine",
+        whose: "every command that runs a replay",
+        decls: RUN,
+    },
+    OptionSet {
+        name: "Sweep",
+        command: "sweep",
+        whose: "sweep",
+        decls: SWEEP,
+    },
+    OptionSet {
+        name: "Calibrate",
+        command: "calibrate",
+        whose: "calibrate",
+        decls: CALIBRATE,
+    },
+    OptionSet {
+        name: "Mine",
+        command: "mine",
+        whose: "mine",
+        decls: MINE,
+    },
+    OptionSet {
+        name: "Replay",
+        command: "replay",
+        whose: "replay",
+        decls: REPLAY,
+    },
+    OptionSet {
+        name: "Pass",
+        command: "plan",
+        whose: "every command that reads its traffic in one pass",
+        decls: PASS,
+    },
+    OptionSet {
+        name: "Plan",
+        command: "plan",
+        whose: "plan",
+        decls: PLAN_OPTIONS,
+    },
+    OptionSet {
+        name: "Sample",
+        command: "sample",
+        whose: "sample",
+        decls: SAMPLE,
+    },
+    OptionSet {
+        name: "Labels",
+        command: "labels",
+        whose: "labels",
+        decls: LABELS,
+    },
+    OptionSet {
+        name: "Monitor",
+        command: "monitor",
+        whose: "monitor",
+        decls: MONITOR,
+    },
+    OptionSet {
+        name: "Merge",
+        command: "merge",
+        whose: "merge",
+        decls: MERGE_OPTIONS,
+    },
+    OptionSet {
+        name: "Import",
+        command: "import",
+        whose: "import",
+        decls: IMPORT,
+    },
+    OptionSet {
+        name: "Explain",
+        command: "explain",
+        whose: "explain",
+        decls: EXPLAIN,
+    },
+    OptionSet {
+        name: "Synth",
+        command: "synth",
+        whose: "synth",
+        decls: SYNTH,
+    },
+    OptionSet {
+        name: "Diff",
+        command: "diff",
+        whose: "diff",
+        decls: DIFF,
+    },
+    OptionSet {
+        name: "Init",
+        command: "init",
+        whose: "init",
+        decls: INIT,
+    },
+    OptionSet {
+        name: "Check",
+        command: "check",
+        whose: "check",
+        decls: CHECK,
+    },
+];
 
 #[cfg(test)]
 mod tests {
@@ -1062,6 +1616,7 @@ mod tests {
                     Value::Count(n) => Given::Int(n.into()),
                     Value::Share(x) => Given::Float(x),
                     Value::Name(n) => Given::Text(n.to_string()),
+                    Value::Number(_) => Given::Text(d.default_text().unwrap()),
                     other => panic!("{:?}: a default of {other:?}", d.setting),
                 };
                 assert_eq!(d.check(given), Ok(v.clone()), "{:?}", d.setting);
@@ -1078,9 +1633,11 @@ mod tests {
                 d.setting
             );
         }
-        for (name, set) in SETS {
+        for OptionSet {
+            name, decls: set, ..
+        } in SETS
+        {
             let mut s: Vec<Setting> = set.iter().map(|d| d.setting).collect();
-            assert!(set.ends_with(RUN), "{name}");
             s.sort();
             s.dedup();
             assert_eq!(s.len(), set.len(), "{name} names a setting twice");
@@ -1130,6 +1687,69 @@ mod tests {
         );
         assert_eq!(MAX_ACK_SHARE.check(Given::Int(1)), Ok(Value::Share(1.0)));
         assert!(SKIP_INVALID.check(Given::Int(1)).unwrap_err().wrong_type);
+    }
+
+    /// Days, numbers and paths read alike from the flag's text and from a
+    /// Python value: `2w` is 14 days, from either; out of range is
+    /// refused the same way.
+    #[test]
+    fn days_numbers_and_paths_are_read_alike() {
+        assert_eq!(WINDOW.parse("2w"), Ok(Value::Number(14.0)));
+        assert_eq!(
+            WINDOW.check(Given::Text("2w".into())),
+            Ok(Value::Number(14.0))
+        );
+        assert_eq!(WINDOW.check(Given::Int(14)), Ok(Value::Number(14.0)));
+        assert_eq!(WINDOW.default_value(), Some(Value::Number(7.0)));
+        assert_eq!(
+            FALSE_ALARM_EVERY.default_value(),
+            Some(Value::Number(365.0))
+        );
+        assert_eq!(MONITOR_FALSE_ALARM_EVERY.default_value(), None);
+        for bad in ["0d", "-1", "11000d", "NaN", "2x"] {
+            let text = WINDOW.parse(bad).unwrap_err();
+            assert!(
+                text.starts_with("give days (7d) or weeks (2w)"),
+                "{bad}: {text}"
+            );
+        }
+        let r = WINDOW.check(Given::Float(0.0)).unwrap_err();
+        assert_eq!(
+            r.render(Setting::keyword),
+            "window_days: give days (7d) or weeks (2w), at most 10 years; got 0"
+        );
+        assert!(!r.wrong_type);
+        assert!(WINDOW.check(Given::Bool(true)).unwrap_err().wrong_type);
+        assert_eq!(MAX_CALLS_PER_DAY.parse("200"), Ok(Value::Number(200.0)));
+        assert_eq!(
+            MAX_CALLS_PER_DAY.check(Given::Int(200)),
+            Ok(Value::Number(200.0))
+        );
+        assert_eq!(
+            MAX_CALLS_PER_DAY.parse("lots"),
+            Err("give a number, got \"lots\"".into())
+        );
+        assert!(
+            MAX_CALLS_PER_DAY
+                .check(Given::Text("200".into()))
+                .unwrap_err()
+                .wrong_type
+        );
+        assert_eq!(
+            MERGE.check(Given::List(vec!["a.state".into()])),
+            Ok(Value::Paths(vec![PathBuf::from("a.state")]))
+        );
+        assert!(MERGE.check(Given::List(vec![String::new()])).is_err());
+        let mut v = Values::defaults(MONITOR);
+        assert_eq!(v.paths(Setting::Merge), None);
+        v.set(Setting::Merge, Value::Paths(vec!["b".into()]));
+        let back = Values::restore(MONITOR, &v.record(&[])).expect("reads back");
+        assert_eq!(back.paths(Setting::Merge), Some(vec![PathBuf::from("b")]));
+        assert_eq!(back.number(Setting::FalseAlarmEvery), None);
+        assert_eq!(
+            Values::defaults(PLAN_OPTIONS).number(Setting::Window),
+            Some(7.0)
+        );
     }
 
     /// Keywords are read by declaration: an unknown one is named with

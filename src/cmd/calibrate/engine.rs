@@ -31,7 +31,7 @@ use crate::summary::numbers::sig_up;
 /// more on their being missing at random than on labels. (Labels alone
 /// bound the rate of all skips within R only at a coverage of about
 /// 1 - R: see each member's worst-case bound.)
-pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::summary::frontier::MIN_LABEL_COVERAGE;
+pub const DEFAULT_MIN_LABEL_COVERAGE: f64 = crate::options::DEFAULT_MIN_LABEL_COVERAGE;
 
 /// What `calibrate` is asked to do.
 pub struct CalibrateOptions {

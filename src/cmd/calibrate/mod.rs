@@ -13,13 +13,19 @@ pub use engine::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::args::{Flags, Sweep};
+use crate::cmd::args::{Calibrate, Flags};
 use crate::cmd::sweep;
+use crate::options::{Setting, Values};
 use crate::pipeline::Progress;
 use crate::replay::design::{Design, Population};
 
 /// The chance the choice's true rate exceeds R is at most this, by default.
-pub const DELTA: f64 = 0.05;
+pub const DELTA: f64 = crate::options::DEFAULT_DELTA;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Pick the sweep variant that saves the most with its safety regression \
+     rate certified within R (valid after the choice)";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -47,68 +53,52 @@ pub struct Args {
     /// The safety regression rate to stay within (a share, e.g. 0.02).
     #[arg(long, value_name = "R", value_parser = crate::cmd::args::share)]
     pub max_regression_rate: f64,
-    /// The chance the choice's true rate exceeds R is at most this.
-    #[arg(long, default_value_t = DELTA, value_parser = crate::cmd::args::share)]
-    pub delta: f64,
-    /// Seed of the run_id hash that deals the runs into parts.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// How the family is tested on the calibration part (calibration.json
-    /// gives what each would certify).
-    #[arg(long, default_value = Procedure::NAMES[0], value_parser = procedure())]
-    pub procedure: Procedure,
-    /// A variant whose labelled new skips are fewer than this share of its
-    /// new skips (on the learn or the calibration part) cannot be certified.
-    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_LABEL_COVERAGE, value_parser = crate::cmd::args::share_or_zero)]
-    pub min_label_coverage: f64,
-    /// Certify on the labels alone, taking the unlabelled new skips to be
-    /// missing at random. Without it a variant whose worst-case bound
-    /// (every unlabelled new skip a regression) is above R is not
-    /// certified: a critic that fails on hard turns leaves their labels
-    /// out. calibrated.toml's first line says it was assumed.
-    #[arg(long)]
-    pub assume_missing_at_random: bool,
-    /// Deal the runs into learn and calibration parts only (more labels
-    /// for each; no held-out figures).
-    #[arg(long)]
-    pub no_held_out: bool,
-    /// An audit plan (`plan --audit VARIANT`) whose shadow verdicts the
-    /// traffic holds (`labels`): a variant's unlabelled new skips the audit
-    /// covers are bounded from its sample (two-phase) instead of each
-    /// counted a regression.
-    #[arg(long, value_name = "PLAN_TOML")]
-    pub plan: Option<PathBuf>,
+    /// The declared options (`options::CALIBRATE`).
     #[command(flatten)]
-    pub flags: Flags<Sweep>,
-}
-
-/// `--procedure`: the library's names and help, parsed by the library.
-fn procedure() -> impl clap::builder::TypedValueParser<Value = Procedure> {
-    use clap::builder::{PossibleValue, TypedValueParser};
-    let values = Procedure::ALL.map(|p| PossibleValue::new(p.name()).help(p.help()));
-    clap::builder::PossibleValuesParser::new(values).try_map(|s| s.parse::<Procedure>())
+    pub flags: Flags<Calibrate>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.files.clone(),
+            crate::cmd::Config::File(self.config.clone()),
+            self.out.clone(),
+            self.max_regression_rate,
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::CALIBRATE`) make, from
+    /// either front end, to certify within `max_regression_rate`.
+    pub fn of(
+        sources: Vec<String>,
+        config: crate::cmd::Config,
+        out: PathBuf,
+        max_regression_rate: f64,
+        v: &Values,
+    ) -> Request {
+        let declared = "declared with a default";
         Request {
-            sweep: sweep::Request {
-                sources: self.files.clone(),
-                config: crate::cmd::Config::File(self.config.clone()),
-                out: self.out.clone(),
-                flags: self.flags.values.clone(),
-            },
             rule: Rule {
-                max_regression_rate: self.max_regression_rate,
-                delta: self.delta,
-                min_label_coverage: self.min_label_coverage,
-                assume_missing_at_random: self.assume_missing_at_random,
+                max_regression_rate,
+                delta: v.share(Setting::Delta).expect(declared),
+                min_label_coverage: v.share(Setting::MinLabelCoverage).expect(declared),
+                assume_missing_at_random: v.switch(Setting::AssumeMissingAtRandom),
             },
-            procedure: self.procedure,
-            seed: self.seed,
-            held_out: !self.no_held_out,
-            plan: self.plan.clone(),
+            procedure: v.name(Setting::Procedure).expect(declared),
+            seed: v.count(Setting::Seed).expect(declared),
+            held_out: !v.switch(Setting::NoHeldOut),
+            plan: v.path(Setting::Plan),
+            sweep: sweep::Request {
+                sources,
+                config,
+                out,
+                flags: v.clone(),
+            },
         }
     }
 }

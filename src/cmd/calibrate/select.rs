@@ -112,61 +112,9 @@ pub struct Candidate {
     pub calibration: Evidence,
 }
 
-/// How the family is tested.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Procedure {
-    /// In the learn part's order, each at level delta, up to the first
-    /// failure.
-    FixedSequence,
-    /// Holm's step-down: the k-th smallest p-value at delta / (m - k + 1).
-    Holm,
-    /// Each at delta / m.
-    Bonferroni,
-}
-
-impl std::str::FromStr for Procedure {
-    type Err = crate::vocab::UnknownName;
-
-    fn from_str(s: &str) -> Result<Procedure, crate::vocab::UnknownName> {
-        crate::vocab::choose(
-            crate::vocab::Setting::Procedure,
-            s,
-            &Procedure::NAMES,
-            &Procedure::ALL,
-        )
-    }
-}
-
-impl Procedure {
-    /// The names `--procedure` takes, in the order of [`Procedure::ALL`].
-    pub const NAMES: [&'static str; 3] = ["fixed-sequence", "holm", "bonferroni"];
-
-    /// What each does (the flag's help).
-    pub fn help(self) -> &'static str {
-        match self {
-            Procedure::FixedSequence => {
-                "The learn part's order, each at delta, up to the first failure"
-            }
-            Procedure::Holm => "Holm's step-down over the family's p-values",
-            Procedure::Bonferroni => "Each member at delta / m",
-        }
-    }
-
-    pub const ALL: [Procedure; 3] = [
-        Procedure::FixedSequence,
-        Procedure::Holm,
-        Procedure::Bonferroni,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Procedure::FixedSequence => "fixed-sequence",
-            Procedure::Holm => "holm",
-            Procedure::Bonferroni => "bonferroni",
-        }
-    }
-}
+/// How the family is tested (declared with `--procedure`'s names and
+/// help).
+pub use crate::options::Procedure;
 
 /// What is asked: the rate, the confidence and the coverage floor.
 #[derive(Clone, Copy, Debug, PartialEq)]

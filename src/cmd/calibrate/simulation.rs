@@ -179,7 +179,7 @@ fn the_known_answer_grid_chooses_the_0_0108_variant() {
         assume_missing_at_random: false,
         ..RULE
     };
-    for p in Procedure::ALL {
+    for &p in Procedure::ALL {
         let s = select(cands.clone(), &rule, p);
         assert_eq!(s.chosen.as_deref(), Some("n5"), "{}: {s:#?}", p.name());
     }

@@ -12,9 +12,16 @@ pub use engine::*;
 use std::path::PathBuf;
 
 use crate::budgets::{Limit, BUDGETS};
+use crate::cmd::args::{self, Flags};
 use crate::config::{CheckConfig, ConfigError, ConfigErrorKind, ConfigFile};
+use crate::options::{Setting, Values};
 use crate::vocab::FieldError;
 use crate::Error;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Apply release budgets to a replay's reports (exit 0 pass, 1 fail, 2 \
+     cannot judge)";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -27,6 +34,7 @@ Exit codes: 0 every budget passes; 1 a budget fails; 2 cannot judge (no budget g
 Reference: docs/ci.md.";
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("missing").args(["assume-missing-at-random", "no-assume-missing-at-random"])))]
 pub struct Args {
     /// The output folder of a `replay`.
     pub dir: PathBuf,
@@ -35,24 +43,9 @@ pub struct Args {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub budgets: Budgets,
-    /// The variant(s) to check (default: every non-baseline variant, and a
-    /// smart-gate production whose skips no critic reviewed).
-    #[arg(long = "variant", value_name = "NAME")]
-    pub variants: Vec<String>,
-    /// Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Judge a rate budget on the labels alone: assume the unlabelled new
-    /// skips are missing at random (the output says so first). Without it
-    /// --max-safety-regression-rate also holds the worst case (every
-    /// unlabelled new skip a regression) to R, unless
-    /// --max-worst-case-regression-rate sets its own limit.
-    #[arg(long)]
-    pub assume_missing_at_random: bool,
-    /// Hold the worst case even where the config's `[check]` table says
-    /// assume_missing_at_random = true.
-    #[arg(long, conflicts_with = "assume_missing_at_random")]
-    pub no_assume_missing_at_random: bool,
+    /// The declared options (`options::CHECK`).
+    #[command(flatten)]
+    pub flags: Flags<args::Check>,
 }
 
 /// One flag per declared budget (`crate::budgets::BUDGETS`), its
@@ -101,22 +94,36 @@ impl clap::Args for Budgets {
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.dir.clone(),
+            self.config.clone(),
+            self.budgets.0.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::CHECK`) make, with the
+    /// budgets given directly, from either front end.
+    pub fn of(dir: PathBuf, config: Option<PathBuf>, budgets: CheckConfig, v: &Values) -> Request {
+        let assume = (
+            v.switch(Setting::AssumeMissingAtRandom),
+            v.switch(Setting::NoAssumeMissingAtRandom),
+        );
         Request {
-            dir: self.dir.clone(),
-            config: self.config.clone(),
+            dir,
+            config,
             budgets: CheckConfig {
-                variant: Some(self.variants.clone()).filter(|v| !v.is_empty()),
-                assume_missing_at_random: match (
-                    self.assume_missing_at_random,
-                    self.no_assume_missing_at_random,
-                ) {
+                variant: v.list(Setting::Variant).filter(|v| !v.is_empty()),
+                assume_missing_at_random: match assume {
                     (true, _) => Some(true),
                     (_, true) => Some(false),
                     _ => None,
                 },
-                ..self.budgets.0.clone()
+                ..budgets
             },
-            markdown: self.markdown.clone(),
+            markdown: v.path(Setting::Markdown),
         }
     }
 }

@@ -9,6 +9,14 @@ pub use engine::*;
 
 use std::path::PathBuf;
 
+use crate::cmd::args::{self, Flags};
+use crate::options::{Setting, Values};
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Compare two replays of the same traffic: metric changes and flipped \
+     decisions";
+
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
 pub const HELP: &str = "\
@@ -27,19 +35,32 @@ pub struct Args {
     /// Where to write flips.csv and metrics_diff.csv (default: NEW).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Exit 1 when the candidate has safety regressions the old replay did not.
-    #[arg(long)]
-    pub fail_on_new_regressions: bool,
+    /// The declared options (`options::DIFF`).
+    #[command(flatten)]
+    pub flags: Flags<args::Diff>,
 }
 
 impl Args {
     /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.old.clone(),
+            self.new.clone(),
+            self.out.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::DIFF`) make, from
+    /// either front end.
+    pub fn of(old: PathBuf, new: PathBuf, out: Option<PathBuf>, v: &Values) -> Request {
         Request {
-            old: self.old.clone(),
-            new: self.new.clone(),
-            out: self.out.clone(),
-            fail_on_new_regressions: self.fail_on_new_regressions,
+            old,
+            new,
+            out,
+            fail_on_new_regressions: v.switch(Setting::FailOnNewRegressions),
         }
     }
 }

@@ -13,9 +13,15 @@ pub use engine::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::args::{Flags, Run};
+use crate::cmd::args::{Flags, Mine as MineSet};
 use crate::cmd::Reading;
+use crate::options::{Setting, Values};
 use crate::pipeline::Progress;
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Mine the traffic both ways: acks the patterns miss (proposed patterns) \
+     and skips that are more than an ack (risky skips)";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -41,53 +47,58 @@ pub struct Args {
     /// Gate config (default: symfonic's defaults, legacy and smart).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The smart variant to mine (default: the first with the flag on).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// A phrase is proposed only when seen in at least this many turns.
-    #[arg(long, default_value_t = MIN_SUPPORT, value_parser = clap::value_parser!(u64).range(1..))]
-    pub min_support: u64,
-    /// A pattern is proposed only when its new skips hold at least this
-    /// many labels (below 30, a 95% bound cannot go under 0.095 even
-    /// without a regression).
-    #[arg(long, default_value_t = MIN_LABELLED, value_parser = clap::value_parser!(u64).range(1..))]
-    pub min_labelled: u64,
-    /// A pattern is proposed only when its new skips' upper 95% bound is
-    /// within this.
-    #[arg(long, value_name = "R", value_parser = crate::cmd::args::share, default_value_t = MAX_REGRESSION_RATE, conflicts_with = "budget_from_variant")]
-    pub max_regression_rate: f64,
-    /// Hold each pattern to the mined variant's own upper 95% bound instead
-    /// (no riskier than its skips today; it takes many labels).
-    #[arg(long)]
-    pub budget_from_variant: bool,
-    /// Test each pattern's and the bundle's bound on its labels alone:
-    /// assume the unlabelled new skips are missing at random (the output
-    /// says so). Without it, their worst case (every unlabelled new skip
-    /// a regression) must be within the budget too.
-    #[arg(long)]
-    pub assume_missing_at_random: bool,
-    /// Also add short content to every skipped draft and count the skips that survive.
-    #[arg(long)]
-    pub stress: bool,
+    /// The declared options (`options::MINE`).
     #[command(flatten)]
-    pub flags: Flags<Run>,
+    pub flags: Flags<MineSet>,
 }
 
 impl Args {
     /// The request these flags make.
-    pub fn request(&self) -> Request {
-        Request {
-            sources: self.files.clone(),
-            out: self.out.clone(),
-            config: self.config.clone().into(),
-            variant: self.variant.clone(),
-            min_support: self.min_support,
-            min_labelled: self.min_labelled,
-            max_regression_rate: (!self.budget_from_variant).then_some(self.max_regression_rate),
-            assume_missing_at_random: self.assume_missing_at_random,
-            stress: self.stress,
-            reading: crate::cmd::Reading::of(&self.flags.values),
+    pub fn request(&self) -> crate::Result<Request> {
+        Request::of(
+            self.files.clone(),
+            self.out.clone(),
+            self.config.clone().into(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::MINE`) make, from
+    /// either front end: a rate or the variant's own bound, not both.
+    pub fn of(
+        sources: Vec<String>,
+        out: PathBuf,
+        config: crate::cmd::Config,
+        v: &Values,
+    ) -> crate::Result<Request> {
+        let from_variant = v.switch(Setting::BudgetFromVariant);
+        if from_variant && v.is_given(Setting::MaxRegressionRate) {
+            return Err(crate::Error::usage(crate::said![
+                "give ",
+                Setting::MaxRegressionRate,
+                " or ",
+                Setting::BudgetFromVariant,
+                ", not both"
+            ]));
         }
+        let declared = "declared with a default";
+        Ok(Request {
+            sources,
+            out,
+            config,
+            variant: v.text(Setting::MinedVariant),
+            min_support: v.count(Setting::MinSupport).expect(declared),
+            min_labelled: v.count(Setting::MinLabelled).expect(declared),
+            max_regression_rate: match from_variant {
+                true => None,
+                false => Some(v.share(Setting::MaxRegressionRate).expect(declared)),
+            },
+            assume_missing_at_random: v.switch(Setting::AssumeMissingAtRandom),
+            stress: v.switch(Setting::Stress),
+            reading: Reading::of(v),
+        })
     }
 }
 
@@ -117,12 +128,12 @@ pub struct Request {
 }
 
 /// A phrase is proposed only when seen in at least this many turns.
-pub const MIN_SUPPORT: u64 = 5;
+pub const MIN_SUPPORT: u64 = crate::options::DEFAULT_MIN_SUPPORT;
 /// A pattern is proposed only when its new skips hold this many labels
 /// (below 30, a 95% bound cannot go under 0.095 even without a regression).
-pub const MIN_LABELLED: u64 = 30;
+pub const MIN_LABELLED: u64 = crate::options::DEFAULT_MIN_LABELLED;
 /// The bound a pattern's new skips must stay within, by default.
-pub const MAX_REGRESSION_RATE: f64 = 0.05;
+pub const MAX_REGRESSION_RATE: f64 = crate::options::DEFAULT_MINE_MAX_REGRESSION_RATE;
 
 impl Default for Request {
     /// `mine`'s defaults (no sources, no folder).

@@ -177,7 +177,7 @@ pub fn each_line(
     Ok(read)
 }
 
-/// [`each_turn`] on the worker pool: `work` sees each turn on a worker
+/// [`each_turn`] on the worker pool (`pool`, else the process's): `work` sees each turn on a worker
 /// and returns what the pass keeps of it; `consume` gets those, one turn
 /// after another, in input order. What `consume` sees, and the first
 /// invalid line that stops the pass, are the serial pass's whatever the
@@ -187,15 +187,17 @@ pub fn each_turn_mapped<R: Send>(
     max_line_bytes: usize,
     skip_invalid: bool,
     decoder: &crate::import::Decoder,
+    pool: Option<&rayon::ThreadPool>,
     work: &(dyn Fn(&Turn) -> Option<R> + Sync),
     consume: &mut dyn FnMut(R) -> crate::Result<()>,
 ) -> crate::Result<Read> {
-    let width = 2 * rayon::current_num_threads() + 2;
+    let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    let width = 2 * threads + 2;
     let list: Vec<Source> = sources.iter().map(|n| Source::named(n)).collect();
     let (rx, recycler) = crate::import::open(list, width, max_line_bytes, decoder)?;
     let mut read = Read::default();
     crate::replay::ordered::map_in_order(
-        None,
+        pool,
         rx,
         width,
         |item: Result<Block, reader::ReadError>| -> crate::Result<_> {

@@ -15,8 +15,9 @@ mod write;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::cmd::Config;
-use crate::import::InputFormat;
+use crate::cmd::args::Flags;
+use crate::cmd::{Config, Pass};
+use crate::options::{Setting, Values};
 use crate::replay::design::{Design, Population, Strata};
 use crate::replay::options::Format;
 use crate::summary::text::one_line;
@@ -24,6 +25,11 @@ use crate::Error;
 use looks::{Row, Status, Watch};
 use period::Cut;
 use state::{Period, State};
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Watch a deployed gate period by period: the sample's estimate, bounds \
+     valid at every look, a change alarm and a status";
 
 /// What `--help` adds after the options.
 pub const HELP: &str = "Examples:
@@ -49,65 +55,53 @@ pub struct Args {
     /// Folder for monitor.csv, monitor.md and monitor.svg.
     #[arg(long)]
     pub out: PathBuf,
-    /// The periods: day or week (of each turn's ts), or release (with
-    /// --release-at).
-    #[arg(long, default_value = "day", value_parser = ["day", "week", "release"])]
-    pub by: String,
-    /// A release's first day (YYYY-MM-DD), once per release (--by release).
-    #[arg(long, value_name = "DATE")]
-    pub release_at: Vec<String>,
-    /// The field naming each turn's release, a path into its scope
-    /// (scope.app_version), for --by release; a state keeps it.
-    #[arg(long, value_name = "PATH")]
-    pub release_field: Option<String>,
-    /// The counts so far: read when the file exists, the traffic's periods
-    /// added (a period counted already is refused), written back.
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<PathBuf>,
-    /// A shard's state to merge in (repeat for each shard).
-    #[arg(long, value_name = "FILE")]
-    pub merge: Vec<PathBuf>,
-    /// Redesign the change alarm to fire about once in this many days (or
-    /// weeks: 52w) at a rate of exactly R, over all strata; default: as
-    /// the plan designed it (its detection delays hold only then).
-    #[arg(long, value_name = "DAYS", value_parser = super::plan::window_days)]
-    pub false_alarm_every: Option<f64>,
-    /// Redesign the change alarm for a rise of the rate to K x R (above 1);
-    /// default: the plan's (2).
-    #[arg(long, value_name = "K")]
-    pub alarm_rise: Option<f64>,
-    /// Warn when the shadow critic disagrees with production's on more than
-    /// this share of production's reviewed fires (the plan's fidelity
-    /// sample; its anytime lower bound above it).
-    #[arg(long, default_value_t = 0.05, value_name = "SHARE", value_parser = super::args::share)]
-    pub max_fidelity_gap: f64,
-    /// The tables' format: csv, parquet or both.
-    #[arg(long, default_value = Format::default().name(), value_parser = super::args::format())]
-    pub format: Format,
+    /// The declared options (`options::MONITOR`).
     #[command(flatten)]
-    pub pass: super::args::PassArgs,
+    pub flags: Flags<super::args::Monitor>,
 }
 
 impl Args {
+    /// The request these flags make.
     pub fn request(&self) -> Request {
+        Request::of(
+            self.files.clone(),
+            self.plan.clone(),
+            self.config.clone().into(),
+            self.out.clone(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::MONITOR`) make, from
+    /// either front end.
+    pub fn of(
+        sources: Vec<String>,
+        plan: PathBuf,
+        config: Config,
+        out: PathBuf,
+        v: &Values,
+    ) -> Request {
+        let declared = "declared with a default";
         Request {
-            sources: self.files.clone(),
-            plan: self.plan.clone(),
-            config: self.config.clone().into(),
-            out: self.out.clone(),
-            by: self.by.clone(),
-            release_at: self.release_at.clone(),
-            release_field: self.release_field.clone(),
-            state: self.state.clone(),
-            merge: self.merge.clone(),
-            format: self.format,
-            max_fidelity_gap: self.max_fidelity_gap,
-            false_alarm_every: self.false_alarm_every,
-            alarm_rise: self.alarm_rise,
-            from: self.pass.from,
-            skip_invalid: self.pass.skip_invalid,
-            max_line_bytes: self.pass.max_line_bytes,
-            force: self.pass.force,
+            sources,
+            plan,
+            config,
+            out,
+            by: match v.get(Setting::By) {
+                Some(crate::options::Value::Name(n)) => n.to_string(),
+                other => unreachable!("{:?} holds {other:?}", Setting::By),
+            },
+            release_at: v.list(Setting::ReleaseAt).unwrap_or_default(),
+            release_field: v.text(Setting::ReleaseField),
+            state: v.path(Setting::State),
+            merge: v.paths(Setting::Merge).unwrap_or_default(),
+            format: v.name(Setting::Format).expect(declared),
+            max_fidelity_gap: v.share(Setting::MaxFidelityGap).expect(declared),
+            false_alarm_every: v.number(Setting::FalseAlarmEvery),
+            alarm_rise: v.number(Setting::AlarmRise),
+            pass: Pass::of(v),
         }
     }
 }
@@ -129,10 +123,8 @@ pub struct Request {
     /// The change alarm redesigned (None: as the plan designed it).
     pub false_alarm_every: Option<f64>,
     pub alarm_rise: Option<f64>,
-    pub from: InputFormat,
-    pub skip_invalid: bool,
-    pub max_line_bytes: usize,
-    pub force: bool,
+    /// How the traffic is read, and whether `out` may be overwritten.
+    pub pass: Pass,
 }
 
 /// What `monitor` found.
@@ -257,10 +249,10 @@ fn watch_of(
     let days = days.unwrap_or(plan.false_alarm_every_days);
     let rise = rise.unwrap_or(plan.alarm_rise);
     if !(rise > 1.0 && rise * plan.rate < 1.0) {
-        return Err(Error::usage(format!(
-            "alarm_rise {rise}: give K above 1 with K x R ({}) below 1",
-            plan.rate
-        )));
+        return Err(Error::usage(crate::said![
+            Setting::AlarmRise,
+            format!(" {rise}: give K above 1 with K x R ({}) below 1", plan.rate)
+        ]));
     }
     let with_calls = plan
         .stratum
@@ -323,10 +315,10 @@ fn count(
 ) -> crate::Result<(State, u64)> {
     let member = super::sample::Member::new(design, config, &r.config)?;
     let decoder = crate::import::Decoder::new(
-        r.from,
+        r.pass.from,
         config.deployment.clone(),
         r.sources.clone().into(),
-        r.max_line_bytes,
+        r.pass.max_line_bytes,
     );
     let mut state = State::new(&design.plan_id, r.release_field.as_deref());
     for name in r.sources.iter().filter(|n| *n != "-") {
@@ -345,8 +337,8 @@ fn count(
     let mut undated = 0u64;
     let read = crate::cmd::mine::scan::each_line(
         &r.sources,
-        r.max_line_bytes,
-        r.skip_invalid,
+        r.pass.max_line_bytes,
+        r.pass.skip_invalid,
         &decoder,
         &mut |t, _, (source, line)| {
             if problem.is_some() {
@@ -354,7 +346,7 @@ fn count(
             }
             let name = match period::slot_of(t, field) {
                 Ok(n) => n,
-                Err(_) if r.skip_invalid => {
+                Err(_) if r.pass.skip_invalid => {
                     undated += 1;
                     return;
                 }

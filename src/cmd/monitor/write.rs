@@ -25,7 +25,7 @@ pub(super) fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crat
             .chain(&r.merge)
             .map(|p| p.display().to_string()),
     );
-    crate::report::claim_job_dir(&r.out, &inputs, "monitor", r.force)?;
+    crate::report::claim_job_dir(&r.out, &inputs, "monitor", r.pass.force)?;
     let file = "monitor.csv";
     let fail = |e: WriteFailure| Error::Write(crate::Failure::caused(format!("{file}: {e}"), e));
     let declared = crate::summary::schema::table(file).columns_for(&[]);

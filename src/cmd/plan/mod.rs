@@ -15,11 +15,18 @@ pub mod write;
 use crate::options::Setting;
 use std::path::PathBuf;
 
-use crate::cmd::Config;
+use crate::cmd::args::Flags;
+use crate::cmd::{Config, Pass};
 use crate::import::InputFormat;
+use crate::options::Values;
 use crate::replay::design::Population;
 use crate::summary::numbers::sig;
 use sizing::{Goal, Sized, Volume};
+
+/// The command's one line in `critic-gate --help`, and the first of its
+/// own `--help`.
+pub const ABOUT: &str = "Size a critic sample of production's skips for a bound on their \
+     regression rate: a probability per stratum and the coin's salt";
 
 /// What `--help` adds after the options: examples, exit codes, the
 /// reference.
@@ -35,7 +42,7 @@ Reference: docs/watching.md."
 );
 
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("budget").required(true).args(["max_skip_regression_rate", "max_harmful_per_1k"])))]
+#[command(group(clap::ArgGroup::new("budget").required(true).args(["max-skip-regression-rate", "max-harmful-per-1k"])))]
 pub struct Args {
     /// Traffic files (JSON Lines; plain, .gz or .zst; or transcripts or
     /// traces, with --from).
@@ -48,94 +55,65 @@ pub struct Args {
     /// whose skips are sampled.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Size the sample to certify that the regression rate of production's
-    /// skips is at most R.
-    #[arg(long, value_name = "R", value_parser = super::args::share)]
-    pub max_skip_regression_rate: Option<f64>,
-    /// Size it to certify at most H harmful skips per 1,000 turns (turned
-    /// into a rate on the skips by the traffic's skip share).
-    #[arg(long, value_name = "H")]
-    pub max_harmful_per_1k: Option<f64>,
-    /// The bound's confidence.
-    #[arg(long, default_value_t = 0.95, value_parser = super::args::share)]
-    pub confidence: f64,
-    /// The window the labels are collected in: days (`7d`) or weeks (`2w`).
-    #[arg(long, default_value = "7d", value_parser = window_days)]
-    pub window: f64,
-    /// A probability per stratum: language, intent, call_site or a path
-    /// into the scope (scope.tenant).
-    #[arg(long, value_name = "KEY")]
-    pub strata: Option<String>,
-    /// At most this many shadow critic calls a day.
-    #[arg(long, value_name = "N")]
-    pub max_calls_per_day: Option<f64>,
-    /// The coin's salt (default: a fresh random one, recorded in plan.toml).
-    #[arg(long, value_name = "S")]
-    pub salt: Option<String>,
-    /// The days the traffic covers, where its turns record no `ts`.
-    #[arg(long, value_name = "N")]
-    pub days: Option<f64>,
-    /// Before the switch: sample this candidate's new skips that the
-    /// recording left without a label (the critic failed, or nothing was
-    /// recorded), for a two-phase bound on its new-skip rate.
-    #[arg(long, value_name = "VARIANT")]
-    pub audit: Option<String>,
-    /// How rarely the change alarm (a CUSUM for a doubling of R) may fire
-    /// when the rate is R: its average run length, in days (`365d`) or
-    /// weeks; the detection delays are predicted for it.
-    #[arg(long, default_value = "365d", value_parser = window_days, value_name = "DAYS")]
-    pub false_alarm_every: f64,
-    /// Also send this share of production's reviewed fires to the shadow
-    /// critic: `monitor` measures how far its verdicts agree with
-    /// production's critic there (0: none).
-    #[arg(long, default_value_t = 0.0, value_name = "F", value_parser = super::args::share_or_zero)]
-    pub fidelity_share: f64,
+    /// The declared options (`options::PLAN_OPTIONS`).
     #[command(flatten)]
-    pub pass: super::args::PassArgs,
-}
-
-/// `7d`, `2w` or a number of days.
-pub fn window_days(s: &str) -> Result<f64, String> {
-    let (n, unit) = match s.strip_suffix('d') {
-        Some(n) => (n, 1.0),
-        None => match s.strip_suffix('w') {
-            Some(n) => (n, 7.0),
-            None => (s, 1.0),
-        },
-    };
-    match n.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 3660.0 => Ok(x * unit),
-        _ => Err(format!(
-            "give days (7d) or weeks (2w), at most 10 years; got {s:?}"
-        )),
-    }
+    pub flags: Flags<super::args::Plan>,
 }
 
 impl Args {
     /// The request these flags make.
-    pub fn request(&self) -> Request {
-        Request {
-            sources: self.files.clone(),
-            out: self.out.clone(),
-            config: self.config.clone().into(),
-            budget: match (self.max_skip_regression_rate, self.max_harmful_per_1k) {
-                (Some(r), _) => Budget::Rate(r),
-                (None, h) => Budget::HarmfulPer1k(h.unwrap_or(f64::NAN)),
-            },
-            confidence: self.confidence,
-            window_days: self.window,
-            strata: self.strata.clone(),
-            max_calls_per_day: self.max_calls_per_day,
-            salt: self.salt.clone(),
-            days: self.days,
-            false_alarm_days: self.false_alarm_every,
-            fidelity_share: self.fidelity_share,
-            audit: self.audit.clone(),
-            from: self.pass.from,
-            skip_invalid: self.pass.skip_invalid,
-            max_line_bytes: self.pass.max_line_bytes,
-            force: self.pass.force,
-        }
+    pub fn request(&self) -> crate::Result<Request> {
+        Request::of(
+            self.files.clone(),
+            self.out.clone(),
+            self.config.clone().into(),
+            &self.flags.values,
+        )
+    }
+}
+
+impl Request {
+    /// The request the declared options (`options::PLAN_OPTIONS`) make,
+    /// from either front end: one of the two budgets, or a usage error.
+    pub fn of(
+        sources: Vec<String>,
+        out: PathBuf,
+        config: Config,
+        v: &Values,
+    ) -> crate::Result<Request> {
+        let budget = match (
+            v.share(Setting::MaxSkipRegressionRate),
+            v.number(Setting::MaxHarmfulPer1k),
+        ) {
+            (Some(r), None) => Budget::Rate(r),
+            (None, Some(h)) => Budget::HarmfulPer1k(h),
+            _ => {
+                return Err(crate::Error::usage(crate::said![
+                    "give ",
+                    Setting::MaxSkipRegressionRate,
+                    " or ",
+                    Setting::MaxHarmfulPer1k,
+                    " (one of them)"
+                ]))
+            }
+        };
+        let declared = "a declared option with a default";
+        Ok(Request {
+            sources,
+            out,
+            config,
+            budget,
+            confidence: v.share(Setting::Confidence).expect(declared),
+            window_days: v.number(Setting::Window).expect(declared),
+            strata: v.text(Setting::Strata),
+            max_calls_per_day: v.number(Setting::MaxCallsPerDay),
+            salt: v.text(Setting::Salt),
+            days: v.number(Setting::Days),
+            false_alarm_days: v.number(Setting::FalseAlarmEvery).expect(declared),
+            fidelity_share: v.share(Setting::FidelityShare).expect(declared),
+            audit: v.text(Setting::Audit),
+            pass: Pass::of(v),
+        })
     }
 }
 
@@ -171,10 +149,8 @@ pub struct Request {
     pub salt: Option<String>,
     /// The days the traffic covers, where it records no `ts`.
     pub days: Option<f64>,
-    pub from: InputFormat,
-    pub skip_invalid: bool,
-    pub max_line_bytes: usize,
-    pub force: bool,
+    /// How the traffic is read, and whether `out` may be overwritten.
+    pub pass: Pass,
 }
 
 /// A plan made: what was read, the design per stratum and pooled, and the
@@ -210,17 +186,17 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let (population, sampled) = sampled_of(r, &plan)?;
     let member = crate::cmd::sample::Member::of(population, sampled, &plan, &r.config)?;
     let decoder = crate::import::Decoder::new(
-        r.from,
+        r.pass.from,
         plan.deployment.clone(),
         r.sources.clone().into(),
-        r.max_line_bytes,
+        r.pass.max_line_bytes,
     );
-    crate::report::check_out_dir(&r.out, &r.sources, r.force)?;
+    crate::report::check_out_dir(&r.out, &r.sources, r.pass.force)?;
     let mut traffic = scan::Traffic::default();
     let read = crate::cmd::mine::scan::each_turn(
         &r.sources,
-        r.max_line_bytes,
-        r.skip_invalid,
+        r.pass.max_line_bytes,
+        r.pass.skip_invalid,
         &decoder,
         &mut |t, _| traffic.add(t, &member, &strata, &plan.cost),
     )?;
@@ -248,7 +224,7 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         salt,
         designed: &designed,
         traffic: &traffic,
-        deployment: match r.from {
+        deployment: match r.pass.from {
             InputFormat::Traffic => None,
             InputFormat::OpenaiChat | InputFormat::Otlp => Some(plan.deployment.clone()),
         },

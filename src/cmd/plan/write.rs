@@ -131,7 +131,7 @@ pub struct Made<'a> {
 /// Claim the folder and write the three files; plan.toml as written.
 pub fn all(m: &Made) -> crate::Result<PlanFile> {
     let out = &m.request.out;
-    crate::report::claim_job_dir(out, &m.request.sources, "plan", m.request.force)?;
+    crate::report::claim_job_dir(out, &m.request.sources, "plan", m.request.pass.force)?;
     let (file, toml) = plan_toml(m)?;
     crate::report::put(out, "plan.csv", &plan_csv(m)?)?;
     crate::report::put(out, "plan.md", plan_md(m, &file.plan_id).as_bytes())?;
