@@ -27,10 +27,10 @@ edit crates/core/src/options.rs 'settings! {
     ScratchShare = "--scratch-share",
 '
 edit crates/core/src/options.rs "production's own reviews of the turns it draws)\";
-}" "production's own reviews of the turns it draws)\";
+" "production's own reviews of the turns it draws)\";
     SCRATCH_SHARE: ScratchShare, Kind::Share { zero: false, one: true }, Preset::Share(0.25), Some(\"SHARE\"), true,
         \"A share the option check added\";
-}"
+"
 edit crates/core/src/options.rs 'pub static REPLAY: &[&Decl] = run_set!(DECISIONS,' \
   'pub static REPLAY: &[&Decl] = run_set!(SCRATCH_SHARE, DECISIONS,'
 edit src/pipeline/mod.rs 'pub(crate) fn run_to(

@@ -147,6 +147,8 @@ ImportFormat = Literal["openai-chat", "otlp"]
 # A config: a file's path (TOML, or JSON by its name), or the config itself
 # as a dict, keyed as the file would be (``{"variants": {"smart": {...}}}``).
 ConfigLike = Union[PathLike, Mapping[str, Any]]
+Mix = Literal["default", "multilingual"]
+Shape = Literal["traffic", "openai-chat"]
 
 
 class ReplayFlags(_flags.ReplayFlags, total=False):

@@ -270,7 +270,7 @@ class CheckFlags(TypedDict, total=False):
     """Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY)."""
 
     assume_missing_at_random: Optional[bool]
-    """Judge a rate budget on the labels alone: assume the unlabelled new skips are missing at random (the output says so first). Without it --max-safety-regression-rate also holds the worst case (every unlabelled new skip a regression) to R, unless --max-worst-case-regression-rate sets its own limit."""
+    """Judge a rate budget on the labels alone: assume the unlabelled new skips are missing at random (the output says so first). Without it --max-safety-regression-rate also holds the worst case (every unlabelled new skip a regression) to R, unless --max-worst-case-regression-rate sets its own limit. True or False; None (left out): as the config says."""
 
 
 # Each class's keywords' defaults, as the --help of the command named
@@ -409,6 +409,6 @@ DEFAULTS: dict[str, tuple[str, dict[str, object]]] = {
     "Check": ("check", {
         "variants": None,
         "markdown": None,
-        "assume_missing_at_random": False,
+        "assume_missing_at_random": None,
     }),
 }

@@ -684,12 +684,12 @@ fn check(
     py: Python<'_>,
     dir: PathBuf,
     config: Option<PathBuf>,
-    assume_missing_at_random: Option<bool>,
+    assume_missing_at_random: Option<Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(bool, String, String)> {
     // The budgets are declared apart (`BUDGETS`); the rest are `check`'s
     // declared options.
-    let (given, rest) = (PyDict::new(py), PyDict::new(py));
+    let (budgets, rest) = (PyDict::new(py), PyDict::new(py));
     for (k, v) in options.into_iter().flat_map(|d| d.iter()) {
         let key: String = k.extract()?;
         match options::CHECK
@@ -697,13 +697,23 @@ fn check(
             .any(|d| d.python && d.setting.keyword() == key)
         {
             true => rest.set_item(k, v)?,
-            false => given.set_item(k, v)?,
+            false => budgets.set_item(k, v)?,
         }
     }
     let (mut flags, _) = declared(options::CHECK, Some(&rest), &[], &[])?;
     // Python says both flags as one keyword: True, False, or None (the
     // config's).
-    match assume_missing_at_random {
+    let assumed = match assume_missing_at_random.filter(|v| !v.is_none()) {
+        Some(v) => match checked(
+            &options::CHECK_ASSUME_MISSING_AT_RANDOM,
+            given("assume_missing_at_random", &v)?,
+        )? {
+            options::Value::Switch(b) => Some(b),
+            other => unreachable!("a switch's value is a switch, not {other:?}"),
+        },
+        None => None,
+    };
+    match assumed {
         Some(true) => flags.set(Setting::AssumeMissingAtRandom, options::Value::Switch(true)),
         Some(false) => flags.set(
             Setting::NoAssumeMissingAtRandom,
@@ -711,7 +721,8 @@ fn check(
         ),
         None => {}
     }
-    let r = critic_gate::cmd::check::Request::of(dir, config, self::budgets(Some(&given))?, &flags);
+    let r =
+        critic_gate::cmd::check::Request::of(dir, config, self::budgets(Some(&budgets))?, &flags);
     let v = critic_gate::cmd::check::run(&r).map_err(fail)?;
     let results: Vec<serde_json::Value> = v.results.iter().map(|r| r.to_json()).collect();
     Ok((

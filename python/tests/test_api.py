@@ -742,7 +742,7 @@ def test_python_defaults_are_the_clis(cli: str) -> None:
         (critic_gate.mine, "mine"), (critic_gate.merge, "merge"),
         (critic_gate.plan, "plan"), (critic_gate.monitor, "monitor"),
         (critic_gate.synth, "synth"), (critic_gate.import_, "import"),
-        (critic_gate.init, "init"),
+        (critic_gate.init, "init"), (critic_gate.explain, "explain"),
     ]
     checked = 0
     for fn, command in commands:

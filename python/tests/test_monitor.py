@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import critic_gate
-from conftest import assert_same_reports, run_cli
+from conftest import ROOT, assert_same_reports, run_cli
 
 GATE = 'baseline = "legacy"\nproduction = "smart"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n'
 
@@ -117,3 +117,25 @@ def test_sample_and_labels_from_python_are_the_clis(tmp_path: Path, cli: str) ->
     with pytest.raises(critic_gate.UsageError,
                        match="give max_skip_regression_rate or max_harmful_per_1k"):
         critic_gate.plan(traffic, tmp_path / "p3", config)
+    # A verdicts line too long names the keyword, as the traffic's does.
+    with pytest.raises(critic_gate.InvalidLineError) as e:
+        critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, tmp_path / "y.jsonl", config,
+                           max_line_bytes=10)
+    assert "(max_line_bytes)" in str(e.value) and "--" not in str(e.value), str(e.value)
+    # A number past any float's digits is a number (the command holds it
+    # to its range), not a wrong type.
+    with pytest.raises(critic_gate.UsageError, match="^window_days: "):
+        critic_gate.plan(traffic, tmp_path / "p4", config, max_skip_regression_rate=0.02,
+                         window_days=10**40)
+    # An empty key is refused with the keys it could be.
+    with pytest.raises(critic_gate.UsageError, match="give language, intent, call_site"):
+        critic_gate.plan(traffic, tmp_path / "p5", config, max_skip_regression_rate=0.02,
+                         strata="")
+
+
+def test_check_reads_assume_missing_at_random_as_its_declaration(tmp_path: Path) -> None:
+    """``check``'s one keyword for the two flags is read as every declared
+    switch: a value that is not True, False or None is refused naming it."""
+    with pytest.raises(TypeError, match="^assume_missing_at_random: give True or False, got 1$"):
+        critic_gate.check(ROOT / "reports/seed", assume_missing_at_random=1,  # type: ignore[typeddict-item]
+                          max_safety_regressions=0)

@@ -177,9 +177,12 @@ fn arg(d: &'static Decl) -> clap::Arg {
         Kind::Paths => a
             .action(ArgAction::Append)
             .value_parser(clap::builder::PathBufValueParser::new()),
-        Kind::Count { .. } | Kind::Share { .. } | Kind::Text | Kind::Number | Kind::Days => {
-            a.value_parser(move |s: &str| d.parse(s).map_err(BadValue))
-        }
+        Kind::Count { .. }
+        | Kind::Share { .. }
+        | Kind::Text
+        | Kind::Key
+        | Kind::Number
+        | Kind::Days => a.value_parser(move |s: &str| d.parse(s).map_err(BadValue)),
     };
     let a = a.value_name(d.value_name());
     match d.default_text() {

@@ -217,29 +217,28 @@ fn read_verdicts(
             break;
         }
         line += 1;
-        let invalid = |reason: String| Error::InvalidLine {
+        // The reason keeps its settings as data: each front end spells them.
+        let invalid = |reason: crate::options::Said| Error::InvalidLine {
             source: name.clone(),
             line,
-            reason: reason.into(),
+            reason,
             skippable: false,
         };
         if buf.len() > max_line_bytes && !buf.ends_with(b"\n") {
-            return Err(invalid(
-                crate::said![
-                    format!("the line is longer than {max_line_bytes} bytes ("),
-                    crate::vocab::Setting::MaxLineBytes,
-                    ")"
-                ]
-                .to_string(),
-            ));
+            return Err(invalid(crate::said![
+                format!("the line is longer than {max_line_bytes} bytes ("),
+                crate::vocab::Setting::MaxLineBytes,
+                ")"
+            ]));
         }
-        let text = std::str::from_utf8(&buf)
-            .map_err(|e| invalid(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to())))?;
+        let text = std::str::from_utf8(&buf).map_err(|e| {
+            invalid(format!("bytes are not UTF-8 (at byte {})", e.valid_up_to()).into())
+        })?;
         if text.trim().is_empty() {
             continue;
         }
         counts.verdicts += 1;
-        let ((run, turn), record) = verdict(text, design).map_err(invalid)?;
+        let ((run, turn), record) = verdict(text, design).map_err(|r| invalid(r.into()))?;
         match map.entry(run).or_default().entry(turn) {
             std::collections::btree_map::Entry::Vacant(v) => {
                 v.insert(Entry {

@@ -107,7 +107,7 @@ fn python_type(d: &Decl) -> String {
             let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
             format!("Literal[{}]", quoted.join(", "))
         }
-        Kind::Text => "str".into(),
+        Kind::Text | Kind::Key => "str".into(),
         Kind::Path => "PathLike".into(),
         Kind::Repeated | Kind::Keys => "Sequence[str]".into(),
         Kind::Number => "float".into(),
@@ -128,6 +128,10 @@ fn python_help(d: &Decl) -> String {
                 .unwrap_or_default();
             format!("False: {first}{}", c.as_str())
         }
+        _ if d.default == Preset::Config => format!(
+            "{}. True or False; None (left out): as the config says",
+            d.help
+        ),
         _ => d.help.to_string(),
     }
 }
@@ -148,7 +152,7 @@ fn python_default(d: &'static Decl) -> String {
         Preset::Absent if d.kind == Kind::Switch => "False".into(),
         // What it turns off is on unless given.
         Preset::Absent if d.kind == Kind::Without => "True".into(),
-        Preset::Absent => "None".into(),
+        Preset::Absent | Preset::Config => "None".into(),
         Preset::Count(n) => n.to_string(),
         Preset::Share(x) => format!("{x:?}"),
         Preset::Name(n) => format!("{n:?}"),

@@ -221,6 +221,67 @@ fn volumes_need_days_and_strata_need_a_known_key() {
     );
 }
 
+/// An empty value of an option whose command knows the values it takes
+/// is refused by the command, with them (not as any empty text): the
+/// strata, the variant to audit, the variant to mine, the release field.
+#[test]
+fn an_empty_key_is_refused_with_the_values_it_could_take() {
+    let d = Dir::new();
+    let (out, o) = plan(&d, &["--max-skip-regression-rate", "0.05", "--strata", ""]);
+    expect_error(
+        &o,
+        2,
+        "give language, intent, call_site or a path into the scope",
+    );
+    assert!(!out.exists());
+    let (out, o) = plan(&d, &["--max-skip-regression-rate", "0.05", "--audit", ""]);
+    expect_error(
+        &o,
+        2,
+        "the config has no variant \"\" (it has `legacy`, `smart`)",
+    );
+    assert!(!out.exists());
+    let mined = d.path("mined");
+    let o = run(
+        &[
+            "mine",
+            "datasets/seed.jsonl",
+            "--out",
+            mined.to_str().unwrap(),
+            "--variant",
+            "",
+        ],
+        None,
+    );
+    expect_error(
+        &o,
+        2,
+        "is not a variant of the config; its variants are: legacy, smart",
+    );
+    let (plan, o) = plan_into(&d, "for-monitor", &["--max-skip-regression-rate", "0.05"]);
+    expect_code(&o, 0);
+    let watch = d.path("watch");
+    let o = run(
+        &[
+            "monitor",
+            d.path("week.jsonl").to_str().unwrap(),
+            "--plan",
+            plan.join("plan.toml").to_str().unwrap(),
+            "--config",
+            d.path("gate.toml").to_str().unwrap(),
+            "--out",
+            watch.to_str().unwrap(),
+            "--by",
+            "release",
+            "--release-field",
+            "",
+        ],
+        None,
+    );
+    expect_error(&o, 2, "give a path into the turns' scope");
+    assert!(!watch.exists());
+}
+
 /// `sample` draws the plan's turns: each request is a skip of production's
 /// gate with the plan's id and its stratum's probability, the counts per
 /// stratum fall in their binomial 99.9% band, and a second run writes the

@@ -353,6 +353,10 @@ pub enum Kind {
     Without,
     /// Any text but the empty one.
     Text,
+    /// A text the command checks itself, the empty one included: its
+    /// refusal names the values it takes (`--strata`: the keys; `--audit`:
+    /// the config's variants), where "give a non-empty text" would not.
+    Key,
     /// A file's or a folder's path.
     Path,
     /// Names, one each time the flag is given (`--group-by`; a list).
@@ -379,6 +383,10 @@ pub enum Preset {
     Name(&'static str),
     /// The flag's text, as `--help` shows it (`7d`), read as any given.
     Text(&'static str),
+    /// Absent unless given, and then the config decides: a switch whose
+    /// opposite is a flag too (`--assume-missing-at-random`, over
+    /// `[check]`'s key), which Python takes as True, False or None.
+    Config,
 }
 
 /// One option, declared once: what each front end makes of it.
@@ -761,24 +769,15 @@ impl Decl {
             (Kind::Name(names) | Kind::Described(names, _), _) => {
                 Err(kind(&format!("one of {}", one_of(names))))
             }
-            (Kind::Text, Given::Text(t)) if t.is_empty() => Err(refuse(
-                format!(": give a non-empty {}", self.help_noun()),
-                false,
-            )),
-            (Kind::Text, Given::Text(t)) => Ok(Value::Text(t.clone())),
-            (Kind::Text, _) => Err(kind("a text")),
-            (Kind::Path, Given::Text(t)) if t.is_empty() => {
-                Err(refuse(": give a path".to_string(), false))
-            }
-            (Kind::Path, Given::Text(t)) => Ok(Value::Path(PathBuf::from(t))),
-            (Kind::Path, _) => Err(kind("a path")),
             (Kind::Repeated | Kind::Keys, Given::List(l)) => Ok(Value::List(l.clone())),
             (Kind::Repeated | Kind::Keys, _) => Err(kind("a list of names")),
-            (Kind::Number | Kind::Days | Kind::Paths, _) => self.check_more(given),
+            (Kind::Text | Kind::Key | Kind::Path | Kind::Number | Kind::Days | Kind::Paths, _) => {
+                self.check_more(given)
+            }
         }
     }
 
-    /// [`Decl::check`] for a number, days and paths.
+    /// [`Decl::check`] for a text, a path, a number, days and paths.
     fn check_more(&'static self, given: Given) -> Result<Value, Refusal> {
         let refuse = |rest: String, wrong_type: bool| Refusal {
             setting: self.setting,
@@ -786,12 +785,26 @@ impl Decl {
             wrong_type,
         };
         let kind = |what: &str| refuse(format!(": give {what}, got {}", shown(&given)), true);
-        let number = match given {
-            Given::Int(n) => Some(n as f64),
-            Given::Float(x) => Some(x),
+        // A whole number past 128 bits is still a number (10**40 from
+        // Python): the range, not the type, refuses it.
+        let number = match &given {
+            Given::Int(n) => Some(*n as f64),
+            Given::Float(x) => Some(*x),
+            Given::Huge(digits) => digits.parse::<f64>().ok(),
             _ => None,
         };
         match (self.kind, &given, number) {
+            (Kind::Text, Given::Text(t), _) if t.is_empty() => Err(refuse(
+                format!(": give a non-empty {}", self.help_noun()),
+                false,
+            )),
+            (Kind::Text | Kind::Key, Given::Text(t), _) => Ok(Value::Text(t.clone())),
+            (Kind::Text | Kind::Key, ..) => Err(kind("a text")),
+            (Kind::Path, Given::Text(t), _) if t.is_empty() => {
+                Err(refuse(": give a path".to_string(), false))
+            }
+            (Kind::Path, Given::Text(t), _) => Ok(Value::Path(PathBuf::from(t))),
+            (Kind::Path, ..) => Err(kind("a path")),
             (Kind::Number, _, Some(x)) => Ok(Value::Number(x)),
             (Kind::Number, _, None) => Err(kind("a number")),
             (Kind::Days, Given::Text(t), _) => days(t)
@@ -832,7 +845,7 @@ impl Decl {
     /// The default as a value (None: absent, or a switch that is off).
     pub fn default_value(&'static self) -> Option<Value> {
         match self.default {
-            Preset::Absent => None,
+            Preset::Absent | Preset::Config => None,
             Preset::Count(n) => Some(Value::Count(n)),
             Preset::Share(x) => Some(Value::Share(x)),
             Preset::Name(n) => Some(Value::Name(n)),
@@ -844,7 +857,7 @@ impl Decl {
     /// The default as `--help` shows it (`[default: 0.5]`).
     pub fn default_text(&self) -> Option<String> {
         match self.default {
-            Preset::Absent => None,
+            Preset::Absent | Preset::Config => None,
             Preset::Count(n) => Some(n.to_string()),
             Preset::Share(x) => Some(x.to_string()),
             Preset::Name(n) | Preset::Text(n) => Some(n.to_string()),
@@ -1230,7 +1243,7 @@ declare! {
         "An audit plan (`plan --audit VARIANT`) whose shadow verdicts the traffic holds (`labels`): a variant's unlabelled new skips the audit covers are bounded from its sample (two-phase) instead of each counted a regression";
 
     // `mine`'s own.
-    MINED_VARIANT: MinedVariant, Kind::Text, Preset::Absent, None, true,
+    MINED_VARIANT: MinedVariant, Kind::Key, Preset::Absent, None, true,
         "The smart variant to mine (default: the first with the flag on)";
     MIN_SUPPORT: MinSupport, Kind::Count { min: 1 }, Preset::Count(DEFAULT_MIN_SUPPORT), None, true,
         "A phrase is proposed only when seen in at least this many turns";
@@ -1286,7 +1299,7 @@ declare! {
         "The variant(s) to check (default: every non-baseline variant, and a smart-gate production whose skips no critic reviewed)";
     MARKDOWN: Markdown, Kind::Path, Preset::Absent, Some("FILE"), true,
         "Also write the verdict as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY)";
-    CHECK_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, true,
+    CHECK_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Config, None, true,
         "Judge a rate budget on the labels alone: assume the unlabelled new skips are missing at random (the output says so first). Without it --max-safety-regression-rate also holds the worst case (every unlabelled new skip a regression) to R, unless --max-worst-case-regression-rate sets its own limit";
     /// Python says both as `assume_missing_at_random` (True, False, or
     /// None: the config's).
@@ -1311,7 +1324,7 @@ declare! {
         "The bound's confidence";
     WINDOW: Window, Kind::Days, Preset::Text("7d"), None, true,
         "The window the labels are collected in: days (`7d`) or weeks (`2w`)";
-    STRATA: Strata, Kind::Text, Preset::Absent, Some("KEY"), true,
+    STRATA: Strata, Kind::Key, Preset::Absent, Some("KEY"), true,
         "A probability per stratum: language, intent, call_site or a path into the scope (scope.tenant)";
     MAX_CALLS_PER_DAY: MaxCallsPerDay, Kind::Number, Preset::Absent, Some("N"), true,
         "At most this many shadow critic calls a day";
@@ -1319,7 +1332,7 @@ declare! {
         "The coin's salt (default: a fresh random one, recorded in plan.toml)";
     DAYS: Days, Kind::Number, Preset::Absent, Some("N"), true,
         "The days the traffic covers, where its turns record no `ts`";
-    AUDIT: Audit, Kind::Text, Preset::Absent, Some("VARIANT"), true,
+    AUDIT: Audit, Kind::Key, Preset::Absent, Some("VARIANT"), true,
         "Before the switch: sample this candidate's new skips that the recording left without a label (the critic failed, or nothing was recorded), for a two-phase bound on its new-skip rate";
     FALSE_ALARM_EVERY: FalseAlarmEvery, Kind::Days, Preset::Text("365d"), Some("DAYS"), true,
         "How rarely the change alarm (a CUSUM for a doubling of R) may fire when the rate is R: its average run length, in days (`365d`) or weeks; the detection delays are predicted for it";
@@ -1341,7 +1354,7 @@ declare! {
         "The periods: day or week (of each turn's ts), or release (with --release-at)";
     RELEASE_AT: ReleaseAt, Kind::Repeated, Preset::Absent, Some("DATE"), true,
         "A release's first day (YYYY-MM-DD), once per release (--by release)";
-    RELEASE_FIELD: ReleaseField, Kind::Text, Preset::Absent, Some("PATH"), true,
+    RELEASE_FIELD: ReleaseField, Kind::Key, Preset::Absent, Some("PATH"), true,
         "The field naming each turn's release, a path into its scope (scope.app_version), for --by release; a state keeps it";
     STATE: State, Kind::Path, Preset::Absent, Some("FILE"), true,
         "The counts so far: read when the file exists, the traffic's periods added (a period counted already is refused), written back";
