@@ -139,3 +139,14 @@ def test_check_reads_assume_missing_at_random_as_its_declaration(tmp_path: Path)
     with pytest.raises(TypeError, match="^assume_missing_at_random: give True or False, got 1$"):
         critic_gate.check(ROOT / "reports/seed", assume_missing_at_random=1,  # type: ignore[typeddict-item]
                           max_safety_regressions=0)
+
+
+def test_a_list_keyword_given_one_text_says_what_each_item_is(tmp_path: Path) -> None:
+    """A type checker passes a text where a list of texts is asked (a str
+    is a Sequence[str]); the refusal says what each item is, in the
+    option's own words (a DATE, not a "name")."""
+    with pytest.raises(TypeError, match=r"^release_at: give a list, one DATE each, got \"2026-11-03\"$"):
+        critic_gate.monitor(tmp_path / "t.jsonl", tmp_path / "plan.toml", tmp_path / "w",
+                            by="release", release_at="2026-11-03")
+    with pytest.raises(TypeError, match=r"^variants: give a list, one NAME each, got \"smart\"$"):
+        critic_gate.check(ROOT / "reports/seed", variants="smart", max_safety_regressions=0)

@@ -770,7 +770,10 @@ impl Decl {
                 Err(kind(&format!("one of {}", one_of(names))))
             }
             (Kind::Repeated | Kind::Keys, Given::List(l)) => Ok(Value::List(l.clone())),
-            (Kind::Repeated | Kind::Keys, _) => Err(kind("a list of names")),
+            // One text where a list is asked (a str passes for a list of
+            // them in Python's types): say what each item is.
+            (Kind::Repeated, _) => Err(kind(&format!("a list, one {} each", self.value_name()))),
+            (Kind::Keys, _) => Err(kind("a list of names")),
             (Kind::Text | Kind::Key | Kind::Path | Kind::Number | Kind::Days | Kind::Paths, _) => {
                 self.check_more(given)
             }
