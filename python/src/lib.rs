@@ -564,24 +564,6 @@ impl<'py> Kwargs<'py> {
     }
 }
 
-/// A sweep's request, as `critic-gate sweep` builds it, from its
-/// declared options (`options::SWEEP`).
-fn sweep_request(
-    paths: Vec<String>,
-    out: PathBuf,
-    config: Option<String>,
-    flags: Values,
-    k: &Kwargs,
-) -> PyResult<critic_gate::cmd::sweep::Request> {
-    some_files(&paths)?;
-    Ok(critic_gate::cmd::sweep::Request {
-        sources: paths,
-        config: config_of(config.as_deref(), k.get("config_text")?)?,
-        out,
-        flags,
-    })
-}
-
 /// `critic-gate sweep`: the config's `[sweep]` grid into `out`.
 #[pyfunction]
 #[pyo3(signature = (paths, out, config=None, **options))]
@@ -592,9 +574,14 @@ fn sweep(
     config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let (flags, k) = declared(options::SWEEP, options, &["config_text"], &[])?;
+    let (flags, config) = traffic_job(options::SWEEP, options, &paths, config.as_deref())?;
     let threads = threads_of(&flags);
-    let r = sweep_request(paths, out, config, flags, &k)?;
+    let r = critic_gate::cmd::sweep::Request {
+        sources: paths,
+        config,
+        out,
+        flags,
+    };
     interruptible(py, threads, |stop| critic_gate::cmd::sweep::run(&r, stop))?
         .map(drop)
         .map_err(fail)
@@ -613,10 +600,8 @@ fn calibrate(
     max_regression_rate: f64,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let (flags, k) = declared(options::CALIBRATE, options, &["config_text"], &[])?;
-    some_files(&paths)?;
+    let (flags, config) = traffic_job(options::CALIBRATE, options, &paths, config.as_deref())?;
     let threads = threads_of(&flags);
-    let config = config_of(config.as_deref(), k.get("config_text")?)?;
     let r = cmd::calibrate::Request::of(paths, config, out, max_regression_rate, &flags);
     interruptible(py, threads, |stop| cmd::calibrate::run(&r, stop))?
         .map(|c| c.text)
@@ -635,10 +620,8 @@ fn mine(
     config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let (flags, k) = declared(options::MINE, options, &["config_text"], &[])?;
-    some_files(&paths)?;
+    let (flags, config) = traffic_job(options::MINE, options, &paths, config.as_deref())?;
     let threads = threads_of(&flags);
-    let config = config_of(config.as_deref(), k.get("config_text")?)?;
     let r = cmd::mine::Request::of(paths, out, config, &flags).map_err(fail)?;
     interruptible(py, threads, |stop| cmd::mine::run(&r, stop))?
         .map(|m| m.text)
@@ -777,6 +760,29 @@ fn some_files(paths: &[String]) -> PyResult<()> {
     }
 }
 
+/// What a job over traffic files starts with: its declared options
+/// (`set`, with `config_text` as its own keyword), at least one file, and
+/// its config (a path, or the TOML text).
+fn traffic_job(
+    set: &'static [&'static Decl],
+    options: Option<&Bound<'_, PyDict>>,
+    paths: &[String],
+    config: Option<&str>,
+) -> PyResult<(Values, cmd::Config)> {
+    let (flags, k) = declared(set, options, &["config_text"], &[])?;
+    some_files(paths)?;
+    Ok((flags, config_of(config, k.get("config_text")?)?))
+}
+
+/// The worker pool of a job's own that `threads=` asks for (None: the
+/// process's).
+fn own_pool(flags: &Values) -> PyResult<Option<rayon::ThreadPool>> {
+    threads_of(flags)
+        .map(cmd::worker_pool)
+        .transpose()
+        .map_err(fail)
+}
+
 /// `critic-gate plan`: `(what it prints, plan.toml as JSON)`; plan.toml,
 /// plan.csv and plan.md are in `out`. The options are `plan`'s declared
 /// ones (`options::PLAN_OPTIONS`), read as the command line reads them.
@@ -790,9 +796,7 @@ fn plan(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::plan::{run, Request};
-    let (flags, k) = declared(options::PLAN_OPTIONS, options, &["config_text"], &[])?;
-    some_files(&paths)?;
-    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let (flags, config) = traffic_job(options::PLAN_OPTIONS, options, &paths, config.as_deref())?;
     let r = Request::of(paths, out, config, &flags).map_err(fail)?;
     let p = py.detach(|| run(&r)).map_err(fail)?;
     let file = serde_json::to_string(&p.file).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -813,14 +817,9 @@ fn sample(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::sample::{run, Request};
-    let (flags, k) = declared(options::SAMPLE, options, &["config_text"], &[])?;
-    some_files(&paths)?;
-    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let (flags, config) = traffic_job(options::SAMPLE, options, &paths, config.as_deref())?;
     let r = Request::of(paths, plan, config, out.clone(), &flags);
-    let pool = threads_of(&flags)
-        .map(cmd::worker_pool)
-        .transpose()
-        .map_err(fail)?;
+    let pool = own_pool(&flags)?;
     let s = py.detach(|| run(&r, pool.as_ref())).map_err(fail)?;
     let summary = std::fs::read_to_string(out.join("sample.json"))
         .map_err(|e| PyOSError::new_err(format!("{}: {e}", out.join("sample.json").display())))?;
@@ -842,9 +841,7 @@ fn labels(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::labels::{run, Request};
-    let (flags, k) = declared(options::LABELS, options, &["config_text"], &[])?;
-    some_files(&paths)?;
-    let config = config_of(config.as_deref(), k.get("config_text")?)?;
+    let (flags, config) = traffic_job(options::LABELS, options, &paths, config.as_deref())?;
     let r = Request::of(paths, verdicts, plan, config, out, &flags);
     let l = py.detach(|| run(&r)).map_err(fail)?;
     let counts =
@@ -936,10 +933,7 @@ fn import_(
     }
     let from = from_.parse().map_err(unknown)?;
     let r = critic_gate::cmd::import::Request::of(paths, from, config, out, &flags);
-    let pool = threads_of(&flags)
-        .map(cmd::worker_pool)
-        .transpose()
-        .map_err(fail)?;
+    let pool = own_pool(&flags)?;
     let i = py
         .detach(|| match &pool {
             Some(p) => p.install(|| critic_gate::cmd::import::run(&r)),

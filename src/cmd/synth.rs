@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::cmd::args::{self, Flags};
-use crate::options::{Setting, Value, Values};
+use crate::options::{Setting, Shape, Values};
 use crate::synth::Mix;
 use crate::Error;
 
@@ -55,7 +55,7 @@ impl Request {
             turns,
             seed: v.count(Setting::Seed).expect(declared),
             mix: v.name(Setting::Mix).expect(declared),
-            transcripts: matches!(v.get(Setting::Shape), Some(Value::Name("openai-chat"))),
+            transcripts: v.name::<Shape>(Setting::Shape).expect(declared) == Shape::OpenaiChat,
             out,
         }
     }

@@ -291,6 +291,17 @@ names! {
 }
 
 names! {
+    /// What `synth` writes (`--shape`).
+    Shape by Shape {
+        /// critic-gate's traffic format.
+        #[default]
+        Traffic = "traffic",
+        /// The same runs as chat transcripts, one conversation a line.
+        OpenaiChat = "openai-chat",
+    }
+}
+
+names! {
     /// How `calibrate` tests its family on the calibration part
     /// (`--procedure`).
     Procedure by Procedure {
@@ -1286,7 +1297,7 @@ declare! {
         "Random seed (same seed, same traffic)";
     MIX: Mix, Kind::Name(Mix::NAMES), Preset::Name("default"), None, true,
         "The traffic mix: default (mostly English), or multilingual (about half the drafts not ASCII)";
-    SHAPE: Shape, Kind::Name(&["traffic", "openai-chat"]), Preset::Name("traffic"), None, true,
+    SHAPE: Shape, Kind::Name(Shape::NAMES), Preset::Name("traffic"), None, true,
         "What to write: traffic (critic-gate's format) or openai-chat (the same runs as chat transcripts, one conversation a line, for `--from openai-chat`)";
 
     // `diff`'s own.

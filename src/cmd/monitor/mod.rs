@@ -89,10 +89,7 @@ impl Request {
             plan,
             config,
             out,
-            by: match v.get(Setting::By) {
-                Some(crate::options::Value::Name(n)) => n.to_string(),
-                other => unreachable!("{:?} holds {other:?}", Setting::By),
-            },
+            by: v.name(Setting::By).expect(declared),
             release_at: v.list(Setting::ReleaseAt).unwrap_or_default(),
             release_field: v.text(Setting::ReleaseField),
             state: v.path(Setting::State),
