@@ -31,7 +31,8 @@ cargo test --release --locked --lib design::simulation -- --nocapture --test-thr
 # bounds' coverage of the realised rate, false `above` at R, false
 # `certified` at 1.5R, the change alarm against its designed level, its
 # median delay against plan's prediction, and with no regression the day
-# it certifies against plan's; the naive daily looks beside. On real
+# it certifies against plan's; the naive daily looks beside; (#63) the
+# status under shadow calls that fail where the critic would revise. On real
 # traffic: scripts/monitor_real_traffic.py TASKMASTER4_DATA_DIR.
 cargo test --release --locked --lib monitor::simulation -- --nocapture --test-threads 1 2>&1 |
   grep -E "one probability|unequal|test result|panicked"

@@ -714,8 +714,10 @@ class Watch:
     """What ``critic-gate monitor`` found: ``failed`` (its exit 1: a change
     alarm, or the rate above the budget), ``text`` (what it prints),
     ``table`` (monitor.csv or .parquet as a DataFrame: one row per period
-    and stratum, ``stratum == "all"`` the pooled row) and ``status`` (the
-    last pooled row as a dict)."""
+    and stratum, ``stratum == "all"`` the pooled row), ``status`` (the
+    last pooled row as a dict) and ``decided_by`` (which anytime bounds
+    the status read: ``"worst_case"``, the default, or
+    ``"missing_at_random"`` where ``assume_missing_at_random`` asked)."""
 
     def __init__(self, failed: bool, text: str, table: pl.DataFrame) -> None:
         self.failed = failed
@@ -723,13 +725,16 @@ class Watch:
         self.table = table
         pooled = table.filter(pl.col("stratum") == "all")
         self.status: Optional[dict[str, Any]] = pooled.row(-1, named=True) if pooled.height else None
+        self.decided_by: Optional[str] = self.status["decided_by"] if self.status else None
 
     def __bool__(self) -> bool:
         return not self.failed
 
     def __repr__(self) -> str:
-        s = self.status["status"] if self.status else "no period"
-        return f"<critic_gate.Watch {s} failed={self.failed}>"
+        if not self.status:
+            return f"<critic_gate.Watch no period failed={self.failed}>"
+        return (f"<critic_gate.Watch {self.status['status']} ({self.decided_by}) "
+                f"failed={self.failed}>")
 
 
 def monitor(
@@ -752,9 +757,11 @@ def monitor(
     ``merge`` or an existing ``state``. ``flags`` (:class:`MonitorFlags`)
     are the command line's. See docs/watching.md."""
     options = _flags_given(format=format, **flags)
+    # True, False or None (the config's `[monitor]` table decides).
+    mar = options.pop("assume_missing_at_random", None)
     cfg = _config(config, options)
     files = _files(paths) if paths else []
-    text, failed = _native.monitor(files, os.fspath(plan), os.fspath(out), cfg, **options)
+    text, failed = _native.monitor(files, os.fspath(plan), os.fspath(out), cfg, mar, **options)
     folder = Path(out)
     if format == "parquet":
         table = pl.read_parquet(folder / "monitor.parquet")

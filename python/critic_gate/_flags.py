@@ -205,6 +205,9 @@ class MonitorFlags(PassFlags, total=False):
     max_fidelity_gap: Optional[float]
     """Warn when the shadow critic disagrees with production's on more than this share of production's reviewed fires (the plan's fidelity sample; its anytime lower bound above it) [default: 0.05]."""
 
+    assume_missing_at_random: Optional[bool]
+    """Decide the status on the bounds that take a failed shadow call as unrelated to its verdict (the status line then says ASSUMED). Without it the status holds the worst case: every drawn skip without a verdict a regression (anytime_worst_case_upper95), which a critic that fails on hard turns cannot flatter. True or False; None (left out): as the config says."""
+
 
 class MergeFlags(TypedDict, total=False):
     """The options of merge (None, or left out: its default)."""
@@ -379,6 +382,7 @@ DEFAULTS: dict[str, tuple[str, dict[str, object]]] = {
         "false_alarm_every_days": None,
         "alarm_rise": None,
         "max_fidelity_gap": 0.05,
+        "assume_missing_at_random": None,
         "from_": "traffic",
         "skip_invalid": False,
         "max_line_bytes": 16777216,

@@ -660,6 +660,32 @@ fn budgets(b: Option<&Bound<'_, PyDict>>) -> PyResult<critic_gate::CheckConfig> 
     Ok(c)
 }
 
+/// Python says `--assume-missing-at-random` and `--no-assume-missing-at-random`
+/// as one keyword: True, False, or None (the config's). Set on `flags` as
+/// the command line sets them.
+fn set_assumed(
+    flags: &mut Values,
+    decl: &'static Decl,
+    value: Option<Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let assumed = match value.filter(|v| !v.is_none()) {
+        Some(v) => match checked(decl, given("assume_missing_at_random", &v)?)? {
+            options::Value::Switch(b) => Some(b),
+            other => unreachable!("a switch's value is a switch, not {other:?}"),
+        },
+        None => None,
+    };
+    match assumed {
+        Some(true) => flags.set(Setting::AssumeMissingAtRandom, options::Value::Switch(true)),
+        Some(false) => flags.set(
+            Setting::NoAssumeMissingAtRandom,
+            options::Value::Switch(true),
+        ),
+        None => {}
+    }
+    Ok(())
+}
+
 /// `critic-gate check`: `(passed, text, results as JSON)`.
 #[pyfunction]
 #[pyo3(signature = (dir, config=None, assume_missing_at_random=None, **options))]
@@ -684,26 +710,11 @@ fn check(
         }
     }
     let (mut flags, _) = declared(options::CHECK, Some(&rest), &[], &[])?;
-    // Python says both flags as one keyword: True, False, or None (the
-    // config's).
-    let assumed = match assume_missing_at_random.filter(|v| !v.is_none()) {
-        Some(v) => match checked(
-            &options::CHECK_ASSUME_MISSING_AT_RANDOM,
-            given("assume_missing_at_random", &v)?,
-        )? {
-            options::Value::Switch(b) => Some(b),
-            other => unreachable!("a switch's value is a switch, not {other:?}"),
-        },
-        None => None,
-    };
-    match assumed {
-        Some(true) => flags.set(Setting::AssumeMissingAtRandom, options::Value::Switch(true)),
-        Some(false) => flags.set(
-            Setting::NoAssumeMissingAtRandom,
-            options::Value::Switch(true),
-        ),
-        None => {}
-    }
+    set_assumed(
+        &mut flags,
+        &options::CHECK_ASSUME_MISSING_AT_RANDOM,
+        assume_missing_at_random,
+    )?;
     let r =
         critic_gate::cmd::check::Request::of(dir, config, self::budgets(Some(&budgets))?, &flags);
     let v = critic_gate::cmd::check::run(&r).map_err(fail)?;
@@ -729,6 +740,22 @@ fn diff(
     let r = critic_gate::cmd::diff::Request::of(old, new, out, &flags);
     let d = critic_gate::cmd::diff::run(&r).map_err(fail)?;
     Ok((d.text, d.result.new_regressions, d.out, d.passed))
+}
+
+/// A plan (plan.toml's text, or the same as JSON) held to what `plan`
+/// writes, as `sample` holds it, and refused when it is an audit's (an
+/// exploration gate samples production's skips): the plan as JSON.
+#[pyfunction]
+fn exploration_plan(name: &str, text: &str, json: bool) -> PyResult<String> {
+    use critic_gate::cmd::sample::{plan_of, PlanText};
+    let how = if json { PlanText::Json } else { PlanText::Toml };
+    let plan = plan_of(name, text, how).map_err(fail)?;
+    if plan.population != "production_skips" {
+        return Err(fail(critic_gate::Error::usage(format!(
+            "{name}: an audit plan samples a candidate's new skips before the switch; an exploration gate samples production's skips after it: make a plan without --audit"
+        ))));
+    }
+    serde_json::to_string(&plan).map_err(|e| fail(critic_gate::Error::usage(e.to_string())))
 }
 
 /// The plan's coin: the top 53 bits of SHA-256(salt, 0x00, key).
@@ -853,17 +880,23 @@ fn labels(
 /// monitor.csv (or .parquet), monitor.md and monitor.svg are in `out`.
 /// `paths` may be empty with `merge` or an existing `state`.
 #[pyfunction]
-#[pyo3(signature = (paths, plan, out, config=None, **options))]
+#[pyo3(signature = (paths, plan, out, config=None, assume_missing_at_random=None, **options))]
 fn monitor(
     py: Python<'_>,
     paths: Vec<String>,
     plan: PathBuf,
     out: PathBuf,
     config: Option<String>,
+    assume_missing_at_random: Option<Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, bool)> {
     use critic_gate::cmd::monitor::{run, Request};
-    let (flags, k) = declared(options::MONITOR, options, &["config_text"], &[])?;
+    let (mut flags, k) = declared(options::MONITOR, options, &["config_text"], &[])?;
+    set_assumed(
+        &mut flags,
+        &options::MONITOR_ASSUME_MISSING_AT_RANDOM,
+        assume_missing_at_random,
+    )?;
     let config = config_of(config.as_deref(), k.get("config_text")?)?;
     let r = Request::of(paths, plan, config, out, &flags);
     let m = py.detach(|| run(&r)).map_err(fail)?;
@@ -1013,6 +1046,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(coin_value, m)?)?;
+    m.add_function(wrap_pyfunction!(exploration_plan, m)?)?;
     m.add_function(wrap_pyfunction!(coin_drawn, m)?)?;
     m.add_function(wrap_pyfunction!(turn_key, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;

@@ -146,35 +146,128 @@ def _smart(summary: dict[str, Any]) -> dict[str, Any]:
     return v["smart"] if isinstance(v, dict) else next(x for x in v if x["variant"] == "smart")
 
 
-def test_exploration_gate_decides_by_symfonics_gate_then_the_coin() -> None:
-    plan = {"plan_id": "p", "salt": "s1", "strata": "intent", "default_probability": 0.5,
-            "stratum": [{"value": "(none)", "probability": 0.25}, {"value": "knowledge", "probability": 1.0}]}
+@pytest.fixture(scope="module")
+def made_plan(tmp_path_factory: pytest.TempPathFactory, root: Path, cli: str) -> Path:
+    """A plan ``critic-gate plan`` made (on synthetic traffic, production
+    the smart gate): plan.toml's path."""
+    tmp = tmp_path_factory.mktemp("plan")
+    traffic = str(tmp / "synth.jsonl")
+    subprocess.run([cli, "synth", "--turns", "3000", "--seed", "4", "--out", traffic], check=True)
+    critic_gate.plan(traffic, tmp / "plan", root / "datasets/gate-smart-baseline.toml",
+                     max_skip_regression_rate=0.05, days=1, salt="s1", window_days=1)
+    return tmp / "plan/plan.toml"
+
+
+def _plan_dict(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def _ctx(plan: dict[str, Any], draft: str, run_id: str, intent: Any = None, **over: Any) -> CriticGateContext:
+    g = plan["gate"]
+    fields: dict[str, Any] = dict(
+        draft=draft, tool_calls_this_turn=(), fabrication_findings=(), intent_verdict=intent, confidence=0.5,
+        sensitive_hit=None, read_only_tools=frozenset(g["read_only_tools"]),
+        selective_gate_enabled=g["metacognition_selective_gate"],
+        trivial_ack_patterns=tuple(g["metacognition_trivial_ack_patterns"]), scope=None, run_id=run_id)
+    fields.update(over)
+    return CriticGateContext(**fields)
+
+
+def test_exploration_gate_decides_by_symfonics_gate_then_the_coin(made_plan: Path) -> None:
+    plan = _plan_dict(made_plan)
     gate = critic_gate.ExplorationGate(plan)
-
-    def ctx(draft: str, run_id: str, intent: Any = None) -> CriticGateContext:
-        return CriticGateContext(draft=draft, tool_calls_this_turn=(), fabrication_findings=(),
-                                 intent_verdict=intent, confidence=0.5, sensitive_hit=None,
-                                 read_only_tools=frozenset(), selective_gate_enabled=True,
-                                 trivial_ack_patterns=(), scope=None, run_id=run_id)
-
+    assert critic_gate.ExplorationGate(made_plan).probabilities == gate.probabilities
     drawn = 0
     for i in range(400):
-        c = ctx("Thanks!", f"run-{i}")
+        c = _ctx(plan, "Thanks!", f"run-{i}")
         assert not default_smart_gate(c)
-        expected = critic_gate.drawn("s1", f"run-{i}".encode(), 0.25)
+        expected = critic_gate.drawn(plan["salt"], f"run-{i}".encode(), gate.probability(c))
         assert gate(c) == expected
         drawn += expected
-    assert 70 < drawn < 130, drawn
-    assert gate(ctx("The order ORD-1 shipped on 2024-01-02 for $40.", "x"))  # the smart gate fires
+    assert 0 < drawn < 400, drawn
+    assert gate(_ctx(plan, "The order ORD-1 shipped on 2024-01-02 for $40.", "x"))  # the smart gate fires
     assert (gate.fires, gate.explored, gate.skips, gate.errors) == (1, drawn, 400 - drawn, 0)
+    by_language = critic_gate.plan(made_plan.parent.parent / "synth.jsonl", made_plan.parent.parent / "lang",
+                                   Path(__file__).resolve().parents[2] / "datasets/gate-smart-baseline.toml",
+                                   max_skip_regression_rate=0.05, days=1, salt="s1", window_days=1,
+                                   strata="language")
+    with pytest.raises(critic_gate.UsageError, match="stratum="):
+        critic_gate.ExplorationGate(by_language)
+
+
+def test_exploration_gate_refuses_a_plan_the_cli_refuses(made_plan: Path, tmp_path: Path) -> None:
+    """#63 item 5: an edited plan (its id no longer the hash of the rest),
+    another format, an audit plan and a missing file are refused as
+    ``InputError``, as ``critic-gate sample`` refuses them."""
+    plan = _plan_dict(made_plan)
+    text = made_plan.read_text(encoding="utf-8")
+    edited = {**plan, "default_probability": 0.999}
+    with pytest.raises(critic_gate.InputError, match="edited after"):
+        critic_gate.ExplorationGate(edited)
+    (tmp_path / "edited.toml").write_text(text.replace("salt = ", "salt = \"x\"\nold_salt = ", 1), encoding="utf-8")
+    with pytest.raises(critic_gate.InputError):
+        critic_gate.ExplorationGate(tmp_path / "edited.toml")
+    with pytest.raises(critic_gate.InputError, match="format 99"):
+        critic_gate.ExplorationGate({**plan, "format": 99})
+    acks = tmp_path / "acks.jsonl"
+    acks.write_text("".join(json.dumps({"run_id": f"a{i}", "turn": 0, "draft": "Got it, thanks!"}) + "\n"
+                            for i in range(300)), encoding="utf-8")
+    audit = critic_gate.plan(acks, tmp_path / "audit",
+                             Path(__file__).resolve().parents[2] / "datasets/gate.toml",
+                             max_skip_regression_rate=0.05, days=1, salt="s1", window_days=1, audit="smart")
+    with pytest.raises(critic_gate.InputError, match="audit"):
+        critic_gate.ExplorationGate(audit)
+    with pytest.raises(critic_gate.InputError, match="cannot read the plan"):
+        critic_gate.ExplorationGate(tmp_path / "no-such-plan.toml")
+
+
+def test_exploration_gate_refuses_a_config_that_is_not_the_plans(made_plan: Path) -> None:
+    """#63 item 5: a FrameworkConfig whose gate settings are not the plan's
+    is refused at construction, naming the setting; so is one with the
+    selective gate off (every ack would fire, none be explored)."""
+    plan = _plan_dict(made_plan)
+    g = plan["gate"]
+    same = FrameworkConfig(metacognition_enabled=True, metacognition_selective_gate=True,
+                           read_only_tools=list(g["read_only_tools"]),
+                           metacognition_sensitive_tags=list(g["metacognition_sensitive_tags"]),
+                           metacognition_confidence_threshold=g["metacognition_confidence_threshold"],
+                           metacognition_trivial_ack_patterns=list(g["metacognition_trivial_ack_patterns"]))
+    critic_gate.ExplorationGate(made_plan, config=same)
+    english = same.model_copy(update={"metacognition_trivial_ack_patterns": [r"^(ok|thanks)[.!]?$"]})
+    with pytest.raises(critic_gate.ConfigError, match="metacognition_trivial_ack_patterns"):
+        critic_gate.ExplorationGate(made_plan, config=english)
+    off = same.model_copy(update={"metacognition_selective_gate": False})
+    with pytest.raises(critic_gate.ConfigError, match="metacognition_selective_gate"):
+        critic_gate.ExplorationGate(made_plan, config=off)
+
+
+def test_exploration_gate_logs_counts_and_reports_its_errors(
+        made_plan: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """#63 item 5: a raising ``stratum=`` or ``gate=``, or settings that
+    are not the plan's at a call, fire the critic and are logged through
+    symfonic's metacognition logger (as symfonic logs a raising gate),
+    counted, kept and handed to ``on_error``."""
+    plan = _plan_dict(made_plan)
+    seen: list[Any] = []
 
     def broken(_: Any) -> bool:
         raise RuntimeError("boom")
 
-    g = critic_gate.ExplorationGate(plan, gate=broken)
-    assert g(ctx("Thanks!", "r")) is True and g.errors == 1, "it never raises: it fires"
-    with pytest.raises(ValueError, match="stratum="):
-        critic_gate.ExplorationGate({**plan, "strata": "language"})
+    g = critic_gate.ExplorationGate(plan, gate=broken, on_error=seen.append)
+    with caplog.at_level("ERROR", logger="symfonic.agent.middleware.metacognitive"):
+        assert g(_ctx(plan, "Thanks!", "r1")) is True, "it never raises: it fires"
+    assert g.errors == 1 and len(g.last_errors) == 1 and g.last_errors[0].run_id == "r1"
+    assert isinstance(seen[0].error, RuntimeError)
+    assert any("degrading to FIRE" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
+    s = critic_gate.ExplorationGate(plan, stratum=lambda ctx: ctx.scope["missing"])
+    assert s(_ctx(plan, "Thanks!", "r2")) is True and s.errors == 1
+    assert isinstance(s.last_errors[0].error, TypeError)
+    # Symfonic hands it the selective gate off: every turn fires, loudly.
+    o = critic_gate.ExplorationGate(plan)
+    assert o(_ctx(plan, "Thanks!", "r3", selective_gate_enabled=False)) is True
+    assert o.errors == 1 and "metacognition_selective_gate" in str(o.last_errors[0].error)
 
 
 def test_exploration_fires_in_symfonics_traces_are_the_plans_draws(
@@ -219,17 +312,25 @@ def test_shadow_run_writes_the_verdicts_labels_reads(root: Path, tmp_path: Path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     seen: list[str] = []
+    order = {(r["run_id"], r["turn"]): i for i, r in
+             enumerate(map(json.loads, (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()))}
 
     def critic(request: dict[str, Any]) -> Any:
-        seen.append(request["run_id"])
-        if len(seen) % 5 == 0:
-            raise TimeoutError("the critic timed out")
-        return {"verdict": "revise" if len(seen) % 7 == 0 else "approve", "model": "opus", "tokens_in": 9}
+        key = (request["run_id"], request["turn"])
+        i = order[key]
+        seen.append(f"{key}")
+        if i % 5 == 4:
+            raise critic_gate.shadow.Failed("the critic refused to answer")
+        if i % 3 == 0 and seen.count(f"{key}") == 1:
+            raise TimeoutError("the critic timed out")  # retried
+        return {"verdict": "revise" if i % 7 == 0 else "approve", "model": "opus", "tokens_in": 9}
 
-    counts = critic_gate.shadow.run(tmp_path / "s/requests.jsonl", critic, tmp_path / "v.jsonl")
+    counts = critic_gate.shadow.run(tmp_path / "s/requests.jsonl", critic, tmp_path / "v.jsonl",
+                                    concurrency=1, backoff=0.001, progress=False)
     lines = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert counts["requests"] == len(lines) == len(seen) > 5
-    assert counts["failed"] == sum("error" in x for x in lines) == len(seen) // 5
+    assert counts["requests"] == len(lines) == len(order) > 5
+    assert counts["failed"] == sum("error" in x for x in lines) == sum(i % 5 == 4 for i in order.values())
+    assert counts["retries"] == sum(i % 3 == 0 and i % 5 != 4 for i in order.values())
     assert all(("verdict" in x) != ("error" in x) for x in lines)
     done = subprocess.run([cli, "labels", traffic, "--verdicts", str(tmp_path / "v.jsonl"), "--plan",
                            str(tmp_path / "plan/plan.toml"), "--config", config, "--out",
@@ -241,6 +342,5 @@ def test_shadow_run_writes_the_verdicts_labels_reads(root: Path, tmp_path: Path,
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        critic_gate.shadow.run(tmp_path / "s/requests.jsonl", interrupted, tmp_path / "w.jsonl")
-    assert not (tmp_path / "w.jsonl").exists()
-    assert not list(tmp_path.glob(".w.jsonl.*")), "nothing half-written"
+        critic_gate.shadow.run(tmp_path / "s/requests.jsonl", interrupted, tmp_path / "w.jsonl", progress=False)
+    assert (tmp_path / "w.jsonl").read_text(encoding="utf-8") == "", "no call answered, no line"

@@ -69,6 +69,42 @@ def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
         critic_gate.monitor(first, plan, tmp_path / "daily", config, state=state)
 
 
+def test_monitor_says_which_bound_decided(tmp_path: Path, cli: str) -> None:
+    """#63 item 1 from Python: with failed shadow calls the worst case
+    decides by default; ``assume_missing_at_random=True`` asks for the
+    other bounds (ASSUMED), ``False`` holds the worst case over the
+    config's ``[monitor]`` table, and the files are the CLI's."""
+    traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
+    fortnight(traffic)
+    config.write_text(GATE, encoding="utf-8")
+    critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
+                     strata="language", salt="py")
+    plan = tmp_path / "plan/plan.toml"
+    critic_gate.sample(traffic, plan, tmp_path / "s", config)
+    requests = (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
+    with (tmp_path / "v.jsonl").open("w", encoding="utf-8") as f:
+        for i, line in enumerate(requests):
+            r = json.loads(line)
+            what = {"error": "timeout"} if i % 31 == 5 else {"verdict": "approve"}
+            f.write(json.dumps({"run_id": r["run_id"], "turn": r["turn"], **what}) + "\n")
+    labelled = tmp_path / "labelled.jsonl"
+    critic_gate.labels(traffic, tmp_path / "v.jsonl", plan, labelled, config)
+    worst = critic_gate.monitor(labelled, plan, tmp_path / "worst", config)
+    assert worst.decided_by == "worst_case" and worst.status is not None
+    assert worst.status["status"] == "too_few_labels" and "(worst_case)" in repr(worst)
+    assumed = critic_gate.monitor(labelled, plan, tmp_path / "assumed", config, assume_missing_at_random=True)
+    assert assumed.decided_by == "missing_at_random" and assumed.status is not None
+    assert assumed.status["status"] == "certified" and "ASSUMED: certified" in assumed.text
+    run_cli(cli, "monitor", str(labelled), "--plan", str(plan), "--config", str(config),
+            "--out", str(tmp_path / "cli"), "--assume-missing-at-random")
+    assert_same_reports(tmp_path / "cli", tmp_path / "assumed")
+    by_config = tmp_path / "assumed.toml"
+    by_config.write_text(GATE + "[monitor]\nassume_missing_at_random = true\n", encoding="utf-8")
+    held = critic_gate.monitor(labelled, plan, tmp_path / "held", by_config, assume_missing_at_random=False)
+    assert held.decided_by == "worst_case"
+    assert critic_gate.monitor(labelled, plan, tmp_path / "cfg", by_config).decided_by == "missing_at_random"
+
+
 def test_sample_and_labels_from_python_are_the_clis(tmp_path: Path, cli: str) -> None:
     """``sample`` and ``labels`` (#48): the files Python writes are the
     CLI's, byte for byte, whatever ``threads``; their options are the

@@ -5,7 +5,9 @@
 //! plan's id); every other line of the traffic is copied as it was read.
 //! Duplicates, conflicting duplicates, verdicts on turns the plan did not
 //! draw, unknown keys and failed calls are each counted and said, never
-//! used silently. The output depends on the traffic and the set of
+//! used silently. A verdict beside a failed call for the same turn is a
+//! retry that came back (counted as such); two different verdicts are a
+//! contradiction. The output depends on the traffic and the set of
 //! verdicts only: the same file whatever order the verdicts come in.
 
 use std::collections::BTreeMap;
@@ -120,6 +122,9 @@ pub struct Counts {
     /// Turns given a label: a verdict, or a failed call.
     pub labelled: u64,
     pub failed: u64,
+    /// Labels whose verdict came back after a failed call for the same
+    /// turn (a retry).
+    pub retried: u64,
     /// Lines repeating a key with the same record (used once).
     pub duplicates: u64,
     /// Keys whose lines disagree (none used).
@@ -150,6 +155,38 @@ struct Entry {
     record: Record,
     conflict: bool,
     used: bool,
+    /// A failed call was read for the key: with a verdict, a retry.
+    failed_before: bool,
+}
+
+impl Entry {
+    /// Another line for the same key. A verdict beside failed calls is a
+    /// retry that came back, whichever line comes first; of several failed
+    /// calls the one whose label sorts first stands (so the order of the
+    /// lines does not matter); two different verdicts are a conflict.
+    /// Returns whether the line repeated the record already held.
+    fn another(&mut self, record: Record) -> bool {
+        if self.record == record {
+            return true;
+        }
+        match (self.record.failed, record.failed) {
+            (true, false) => {
+                self.failed_before = true;
+                self.record = record;
+            }
+            (false, true) => self.failed_before = true,
+            (true, true) => {
+                // The order of the lines must not matter: the label that
+                // sorts first as text stands.
+                let text = |r: &Record| r.label.to_string();
+                if text(&record) < text(&self.record) {
+                    self.record = record;
+                }
+            }
+            (false, false) => self.conflict = true,
+        }
+        false
+    }
 }
 
 type Key = (String, Option<u64>);
@@ -241,16 +278,17 @@ fn read_verdicts(
         let ((run, turn), record) = verdict(text, design).map_err(|r| invalid(r.into()))?;
         match map.entry(run).or_default().entry(turn) {
             std::collections::btree_map::Entry::Vacant(v) => {
+                let failed_before = record.failed;
                 v.insert(Entry {
                     record,
                     conflict: false,
                     used: false,
+                    failed_before,
                 });
             }
-            std::collections::btree_map::Entry::Occupied(mut e) => match e.get().record == record {
-                true => counts.duplicates += 1,
-                false => e.get_mut().conflict = true,
-            },
+            std::collections::btree_map::Entry::Occupied(mut e) => {
+                counts.duplicates += u64::from(e.get_mut().another(record));
+            }
         }
     }
     Ok(map)
@@ -445,6 +483,7 @@ fn labelled_line<'a>(
     label["probability"] = json!(probability);
     counts.labelled += 1;
     counts.failed += u64::from(e.record.failed);
+    counts.retried += u64::from(e.failed_before && !e.record.failed);
     let body = raw.trim_end();
     let open = body
         .strip_suffix('}')
@@ -455,10 +494,14 @@ fn labelled_line<'a>(
 /// What `labels` prints.
 fn said(c: &Counts, out: &Path) -> String {
     let mut s = format!(
-        "labels: {} of {} verdicts became labels ({} failed calls among them): {}\n",
+        "labels: {} of {} verdicts became labels ({} failed calls among them{}): {}\n",
         c.labelled,
         c.verdicts,
         c.failed,
+        match c.retried {
+            0 => String::new(),
+            n => format!("; {n} came back on a retry after a failed call"),
+        },
         out.display()
     );
     let skipped = crate::said![

@@ -107,30 +107,55 @@ pub struct Request {
 /// Read a plan.toml, refusing one this build cannot use or one edited
 /// after it was written (its id is the hash of the rest).
 pub fn read_plan(path: &Path) -> crate::Result<PlanFile> {
-    let name = path.display();
+    let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::Read(crate::Failure::caused(
             format!("{name}: cannot read the plan: {e}"),
             e,
         ))
     })?;
+    plan_of(&name, &text, PlanText::Toml)
+}
+
+/// How a plan's text is written: plan.toml, or the same as JSON (what the
+/// Python package's `plan()` returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanText {
+    Toml,
+    Json,
+}
+
+/// A plan from its text (`name` for messages), held to what `plan`
+/// writes: its format, its id the hash of the rest, its strata and its
+/// probabilities.
+pub fn plan_of(name: &str, text: &str, how: PlanText) -> crate::Result<PlanFile> {
     let bad = |m: String| Error::usage(format!("{name}: {m}"));
+    let value = match how {
+        PlanText::Toml => toml::from_str::<serde_json::Value>(text).map_err(|e| e.to_string()),
+        PlanText::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+    }
+    .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
     // The format first: a plan of another build's format is refused as
     // such, not as a file with missing or unknown fields.
-    #[derive(serde::Deserialize)]
-    struct Format {
-        format: u64,
+    let format = value.get("format").and_then(serde_json::Value::as_u64);
+    match format {
+        Some(PLAN_FORMAT) => {}
+        Some(f) => {
+            return Err(bad(format!(
+                "plan format {f} is not this build's ({PLAN_FORMAT}); make the plan again with this build"
+            )))
+        }
+        None => {
+            return Err(bad(
+                "not a plan.toml critic-gate plan writes: no whole-number format".into(),
+            ))
+        }
     }
-    let format = toml::from_str::<Format>(&text)
-        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?
-        .format;
-    if format != PLAN_FORMAT {
-        return Err(bad(format!(
-            "plan format {format} is not this build's ({PLAN_FORMAT}); make the plan again with this build"
-        )));
+    let plan: PlanFile = match how {
+        PlanText::Toml => toml::from_str(text).map_err(|e| e.to_string()),
+        PlanText::Json => serde_json::from_value(value).map_err(|e| e.to_string()),
     }
-    let plan: PlanFile = toml::from_str(&text)
-        .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
+    .map_err(|e| bad(format!("not a plan.toml critic-gate plan writes: {e}")))?;
     let body = PlanFile {
         plan_id: String::new(),
         ..plan.clone()

@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 15;
+pub const SCHEMA_VERSION: u64 = 16;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        16,
+        "`monitor`'s status and exit code read the worst-case anytime bounds (every drawn skip whose shadow call failed or has not come back a regression for the upper bound, an approval for the lower) unless failed calls are assumed missing at random (`--assume-missing-at-random`, `[monitor] assume_missing_at_random`); monitor.csv gains `cumulative_failed`, `anytime_worst_case_lower95` and `decided_by` (which bounds the status read)",
+    ),
     (
         15,
         "a variant may run with a deployment of its own (`[variants.NAME.deployment]`, or a `[sweep.deployment]` axis): imported traffic is derived once per distinct deployment, and each variant's figures are those of a replay under its deployment; `summary.json`'s `input_counts` gains `derivations` (turns derived, once per deployment each); `frontier.csv` gains `deployment` (the keys a variant's deployment changes, as a JSON object; empty for `[deployment]`'s)",

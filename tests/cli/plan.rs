@@ -838,6 +838,59 @@ fn labels_bring_the_verdicts_back_and_count_every_stray() {
     );
 }
 
+/// #63 item 6: a retry that came back. A failed call then a verdict for
+/// the same turn is the verdict (counted as retried), in either order; two
+/// failed calls with different reasons are one failed call (not a
+/// conflict); a verdict, a failed call and another verdict that differs
+/// are still a contradiction.
+#[test]
+fn labels_take_a_verdict_after_a_failed_call_as_a_retry() {
+    let d = Dir::new();
+    let (plan_toml, verdicts) = shadow_week(&d);
+    let n = verdicts.len();
+    let failed = (0..n).filter(|i| i % 7 == 3).count();
+    // Every failed call retried: the first two come back, the third fails
+    // again with another reason.
+    let retried: Vec<usize> = (0..n).filter(|i| i % 7 == 3).collect();
+    assert!(retried.len() >= 4, "{n} requests");
+    let mut lines = verdicts.clone();
+    let again = |i: usize, what: &str| verdicts[i].replace(r#""error":"timeout""#, what);
+    lines.push(again(retried[0], r#""verdict":"revise""#));
+    lines.push(again(retried[1], r#""verdict":"approve""#));
+    lines.push(again(retried[2], r#""error":"rate limited""#));
+    // A contradiction with a failure between: still none of them used.
+    lines.push(again(retried[3], r#""verdict":"approve""#));
+    lines.push(again(retried[3], r#""verdict":"refuse""#));
+    let o = labels(&d, &plan_toml, &(lines.join("\n") + "\n"), "retried.jsonl");
+    expect_code(&o, 0);
+    let said = stdout(&o);
+    let used = n - 1;
+    assert!(
+        said.contains(&format!(
+            "{used} of {} verdicts became labels ({} failed calls among them; 2 came back on a retry after a failed call)",
+            lines.len(),
+            failed - 3
+        )),
+        "{said}"
+    );
+    assert!(said.contains("1 keys had verdicts that disagree"), "{said}");
+    let out = d.read("retried.jsonl");
+    assert_eq!(out.matches(r#""error":"#).count(), failed - 3, "{said}");
+    // The order of the lines changes nothing.
+    let mut reversed = lines.clone();
+    reversed.reverse();
+    expect_code(
+        &labels(
+            &d,
+            &plan_toml,
+            &(reversed.join("\n") + "\n"),
+            "reversed.jsonl",
+        ),
+        0,
+    );
+    assert_eq!(out, d.read("reversed.jsonl"));
+}
+
 /// Bad input: a verdict of another plan is refused, naming the line; a
 /// line that is not a verdict too; traffic that holds labels already
 /// (labels' own output) is refused; and a replay with a plan made for

@@ -336,6 +336,23 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
     }
 }
 
+/// `[monitor]`: how `monitor` judges production's skips.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorConfig {
+    /// `assume_missing_at_random`: the status reads the bounds that take a
+    /// failed shadow call as unrelated to its verdict, not the worst case
+    /// (None: not said, which is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assume_missing_at_random: Option<bool>,
+}
+
+impl MonitorConfig {
+    fn is_unset(&self) -> bool {
+        self == &MonitorConfig::default()
+    }
+}
+
 /// The config file of `replay`, `explain` and `check`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -352,6 +369,7 @@ pub struct ConfigFile {
     pub variants: Option<Ordered<FrameworkLayer>>,
     pub cost: Option<CostConfig>,
     pub check: Option<CheckConfig>,
+    pub monitor: Option<MonitorConfig>,
     /// Axes of gate settings for `sweep` and `calibrate` (see
     /// `crate::grid`); `replay` does not read it.
     pub sweep: Option<SweepTable>,
@@ -428,6 +446,9 @@ pub struct Plan {
     pub production: Option<usize>,
     pub cost: CostConfig,
     pub check: CheckConfig,
+    /// `[monitor]`.
+    #[serde(default, skip_serializing_if = "MonitorConfig::is_unset")]
+    pub monitor: MonitorConfig,
     /// How the production deployment was configured (`[deployment]`):
     /// what imported traffic is derived with.
     #[serde(default)]
@@ -859,6 +880,7 @@ impl ConfigFile {
             production,
             cost,
             check: self.check.clone().unwrap_or_default(),
+            monitor: self.monitor.clone().unwrap_or_default(),
             deployment,
         };
         plan.check_deployments()?;

@@ -1380,6 +1380,12 @@ declare! {
         "Redesign the change alarm for a rise of the rate to K x R (above 1); default: the plan's (2)";
     MAX_FIDELITY_GAP: MaxFidelityGap, Kind::Share { zero: false, one: false }, Preset::Share(0.05), Some("SHARE"), true,
         "Warn when the shadow critic disagrees with production's on more than this share of production's reviewed fires (the plan's fidelity sample; its anytime lower bound above it)";
+    MONITOR_ASSUME_MISSING_AT_RANDOM: AssumeMissingAtRandom, Kind::Switch, Preset::Config, None, true,
+        "Decide the status on the bounds that take a failed shadow call as unrelated to its verdict (the status line then says ASSUMED). Without it the status holds the worst case: every drawn skip without a verdict a regression (anytime_worst_case_upper95), which a critic that fails on hard turns cannot flatter";
+    /// Python says both as `assume_missing_at_random` (True, False, or
+    /// None: the config's).
+    MONITOR_NO_ASSUME_MISSING_AT_RANDOM: NoAssumeMissingAtRandom, Kind::Switch, Preset::Absent, None, false,
+        "Hold the worst case even where the config's `[monitor]` table says assume_missing_at_random = true";
 }
 
 /// A set of options: its own, then what every command that runs a replay
@@ -1507,6 +1513,8 @@ pub static MONITOR: &[&Decl] = pass_set!(
     MONITOR_FALSE_ALARM_EVERY,
     ALARM_RISE,
     MAX_FIDELITY_GAP,
+    MONITOR_ASSUME_MISSING_AT_RANDOM,
+    MONITOR_NO_ASSUME_MISSING_AT_RANDOM,
     FORMAT
 );
 

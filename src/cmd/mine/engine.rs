@@ -288,6 +288,7 @@ fn validation_plan(o: &MineOptions, v: &Variant, cands: &[Candidate]) -> Plan {
         production: None,
         cost: o.plan.cost.clone(),
         check: Default::default(),
+        monitor: Default::default(),
         // The mined variant's deployment, so that each turn is derived
         // once, as it sees it.
         deployment: v

@@ -11,6 +11,12 @@
 //! bounds summed. A stratum's row is its own bound at alpha: the rows of
 //! strata are pointers, the pooled row is what the status and the exit
 //! code read.
+//!
+//! The status reads the worst-case bounds (a drawn skip without a verdict
+//! a regression for the upper bound, an approval for the lower), which
+//! hold however shadow calls fail; the bounds that take a failed call as
+//! unrelated to its verdict decide only where the user assumes it
+//! (`Watch::assume_missing_at_random`), and the row says which decided.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +43,55 @@ pub struct Watch {
     pub false_alarm_days: f64,
     pub rise: f64,
     pub redesigned: bool,
+    /// The status reads the bounds that take failed calls as missing at
+    /// random (asked for), not the worst case.
+    pub assume_missing_at_random: bool,
+}
+
+impl Watch {
+    /// Which bounds decide a row's status.
+    pub fn decided_by(&self) -> Decider {
+        match self.assume_missing_at_random {
+            true => Decider::MissingAtRandom,
+            false => Decider::WorstCase,
+        }
+    }
+}
+
+/// Which pair of anytime bounds a status reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decider {
+    /// Every drawn skip without a verdict a regression (upper) or an
+    /// approval (lower): holds however calls fail.
+    WorstCase,
+    /// A failed call taken as unrelated to its verdict: asked for.
+    MissingAtRandom,
+}
+
+impl Decider {
+    /// The upper bound this decider reads on `x`.
+    pub fn upper(self, x: &Row) -> Option<f64> {
+        match self {
+            Decider::WorstCase => x.anytime_worst_case_upper,
+            Decider::MissingAtRandom => x.anytime_upper,
+        }
+    }
+
+    /// The lower bound this decider reads on `x`.
+    pub fn lower(self, x: &Row) -> Option<f64> {
+        match self {
+            Decider::WorstCase => x.anytime_worst_case_lower,
+            Decider::MissingAtRandom => x.anytime_lower,
+        }
+    }
+
+    /// As monitor.csv's `decided_by` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decider::WorstCase => "worst_case",
+            Decider::MissingAtRandom => "missing_at_random",
+        }
+    }
 }
 
 /// A row's status.
@@ -76,10 +131,17 @@ pub struct Row {
     pub cumulative_skips: u64,
     pub cumulative_labelled: u64,
     pub cumulative_regressions: u64,
+    /// Drawn skips so far whose shadow call failed.
+    pub cumulative_failed: u64,
     pub cumulative_estimate: Option<f64>,
     pub anytime_upper: Option<f64>,
     pub anytime_lower: Option<f64>,
     pub anytime_worst_case_upper: Option<f64>,
+    /// The lower bound with every drawn skip without a verdict an
+    /// approval, at the full probability.
+    pub anytime_worst_case_lower: Option<f64>,
+    /// Which bounds the status read.
+    pub decided_by: Decider,
     /// The chart's score at the period's end (pooled: the highest share of
     /// its threshold any stratum's chart reached, as a share).
     pub cusum: Option<f64>,
@@ -273,7 +335,12 @@ impl Look<'_> {
         let cum_skips = sum(|s| s.skips);
         let groups = by_probability(&self.cumulative);
         let level = watch.alpha / self.groups as f64;
-        let (upper, lower, worst, estimate) = self.so_far(&groups, level, cum_skips);
+        let (b, estimate) = self.so_far(&groups, level, cum_skips);
+        let decider = watch.decided_by();
+        let (lower, upper) = match decider {
+            Decider::WorstCase => (b.worst_lower, b.worst_upper),
+            Decider::MissingAtRandom => (b.lower, b.upper),
+        };
         if let Some(e) = window.estimate.as_mut() {
             *e = e.min(1.0);
         }
@@ -290,7 +357,7 @@ impl Look<'_> {
             _ => self.period.to_string(),
         };
         let labels_needed = (self.last && status == Status::TooFewLabels)
-            .then(|| labels_needed(&groups, level, watch.rate, estimate))
+            .then(|| labels_needed(&groups, level, watch.rate, estimate, decider))
             .flatten();
         Row {
             period: self.period.to_string(),
@@ -305,10 +372,13 @@ impl Look<'_> {
             cumulative_skips: cum_skips,
             cumulative_labelled: sum(|s| s.labelled()),
             cumulative_regressions: sum(|s| s.regressions),
+            cumulative_failed: sum(|s| s.failed),
             cumulative_estimate: estimate,
-            anytime_upper: upper,
-            anytime_lower: lower,
-            anytime_worst_case_upper: worst,
+            anytime_upper: b.upper,
+            anytime_lower: b.lower,
+            anytime_worst_case_upper: b.worst_upper,
+            anytime_worst_case_lower: b.worst_lower,
+            decided_by: decider,
             cusum: self
                 .charts
                 .iter()
@@ -325,18 +395,20 @@ impl Look<'_> {
     }
 }
 
+/// The anytime bounds on the skips so far, as rates.
+struct Bounds {
+    upper: Option<f64>,
+    lower: Option<f64>,
+    worst_upper: Option<f64>,
+    worst_lower: Option<f64>,
+}
+
 impl Look<'_> {
-    /// The anytime bounds (upper, lower, worst case) and the estimate on
-    /// the `skips` so far, as rates; the bounds withheld where skips share
-    /// a coin. A few draws at a small probability can weigh above every
-    /// skip: the estimate is at most 1.
-    #[allow(clippy::type_complexity)]
-    fn so_far(
-        &self,
-        groups: &[Group],
-        level: f64,
-        skips: u64,
-    ) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+    /// The anytime bounds and the estimate on the `skips` so far, as
+    /// rates; the bounds withheld where skips share a coin. A few draws at
+    /// a small probability can weigh above every skip: the estimate is at
+    /// most 1.
+    fn so_far(&self, groups: &[Group], level: f64, skips: u64) -> (Bounds, Option<f64>) {
         let rate = |c: Option<u64>| c.filter(|_| skips > 0).map(|c| c as f64 / skips as f64);
         let bound = |side| match self.shared {
             0 => rate(anytime(groups, level, side)),
@@ -345,12 +417,13 @@ impl Look<'_> {
         let estimate = crate::replay::design::horvitz_thompson(groups)
             .filter(|_| skips > 0)
             .map(|t| (t / skips as f64).min(1.0));
-        (
-            bound(Side::Upper),
-            bound(Side::Lower),
-            bound(Side::WorstUpper),
-            estimate,
-        )
+        let b = Bounds {
+            upper: bound(Side::Upper),
+            lower: bound(Side::Lower),
+            worst_upper: bound(Side::WorstUpper),
+            worst_lower: bound(Side::WorstLower),
+        };
+        (b, estimate)
     }
 }
 
@@ -361,6 +434,15 @@ enum Side {
     Lower,
     /// Every drawn skip without a verdict a regression.
     WorstUpper,
+    /// Every drawn skip without a verdict an approval, at the full
+    /// probability: the labelled regressions are at most the drawn ones.
+    WorstLower,
+}
+
+impl Side {
+    fn lower(self) -> bool {
+        matches!(self, Side::Lower | Side::WorstLower)
+    }
 }
 
 /// The anytime bound on the regressions among the groups' skips, each
@@ -373,6 +455,7 @@ fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
     for g in groups {
         let (a, p) = match side {
             Side::WorstUpper => (g.regressions + (g.drawn - g.labelled), g.probability),
+            Side::WorstLower => (g.regressions, g.probability),
             _ if g.drawn == 0 => (0, g.probability),
             // A drawn skip whose call failed is taken as never drawn (its
             // failure unrelated to its verdict): the probability times the
@@ -390,11 +473,11 @@ fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
             }
         };
         let unknown = g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0) || a > g.population;
-        total += match (side, unknown) {
-            (Side::Lower, true) => g.regressions.min(g.population),
-            (_, true) => g.population,
-            (Side::Lower, false) => crate::anytime::lower(a, g.population, p, level)?,
-            (_, false) => crate::anytime::upper(a, g.population, p, level)?,
+        total += match (side.lower(), unknown) {
+            (true, true) => g.regressions.min(g.population),
+            (false, true) => g.population,
+            (true, false) => crate::anytime::lower(a, g.population, p, level)?,
+            (false, false) => crate::anytime::upper(a, g.population, p, level)?,
         };
     }
     Some(total)
@@ -404,11 +487,22 @@ fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
 const MAX_LABELS_NEEDED: u64 = 10_000_000;
 
 /// The labels still needed to certify R: more of the same traffic (each
-/// group's skips, draws and labels in their proportions so far), with
-/// regressions at the current estimate, until the anytime bound is within
-/// R. None without an estimate, at an estimate at or above R, or past ten
-/// million labels.
-fn labels_needed(groups: &[Group], level: f64, rate: f64, estimate: Option<f64>) -> Option<u64> {
+/// group's skips, draws, labels and failed calls in their proportions so
+/// far), with regressions at the current estimate, until the deciding
+/// anytime bound is within R. None without an estimate, at an estimate at
+/// or above R, or past ten million labels (under the worst case, failed
+/// calls at a share of the draws above R never let it certify).
+fn labels_needed(
+    groups: &[Group],
+    level: f64,
+    rate: f64,
+    estimate: Option<f64>,
+    decider: Decider,
+) -> Option<u64> {
+    let side = match decider {
+        Decider::WorstCase => Side::WorstUpper,
+        Decider::MissingAtRandom => Side::Upper,
+    };
     let e = estimate.filter(|e| *e < rate)?;
     let skips: u64 = groups.iter().map(|g| g.population).sum();
     let labelled: u64 = groups.iter().map(|g| g.labelled).sum();
@@ -424,6 +518,7 @@ fn labels_needed(groups: &[Group], level: f64, rate: f64, estimate: Option<f64>)
                 Group {
                     population: g.population + scale(g.population),
                     drawn: g.drawn + scale(g.drawn),
+                    failed: g.failed + scale(g.failed),
                     labelled,
                     regressions: g.regressions + (e * scale(g.labelled) as f64).round() as u64,
                     ..*g
@@ -431,7 +526,7 @@ fn labels_needed(groups: &[Group], level: f64, rate: f64, estimate: Option<f64>)
             })
             .collect();
         let total: u64 = more.iter().map(|g| g.population).sum();
-        anytime(&more, level, Side::Upper).is_some_and(|u| u as f64 / total as f64 <= rate)
+        anytime(&more, level, side).is_some_and(|u| u as f64 / total as f64 <= rate)
     };
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     while !within(hi) {
@@ -507,6 +602,7 @@ mod tests {
             false_alarm_days: 365.0,
             rise: 2.0,
             redesigned: false,
+            assume_missing_at_random: false,
         };
         let scores: Vec<f64> = rows(&state, &Cut::Day, &watch)
             .iter()

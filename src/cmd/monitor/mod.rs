@@ -22,7 +22,7 @@ use crate::replay::design::{Design, Population, Strata};
 use crate::replay::options::Format;
 use crate::summary::text::one_line;
 use crate::Error;
-use looks::{Row, Status, Watch};
+use looks::{Decider, Row, Status, Watch};
 use period::Cut;
 use state::{Period, State};
 
@@ -98,6 +98,14 @@ impl Request {
             max_fidelity_gap: v.share(Setting::MaxFidelityGap).expect(declared),
             false_alarm_every: v.number(Setting::FalseAlarmEvery),
             alarm_rise: v.number(Setting::AlarmRise),
+            assume_missing_at_random: match (
+                v.switch(Setting::AssumeMissingAtRandom),
+                v.switch(Setting::NoAssumeMissingAtRandom),
+            ) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             pass: Pass::of(v),
         }
     }
@@ -120,6 +128,9 @@ pub struct Request {
     /// The change alarm redesigned (None: as the plan designed it).
     pub false_alarm_every: Option<f64>,
     pub alarm_rise: Option<f64>,
+    /// The status reads the bounds that take failed calls as missing at
+    /// random (None: as the config's `[monitor]` says, else not).
+    pub assume_missing_at_random: Option<bool>,
     /// How the traffic is read, and whether `out` may be overwritten.
     pub pass: Pass,
 }
@@ -170,7 +181,11 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
     let field = release_field(r.release_field.as_deref()).map_err(text)?;
     let name = r.release_field.as_deref();
     let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
-    let watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
+    let mut watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
+    watch.assume_missing_at_random = r
+        .assume_missing_at_random
+        .or(config.monitor.assume_missing_at_random)
+        .unwrap_or(false);
     crate::cmd::share(
         crate::options::Setting::MaxFidelityGap,
         r.max_fidelity_gap,
@@ -300,6 +315,7 @@ fn watch_of(
         false_alarm_days: days,
         rise,
         redesigned: redesign,
+        assume_missing_at_random: false,
     })
 }
 
@@ -439,20 +455,26 @@ fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
     text
 }
 
-/// A status in words, as monitor.md and stdout say it.
+/// A status in words, as monitor.md and stdout say it: which bound
+/// decided, and under an assumption, that it was assumed.
 pub fn status_words(x: &Row, r: f64, alpha: f64) -> String {
     let pct = percent;
     let conf = format!("{}%", ((1.0 - alpha) * 100.0).round());
-    match x.status {
+    let (upper, lower) = (x.decided_by.upper(x), x.decided_by.lower(x));
+    let bound = match x.decided_by {
+        Decider::WorstCase => format!("anytime worst-case bound, {conf}: every drawn skip without a verdict counted against it"),
+        Decider::MissingAtRandom => format!("anytime bound, {conf}; ASSUMED: failed shadow calls are missing at random, unrelated to their verdicts"),
+    };
+    let words = match x.status {
         Status::Certified => format!(
-            "certified <= {r} since {}: production's skips so far regress at most {} (anytime bound, {conf})",
+            "certified <= {r} since {}: production's skips so far regress at most {} ({bound})",
             one_line(&x.since),
-            pct(x.anytime_upper)
+            pct(upper)
         ),
         Status::Above => format!(
-            "above {r} since {}: production's skips so far regress at least {} (anytime bound, {conf})",
+            "above {r} since {}: production's skips so far regress at least {} ({bound})",
             one_line(&x.since),
-            pct(x.anytime_lower)
+            pct(lower)
         ),
         Status::Alarm => format!(
             "change alarm since {}{}",
@@ -463,11 +485,20 @@ pub fn status_words(x: &Row, r: f64, alpha: f64) -> String {
         ),
         Status::TooFewLabels => format!(
             "too few labels to tell{}",
-            x.labels_needed.map_or(
-                " (no estimate below the budget yet)".to_string(),
-                |n| format!(": about {n} more at the current estimate")
-            )
+            match (x.labels_needed, x.decided_by, x.cumulative_failed) {
+                (Some(n), _, _) => format!(": about {n} more at the current estimate"),
+                (None, Decider::WorstCase, f)
+                    if f > 0 && x.cumulative_estimate.is_some_and(|e| e < r) =>
+                    format!(
+                    " ({f} failed shadow calls count as regressions in the worst case, which decides: answer them again, or assume they are missing at random)"
+                ),
+                (None, _, _) => " (no estimate below the budget yet)".to_string(),
+            }
         ),
+    };
+    match x.decided_by {
+        Decider::MissingAtRandom if x.status != Status::Alarm => format!("ASSUMED: {words}"),
+        _ => words,
     }
 }
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use super::looks::{Row, Watch};
+use super::looks::{Decider, Row, Watch};
 use super::state::State;
 use super::Request;
 use crate::cmd::plan::write::PlanFile;
@@ -117,6 +117,7 @@ fn columns(rows: &[Row]) -> Vec<(&'static str, Col)> {
         ("cumulative_skips", u(&|r| r.cumulative_skips)),
         ("cumulative_labelled", u(&|r| r.cumulative_labelled)),
         ("cumulative_regressions", u(&|r| r.cumulative_regressions)),
+        ("cumulative_failed", u(&|r| r.cumulative_failed)),
         ("cumulative_estimate", x(&|r| r.cumulative_estimate)),
         ("anytime_upper95", x(&|r| r.anytime_upper)),
         ("anytime_lower95", x(&|r| r.anytime_lower)),
@@ -124,10 +125,15 @@ fn columns(rows: &[Row]) -> Vec<(&'static str, Col)> {
             "anytime_worst_case_upper95",
             x(&|r| r.anytime_worst_case_upper),
         ),
+        (
+            "anytime_worst_case_lower95",
+            x(&|r| r.anytime_worst_case_lower),
+        ),
         ("cusum", x(&|r| r.cusum)),
         ("alarm", Col::Bool(rows.iter().map(|r| r.alarm).collect())),
         ("change_began", s(&|r| r.change_began.clone())),
         ("status", s(&|r| Some(r.status.name().to_string()))),
+        ("decided_by", s(&|r| Some(r.decided_by.name().to_string()))),
         ("since", s(&|r| Some(r.since.clone()))),
         ("labels_needed", ou(&|r| r.labels_needed)),
         ("fidelity_pairs", ou(&|r| r.fidelity.map(|f| f.pairs))),
@@ -181,7 +187,10 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
             false => "",
         }
     );
-    s.push_str("| period | skips | labelled | regressions | estimate | window upper | anytime upper | anytime lower | alarm | status |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str(which_bounds(w.decided_by()));
+    let d = w.decided_by();
+    let (upper, lower) = (|x: &Row| d.upper(x), |x: &Row| d.lower(x));
+    s.push_str("| period | skips | labelled | failed | regressions | estimate | window upper | window worst case | anytime upper | anytime lower | alarm | status |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let pct = |v: Option<f64>| match v {
         None => "—".to_string(),
         v => super::percent(v),
@@ -189,15 +198,17 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
     for x in pooled.iter().rev() {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_text(&x.period),
             x.window.production_skips,
             x.window.labelled,
+            x.window.failed,
             x.window.regressions,
             pct(x.window.estimate),
             pct(x.window.upper),
-            pct(x.anytime_upper),
-            pct(x.anytime_lower),
+            pct(x.window.worst),
+            pct(upper(x)),
+            pct(lower(x)),
             if x.alarm { "yes" } else { "" },
             x.status.name()
         );
@@ -214,13 +225,21 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
                 "| {} | {} | {} | {} | {} |",
                 md_text(&x.stratum),
                 x.cumulative_labelled,
-                pct(x.anytime_upper),
+                pct(upper(x)),
                 if x.alarm { "yes" } else { "" },
                 x.status.name()
             );
         }
     }
     s
+}
+
+/// monitor.md's words on the bounds the status reads.
+fn which_bounds(d: Decider) -> &'static str {
+    match d {
+        Decider::WorstCase => "The status reads the worst-case bounds: every drawn skip whose shadow call failed or has not come back counted a regression (upper) and an approval (lower), so it holds however calls fail. The bounds that take failed calls as unrelated to their verdicts are in monitor.csv (`anytime_upper95`, `anytime_lower95`).\n\n",
+        Decider::MissingAtRandom => "**ASSUMED:** the status reads the bounds that take a failed shadow call as unrelated to its verdict (missing at random), as asked. If the critic fails more often on the turns it would revise, the rate is higher than they say; the worst-case bounds (monitor.csv's `anytime_worst_case_upper95`, `anytime_worst_case_lower95`) hold without the assumption.\n\n",
+    }
 }
 
 /// A line of the chart: its name, points and colour.
@@ -233,7 +252,14 @@ fn chart(rows: &[Row], w: &Watch) -> Result<String, std::io::Error> {
     let n = pooled.len().max(1) as f64;
     let top = pooled
         .iter()
-        .flat_map(|x| [x.anytime_upper, x.window.estimate, x.cumulative_estimate])
+        .flat_map(|x| {
+            [
+                x.anytime_worst_case_upper,
+                x.anytime_upper,
+                x.window.estimate,
+                x.cumulative_estimate,
+            ]
+        })
         .flatten()
         .fold(w.rate * 2.0, f64::max)
         .min(1.0);
@@ -262,10 +288,21 @@ fn chart(rows: &[Row], w: &Watch) -> Result<String, std::io::Error> {
                 .filter_map(|(i, x)| f(x).map(|v| (i as f64 + 0.5, (v * 100.0).min(top * 100.0))))
                 .collect()
         };
+        let d = w.decided_by();
+        let names = match d {
+            Decider::WorstCase => (
+                "anytime worst-case upper bound",
+                "anytime worst-case lower bound",
+            ),
+            Decider::MissingAtRandom => (
+                "anytime upper bound (ASSUMED)",
+                "anytime lower bound (ASSUMED)",
+            ),
+        };
         let series: [Series; 4] = [
             ("estimate so far", line(&|x| x.cumulative_estimate), BLUE),
-            ("anytime upper bound", line(&|x| x.anytime_upper), RED),
-            ("anytime lower bound", line(&|x| x.anytime_lower), MAGENTA),
+            (names.0, line(&|x| d.upper(x)), RED),
+            (names.1, line(&|x| d.lower(x)), MAGENTA),
             (
                 "period's own upper bound",
                 line(&|x| x.window.upper),
