@@ -31,13 +31,19 @@ def fortnight(path: Path) -> None:
                                     "draft": draft, "confidence": 0.9, "critic": critic}) + "\n")
 
 
-def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
+def planned(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The fortnight, its config and its plan (by language, R = 2%) in
+    ``tmp_path``: (traffic, config, plan.toml)."""
     traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
     fortnight(traffic)
     config.write_text(GATE, encoding="utf-8")
     critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
                      strata="language", salt="py")
-    plan = tmp_path / "plan/plan.toml"
+    return traffic, config, tmp_path / "plan/plan.toml"
+
+
+def test_monitor_from_python_is_the_clis(tmp_path: Path, cli: str) -> None:
+    traffic, config, plan = planned(tmp_path)
     run_cli(cli, "sample", str(traffic), "--plan", str(plan), "--config", str(config),
             "--out", str(tmp_path / "s"))
     requests = (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
@@ -74,12 +80,7 @@ def test_monitor_says_which_bound_decided(tmp_path: Path, cli: str) -> None:
     decides by default; ``assume_missing_at_random=True`` asks for the
     other bounds (ASSUMED), ``False`` holds the worst case over the
     config's ``[monitor]`` table, and the files are the CLI's."""
-    traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
-    fortnight(traffic)
-    config.write_text(GATE, encoding="utf-8")
-    critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
-                     strata="language", salt="py")
-    plan = tmp_path / "plan/plan.toml"
+    traffic, config, plan = planned(tmp_path)
     critic_gate.sample(traffic, plan, tmp_path / "s", config)
     requests = (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
     with (tmp_path / "v.jsonl").open("w", encoding="utf-8") as f:

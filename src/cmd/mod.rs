@@ -131,6 +131,20 @@ pub fn worker_pool(n: usize) -> crate::Result<rayon::ThreadPool> {
         })
 }
 
+/// `--assume-missing-at-random` and `--no-assume-missing-at-random` (as
+/// `check` and `monitor` take them) read as one answer: assume, do not,
+/// or None (the config's table decides).
+pub fn assumed(v: &crate::options::Values) -> Option<bool> {
+    match (
+        v.switch(Setting::AssumeMissingAtRandom),
+        v.switch(Setting::NoAssumeMissingAtRandom),
+    ) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
 /// `x` when it is in (0, 1), or [0, 1) with `zero`; else a usage error
 /// naming `name`. Every job checks its own request, whoever built it.
 pub fn share(name: Setting, x: f64, zero: bool) -> crate::Result<f64> {

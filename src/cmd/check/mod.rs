@@ -107,20 +107,12 @@ impl Request {
     /// The request the declared options (`options::CHECK`) make, with the
     /// budgets given directly, from either front end.
     pub fn of(dir: PathBuf, config: Option<PathBuf>, budgets: CheckConfig, v: &Values) -> Request {
-        let assume = (
-            v.switch(Setting::AssumeMissingAtRandom),
-            v.switch(Setting::NoAssumeMissingAtRandom),
-        );
         Request {
             dir,
             config,
             budgets: CheckConfig {
                 variant: v.list(Setting::Variant).filter(|v| !v.is_empty()),
-                assume_missing_at_random: match assume {
-                    (true, _) => Some(true),
-                    (_, true) => Some(false),
-                    _ => None,
-                },
+                assume_missing_at_random: crate::cmd::assumed(v),
                 ..budgets
             },
             markdown: v.path(Setting::Markdown),

@@ -16,7 +16,7 @@
 //! a regression for the upper bound, an approval for the lower), which
 //! hold however shadow calls fail; the bounds that take a failed call as
 //! unrelated to its verdict decide only where the user assumes it
-//! (`Watch::assume_missing_at_random`), and the row says which decided.
+//! (`Watch::decided_by`), and the row says which decided.
 
 use std::collections::BTreeMap;
 
@@ -43,19 +43,8 @@ pub struct Watch {
     pub false_alarm_days: f64,
     pub rise: f64,
     pub redesigned: bool,
-    /// The status reads the bounds that take failed calls as missing at
-    /// random (asked for), not the worst case.
-    pub assume_missing_at_random: bool,
-}
-
-impl Watch {
     /// Which bounds decide a row's status.
-    pub fn decided_by(&self) -> Decider {
-        match self.assume_missing_at_random {
-            true => Decider::MissingAtRandom,
-            false => Decider::WorstCase,
-        }
-    }
+    pub decided_by: Decider,
 }
 
 /// Which pair of anytime bounds a status reads.
@@ -69,6 +58,14 @@ pub enum Decider {
 }
 
 impl Decider {
+    /// The worst case, unless failed calls are assumed missing at random.
+    pub fn of(assume_missing_at_random: bool) -> Decider {
+        match assume_missing_at_random {
+            true => Decider::MissingAtRandom,
+            false => Decider::WorstCase,
+        }
+    }
+
     /// The upper bound this decider reads on `x`.
     pub fn upper(self, x: &Row) -> Option<f64> {
         match self {
@@ -336,7 +333,7 @@ impl Look<'_> {
         let groups = by_probability(&self.cumulative);
         let level = watch.alpha / self.groups as f64;
         let (b, estimate) = self.so_far(&groups, level, cum_skips);
-        let decider = watch.decided_by();
+        let decider = watch.decided_by;
         let (lower, upper) = match decider {
             Decider::WorstCase => (b.worst_lower, b.worst_upper),
             Decider::MissingAtRandom => (b.lower, b.upper),
@@ -549,7 +546,7 @@ fn labels_needed(
 mod tests {
     use std::collections::BTreeMap;
 
-    use crate::cmd::monitor::looks::{rows, Watch};
+    use crate::cmd::monitor::looks::{rows, Decider, Watch};
     use crate::cmd::monitor::period::Cut;
     use crate::cmd::monitor::state::{Period, State};
     use crate::cusum::Cusum;
@@ -602,7 +599,7 @@ mod tests {
             false_alarm_days: 365.0,
             rise: 2.0,
             redesigned: false,
-            assume_missing_at_random: false,
+            decided_by: Decider::WorstCase,
         };
         let scores: Vec<f64> = rows(&state, &Cut::Day, &watch)
             .iter()

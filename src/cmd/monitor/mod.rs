@@ -98,14 +98,7 @@ impl Request {
             max_fidelity_gap: v.share(Setting::MaxFidelityGap).expect(declared),
             false_alarm_every: v.number(Setting::FalseAlarmEvery),
             alarm_rise: v.number(Setting::AlarmRise),
-            assume_missing_at_random: match (
-                v.switch(Setting::AssumeMissingAtRandom),
-                v.switch(Setting::NoAssumeMissingAtRandom),
-            ) {
-                (true, _) => Some(true),
-                (_, true) => Some(false),
-                _ => None,
-            },
+            assume_missing_at_random: crate::cmd::assumed(v),
             pass: Pass::of(v),
         }
     }
@@ -181,11 +174,11 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
     let field = release_field(r.release_field.as_deref()).map_err(text)?;
     let name = r.release_field.as_deref();
     let cut = Cut::parse(&r.by, &r.release_at, field.is_some()).map_err(usage)?;
-    let mut watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise)?;
-    watch.assume_missing_at_random = r
+    let assumed = r
         .assume_missing_at_random
-        .or(config.monitor.assume_missing_at_random)
-        .unwrap_or(false);
+        .or(config.monitor.assume_missing_at_random);
+    let decider = Decider::of(assumed.unwrap_or(false));
+    let watch = watch_of(&plan, r.false_alarm_every, r.alarm_rise, decider)?;
     crate::cmd::share(
         crate::options::Setting::MaxFidelityGap,
         r.max_fidelity_gap,
@@ -251,11 +244,12 @@ fn release_field(f: Option<&str>) -> Result<Option<Strata>, String> {
 }
 
 /// What the looks need of plan.toml, with the change alarm redesigned
-/// where `days` or `rise` is given.
+/// where `days` or `rise` is given, the status decided by `decided_by`.
 fn watch_of(
     plan: &super::plan::write::PlanFile,
     days: Option<f64>,
     rise: Option<f64>,
+    decided_by: Decider,
 ) -> crate::Result<Watch> {
     let redesign = days.is_some() || rise.is_some();
     let days = days.unwrap_or(plan.false_alarm_every_days);
@@ -315,7 +309,7 @@ fn watch_of(
         false_alarm_days: days,
         rise,
         redesigned: redesign,
-        assume_missing_at_random: false,
+        decided_by,
     })
 }
 

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use super::looks::{rows, Status, Watch};
+use super::looks::{rows, Decider, Status, Watch};
 use super::state::{Period, State, Turns};
 use crate::cmd::plan::sizing::{self, Goal, Volume};
 use crate::replay::design::{StratumTally, Verdict};
@@ -196,7 +196,7 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
         false_alarm_days: FALSE_ALARM_DAYS,
         rise: sizing::ALARM_RISE,
         redesigned: false,
-        assume_missing_at_random: s.assume_missing_at_random,
+        decided_by: Decider::of(s.assume_missing_at_random),
     };
     let per_day: Vec<(f64, f64)> = s
         .strata
@@ -609,6 +609,36 @@ pub fn assumption_settings() -> Vec<(String, Setting)> {
 mod tests {
     use super::*;
 
+    /// A test's run, from the environment: `full` (CRITIC_GATE_SIM_FULL,
+    /// the script's replicate counts) and `only` (CRITIC_GATE_SIM_ONLY=TEXT
+    /// runs the settings whose name holds it).
+    struct Run {
+        full: bool,
+        reps: usize,
+        only: String,
+    }
+
+    impl Run {
+        /// 150 replicates a setting, or `full_reps` when full.
+        fn from_env(full_reps: usize) -> Run {
+            let full = std::env::var_os("CRITIC_GATE_SIM_FULL").is_some();
+            Run {
+                full,
+                reps: if full { full_reps } else { 150 },
+                only: std::env::var("CRITIC_GATE_SIM_ONLY").unwrap_or_default(),
+            }
+        }
+
+        /// Three standard errors of a share at alpha over the replicates.
+        fn slack(&self) -> f64 {
+            3.0 * (ALPHA * (1.0 - ALPHA) / self.reps as f64).sqrt()
+        }
+
+        fn runs(&self, name: &str) -> bool {
+            name.contains(self.only.as_str())
+        }
+    }
+
     /// The chart's false alarms at R where its assumptions hold (derailing
     /// conversations within a day) and where they do not, beside the
     /// chart on every label. Held: one label a conversation-day keeps the
@@ -618,13 +648,11 @@ mod tests {
     /// (docs/watching.md has the figures at 1,000 replicates).
     #[test]
     fn the_chart_s_assumptions() {
-        let full = std::env::var_os("CRITIC_GATE_SIM_FULL").is_some();
-        let reps = if full { 1_000 } else { 150 };
-        // CRITIC_GATE_SIM_ONLY=TEXT runs the settings whose name holds it.
-        let only = std::env::var("CRITIC_GATE_SIM_ONLY").unwrap_or_default();
+        let run = Run::from_env(1_000);
+        let (full, reps) = (run.full, run.reps);
         for (i, (name, s)) in assumption_settings().into_iter().enumerate() {
             let held = s.model == Model::Plain && s.strata[0].probability >= 0.3;
-            if (!full && !held) || !name.contains(only.as_str()) {
+            if (!full && !held) || !run.runs(&name) {
                 continue;
             }
             let m = simulate(&s, reps, 900 + i as u64);
@@ -652,13 +680,11 @@ mod tests {
     /// 2,000 replicates).
     #[test]
     fn the_status_holds_when_failures_are_informative() {
-        let full = std::env::var_os("CRITIC_GATE_SIM_FULL").is_some();
-        let reps = if full { 2_000 } else { 150 };
-        let slack = 3.0 * (ALPHA * (1.0 - ALPHA) / reps as f64).sqrt();
-        let only = std::env::var("CRITIC_GATE_SIM_ONLY").unwrap_or_default();
+        let run = Run::from_env(2_000);
+        let (reps, slack) = (run.reps, run.slack());
         for (i, (name, s)) in failure_settings().into_iter().enumerate() {
             // At R/4 nothing is held but the coverage: the script runs them.
-            if !name.contains(only.as_str()) || (!full && s.before < 1.0) {
+            if !run.runs(&name) || (!run.full && s.before < 1.0) {
                 continue;
             }
             let m = simulate(&s, reps, 700 + i as u64);
@@ -687,13 +713,10 @@ mod tests {
     /// designed.
     #[test]
     fn the_monitor_keeps_its_promises() {
-        let full = std::env::var_os("CRITIC_GATE_SIM_FULL").is_some();
-        let reps = if full { 2_000 } else { 150 };
-        let slack = 3.0 * (ALPHA * (1.0 - ALPHA) / reps as f64).sqrt();
-        // CRITIC_GATE_SIM_ONLY=TEXT runs the settings whose name holds it.
-        let only = std::env::var("CRITIC_GATE_SIM_ONLY").unwrap_or_default();
+        let run = Run::from_env(2_000);
+        let (reps, slack) = (run.reps, run.slack());
         for (i, (name, s)) in settings().into_iter().enumerate() {
-            if !name.contains(only.as_str()) {
+            if !run.runs(name) {
                 continue;
             }
             let m = simulate(&s, reps, 100 + i as u64);

@@ -187,8 +187,8 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
             false => "",
         }
     );
-    s.push_str(which_bounds(w.decided_by()));
-    let d = w.decided_by();
+    s.push_str(which_bounds(w.decided_by));
+    let d = w.decided_by;
     let (upper, lower) = (|x: &Row| d.upper(x), |x: &Row| d.lower(x));
     s.push_str("| period | skips | labelled | failed | regressions | estimate | window upper | window worst case | anytime upper | anytime lower | alarm | status |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let pct = |v: Option<f64>| match v {
@@ -288,7 +288,7 @@ fn chart(rows: &[Row], w: &Watch) -> Result<String, std::io::Error> {
                 .filter_map(|(i, x)| f(x).map(|v| (i as f64 + 0.5, (v * 100.0).min(top * 100.0))))
                 .collect()
         };
-        let d = w.decided_by();
+        let d = w.decided_by;
         let names = match d {
             Decider::WorstCase => (
                 "anytime worst-case upper bound",
