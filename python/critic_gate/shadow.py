@@ -20,13 +20,15 @@ How a call can end, and what its line says:
   line at once;
 - anything else the critic raises, or a value that is not a verdict, is a
   bug in the critic, not a failed call: :class:`CriticError` is raised at
-  once, naming the request, and the calls not yet made are not made.
+  once, naming the request: the calls under way are waited for and
+  written (they are paid for), the calls not yet made are not made.
 
 Every line is appended and flushed as its call ends (in the order calls
 end), so an interrupted run keeps every call it made; run again into the
 same file, it makes only the calls that have no verdict yet (failed ones
 are asked again: ``labels`` takes a verdict beside a failed call for the
-same turn as a retry). Ctrl-C stops it within a second.
+same turn as a retry). Ctrl-C stops it within a second, keeping the calls
+under way that come back within ``GRACE`` (0.4 s).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 VERDICTS = ("approve", "revise", "refuse")
 EXTRAS = ("tokens_in", "tokens_out", "latency_ms", "model")
+
+# Seconds the calls under way at Ctrl-C have to come back and be kept (the
+# run stops within a second).
+GRACE = 0.4
 
 Request = dict[str, Any]
 Critic = Callable[[Request], Any]
@@ -367,7 +373,6 @@ def run(requests: Union[str, os.PathLike, Iterable[Request]], critic: Critic,
     pool = None if is_async else cf.ThreadPoolExecutor(concurrency, thread_name_prefix="critic-gate-shadow")
     counts = {"requests": 0, "answered_before": 0, "verdicts": 0, "failed": 0, "retries": 0}
     pending: dict[cf.Future, tuple[str, Request]] = {}
-    shown = 0.0
 
     def start(where: str, request: Request) -> None:
         if loop is not None:
@@ -406,28 +411,58 @@ def run(requests: Union[str, os.PathLike, Iterable[Request]], critic: Critic,
             return time.monotonic()
         return shown
 
+    def feed(fh: Any) -> None:
+        """Every request not answered before, ``concurrency`` calls at a
+        time, each line written as its call ends."""
+        shown = 0.0
+        for where, request in _requests(requests):
+            counts["requests"] += 1
+            pid = request.get("plan_id")
+            if pid is not None and plans and pid not in plans:
+                raise ValueError(
+                    f"{out}: its verdicts are of plan {sorted(map(str, plans))[0]}, these requests of "
+                    f"{pid}: give another out (labels refuses another plan's verdicts)")
+            if _key(request) in answered:
+                counts["answered_before"] += 1
+                p.answered_before += 1
+                continue
+            start(where, request)
+            while len(pending) >= concurrency:
+                shown = settle(fh, shown)
+        while pending:
+            shown = settle(fh, shown)
+
+    def keep(fh: Any, deadline: Optional[float]) -> None:
+        """The calls under way, once no more are to start: each that comes
+        back (by ``deadline``, if any) is written, as it was paid for; one
+        that fails or breaks now is left out."""
+        stop.set()  # a retry's wait ends; a call not started never starts
+        if pool is not None:
+            for f in [f for f in pending if f.cancel()]:
+                pending.pop(f)
+        while pending and (deadline is None or time.monotonic() < deadline):
+            wait = 0.25 if deadline is None else max(deadline - time.monotonic(), 0.0)
+            done, _ = cf.wait(pending, timeout=wait, return_when=cf.FIRST_COMPLETED)
+            for f in done:
+                try:
+                    finish(fh, f)
+                except (Exception, KeyboardInterrupt):
+                    pass
+
     try:
         with open(out, "a", encoding="utf-8") as fh:
-            for where, request in _requests(requests):
-                counts["requests"] += 1
-                pid = request.get("plan_id")
-                if pid is not None and plans and pid not in plans:
-                    raise ValueError(
-                        f"{out}: its verdicts are of plan {sorted(map(str, plans))[0]}, these requests of "
-                        f"{pid}: give another out (labels refuses another plan's verdicts)")
-                if _key(request) in answered:
-                    counts["answered_before"] += 1
-                    p.answered_before += 1
-                    continue
-                start(where, request)
-                while len(pending) >= concurrency:
-                    shown = settle(fh, shown)
-            while pending:
-                shown = settle(fh, shown)
+            try:
+                feed(fh)
+            except KeyboardInterrupt:
+                keep(fh, time.monotonic() + GRACE)
+                raise
+            except CriticError:
+                keep(fh, None)
+                raise
     except BaseException:
         # Ctrl-C, a broken critic, a file that cannot be written: the calls
-        # under way are dropped (what they answer is not written), the
-        # rest are not made; every line written stays.
+        # still under way are dropped (what they answer later is not
+        # written), the rest are not made; every line written stays.
         stop.set()
         for f in pending:
             f.cancel()

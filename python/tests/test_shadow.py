@@ -60,6 +60,7 @@ def test_an_interrupted_run_keeps_every_answer_and_a_rerun_asks_only_the_rest(tm
     reqs = _requests(tmp_path / "requests.jsonl", 400)
     out = tmp_path / "v.jsonl"
     called: list[str] = []
+    stopped: list[str] = []
     lock = threading.Lock()
 
     def stops_halfway(request: dict[str, Any]) -> str:
@@ -67,6 +68,7 @@ def test_an_interrupted_run_keeps_every_answer_and_a_rerun_asks_only_the_rest(tm
             called.append(request["run_id"])
             n = len(called)
         if n == 200:
+            stopped.append(request["run_id"])
             raise KeyboardInterrupt
         time.sleep(0.005)
         return "revise" if n % 3 == 0 else "approve"
@@ -74,8 +76,10 @@ def test_an_interrupted_run_keeps_every_answer_and_a_rerun_asks_only_the_rest(tm
     with pytest.raises(KeyboardInterrupt):
         shadow.run(reqs, stops_halfway, out, concurrency=8, progress=False)
     first = _lines(out)
-    assert 150 <= len(first) < 200, len(first)
+    # The calls under way when it stopped came back within the grace: kept.
+    assert 199 <= len(first) < 200 + 8, len(first)
     answered = {x["run_id"] for x in first}
+    assert stopped[0] not in answered
     again: list[str] = []
 
     def critic(request: dict[str, Any]) -> str:
@@ -138,6 +142,25 @@ def test_a_bug_in_the_critic_raises_naming_the_request(tmp_path: Path, concurren
     assert e.value.run_id == "r7"
     # Nothing written for it: the bug is not a failed call.
     assert all("error" not in x for x in _lines(tmp_path / "v.jsonl"))
+
+
+@pytest.mark.parametrize("stop", [KeyError, KeyboardInterrupt])
+def test_calls_under_way_when_the_run_stops_are_kept(tmp_path: Path, stop: type) -> None:
+    """A real critic's calls are paid for: when the critic breaks (a bug
+    on r7) or Ctrl-C comes, the calls already under way (r4 to r6, 0.2 s
+    each) are waited for and written (after Ctrl-C, those back within
+    ``shadow.GRACE``); none after them is made."""
+    reqs = _requests(tmp_path / "requests.jsonl", 50)
+
+    def critic(request: dict[str, Any]) -> str:
+        if request["run_id"] == "r7":
+            raise stop("r7")
+        time.sleep(0.2)
+        return "approve"
+
+    with pytest.raises(shadow.CriticError if stop is KeyError else KeyboardInterrupt):
+        shadow.run(reqs, critic, tmp_path / "v.jsonl", concurrency=4, progress=False)
+    assert {x["run_id"] for x in _lines(tmp_path / "v.jsonl")} == {f"r{i}" for i in range(7)}
 
 
 def test_a_value_that_is_not_a_verdict_raises(tmp_path: Path) -> None:
