@@ -99,6 +99,7 @@ const INNER: &[(&str, &[&str])] = &[
             "tally",
             "segments",
             "design",
+            "probe",
             "options",
             "scope_columns",
             "skips",

@@ -23,7 +23,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             cli::output::stderr(&format!("critic-gate: {e}\n"));
-            ExitCode::from(e.exit_code())
+            match (&e, cli::signalled()) {
+                // Stopped by a signal: exit as the shell reports one.
+                (critic_gate::Error::Interrupted, Some(sig)) => ExitCode::from(128 + sig),
+                _ => ExitCode::from(e.exit_code()),
+            }
         }
     }
 }

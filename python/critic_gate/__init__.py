@@ -103,6 +103,7 @@ __all__ = [
     "Calibration",
     "Mined",
     "plan",
+    "Planned",
     "sample",
     "labels",
     "PlanFlags",
@@ -550,12 +551,20 @@ def mine(
     return Mined(Path(out))
 
 
+class Planned(dict):  # type: ignore[type-arg]
+    """plan.toml as a dict, as ``plan`` returns it, with the caveats the
+    command line prints in ``caveats`` (a list of str; an attribute, so the
+    dict stays the plan ``ExplorationGate`` and the commands take)."""
+
+    caveats: list[str] = []
+
+
 def plan(
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
     config: Optional[ConfigLike] = None,
     **flags: Unpack[PlanFlags],
-) -> dict[str, Any]:
+) -> "Planned":
     """``critic-gate plan``: a critic sample of production's skips sized to
     certify their regression rate within ``max_skip_regression_rate`` (or
     ``max_harmful_per_1k`` harmful skips per 1,000 turns; one of the two)
@@ -567,11 +576,19 @@ def plan(
     ``fidelity_share`` also sends that share of production's reviewed
     fires to the shadow critic, for ``monitor``'s fidelity check. ``flags``
     (:class:`PlanFlags`) are the command line's, each declared once with
-    its flag. See docs/watching.md."""
+    its flag. The plan's caveats (strata it does not expect to certify in
+    time, a config that is probably not production's), which the command
+    line prints, are warned (:class:`CriticGateWarning`) and in the
+    returned dict's ``caveats`` attribute (a :class:`Planned`). Ctrl-C stops it within a second with
+    nothing written. See docs/watching.md."""
     options = _flags_given(**flags)
     cfg = _config(config, options)
-    _, written = _native.plan(_files(paths), os.fspath(out), cfg, **options)
-    return json.loads(written)
+    _, written, caveats = _native.plan(_files(paths), os.fspath(out), cfg, **options)
+    for c in caveats:
+        warnings.warn(c, CriticGateWarning, stacklevel=2)
+    planned = Planned(json.loads(written))
+    planned.caveats = caveats
+    return planned
 
 
 def sample(
@@ -761,7 +778,9 @@ def monitor(
     mar = options.pop("assume_missing_at_random", None)
     cfg = _config(config, options)
     files = _files(paths) if paths else []
-    text, failed = _native.monitor(files, os.fspath(plan), os.fspath(out), cfg, mar, **options)
+    text, failed, said = _native.monitor(files, os.fspath(plan), os.fspath(out), cfg, mar, **options)
+    for w in said:
+        warnings.warn(w, CriticGateWarning, stacklevel=2)
     folder = Path(out)
     if format == "parquet":
         table = pl.read_parquet(folder / "monitor.parquet")

@@ -154,6 +154,9 @@ class PlanFlags(PassFlags, total=False):
     fidelity_share: Optional[float]
     """Also send this share of production's reviewed fires to the shadow critic: `monitor` measures how far its verdicts agree with production's critic there (0: none) [default: 0]."""
 
+    legacy_production: Optional[bool]
+    """Sample production's skips although its gate (the config's `production`) is the legacy gate; without it plan refuses, since after the switch production runs the smart gate and the config should name it."""
+
 
 class SampleFlags(PassFlags, total=False):
     """The options of sample (None, or left out: its default)."""
@@ -355,6 +358,7 @@ DEFAULTS: dict[str, tuple[str, dict[str, object]]] = {
         "audit": None,
         "false_alarm_every_days": 365.0,
         "fidelity_share": 0.0,
+        "legacy_production": False,
         "from_": "traffic",
         "skip_invalid": False,
         "max_line_bytes": 16777216,

@@ -74,11 +74,11 @@ def check(dir: str, config: Optional[str] = None, assume_missing_at_random: Opti
 def diff(old: str, new: str, out: Optional[str] = None, **options: Any) -> tuple[str, int, str, bool]:
     """``critic-gate diff``: (text, new regressions, the folder written, passed)."""
 
-def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **options: Any) -> tuple[str, bool]:
-    """``critic-gate monitor`` into ``out``: (what it prints, whether it fails)."""
+def monitor(paths: list[str], plan: str, out: str, config: Optional[str] = None, assume_missing_at_random: Optional[bool] = None, **options: Any) -> tuple[str, bool, list[str]]:
+    """``critic-gate monitor`` into ``out``: (what it prints, whether it fails, its warnings)."""
 
-def plan(paths: list[str], out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str]:
-    """``critic-gate plan`` into ``out``: (what it prints, plan.toml as JSON)."""
+def plan(paths: list[str], out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str, list[str]]:
+    """``critic-gate plan`` into ``out``: (what it prints, plan.toml as JSON, its caveats)."""
 
 def sample(paths: list[str], plan: str, out: str, config: Optional[str] = None, **options: Any) -> tuple[str, str]:
     """``critic-gate sample`` into ``out``: (what it prints, sample.json's text)."""

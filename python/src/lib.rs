@@ -131,8 +131,16 @@ fn threads_of(flags: &Values) -> Option<usize> {
 /// stop flag, and the run's own worker pool (`threads=`).
 #[derive(Default)]
 struct Stop {
-    stop: AtomicBool,
+    stop: std::sync::Arc<AtomicBool>,
     pool: Option<rayon::ThreadPool>,
+}
+
+impl Stop {
+    /// The flag as a command's pass reads it (`plan`, `sample`, `labels`,
+    /// `monitor`).
+    fn pass(&self) -> critic_gate::cmd::Stop {
+        critic_gate::cmd::Stop::of(self.stop.clone())
+    }
 }
 
 impl critic_gate::Progress for Stop {
@@ -161,7 +169,7 @@ fn interruptible<T: Send>(
 ) -> PyResult<T> {
     use std::sync::mpsc::RecvTimeoutError;
     let stop = Stop {
-        stop: AtomicBool::new(false),
+        stop: Default::default(),
         pool: threads.map(cmd::worker_pool).transpose().map_err(fail)?,
     };
     std::thread::scope(|s| {
@@ -821,13 +829,17 @@ fn plan(
     out: PathBuf,
     config: Option<String>,
     options: Option<&Bound<'_, PyDict>>,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, String, Vec<String>)> {
     use critic_gate::cmd::plan::{run, Request};
     let (flags, config) = traffic_job(options::PLAN_OPTIONS, options, &paths, config.as_deref())?;
-    let r = Request::of(paths, out, config, &flags).map_err(fail)?;
-    let p = py.detach(|| run(&r)).map_err(fail)?;
+    let mut r = Request::of(paths, out, config, &flags).map_err(fail)?;
+    let p = interruptible(py, None, |stop| {
+        r.pass.stop = stop.pass();
+        run(&r)
+    })?
+    .map_err(fail)?;
     let file = serde_json::to_string(&p.file).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((p.text, file))
+    Ok((p.text, file, p.caveats))
 }
 
 /// `critic-gate sample`: `(what it prints, sample.json's text)`;
@@ -845,9 +857,13 @@ fn sample(
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::sample::{run, Request};
     let (flags, config) = traffic_job(options::SAMPLE, options, &paths, config.as_deref())?;
-    let r = Request::of(paths, plan, config, out.clone(), &flags);
+    let mut r = Request::of(paths, plan, config, out.clone(), &flags);
     let pool = own_pool(&flags)?;
-    let s = py.detach(|| run(&r, pool.as_ref())).map_err(fail)?;
+    let s = interruptible(py, None, |stop| {
+        r.pass.stop = stop.pass();
+        run(&r, pool.as_ref())
+    })?
+    .map_err(fail)?;
     let summary = std::fs::read_to_string(out.join("sample.json"))
         .map_err(|e| PyOSError::new_err(format!("{}: {e}", out.join("sample.json").display())))?;
     Ok((s.text, summary))
@@ -869,8 +885,12 @@ fn labels(
 ) -> PyResult<(String, String)> {
     use critic_gate::cmd::labels::{run, Request};
     let (flags, config) = traffic_job(options::LABELS, options, &paths, config.as_deref())?;
-    let r = Request::of(paths, verdicts, plan, config, out, &flags);
-    let l = py.detach(|| run(&r)).map_err(fail)?;
+    let mut r = Request::of(paths, verdicts, plan, config, out, &flags);
+    let l = interruptible(py, None, |stop| {
+        r.pass.stop = stop.pass();
+        run(&r)
+    })?
+    .map_err(fail)?;
     let counts =
         serde_json::to_string(&l.counts).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((l.text, counts))
@@ -889,7 +909,7 @@ fn monitor(
     config: Option<String>,
     assume_missing_at_random: Option<Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyDict>>,
-) -> PyResult<(String, bool)> {
+) -> PyResult<(String, bool, Vec<String>)> {
     use critic_gate::cmd::monitor::{run, Request};
     let (mut flags, k) = declared(options::MONITOR, options, &["config_text"], &[])?;
     set_assumed(
@@ -898,9 +918,13 @@ fn monitor(
         assume_missing_at_random,
     )?;
     let config = config_of(config.as_deref(), k.get("config_text")?)?;
-    let r = Request::of(paths, plan, config, out, &flags);
-    let m = py.detach(|| run(&r)).map_err(fail)?;
-    Ok((m.text, m.failed))
+    let mut r = Request::of(paths, plan, config, out, &flags);
+    let m = interruptible(py, None, |stop| {
+        r.pass.stop = stop.pass();
+        run(&r)
+    })?
+    .map_err(fail)?;
+    Ok((m.text, m.failed, m.warnings))
 }
 
 /// A config given as a dict (its JSON text) as TOML text: what a config

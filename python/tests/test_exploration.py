@@ -299,6 +299,42 @@ def test_exploration_fires_in_symfonics_traces_are_the_plans_draws(
     # Every drawn turn's critic ran; the others have no critic span.
     rows = (tmp_path / "r/decisions.csv").read_text(encoding="utf-8").splitlines()
     assert sum(',fire,' in r for r in rows) == len(expected), rows[:3]
+    # #63 item 2: the exploration fires are production's design: they agree
+    # with production's variant, counted apart, with no "config differs" note,
+    # and check's agreement budget passes (it read 0.0 here: every turn whose
+    # recording says what production did was an exploration fire).
+    assert smart["production_known"] == len(expected)
+    assert smart["production_explored"] == len(expected)
+    assert smart["production_fired_variant_skips"] == 0
+    assert smart["production_agreement"] == 1.0
+    assert smart["exploration_fires_without_turn_id"] == 0
+    assert "probably differs" not in done.stderr, done.stderr
+    report = (tmp_path / "r/report.md").read_text(encoding="utf-8")
+    assert "probably differs" not in report
+    checked = subprocess.run([cli, "check", str(tmp_path / "r"), "--min-production-agreement", "0.99"],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # #63 item 3: the same week recorded without turn_id: the exploration
+    # fires cannot be matched to the plan's coin, and that is said, with the fix.
+    imported = subprocess.run([cli, "import", str(tmp_path / "week2.otlp.json"), "--from", "otlp",
+                               "--config", str(config), "--out", str(tmp_path / "week2.jsonl")],
+                              capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    lines = [json.loads(x) for x in (tmp_path / "week2.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(t.get("turn_id") for t in lines)
+    for t in lines:
+        del t["turn_id"]
+    (tmp_path / "week2-no-id.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines), encoding="utf-8")
+    bare = subprocess.run([cli, "replay", str(tmp_path / "week2-no-id.jsonl"), "--config", str(config),
+                           "--plan", str(tmp_path / "plan/plan.toml"), "--out", str(tmp_path / "r2")],
+                          capture_output=True, text=True)
+    assert bare.returncode == 0, bare.stderr
+    smart = _smart(json.loads((tmp_path / "r2/summary.json").read_text(encoding="utf-8")))
+    assert smart["exploration_fires_without_turn_id"] == len(expected), smart
+    said = f"production's critic ran on {len(expected)} turns its gate skips that record no turn_id"
+    assert said in bare.stderr, bare.stderr
+    assert said in (tmp_path / "r2/report.md").read_text(encoding="utf-8").replace("\\", "")
+    assert "record turn_id" in bare.stderr
 
 
 def test_shadow_run_writes_the_verdicts_labels_reads(root: Path, tmp_path: Path, cli: str) -> None:

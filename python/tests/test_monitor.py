@@ -187,3 +187,87 @@ def test_a_list_keyword_given_one_text_says_what_each_item_is(tmp_path: Path) ->
                             by="release", release_at="2026-11-03")
     with pytest.raises(TypeError, match=r"^variants: give a list, one NAME each, got \"smart\"$"):
         critic_gate.check(ROOT / "reports/seed", variants="smart", max_safety_regressions=0)
+
+
+def test_ctrl_c_stops_plan_sample_labels_and_monitor_with_nothing_written(tmp_path: Path) -> None:
+    """#63 item 8: Ctrl-C (``_thread.interrupt_main``, a notebook's
+    interrupt) 0.3 s into ``plan``, ``sample``, ``labels`` and ``monitor``
+    on 1.3 to 3.9 million turns (1 to 5 s): KeyboardInterrupt within a
+    second, no output written (an earlier one left as it was), and
+    monitor's state not advanced, so the same call runs afterwards. They
+    ran on for 1.5-6.5 s and wrote everything, and monitor's rerun was
+    refused as counted already."""
+    import _thread
+    import signal
+    import threading
+    import time
+
+    traffic, config, plan = planned(tmp_path)
+    small = traffic.read_text(encoding="utf-8")
+    big = tmp_path / "big.jsonl"
+    # 200 fortnights, each its own conversations (and no day twice in one
+    # state: monitor counts the big file once, into a fresh state).
+    with big.open("w", encoding="utf-8") as f:
+        for k in range(200):
+            f.write(small.replace('"run_id": "d', f'"run_id": "k{k}-d'))
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("", encoding="utf-8")
+    state = tmp_path / "state.json"
+    earlier = tmp_path / "earlier"
+    critic_gate.monitor(traffic, plan, earlier, config, state=state)
+
+    def files(d: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+    before, state_before = files(earlier), state.read_bytes()
+    fresh = tmp_path / "fresh-state.json"
+    jobs = {
+        "plan": lambda: critic_gate.plan([big] * 3, tmp_path / "p2", config, max_skip_regression_rate=0.02),
+        "sample": lambda: critic_gate.sample([big] * 3, plan, tmp_path / "s2", config),
+        "labels": lambda: critic_gate.labels([big] * 3, verdicts, plan, tmp_path / "l2.jsonl", config),
+        "monitor": lambda: critic_gate.monitor(big, plan, tmp_path / "m2", config, state=fresh),
+        "monitor over an earlier one": lambda: critic_gate.monitor(big, plan, earlier, config,
+                                                                   state=state, force=True),
+    }
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        for name, job in jobs.items():
+            fired: list[float] = []
+            timer = threading.Timer(0.3, lambda: (fired.append(time.monotonic()), _thread.interrupt_main()))
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                job()
+            stopped = time.monotonic()
+            timer.join()
+            assert fired and stopped - fired[0] < 1.0, f"{name} stopped {stopped - fired[0]:.2f} s after"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["t.jsonl", "gate.toml", "plan", "big.jsonl", "v.jsonl", "state.json",
+                           "earlier"]), left
+    assert files(earlier) == before and state.read_bytes() == state_before
+    # Not advanced: the same day's run is taken afterwards.
+    critic_gate.monitor(big, plan, tmp_path / "m2", config, state=fresh)
+    assert fresh.is_file()
+
+
+def test_plan_returns_and_warns_its_caveats(tmp_path: Path) -> None:
+    """#63 item 8: ``plan()`` says what the CLI prints of a stratum it does
+    not expect to certify ("its prior is at or above the rate"): warned,
+    and in the returned plan's ``caveats``; the dict itself is the plan
+    (``ExplorationGate`` takes it)."""
+    traffic, config = tmp_path / "t.jsonl", tmp_path / "gate.toml"
+    fortnight(traffic)
+    # Production's skips of German acks were all revised: its prior is 1.
+    text = traffic.read_text(encoding="utf-8").replace(
+        '"draft": "Alles klar, danke!", "confidence": 0.9, "critic": {"ran": false}',
+        '"draft": "Alles klar, danke!", "confidence": 0.9, "critic": {"ran": true, "verdict": "revise"}')
+    traffic.write_text(text, encoding="utf-8")
+    config.write_text('baseline = "smart"\n[variants.smart]\nmetacognition_selective_gate = true\n',
+                      encoding="utf-8")
+    with pytest.warns(critic_gate.CriticGateWarning, match="de: its prior"):
+        p = critic_gate.plan(traffic, tmp_path / "plan", config, max_skip_regression_rate=0.02,
+                             strata="language", salt="c")
+    assert isinstance(p, critic_gate.Planned) and "caveats" not in p
+    assert any(c.startswith("de: its prior") for c in p.caveats), p.caveats
+    critic_gate.ExplorationGate(p, stratum=lambda ctx: "en")

@@ -112,17 +112,26 @@ pub fn run(cli: Cli) -> CliResult {
             say(true, &cmd::derive::run(&a.request())?)
         }
         Command::Init(a) => say(true, &cmd::init::run(&a.request())?.said()),
-        Command::Plan(a) => say(!a.flags.quiet(), &cmd::plan::run(&a.request()?)?.text),
+        Command::Plan(a) => {
+            let mut r = a.request()?;
+            r.pass.stop = progress::stop_on_signals()?;
+            say(!a.flags.quiet(), &cmd::plan::run(&r)?.text)
+        }
         Command::Sample(a) => {
             start_workers(a.flags.threads())?;
-            say(
-                !a.flags.quiet(),
-                &cmd::sample::run(&a.request(), None)?.text,
-            )
+            let mut r = a.request();
+            r.pass.stop = progress::stop_on_signals()?;
+            say(!a.flags.quiet(), &cmd::sample::run(&r, None)?.text)
         }
-        Command::Labels(a) => say(!a.flags.quiet(), &cmd::labels::run(&a.request())?.text),
+        Command::Labels(a) => {
+            let mut r = a.request();
+            r.pass.stop = progress::stop_on_signals()?;
+            say(!a.flags.quiet(), &cmd::labels::run(&r)?.text)
+        }
         Command::Monitor(a) => {
-            let m = cmd::monitor::run(&a.request())?;
+            let mut r = a.request();
+            r.pass.stop = progress::stop_on_signals()?;
+            let m = cmd::monitor::run(&r)?;
             if !a.flags.quiet() {
                 output::stdout(&m.text)?;
             }
@@ -190,6 +199,12 @@ fn import(a: critic_gate::cmd::import::Args) -> CliResult {
         output::stderr(&imported.text);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The signal that stopped a command's pass, if one did.
+pub fn signalled() -> Option<u8> {
+    let sig = progress::SIGNALLED.load(std::sync::atomic::Ordering::SeqCst);
+    u8::try_from(sig).ok().filter(|s| *s > 0 && *s < 128)
 }
 
 /// Start the worker pool with `--threads N` (default: one per core).

@@ -44,6 +44,51 @@ pub(super) fn clean_up_on_signals() -> Result<(), critic_gate::Error> {
     Ok(())
 }
 
+/// The signal that stopped a command's pass (0: none).
+pub(super) static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// For the commands that read their traffic in a pass of their own
+/// (`plan`, `sample`, `labels`, `monitor`): SIGINT or SIGTERM sets the
+/// returned stop, so the pass ends at its next block with nothing written
+/// and no state advanced (then exit 130 / 143); a second signal ends the
+/// process at once, its temporary files removed.
+#[cfg(unix)]
+pub(super) fn stop_on_signals() -> Result<critic_gate::cmd::Stop, critic_gate::Error> {
+    use signal_hook::consts::signal::{SIGINT, SIGTERM};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| {
+        critic_gate::Error::System(critic_gate::Failure::caused(
+            format!("cannot watch for signals: {e}"),
+            e,
+        ))
+    })?;
+    let flag = std::sync::Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if set.swap(true, Ordering::SeqCst) {
+                    critic_gate::abandon_in_progress_and_exit(128 + sig);
+                }
+                SIGNALLED.store(sig, Ordering::SeqCst);
+            }
+        })
+        .map(drop)
+        .map_err(|e| {
+            critic_gate::Error::System(critic_gate::Failure::caused(
+                format!("cannot start the signal thread: {e}"),
+                e,
+            ))
+        })?;
+    Ok(critic_gate::cmd::Stop::of(flag))
+}
+
+#[cfg(not(unix))]
+pub(super) fn stop_on_signals() -> Result<critic_gate::cmd::Stop, critic_gate::Error> {
+    Ok(critic_gate::cmd::Stop::default())
+}
+
 struct Bar(ProgressBar);
 
 impl Progress for Bar {

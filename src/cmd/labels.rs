@@ -431,13 +431,15 @@ fn write(
                 )));
             }
         },
-        &|| false,
+        &|| r.pass.stop.stopped(),
     );
     let done = read.and_then(|read| match problem.take() {
         Some(e) => Err(e),
         None => Ok(read),
     });
     let read = done?;
+    // A Ctrl-C after the last block: the file is not moved into place.
+    r.pass.stop.check()?;
     counts.turns = read.turns;
     counts.rejected = read.rejected;
     file.finish().map_err(fail)

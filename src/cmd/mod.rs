@@ -74,6 +74,37 @@ pub struct Pass {
     pub max_line_bytes: usize,
     /// Write over what `--out` holds (`--force`).
     pub force: bool,
+    /// Set by a Ctrl-C: the pass ends with `Error::Interrupted` at its
+    /// next block, before the command writes anything.
+    pub stop: Stop,
+}
+
+/// A run's stop flag, set from outside the run: the command line's
+/// SIGINT or SIGTERM, a Python caller's KeyboardInterrupt. None set it
+/// by default.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Stop {
+    /// A stop set when `flag` is.
+    pub fn of(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Stop {
+        Stop(Some(flag))
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// `Error::Interrupted` once the flag is set: what a command asks
+    /// before it writes.
+    pub fn check(&self) -> crate::Result<()> {
+        match self.stopped() {
+            true => Err(crate::Error::Interrupted),
+            false => Ok(()),
+        }
+    }
 }
 
 impl Pass {
@@ -85,6 +116,7 @@ impl Pass {
             skip_invalid: v.switch(Setting::SkipInvalid),
             max_line_bytes: v.count(Setting::MaxLineBytes).expect(declared) as usize,
             force: v.switch(Setting::Force),
+            stop: Stop::default(),
         }
     }
 }

@@ -291,6 +291,11 @@ pub struct Member {
     pub words: String,
     gate: crate::gate::Gate,
     baseline: Option<crate::gate::Gate>,
+    /// Settings tried on production's fires without a critic event (a
+    /// plan of production's skips only).
+    probe: Option<crate::replay::probe::Probe>,
+    /// The sampled variant's name.
+    variant: String,
 }
 
 impl Member {
@@ -333,11 +338,20 @@ impl Member {
                 Some(compile(&config.variants[config.baseline].config)?)
             }
         };
+        let probe = match population {
+            Population::ProductionSkips => Some(
+                crate::replay::probe::Probe::of(&v.config)
+                    .map_err(|e| crate::cmd::in_config(e.into(), file.file()))?,
+            ),
+            Population::UnlabelledNewSkips => None,
+        };
         Ok(Member {
             population,
             words: population.words(&v.name),
             gate: compile(&v.config)?,
             baseline,
+            probe,
+            variant: v.name.clone(),
         })
     }
 
@@ -345,7 +359,21 @@ impl Member {
     /// gives the prior (a labelled skip of production's, or a labelled
     /// new skip of the audited variant's).
     pub fn classify(&self, t: &Turn) -> (bool, Option<crate::read::turn::Verdict>) {
-        if self.gate.evaluate(t).fires() {
+        self.classify_probed(t, None)
+    }
+
+    /// [`Member::classify`], counting a fire of production's in `probe`
+    /// (`crate::replay::probe`: is the config production's?).
+    pub fn classify_probed(
+        &self,
+        t: &Turn,
+        probe: Option<&mut crate::replay::probe::ProbeTally>,
+    ) -> (bool, Option<crate::read::turn::Verdict>) {
+        let eval = self.gate.evaluate(t);
+        if let (Some(p), Some(tally)) = (&self.probe, probe) {
+            p.add(tally, t, &eval, None);
+        }
+        if eval.fires() {
             return (false, None);
         }
         let base_fires = self.baseline.as_ref().is_none_or(|b| b.evaluate(t).fires());
@@ -360,6 +388,13 @@ impl Member {
 
     pub fn holds(&self, t: &Turn) -> bool {
         self.classify(t).0
+    }
+
+    /// The warning that production's config is probably not the one
+    /// given, from what [`Member::classify_probed`] counted.
+    pub fn config_differs(&self, tally: &crate::replay::probe::ProbeTally) -> Option<String> {
+        let probe = self.probe.as_ref()?;
+        probe.finding(tally).map(|f| f.said(&self.variant))
     }
 }
 
@@ -461,6 +496,7 @@ fn draw(
     // counts and the file take them in input order.
     let work = |t: &Turn| Kept::of(t, plan, design, member);
     let mut keep = |k: Kept| -> crate::Result<()> {
+        r.pass.stop.check()?;
         let (d, request) = match k {
             Kept::Fire { request } => (&mut fidelity, request),
             Kept::Skip {
@@ -489,6 +525,7 @@ fn draw(
         &work,
         &mut keep,
     )?;
+    r.pass.stop.check()?;
     file.finish().map_err(fail)?;
     let mut summary = sample_json(plan, &drawn, read.turns);
     if design.fidelity > 0.0 {

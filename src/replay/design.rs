@@ -310,6 +310,17 @@ pub struct DesignTally {
     /// cluster sample, for which the bound does not hold.
     #[serde(default)]
     pub run_keyed: u64,
+    /// Production's fires on skips of the population without `turn_id`:
+    /// the exploration gate draws by symfonic's run id, which such a turn
+    /// does not record, so the coin here cannot tell whether production
+    /// drew it (those it draws by its own key match by chance).
+    #[serde(default)]
+    pub unkeyed_fires: u64,
+    /// The population's skips without `turn_id` (of a plan of
+    /// production's skips): where production fired on most of them, it
+    /// reviewed them all (a legacy recording), not an exploration gate.
+    #[serde(default)]
+    pub unkeyed_skips: u64,
     /// The drawn skips' keys (XXH3-64), and the draws whose key an earlier
     /// draw had (duplicated lines, reused ids): one coin, not two.
     #[serde(default)]
@@ -377,6 +388,8 @@ impl DesignTally {
             unplanned: self.unplanned,
             mixed: self.mixed,
             run_keyed: self.run_keyed,
+            unkeyed_fires: self.unkeyed_fires,
+            unkeyed_skips: self.unkeyed_skips,
             keys: Default::default(),
             shared_keys: self.shared_keys,
             fidelity: self.fidelity,
@@ -429,6 +442,10 @@ impl DesignTally {
         }
         let at = d.place(t);
         self.run_keyed += u64::from(t.turn_id.is_none() && t.turn.is_none());
+        let unkeyed = t.turn_id.is_none() && self.population == Population::ProductionSkips;
+        self.unkeyed_skips += u64::from(unkeyed);
+        self.unkeyed_fires +=
+            u64::from(unkeyed && t.production() == crate::read::turn::Production::Fired);
         let mut one = StratumTally {
             probability: at.probability,
             skips: 1,
@@ -506,6 +523,8 @@ impl DesignTally {
         }
         self.mixed |= o.mixed;
         self.run_keyed += o.run_keyed;
+        self.unkeyed_fires += o.unkeyed_fires;
+        self.unkeyed_skips += o.unkeyed_skips;
         self.shared_keys += o.shared_keys;
         for k in &o.keys {
             if !self.keys.insert(*k) {
@@ -542,6 +561,8 @@ impl DesignTally {
             other_plan: self.other_plan,
             unplanned: self.unplanned,
             run_keyed: self.run_keyed,
+            unkeyed_fires: self.unkeyed_fires,
+            unkeyed_skips: self.unkeyed_skips,
             shared_keys: self.shared_keys,
             ..Default::default()
         };
@@ -805,6 +826,10 @@ pub struct SampleFigures {
     /// key.
     pub run_keyed: u64,
     pub shared_keys: u64,
+    /// Production's fires on the population's skips without `turn_id`
+    /// ([`DesignTally::unkeyed_fires`]), and the skips without it.
+    pub unkeyed_fires: u64,
+    pub unkeyed_skips: u64,
 }
 
 /// Does the design's bound cover? Windows of production's skips with a

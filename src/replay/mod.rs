@@ -9,6 +9,7 @@ pub(crate) mod design;
 mod hash;
 pub(crate) mod options;
 pub(crate) mod ordered;
+pub(crate) mod probe;
 pub(crate) mod rows;
 pub(crate) mod scope_columns;
 pub(crate) mod segments;
@@ -71,6 +72,9 @@ pub(crate) struct Replayer {
     /// The variant a plan's population is made of (None without a plan),
     /// found once.
     design_variant: Option<usize>,
+    /// Settings tried on production's variant's fires without a critic
+    /// event ([`probe`]).
+    probe: probe::Probe,
     /// The plan is an audit: its draws count for every variant that
     /// skips the audited turns too.
     audit: bool,
@@ -155,6 +159,8 @@ impl Replayer {
             deployment_of,
             design_variant,
             audit,
+            probe: probe::Probe::of(&opts.plan.variants[opts.plan.production()].config)
+                .map_err(crate::Error::Config)?,
         })
     }
 
@@ -367,7 +373,7 @@ impl Replayer {
         }
         self.note_turn(turn, at, out);
         let seen = Seen::of(turn, text, self.further());
-        let facts = self.facts(turn, at, seen.features.chars as u64, &mut out.totals);
+        let facts = self.facts_seen(&seen, at, &mut out.totals);
         let facts_under = seen.facts_under(&facts);
         if !facts_under.is_empty() {
             self.pool_under(&facts_under, &mut out.totals);
@@ -397,6 +403,8 @@ impl Replayer {
                 &other
             };
             let d = Decision::of(i, eval, base_fires);
+            let probed = (i == self.plan.production()).then_some(&mut out.totals.probe);
+            self.probe.add_if(probed, turn, eval, features);
             if Some(i) == sampled {
                 counted = self.tally_design(turn, &d, &mut out.totals);
             } else if self.audit && d.skips() && i != b {
@@ -428,6 +436,30 @@ impl Replayer {
         if self.tallies.detail {
             self.segment(&seen, text, &facts, scratch);
         }
+    }
+
+    /// [`Replayer::facts`] of a turn as seen, with whether production
+    /// explored it.
+    fn facts_seen(&self, seen: &Seen, at: At, totals: &mut totals::Totals) -> TurnFacts {
+        let mut facts = self.facts(seen.turn, at, seen.features.chars as u64, totals);
+        facts.explored = self.explored(seen, &facts);
+        facts
+    }
+
+    /// Whether production's critic ran on the turn because the plan's coin
+    /// drew it from its gate's skips (the exploration gate). Worked out
+    /// only where production fired and a plan of its skips is given.
+    fn explored(&self, seen: &Seen, facts: &TurnFacts) -> bool {
+        let (Some(design), Some(s)) = (self.tallies.design.as_ref(), self.design_variant) else {
+            return false;
+        };
+        if design.population != design::Population::ProductionSkips
+            || facts.production != Some(true)
+        {
+            return false;
+        }
+        let (turn, features) = seen.by(self.deployment_of[s]);
+        design.place(turn).drawn && !self.gates[s].evaluate_with(turn, features).fires()
     }
 
     /// A turn against the plan's sample, by the sampled variant's decision;
@@ -592,6 +624,7 @@ impl Replayer {
             event,
             latency_ms,
             production: turn.production().fired(),
+            explored: false,
             call_site: turn.call_site(),
             draft_chars,
         }
@@ -651,7 +684,7 @@ impl Replayer {
                 }
             }
         }
-        if let Some(m) = d.mismatch(f.production) {
+        if let Some(m) = d.mismatch(f.gate()) {
             let first = d.reasons.iter().next().unwrap_or(Reason::Confident);
             vt.mismatch_reasons[m as usize][first as usize] += 1;
         }
@@ -717,7 +750,7 @@ impl Replayer {
     /// production.
     fn write_mismatch(&self, look: &Look, out: &mut BlockResult) {
         let (turn, e, d, f) = (look.turn, look.eval, &look.d, look.facts);
-        let Some(production_fired) = f.production.filter(|&p| p != d.fires) else {
+        let Some(production_fired) = f.gate().filter(|&p| p != d.fires) else {
             return;
         };
         crate::replay::rows::MismatchRow {

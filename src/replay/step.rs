@@ -227,8 +227,11 @@ pub(super) struct TurnFacts {
     /// The recorded event of a critic that ran, priced.
     pub(super) event: Option<EventFacts>,
     pub(super) latency_ms: Option<f64>,
-    /// What production's gate did (`Some(fired)`).
+    /// What production did (`Some(fired)`: a critic ran).
     pub(super) production: Option<bool>,
+    /// Production's critic ran because the plan's coin drew a skip of
+    /// production's gate (the exploration gate): its gate skipped.
+    pub(super) explored: bool,
     pub(super) call_site: CallSite,
     pub(super) draft_chars: u64,
     /// Where each of the turn's signals came from.
@@ -236,6 +239,15 @@ pub(super) struct TurnFacts {
 }
 
 impl TurnFacts {
+    /// What production's gate decided (`Some(fired)`): a fire the plan's
+    /// coin explains (exploration) is its gate's skip.
+    pub(super) fn gate(&self) -> Option<bool> {
+        match self.explored {
+            true => Some(false),
+            false => self.production,
+        }
+    }
+
     /// The facts of the turn as another deployment derived it: its draft
     /// and signals are that turn's; the recording (label, critic event)
     /// is the turn's as read.
@@ -268,9 +280,10 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
             && f.label.is_none()) as u64,
         critic_not_run: (f.label_index == NOT_RUN) as u64,
         production_known: f.production.is_some() as u64,
+        production_explored: (f.explored && d.skips()) as u64,
         ..Default::default()
     };
-    match d.mismatch(f.production) {
+    match d.mismatch(f.gate()) {
         Some(Mismatch::ProductionFired) => c.production_fired_variant_skips = 1,
         Some(Mismatch::ProductionSkipped) => c.production_skipped_variant_fires = 1,
         None => {}

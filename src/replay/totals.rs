@@ -168,6 +168,10 @@ pub struct Totals {
     /// Production's skips against a plan's sample (a replay with a plan).
     #[serde(default)]
     pub design: Option<super::design::DesignTally>,
+    /// Production's variant's fires against its recording: those with no
+    /// critic event, and what other settings make of them.
+    #[serde(default)]
+    pub probe: super::probe::ProbeTally,
     /// Recorded critic events by draft-length bucket (the same for every
     /// variant): the basis of added-call estimates ([`super::tally::AddedCost`]).
     pub events_by_length: [EventSums; LENGTH_BUCKETS.len()],
@@ -356,7 +360,9 @@ impl Totals {
             trace_keys,
             listed_regressions,
             design,
+            probe,
         } = o;
+        self.probe.merge(probe);
         self.listed_regressions += listed_regressions;
         self.turns += turns;
         self.rejected += rejected;

@@ -210,6 +210,7 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
     s.sampled_labelled_production = Some(f.labelled_production);
     s.sampled_failed = Some(f.failed);
     s.sampled_unreviewed = Some(f.unreviewed);
+    s.exploration_fires_without_turn_id = Some(f.unkeyed_fires);
     s.skip_regression_rate_estimate = sig(f.estimate);
     s.skip_regression_rate_upper95 = sig_up(f.upper);
     s.skip_regression_rate_worst_case_upper95 = sig_up(f.worst);
@@ -235,6 +236,7 @@ fn design_fields(
             let f = d.figures(turns, 0.05);
             sample_fields(&f, s);
             note_shared_coins(view.name, &f, notes);
+            notes.extend(unkeyed_fires(view.name, f.unkeyed_fires, f.unkeyed_skips));
         }
         return;
     }
@@ -297,6 +299,25 @@ fn two_phase_fields(two: &crate::replay::design::TwoPhase, turns: u64, s: &mut V
             .filter(|_| turns > 0)
             .map(|m| m as f64 * 1000.0 / turns as f64),
     );
+}
+
+/// What a summary (and monitor) says of production's fires on its gate's
+/// skips that record no `turn_id`: the plan's coin cannot match them to
+/// the exploration gate's draws.
+///
+/// Said only where production skipped at least half of those turns: a
+/// recording where production's critic reviewed (almost) all of them is
+/// one of the legacy gate, whose reviews are not drawn by a coin.
+pub(crate) fn unkeyed_fires(variant: &str, n: u64, skips: u64) -> Option<String> {
+    let (turns, record) = match n {
+        0 => return None,
+        _ if n * 2 > skips => return None,
+        1 => ("turn", "records"),
+        _ => ("turns", "record"),
+    };
+    Some(format!(
+        "variant {variant}: production's critic ran on {n} {turns} its gate skips that {record} no turn_id: the exploration gate draws by symfonic's run id, so without turn_id the plan's coin cannot tell its draws (one the fallback key draws matches by chance; the others read as disagreements with production, and their verdicts are left out of the sample); record turn_id (symfonic's run id)"
+    ))
 }
 
 /// Why a sample with labels has no bound: skips that share a coin.
@@ -618,6 +639,7 @@ pub(crate) fn summarize(
     if let Some(n) = &production.note {
         notes.push(n.clone());
     }
+    notes.extend(config_differs(plan, &totals.probe));
     let fits_equally = fits_equally(plan, totals);
     notes.extend(note_fits_equally(plan, totals, &fits_equally));
     notes.extend(note_unreviewed_skips(plan, &variants[plan.production()]));
@@ -791,6 +813,15 @@ fn note_unreviewed_skips(plan: &Plan, p: &VariantSummary) -> Option<String> {
         Some(s) => format!("{said}; {s}"),
         None => said,
     })
+}
+
+/// The warning that production's config is probably not the one given:
+/// its variant fires, beyond what failed calls explain, on turns with no
+/// critic event (`crate::replay::probe`).
+pub(crate) fn config_differs(plan: &Plan, t: &crate::replay::probe::ProbeTally) -> Option<String> {
+    let v = &plan.variants[plan.production()];
+    let probe = crate::replay::probe::Probe::of(&v.config).ok()?;
+    probe.finding(t).map(|f| f.said(&v.name))
 }
 
 fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {

@@ -469,7 +469,7 @@ impl VariantSummary {
 
     /// The counts of the plan's sample: null except on production's
     /// variant in a replay with a plan.
-    fn sample_counts(&self) -> [(&'static str, Option<u64>); 6] {
+    fn sample_counts(&self) -> [(&'static str, Option<u64>); 7] {
         [
             ("sampled_skips", self.sampled_skips),
             ("sampled_labelled", self.sampled_labelled),
@@ -480,6 +480,10 @@ impl VariantSummary {
             ),
             ("sampled_failed", self.sampled_failed),
             ("sampled_unreviewed", self.sampled_unreviewed),
+            (
+                "exploration_fires_without_turn_id",
+                self.exploration_fires_without_turn_id,
+            ),
         ]
     }
 
@@ -511,7 +515,7 @@ impl VariantSummary {
             }
             return Ok(());
         }
-        let [drawn, labelled, shadow, prod, failed, unreviewed] =
+        let [drawn, labelled, shadow, prod, failed, unreviewed, unkeyed] =
             counts.map(|(_, c)| c.unwrap_or(0));
         let population = self.sampled_population();
         if present != counts.len() || population.is_none() {
@@ -520,7 +524,7 @@ impl VariantSummary {
         let sum = |xs: &[u64]| xs.iter().try_fold(0u64, |a, &x| a.checked_add(x));
         if sum(&[shadow, prod]) != Some(labelled)
             || sum(&[labelled, failed, unreviewed]) != Some(drawn)
-            || population.is_none_or(|n| drawn > n)
+            || population.is_none_or(|n| drawn > n || unkeyed > n)
         {
             return bad(format!(
                 "sampled_labelled ({labelled}) must be shadow ({shadow}) + production ({prod}), and sampled_skips ({drawn}) labelled + failed ({failed}) + unreviewed ({unreviewed}), at most production_skips"
@@ -687,6 +691,12 @@ impl VariantSummary {
                 ))
             })?;
         let agreeing = self.production_known - disagreeing;
+        if self.production_explored > agreeing {
+            return Err(BadSummary::Inconsistent(format!(
+                "variants.{name}: production_explored ({}) must be at most the agreeing turns ({agreeing})",
+                self.production_explored
+            )));
+        }
         for r in self.ratios() {
             if let (Some(g), Some(w)) = (r.value, r.of_counts()) {
                 if (g - w).abs() > 1e-9 {
@@ -1308,6 +1318,7 @@ mod tests {
             sampled_labelled_production: Some(2),
             sampled_failed: Some(1),
             sampled_unreviewed: Some(1),
+            exploration_fires_without_turn_id: Some(0),
             skip_regression_rate_estimate: Some(0.01),
             skip_regression_rate_upper95: Some(0.05),
             skip_regression_rate_worst_case_upper95: Some(0.2),
@@ -1316,8 +1327,9 @@ mod tests {
             ..Default::default()
         };
         assert!(good.sample_holds_together().is_ok());
-        let edits: [fn(&mut VariantSummary); 6] = [
+        let edits: [fn(&mut VariantSummary); 7] = [
             |v| v.skip_regression_rate_upper95 = Some(0.3),
+            |v| v.exploration_fires_without_turn_id = Some(101),
             |v| v.skip_bound_method = None,
             |v| v.sampled_labelled = Some(9),
             |v| v.production = false,
@@ -1329,6 +1341,7 @@ mod tests {
                 v.sampled_labelled_production = None;
                 v.sampled_failed = None;
                 v.sampled_unreviewed = None;
+                v.exploration_fires_without_turn_id = None;
             },
         ];
         for (i, edit) in edits.iter().enumerate() {

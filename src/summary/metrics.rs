@@ -9,11 +9,15 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 16;
+pub const SCHEMA_VERSION: u64 = 17;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
+    (
+        17,
+        "with a plan, a fire of production's that the plan's coin explains (a drawn skip of its gate, matched by turn_id: the exploration gate) agrees with production's variant: new `production_explored` (in production_known, never in production_fired_variant_skips), and `production_agreement` counts them as agreeing; new `exploration_fires_without_turn_id` (production's fires on its gate's skips without turn_id, which no coin here can match)",
+    ),
     (
         16,
         "`monitor`'s status and exit code read the worst-case anytime bounds (every drawn skip whose shadow call failed or has not come back a regression for the upper bound, an approval for the lower) unless failed calls are assumed missing at random (`--assume-missing-at-random`, `[monitor] assume_missing_at_random`); monitor.csv gains `cumulative_failed`, `anytime_worst_case_lower95` and `decided_by` (which bounds the status read)",
@@ -480,6 +484,8 @@ figures! {
         "of sampled_skips, those whose shadow call failed (a sampled_label with an error)";
     sampled_unreviewed: Option<u64>, "turns",
         "of sampled_skips, those with neither a verdict nor a failed call (not yet reviewed)";
+    exploration_fires_without_turn_id: Option<u64>, "turns",
+        "with a plan of production's skips, production's fires on turns its gate skips that record no turn_id: the exploration gate draws by symfonic's run id, so the plan's coin cannot match such a fire to its draw (one drawn here by the fallback key matches by chance; the others read as disagreements); record turn_id. 0 when every such turn has one";
     skip_regression_rate_estimate: Option<f64>, "share",
         "the Horvitz-Thompson estimate of the regression rate on production's skips: each labelled regression weighted by 1 / its inclusion probability (times drawn over labelled at that probability), over production_skips, held to at most 1 (one drawn regression's weight can pass a small window's skips); empty where a stratum with skips has probability 0 or none of its drawn skips is labelled";
     skip_regression_rate_upper95: Option<f64>, "share",
@@ -563,7 +569,9 @@ figures! {
     production_agreement: Option<f64>, "share",
         "of production_known, the share where the variant decides as production did";
     production_fired_variant_skips: u64 = counts.production_fired_variant_skips, "turns",
-        "production fired, the variant skips";
+        "production fired, the variant skips (a fire the plan's coin explains is not one: see production_explored)";
+    production_explored: u64 = counts.production_explored, "turns",
+        "with a plan (replay's plan), turns production's critic reviewed because the plan's coin drew them from its gate's skips (the exploration gate), matched by turn_id: production's gate skipped them, so a variant that skips them agrees (they are in production_known, never in production_fired_variant_skips)";
     production_skipped_variant_fires: u64 = counts.production_skipped_variant_fires, "turns",
         "production skipped, the variant fires";
     /// The risky figures are null for a variant without the smart gate:

@@ -1024,3 +1024,258 @@ fn the_status_holds_the_worst_case_unless_asked_to_assume() {
     assert!(said.contains(": certified <= 0.02"), "{said}");
     assert!(said.contains("anytime worst-case bound"), "{said}");
 }
+
+/// #63 item 4: production ran symfonic's built-in ack patterns, the
+/// config gives English ones only. The German acks production skipped
+/// carry no critic event (as in symfonic's traces), and production
+/// agreement cannot see them (only turns with an event are compared).
+/// `plan`, `replay` and `monitor` each say the config probably differs,
+/// naming the setting that explains it; with the right config none does.
+/// And a `plan` of a legacy production's skips is refused unless asked.
+#[test]
+fn a_config_that_is_not_production_s_is_caught() {
+    let d = Dir::new();
+    let traffic: String = fortnight()
+        .lines()
+        .map(|l| match l.contains("Alles klar") {
+            true => l.replace(r#","critic":{"ran":false}"#, ""),
+            false => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    assert!(!traffic
+        .lines()
+        .any(|l| l.contains("Alles klar") && l.contains("critic")));
+    let t = d.write("traffic.jsonl", &traffic);
+    let t = t.to_str().unwrap();
+    let english = "baseline = \"legacy\"\nproduction = \"smart\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = ['\\b(ok|got it|thanks|sure)\\b']\n";
+    let said = "production's config probably differs from the one given: 840 turns it fires on have no critic event";
+    let setting = "with metacognition_trivial_ack_patterns = [] (symfonic's built-in ack patterns) production's gate would skip 840 of them";
+    for (config, warned) in [(english, true), (GATE, false)] {
+        let c = d.write("gate.toml", config);
+        let c = c.to_str().unwrap();
+        let plan = d.path("plan");
+        let o = run(
+            &[
+                "plan",
+                t,
+                "--config",
+                c,
+                "--out",
+                plan.to_str().unwrap(),
+                "--force",
+                "--max-skip-regression-rate",
+                "0.02",
+                "--salt",
+                "s",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        let out = stdout(&o) + &stderr(&o);
+        assert_eq!(out.contains(said) && out.contains(setting), warned, "{out}");
+        let md = std::fs::read_to_string(plan.join("plan.md"))
+            .unwrap()
+            .replace('\\', "");
+        assert_eq!(md.contains(said), warned, "{md}");
+        let o = run(
+            &[
+                "replay",
+                t,
+                "--config",
+                c,
+                "--out",
+                d.path("r").to_str().unwrap(),
+                "--force",
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        assert_eq!(stderr(&o).contains(said), warned, "{}", stderr(&o));
+        // What production agreement alone says: 100%, as before.
+        let s = summary(&d.path("r"));
+        assert_eq!(s["variants"]["smart"]["production_agreement"], 1.0);
+        let report = std::fs::read_to_string(d.path("r/report.md"))
+            .unwrap()
+            .replace('\\', "");
+        assert_eq!(report.contains(said), warned);
+        let o = monitor(
+            &d,
+            &plan.join("plan.toml"),
+            &[t, "--out", d.path("m").to_str().unwrap(), "--force"],
+        );
+        let out = stdout(&o) + &stderr(&o);
+        assert_eq!(out.contains(said), warned, "{out}");
+        let md = std::fs::read_to_string(d.path("m/monitor.md"))
+            .unwrap()
+            .replace('\\', "");
+        assert_eq!(md.contains(said), warned, "{md}");
+    }
+    // `production` left unset, as `init` writes it: the legacy baseline
+    // is production's gate, and plan refuses to sample its skips.
+    let c = d.write("legacy.toml", "baseline = \"legacy\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\n");
+    let c = c.to_str().unwrap();
+    let lp = d.path("lp");
+    let args = [
+        "plan",
+        t,
+        "--config",
+        c,
+        "--out",
+        lp.to_str().unwrap(),
+        "--max-skip-regression-rate",
+        "0.02",
+        "--salt",
+        "s",
+    ];
+    expect_error(&run(&args, None), 2, "is the legacy gate");
+    expect_error(
+        &run(&args, None),
+        2,
+        "set `production` to the variant it runs, or give --legacy-production",
+    );
+    assert!(!d.path("lp").exists());
+    let mut asked = args.to_vec();
+    asked.push("--legacy-production");
+    expect_code(&run(&asked, None), 0);
+}
+
+/// #63 item 8: SIGINT (or SIGTERM) 0.3 s into `plan`, `sample`, `labels`
+/// and `monitor` on millions of turns stops each within a second, exit
+/// 130 (143), with nothing written: no `--out`, no `.partial` file, and
+/// monitor's state as it was. They died by the signal and left their
+/// temporary files.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_the_sampling_commands_with_nothing_written() {
+    let d = Dir::new();
+    let small = fortnight();
+    let mut big = String::with_capacity(small.len() * 200);
+    for k in 0..200 {
+        big.push_str(&small.replace("\"run_id\":\"d", &format!("\"run_id\":\"k{k}-d")));
+    }
+    let t = d.write("big.jsonl", big);
+    let t = t.to_str().unwrap();
+    let plan = labelled(&d, "sig");
+    let p = plan.to_str().unwrap();
+    let c = d.path("gate.toml");
+    let c = c.to_str().unwrap();
+    let state = d.path("state.json");
+    let s = state.to_str().unwrap();
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            d.path("labelled-sig.jsonl").to_str().unwrap(),
+            "--out",
+            d.path("m0").to_str().unwrap(),
+            "--state",
+            s,
+        ],
+    );
+    assert!(state.is_file(), "{}", stderr(&o));
+    let before = std::fs::read(&state).unwrap();
+    let verdicts = d.write("none.jsonl", "");
+    let v = verdicts.to_str().unwrap();
+    let out = |name: &str| d.path(name).to_str().unwrap().to_string();
+    let runs: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "plan".into(),
+                t.into(),
+                t.into(),
+                t.into(),
+                "--config".into(),
+                c.into(),
+                "--out".into(),
+                out("p2"),
+                "--max-skip-regression-rate".into(),
+                "0.02".into(),
+            ],
+            "p2",
+        ),
+        (
+            vec![
+                "sample".into(),
+                t.into(),
+                t.into(),
+                t.into(),
+                "--plan".into(),
+                p.into(),
+                "--config".into(),
+                c.into(),
+                "--out".into(),
+                out("s2"),
+            ],
+            "s2",
+        ),
+        (
+            vec![
+                "labels".into(),
+                t.into(),
+                t.into(),
+                t.into(),
+                "--verdicts".into(),
+                v.into(),
+                "--plan".into(),
+                p.into(),
+                "--config".into(),
+                c.into(),
+                "--out".into(),
+                out("l2.jsonl"),
+            ],
+            "l2.jsonl",
+        ),
+        (
+            vec![
+                "monitor".into(),
+                t.into(),
+                "--plan".into(),
+                p.into(),
+                "--config".into(),
+                c.into(),
+                "--out".into(),
+                out("m2"),
+                "--state".into(),
+                s.into(),
+            ],
+            "m2",
+        ),
+    ];
+    let listed = || {
+        let mut names: Vec<String> = std::fs::read_dir(d.path(""))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let files = listed();
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        for (args, written) in &runs {
+            let mut child = cmd()
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let sent = std::time::Instant::now() + std::time::Duration::from_millis(300);
+            let status = signal_when(&mut child, || std::time::Instant::now() >= sent, signal);
+            let took = sent.elapsed();
+            assert_eq!(status, Some(code), "{} {signal}", args[0]);
+            assert!(
+                took.as_secs_f64() < 1.0,
+                "{} stopped {took:?} after {signal}",
+                args[0]
+            );
+            assert!(!d.path(written).exists(), "{} wrote {written}", args[0]);
+            assert_eq!(listed(), files, "{}: files left", args[0]);
+            assert_eq!(
+                std::fs::read(&state).unwrap(),
+                before,
+                "monitor's state advanced"
+            );
+        }
+    }
+}

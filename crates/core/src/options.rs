@@ -88,6 +88,7 @@ settings! {
     MaxHarmfulPer1k = "--max-harmful-per-1k",
     Salt = "--salt",
     Audit = "--audit",
+    LegacyProduction = "--legacy-production",
     Days = "--days",
     Window = "--window",
     Strata = "--strata",
@@ -1350,6 +1351,8 @@ declare! {
         "Before the switch: sample this candidate's new skips that the recording left without a label (the critic failed, or nothing was recorded), for a two-phase bound on its new-skip rate";
     FALSE_ALARM_EVERY: FalseAlarmEvery, Kind::Days, Preset::Text("365d"), Some("DAYS"), true,
         "How rarely the change alarm (a CUSUM for a doubling of R) may fire when the rate is R: its average run length, in days (`365d`) or weeks; the detection delays are predicted for it";
+    LEGACY_PRODUCTION: LegacyProduction, Kind::Switch, Preset::Absent, None, true,
+        "Sample production's skips although its gate (the config's `production`) is the legacy gate; without it plan refuses, since after the switch production runs the smart gate and the config should name it";
     FIDELITY_SHARE: FidelityShare, Kind::Share { zero: true, one: false }, Preset::Share(0.0), Some("F"), true,
         "Also send this share of production's reviewed fires to the shadow critic: `monitor` measures how far its verdicts agree with production's critic there (0: none)";
 
@@ -1455,7 +1458,8 @@ pub static PLAN_OPTIONS: &[&Decl] = pass_set!(
     DAYS,
     AUDIT,
     FALSE_ALARM_EVERY,
-    FIDELITY_SHARE
+    FIDELITY_SHARE,
+    LEGACY_PRODUCTION
 );
 
 /// `sample`'s: its worker threads, then [`PASS`].

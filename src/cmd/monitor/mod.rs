@@ -136,6 +136,9 @@ pub struct Watched {
     /// True when the pooled status is an alarm or above the budget.
     pub failed: bool,
     pub text: String,
+    /// What the run found wrong with the traffic or the config (also in
+    /// `text` and monitor.md).
+    pub warnings: Vec<String>,
 }
 
 /// Refuse a run with nothing to read: no traffic, no shard and no state
@@ -196,11 +199,23 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
         state.merge(shard, m)?;
     }
     let mut rejected = 0;
+    let mut warnings = Vec::new();
     if !r.sources.is_empty() {
-        let (new, skipped) = count(r, &design, &config, field.as_ref())?;
+        let (new, skipped, differs) = count(r, &design, &config, field.as_ref())?;
         rejected = skipped;
+        warnings.extend(differs);
         state.extend(new, &r.sources.join(", "))?;
     }
+    let (fires, skips) = state.days.values().fold((0, 0), |(f, s), p| {
+        (f + p.design.unkeyed_fires, s + p.design.unkeyed_skips)
+    });
+    warnings.extend(crate::summary::build::unkeyed_fires(
+        &design.variant,
+        fires,
+        skips,
+    ));
+    // A Ctrl-C while counting: the state is not advanced, nothing written.
+    r.pass.stop.check()?;
     let rows = looks::rows(&state, &cut, &watch);
     let last = rows.iter().rev().find(|x| x.stratum == "all").cloned();
     // The state is written whole before the files and moved into place
@@ -210,7 +225,7 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
         .as_deref()
         .map(|p| write::state(p, &state))
         .transpose()?;
-    write::all(r, &rows, &watch, &plan)?;
+    write::all(r, &rows, &watch, &plan, &warnings)?;
     if let Some(f) = pending {
         f.finish().map_err(|e| {
             Error::Write(crate::Failure::caused(
@@ -222,12 +237,13 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
     let failed = last
         .as_ref()
         .is_some_and(|x| matches!(x.status, Status::Alarm | Status::Above));
-    let text = said(last.as_ref(), &watch, r, rejected);
+    let text = said(last.as_ref(), &watch, r, rejected, &warnings);
     Ok(Watched {
         rows,
         last,
         failed,
         text,
+        warnings,
     })
 }
 
@@ -319,7 +335,7 @@ fn count(
     design: &Design,
     config: &crate::config::Plan,
     field: Option<&Strata>,
-) -> crate::Result<(State, u64)> {
+) -> crate::Result<(State, u64, Option<String>)> {
     let member = super::sample::Member::new(design, config, &r.config)?;
     let decoder = crate::import::Decoder::new(
         r.pass.from,
@@ -342,6 +358,7 @@ fn count(
     }
     let mut problem: Option<Error> = None;
     let mut undated = 0u64;
+    let mut probe = crate::replay::probe::ProbeTally::default();
     let read = crate::cmd::mine::scan::each_line(
         &r.sources,
         r.pass.max_line_bytes,
@@ -371,7 +388,7 @@ fn count(
                 .days
                 .entry(name)
                 .or_insert_with(|| Period::new(design));
-            let skipped = member.holds(t);
+            let skipped = member.classify_probed(t, Some(&mut probe)).0;
             let (stratum, _) = design.stratum_of(&design.strata.of(t));
             let c = p.turns.entry(stratum).or_default();
             c.turns += 1;
@@ -380,7 +397,7 @@ fn count(
                 p.verdicts.push(v);
             }
         },
-        &|| false,
+        &|| r.pass.stop.stopped(),
     )?;
     if let Some(e) = problem {
         return Err(e);
@@ -389,7 +406,8 @@ fn count(
         p.verdicts.sort();
     }
     matches_plan(r, &state)?;
-    Ok((state, read.rejected + undated))
+    let differs = member.config_differs(&probe);
+    Ok((state, read.rejected + undated, differs))
 }
 
 /// Refuse traffic the plan did not sample: labels of another plan and none
@@ -417,7 +435,13 @@ fn matches_plan(r: &Request, s: &State) -> crate::Result<()> {
 
 /// What `monitor` prints: the pooled status at the last look, then any
 /// warning, note or lines left out.
-fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
+fn said(
+    last: Option<&Row>,
+    w: &Watch,
+    req: &Request,
+    rejected: u64,
+    warnings: &[String],
+) -> String {
     let out = &req.out;
     let Some(x) = last else {
         return format!("monitor: no period counted yet: {}\n", out.display());
@@ -435,6 +459,9 @@ fn said(last: Option<&Row>, w: &Watch, req: &Request, rejected: u64) -> String {
     }
     if let Some(note) = x.withheld {
         text.push_str(&format!("NOTE: {note}\n"));
+    }
+    for w in warnings {
+        text.push_str(&format!("WARNING: {w}\n"));
     }
     if rejected > 0 {
         text.push_str(

@@ -17,7 +17,13 @@ use crate::summary::text::md_text;
 use crate::Error;
 
 /// Claim the folder and write the files.
-pub(super) fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crate::Result<()> {
+pub(super) fn all(
+    r: &Request,
+    rows: &[Row],
+    w: &Watch,
+    plan: &PlanFile,
+    warnings: &[String],
+) -> crate::Result<()> {
     let mut inputs = r.sources.clone();
     inputs.extend(
         r.state
@@ -40,7 +46,7 @@ pub(super) fn all(r: &Request, rows: &[Row], w: &Watch, plan: &PlanFile) -> crat
         write_parquet(&mut df, &mut bytes).map_err(fail)?;
         crate::report::put(&r.out, "monitor.parquet", &bytes)?;
     }
-    let md = markdown(rows, w, plan, r.max_fidelity_gap);
+    let md = markdown(rows, w, plan, r.max_fidelity_gap, warnings);
     crate::report::put(&r.out, "monitor.md", md.as_bytes())?;
     let svg = chart(rows, w)
         .map_err(|e| Error::Write(crate::Failure::caused(format!("monitor.svg: {e}"), e)))?;
@@ -154,7 +160,7 @@ fn columns(rows: &[Row]) -> Vec<(&'static str, Col)> {
 
 /// monitor.md: the status, what the bounds promise, then the pooled rows
 /// (newest first) and the strata at the last look.
-fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
+fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64, warnings: &[String]) -> String {
     let r = sig(Some(w.rate)).unwrap_or(w.rate);
     let mut s = String::from("# critic-gate monitor\n\n");
     let pooled: Vec<&Row> = rows.iter().filter(|x| x.stratum == "all").collect();
@@ -168,12 +174,7 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
         md_text(&last.period),
         md_text(&super::status_words(last, r, w.alpha))
     );
-    if let Some(note) = last.withheld {
-        let _ = writeln!(s, "**Note:** {}.\n", md_text(note));
-    }
-    if let Some(warning) = super::fidelity_warning(last, gap) {
-        let _ = writeln!(s, "**Warning:** {}.\n", md_text(&warning));
-    }
+    notes(&mut s, last, gap, warnings);
     let _ = writeln!(
         s,
         "Plan `{}`: production's skips (gate of `{}`) regress at most {r}, at {}% confidence. The anytime bounds hold at every look at once, on the skips counted so far (their realised rate, not future traffic's); the window bound holds for one look at its period alone. The change alarm is a CUSUM per stratum on one label per conversation a day, for a rise to {}R, designed to false-alarm about once in {} days at R across the strata{}.\n",
@@ -232,6 +233,17 @@ fn markdown(rows: &[Row], w: &Watch, plan: &PlanFile, gap: f64) -> String {
         }
     }
     s
+}
+
+/// monitor.md's note and warnings under its status line.
+fn notes(s: &mut String, last: &Row, gap: f64, warnings: &[String]) {
+    if let Some(note) = last.withheld {
+        let _ = writeln!(s, "**Note:** {}.\n", md_text(note));
+    }
+    let fidelity = super::fidelity_warning(last, gap);
+    for warning in fidelity.iter().chain(warnings) {
+        let _ = writeln!(s, "**Warning:** {}.\n", md_text(warning));
+    }
 }
 
 /// monitor.md's words on the bounds the status reads.

@@ -112,6 +112,7 @@ impl Request {
             false_alarm_days: v.number(Setting::FalseAlarmEvery).expect(declared),
             fidelity_share: v.share(Setting::FidelityShare).expect(declared),
             audit: v.text(Setting::Audit),
+            legacy_production: v.switch(Setting::LegacyProduction),
             pass: Pass::of(v),
         })
     }
@@ -143,6 +144,8 @@ pub struct Request {
     /// A candidate whose unlabelled new skips are sampled (None:
     /// production's skips).
     pub audit: Option<String>,
+    /// Sample a legacy gate's skips as production's (refused otherwise).
+    pub legacy_production: bool,
     pub strata: Option<String>,
     pub max_calls_per_day: Option<f64>,
     /// None: a fresh random salt.
@@ -164,6 +167,10 @@ pub struct Planned {
     /// plan.toml, as written.
     pub file: write::PlanFile,
     pub text: String,
+    /// What the plan cannot keep of its promise (strata that will not
+    /// certify in time) and what the pass found wrong with the config:
+    /// also in `text`.
+    pub caveats: Vec<String>,
 }
 
 /// Plan into the request's folder.
@@ -185,23 +192,8 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
     let prod = &plan.variants[plan.production()];
     let (population, sampled) = sampled_of(r, &plan)?;
     let member = crate::cmd::sample::Member::of(population, sampled, &plan, &r.config)?;
-    let decoder = crate::import::Decoder::new(
-        r.pass.from,
-        plan.deployment.clone(),
-        r.sources.clone().into(),
-        r.pass.max_line_bytes,
-    );
     crate::report::check_out_dir(&r.out, &r.sources, r.pass.force)?;
-    let mut traffic = scan::Traffic::default();
-    let read = crate::cmd::mine::scan::each_turn(
-        &r.sources,
-        r.pass.max_line_bytes,
-        r.pass.skip_invalid,
-        &decoder,
-        &mut |t, _| traffic.add(t, &member, &strata, &plan.cost),
-    )?;
-    (traffic.turns, traffic.rejected) = (read.turns, read.rejected);
-    traffic.settle();
+    let traffic = read_traffic(r, &plan, &member, &strata)?;
     let designed = design(r, &traffic)?;
     let salt = match &r.salt {
         Some(s) if !s.is_empty() => s.clone(),
@@ -213,6 +205,7 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         }
         None => crate::coin::fresh_salt().map_err(usage)?,
     };
+    let warnings: Vec<String> = member.config_differs(&traffic.probe).into_iter().collect();
     let made = write::Made {
         request: r,
         production: prod,
@@ -228,9 +221,16 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
             InputFormat::Traffic => None,
             InputFormat::OpenaiChat | InputFormat::Otlp => Some(plan.deployment.clone()),
         },
+        warnings: &warnings,
     };
+    // A Ctrl-C while it was sizing: nothing is written.
+    r.pass.stop.check()?;
     let file = crate::report::or_remove_new(&r.out, || write::all(&made))?;
     let text = write::summary_text(&made, &file.plan_id);
+    let caveats = write::exceptions(&designed, r.window_days)
+        .into_iter()
+        .chain(warnings)
+        .collect();
     Ok(Planned {
         traffic,
         rate: designed.rate,
@@ -239,7 +239,36 @@ pub fn run(r: &Request) -> crate::Result<Planned> {
         pooled: designed.pooled,
         file,
         text,
+        caveats,
     })
+}
+
+/// The pass over the traffic: production's skips per stratum, and what
+/// else the plan is sized from.
+fn read_traffic(
+    r: &Request,
+    plan: &crate::config::Plan,
+    member: &crate::cmd::sample::Member,
+    strata: &scan::Strata,
+) -> crate::Result<scan::Traffic> {
+    let decoder = crate::import::Decoder::new(
+        r.pass.from,
+        plan.deployment.clone(),
+        r.sources.clone().into(),
+        r.pass.max_line_bytes,
+    );
+    let mut traffic = scan::Traffic::default();
+    let read = crate::cmd::mine::scan::each_line(
+        &r.sources,
+        r.pass.max_line_bytes,
+        r.pass.skip_invalid,
+        &decoder,
+        &mut |t, _, _| traffic.add(t, member, strata, &plan.cost),
+        &|| r.pass.stop.stopped(),
+    )?;
+    (traffic.turns, traffic.rejected) = (read.turns, read.rejected);
+    traffic.settle();
+    Ok(traffic)
 }
 
 /// What the plan samples: production's skips, or (`audit`) a candidate's
@@ -249,10 +278,19 @@ fn sampled_of<'a>(
     plan: &'a crate::config::Plan,
 ) -> crate::Result<(Population, &'a crate::config::Variant)> {
     let Some(name) = &r.audit else {
-        return Ok((
-            Population::ProductionSkips,
-            &plan.variants[plan.production()],
-        ));
+        let production = &plan.variants[plan.production()];
+        if !production.config.metacognition_selective_gate && !r.legacy_production {
+            return Err(crate::Error::usage(crate::said![
+                format!(
+                    "{}production's gate, variant {}, is the legacy gate (`production` in the config names it; where it is not set, the baseline): after the switch production runs the smart gate, so set `production` to the variant it runs, or give ",
+                    r.config.file().map_or(String::new(), |f| format!("{}: ", f.display())),
+                    production.name,
+                ),
+                Setting::LegacyProduction,
+                " to sample a legacy gate's skips"
+            ]));
+        }
+        return Ok((Population::ProductionSkips, production));
     };
     let i = plan
         .variants

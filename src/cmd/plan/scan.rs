@@ -42,6 +42,9 @@ pub struct Traffic {
     /// Skips per conversation a day, sampled; [`Traffic::settle`] moves
     /// them into the strata's volumes.
     pub spread: Spread,
+    /// Production's fires against the recording (is the config
+    /// production's? `crate::replay::probe`).
+    pub probe: crate::replay::probe::ProbeTally,
 }
 
 /// The most conversation-days (of all strata) the scan keeps to learn how
@@ -172,7 +175,7 @@ impl Traffic {
         }
         let v = self.strata.get_mut(&name).expect("inserted above");
         v.turns += 1;
-        let (sampled, prior) = member.classify(t);
+        let (sampled, prior) = member.classify_probed(t, Some(&mut self.probe));
         v.skips += u64::from(sampled);
         if sampled {
             self.spread.add(&name, &t.run_id, day);

@@ -126,6 +126,9 @@ pub struct Made<'a> {
     pub traffic: &'a super::scan::Traffic,
     /// The deployment imported input was derived with (None: traffic).
     pub deployment: Option<crate::deployment::Deployment>,
+    /// What the pass found wrong with the config (production's is
+    /// probably another).
+    pub warnings: &'a [String],
 }
 
 /// Claim the folder and write the three files; plan.toml as written.
@@ -367,6 +370,9 @@ fn plan_md(m: &Made, id: &str) -> String {
 fn notes(s: &mut String, m: &Made) {
     let t = m.traffic;
     let _ = writeln!(s, "\n## What it rests on\n");
+    for w in m.warnings {
+        let _ = writeln!(s, "- **Warning:** {}.", crate::summary::text::md_text(w));
+    }
     let _ = writeln!(
         s,
         "- {} turns read ({} rejected) over {} days ({}); method: {METHOD}.",
@@ -436,6 +442,9 @@ pub fn summary_text(m: &Made, id: &str) -> String {
             m.request.fidelity_share * m.traffic.reviewed_fires as f64 / m.designed.days,
             sig(Some(m.request.fidelity_share)).unwrap_or(0.0)
         ));
+    }
+    for w in m.warnings {
+        s.push_str(&format!("WARNING: {w}\n"));
     }
     s.push_str(&format!(
         "plan: {}\n",

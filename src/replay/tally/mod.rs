@@ -96,8 +96,14 @@ pub struct Counts {
     pub critic_calls_without_verdict: u64,
     /// Turns whose recording says what production's gate did.
     pub production_known: u64,
-    /// ... where production fired and the variant skips.
+    /// ... where production fired and the variant skips, the plan's coin
+    /// not explaining the fire.
     pub production_fired_variant_skips: u64,
+    /// ... where production's critic ran on a skip of its gate the plan's
+    /// coin drew (the exploration gate: production's design, so the
+    /// variant, skipping, agrees).
+    #[serde(default)]
+    pub production_explored: u64,
     /// ... where production skipped and the variant fires.
     pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
@@ -166,6 +172,7 @@ impl Counts {
             production_known: self.production_known - o.production_known,
             production_fired_variant_skips: self.production_fired_variant_skips
                 - o.production_fired_variant_skips,
+            production_explored: self.production_explored - o.production_explored,
             production_skipped_variant_fires: self.production_skipped_variant_fires
                 - o.production_skipped_variant_fires,
             saved: self.saved.minus(&o.saved),
@@ -199,6 +206,7 @@ impl Counts {
             critic_calls_without_verdict,
             production_known,
             production_fired_variant_skips,
+            production_explored,
             production_skipped_variant_fires,
             saved,
             added_by_length,
@@ -223,6 +231,7 @@ impl Counts {
         self.critic_calls_without_verdict += critic_calls_without_verdict;
         self.production_known += production_known;
         self.production_fired_variant_skips += production_fired_variant_skips;
+        self.production_explored += production_explored;
         self.production_skipped_variant_fires += production_skipped_variant_fires;
         self.risky_skips += risky_skips;
         self.risky_labelled_skips += risky_labelled_skips;
