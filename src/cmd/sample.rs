@@ -371,7 +371,7 @@ impl Member {
     ) -> (bool, Option<crate::read::turn::Verdict>) {
         let eval = self.gate.evaluate(t);
         if let (Some(p), Some(tally)) = (&self.probe, probe) {
-            p.add(tally, t, &eval, None);
+            p.add_evaluated(tally, t, &eval);
         }
         if eval.fires() {
             return (false, None);

@@ -403,8 +403,9 @@ impl Replayer {
                 &other
             };
             let d = Decision::of(i, eval, base_fires);
-            let probed = (i == self.plan.production()).then_some(&mut out.totals.probe);
-            self.probe.add_if(probed, turn, eval, features);
+            if i == self.plan.production() {
+                self.probe_fire(&d, turn, features, &mut out.totals);
+            }
             if Some(i) == sampled {
                 counted = self.tally_design(turn, &d, &mut out.totals);
             } else if self.audit && d.skips() && i != b {
@@ -436,6 +437,21 @@ impl Replayer {
         if self.tallies.detail {
             self.segment(&seen, text, &facts, scratch);
         }
+    }
+
+    /// Production's variant's decision, for [`probe`].
+    fn probe_fire(
+        &self,
+        d: &Decision,
+        turn: &Turn,
+        features: &DraftFeatures,
+        t: &mut totals::Totals,
+    ) {
+        let fired = d.fires.then(|| probe::Fired {
+            first: d.reasons.iter().next().unwrap_or(Reason::LowConfidence),
+            empty: features.chars == 0,
+        });
+        self.probe.add(&mut t.probe, turn, fired, Some(features));
     }
 
     /// [`Replayer::facts`] of a turn as seen, with whether production

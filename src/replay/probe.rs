@@ -69,44 +69,42 @@ impl Probe {
         Ok(Probe { settings })
     }
 
-    /// [`Probe::add`] where there is a tally (a variant that is
-    /// production's).
-    pub(crate) fn add_if<'d>(
-        &self,
-        tally: Option<&mut ProbeTally>,
-        t: &'d Turn<'_>,
-        eval: &Evaluation,
-        features: &DraftFeatures<'d>,
-    ) {
-        if let Some(tally) = tally {
-            self.add(tally, t, eval, Some(features));
-        }
+    /// One turn production's variant decided (`eval`): [`Probe::add`].
+    pub(crate) fn add_evaluated(&self, tally: &mut ProbeTally, t: &Turn, eval: &Evaluation) {
+        let fired = eval.fires().then(|| Fired {
+            first: eval
+                .reasons()
+                .iter()
+                .next()
+                .unwrap_or(Reason::LowConfidence),
+            empty: t.draft.trim().is_empty(),
+        });
+        self.add(tally, t, fired, None);
     }
 
-    /// One turn production's variant decided (`eval`); `features` are the
-    /// draft's, when worked out already.
-    pub(crate) fn add<'d>(
+    /// One turn production's variant decided: `fired` when it fires;
+    /// `features` are the draft's, when worked out already.
+    pub(crate) fn add(
         &self,
         tally: &mut ProbeTally,
-        t: &'d Turn<'_>,
-        eval: &Evaluation,
-        features: Option<&DraftFeatures<'d>>,
+        t: &Turn,
+        fired: Option<Fired>,
+        features: Option<&DraftFeatures<'_>>,
     ) {
         // symfonic reviews no empty reply: no event is expected there.
-        if !eval.fires() || t.draft.trim().is_empty() {
+        let Some(Fired {
+            first,
+            empty: false,
+        }) = fired
+        else {
             return;
-        }
+        };
         let recorded = match t.production() {
             Production::Fired => true,
             Production::Unknown => false,
             // An event where no critic ran: a disagreement, counted there.
             Production::Skipped => return,
         };
-        let first = eval
-            .reasons()
-            .iter()
-            .next()
-            .unwrap_or(Reason::LowConfidence);
         tally.by_reason[usize::from(!recorded)][first as usize] += 1;
         let sampled = recorded && {
             // The turn's identity hashed without building the coin's key
@@ -127,14 +125,21 @@ impl Probe {
         tally
             .settings
             .resize(self.settings.len(), SettingTally::default());
-        let own;
-        let features = match features {
-            Some(f) => f,
-            None => {
-                own = DraftFeatures::of(&t.draft);
-                &own
-            }
-        };
+        match features {
+            Some(f) => self.try_settings(tally, t, f, recorded),
+            None => self.try_settings(tally, t, &DraftFeatures::of(&t.draft), recorded),
+        }
+    }
+
+    /// Each setting's decision on a fire without an event, or a sampled
+    /// one with an event (`recorded`).
+    fn try_settings(
+        &self,
+        tally: &mut ProbeTally,
+        t: &Turn,
+        features: &DraftFeatures<'_>,
+        recorded: bool,
+    ) {
         for ((_, gate), s) in self.settings.iter().zip(tally.settings.iter_mut()) {
             if gate.evaluate_with(t, features).fires() {
                 continue;
@@ -201,6 +206,14 @@ impl Probe {
             reason,
         })
     }
+}
+
+/// A fire of production's variant: its first reason, and whether its
+/// draft is empty (no critic reviews an empty reply).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fired {
+    pub first: Reason,
+    pub empty: bool,
 }
 
 /// Production's variant's fires, counted against its recording.
@@ -313,7 +326,7 @@ mod tests {
         let mut t = ProbeTally::default();
         for l in lines {
             let turn = Turn::parse(l).unwrap();
-            probe.add(&mut t, &turn, &gate.evaluate(&turn), None);
+            probe.add_evaluated(&mut t, &turn, &gate.evaluate(&turn));
         }
         (probe, t)
     }
