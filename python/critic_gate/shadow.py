@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import contextvars
 import inspect
 import json
 import os
@@ -476,6 +477,119 @@ def run(requests: Union[str, os.PathLike, Iterable[Request]], critic: Critic,
         if show is not None and p.done:
             show(p, True)
     return counts
+
+
+class _Watched:
+    """A model provider whose chat models note a failed call: symfonic's
+    critic catches any exception of its model and approves (0 tokens), so
+    the shadow runner could never tell a failed call from an approval."""
+
+    def __init__(self, provider: Any) -> None:
+        self._provider = provider
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    def get_chat_model(self, config: Any) -> Any:
+        return _WatchedModel(self._provider.get_chat_model(config))
+
+
+class _WatchedModel:
+    """A chat model whose ``ainvoke`` notes what it raised (in the calling
+    task's ``_FAILURE``) before raising it to symfonic."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._model.ainvoke(*args, **kwargs)
+        except BaseException as e:
+            box = _FAILURE.get()
+            if box is not None:
+                box.append(e)
+            raise
+
+
+_FAILURE: "contextvars.ContextVar[Optional[list[BaseException]]]" = contextvars.ContextVar(
+    "critic_gate_shadow_failure", default=None)
+
+
+def _always(_: Any) -> bool:
+    """The gate of a shadow call: it always fires (the turn was drawn)."""
+    return True
+
+
+def symfonic_critic(model_provider: Any, config: Any, domain: Any, *,
+                    procedural_layer: Any = None,
+                    scope: Optional[Callable[[Request], Any]] = None,
+                    reflection_prompt_template: Optional[str] = None) -> Critic:
+    """symfonic's own critic as the shadow critic: a ``MetacognitiveMiddleware``
+    built from the deployment's ``model_provider``, ``FrameworkConfig``
+    (``config``: its ``role_models["critic"]`` picks the model, its
+    ``metacognition_sensitive_tags`` with the domain's the sensitive hit),
+    ``DomainTemplate`` (its core preferences) and procedural layer, whose
+    ``evaluate`` is called for each request with the gate forced to fire.
+    So the prompt, the rules, the model and the parser are production's.
+
+    What the request carries is passed as production passed it: the draft,
+    the run id (``turn_id``, else ``run_id``), and the line's recorded
+    activation log (the sensitive hit and the procedural rules' query come
+    from it; without one, a recorded ``sensitive_hit`` is given as the
+    only tagged node, and the rules' query is empty), tool calls, findings
+    and intent verdict. ``scope`` turns a request into the scope object
+    the procedural layer takes (required with ``procedural_layer``).
+
+    Returns an ``async`` critic for :func:`run`: the verdict, with
+    ``tokens_in``, ``tokens_out``, ``latency_ms`` and ``model``. A call
+    whose model raised (symfonic itself approves then) raises instead: the
+    exception itself when it is transient (:func:`is_transient`, so
+    :func:`run` retries it), else :class:`Failed`."""
+    from symfonic.agent.middleware.metacognitive import MetacognitiveMiddleware
+
+    if procedural_layer is not None and scope is None:
+        raise ValueError("procedural_layer= needs scope=: a function from a request to the scope "
+                         "object the procedural layer retrieves with (its rules depend on it)")
+    forced = config.model_copy(update={"metacognition_enabled": True, "metacognition_gate": _always})
+    middleware = MetacognitiveMiddleware(model_provider=_Watched(model_provider), config=forced,
+                                         domain=domain, procedural_layer=procedural_layer,
+                                         reflection_prompt_template=reflection_prompt_template)
+    critic_config = (getattr(config, "role_models", None) or {}).get("critic")
+
+    async def critic(request: Request) -> dict[str, Any]:
+        recorded = request.get("recorded") or {}
+        log = recorded.get("activation_log")
+        if not isinstance(log, dict):
+            hit = recorded.get("sensitive_hit")
+            log = {"activated_nodes": [{"tags": [hit]}]} if isinstance(hit, str) else {}
+        box: list[BaseException] = []
+        token = _FAILURE.set(box)
+        try:
+            event = await middleware.evaluate(
+                run_id=str(request.get("turn_id") or request["run_id"]),
+                draft=request["draft"],
+                activation_log=log,
+                scope=scope(request) if scope is not None else request.get("scope"),
+                tool_calls_this_turn=recorded.get("tool_calls_this_turn") or None,
+                fabrication_findings=None,
+                intent_verdict=None,
+            )
+        finally:
+            _FAILURE.reset(token)
+        if box:
+            e = box[0]
+            if is_transient(e):
+                raise e
+            raise Failed(f"{type(e).__name__}: {e}") from e
+        model = getattr(critic_config, "model_name", None)
+        return {"verdict": event.verdict, "tokens_in": event.reflection_tokens_in,
+                "tokens_out": event.reflection_tokens_out, "latency_ms": event.reflection_latency_ms,
+                **({"model": model} if model else {})}
+
+    return critic
 
 
 def main(argv: Optional[list[str]] = None) -> int:

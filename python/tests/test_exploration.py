@@ -380,3 +380,126 @@ def test_shadow_run_writes_the_verdicts_labels_reads(root: Path, tmp_path: Path,
     with pytest.raises(KeyboardInterrupt):
         critic_gate.shadow.run(tmp_path / "s/requests.jsonl", interrupted, tmp_path / "w.jsonl", progress=False)
     assert (tmp_path / "w.jsonl").read_text(encoding="utf-8") == "", "no call answered, no line"
+
+
+PROMPTS: dict[str, str] = {}
+
+
+class Judging(Scripted):
+    """Replies to a user's message with a draft of its own; as the critic,
+    keeps each prompt (by the draft's order number) and revises the drafts
+    about refunds."""
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+        text = str(messages[-1].content)
+        if CRITIC_MARK in text:
+            n = text.split("order #", 1)[1].split(" ", 1)[0]
+            PROMPTS[n] = text
+            usage = {"input_tokens": 1000 + len(text), "output_tokens": 17 + int(n), "total_tokens": 0}
+            body = ({"verdict": "revise", "revised_draft": "No refunds here.", "matched_preferences": ["p"]}
+                    if "is refunded" in text else {"verdict": "approve", "matched_preferences": []})
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(
+                content=json.dumps(body), usage_metadata=usage))])
+        n = text.rsplit(" ", 1)[-1]
+        draft = ("Got it, thanks!" if int(n) % 4 == 0
+                 else f"Your order #{n} is refunded to the card ending 4242." if int(n) % 3 == 0
+                 else f"Your order #{n} ships on Monday, as promised.")
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(
+            content=draft, usage_metadata={"input_tokens": 50, "output_tokens": 12, "total_tokens": 62}))])
+
+
+class JudgingProvider(Provider):
+    def get_chat_model(self, config: Any) -> Judging:
+        return Judging(model=f"fake::{config.model_name}")
+
+
+def test_symfonic_critic_is_production_s_critic(tmp_path: Path, cli: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#63 item 7: for the same turns, ``shadow.symfonic_critic`` sends byte
+    for byte the prompt symfonic's in-process critic sent (its template, the
+    domain's core preferences, the draft as recorded, the sensitive hit) and
+    returns its verdict and tokens; a model that raises is a failed call
+    (symfonic itself would approve), a transient one retried by ``run``."""
+    from symfonic.agent.domain import CorePreference, DomainTemplate
+
+    from critic_gate import shadow
+
+    domain = DomainTemplate(name="shop", core_preferences=[
+        CorePreference(statement="Never promise a refund the policy does not give.", priority=9),
+        CorePreference(statement="Be brief.", priority=2)])
+    config = FrameworkConfig(otel_enabled=True, otel_capture_prompts=True, metacognition_enabled=True,
+                             metacognition_selective_gate=True, fabrication_check_mode="observe",
+                             domain=domain)
+    monkeypatch.setattr(otel_exporter, "build_if_enabled", _in_memory)
+    SPANS.clear()
+    PROMPTS.clear()
+    agent = SymfonicAgent(JudgingProvider(), config=config)
+
+    async def go() -> None:
+        for i in range(1, 13):
+            await agent.run(f"Where is my order? It is number {i}", scope=FrameworkTenantScope(tenant_id="t"),
+                            session_id=f"s-{i}", run_id=f"run-{i:02d}")
+        agent._otel_handles.tracer.force_flush()
+
+    asyncio.run(go())
+    _export(list(SPANS.get_finished_spans()), tmp_path / "week.otlp.json")
+    in_process = dict(PROMPTS)
+    assert len(in_process) == 9, sorted(in_process)
+    # The recording, imported, planned (production the smart gate: the
+    # acks skipped, every other turn reviewed and in the fidelity sample)
+    # and sampled.
+    gate = tmp_path / "gate.toml"
+    gate.write_text(CONFIG, encoding="utf-8")
+    traffic = tmp_path / "week.jsonl"
+    run_cli_ok = [cli, "import", str(tmp_path / "week.otlp.json"), "--from", "otlp", "--config", str(gate),
+                  "--out", str(traffic)]
+    assert subprocess.run(run_cli_ok, capture_output=True, text=True).returncode == 0
+    critic_gate.plan(traffic, tmp_path / "plan", gate, max_skip_regression_rate=0.05, days=1,
+                     salt="f", fidelity_share=0.99999)
+    critic_gate.sample(traffic, tmp_path / "plan/plan.toml", tmp_path / "s", gate)
+    requests = [r for x in (tmp_path / "s/requests.jsonl").read_text(encoding="utf-8").splitlines()
+                if (r := json.loads(x))["stratum"] == "(fidelity)"]
+    assert len(requests) == 9
+    recorded = {(t["run_id"], t["turn"]): t["critic"] for x in traffic.read_text(encoding="utf-8").splitlines()
+                if "critic" in (t := json.loads(x))}
+    PROMPTS.clear()
+    critic = shadow.symfonic_critic(JudgingProvider(), config, domain)
+    out = tmp_path / "verdicts.jsonl"
+    shadow.run(requests, critic, out, concurrency=4, progress=False)
+    assert PROMPTS == in_process
+    lines = {(v["run_id"], v["turn"]): v for x in out.read_text(encoding="utf-8").splitlines()
+             if (v := json.loads(x))}
+    assert sorted(lines) == sorted(recorded)
+    for turn_id, line in lines.items():
+        production = recorded[turn_id]
+        assert line["verdict"] == production["verdict"], (turn_id, line, production)
+        assert (line["tokens_in"], line["tokens_out"]) == (
+            production["reflection_tokens_in"], production["reflection_tokens_out"]), (line, production)
+    assert sum(v["verdict"] == "revise" for v in lines.values()) == 3
+
+    # The line's recorded activation log reaches the prompt (its sensitive
+    # hit), as does a recorded sensitive_hit without a log.
+    tagged = config.model_copy(update={"metacognition_sensitive_tags": ["pii"]})
+    sensitive = shadow.symfonic_critic(JudgingProvider(), tagged, domain)
+    for recorded_signals in ({"activation_log": {"activated_nodes": [{"tags": ["pii"], "score": 1.0}]}},
+                             {"sensitive_hit": "pii"}):
+        PROMPTS.clear()
+        asyncio.run(sensitive({**requests[0], "recorded": recorded_signals}))
+        (prompt,) = PROMPTS.values()
+        assert "SENSITIVE_TAG_HIT:\npii" in prompt, prompt
+
+    # A model that fails: symfonic approves with 0 tokens; the shadow
+    # critic says the call failed, and retries a transient failure.
+    class Down(Judging):
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+            raise TimeoutError("the model did not answer")
+
+    class DownProvider(Provider):
+        def get_chat_model(self, config: Any) -> Down:
+            return Down(model="down")
+
+    broken = shadow.symfonic_critic(DownProvider(), config, domain)
+    with pytest.raises(TimeoutError):
+        asyncio.run(broken(requests[0]))
+    failed = tmp_path / "failed.jsonl"
+    c = shadow.run(requests[:2], broken, failed, retries=1, backoff=0.01, progress=False)
+    assert (c["failed"], c["verdicts"], c["retries"]) == (2, 0, 2), c

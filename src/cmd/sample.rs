@@ -494,7 +494,7 @@ fn draw(
     };
     // Each turn is placed and its request written out on a worker; the
     // counts and the file take them in input order.
-    let work = |t: &Turn| Kept::of(t, plan, design, member);
+    let work = |t: &Turn, raw: Option<&str>| Kept::of(t, raw, plan, design, member);
     let mut keep = |k: Kept| -> crate::Result<()> {
         r.pass.stop.check()?;
         let (d, request) = match k {
@@ -564,13 +564,19 @@ enum Kept {
 impl Kept {
     /// What the pass keeps of `t`: nothing when it is neither a skip of
     /// the population nor a reviewed fire the fidelity sample counts.
-    fn of(t: &Turn, plan: &PlanFile, design: &Design, member: &Member) -> Option<Kept> {
+    fn of(
+        t: &Turn,
+        raw: Option<&str>,
+        plan: &PlanFile,
+        design: &Design,
+        member: &Member,
+    ) -> Option<Kept> {
         if !member.holds(t) {
             // A reviewed fire: in the fidelity sample when drawn.
             return (design.fidelity > 0.0 && t.verdict().is_some()).then(|| Kept::Fire {
                 request: design
                     .fidelity_drawn(t)
-                    .then(|| request(t, plan, FIDELITY, design.fidelity).to_string()),
+                    .then(|| request(t, raw, plan, FIDELITY, design.fidelity).to_string()),
             });
         }
         // The replay's draw: a value the plan folded into `(other)` takes
@@ -579,7 +585,7 @@ impl Kept {
         let at = design.place(t);
         let request = at
             .drawn
-            .then(|| request(t, plan, &at.value, at.probability).to_string());
+            .then(|| request(t, raw, plan, &at.value, at.probability).to_string());
         Some(Kept::Skip {
             value: at.value,
             probability: at.probability,
@@ -593,7 +599,24 @@ impl Kept {
 pub const FIDELITY: &str = "(fidelity)";
 
 /// One request: where the turn is, what a critic reviews, and its draw.
-fn request(t: &Turn, plan: &PlanFile, stratum: &str, p: f64) -> serde_json::Value {
+/// The signals symfonic's critic reads (`MetacognitiveMiddleware.evaluate`:
+/// the activation log for the sensitive hit and the procedural rules'
+/// query) or its gate reads, copied from the line as recorded.
+pub const RECORDED: [&str; 5] = [
+    "activation_log",
+    "sensitive_hit",
+    "tool_calls_this_turn",
+    "fabrication_findings",
+    "intent_verdict",
+];
+
+fn request(
+    t: &Turn,
+    raw: Option<&str>,
+    plan: &PlanFile,
+    stratum: &str,
+    p: f64,
+) -> serde_json::Value {
     let names: Vec<String> = t
         .tool_calls
         .iter()
@@ -619,7 +642,19 @@ fn request(t: &Turn, plan: &PlanFile, stratum: &str, p: f64) -> serde_json::Valu
         "language": t.language.as_deref(),
         "intent": t.intent_label(),
         "scope": scope,
+        "recorded": recorded(raw),
     })
+}
+
+/// The line's [`RECORDED`] keys as they are (an object; empty for a turn
+/// converted from a trace or transcript, which has no line).
+fn recorded(raw: Option<&str>) -> serde_json::Value {
+    let line = raw.and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+    let kept = RECORDED.iter().filter_map(|k| {
+        let v = line.as_ref()?.get(*k)?;
+        Some((k.to_string(), v.clone()))
+    });
+    serde_json::Value::Object(kept.collect())
 }
 
 /// The band a binomial(n, p) count falls in with 99.9% probability: the

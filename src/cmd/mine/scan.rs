@@ -177,7 +177,7 @@ pub fn each_line(
     Ok(read)
 }
 
-/// [`each_turn`] on the worker pool (`pool`, else the process's): `work` sees each turn on a worker
+/// [`each_turn`] on the worker pool (`pool`, else the process's): `work` sees each turn (and its line as read, None for a converted one) on a worker
 /// and returns what the pass keeps of it; `consume` gets those, one turn
 /// after another, in input order. What `consume` sees, and the first
 /// invalid line that stops the pass, are the serial pass's whatever the
@@ -188,7 +188,7 @@ pub fn each_turn_mapped<R: Send>(
     skip_invalid: bool,
     decoder: &crate::import::Decoder,
     pool: Option<&rayon::ThreadPool>,
-    work: &(dyn Fn(&Turn) -> Option<R> + Sync),
+    work: &(dyn Fn(&Turn, Option<&str>) -> Option<R> + Sync),
     consume: &mut dyn FnMut(R) -> crate::Result<()>,
 ) -> crate::Result<Read> {
     let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
@@ -212,7 +212,7 @@ pub fn each_turn_mapped<R: Send>(
                 sources,
                 (skip_invalid, max_line_bytes),
                 &mut counted,
-                &mut |t, _, _| kept.extend(work(t)),
+                &mut |t, raw, _| kept.extend(work(t, raw)),
             );
             Ok((done.map(|()| (kept, counted)), block))
         },
