@@ -491,7 +491,11 @@ class _Watched:
         return getattr(self._provider, name)
 
     def get_chat_model(self, config: Any) -> Any:
-        return _WatchedModel(self._provider.get_chat_model(config))
+        try:
+            return _WatchedModel(self._provider.get_chat_model(config))
+        except BaseException as e:
+            _noted(e)
+            raise
 
 
 class _WatchedModel:
@@ -506,15 +510,50 @@ class _WatchedModel:
 
     async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return await self._model.ainvoke(*args, **kwargs)
+            said = await self._model.ainvoke(*args, **kwargs)
         except BaseException as e:
-            box = _FAILURE.get()
-            if box is not None:
-                box.append(e)
+            _noted(e)
+            raise
+        box = _FAILURE.get()
+        if box is not None:
+            box.answered = True
+        return said
+
+
+class _WatchedLayer:
+    """A procedural layer whose ``retrieve`` notes what it raised: symfonic
+    then lists no rules, silently, where production's prompt had them."""
+
+    def __init__(self, layer: Any) -> None:
+        self._layer = layer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._layer, name)
+
+    async def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._layer.retrieve(*args, **kwargs)
+        except BaseException as e:
+            _noted(e)
             raise
 
 
-_FAILURE: "contextvars.ContextVar[Optional[list[BaseException]]]" = contextvars.ContextVar(
+class _Box:
+    """What one call of the shadow critic saw go wrong, and whether its
+    model answered."""
+
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []
+        self.answered = False
+
+
+def _noted(e: BaseException) -> None:
+    box = _FAILURE.get()
+    if box is not None:
+        box.errors.append(e)
+
+
+_FAILURE: "contextvars.ContextVar[Optional[_Box]]" = contextvars.ContextVar(
     "critic_gate_shadow_failure", default=None)
 
 
@@ -539,23 +578,26 @@ def symfonic_critic(model_provider: Any, config: Any, domain: Any, *,
     the run id (``turn_id``, else ``run_id``), and the line's recorded
     activation log (the sensitive hit and the procedural rules' query come
     from it; without one, a recorded ``sensitive_hit`` is given as the
-    only tagged node, and the rules' query is empty), tool calls, findings
-    and intent verdict. ``scope`` turns a request into the scope object
+    only tagged node, and the rules' query is empty) and tool calls
+    (findings and the intent verdict decide only the gate, forced here). ``scope`` turns a request into the scope object
     the procedural layer takes (required with ``procedural_layer``).
 
     Returns an ``async`` critic for :func:`run`: the verdict, with
     ``tokens_in``, ``tokens_out``, ``latency_ms`` and ``model``. A call
     whose model raised (symfonic itself approves then) raises instead: the
     exception itself when it is transient (:func:`is_transient`, so
-    :func:`run` retries it), else :class:`Failed`."""
+    :func:`run` retries it), else :class:`Failed`; so does a call whose
+    model could not be made, whose model answered nothing symfonic could
+    take, or whose procedural layer raised (symfonic would list no rules)."""
     from symfonic.agent.middleware.metacognitive import MetacognitiveMiddleware
 
     if procedural_layer is not None and scope is None:
         raise ValueError("procedural_layer= needs scope=: a function from a request to the scope "
                          "object the procedural layer retrieves with (its rules depend on it)")
     forced = config.model_copy(update={"metacognition_enabled": True, "metacognition_gate": _always})
+    layer = _WatchedLayer(procedural_layer) if procedural_layer is not None else None
     middleware = MetacognitiveMiddleware(model_provider=_Watched(model_provider), config=forced,
-                                         domain=domain, procedural_layer=procedural_layer,
+                                         domain=domain, procedural_layer=layer,
                                          reflection_prompt_template=reflection_prompt_template)
     critic_config = (getattr(config, "role_models", None) or {}).get("critic")
 
@@ -565,7 +607,7 @@ def symfonic_critic(model_provider: Any, config: Any, domain: Any, *,
         if not isinstance(log, dict):
             hit = recorded.get("sensitive_hit")
             log = {"activated_nodes": [{"tags": [hit]}]} if isinstance(hit, str) else {}
-        box: list[BaseException] = []
+        box = _Box()
         token = _FAILURE.set(box)
         try:
             event = await middleware.evaluate(
@@ -579,11 +621,15 @@ def symfonic_critic(model_provider: Any, config: Any, domain: Any, *,
             )
         finally:
             _FAILURE.reset(token)
-        if box:
-            e = box[0]
+        if box.errors:
+            e = box.errors[0]
             if is_transient(e):
                 raise e
             raise Failed(f"{type(e).__name__}: {e}") from e
+        if not box.answered:
+            # symfonic's critic fell back to approve without its model's
+            # answer (it failed after the call, or never made it).
+            raise Failed("symfonic's critic approved without an answer of its model")
         model = getattr(critic_config, "model_name", None)
         return {"verdict": event.verdict, "tokens_in": event.reflection_tokens_in,
                 "tokens_out": event.reflection_tokens_out, "latency_ms": event.reflection_latency_ms,

@@ -307,7 +307,7 @@ def test_exploration_fires_in_symfonics_traces_are_the_plans_draws(
     assert smart["production_explored"] == len(expected)
     assert smart["production_fired_variant_skips"] == 0
     assert smart["production_agreement"] == 1.0
-    assert smart["exploration_fires_without_turn_id"] == 0
+    assert smart["production_fires_without_turn_id"] == 0
     assert "probably differs" not in done.stderr, done.stderr
     report = (tmp_path / "r/report.md").read_text(encoding="utf-8")
     assert "probably differs" not in report
@@ -330,7 +330,7 @@ def test_exploration_fires_in_symfonics_traces_are_the_plans_draws(
                           capture_output=True, text=True)
     assert bare.returncode == 0, bare.stderr
     smart = _smart(json.loads((tmp_path / "r2/summary.json").read_text(encoding="utf-8")))
-    assert smart["exploration_fires_without_turn_id"] == len(expected), smart
+    assert smart["production_fires_without_turn_id"] == len(expected), smart
     said = f"production's critic ran on {len(expected)} turns its gate skips that record no turn_id"
     assert said in bare.stderr, bare.stderr
     assert said in (tmp_path / "r2/report.md").read_text(encoding="utf-8").replace("\\", "")
@@ -503,3 +503,22 @@ def test_symfonic_critic_is_production_s_critic(tmp_path: Path, cli: str, monkey
     failed = tmp_path / "failed.jsonl"
     c = shadow.run(requests[:2], broken, failed, retries=1, backoff=0.01, progress=False)
     assert (c["failed"], c["verdicts"], c["retries"]) == (2, 0, 2), c
+
+    # A model that cannot be made (no key), or a procedural layer that
+    # raises: symfonic approves (with no rules); the shadow critic fails.
+    class NoKey(Provider):
+        def get_chat_model(self, config: Any) -> Any:
+            raise RuntimeError("no API key")
+
+    class Layer:
+        async def retrieve(self, scope: Any, query: str, top_k: int) -> list[str]:
+            raise KeyError("tenant")
+
+    keyless = shadow.symfonic_critic(NoKey(), config, domain)
+    with pytest.raises(shadow.Failed, match="no API key"):
+        asyncio.run(keyless(requests[0]))
+    layered = shadow.symfonic_critic(JudgingProvider(), config, domain, procedural_layer=Layer(),
+                                     scope=lambda r: r["scope"])
+    logged = {**requests[0], "recorded": {"activation_log": {"inference_paths": [["Order", "Refund"]]}}}
+    with pytest.raises(shadow.Failed, match="tenant"):
+        asyncio.run(layered(logged))

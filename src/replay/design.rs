@@ -310,17 +310,10 @@ pub struct DesignTally {
     /// cluster sample, for which the bound does not hold.
     #[serde(default)]
     pub run_keyed: u64,
-    /// Production's fires on skips of the population without `turn_id`:
-    /// the exploration gate draws by symfonic's run id, which such a turn
-    /// does not record, so the coin here cannot tell whether production
-    /// drew it (those it draws by its own key match by chance).
+    /// Production's fires on the population's skips against the coin's
+    /// key ([`Keyed`]).
     #[serde(default)]
-    pub unkeyed_fires: u64,
-    /// The population's skips without `turn_id` (of a plan of
-    /// production's skips): where production fired on most of them, it
-    /// reviewed them all (a legacy recording), not an exploration gate.
-    #[serde(default)]
-    pub unkeyed_skips: u64,
+    pub keyed: Keyed,
     /// The drawn skips' keys (XXH3-64), and the draws whose key an earlier
     /// draw had (duplicated lines, reused ids): one coin, not two.
     #[serde(default)]
@@ -337,6 +330,67 @@ pub struct DesignTally {
     /// them. Empty for a plan of production's skips.
     #[serde(default)]
     pub overlap: BTreeMap<String, BTreeMap<String, StratumTally>>,
+}
+
+/// Production's fires on the population's skips (a plan of production's
+/// skips), against the coin's key: what says whether they are an
+/// exploration gate's draws. A skip without `turn_id` has another key
+/// here than symfonic's run id, so its fire cannot be matched to a draw;
+/// a skip with one that the coin did not draw has no exploration fire,
+/// so production firing on most of those is another gate (a legacy
+/// recording's reviews), not exploration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Keyed {
+    /// Skips without `turn_id`, production's fires on them, and the draws
+    /// an exploration gate would make among them (the sum of their
+    /// probabilities, in billionths: an integer, mergeable in any order).
+    pub unkeyed_skips: u64,
+    pub unkeyed_fires: u64,
+    pub unkeyed_expected_nano: u64,
+    /// Skips with `turn_id` the coin did not draw, and production's fires
+    /// on them.
+    pub undrawn_skips: u64,
+    pub undrawn_fires: u64,
+}
+
+impl Keyed {
+    fn add(&mut self, t: &Turn, at: &Placed) {
+        let fired = u64::from(t.production() == crate::read::turn::Production::Fired);
+        match (t.turn_id.is_some(), at.drawn) {
+            (false, _) => {
+                self.unkeyed_skips += 1;
+                self.unkeyed_fires += fired;
+                self.unkeyed_expected_nano += (at.probability.clamp(0.0, 1.0) * 1e9).round() as u64;
+            }
+            (true, false) => {
+                self.undrawn_skips += 1;
+                self.undrawn_fires += fired;
+            }
+            (true, true) => {}
+        }
+    }
+
+    pub fn merge(&mut self, o: &Keyed) {
+        self.unkeyed_skips += o.unkeyed_skips;
+        self.unkeyed_fires += o.unkeyed_fires;
+        self.unkeyed_expected_nano += o.unkeyed_expected_nano;
+        self.undrawn_skips += o.undrawn_skips;
+        self.undrawn_fires += o.undrawn_fires;
+    }
+
+    /// Whether production's fires on the skips the coin did not draw say
+    /// it reviewed them (more than half): then no fire is exploration.
+    pub fn reviews_undrawn(&self) -> bool {
+        self.undrawn_fires * 2 > self.undrawn_skips
+    }
+
+    /// Whether production's fires on the skips without `turn_id` are more
+    /// than an exploration gate draws there (beyond 4 standard
+    /// deviations of the binomial count): a gate that reviewed them.
+    pub fn reviews_unkeyed(&self) -> bool {
+        let expected = self.unkeyed_expected_nano as f64 / 1e9;
+        self.unkeyed_fires as f64 > expected + 4.0 * expected.sqrt() + 2.0
+    }
 }
 
 /// Production's fires with a critic verdict, those the fidelity coin drew,
@@ -388,8 +442,7 @@ impl DesignTally {
             unplanned: self.unplanned,
             mixed: self.mixed,
             run_keyed: self.run_keyed,
-            unkeyed_fires: self.unkeyed_fires,
-            unkeyed_skips: self.unkeyed_skips,
+            keyed: self.keyed,
             keys: Default::default(),
             shared_keys: self.shared_keys,
             fidelity: self.fidelity,
@@ -442,10 +495,9 @@ impl DesignTally {
         }
         let at = d.place(t);
         self.run_keyed += u64::from(t.turn_id.is_none() && t.turn.is_none());
-        let unkeyed = t.turn_id.is_none() && self.population == Population::ProductionSkips;
-        self.unkeyed_skips += u64::from(unkeyed);
-        self.unkeyed_fires +=
-            u64::from(unkeyed && t.production() == crate::read::turn::Production::Fired);
+        if self.population == Population::ProductionSkips {
+            self.keyed.add(t, &at);
+        }
         let mut one = StratumTally {
             probability: at.probability,
             skips: 1,
@@ -523,8 +575,7 @@ impl DesignTally {
         }
         self.mixed |= o.mixed;
         self.run_keyed += o.run_keyed;
-        self.unkeyed_fires += o.unkeyed_fires;
-        self.unkeyed_skips += o.unkeyed_skips;
+        self.keyed.merge(&o.keyed);
         self.shared_keys += o.shared_keys;
         for k in &o.keys {
             if !self.keys.insert(*k) {
@@ -561,8 +612,7 @@ impl DesignTally {
             other_plan: self.other_plan,
             unplanned: self.unplanned,
             run_keyed: self.run_keyed,
-            unkeyed_fires: self.unkeyed_fires,
-            unkeyed_skips: self.unkeyed_skips,
+            keyed: self.keyed,
             shared_keys: self.shared_keys,
             ..Default::default()
         };
@@ -827,9 +877,8 @@ pub struct SampleFigures {
     pub run_keyed: u64,
     pub shared_keys: u64,
     /// Production's fires on the population's skips without `turn_id`
-    /// ([`DesignTally::unkeyed_fires`]), and the skips without it.
-    pub unkeyed_fires: u64,
-    pub unkeyed_skips: u64,
+    /// and with `turn_id` the coin did not draw ([`Keyed`]).
+    pub keyed: Keyed,
 }
 
 /// Does the design's bound cover? Windows of production's skips with a

@@ -373,11 +373,7 @@ impl Replayer {
         }
         self.note_turn(turn, at, out);
         let seen = Seen::of(turn, text, self.further());
-        let facts = self.facts_seen(&seen, at, &mut out.totals);
-        let facts_under = seen.facts_under(&facts);
-        if !facts_under.is_empty() {
-            self.pool_under(&facts_under, &mut out.totals);
-        }
+        let (facts, facts_under) = self.facts_seen(&seen, at, &mut out.totals);
         // The baseline first (every decision is compared with it), then
         // each variant in order; no per-turn list of evaluations.
         let b = self.plan.baseline;
@@ -455,11 +451,20 @@ impl Replayer {
     }
 
     /// [`Replayer::facts`] of a turn as seen, with whether production
-    /// explored it.
-    fn facts_seen(&self, seen: &Seen, at: At, totals: &mut totals::Totals) -> TurnFacts {
+    /// explored it, and its facts under each further deployment (pooled).
+    fn facts_seen(
+        &self,
+        seen: &Seen,
+        at: At,
+        totals: &mut totals::Totals,
+    ) -> (TurnFacts, Vec<TurnFacts>) {
         let mut facts = self.facts(seen.turn, at, seen.features.chars as u64, totals);
         facts.explored = self.explored(seen, &facts);
-        facts
+        let under = seen.facts_under(&facts);
+        if !under.is_empty() {
+            self.pool_under(&under, totals);
+        }
+        (facts, under)
     }
 
     /// Whether production's critic ran on the turn because the plan's coin
@@ -475,7 +480,14 @@ impl Replayer {
             return false;
         }
         let (turn, features) = seen.by(self.deployment_of[s]);
-        design.place(turn).drawn && !self.gates[s].evaluate_with(turn, features).fires()
+        // Matched by symfonic's run id only, and only where the coin drew
+        // a share of the skips (at probability 1 a gate that reviews every
+        // skip looks the same).
+        let at = design.place(turn);
+        turn.turn_id.is_some()
+            && at.drawn
+            && at.probability < 1.0
+            && !self.gates[s].evaluate_with(turn, features).fires()
     }
 
     /// A turn against the plan's sample, by the sampled variant's decision;

@@ -281,6 +281,7 @@ pub(super) fn count(d: &Decision, f: &TurnFacts, risky: bool) -> Counts {
         critic_not_run: (f.label_index == NOT_RUN) as u64,
         production_known: f.production.is_some() as u64,
         production_explored: (f.explored && d.skips()) as u64,
+        production_explored_fires: (f.explored && d.fires) as u64,
         ..Default::default()
     };
     match d.mismatch(f.gate()) {

@@ -210,7 +210,7 @@ fn sample_fields(f: &crate::replay::design::SampleFigures, s: &mut VariantSummar
     s.sampled_labelled_production = Some(f.labelled_production);
     s.sampled_failed = Some(f.failed);
     s.sampled_unreviewed = Some(f.unreviewed);
-    s.exploration_fires_without_turn_id = Some(f.unkeyed_fires);
+    s.production_fires_without_turn_id = Some(f.keyed.unkeyed_fires);
     s.skip_regression_rate_estimate = sig(f.estimate);
     s.skip_regression_rate_upper95 = sig_up(f.upper);
     s.skip_regression_rate_worst_case_upper95 = sig_up(f.worst);
@@ -236,7 +236,7 @@ fn design_fields(
             let f = d.figures(turns, 0.05);
             sample_fields(&f, s);
             note_shared_coins(view.name, &f, notes);
-            notes.extend(unkeyed_fires(view.name, f.unkeyed_fires, f.unkeyed_skips));
+            notes.extend(unkeyed_fires(view.name, &f.keyed));
         }
         return;
     }
@@ -303,15 +303,14 @@ fn two_phase_fields(two: &crate::replay::design::TwoPhase, turns: u64, s: &mut V
 
 /// What a summary (and monitor) says of production's fires on its gate's
 /// skips that record no `turn_id`: the plan's coin cannot match them to
-/// the exploration gate's draws.
-///
-/// Said only where production skipped at least half of those turns: a
-/// recording where production's critic reviewed (almost) all of them is
-/// one of the legacy gate, whose reviews are not drawn by a coin.
-pub(crate) fn unkeyed_fires(variant: &str, n: u64, skips: u64) -> Option<String> {
+/// the exploration gate's draws. Said only where they are no more than an
+/// exploration gate draws there: more is a gate that reviewed them (a
+/// legacy recording), whose reviews no coin drew.
+pub(crate) fn unkeyed_fires(variant: &str, k: &crate::replay::design::Keyed) -> Option<String> {
+    let n = k.unkeyed_fires;
     let (turns, record) = match n {
         0 => return None,
-        _ if n * 2 > skips => return None,
+        _ if k.reviews_unkeyed() => return None,
         1 => ("turn", "records"),
         _ => ("turns", "record"),
     };
@@ -602,6 +601,26 @@ fn variant_summaries(plan: &Plan, totals: &Totals, notes: &mut Vec<String>) -> V
         .collect()
 }
 
+/// Keys that look like the format's, named.
+fn note_misnamed(totals: &Totals, notes: &mut Vec<String>) {
+    if totals.misnamed_keys.is_empty() {
+        return;
+    }
+    let named: Vec<String> = totals
+        .misnamed_keys
+        .iter()
+        .map(|(k, m)| format!("`{k}` (the format's `{m}`?)"))
+        .collect();
+    let more = match totals.misnamed_more {
+        true => format!(" and more (the first {} by name)", named.len()),
+        false => String::new(),
+    };
+    notes.push(format!(
+        "keys the format does not define look like ones it does, so what they were meant to record is absent: {}{more}; rename them (the misnamed_field warning gives their first lines)",
+        named.join(", ")
+    ));
+}
+
 /// Build the summary from the merged totals.
 pub(crate) fn summarize(
     plan: &Plan,
@@ -610,21 +629,7 @@ pub(crate) fn summarize(
     segments_cut: &BTreeMap<String, usize>,
 ) -> Summary {
     let mut notes = run.notes.clone();
-    if !totals.misnamed_keys.is_empty() {
-        let named: Vec<String> = totals
-            .misnamed_keys
-            .iter()
-            .map(|(k, m)| format!("`{k}` (the format's `{m}`?)"))
-            .collect();
-        let more = match totals.misnamed_more {
-            true => format!(" and more (the first {} by name)", named.len()),
-            false => String::new(),
-        };
-        notes.push(format!(
-            "keys the format does not define look like ones it does, so what they were meant to record is absent: {}{more}; rename them (the misnamed_field warning gives their first lines)",
-            named.join(", ")
-        ));
-    }
+    note_misnamed(totals, &mut notes);
     if !totals.unpriced_models.is_empty() {
         let models: Vec<String> = totals.unpriced_models.iter().cloned().collect();
         note_unpriced(&mut notes, &models, totals.unpriced_more);
@@ -634,6 +639,15 @@ pub(crate) fn summarize(
     note_own_deployments(plan, &mut notes);
     note_harness_latency(totals, &mut notes);
     note_turns_as_runs(plan, totals, &mut notes);
+    let uncredited;
+    let totals = match not_exploring(plan, totals) {
+        Some(n) => {
+            notes.push(n);
+            uncredited = uncredit(totals);
+            &uncredited
+        }
+        None => totals,
+    };
     let variants = variant_summaries(plan, totals, &mut notes);
     let production = production_vs_baseline(plan, totals);
     if let Some(n) = &production.note {
@@ -813,6 +827,33 @@ fn note_unreviewed_skips(plan: &Plan, p: &VariantSummary) -> Option<String> {
         Some(s) => format!("{said}; {s}"),
         None => said,
     })
+}
+
+/// Why the plan's draws are not read as exploration fires, where they
+/// were counted so but production also fired on most of the skips the
+/// coin did not draw: it reviewed them (a legacy recording's reviews).
+fn not_exploring(plan: &Plan, totals: &Totals) -> Option<String> {
+    let d = totals.design.as_ref()?;
+    let explored = totals.variants[plan.production()]
+        .counts
+        .production_explored;
+    (d.population == crate::replay::design::Population::ProductionSkips
+        && explored > 0
+        && d.keyed.reviews_undrawn())
+    .then(|| format!(
+        "production's critic ran on {} of the {} skips of its gate the plan's coin did not draw: it reviewed them (a legacy recording?), so its {explored} reviews of the drawn ones are not read as an exploration gate's: production agreement counts them as production's fires",
+        d.keyed.undrawn_fires, d.keyed.undrawn_skips
+    ))
+}
+
+/// The totals with production's exploration fires taken as its gate's
+/// fires, on every variant.
+fn uncredit(totals: &Totals) -> Totals {
+    let mut t = totals.clone();
+    for v in t.variants.iter_mut() {
+        v.counts = v.counts.uncredited();
+    }
+    t
 }
 
 /// The warning that production's config is probably not the one given:

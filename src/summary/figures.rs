@@ -481,8 +481,8 @@ impl VariantSummary {
             ("sampled_failed", self.sampled_failed),
             ("sampled_unreviewed", self.sampled_unreviewed),
             (
-                "exploration_fires_without_turn_id",
-                self.exploration_fires_without_turn_id,
+                "production_fires_without_turn_id",
+                self.production_fires_without_turn_id,
             ),
         ]
     }
@@ -1318,7 +1318,7 @@ mod tests {
             sampled_labelled_production: Some(2),
             sampled_failed: Some(1),
             sampled_unreviewed: Some(1),
-            exploration_fires_without_turn_id: Some(0),
+            production_fires_without_turn_id: Some(0),
             skip_regression_rate_estimate: Some(0.01),
             skip_regression_rate_upper95: Some(0.05),
             skip_regression_rate_worst_case_upper95: Some(0.2),
@@ -1329,7 +1329,7 @@ mod tests {
         assert!(good.sample_holds_together().is_ok());
         let edits: [fn(&mut VariantSummary); 7] = [
             |v| v.skip_regression_rate_upper95 = Some(0.3),
-            |v| v.exploration_fires_without_turn_id = Some(101),
+            |v| v.production_fires_without_turn_id = Some(101),
             |v| v.skip_bound_method = None,
             |v| v.sampled_labelled = Some(9),
             |v| v.production = false,
@@ -1341,7 +1341,7 @@ mod tests {
                 v.sampled_labelled_production = None;
                 v.sampled_failed = None;
                 v.sampled_unreviewed = None;
-                v.exploration_fires_without_turn_id = None;
+                v.production_fires_without_turn_id = None;
             },
         ];
         for (i, edit) in edits.iter().enumerate() {

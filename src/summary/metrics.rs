@@ -16,7 +16,7 @@ pub const SCHEMA_VERSION: u64 = 17;
 pub(crate) const SCHEMA_CHANGES: &[(u64, &str)] = &[
     (
         17,
-        "with a plan, a fire of production's that the plan's coin explains (a drawn skip of its gate, matched by turn_id: the exploration gate) agrees with production's variant: new `production_explored` (in production_known, never in production_fired_variant_skips), and `production_agreement` counts them as agreeing; new `exploration_fires_without_turn_id` (production's fires on its gate's skips without turn_id, which no coin here can match)",
+        "with a plan, a fire of production's that the plan's coin explains (a drawn skip of its gate, matched by turn_id: the exploration gate) agrees with production's variant: new `production_explored` (in production_known, never in production_fired_variant_skips), and `production_agreement` counts them as agreeing; new `production_fires_without_turn_id` (production's fires on its gate's skips without turn_id, which no coin here can match); where production also fired on most of the skips the coin did not draw, `production_agreement` is empty with a note",
     ),
     (
         16,
@@ -484,8 +484,8 @@ figures! {
         "of sampled_skips, those whose shadow call failed (a sampled_label with an error)";
     sampled_unreviewed: Option<u64>, "turns",
         "of sampled_skips, those with neither a verdict nor a failed call (not yet reviewed)";
-    exploration_fires_without_turn_id: Option<u64>, "turns",
-        "with a plan of production's skips, production's fires on turns its gate skips that record no turn_id: the exploration gate draws by symfonic's run id, so the plan's coin cannot match such a fire to its draw (one drawn here by the fallback key matches by chance; the others read as disagreements); record turn_id. 0 when every such turn has one";
+    production_fires_without_turn_id: Option<u64>, "turns",
+        "with a plan of production's skips, production's fires on turns its gate skips that record no turn_id: if production ran the exploration gate, it drew them by symfonic's run id, so the plan's coin cannot match them to its draws (they read as disagreements, and their verdicts stay out of the sample); record turn_id. On a recording of a gate that reviewed those turns (a legacy recording) they are its reviews. 0 when every such turn has one";
     skip_regression_rate_estimate: Option<f64>, "share",
         "the Horvitz-Thompson estimate of the regression rate on production's skips: each labelled regression weighted by 1 / its inclusion probability (times drawn over labelled at that probability), over production_skips, held to at most 1 (one drawn regression's weight can pass a small window's skips); empty where a stratum with skips has probability 0 or none of its drawn skips is labelled";
     skip_regression_rate_upper95: Option<f64>, "share",

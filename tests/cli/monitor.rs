@@ -1050,7 +1050,7 @@ fn a_config_that_is_not_production_s_is_caught() {
     let t = t.to_str().unwrap();
     let english = "baseline = \"legacy\"\nproduction = \"smart\"\n[variants.legacy]\n[variants.smart]\nmetacognition_selective_gate = true\nmetacognition_trivial_ack_patterns = ['\\b(ok|got it|thanks|sure)\\b']\n";
     let said = "production's config probably differs from the one given: 840 turns it fires on have no critic event";
-    let setting = "with metacognition_trivial_ack_patterns = [] (symfonic's built-in ack patterns) production's gate would skip 840 of them";
+    let setting = "with metacognition_trivial_ack_patterns = [] (symfonic's built-in ack patterns) production's gate would skip 100% of them and 0.0% of the fires that have one";
     for (config, warned) in [(english, true), (GATE, false)] {
         let c = d.write("gate.toml", config);
         let c = c.to_str().unwrap();
@@ -1278,4 +1278,155 @@ fn a_signal_stops_the_sampling_commands_with_nothing_written() {
             );
         }
     }
+}
+
+/// #63 items 2 and 3, from review: a fire of production's on a drawn skip
+/// is credited as exploration only where production's recording is an
+/// exploration gate's. The fortnight recorded four ways, each ack with
+/// `turn_id`: production's critic on the drawn acks alone (exploration:
+/// they agree, counted in `production_explored`); on every ack (a legacy
+/// recording replayed with a plan: the draws are production's fires, so
+/// the legacy gate agrees and the smart one does not, where crediting
+/// them read the smart gate at 100%); the exploration recording
+/// without `turn_id` (no credit; the fires named, with the fix); the
+/// legacy one without `turn_id` (no note: more fires than draws).
+#[test]
+fn exploration_is_credited_only_to_an_exploration_recording() {
+    let d = Dir::new();
+    let t = d.write("traffic.jsonl", fortnight());
+    let config = d.write("gate.toml", GATE);
+    let (t, c) = (t.to_str().unwrap(), config.to_str().unwrap());
+    let plan = d.path("plan");
+    let o = run(
+        &[
+            "plan",
+            t,
+            "--config",
+            c,
+            "--out",
+            plan.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.02",
+            "--strata",
+            "language",
+            "--salt",
+            "x",
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let toml = std::fs::read_to_string(plan.join("plan.toml")).unwrap();
+    let p_of = |lang: &str| -> f64 {
+        let v: toml::Value = toml::from_str(&toml).unwrap();
+        v["stratum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["value"].as_str() == Some(lang))
+            .unwrap()["probability"]
+            .as_float()
+            .unwrap()
+    };
+    let (en, de) = (p_of("en"), p_of("de"));
+    assert!(en < 1.0 && de <= 1.0, "{en} {de}");
+    let recorded = |all: bool, ids: bool| -> (String, u64) {
+        let mut drawn = 0;
+        let mut out = String::new();
+        for l in fortnight().lines() {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let id = format!("{}#{}", v["run_id"].as_str().unwrap(), v["turn"]);
+            let ack = v["critic"]["ran"] == false;
+            if ack {
+                let p = if v["language"] == "de" { de } else { en };
+                let hit = p < 1.0 && critic_gate::coin::drawn("x", id.as_bytes(), p);
+                drawn += u64::from(hit);
+                v["critic"] = match all || hit {
+                    true => serde_json::json!({"ran": true, "verdict": "approve"}),
+                    false => serde_json::Value::Null,
+                };
+                if v["critic"].is_null() {
+                    v.as_object_mut().unwrap().remove("critic");
+                }
+            }
+            if ids {
+                v["turn_id"] = serde_json::json!(id);
+            }
+            out.push_str(&format!("{v}\n"));
+        }
+        (out, drawn)
+    };
+    let replayed = |name: &str, traffic: String| -> (serde_json::Value, String) {
+        let f = d.write(&format!("{name}.jsonl"), traffic);
+        let out = d.path(name);
+        let o = run(
+            &[
+                "replay",
+                f.to_str().unwrap(),
+                "--config",
+                c,
+                "--plan",
+                plan.join("plan.toml").to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        expect_code(&o, 0);
+        (summary(&out), stderr(&o))
+    };
+    let (explored, drawn) = recorded(false, true);
+    assert!(drawn > 50, "{drawn}");
+    let (s, said) = replayed("explored", explored);
+    let smart = &s["variants"]["smart"];
+    assert_eq!(smart["production_explored"], drawn, "{smart}");
+    assert_eq!(smart["production_agreement"], 1.0);
+    assert!(
+        !said.contains("probably differs") && !said.contains("not read as an exploration"),
+        "{said}"
+    );
+    let (s, said) = replayed("legacy", recorded(true, true).0);
+    let smart = &s["variants"]["smart"];
+    assert_eq!(smart["production_explored"], 0, "{smart}");
+    assert_eq!(smart["production_fired_variant_skips"], 14 * 360);
+    // As a replay without the plan reads the recording.
+    let plain = d.path("plain");
+    let legacy = d.path("legacy.jsonl");
+    let o = run(
+        &[
+            "replay",
+            legacy.to_str().unwrap(),
+            "--config",
+            c,
+            "--out",
+            plain.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let p = summary(&plain);
+    for v in ["smart", "legacy"] {
+        let agreement = &s["variants"][v]["production_agreement"];
+        assert_eq!(agreement, &p["variants"][v]["production_agreement"], "{v}");
+    }
+    assert!(
+        said.contains("are not read as an exploration gate's"),
+        "{said}"
+    );
+    assert!(said.contains("probably differs"), "{said}");
+    let (s, said) = replayed("no-ids", recorded(false, false).0);
+    let smart = &s["variants"]["smart"];
+    assert_eq!(smart["production_explored"], 0);
+    assert_eq!(smart["production_fires_without_turn_id"], drawn);
+    assert!(
+        said.contains(&format!(
+            "production's critic ran on {drawn} turns its gate skips that record no turn_id"
+        )),
+        "{said}"
+    );
+    let (s, said) = replayed("legacy-no-ids", recorded(true, false).0);
+    assert_eq!(
+        s["variants"]["smart"]["production_fires_without_turn_id"],
+        14 * 360
+    );
+    assert!(!said.contains("record no turn_id"), "{said}");
 }

@@ -206,14 +206,7 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
         warnings.extend(differs);
         state.extend(new, &r.sources.join(", "))?;
     }
-    let (fires, skips) = state.days.values().fold((0, 0), |(f, s), p| {
-        (f + p.design.unkeyed_fires, s + p.design.unkeyed_skips)
-    });
-    warnings.extend(crate::summary::build::unkeyed_fires(
-        &design.variant,
-        fires,
-        skips,
-    ));
+    warnings.extend(unkeyed(&state, &design));
     // A Ctrl-C while counting: the state is not advanced, nothing written.
     r.pass.stop.check()?;
     let rows = looks::rows(&state, &cut, &watch);
@@ -245,6 +238,16 @@ pub fn run(r: &Request) -> crate::Result<Watched> {
         text,
         warnings,
     })
+}
+
+/// What the state's days say of production's fires without `turn_id`
+/// (`crate::summary::build::unkeyed_fires`).
+fn unkeyed(state: &State, design: &Design) -> Option<String> {
+    let mut keyed = crate::replay::design::Keyed::default();
+    for p in state.days.values() {
+        keyed.merge(&p.design.keyed);
+    }
+    crate::summary::build::unkeyed_fires(&design.variant, &keyed)
 }
 
 /// The release field's path into the scope, or why it is none.

@@ -104,6 +104,10 @@ pub struct Counts {
     /// variant, skipping, agrees).
     #[serde(default)]
     pub production_explored: u64,
+    /// ... where the variant fires on such a turn (in
+    /// `production_skipped_variant_fires`: production's gate skipped it).
+    #[serde(default)]
+    pub production_explored_fires: u64,
     /// ... where production skipped and the variant fires.
     pub production_skipped_variant_fires: u64,
     /// Recorded critic events of the saved turns.
@@ -119,6 +123,20 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// These counts with production's exploration fires taken as its
+    /// gate's fires (a recording that is not an exploration gate's).
+    pub fn uncredited(&self) -> Counts {
+        Counts {
+            production_fired_variant_skips: self.production_fired_variant_skips
+                + self.production_explored,
+            production_skipped_variant_fires: self.production_skipped_variant_fires
+                - self.production_explored_fires,
+            production_explored: 0,
+            production_explored_fires: 0,
+            ..self.clone()
+        }
+    }
+
     pub fn skips(&self) -> u64 {
         self.turns - self.fires
     }
@@ -173,6 +191,7 @@ impl Counts {
             production_fired_variant_skips: self.production_fired_variant_skips
                 - o.production_fired_variant_skips,
             production_explored: self.production_explored - o.production_explored,
+            production_explored_fires: self.production_explored_fires - o.production_explored_fires,
             production_skipped_variant_fires: self.production_skipped_variant_fires
                 - o.production_skipped_variant_fires,
             saved: self.saved.minus(&o.saved),
@@ -207,6 +226,7 @@ impl Counts {
             production_known,
             production_fired_variant_skips,
             production_explored,
+            production_explored_fires,
             production_skipped_variant_fires,
             saved,
             added_by_length,
@@ -232,6 +252,7 @@ impl Counts {
         self.production_known += production_known;
         self.production_fired_variant_skips += production_fired_variant_skips;
         self.production_explored += production_explored;
+        self.production_explored_fires += production_explored_fires;
         self.production_skipped_variant_fires += production_skipped_variant_fires;
         self.risky_skips += risky_skips;
         self.risky_labelled_skips += risky_labelled_skips;
