@@ -338,9 +338,10 @@ impl Member {
                 Some(compile(&config.variants[config.baseline].config)?)
             }
         };
+        let gate = compile(&v.config)?;
         let probe = match population {
             Population::ProductionSkips => Some(
-                crate::replay::probe::Probe::of(&v.config)
+                crate::replay::probe::Probe::of(&gate)
                     .map_err(|e| crate::cmd::in_config(e.into(), file.file()))?,
             ),
             Population::UnlabelledNewSkips => None,
@@ -348,7 +349,7 @@ impl Member {
         Ok(Member {
             population,
             words: population.words(&v.name),
-            gate: compile(&v.config)?,
+            gate,
             baseline,
             probe,
             variant: v.name.clone(),

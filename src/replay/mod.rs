@@ -110,6 +110,8 @@ pub(crate) fn compile_gates(plan: &crate::config::Plan) -> crate::Result<Vec<Gat
 impl Replayer {
     pub(crate) fn new(opts: &ReplayOptions) -> crate::Result<Replayer> {
         let gates = compile_gates(&opts.plan)?;
+        let probe =
+            probe::Probe::of(&gates[opts.plan.production()]).map_err(crate::Error::Config)?;
         let (_, deployment_of) = opts.plan.deployments();
         match opts.input.from {
             crate::import::InputFormat::Traffic => opts.plan.derived_once()?,
@@ -159,8 +161,7 @@ impl Replayer {
             deployment_of,
             design_variant,
             audit,
-            probe: probe::Probe::of(&opts.plan.variants[opts.plan.production()].config)
-                .map_err(crate::Error::Config)?,
+            probe,
         })
     }
 

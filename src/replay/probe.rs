@@ -55,34 +55,64 @@ pub(crate) struct Probe {
     settings: Vec<(String, Gate)>,
 }
 
-impl Probe {
+/// A setting tried: how it changes production's variant's config.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    SelectiveGate,
+    Threshold(f64),
+    BuiltinAcks,
+}
+
+impl Change {
+    fn apply(self, c: &mut FrameworkConfig) {
+        match self {
+            Change::SelectiveGate => c.metacognition_selective_gate = true,
+            Change::Threshold(t) => c.metacognition_confidence_threshold = t,
+            Change::BuiltinAcks => c.metacognition_trivial_ack_patterns.clear(),
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            Change::SelectiveGate => "metacognition_selective_gate = true".into(),
+            Change::Threshold(t) => format!("metacognition_confidence_threshold = {t}"),
+            Change::BuiltinAcks => {
+                "metacognition_trivial_ack_patterns = [] (symfonic's built-in ack patterns)".into()
+            }
+        }
+    }
+
     /// The settings tried for `c`: the selective gate on (for a legacy
     /// config), symfonic's built-in ack patterns (for a smart one with
     /// patterns of its own), and lower confidence thresholds (legacy).
-    pub(crate) fn of(c: &FrameworkConfig) -> Result<Probe, ConfigError> {
-        let mut settings = Vec::new();
-        let mut add = |name: String, f: &dyn Fn(&mut FrameworkConfig)| {
-            let mut x = c.clone();
-            f(&mut x);
-            Gate::new(x).map(|g| settings.push((name, g)))
-        };
+    fn all(c: &FrameworkConfig) -> Vec<Change> {
         if !c.metacognition_selective_gate {
-            add("metacognition_selective_gate = true".into(), &|x| {
-                x.metacognition_selective_gate = true
-            })?;
             let t = c.metacognition_confidence_threshold;
-            for lower in [0.5, 0.4, 0.3].into_iter().filter(|&l| l < t).take(2) {
-                add(
-                    format!("metacognition_confidence_threshold = {lower}"),
-                    &|x| x.metacognition_confidence_threshold = lower,
-                )?;
-            }
-        } else if !c.metacognition_trivial_ack_patterns.is_empty() {
-            add(
-                "metacognition_trivial_ack_patterns = [] (symfonic's built-in ack patterns)".into(),
-                &|x| x.metacognition_trivial_ack_patterns.clear(),
-            )?;
+            let lower = [0.5, 0.4, 0.3].into_iter().filter(|&l| l < t).take(2);
+            return std::iter::once(Change::SelectiveGate)
+                .chain(lower.map(Change::Threshold))
+                .collect();
         }
+        match c.metacognition_trivial_ack_patterns.is_empty() {
+            true => Vec::new(),
+            false => vec![Change::BuiltinAcks],
+        }
+    }
+}
+
+/// The names of the settings tried for `c` (what [`Probe::finding`] names).
+pub(crate) fn setting_names(c: &FrameworkConfig) -> Vec<String> {
+    Change::all(c).into_iter().map(Change::name).collect()
+}
+
+impl Probe {
+    /// The settings tried for production's variant's `gate`, each its gate
+    /// changed (its compiled patterns shared where the setting keeps them).
+    pub(crate) fn of(gate: &Gate) -> Result<Probe, ConfigError> {
+        let settings = Change::all(gate.config())
+            .into_iter()
+            .map(|ch| Ok((ch.name(), gate.changed(|x| ch.apply(x))?)))
+            .collect::<Result<_, ConfigError>>()?;
         Ok(Probe { settings })
     }
 
@@ -163,47 +193,52 @@ impl Probe {
     /// What `tally` finds: fires without an event where a wrong setting
     /// would leave them, and the setting that explains them, if one does.
     pub(crate) fn finding(&self, tally: &ProbeTally) -> Option<Finding> {
-        let unrecorded: u64 = tally.by_reason[1].iter().sum();
-        let recorded: u64 = tally.by_reason[0].iter().sum();
-        if unrecorded < AT_LEAST || recorded == 0 {
-            return None;
-        }
-        let [sampled_recorded, sampled_unrecorded] = tally.sampled;
-        let setting = self
-            .settings
-            .iter()
-            .zip(&tally.settings)
-            .filter(|(_, s)| {
-                let share = s.skips_sampled as f64 / sampled_recorded.max(1) as f64;
-                share <= RECORDED_AT_MOST
-                    && mostly(
-                        (s.skips_unrecorded, sampled_unrecorded),
-                        (s.skips_sampled, sampled_recorded),
-                    )
-            })
-            .max_by_key(|(_, s)| s.skips_unrecorded)
-            .map(|((name, _), s)| Explained {
-                setting: name.clone(),
-                share: s.skips_unrecorded as f64 / sampled_unrecorded as f64,
-                recorded_share: s.skips_sampled as f64 / sampled_recorded as f64,
-            });
-        let total = unrecorded + recorded;
-        let reason = Reason::ALL
-            .iter()
-            .map(|&r| {
-                let k = tally.by_reason[1][r as usize];
-                (r, k, tally.by_reason[0][r as usize] + k)
-            })
-            .filter(|&(_, k, n)| mostly((k, n), (unrecorded - k, total - n)))
-            .max_by_key(|&(_, k, _)| k);
-        (setting.is_some() || reason.is_some()).then(|| Finding {
-            unrecorded,
-            fires: total,
-            setting,
-            reason,
-            tried: self.settings.iter().map(|(n, _)| n.clone()).collect(),
-        })
+        let names: Vec<String> = self.settings.iter().map(|(n, _)| n.clone()).collect();
+        finding(&names, tally)
     }
+}
+
+/// What `tally` finds, the settings tried named by `names` (in order).
+pub(crate) fn finding(names: &[String], tally: &ProbeTally) -> Option<Finding> {
+    let unrecorded: u64 = tally.by_reason[1].iter().sum();
+    let recorded: u64 = tally.by_reason[0].iter().sum();
+    if unrecorded < AT_LEAST || recorded == 0 {
+        return None;
+    }
+    let [sampled_recorded, sampled_unrecorded] = tally.sampled;
+    let setting = names
+        .iter()
+        .zip(&tally.settings)
+        .filter(|(_, s)| {
+            let share = s.skips_sampled as f64 / sampled_recorded.max(1) as f64;
+            share <= RECORDED_AT_MOST
+                && mostly(
+                    (s.skips_unrecorded, sampled_unrecorded),
+                    (s.skips_sampled, sampled_recorded),
+                )
+        })
+        .max_by_key(|(_, s)| s.skips_unrecorded)
+        .map(|(name, s)| Explained {
+            setting: name.clone(),
+            share: s.skips_unrecorded as f64 / sampled_unrecorded as f64,
+            recorded_share: s.skips_sampled as f64 / sampled_recorded as f64,
+        });
+    let total = unrecorded + recorded;
+    let reason = Reason::ALL
+        .iter()
+        .map(|&r| {
+            let k = tally.by_reason[1][r as usize];
+            (r, k, tally.by_reason[0][r as usize] + k)
+        })
+        .filter(|&(_, k, n)| mostly((k, n), (unrecorded - k, total - n)))
+        .max_by_key(|&(_, k, _)| k);
+    (setting.is_some() || reason.is_some()).then(|| Finding {
+        unrecorded,
+        fires: total,
+        setting,
+        reason,
+        tried: names.to_vec(),
+    })
 }
 
 /// A hash of the turn, the same in any reading order: its `turn_id`, else
@@ -364,7 +399,7 @@ mod tests {
     }
 
     fn tally_of(c: &FrameworkConfig, lines: &[String]) -> (Probe, ProbeTally) {
-        let probe = Probe::of(c).unwrap();
+        let probe = Probe::of(&Gate::new(c.clone()).unwrap()).unwrap();
         let gate = Gate::new(c.clone()).unwrap();
         let mut t = ProbeTally::default();
         for l in lines {
@@ -449,7 +484,7 @@ mod tests {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(2_000);
-        let probe = Probe::of(&FrameworkConfig::default()).unwrap();
+        let probe = Probe::of(&Gate::new(FrameworkConfig::default()).unwrap()).unwrap();
         let settings = probe.settings.len();
         let skip = |setting: usize, reason: usize| match (setting, reason) {
             (0, 0) => 0.7,

@@ -861,8 +861,8 @@ fn uncredit(totals: &Totals) -> Totals {
 /// critic event (`crate::replay::probe`).
 pub(crate) fn config_differs(plan: &Plan, t: &crate::replay::probe::ProbeTally) -> Option<String> {
     let v = &plan.variants[plan.production()];
-    let probe = crate::replay::probe::Probe::of(&v.config).ok()?;
-    probe.finding(t).map(|f| f.said(&v.name))
+    let names = crate::replay::probe::setting_names(&v.config);
+    crate::replay::probe::finding(&names, t).map(|f| f.said(&v.name))
 }
 
 fn production_vs_baseline(plan: &Plan, totals: &Totals) -> ProductionAgreement {

@@ -468,6 +468,22 @@ impl Gate {
         })
     }
 
+    /// This gate with `change` made to its config, its compiled ack
+    /// patterns reused where the change keeps them (compiling a pattern
+    /// set costs far more than a replay of a small file).
+    pub fn changed(&self, change: impl FnOnce(&mut FrameworkConfig)) -> Result<Gate, ConfigError> {
+        let mut config = self.config.clone();
+        change(&mut config);
+        let mut cache = PatternCache {
+            sets: vec![(
+                ack_patterns(&self.config),
+                self.acks.clone(),
+                self.each.clone(),
+            )],
+        };
+        Gate::new_cached(config, &mut cache)
+    }
+
     pub fn config(&self) -> &FrameworkConfig {
         &self.config
     }
