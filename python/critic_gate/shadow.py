@@ -479,38 +479,37 @@ def run(requests: Union[str, os.PathLike, Iterable[Request]], critic: Critic,
     return counts
 
 
-class _Watched:
+class _Proxy:
+    """Stands for ``inner``: every attribute it does not watch is inner's."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _Watched(_Proxy):
     """A model provider whose chat models note a failed call: symfonic's
     critic catches any exception of its model and approves (0 tokens), so
     the shadow runner could never tell a failed call from an approval."""
 
-    def __init__(self, provider: Any) -> None:
-        self._provider = provider
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._provider, name)
-
     def get_chat_model(self, config: Any) -> Any:
         try:
-            return _WatchedModel(self._provider.get_chat_model(config))
+            return _WatchedModel(self._inner.get_chat_model(config))
         except BaseException as e:
             _noted(e)
             raise
 
 
-class _WatchedModel:
+class _WatchedModel(_Proxy):
     """A chat model whose ``ainvoke`` notes what it raised (in the calling
-    task's ``_FAILURE``) before raising it to symfonic."""
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
+    task's ``_FAILURE``) before raising it to symfonic, and that it
+    answered."""
 
     async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            said = await self._model.ainvoke(*args, **kwargs)
+            said = await self._inner.ainvoke(*args, **kwargs)
         except BaseException as e:
             _noted(e)
             raise
@@ -520,19 +519,13 @@ class _WatchedModel:
         return said
 
 
-class _WatchedLayer:
+class _WatchedLayer(_Proxy):
     """A procedural layer whose ``retrieve`` notes what it raised: symfonic
     then lists no rules, silently, where production's prompt had them."""
 
-    def __init__(self, layer: Any) -> None:
-        self._layer = layer
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._layer, name)
-
     async def retrieve(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return await self._layer.retrieve(*args, **kwargs)
+            return await self._inner.retrieve(*args, **kwargs)
         except BaseException as e:
             _noted(e)
             raise
