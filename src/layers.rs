@@ -16,6 +16,7 @@ const TIERS: &[&[&[&str]]] = &[
     &[
         &["options"],
         &["stats", "vocab", "coin", "cusum", "anytime"],
+        &["pooled"],
         &["deployment", "budgets"],
         &["config"],
         &["grid"],
@@ -42,6 +43,7 @@ const CORE: &[&str] = &[
     "coin",
     "cusum",
     "anytime",
+    "pooled",
     "deployment",
     "budgets",
     "config",

@@ -17,8 +17,8 @@
 // The polars-free core (crates/core), under the same names as before the
 // split, so every layer above reaches it as `crate::gate`, `crate::read`.
 pub use critic_gate_core::{
-    anytime, budgets, coin, config, cusum, deployment, derive, gate, grid, import, options, read,
-    stats, vocab,
+    anytime, budgets, coin, config, cusum, deployment, derive, gate, grid, import, options, pooled,
+    read, stats, vocab,
 };
 
 /// A message that names settings as data (`crate::options::Said`).

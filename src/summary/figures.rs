@@ -535,7 +535,7 @@ impl VariantSummary {
             self.skip_regression_rate_upper95,
             self.skip_regression_rate_worst_case_upper95,
         );
-        let methods = ["hypergeometric", "hypergeometric_bonferroni"];
+        let methods = ["hypergeometric", "hypergeometric_joint"];
         if !share(u)
             || !share(w)
             || !share(self.skip_regression_rate_estimate)

@@ -9,7 +9,7 @@
 /// The version of the report folders this build writes and reads (in
 /// `schema.json` and `summary.json`): `check` and `diff` refuse folders of
 /// another version. A figure added or changed here raises it.
-pub const SCHEMA_VERSION: u64 = 17;
+pub const SCHEMA_VERSION: u64 = 18;
 
 /// What each schema version changed in meaning (docs/reports.md prints
 /// it), newest first: a reader of an older folder learns what differs.
@@ -495,7 +495,7 @@ figures! {
     harmful_skips_per_1k_turns_upper95: Option<f64>, "per 1,000 turns",
         "the regressions the 95% bound allows among production's skips, per 1,000 turns of the traffic (on a row with an audit's two-phase bound: among its new skips, the labelled ones' regressions plus the bound on the unlabelled the audit covers plus each it does not cover)";
     skip_bound_method: Option<String>, "",
-        "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_bonferroni` (several: valid, conservative)";
+        "how skip_regression_rate_upper95 was made: `hypergeometric` (one inclusion probability: exact) or `hypergeometric_joint` (several: the pooled count tested jointly, valid for the design)";
     new_skip_regression_rate_two_phase_upper95: Option<f64>, "share",
         "with an audit plan (a sample of one variant's unlabelled new skips, reviewed by a shadow critic), on that variant and on every other with a draw among its unlabelled new skips the audit covers (the audited variant skips them too): the one-sided 95% bound on the regression rate of this traffic's new skips: the labelled new skips' regressions as counted, plus the sample's bound (skip_regression_rate_upper95's count) on the unlabelled ones the audit covers, plus each unlabelled one it does not cover (a skip the audited variant fires on) counted a regression, over new_skips. It makes no assumption on why the recorded labels are missing (the sample is drawn by design; failed shadow calls are taken as unrelated to the verdict, see the worst case); it bounds this traffic's new skips, not a long-run rate";
     new_skip_regression_rate_two_phase_worst_case_upper95: Option<f64>, "share",

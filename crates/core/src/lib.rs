@@ -29,6 +29,7 @@ pub mod gate;
 pub mod grid;
 pub mod import;
 pub mod options;
+pub mod pooled;
 pub mod read;
 pub mod stats;
 pub mod vocab;

@@ -593,21 +593,35 @@ fn ln_choose(n: u64, k: u64) -> f64 {
 /// from `population` items of which `marked` are marked, X the marked
 /// ones drawn.
 pub fn hypergeom_cdf(x: u64, population: u64, marked: u64, draws: u64) -> f64 {
+    ln_hypergeom_cdf(x, population, marked, draws)
+        .exp()
+        .min(1.0)
+}
+
+/// ln P(X <= x) of [`hypergeom_cdf`], kept in logs: a product of such
+/// probabilities across groups (`crate::pooled`) stays exact where each
+/// is near 1.
+pub fn ln_hypergeom_cdf(x: u64, population: u64, marked: u64, draws: u64) -> f64 {
     let lo = (draws + marked).saturating_sub(population);
     let hi = draws.min(marked);
     if x >= hi {
-        return 1.0;
-    }
-    if x < lo {
         return 0.0;
     }
-    let total = ln_choose(population, draws);
+    if x < lo {
+        return f64::NEG_INFINITY;
+    }
     let terms: Vec<f64> = (lo..=x)
-        .map(|k| ln_choose(marked, k) + ln_choose(population - marked, draws - k) - total)
+        .map(|k| ln_hypergeom_pmf(k, population, marked, draws))
         .collect();
     let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let sum: f64 = terms.iter().map(|t| (t - top).exp()).sum();
-    (top + sum.ln()).exp().min(1.0)
+    (top + sum.ln()).min(0.0)
+}
+
+/// ln P(X = x) for the hypergeometric of [`hypergeom_cdf`]; x within the
+/// support (x <= marked, draws - x <= population - marked).
+pub fn ln_hypergeom_pmf(x: u64, population: u64, marked: u64, draws: u64) -> f64 {
+    ln_choose(marked, x) + ln_choose(population - marked, draws - x) - ln_choose(population, draws)
 }
 
 /// The exact one-sided upper confidence bound on how many of `population`

@@ -5,12 +5,11 @@
 //! (`crate::anytime`), the change alarm (`crate::cusum`, each stratum's
 //! chart as the plan designed it) and the status they make.
 //!
-//! The pooled anytime bounds are the union bound over the plan's
-//! inclusion probabilities: each probability's skips bounded at alpha /
-//! G (G the plan's distinct probabilities, fixed before any look), the
-//! bounds summed. A stratum's row is its own bound at alpha: the rows of
-//! strata are pointers, the pooled row is what the status and the exit
-//! code read.
+//! The pooled anytime bounds test the pooled count jointly across the
+//! plan's inclusion probabilities (`crate::anytime::joint_upper`, one
+//! martingale for all of them, at alpha). A stratum's row is its own
+//! bound at alpha: the rows of strata are pointers, the pooled row is what
+//! the status and the exit code read.
 //!
 //! The status reads the worst-case bounds (a drawn skip without a verdict
 //! a regression for the upper bound, an approval for the lower), which
@@ -33,8 +32,6 @@ pub struct Watch {
     pub alpha: f64,
     /// Each stratum's chart, as plan.toml designed it.
     pub charts: BTreeMap<String, Cusum>,
-    /// The plan's distinct positive probabilities (G of the union bound).
-    pub probabilities: usize,
     /// The plan draws a fidelity sample.
     pub fidelity: bool,
     /// The change alarm's design: about one false alarm in this many days
@@ -266,7 +263,6 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
                 window: only(&p.design.strata),
                 cumulative: only(&cumulative),
                 charts: charts.get(s).into_iter().collect(),
-                groups: 1,
                 last: is_last,
                 shared,
             };
@@ -279,7 +275,6 @@ pub fn rows(state: &State, cut: &Cut, watch: &Watch) -> Vec<Row> {
             window: p.design.strata.clone(),
             cumulative: cumulative.clone(),
             charts: charts.values().collect(),
-            groups: watch.probabilities.max(1),
             last: is_last,
             shared,
         };
@@ -305,7 +300,6 @@ struct Look<'a> {
     window: BTreeMap<String, StratumTally>,
     cumulative: BTreeMap<String, StratumTally>,
     charts: Vec<&'a Running>,
-    groups: usize,
     /// The last period: the one a daily post is about.
     last: bool,
     /// Skips so far that share a coin (keyed by run alone, or repeated).
@@ -331,7 +325,7 @@ impl Look<'_> {
         let sum = |f: fn(&StratumTally) -> u64| self.cumulative.values().map(f).sum::<u64>();
         let cum_skips = sum(|s| s.skips);
         let groups = by_probability(&self.cumulative);
-        let level = watch.alpha / self.groups as f64;
+        let level = watch.alpha;
         let (b, estimate) = self.so_far(&groups, level, cum_skips);
         let decider = watch.decided_by;
         let (lower, upper) = match decider {
@@ -442,13 +436,16 @@ impl Side {
     }
 }
 
-/// The anytime bound on the regressions among the groups' skips, each
-/// group at `level`, summed. A group drawn at probability 0, or that drew
-/// skips and got no verdict, may be all regressions (upper) and holds at
-/// least its labelled ones (lower). Failed calls are taken as unrelated to
-/// the verdict: the group's probability times labelled over drawn.
+/// The anytime bound on the regressions among the groups' skips, tested
+/// jointly at `level`. A group drawn at probability 0, or that drew skips
+/// and got no verdict, may be all regressions (upper) and holds at least
+/// its labelled ones (lower): it is added whole, or as its labelled
+/// regressions, outside the joint bound. Failed calls are taken as
+/// unrelated to the verdict: the group's probability times labelled over
+/// drawn.
 fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
-    let mut total = 0u64;
+    let mut fixed = 0u64;
+    let mut streams = Vec::new();
     for g in groups {
         let (a, p) = match side {
             Side::WorstUpper => (g.regressions + (g.drawn - g.labelled), g.probability),
@@ -470,14 +467,22 @@ fn anytime(groups: &[Group], level: f64, side: Side) -> Option<u64> {
             }
         };
         let unknown = g.probability <= 0.0 || (g.drawn > 0 && g.labelled == 0) || a > g.population;
-        total += match (side.lower(), unknown) {
-            (true, true) => g.regressions.min(g.population),
-            (false, true) => g.population,
-            (true, false) => crate::anytime::lower(a, g.population, p, level)?,
-            (false, false) => crate::anytime::upper(a, g.population, p, level)?,
-        };
+        match (side.lower(), unknown) {
+            (true, true) => fixed += g.regressions.min(g.population),
+            (false, true) => fixed += g.population,
+            (_, false) => streams.push(crate::anytime::Stream {
+                drawn_regressions: a,
+                skips: g.population,
+                p,
+            }),
+        }
     }
-    Some(total)
+    let joint = match (streams.is_empty(), side.lower()) {
+        (true, _) => 0,
+        (false, true) => crate::anytime::joint_lower(&streams, level)?,
+        (false, false) => crate::anytime::joint_upper(&streams, level)?,
+    };
+    Some(fixed + joint)
 }
 
 /// The most labels a status waits for before saying it cannot tell.
@@ -594,7 +599,6 @@ mod tests {
             rate: 0.1,
             alpha: 0.05,
             charts: BTreeMap::from([("s".to_string(), Cusum { up: 3, h: 100 })]),
-            probabilities: 1,
             fidelity: false,
             false_alarm_days: 365.0,
             rise: 2.0,

@@ -309,21 +309,10 @@ fn watch_of(
             charts.insert(s.value.clone(), c);
         }
     }
-    let mut probabilities: Vec<u64> = plan
-        .stratum
-        .iter()
-        .map(|s| s.probability)
-        .chain([plan.default_probability])
-        .filter(|p| *p > 0.0)
-        .map(f64::to_bits)
-        .collect();
-    probabilities.sort_unstable();
-    probabilities.dedup();
     Ok(Watch {
         rate: plan.rate,
         alpha: 1.0 - plan.confidence,
         charts,
-        probabilities: probabilities.len(),
         fidelity: plan.fidelity_probability > 0.0,
         false_alarm_days: days,
         rise,

@@ -184,14 +184,10 @@ fn design(s: &Setting) -> (Watch, Vec<Option<f64>>, Option<f64>) {
             _ => z.days_detect_2r,
         });
     }
-    let mut probs: Vec<u64> = s.strata.iter().map(|x| x.probability.to_bits()).collect();
-    probs.sort_unstable();
-    probs.dedup();
     let w = Watch {
         rate: s.rate,
         alpha: ALPHA,
         charts,
-        probabilities: probs.len(),
         fidelity: false,
         false_alarm_days: FALSE_ALARM_DAYS,
         rise: sizing::ALARM_RISE,

@@ -204,26 +204,26 @@ pub fn detection(s: &mut Sized, rate: f64, false_alarm_days: f64, charts: usize)
 const MAX_CERTIFY_DAYS: u64 = 3660;
 
 /// The whole days until `monitor` certifies R on a stream of skips with
-/// no regression among the labels: the first day D at which the sum over
-/// the groups (probability, skips a day) of the anytime upper bound on D
-/// days of skips (`crate::anytime::upper`, each at `level`) is within R of
+/// no regression among the labels: the first day D at which the joint
+/// anytime upper bound (`crate::anytime::joint_upper`, at `level`) on D
+/// days of the groups' skips (probability, skips a day) is within R of
 /// them. None where a group is drawn at 0, or past ten years.
 pub fn days_to_certify_anytime(groups: &[(f64, f64)], rate: f64, level: f64) -> Option<f64> {
     if groups.iter().any(|g| g.0 <= 0.0 && g.1 > 0.0) || groups.iter().all(|g| g.1 <= 0.0) {
         return None;
     }
     let within = |d: u64| {
-        let mut bound = 0u64;
-        let mut skips = 0u64;
-        for &(p, per_day) in groups {
-            let n = (per_day * d as f64).round() as u64;
-            skips += n;
-            match crate::anytime::upper(0, n, p, level) {
-                Some(u) => bound += u,
-                None => return false,
-            }
-        }
-        skips > 0 && bound as f64 <= rate * skips as f64
+        let streams: Vec<crate::anytime::Stream> = groups
+            .iter()
+            .map(|&(p, per_day)| crate::anytime::Stream {
+                drawn_regressions: 0,
+                skips: (per_day * d as f64).round() as u64,
+                p,
+            })
+            .collect();
+        let skips: u64 = streams.iter().map(|s| s.skips).sum();
+        crate::anytime::joint_upper(&streams, level)
+            .is_some_and(|b| skips > 0 && b as f64 <= rate * skips as f64)
     };
     let mut hi = 1u64;
     while !within(hi) {
@@ -245,16 +245,15 @@ pub fn days_to_certify_anytime(groups: &[(f64, f64)], rate: f64, level: f64) -> 
 
 /// The days until `monitor`'s pooled anytime bound certifies R with no
 /// regression, for strata of (probability, skips a day): their skips
-/// grouped by probability, each group at alpha / G (G the distinct
-/// positive probabilities, as monitor takes them from the plan).
+/// grouped by probability, bounded jointly at alpha, as monitor bounds
+/// them.
 pub fn pooled_certify_days(strata: &[(f64, f64)], rate: f64, alpha: f64) -> Option<f64> {
     let mut groups: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
     for &(p, per_day) in strata {
         groups.entry(p.to_bits()).or_insert((p, 0.0)).1 += per_day;
     }
-    let g = groups.values().filter(|(p, _)| *p > 0.0).count().max(1);
     let groups: Vec<(f64, f64)> = groups.into_values().collect();
-    days_to_certify_anytime(&groups, rate, alpha / g as f64)
+    days_to_certify_anytime(&groups, rate, alpha)
 }
 
 /// The critic calls a day the design at `rate` takes.
