@@ -499,6 +499,9 @@ pub fn status_words(x: &Row, r: f64, alpha: f64) -> String {
         Status::TooFewLabels => format!(
             "too few labels to tell{}",
             match (x.labels_needed, x.decided_by, x.cumulative_failed) {
+                (Some(n), Decider::WorstCase, f) if f > 0 => format!(
+                    ": about {n} more at the current estimate, if no more shadow calls fail ({f} failed so far count as regressions in the worst case: answer them again to need fewer)"
+                ),
                 (Some(n), _, _) => format!(": about {n} more at the current estimate"),
                 (None, Decider::WorstCase, f)
                     if f > 0 && x.cumulative_estimate.is_some_and(|e| e < r) =>

@@ -91,7 +91,7 @@ impl Period {
 
     /// The day's verdicts a change alarm takes: per stratum and
     /// conversation, the one of the lowest key, in key order. The key is
-    /// the coin's hash, unrelated to the verdict, so the one kept is a
+    /// the XXH3-64 of the coin key, unrelated to the verdict, so the one kept is a
     /// random one of the conversation's and regresses at the skips' rate;
     /// conversations are independent where their turns are not, so the
     /// chart's labels are independent draws at that rate, as it is
