@@ -715,6 +715,9 @@ fn audit_plan(d: &Dir) -> (std::path::PathBuf, std::path::PathBuf, std::path::Pa
         p,
         "--max-skip-regression-rate",
         "0.3",
+        // The trace spans seconds: too short to read volumes a day from.
+        "--days",
+        "1",
     ];
     expect_code(&run(&args, None), 0);
     (trace, made, plan)
@@ -779,6 +782,9 @@ fn a_plan_of_production_s_skips_ignores_the_baseline_s_deployment() {
         plan.to_str().unwrap(),
         "--max-skip-regression-rate",
         "0.3",
+        // The trace spans seconds: too short to read volumes a day from.
+        "--days",
+        "1",
     ];
     let o = run(&args, None);
     expect_code(&o, 0);

@@ -28,11 +28,15 @@ fn week() -> String {
                 (true, _) => r#"{"ran":false}"#,
                 (false, _) => r#"{"ran":true,"verdict":"approve"}"#,
             };
+            // Spread over the day, three minutes apart (the plan reads
+            // the days as the time elapsed from the first ts to the last).
             out.push_str(&format!(
-                "{{\"run_id\":\"d{day}-c{}\",\"turn\":{},\"ts\":\"2026-11-{:02}T10:00:00Z\",\"language\":\"{lang}\",\"draft\":\"{draft}\",\"confidence\":0.9,\"critic\":{critic}}}\n",
+                "{{\"run_id\":\"d{day}-c{}\",\"turn\":{},\"ts\":\"2026-11-{:02}T{:02}:{:02}:00Z\",\"language\":\"{lang}\",\"draft\":\"{draft}\",\"confidence\":0.9,\"critic\":{critic}}}\n",
                 i / 4,
                 i % 4,
-                day + 1
+                day + 1,
+                i * 3 / 60,
+                i * 3 % 60
             ));
         }
     }
@@ -93,11 +97,23 @@ fn a_plan_sizes_each_stratum_for_its_labels_within_the_window() {
             .as_float()
             .unwrap()
     };
-    // English: 300 skips a day, 2,100 in the window; 299 labels.
-    assert!((p("en") - 299.0 / 2_100.0).abs() < 1e-8, "{}", p("en"));
-    // German: 60 a day, 420 in the window; its prior is 0 of 60, so 80%
-    // power needs no more than the 299 that certify with none.
-    assert!((p("de") - 299.0 / 420.0).abs() < 1e-8, "{}", p("de"));
+    // The ts span 6 days and 1,377 minutes (00:00 of the 1st to 22:57 of
+    // the 7th): English's 2,100 skips are 301.9 a day, 2,113 in the
+    // window; 299 labels.
+    let days = 6.0 + 1_377.0 / 1_440.0;
+    let window = |skips: f64| skips / days * 7.0;
+    assert!(
+        (p("en") - 299.0 / window(2_100.0)).abs() < 1e-8,
+        "{}",
+        p("en")
+    );
+    // German: 420 skips, 60.4 a day; its prior is 0 of 60, so 80% power
+    // needs no more than the 299 that certify with none.
+    assert!(
+        (p("de") - 299.0 / window(420.0)).abs() < 1e-8,
+        "{}",
+        p("de")
+    );
     let csv = csv_rows(&std::fs::read_to_string(out.join("plan.csv")).unwrap());
     let en = csv.iter().find(|r| r["stratum"] == "en").unwrap();
     assert_eq!(
@@ -109,12 +125,12 @@ fn a_plan_sizes_each_stratum_for_its_labels_within_the_window() {
         ("2100", "300", "3")
     );
     assert_eq!(en["labels_to_certify"], "299");
-    // English acks come four to a conversation a day (75 a day): the
-    // change alarm takes one label per conversation a day, so its labels
-    // are the conversations drawn at least once, 75 (1 - (1 - p)^4), not
-    // the 299 / 7 calls.
+    // English acks come four to a conversation a day (525 conversations
+    // over the days): the change alarm takes one label per conversation
+    // a day, so its labels are the conversations drawn at least once,
+    // 525 / days (1 - (1 - p)^4), not the 299 / 7 calls.
     let f = |k: &str| en[k].parse::<f64>().unwrap();
-    let chart = 75.0 * (1.0 - (1.0 - p("en")).powi(4));
+    let chart = 525.0 / days * (1.0 - (1.0 - p("en")).powi(4));
     assert!(
         (f("chart_labels_per_day") - chart).abs() < 1e-6 * chart,
         "{} against {chart}",
@@ -440,7 +456,7 @@ fn traffic_with_ts_on_some_turns_needs_its_days() {
     expect_code(&o, 0);
     let md = std::fs::read_to_string(out.join("plan.md")).unwrap();
     assert!(
-        md.contains("over 7 days (given; the recorded ts span 7 calendar days)"),
+        md.contains("over 7 days (given; the recorded ts span 6.96 days)"),
         "{md}"
     );
 }
@@ -1392,4 +1408,47 @@ fn plan_and_sample_hold_every_line_to_max_line_bytes() {
     expect_error(&sample(&[]), 2, &says);
     assert!(!to.exists());
     expect_code(&sample(&["--skip-invalid"]), 0);
+}
+
+/// Review of #64: skips a day were the skips over the calendar days the
+/// `ts` touched, so a week with 40 lines just after the next midnight was
+/// 8 days (12% fewer skips a day, a sample 12% too small). Over the time
+/// elapsed it is 7 days and 40 seconds.
+#[test]
+fn volumes_a_day_are_over_the_time_elapsed() {
+    let d = Dir::new();
+    let mut text = week();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "{{\"run_id\":\"late-{i}\",\"turn\":1,\"ts\":\"2026-11-08T00:00:{i:02}Z\",\"language\":\"en\",\"draft\":\"Got it, thanks!\",\"confidence\":0.9,\"critic\":{{\"ran\":false}}}}\n"
+        ));
+    }
+    let traffic = d.write("late.jsonl", text);
+    let config = smart_config(&d);
+    let out = d.path("p");
+    let o = run(
+        &[
+            "plan",
+            traffic.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.01",
+            "--strata",
+            "language",
+            "--salt",
+            "s1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    let md = std::fs::read_to_string(out.join("plan.md")).unwrap();
+    let days = 7.0 + 39.0 / 86_400.0;
+    assert!(md.contains(&format!("over {days} days")), "{md}");
+    let csv = csv_rows(&std::fs::read_to_string(out.join("plan.csv")).unwrap());
+    let en = csv.iter().find(|r| r["stratum"] == "en").unwrap();
+    let per_day: f64 = en["skips_per_day"].parse().unwrap();
+    assert!((per_day - 2_140.0 / days).abs() < 1e-3, "{per_day}");
 }

@@ -437,7 +437,7 @@ fn pooled_certify_days(strata: &[Sized], rate: f64, alpha: f64) -> Option<f64> {
 }
 
 /// The days the volumes are over: `days` when given, else the span of
-/// the recorded `ts` (first to last calendar day, both counted). Traffic
+/// the recorded `ts` (the time elapsed, first to last). Traffic
 /// where only some turns record a `ts` is refused without `days`: its
 /// turns without one would count in the volumes but not in the days (a
 /// day of `ts` among four weeks read as four weeks a day).
@@ -458,6 +458,11 @@ fn days_of(r: &Request, traffic: &scan::Traffic) -> crate::Result<f64> {
             ")"
         ])),
         (None, Some(d)) => Ok(d),
+        (None, None) if traffic.first_ts.is_some() => Err(usage(crate::said![
+            "the recorded ts span under an hour from the first to the last, too short to read volumes a day from: give the days the traffic covers (",
+            Setting::Days,
+            ")"
+        ])),
         (None, None) => Err(usage(crate::said![
             "no turn records a ts, so the volumes a day are unknown: give the days the traffic covers (",
             Setting::Days,

@@ -27,9 +27,10 @@ pub struct Traffic {
     pub strata: BTreeMap<String, Volume>,
     /// Values folded into `(other)` past [`MAX_STRATA`] (turns).
     pub folded_turns: u64,
-    /// The first and last day of a recorded `ts` (days since 1970-01-01).
-    pub first_day: Option<i64>,
-    pub last_day: Option<i64>,
+    /// The first and last instant of a recorded `ts` (seconds since
+    /// 1970-01-01T00:00:00Z).
+    pub first_ts: Option<i64>,
+    pub last_ts: Option<i64>,
     /// Turns without a `ts` (they count in the volumes, not in the span).
     pub without_ts: u64,
     /// Production's fires with a critic verdict (what a fidelity sample
@@ -121,9 +122,15 @@ impl Spread {
 }
 
 impl Traffic {
-    /// Days the traffic spans (first to last recorded day, both counted).
+    /// Days the traffic spans: the time elapsed from its first recorded
+    /// `ts` to its last, in days (a two-week file with a few lines past
+    /// midnight is 14 days and a little, not 15; a slice from a Monday
+    /// morning to a Thursday night is 4 days less a morning, not 5). None
+    /// without a `ts`, or where they span under [`MIN_SPAN_SECONDS`]: no
+    /// volume a day can be read from them.
     pub fn days(&self) -> Option<f64> {
-        Some((self.last_day? - self.first_day? + 1) as f64)
+        let span = self.last_ts? - self.first_ts?;
+        (span >= MIN_SPAN_SECONDS).then(|| span as f64 / 86_400.0)
     }
 
     /// The mean dollars of a recorded critic call, None without a price.
@@ -143,14 +150,16 @@ impl Traffic {
     /// One turn: its day, its stratum's counts under production's gate,
     /// and the cost of its recorded critic call.
     pub fn add(&mut self, t: &Turn, member: &Member, strata: &Strata, cost: &CostConfig) {
-        let day = t.ts.as_deref().and_then(day_number);
-        match day {
-            Some(d) => {
-                self.first_day = Some(self.first_day.map_or(d, |f| f.min(d)));
-                self.last_day = Some(self.last_day.map_or(d, |l| l.max(d)));
+        let at = t.ts.as_deref().and_then(crate::read::rfc3339::unix_seconds);
+        match at {
+            Some(s) => {
+                self.first_ts = Some(self.first_ts.map_or(s, |f| f.min(s)));
+                self.last_ts = Some(self.last_ts.map_or(s, |l| l.max(s)));
             }
             None => self.without_ts += 1,
         }
+        // The conversation-day of a skip: its UTC day.
+        let day = at.map(|s| s.div_euclid(86_400));
         if let Some(c) = t.review() {
             let tokens = (c.tokens_in.unwrap_or(0), c.tokens_out.unwrap_or(0));
             if c.tokens_in.is_some() || c.tokens_out.is_some() {
@@ -188,31 +197,11 @@ impl Traffic {
     }
 }
 
-/// Days since 1970-01-01 of an RFC 3339 time's date (`YYYY-MM-DD...`),
-/// as recorded (its own offset); None when it does not start with one.
-pub fn day_number(ts: &str) -> Option<i64> {
-    let b = ts.as_bytes();
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        ts.get(r)?.bytes().try_fold(0i64, |a, c| {
-            c.is_ascii_digit().then(|| a * 10 + i64::from(c - b'0'))
-        })
-    };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
-}
+pub use crate::read::rfc3339::day_number;
+
+/// The shortest span of recorded `ts` a volume a day is read from: an
+/// hour (a few turns at one moment say nothing of a day).
+pub const MIN_SPAN_SECONDS: i64 = 3_600;
 
 #[cfg(test)]
 mod tests {

@@ -380,9 +380,9 @@ fn notes(s: &mut String, m: &Made) {
         t.rejected,
         m.designed.days,
         match (m.request.days, t.days()) {
-            (Some(_), Some(span)) => format!("given; the recorded ts span {span} calendar days"),
+            (Some(_), Some(span)) => format!("given; the recorded ts span {span:.2} days"),
             (Some(_), None) => "given".to_string(),
-            _ => "the recorded ts, first to last calendar day".to_string(),
+            _ => "the time elapsed from the first recorded ts to the last".to_string(),
         }
     );
     if t.without_ts > 0 {

@@ -86,6 +86,58 @@ fn days_in(year: u32, month: u32) -> u32 {
     }
 }
 
+/// Days since 1970-01-01 of an RFC 3339 time's date (`YYYY-MM-DD...`),
+/// as recorded (its own offset); None when it does not start with one.
+pub fn day_number(ts: &str) -> Option<i64> {
+    let b = ts.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        ts.get(r)?.bytes().try_fold(0i64, |a, c| {
+            c.is_ascii_digit().then(|| a * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+/// Seconds since 1970-01-01T00:00:00Z of the instant an RFC 3339
+/// date-time names (its offset applied, a fraction of a second dropped),
+/// or of midnight UTC for a bare date; None for anything else.
+pub fn unix_seconds(s: &str) -> Option<i64> {
+    let day = day_number(s)?;
+    if s.len() == 10 {
+        return (date_problem(s).is_none()).then_some(day * 86_400);
+    }
+    if problem(s).is_some() {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> i64 {
+        s[r].bytes().fold(0, |a, c| a * 10 + i64::from(c - b'0'))
+    };
+    let clock = num(11..13) * 3_600 + num(14..16) * 60 + num(17..19);
+    let offset = match s.as_bytes()[s.len() - 1] {
+        b'Z' | b'z' => 0,
+        _ => {
+            let o = s.len() - 6;
+            let sign = if s.as_bytes()[o] == b'-' { -1 } else { 1 };
+            sign * (num(o + 1..o + 3) * 3_600 + num(o + 4..o + 6) * 60)
+        }
+    };
+    Some(day * 86_400 + clock - offset)
+}
+
 #[cfg(test)]
 mod tests {
     use super::problem;
@@ -171,5 +223,22 @@ mod unix_tests {
         let last = from_unix_nanos(u64::MAX);
         assert_eq!(last, "2554-07-21T23:34:33.709551615Z");
         assert_eq!(problem(&last), None);
+    }
+
+    /// The instant, offsets applied: a local evening is the next UTC day.
+    #[test]
+    fn instants_in_utc() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_seconds("1970-01-02"), Some(86_400));
+        assert_eq!(
+            unix_seconds("2026-12-03T23:30:00-02:00"),
+            unix_seconds("2026-12-04T01:30:00Z")
+        );
+        assert_eq!(
+            unix_seconds("2026-12-03T01:00:00.75+05:30"),
+            Some(unix_seconds("2026-12-02").unwrap() + 19 * 3_600 + 30 * 60)
+        );
+        assert_eq!(unix_seconds("2026-02-30T10:00:00Z"), None);
+        assert_eq!(unix_seconds("yesterday"), None);
     }
 }
