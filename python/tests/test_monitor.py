@@ -165,7 +165,7 @@ def test_sample_and_labels_from_python_are_the_clis(tmp_path: Path, cli: str) ->
         critic_gate.plan(traffic, tmp_path / "p4", config, max_skip_regression_rate=0.02,
                          window_days=10**40)
     # An empty key is refused with the keys it could be.
-    with pytest.raises(critic_gate.UsageError, match="give language, intent, call_site"):
+    with pytest.raises(critic_gate.UsageError, match="give language, language-tag, intent, call_site"):
         critic_gate.plan(traffic, tmp_path / "p5", config, max_skip_regression_rate=0.02,
                          strata="")
 

@@ -32,7 +32,11 @@ pub(crate) const NEW: &str = "(new)";
 pub enum Strata {
     /// One stratum, `all`.
     None,
+    /// The language's primary subtag, lower-cased (`de` for `de-AT`,
+    /// `de-DE` and `DE`): one stratum per language, not per region.
     Language,
+    /// The language tag as recorded (`--strata language-tag`).
+    LanguageTag,
     Intent,
     CallSite,
     /// `scope.KEY[.FIELD...]`: the path's parts after `scope`.
@@ -47,6 +51,7 @@ impl Strata {
         };
         match k {
             "language" => Ok(Strata::Language),
+            "language-tag" => Ok(Strata::LanguageTag),
             "intent" => Ok(Strata::Intent),
             "call_site" => Ok(Strata::CallSite),
             _ => match k.strip_prefix("scope.") {
@@ -54,7 +59,7 @@ impl Strata {
                     Ok(Strata::Scope(rest.split('.').map(str::to_string).collect()))
                 }
                 _ => Err(format!(
-                    "strata {k:?}: give language, intent, call_site or a path into the scope (scope.tenant, scope.user.tier)"
+                    "strata {k:?}: give language, language-tag, intent, call_site or a path into the scope (scope.tenant, scope.user.tier)"
                 )),
             },
         }
@@ -65,6 +70,7 @@ impl Strata {
         match self {
             Strata::None => "all".into(),
             Strata::Language => "language".into(),
+            Strata::LanguageTag => "language-tag".into(),
             Strata::Intent => "intent".into(),
             Strata::CallSite => "call_site".into(),
             Strata::Scope(p) => format!("scope.{}", p.join(".")),
@@ -75,7 +81,8 @@ impl Strata {
     pub fn of(&self, t: &Turn) -> String {
         let label = match self {
             Strata::None => return "all".into(),
-            Strata::Language => t.language.as_deref().map(recorded),
+            Strata::Language => t.language.as_deref().map(primary_subtag),
+            Strata::LanguageTag => t.language.as_deref().map(recorded),
             Strata::Intent => t.intent_label().map(recorded),
             Strata::CallSite => return t.call_site().as_str().into(),
             Strata::Scope(path) => return scope_value(t, path),
@@ -83,6 +90,17 @@ impl Strata {
         label.map_or(NONE.to_string(), |l| {
             capped(&l, MAX_VALUE_BYTES).into_owned()
         })
+    }
+}
+
+/// A language tag's primary subtag, lower-cased (BCP 47 tags are
+/// case-insensitive; `_` is taken for `-`, as some recorders write it),
+/// as a segment label.
+fn primary_subtag(tag: &str) -> std::borrow::Cow<'_, str> {
+    let primary = tag.split(['-', '_']).next().unwrap_or(tag);
+    match primary.bytes().any(|b| b.is_ascii_uppercase()) {
+        true => std::borrow::Cow::Owned(recorded(primary).to_ascii_lowercase()),
+        false => recorded(primary),
     }
 }
 

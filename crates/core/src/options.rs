@@ -1340,7 +1340,7 @@ declare! {
     WINDOW: Window, Kind::Days, Preset::Text("7d"), None, true,
         "The window the labels are collected in: days (`7d`) or weeks (`2w`)";
     STRATA: Strata, Kind::Key, Preset::Absent, Some("KEY"), true,
-        "A probability per stratum: language, intent, call_site or a path into the scope (scope.tenant)";
+        "A probability per stratum: language (its primary subtag: de for de-AT), language-tag (as recorded), intent, call_site or a path into the scope (scope.tenant)";
     MAX_CALLS_PER_DAY: MaxCallsPerDay, Kind::Number, Preset::Absent, Some("N"), true,
         "At most this many shadow critic calls a day";
     SALT: Salt, Kind::Text, Preset::Absent, Some("S"), true,

@@ -20,6 +20,7 @@ use crate::cmd::{Config, Pass};
 use crate::import::InputFormat;
 use crate::options::Values;
 use crate::replay::design::Population;
+use crate::replay::segments::OTHER;
 use crate::summary::numbers::sig;
 use sizing::{Goal, Sized, Volume};
 
@@ -329,6 +330,8 @@ pub struct Designed {
     pub goal: Goal,
     pub strata: Vec<Sized>,
     pub pooled: Sized,
+    /// Strata folded into `(other)`: too small for a promise of their own.
+    pub folded: Vec<String>,
 }
 
 /// Size every stratum; refuse a plan the traffic or the call cap cannot
@@ -358,6 +361,7 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         confidence: r.confidence,
         window_days: r.window_days,
     };
+    let (vols, folded) = fold_small(vols, &goal, days);
     let calls = sizing::calls_per_day(&vols, &goal, days, rate);
     if let Some(cap) = r.max_calls_per_day.filter(|c| calls > *c) {
         let best = sizing::best_rate_under(&vols, &goal, days, cap);
@@ -400,7 +404,43 @@ fn design(r: &Request, traffic: &scan::Traffic) -> crate::Result<Designed> {
         goal,
         strata,
         pooled,
+        folded,
     })
+}
+
+/// Strata too small for a promise of their own (fewer skips in the window
+/// than the labels that certify R with no regression: reviewed whole,
+/// they still cannot) folded into one `(other)` stratum, where their
+/// skips pool (with any values folded there already); the names folded.
+/// A value the plan never saw is then drawn at `(other)`'s probability,
+/// not at the highest of the strata's. Nothing is folded where one
+/// stratum alone would be.
+fn fold_small(vols: Vec<Volume>, goal: &Goal, days: f64) -> (Vec<Volume>, Vec<String>) {
+    let Some(need) = crate::stats::labels_needed(goal.rate, 1.0 - goal.confidence) else {
+        return (vols, Vec::new());
+    };
+    let small =
+        |v: &Volume| v.stratum != OTHER && (v.skips as f64 / days * goal.window_days) < need as f64;
+    if vols.iter().filter(|v| small(v)).count() < 2 {
+        return (vols, Vec::new());
+    }
+    let (small, mut kept): (Vec<Volume>, Vec<Volume>) = vols.into_iter().partition(small);
+    let folded: Vec<String> = small.iter().map(|v| v.stratum.clone()).collect();
+    let at = match kept.iter().position(|v| v.stratum == OTHER) {
+        Some(i) => i,
+        None => {
+            kept.push(Volume {
+                stratum: OTHER.to_string(),
+                ..Volume::default()
+            });
+            kept.len() - 1
+        }
+    };
+    for v in &small {
+        kept[at].add(v);
+    }
+    kept.sort_by(|a, b| a.stratum.cmp(&b.stratum));
+    (kept, folded)
 }
 
 /// The rate on production's skips the budget asks for: R itself, or H

@@ -286,5 +286,15 @@ mod tests {
         );
         assert_eq!(Strata::parse(Some("scope.team")).unwrap().of(&t), NONE);
         assert_eq!(Strata::Language.of(&t), NONE);
+        // Review of #64: de, de-AT and de-DE were three strata.
+        let lang = |l: &str| {
+            let t =
+                Turn::parse(&format!(r#"{{"run_id":"r","language":"{l}","draft":"x"}}"#)).unwrap();
+            (Strata::Language.of(&t), Strata::LanguageTag.of(&t))
+        };
+        assert_eq!(lang("de"), ("de".into(), "de".into()));
+        assert_eq!(lang("de-AT"), ("de".into(), "de-AT".into()));
+        assert_eq!(lang("DE_de"), ("de".into(), "DE_de".into()));
+        assert_eq!(Strata::parse(Some("language-tag")), Ok(Strata::LanguageTag));
     }
 }

@@ -271,6 +271,23 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
 /// with skips certifies within the window at its target.
 pub fn exceptions(d: &Designed, window: f64) -> Vec<String> {
     let mut out = Vec::new();
+    if !d.folded.is_empty() {
+        let shown: Vec<String> = d
+            .folded
+            .iter()
+            .take(8)
+            .map(|s| crate::summary::text::one_line(s).into_owned())
+            .collect();
+        let more = match d.folded.len() > shown.len() {
+            true => format!(" and {} more", d.folded.len() - shown.len()),
+            false => String::new(),
+        };
+        out.push(format!(
+            "{} strata too small for a promise of their own (fewer skips in the window than the labels that certify the rate with no regression) are one `(other)` stratum, with any value the plan has not seen: {}{more}",
+            d.folded.len(),
+            shown.join(", ")
+        ));
+    }
     for s in &d.strata {
         // A traffic value: one line, whatever it holds.
         let name = crate::summary::text::one_line(&s.volume.stratum);
