@@ -288,8 +288,8 @@ mod tests {
         assert_eq!(Strata::Language.of(&t), NONE);
         // Review of #64: de, de-AT and de-DE were three strata.
         let lang = |l: &str| {
-            let t =
-                Turn::parse(&format!(r#"{{"run_id":"r","language":"{l}","draft":"x"}}"#)).unwrap();
+            let line = format!(r#"{{"run_id":"r","language":"{l}","draft":"x"}}"#);
+            let t = Turn::parse(&line).unwrap();
             (Strata::Language.of(&t), Strata::LanguageTag.of(&t))
         };
         assert_eq!(lang("de"), ("de".into(), "de".into()));
