@@ -134,7 +134,7 @@ class PlanFlags(PassFlags, total=False):
     """The window the labels are collected in: days (`7d`) or weeks (`2w`) [default: 7d]."""
 
     strata: Optional[str]
-    """A probability per stratum: language, intent, call_site or a path into the scope (scope.tenant)."""
+    """A probability per stratum: language (its primary subtag: de for de-AT), language-tag (as recorded), intent, call_site or a path into the scope (scope.tenant)."""
 
     max_calls_per_day: Optional[float]
     """At most this many shadow critic calls a day."""

@@ -1519,3 +1519,55 @@ fn language_strata_are_languages_and_small_ones_pool() {
     let (_, said) = plan_of("language-tag", "by-tag");
     assert!(said.contains(": de-AT, de-DE, fr, it, pt-BR"), "{said}");
 }
+
+/// Review of #64: a shadow call was priced at the mean of every recorded
+/// critic call, fires included, where the sample's calls are on skips
+/// (short acknowledgements): here acks cost 100 tokens in and the
+/// replies 2,000, and the price was the mean of both. It is the skips'
+/// calls' mean now, and every call's (said) only where none ran on a skip.
+#[test]
+fn shadow_calls_are_priced_as_the_skips_calls() {
+    let d = Dir::new();
+    let priced = week()
+        .replace(
+            r#""critic":{"ran":true,"verdict":"approve"}}"#,
+            r#""critic":{"ran":true,"verdict":"approve","reflection_tokens_in":100,"reflection_tokens_out":10}}"#,
+        )
+        .replace(
+            r#""critic":{"ran":true,"verdict":"revise"}}"#,
+            r#""critic":{"ran":true,"verdict":"revise","reflection_tokens_in":100,"reflection_tokens_out":10}}"#,
+        );
+    // The replies (fires): 2,000 tokens in.
+    let priced: String = priced
+        .lines()
+        .map(|l| match l.contains("Your order") {
+            true => l.replace(r#""reflection_tokens_in":100"#, r#""reflection_tokens_in":2000"#),
+            false => l.to_string(),
+        } + "\n")
+        .collect();
+    let traffic = d.write("priced.jsonl", priced);
+    let config = smart_config(&d);
+    let out = d.path("p");
+    let o = run(
+        &[
+            "plan",
+            traffic.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--max-skip-regression-rate",
+            "0.01",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    expect_code(&o, 0);
+    // An ack's call: 100 x $15 / M + 10 x $75 / M = $0.00225.
+    let md = std::fs::read_to_string(out.join("plan.md")).unwrap();
+    assert!(
+        md.contains(
+            "at $0.0022 a call (the recorded mean of the critic calls on production's skips)"
+        ),
+        "{md}"
+    );
+}

@@ -37,9 +37,13 @@ pub struct Traffic {
     /// draws from).
     pub reviewed_fires: u64,
     /// Recorded critic calls that ran with a price, and their dollars in
-    /// nano-dollars: the mean cost of a shadow call.
+    /// nano-dollars: on turns of the sampled population (production's
+    /// skips: the calls a shadow critic will make are like these), and on
+    /// every turn (the fallback where none of those ran).
     pub priced_calls: u64,
     pub priced_nano_usd: u128,
+    pub priced_skip_calls: u64,
+    pub priced_skip_nano_usd: u128,
     /// Skips per conversation a day, sampled; [`Traffic::settle`] moves
     /// them into the strata's volumes.
     pub spread: Spread,
@@ -133,10 +137,24 @@ impl Traffic {
         (span >= MIN_SPAN_SECONDS).then(|| span as f64 / 86_400.0)
     }
 
-    /// The mean dollars of a recorded critic call, None without a price.
-    pub fn usd_per_call(&self) -> Option<f64> {
-        (self.priced_calls > 0)
-            .then(|| self.priced_nano_usd as f64 / self.priced_calls as f64 / 1e9)
+    /// The price of a shadow call: the mean dollars of the recorded
+    /// critic calls on turns of the sampled population (a skip's call is
+    /// on a short acknowledgement; every call's mean, fires included, was
+    /// 41% above it where 85% of turns are skips), else of every recorded
+    /// call, said; None without a price.
+    pub fn usd_per_call(&self) -> Option<Price> {
+        let mean = |usd: u128, n: u64| usd as f64 / n as f64 / 1e9;
+        match (self.priced_skip_calls, self.priced_calls) {
+            (0, 0) => None,
+            (0, n) => Some(Price {
+                usd: mean(self.priced_nano_usd, n),
+                on_skips: false,
+            }),
+            (n, _) => Some(Price {
+                usd: mean(self.priced_skip_nano_usd, n),
+                on_skips: true,
+            }),
+        }
     }
 
     /// Each stratum's spread, from the conversation-days kept: once the
@@ -160,14 +178,15 @@ impl Traffic {
         }
         // The conversation-day of a skip: its UTC day.
         let day = at.map(|s| s.div_euclid(86_400));
-        if let Some(c) = t.review() {
+        let priced = t.review().and_then(|c| {
             let tokens = (c.tokens_in.unwrap_or(0), c.tokens_out.unwrap_or(0));
-            if c.tokens_in.is_some() || c.tokens_out.is_some() {
-                if let Ok(n) = cost.nano_usd(tokens, c.model.as_deref()) {
-                    self.priced_calls += 1;
-                    self.priced_nano_usd += u128::from(n);
-                }
-            }
+            (c.tokens_in.is_some() || c.tokens_out.is_some())
+                .then(|| cost.nano_usd(tokens, c.model.as_deref()).ok())
+                .flatten()
+        });
+        if let Some(n) = priced {
+            self.priced_calls += 1;
+            self.priced_nano_usd += u128::from(n);
         }
         let mut name = strata.of(t);
         // A stratum's name is copied once, when it is first seen.
@@ -186,6 +205,10 @@ impl Traffic {
         v.turns += 1;
         let (sampled, prior) = member.classify_probed(t, Some(&mut self.probe));
         v.skips += u64::from(sampled);
+        if let Some(n) = priced.filter(|_| sampled) {
+            self.priced_skip_calls += 1;
+            self.priced_skip_nano_usd += u128::from(n);
+        }
         if sampled {
             self.spread.add(&name, &t.run_id, day);
         }
@@ -198,6 +221,25 @@ impl Traffic {
 }
 
 pub use crate::read::rfc3339::day_number;
+
+/// What a shadow call is priced at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    pub usd: f64,
+    /// From calls on turns of the sampled population; else from every
+    /// recorded call (none ran on those turns).
+    pub on_skips: bool,
+}
+
+impl Price {
+    /// Where the price comes from, for a sentence.
+    pub fn basis(&self) -> &'static str {
+        match self.on_skips {
+            true => "the recorded mean of the critic calls on production's skips",
+            false => "the recorded mean of every critic call (none ran on production's skips; a skip's call is likely cheaper)",
+        }
+    }
+}
 
 /// The shortest span of recorded `ts` a volume a day is read from: an
 /// hour (a few turns at one moment say nothing of a day).

@@ -249,7 +249,7 @@ fn plan_csv(m: &Made) -> crate::Result<Vec<u8>> {
         ("probability", x(&|r| Some(r.probability))),
         ("calls_per_day", x(&|r| Some(r.calls_per_day))),
         ("chart_labels_per_day", x(&|r| Some(r.chart_labels_per_day))),
-        ("usd_per_day", x(&|r| usd.map(|c| c * r.calls_per_day))),
+        ("usd_per_day", x(&|r| usd.map(|c| c.usd * r.calls_per_day))),
         ("days_to_certify", x(&|r| r.days_zero)),
         ("days_for_power", x(&|r| r.days_power)),
         ("days_to_certify_anytime", x(&|r| r.days_certify_anytime)),
@@ -339,7 +339,7 @@ fn plan_md(m: &Made, id: &str) -> String {
         p.calls_per_day,
         100.0 * p.probability,
         p.skips_per_day,
-        usd.map_or(" (dollars not reported: no recorded critic call has a price)".into(), |c| format!(", about ${:.2} a day at the recorded ${c:.4} a call", c * p.calls_per_day)),
+        usd.map_or(" (dollars not reported: no recorded critic call has a price)".into(), |c| format!(", about ${:.2} a day at ${:.4} a call ({})", c.usd * p.calls_per_day, c.usd, c.basis())),
     );
     let late = exceptions(d, m.request.window_days);
     if !late.is_empty() {
