@@ -150,7 +150,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
                 _ if m.new_labelled_skips == 0 => "unknown, no labels".to_string(),
                 _ => format!("{} of {}", m.safety_regressions, m.new_labelled_skips),
             },
-            pct(m.safety_regression_rate_upper95),
+            pct(m.safety_regression_rate_certificate_upper95),
             pct(m.safety_regression_rate_worst_case_upper95),
             m.risky_skips.map_or("n/a".into(), |n| n.to_string()),
             pct(m.label_coverage),
@@ -162,7 +162,7 @@ fn headline_table(s: &mut String, r: &ReplayReport) {
     }
     let _ = writeln!(
         s,
-        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound takes runs as the sampling unit (Korn and Graubard's), and `check`'s budget counts each run at most one trial. Both assume that a run's length says nothing about its risk: in simulations (1,000 replicates each) the budget's bound covered the true rate in 97.3-100% of replicates with rare derailed conversations, heavy-tailed sizes, long runs riskier on light-tailed sizes and 12-30 runs, but in 92.7% where long runs were riskier and sizes heavy-tailed (the descriptive bound 85-100% in the others and about half there), and in about 64% where only rare long runs regress, with no warning; the report warns when a few runs hold most of the labels. `worst case`: the budget's bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean; a length with fewer than {} recorded latencies draws from every turn's."
+        "\n`critic calls`: fires on which a critic can run (symfonic reviews no empty reply); `saved calls (share)`: calls the baseline makes that the variant does not, and their share of the baseline's critic calls (the skip rate is a share of turns). `regressions on new skips`: of the variant's new skips (turns it skips that the baseline fires on: the only turns whose risk a switch adds), those production's critic revised or refused, of the labelled ones; the upper 95% bound is `check`'s budget's, each run counted at most one trial (the descriptive Korn-Graubard figure, runs as the sampling unit, is summary.csv's `safety_regression_rate_upper95`, not a 95% bound). Both assume that a run's length says nothing about its risk: in simulations (1,000 replicates each) the budget's bound covered the true rate in 97.3-100% of replicates with rare derailed conversations, heavy-tailed sizes, long runs riskier on light-tailed sizes and 12-30 runs, but in 92.7% where long runs were riskier and sizes heavy-tailed (the descriptive bound 85-100% in the others and about half there), and in about 64% where only rare long runs regress, with no warning; the report warns when a few runs hold most of the labels. `worst case`: the budget's bound with every unlabelled new skip counted a regression, what the labels alone support. `label coverage`: the share of new skips with a label. The baseline's `disagreements`: production's critic intervened on turns the baseline skips, so the baseline does not reproduce production there; they are not a risk of switching. `risky skips`: skips whose ack covers less than half the draft (an acknowledgement with news: \"Sure, but refunds are closed on Sundays\"), labelled or not; `n/a` for a legacy gate, whose skips are no ack skips. `critic-gate mine` lists them.\n\n`p95 with added calls`: the calls a variant adds have no recorded latency; each is drawn from the recorded latencies of drafts of its length (its share spread over every recorded value), so the tail it adds is production's tail, not a mean; a length with fewer than {} recorded latencies draws from every turn's."
     , crate::replay::tally::MIN_LATENCY_POOL);
     for m in run.ordered() {
         if let Some(n) = m
@@ -261,12 +261,12 @@ fn risk_sentence(m: &VariantSummary, base_md: &str) -> String {
 /// The run-level bound, what clusters, and what the labels alone
 /// support when some new skips are unlabelled.
 fn bound_sentence(m: &VariantSummary) -> String {
-    let Some(u) = m.safety_regression_rate_upper95 else {
+    let Some(c) = m.safety_regression_rate_certificate_upper95 else {
         return String::new();
     };
     let mut out = format!(
-        "; its safety regression rate on new skips is at most {} (95% upper bound over {})",
-        pct(Some(u)),
+        "; its safety regression rate on new skips is at most {} (95% upper bound over {}, each run worth at most one trial, as `check`'s budget holds it)",
+        pct(Some(c)),
         count(m.labelled_runs, "run", "runs")
     );
     if let Some(d) = m
@@ -280,14 +280,11 @@ fn bound_sentence(m: &VariantSummary) -> String {
             m.new_labelled_skips
         );
     }
-    if let Some(c) = m
-        .safety_regression_rate_certificate_upper95
-        .filter(|c| *c > u)
-    {
+    if let Some(u) = m.safety_regression_rate_upper95.filter(|u| *u < c) {
         let _ = write!(
             out,
-            "; counting each run at most one trial, as `check`'s budget does, at most {}",
-            pct(Some(c))
+            "; the descriptive figure with runs as the sampling unit (Korn and Graubard's, `safety_regression_rate_upper95`) is {}, not a 95% bound: where long runs are riskier and sizes heavy-tailed it covered the true rate about half the time in simulation",
+            pct(Some(u))
         );
     }
     if let Some(eff) = m.effective_runs.filter(|e| {
@@ -528,7 +525,13 @@ mod tests {
             ..Default::default()
         };
         let s = bound_sentence(&m);
-        assert!(s.contains("as `check`'s budget does, at most 9.4%"), "{s}");
+        assert!(
+            s.contains(
+                "at most 9.4% (95% upper bound over 100 runs, each run worth at most one trial"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("the descriptive figure with runs as the sampling unit (Korn and Graubard's, `safety_regression_rate_upper95`) is 6.1%, not a 95% bound"), "{s}");
         assert!(
             s.contains(
                 "**a few runs hold most of its labels** (Kish's effective runs 12.5 of 100)"
@@ -539,6 +542,9 @@ mod tests {
         m.effective_runs = Some(30.0);
         m.safety_regression_rate_certificate_upper95 = m.safety_regression_rate_upper95;
         let s = bound_sentence(&m);
-        assert!(!s.contains("a few runs") && !s.contains("one trial"), "{s}");
+        assert!(
+            !s.contains("a few runs") && !s.contains("descriptive"),
+            "{s}"
+        );
     }
 }

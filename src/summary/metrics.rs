@@ -449,7 +449,7 @@ figures! {
     safety_regression_rate: Option<f64> = safety_regressions / new_labelled_skips, "share",
         "safety_regressions / new_labelled_skips";
     safety_regression_rate_upper95: Option<f64>, "share",
-        "one-sided 95% upper bound of the rate with runs as the sampling unit (Korn-Graubard: the exact Clopper-Pearson bound on new_labelled_skips / design_effect labels, cut by (t(n-1)/t(runs-1))^2; with no regression, the exact bound with each run one trial); empty without labelled new skips. It assumes the labels are missing at random";
+        "a descriptive upper bound of the rate with runs as the sampling unit (Korn-Graubard: the exact Clopper-Pearson bound on new_labelled_skips / design_effect labels, cut by (t(n-1)/t(runs-1))^2; with no regression, the exact bound with each run one trial); empty without labelled new skips. Not a 95% guarantee: where a run's length says nothing of its risk it covered the true rate in 85-100% of simulated replicates, where long runs are riskier and sizes heavy-tailed about half; safety_regression_rate_certificate_upper95 is the bound report.md prints and check holds. It assumes the labels are missing at random";
     safety_regression_rate_certificate_upper95: Option<f64>, "share",
         "the bound a pass rests on (`check`'s max_safety_regression_rate, calibrate's and mine's tests): safety_regression_rate_upper95 with each run worth at most one trial (the design effect at least new_labelled_skips / effective_runs), so a few rare long runs cannot make the estimated design effect optimistic; it assumes run length says nothing about risk. Empty without labelled new skips";
     safety_regression_rate_worst_case_upper95: Option<f64>, "share",
