@@ -193,6 +193,9 @@ class MonitorFlags(PassFlags, total=False):
     release_field: Optional[str]
     """The field naming each turn's release, a path into its scope (scope.app_version), for --by release; a state keeps it."""
 
+    timezone: Optional[str]
+    """The days are the calendar days of this offset: UTC (the default) or +HH:MM / -HH:MM; each turn's ts is taken to its instant, so a file rotated at UTC midnight is one day whatever offsets its ts record [default: UTC]."""
+
     state: Optional[PathLike]
     """The counts so far: read when the file exists, the traffic's periods added (a period counted already is refused), written back."""
 
@@ -381,6 +384,7 @@ DEFAULTS: dict[str, tuple[str, dict[str, object]]] = {
         "by": "day",
         "release_at": None,
         "release_field": None,
+        "timezone": "UTC",
         "state": None,
         "merge": None,
         "false_alarm_every_days": None,

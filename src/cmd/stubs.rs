@@ -156,8 +156,9 @@ fn python_default(d: &'static Decl) -> String {
         Preset::Count(n) => n.to_string(),
         Preset::Share(x) => format!("{x:?}"),
         Preset::Name(n) => format!("{n:?}"),
-        Preset::Text(_) => match d.default_value() {
+        Preset::Text(t) => match d.default_value() {
             Some(Value::Number(x)) => format!("{x:?}"),
+            Some(Value::Text(_)) => format!("{t:?}"),
             v => unreachable!("{:?}: a default of {v:?}", d.setting),
         },
     }

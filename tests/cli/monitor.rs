@@ -1430,3 +1430,92 @@ fn exploration_is_credited_only_to_an_exploration_recording() {
     );
     assert!(!said.contains("record no turn_id"), "{said}");
 }
+
+/// Review of #64: a day was the date as written in `ts`, so files rotated
+/// at UTC midnight whose lines record local offsets spanned two days each,
+/// and the second day's file was refused ("counted in the state
+/// already"): a daily job stopped. Days are UTC days now (the instant),
+/// and `--timezone` takes another offset's.
+#[test]
+fn days_are_utc_days_whatever_offset_a_ts_records() {
+    let d = Dir::new();
+    let plan = labelled(&d, "s1");
+    let files = days(&d, "labelled-s1.jsonl");
+    // Every other line of each UTC day written at +14:30: 10:00Z is 00:30
+    // of the next local day.
+    let local: Vec<std::path::PathBuf> = files[..2]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let text: String = std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .enumerate()
+                .map(|(n, l)| {
+                    let utc = format!("2026-11-{:02}T10:00:00Z", i + 1);
+                    let there = format!("2026-11-{:02}T00:30:00+14:30", i + 2);
+                    let line = match n % 2 {
+                        0 => l.replace(&utc, &there),
+                        _ => l.to_string(),
+                    };
+                    line + "\n"
+                })
+                .collect();
+            assert!(text.contains("+14:30"));
+            d.write(&format!("local{i}.jsonl"), text)
+        })
+        .collect();
+    let state = d.path("daily.state");
+    for (i, f) in local.iter().enumerate() {
+        let o = monitor(
+            &d,
+            &plan,
+            &[
+                f.to_str().unwrap(),
+                "--out",
+                d.path(&format!("out{i}")).to_str().unwrap(),
+                "--state",
+                state.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.code() != Some(2), "{}", stderr(&o));
+    }
+    let days = counted_days(&d.read("daily.state"));
+    let names: Vec<&str> = days
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["2026-11-01", "2026-11-02"], "{days}");
+    // At +14:30 the same lines are days 2 and 3; an offset that is not
+    // one is refused.
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            local[0].to_str().unwrap(),
+            "--out",
+            d.path("east").to_str().unwrap(),
+            "--timezone",
+            "+14:30",
+        ],
+    );
+    assert!(o.status.code() != Some(2), "{}", stderr(&o));
+    let csv = csv_rows(&d.read("east/monitor.csv"));
+    assert!(csv.iter().all(|r| r["period"] == "2026-11-02"), "{csv:?}");
+    let o = monitor(
+        &d,
+        &plan,
+        &[
+            local[0].to_str().unwrap(),
+            "--out",
+            d.path("bad").to_str().unwrap(),
+            "--timezone",
+            "Europe/Paris",
+        ],
+    );
+    expect_error(
+        &o,
+        2,
+        "--timezone \"Europe/Paris\": give UTC or an offset +HH:MM or -HH:MM",
+    );
+}

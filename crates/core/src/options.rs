@@ -73,6 +73,7 @@ settings! {
     By = "--by",
     ReleaseAt = "--release-at",
     ReleaseField = "--release-field",
+    Timezone = "--timezone",
     Quiet = "--quiet",
     Label = "--label",
     Confidence = "--confidence",
@@ -1373,6 +1374,8 @@ declare! {
         "A release's first day (YYYY-MM-DD), once per release (--by release)";
     RELEASE_FIELD: ReleaseField, Kind::Key, Preset::Absent, Some("PATH"), true,
         "The field naming each turn's release, a path into its scope (scope.app_version), for --by release; a state keeps it";
+    TIMEZONE: Timezone, Kind::Key, Preset::Text("UTC"), Some("TZ"), true,
+        "The days are the calendar days of this offset: UTC (the default) or +HH:MM / -HH:MM; each turn's ts is taken to its instant, so a file rotated at UTC midnight is one day whatever offsets its ts record";
     STATE: State, Kind::Path, Preset::Absent, Some("FILE"), true,
         "The counts so far: read when the file exists, the traffic's periods added (a period counted already is refused), written back";
     MERGE: Merge, Kind::Paths, Preset::Absent, Some("FILE"), true,
@@ -1512,6 +1515,7 @@ pub static MONITOR: &[&Decl] = pass_set!(
     BY,
     RELEASE_AT,
     RELEASE_FIELD,
+    TIMEZONE,
     STATE,
     MERGE,
     MONITOR_FALSE_ALARM_EVERY,

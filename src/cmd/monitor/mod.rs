@@ -92,6 +92,7 @@ impl Request {
             by: v.name(Setting::By).expect(declared),
             release_at: v.list(Setting::ReleaseAt).unwrap_or_default(),
             release_field: v.text(Setting::ReleaseField),
+            timezone: v.text(Setting::Timezone).expect(declared),
             state: v.path(Setting::State),
             merge: v.paths(Setting::Merge).unwrap_or_default(),
             format: v.name(Setting::Format).expect(declared),
@@ -114,6 +115,9 @@ pub struct Request {
     pub by: String,
     pub release_at: Vec<String>,
     pub release_field: Option<String>,
+    /// The offset whose calendar days the periods are: `UTC` or
+    /// `+HH:MM` / `-HH:MM`.
+    pub timezone: String,
     pub state: Option<PathBuf>,
     pub merge: Vec<PathBuf>,
     pub format: Format,
@@ -328,6 +332,7 @@ fn count(
     config: &crate::config::Plan,
     field: Option<&Strata>,
 ) -> crate::Result<(State, u64, Option<String>)> {
+    let offset = period::offset_of(&r.timezone).map_err(Error::Usage)?;
     let member = super::sample::Member::new(design, config, &r.config)?;
     let decoder = crate::import::Decoder::new(
         r.pass.from,
@@ -360,7 +365,7 @@ fn count(
             if problem.is_some() {
                 return;
             }
-            let name = match period::slot_of(t, field) {
+            let name = match period::slot_of(t, field, offset) {
                 Ok(n) => n,
                 Err(_) if r.pass.skip_invalid => {
                     undated += 1;

@@ -1,5 +1,6 @@
 //! How `monitor` cuts traffic into periods. Its state counts by slot: the
-//! day of each turn's `ts` (as recorded, in its own offset) and, with a
+//! day of each turn's `ts` (the calendar day, at `--timezone`'s offset,
+//! UTC by default, of the instant it records) and, with a
 //! release field, the release the turn names. The periods the files show
 //! group those slots: each day, its ISO week, the release it ran under by
 //! date (`--release-at`), or the release it names (`--release-field`,
@@ -100,8 +101,8 @@ impl Cut {
 
 /// The slot a turn is counted in: its day, and with a release field
 /// (`scope.KEY...`) the release it names (`(none)` where it names none).
-pub fn slot_of(t: &Turn, field: Option<&Strata>) -> Result<String, &'static str> {
-    let day = day_of(t.ts.as_deref())?;
+pub fn slot_of(t: &Turn, field: Option<&Strata>, offset: i64) -> Result<String, &'static str> {
+    let day = day_at(t.ts.as_deref(), offset)?;
     Ok(match field {
         None => day,
         Some(f) => format!("{day}{SEP}{}", f.of(t).replace(SEP, " ")),
@@ -123,6 +124,59 @@ pub fn day_of(ts: Option<&str>) -> Result<String, &'static str> {
         return Err("its ts's date is not a day of the calendar");
     }
     Ok(ts[..10].to_string())
+}
+
+/// The day of a turn recorded at `ts`, at an offset of `offset` seconds
+/// from UTC: the calendar day there of the instant it records (a local
+/// 23:30 at -02:00 is the next UTC day). Err says why it has none.
+pub fn day_at(ts: Option<&str>, offset: i64) -> Result<String, &'static str> {
+    day_of(ts)?;
+    let ts = ts.unwrap_or_default();
+    let at = crate::read::rfc3339::unix_seconds(ts).ok_or("its ts is not an RFC 3339 time")?;
+    Ok(date_of_day((at + offset).div_euclid(86_400)))
+}
+
+/// The offset `--timezone` gives, in seconds east of UTC: `UTC` (or `Z`)
+/// or `+HH:MM` / `-HH:MM`.
+pub fn offset_of(tz: &str) -> Result<i64, crate::options::Said> {
+    let bad = || {
+        crate::said![
+            crate::vocab::Setting::Timezone,
+            format!(" {tz:?}: give UTC or an offset +HH:MM or -HH:MM (a fixed offset: the days of a zone with summer time shift by an hour twice a year)")
+        ]
+    };
+    if tz.eq_ignore_ascii_case("utc") || tz == "Z" {
+        return Ok(0);
+    }
+    let b = tz.as_bytes();
+    if b.len() != 6 || !matches!(b[0], b'+' | b'-') || b[3] != b':' {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| tz[r].parse::<i64>().ok();
+    match (num(1..3), num(4..6)) {
+        (Some(h), Some(m))
+            if h <= 23 && m <= 59 && tz[1..3].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            let sign = if b[0] == b'-' { -1 } else { 1 };
+            Ok(sign * (h * 3_600 + m * 60))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// `YYYY-MM-DD` of a day (days since 1970-01-01; Howard Hinnant's
+/// civil_from_days).
+pub fn date_of_day(day: i64) -> String {
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// Whether `d` is exactly a calendar date `YYYY-MM-DD`.
