@@ -235,10 +235,15 @@ fn two(g1: Labelled, g2: Labelled, alpha: f64) -> u64 {
     lo
 }
 
-/// Any number of groups, by Chernoff's inequality: the largest total for
-/// which min over theta of max over the allocations of
-/// theta t + sum_h n_h ln(1 - (Y_h / N_h)(1 - exp(-theta w_h))) stays above
-/// ln alpha (the allocations taken as real numbers, a larger maximum).
+/// Any number of groups, by Chernoff's inequality: for every theta >= 0,
+/// P_Y(T <= t) <= exp(theta t + sum_h n_h ln(1 - (Y_h / N_h)(1 - exp(-theta
+/// w_h)))), so a total is rejected when, for some theta, that stays at or
+/// below ln alpha for every allocation of it (taken as real numbers, a
+/// larger maximum). For one theta the largest total it leaves is found
+/// along the allocation that keeps the sum highest (each group's marginal
+/// n c / (N - Y c) equal, the sum being concave in Y); the bound is the
+/// least of these over a grid of theta, refined around the best (any theta
+/// gives a valid bound, so a search that misses the best only widens it).
 fn chernoff(groups: &[Labelled], alpha: f64) -> u64 {
     let w: Vec<f64> = groups.iter().map(Labelled::weight).collect();
     let t: f64 = groups
@@ -246,68 +251,65 @@ fn chernoff(groups: &[Labelled], alpha: f64) -> u64 {
         .zip(&w)
         .map(|(g, w)| g.regressions as f64 * w)
         .sum();
-    let value = |theta: f64, total: f64| -> f64 {
+    let limit = alpha.ln();
+    let most: f64 = groups.iter().map(|g| g.most() as f64).sum();
+    // The largest total theta leaves (a real number).
+    let leaves = |theta: f64| -> f64 {
         let c: Vec<f64> = w.iter().map(|w| -(-theta * w).exp_m1()).collect();
-        // The allocation: each group's marginal n c / (N - Y c) equal to
-        // lambda where its range allows (the sum is concave in Y).
-        let at = |lambda: f64| -> Vec<f64> {
-            groups
-                .iter()
-                .zip(&c)
-                .map(|(g, &c)| {
-                    let y = g.population as f64 / c - g.labelled as f64 / lambda;
-                    y.clamp(g.regressions as f64, g.most() as f64)
-                })
-                .collect()
+        let at = |lambda: f64| -> (f64, f64) {
+            let mut value = theta * t;
+            let mut total = 0.0;
+            for (g, &c) in groups.iter().zip(&c) {
+                let y = (g.population as f64 / c - g.labelled as f64 / lambda)
+                    .clamp(g.regressions as f64, g.most() as f64);
+                value += g.labelled as f64 * (-(y / g.population as f64) * c).ln_1p();
+                total += y;
+            }
+            (total, value)
         };
-        let (mut lo, mut hi) = (1e-15f64.ln(), 1e15f64.ln());
-        for _ in 0..64 {
+        if at(1e300).1 > limit {
+            return most;
+        }
+        // Small lambda: every group at its regressions seen (the value is
+        // at least 0 there); large: every group full (at or below ln alpha).
+        let (mut lo, mut hi) = (1e-300f64.ln(), 1e300f64.ln());
+        // 50 halvings of ln lambda's range (about 1,380): within 1e-12.
+        for _ in 0..50 {
             let mid = 0.5 * (lo + hi);
-            match at(mid.exp()).iter().sum::<f64>() < total {
+            match at(mid.exp()).1 > limit {
                 true => lo = mid,
                 false => hi = mid,
             }
         }
-        let ys = at(hi.exp());
-        let spread: f64 = groups
-            .iter()
-            .zip(&c)
-            .zip(&ys)
-            .map(|((g, &c), &y)| g.labelled as f64 * (-(y / g.population as f64) * c).ln_1p())
-            .sum();
-        theta * t + spread
+        at(hi.exp()).0
     };
     let w_min = w.iter().copied().fold(f64::INFINITY, f64::min);
     let w_max = w.iter().copied().fold(0.0, f64::max);
-    // Convex in theta: its minimum by golden section on ln theta (a
-    // monotone change of variable keeps one minimum).
-    let least = |total: f64| -> f64 {
-        let (mut a, mut b) = ((1e-6 / w_max).ln(), (60.0 / w_min).ln());
-        let f = |u: f64| value(u.exp(), total);
-        for _ in 0..60 {
-            let (m1, m2) = (a + (b - a) * 0.382, a + (b - a) * 0.618);
-            match f(m1) < f(m2) {
-                true => b = m2,
-                false => a = m1,
-            }
+    let (from, to) = ((1e-6 / w_max).ln(), (60.0 / w_min).ln());
+    let grid = 16;
+    let step = (to - from) / grid as f64;
+    let (mut best_u, mut best) = (from, f64::INFINITY);
+    for k in 0..=grid {
+        let u = from + step * k as f64;
+        let y = leaves(u.exp());
+        if y < best {
+            (best_u, best) = (u, y);
         }
-        f(0.5 * (a + b)).min(0.0)
-    };
-    let limit = alpha.ln();
+    }
+    // Golden section in the grid cell around the best.
+    let (mut a, mut b) = (best_u - step, best_u + step);
+    for _ in 0..20 {
+        let (m1, m2) = (a + (b - a) * 0.382, a + (b - a) * 0.618);
+        let (y1, y2) = (leaves(m1.exp()), leaves(m2.exp()));
+        best = best.min(y1).min(y2);
+        match y1 < y2 {
+            true => b = m2,
+            false => a = m1,
+        }
+    }
     let lo: u64 = groups.iter().map(|g| g.regressions).sum();
-    let hi: u64 = groups.iter().map(Labelled::most).sum();
-    if least(hi as f64) > limit {
-        return hi;
-    }
-    let (mut lo, mut hi) = (lo, hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        match least(mid as f64) > limit {
-            true => lo = mid,
-            false => hi = mid,
-        }
-    }
-    lo
+    // A hair under: a total exactly at the line is rejected.
+    ((best * (1.0 - 1e-12)).floor() as u64).clamp(lo, most as u64)
 }
 
 #[cfg(test)]

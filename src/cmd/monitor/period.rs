@@ -130,8 +130,13 @@ pub fn day_of(ts: Option<&str>) -> Result<String, &'static str> {
 /// from UTC: the calendar day there of the instant it records (a local
 /// 23:30 at -02:00 is the next UTC day). Err says why it has none.
 pub fn day_at(ts: Option<&str>, offset: i64) -> Result<String, &'static str> {
-    day_of(ts)?;
+    let day = day_of(ts)?;
     let ts = ts.unwrap_or_default();
+    // A UTC time at offset 0 is its own date (the common case, no
+    // arithmetic).
+    if offset == 0 && matches!(ts.as_bytes().last(), Some(b'Z' | b'z')) {
+        return Ok(day);
+    }
     let at = crate::read::rfc3339::unix_seconds(ts).ok_or("its ts is not an RFC 3339 time")?;
     Ok(date_of_day((at + offset).div_euclid(86_400)))
 }
