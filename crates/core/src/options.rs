@@ -1655,11 +1655,12 @@ mod tests {
     fn every_declaration_holds_its_own_default() {
         for d in DECLARED {
             if let Some(v) = d.default_value() {
-                let given = match v {
-                    Value::Count(n) => Given::Int(n.into()),
-                    Value::Share(x) => Given::Float(x),
+                let given = match &v {
+                    Value::Count(n) => Given::Int((*n).into()),
+                    Value::Share(x) => Given::Float(*x),
                     Value::Name(n) => Given::Text(n.to_string()),
                     Value::Number(_) => Given::Text(d.default_text().unwrap()),
+                    Value::Text(t) => Given::Text(t.clone()),
                     other => panic!("{:?}: a default of {other:?}", d.setting),
                 };
                 assert_eq!(d.check(given), Ok(v.clone()), "{:?}", d.setting);
