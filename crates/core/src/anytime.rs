@@ -203,7 +203,7 @@ fn valid_streams(streams: &[Stream], alpha: f64) -> bool {
 /// over the streams of each one's likelihood ratio at one alternative
 /// ratio r (p'_h = r p_h), mixed over r as [`upper`] mixes it, is a
 /// martingale under any true counts (the coins are independent), and the
-/// bound is the largest total no allocation of which it rejects. Every
+/// bound is the largest total some allocation of which it leaves. Every
 /// further regression multiplies each term by (1 - r p) / (1 - p), least
 /// where p is smallest whatever r, so the allocation that keeps the
 /// mixture lowest fills the least-sampled streams first: a stream at
@@ -213,18 +213,26 @@ pub fn joint_upper(streams: &[Stream], alpha: f64) -> Option<u64> {
     if !valid_streams(streams, alpha) {
         return None;
     }
-    let drawn: u64 = streams.iter().map(|s| s.drawn_regressions).sum();
-    // A stream at p = 1 drew every skip: none beyond its drawn.
+    // A stream at p = 1 drew every skip (it holds its drawn), one at
+    // p = 0 none (it may hold all its skips): both outside the product,
+    // which they would only weaken (a ratio of 0 / 0 at p = 0).
+    let fixed: u64 = streams
+        .iter()
+        .map(|s| match s.p {
+            p if p >= 1.0 => s.drawn_regressions,
+            p if p <= 0.0 => s.skips,
+            _ => 0,
+        })
+        .sum();
     let open: Vec<Stream> = streams
         .iter()
-        .map(|s| match s.p >= 1.0 {
-            true => Stream {
-                skips: s.drawn_regressions,
-                ..*s
-            },
-            false => *s,
-        })
+        .filter(|s| s.p > 0.0 && s.p < 1.0)
+        .copied()
         .collect();
+    if open.is_empty() {
+        return Some(fixed);
+    }
+    let drawn: u64 = open.iter().map(|s| s.drawn_regressions).sum();
     let mut order: Vec<usize> = (0..open.len()).collect();
     order.sort_by(|&a, &b| open[a].p.total_cmp(&open[b].p));
     let room: u64 = open.iter().map(|s| s.skips - s.drawn_regressions).sum();
@@ -232,7 +240,7 @@ pub fn joint_upper(streams: &[Stream], alpha: f64) -> Option<u64> {
     let limit = (1.0 / alpha).ln();
     let rejects = |m: u64| ln_joint(&points, &open, &place(&open, &order, m), false) >= limit;
     if !rejects(room) {
-        return Some(drawn + room);
+        return Some(fixed + drawn + room);
     }
     let (mut lo, mut hi) = (0u64, room);
     while hi - lo > 1 {
@@ -242,7 +250,7 @@ pub fn joint_upper(streams: &[Stream], alpha: f64) -> Option<u64> {
             false => lo = mid,
         }
     }
-    Some(drawn + lo)
+    Some(fixed + drawn + lo)
 }
 
 /// The joint lower bound: the product of the streams' likelihood ratios
@@ -365,6 +373,27 @@ mod tests {
         assert_eq!(upper(0, 50, 0.0, 0.05), Some(50));
         assert_eq!(upper(60, 50, 0.5, 0.05), None);
         assert_eq!(upper(1, 50, 0.5, 1.0), None);
+    }
+
+    /// Review of #64: a stream at p = 0 holding drawn regressions made
+    /// the product 0 / 0 (the bound every skip, silently); at p = 1 its
+    /// drawn weakened the rest. Both stand outside the product now.
+    #[test]
+    fn streams_at_zero_or_one_stand_outside_the_product() {
+        let s = |a: u64, n: u64, p: f64| Stream {
+            drawn_regressions: a,
+            skips: n,
+            p,
+        };
+        let alone = joint_upper(&[s(2, 3_000, 0.1)], 0.05).unwrap();
+        assert_eq!(
+            joint_upper(&[s(2, 3_000, 0.1), s(4, 50, 1.0)], 0.05),
+            Some(alone + 4)
+        );
+        assert_eq!(
+            joint_upper(&[s(2, 3_000, 0.1), s(0, 70, 0.0)], 0.05),
+            Some(alone + 70)
+        );
     }
 
     /// One stream: the joint upper bound is the stream's own.

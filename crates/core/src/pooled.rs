@@ -11,8 +11,9 @@
 //! T = sum_h A_h N_h / n_h, so a regression found where the sample is
 //! dense weighs little. A hypothesis Y is rejected when P_Y(T <= t), t the
 //! total seen, is at most alpha: a true Y is rejected with probability at
-//! most alpha. The bound is the largest total sum Y_h that no allocation
-//! across the groups lets the test reject.
+//! most alpha. The bound is the largest total sum Y_h that some
+//! allocation across the groups leaves unrejected (the true Y is one of
+//! them with probability at least 1 - alpha).
 //!
 //! How P_Y(T <= t), maximised over the allocations of a total, is found:
 //! - one group: it is P(A <= a), and the bound the exact hypergeometric
@@ -259,10 +260,10 @@ fn chernoff(groups: &[Labelled], alpha: f64) -> u64 {
         let at = |lambda: f64| -> (f64, f64) {
             let mut value = theta * t;
             let mut total = 0.0;
-            for (g, &c) in groups.iter().zip(&c) {
+            for ((g, &c), &w) in groups.iter().zip(&c).zip(&w) {
                 let y = (g.population as f64 / c - g.labelled as f64 / lambda)
                     .clamp(g.regressions as f64, g.most() as f64);
-                value += g.labelled as f64 * (-(y / g.population as f64) * c).ln_1p();
+                value += g.labelled as f64 * ln_moment(y / g.population as f64, theta * w);
                 total += y;
             }
             (total, value)
@@ -308,8 +309,25 @@ fn chernoff(groups: &[Labelled], alpha: f64) -> u64 {
         }
     }
     let lo: u64 = groups.iter().map(|g| g.regressions).sum();
-    // A hair under: a total exactly at the line is rejected.
-    ((best * (1.0 - 1e-12)).floor() as u64).clamp(lo, most as u64)
+    // `best` is at or past where the line is crossed (the rejected side
+    // of the search): its floor keeps every total left, and every total is
+    // left where no theta rejects the fullest allocation.
+    (best.floor() as u64).clamp(lo, most as u64)
+}
+
+/// ln((1 - q) + q exp(-x)): one labelled draw's ln E exp(-theta w A)
+/// with a share q of the group regressing, kept exact where exp(-x)
+/// rounds 1 - exp(-x) to 1 (at q = 1 it is -x, not -inf).
+fn ln_moment(q: f64, x: f64) -> f64 {
+    if q <= 0.0 {
+        return 0.0;
+    }
+    if q >= 1.0 {
+        return -x;
+    }
+    let (a, b) = ((1.0 - q).ln(), q.ln() - x);
+    let top = a.max(b);
+    top + ((a - top).exp() + (b - top).exp()).ln()
 }
 
 #[cfg(test)]
@@ -366,6 +384,20 @@ mod tests {
             assert!(best(u) > 0.05, "{a:?} {b:?}: {u}: {}", best(u));
             assert!(best(u + 1) <= 0.05, "{a:?} {b:?}: {u}: {}", best(u + 1));
         }
+    }
+
+    /// Review of #64: with every label a regression the fullest
+    /// allocation is certain (P = 1), and the bound was one below it (a
+    /// shave of the last total); at a large theta 1 - exp(-theta w)
+    /// rounded to 1 and a full group's term to -inf, rejecting a total
+    /// that is certain (25 where 26 is). Both totals are left now.
+    #[test]
+    fn chernoff_keeps_the_totals_that_are_certain() {
+        assert_eq!(
+            upper(&[g(10, 2, 2), g(20, 4, 4), g(30, 5, 5)], 0.05),
+            Some(60)
+        );
+        assert!(upper(&[g(5, 1, 1), g(9, 4, 4), g(12, 3, 3)], 0.05).unwrap() >= 26);
     }
 
     /// The Chernoff bound (three groups and more) is never below the exact
