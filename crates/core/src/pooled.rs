@@ -18,14 +18,14 @@
 //! How P_Y(T <= t), maximised over the allocations of a total, is found:
 //! - one group: it is P(A <= a), and the bound the exact hypergeometric
 //!   one ([`hypergeom_upper`]);
-//! - two groups: exactly, every split of the total tried ([`two`]), where
-//!   a Chernoff bound first brackets the answer within [`SCAN`] totals
-//!   (else the Chernoff bound is the answer);
+//! - two groups: exactly, every split of the total tried (`two`), the
+//!   totals searched by doubling then halving; past [`SCAN`] totals to
+//!   try, the Chernoff bound below is the answer;
 //! - three or more: bounded above by Chernoff's inequality, P_Y(T <= t)
 //!   <= exp(theta t) E_Y exp(-theta T) for every theta >= 0, each group's
 //!   factor bounded by sampling with replacement (Hoeffding), maximised
 //!   over the allocations (concave in Y) and minimised over theta
-//!   ([`chernoff`]).
+//!   (`chernoff`).
 //!
 //! A larger value than the exact maximum only rejects less, so each way
 //! keeps the guarantee: at or above the true total with probability at
