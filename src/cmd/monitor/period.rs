@@ -150,37 +150,20 @@ pub fn offset_of(tz: &str) -> Result<i64, crate::options::Said> {
             format!(" {tz:?}: give UTC or an offset +HH:MM or -HH:MM (a fixed offset: the days of a zone with summer time shift by an hour twice a year)")
         ]
     };
-    if tz.eq_ignore_ascii_case("utc") || tz == "Z" {
+    if tz.eq_ignore_ascii_case("utc") {
         return Ok(0);
     }
-    let b = tz.as_bytes();
-    if b.len() != 6 || !matches!(b[0], b'+' | b'-') || b[3] != b':' {
-        return Err(bad());
-    }
-    let num = |r: std::ops::Range<usize>| tz[r].parse::<i64>().ok();
-    match (num(1..3), num(4..6)) {
-        (Some(h), Some(m))
-            if h <= 23 && m <= 59 && tz[1..3].bytes().all(|c| c.is_ascii_digit()) =>
-        {
-            let sign = if b[0] == b'-' { -1 } else { 1 };
-            Ok(sign * (h * 3_600 + m * 60))
-        }
+    // The offset as RFC 3339 reads one: the instant of a local midnight
+    // lies `offset` seconds before the UTC one.
+    match crate::read::rfc3339::unix_seconds(&format!("1970-01-02T00:00:00{tz}")) {
+        Some(at) if tz.len() == 6 || tz == "Z" => Ok(86_400 - at),
         _ => Err(bad()),
     }
 }
 
-/// `YYYY-MM-DD` of a day (days since 1970-01-01; Howard Hinnant's
-/// civil_from_days).
+/// `YYYY-MM-DD` of a day (days since 1970-01-01).
 pub fn date_of_day(day: i64) -> String {
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil(day);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
@@ -199,16 +182,23 @@ pub fn iso_week(day: i64) -> String {
     format!("{year:04}-W{:02}", (thursday - jan1) / 7 + 1)
 }
 
-/// The year of a day (Howard Hinnant's civil_from_days).
+/// The year of a day.
 fn civil_year(day: i64) -> i64 {
+    civil(day).0
+}
+
+/// (year, month, day) of a day since 1970-01-01 (Howard Hinnant's
+/// civil_from_days).
+fn civil(day: i64) -> (i64, i64, i64) {
     let z = day + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    yoe + era * 400 + i64::from(m <= 2)
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]
