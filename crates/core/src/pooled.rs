@@ -193,7 +193,7 @@ fn two(g1: Labelled, g2: Labelled, alpha: f64) -> u64 {
         let to = g1.most().min(total - g2.regressions);
         let mut m1 = Masses::new(g1, k1, from);
         let mut m2 = Masses::new(g2, k2, total - from);
-        let splits = (from..=to).map(|y1| {
+        let mut splits = (from..=to).map(|y1| {
             if y1 > from {
                 m1.shift(true);
                 m2.shift(false);
@@ -205,7 +205,6 @@ fn two(g1: Labelled, g2: Labelled, alpha: f64) -> u64 {
                 .map(|(l, &r)| l.exp() * c2[r])
                 .sum::<f64>()
         });
-        let mut splits = splits;
         splits.any(|p| p > alpha)
     };
     let lo = g1.regressions + g2.regressions;
